@@ -1,0 +1,18 @@
+//===- FusionOps.h - fusion dialect ops -------------------------*- C++ -*-===//
+
+#ifndef FUSION_DIALECT_FUSION_IR_FUSIONOPS_H
+#define FUSION_DIALECT_FUSION_IR_FUSIONOPS_H
+
+#include "fusion/Dialect/Fusion/IR/FusionAttrs.h"
+#include "fusion/Dialect/Fusion/IR/FusionDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "fusion/Dialect/Fusion/IR/FusionOps.h.inc"
+
+#endif // FUSION_DIALECT_FUSION_IR_FUSIONOPS_H

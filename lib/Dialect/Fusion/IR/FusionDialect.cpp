@@ -1,0 +1,43 @@
+//===- FusionDialect.cpp - fusion dialect, enums and attributes -----------===//
+
+#include "fusion/Dialect/Fusion/IR/FusionDialect.h"
+#include "fusion/Dialect/Fusion/IR/FusionAttrs.h"
+#include "fusion/Dialect/Fusion/IR/FusionOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+#include "fusion/Dialect/Fusion/IR/FusionDialect.cpp.inc"
+#include "fusion/Dialect/Fusion/IR/FusionEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "fusion/Dialect/Fusion/IR/FusionAttrs.cpp.inc"
+
+void FusionDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "fusion/Dialect/Fusion/IR/FusionOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "fusion/Dialect/Fusion/IR/FusionAttrs.cpp.inc"
+      >();
+}
+
+LogicalResult
+BatchNormConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                            BatchNormMode mode, APFloat epsilonValue,
+                            APFloat momentumValue) {
+  double epsilon = epsilonValue.convertToDouble();
+  double momentum = momentumValue.convertToDouble();
+  if (!std::isfinite(epsilon) || epsilon < 0.0)
+    return emitError() << "batch_norm epsilon must be finite and >= 0, got "
+                       << epsilon;
+  if (!std::isfinite(momentum))
+    return emitError() << "batch_norm momentum must be finite, got "
+                       << momentum;
+  return success();
+}

@@ -1,0 +1,417 @@
+//===- FusionOps.cpp - fusion ops: verifiers, folders, builders -----------===//
+
+#include "fusion/Dialect/Fusion/IR/FusionOps.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+//===----------------------------------------------------------------------===//
+// Shared verification
+//===----------------------------------------------------------------------===//
+
+static std::string dimToString(int64_t dim) {
+  return ShapedType::isDynamic(dim) ? std::string("?") : std::to_string(dim);
+}
+
+/// Matrices have a static column dimension; only the row count M may vary.
+static LogicalResult verifyMatrix(Operation *op, StringRef name, Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  if (tensor.isDynamicDim(1))
+    return op->emitOpError() << name << " " << type
+                             << " must have a static column dimension";
+  return success();
+}
+
+/// `vector` must be a tensor<N x elementType>.
+static LogicalResult verifyColumnVector(Operation *op, StringRef name,
+                                        Value vector, int64_t columns,
+                                        Type elementType) {
+  if (!vector)
+    return success();
+  auto type = cast<RankedTensorType>(vector.getType());
+  if (type.getElementType() != elementType)
+    return op->emitOpError()
+           << name << " element type " << type.getElementType()
+           << " does not match the input element type " << elementType;
+  if (type.getDimSize(0) != columns)
+    return op->emitOpError()
+           << name << " has " << dimToString(type.getDimSize(0))
+           << " elements but there are " << columns << " columns";
+  return success();
+}
+
+/// The shape rules shared by `linear` and `fused_linear`.
+static LogicalResult verifyLinear(Operation *op, Value input, Value weight,
+                                  Value bias, Type resultType) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  auto outType = cast<RankedTensorType>(resultType);
+  if (failed(verifyMatrix(op, "input", inputType)) ||
+      failed(verifyMatrix(op, "result", outType)))
+    return failure();
+  if (!weightType.hasStaticShape())
+    return op->emitOpError() << "weight " << weightType
+                             << " must have a static shape";
+  Type elementType = inputType.getElementType();
+  if (weightType.getElementType() != elementType)
+    return op->emitOpError()
+           << "weight element type " << weightType.getElementType()
+           << " does not match the input element type " << elementType;
+  int64_t inFeatures = inputType.getDimSize(1);
+  if (weightType.getDimSize(1) != inFeatures)
+    return op->emitOpError()
+           << "weight in_features " << weightType.getDimSize(1)
+           << " does not match input K " << inFeatures;
+  int64_t outFeatures = weightType.getDimSize(0);
+  if (failed(verifyColumnVector(op, "bias", bias, outFeatures, elementType)))
+    return failure();
+  if (outType.getElementType() != elementType)
+    return op->emitOpError()
+           << "result element type " << outType.getElementType()
+           << " does not match the input element type " << elementType;
+  if (outType.getDimSize(0) != inputType.getDimSize(0))
+    return op->emitOpError()
+           << "result has " << dimToString(outType.getDimSize(0))
+           << " rows but the input has "
+           << dimToString(inputType.getDimSize(0));
+  if (outType.getDimSize(1) != outFeatures)
+    return op->emitOpError()
+           << "result has " << outType.getDimSize(1)
+           << " columns but the weight has out_features " << outFeatures;
+  return success();
+}
+
+/// The batch-norm rules shared by `batch_norm` and the batch-norm stage of
+/// `fused_linear`. `normalized` is the [M, N] type being normalized.
+static LogicalResult
+verifyBatchNorm(Operation *op, BatchNormConfigAttr config,
+                RankedTensorType normalized, Value weight, Value bias,
+                Value runningMean, Value runningVar,
+                ValueRange updatedRunningStats, StringRef weightName,
+                StringRef biasName) {
+  int64_t columns = normalized.getDimSize(1);
+  Type elementType = normalized.getElementType();
+  if (failed(verifyColumnVector(op, weightName, weight, columns,
+                                elementType)) ||
+      failed(verifyColumnVector(op, biasName, bias, columns, elementType)) ||
+      failed(verifyColumnVector(op, "running_mean", runningMean, columns,
+                                elementType)) ||
+      failed(verifyColumnVector(op, "running_var", runningVar, columns,
+                                elementType)))
+    return failure();
+  if (static_cast<bool>(runningMean) != static_cast<bool>(runningVar))
+    return op->emitOpError(
+        "running_mean and running_var must be given together");
+  bool hasRunningStats = static_cast<bool>(runningMean);
+  if (!config.isTraining() && !hasRunningStats)
+    return op->emitOpError(
+        "batch_norm in inference mode requires running statistics");
+  if (config.isTraining() && normalized.getDimSize(0) == 1)
+    return op->emitOpError("batch_norm in training mode needs more than one "
+                           "row per column, got M = 1");
+  size_t expectedUpdates = config.isTraining() && hasRunningStats ? 2 : 0;
+  if (updatedRunningStats.size() != expectedUpdates)
+    return op->emitOpError()
+           << "expected " << expectedUpdates
+           << " updated running statistics results ("
+           << (expectedUpdates ? "training mode with running stats"
+                               : "no running stats to update")
+           << "), got " << updatedRunningStats.size();
+  for (Value updated : updatedRunningStats)
+    if (updated.getType() != runningMean.getType())
+      return op->emitOpError()
+             << "updated running statistic type " << updated.getType()
+             << " does not match the running statistic type "
+             << runningMean.getType();
+  return success();
+}
+
+static Value firstOrNull(ValueRange values, unsigned index) {
+  return index < values.size() ? values[index] : Value();
+}
+
+static bool isExactly(FloatAttr attr, double value) {
+  return attr.getValueAsDouble() == value;
+}
+
+//===----------------------------------------------------------------------===//
+// LinearOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearOp::verify() {
+  return verifyLinear(*this, getInput(), getWeight(), getBias(),
+                      getResult().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// MulScalarOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MulScalarOp::verify() {
+  if (!std::isfinite(getMultiplier().convertToDouble()))
+    return emitOpError() << "multiplier must be finite, got "
+                         << getMultiplierAttr();
+  return verifyMatrix(*this, "input", getInput().getType());
+}
+
+OpFoldResult MulScalarOp::fold(FoldAdaptor) {
+  if (isExactly(getMultiplierAttr(), 1.0))
+    return getInput();
+  return {};
+}
+
+namespace {
+/// (x * a) * b -> x * (a * b). Exact whenever a or b is a power of two;
+/// otherwise one rounding replaces two.
+struct ComposeScalarMuls : OpRewritePattern<MulScalarOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MulScalarOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<MulScalarOp>();
+    if (!inner)
+      return rewriter.notifyMatchFailure(op, "input is not a scalar mul");
+    double product =
+        inner.getMultiplier().convertToDouble() *
+        op.getMultiplier().convertToDouble();
+    if (!std::isfinite(product))
+      return rewriter.notifyMatchFailure(op, "product overflows");
+    rewriter.replaceOpWithNewOp<MulScalarOp>(op, op.getType(), inner.getInput(),
+                                             rewriter.getF64FloatAttr(product));
+    return success();
+  }
+};
+} // namespace
+
+void MulScalarOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add<ComposeScalarMuls>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// MulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MulOp::verify() {
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  if (failed(verifyMatrix(*this, "input", inputType)))
+    return failure();
+  return verifyColumnVector(*this, "scale", getScale(),
+                            inputType.getDimSize(1),
+                            inputType.getElementType());
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  auto scale = dyn_cast_if_present<SplatElementsAttr>(adaptor.getScale());
+  if (scale && scale.getSplatValue<APFloat>().isExactlyValue(1.0))
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// LeakyReluOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LeakyReluOp::verify() {
+  if (!std::isfinite(getNegativeSlope().convertToDouble()))
+    return emitOpError() << "negative_slope must be finite, got "
+                         << getNegativeSlopeAttr();
+  return verifyMatrix(*this, "input", getInput().getType());
+}
+
+OpFoldResult LeakyReluOp::fold(FoldAdaptor) {
+  if (isExactly(getNegativeSlopeAttr(), 1.0))
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// BatchNormOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BatchNormOp::verify() {
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  if (failed(verifyMatrix(*this, "input", inputType)))
+    return failure();
+  if (getResult().getType() != inputType)
+    return emitOpError() << "result type " << getResult().getType()
+                         << " does not match the input type " << inputType;
+  return verifyBatchNorm(*this, getConfig(), inputType, getWeight(), getBias(),
+                         getRunningMean(), getRunningVar(),
+                         getUpdatedRunningStats(), "weight", "bias");
+}
+
+Value BatchNormOp::getUpdatedRunningMean() {
+  return firstOrNull(getUpdatedRunningStats(), 0);
+}
+Value BatchNormOp::getUpdatedRunningVar() {
+  return firstOrNull(getUpdatedRunningStats(), 1);
+}
+
+//===----------------------------------------------------------------------===//
+// FusedLinearOp
+//===----------------------------------------------------------------------===//
+
+void FusedLinearOp::build(OpBuilder &builder, OperationState &state,
+                          Value input, Value weight, Value bias) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  auto resultType = RankedTensorType::get(
+      {inputType.getDimSize(0), weightType.getDimSize(0)},
+      inputType.getElementType());
+  build(builder, state, TypeRange{resultType}, input, weight, bias,
+        /*epilogue_operands=*/ValueRange(), /*bn_weight=*/Value(),
+        /*bn_bias=*/Value(), /*running_mean=*/Value(),
+        /*running_var=*/Value(), /*precision=*/PrecisionAttr(),
+        /*batch_norm=*/BatchNormConfigAttr());
+  Region *epilogue = state.regions.front().get();
+  Block *body = builder.createBlock(epilogue, {}, {builder.getF32Type()},
+                                    {state.location});
+  YieldOp::create(builder, state.location, body->getArgument(0));
+}
+
+Precision FusedLinearOp::getDefaultPrecision(Type elementType) {
+  if (elementType.isBF16())
+    return Precision::bf16;
+  if (elementType.isF16())
+    return Precision::f16;
+  return Precision::fp32;
+}
+
+Precision FusedLinearOp::getComputePrecision() {
+  if (std::optional<Precision> precision = getPrecision())
+    return *precision;
+  return getDefaultPrecision(getInput().getType().getElementType());
+}
+
+YieldOp FusedLinearOp::getEpilogueYield() {
+  return cast<YieldOp>(getEpilogueBlock().getTerminator());
+}
+
+Value FusedLinearOp::getUpdatedRunningMean() {
+  return firstOrNull(getUpdatedRunningStats(), 0);
+}
+Value FusedLinearOp::getUpdatedRunningVar() {
+  return firstOrNull(getUpdatedRunningStats(), 1);
+}
+
+void FusedLinearOp::getAsmBlockArgumentNames(Region &region,
+                                             OpAsmSetValueNameFn setNameFn) {
+  Block &block = region.front();
+  if (block.getNumArguments() == 0)
+    return;
+  setNameFn(block.getArgument(0), "acc");
+  for (BlockArgument arg : block.getArguments().drop_front())
+    setNameFn(arg, "col");
+}
+
+/// Whether a half-precision tensor can be fed to a GEMM of `precision`
+/// without losing information.
+static bool holdsExactly(Precision precision, Type elementType) {
+  if (elementType.isF32() || precision == Precision::fp32 ||
+      precision == Precision::tf32)
+    return true;
+  return precision == FusedLinearOp::getDefaultPrecision(elementType);
+}
+
+LogicalResult FusedLinearOp::verify() {
+  if (failed(verifyLinear(*this, getInput(), getWeight(), getBias(),
+                          getResult().getType())))
+    return failure();
+  auto resultType = cast<RankedTensorType>(getResult().getType());
+  Type elementType = resultType.getElementType();
+  int64_t columns = resultType.getDimSize(1);
+  for (auto [index, operand] : llvm::enumerate(getEpilogueOperands()))
+    if (failed(verifyColumnVector(*this,
+                                  "epilogue operand #" + std::to_string(index),
+                                  operand, columns, elementType)))
+      return failure();
+
+  if (std::optional<Precision> precision = getPrecision();
+      precision && !holdsExactly(*precision, elementType))
+    return emitOpError() << "precision " << stringifyPrecision(*precision)
+                         << " cannot hold " << elementType
+                         << " operands exactly";
+
+  if (BatchNormConfigAttr config = getBatchNormAttr())
+    return verifyBatchNorm(*this, config, resultType, getBnWeight(),
+                           getBnBias(), getRunningMean(), getRunningVar(),
+                           getUpdatedRunningStats(), "bn_weight", "bn_bias");
+  if (getBnWeight() || getBnBias() || getRunningMean() || getRunningVar())
+    return emitOpError("batch-norm operands require a batch_norm stage");
+  if (!getUpdatedRunningStats().empty())
+    return emitOpError("updated running statistics require a training "
+                       "batch_norm stage");
+  return success();
+}
+
+/// Only scalar `arith`/`math` ops: what every backend can apply per element.
+static bool isScalarElementwise(Operation &op) {
+  StringRef dialect = op.getDialect() ? op.getDialect()->getNamespace() : "";
+  if (dialect != arith::ArithDialect::getDialectNamespace() &&
+      dialect != math::MathDialect::getDialectNamespace())
+    return false;
+  if (op.getNumRegions() != 0)
+    return false;
+  auto isScalar = [](Type type) { return type.isIntOrIndexOrFloat(); };
+  return llvm::all_of(op.getOperandTypes(), isScalar) &&
+         llvm::all_of(op.getResultTypes(), isScalar);
+}
+
+LogicalResult FusedLinearOp::verifyRegions() {
+  Block &body = getEpilogueBlock();
+  size_t expectedArgs = 1 + getEpilogueOperands().size();
+  if (body.getNumArguments() != expectedArgs)
+    return emitOpError() << "epilogue has " << body.getNumArguments()
+                         << " arguments but expects " << expectedArgs
+                         << " (the accumulator and one per epilogue operand)";
+  for (BlockArgument arg : body.getArguments())
+    if (!arg.getType().isF32())
+      return emitOpError() << "epilogue argument #" << arg.getArgNumber()
+                           << " has type " << arg.getType()
+                           << " but epilogue arguments are f32";
+  if (!isa<YieldOp>(body.back()))
+    return emitOpError("epilogue must end with fusion.yield");
+  for (Operation &op : body.without_terminator())
+    if (!isScalarElementwise(op))
+      return op.emitOpError("is not a scalar arith/math op and cannot be "
+                            "part of a fused_linear epilogue");
+  return success();
+}
+
+namespace {
+/// Drops epilogue operands whose block argument the epilogue never reads.
+struct DropUnusedEpilogueOperands : OpRewritePattern<FusedLinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FusedLinearOp op,
+                                PatternRewriter &rewriter) const override {
+    Block &body = op.getEpilogueBlock();
+    llvm::BitVector unused(body.getNumArguments());
+    for (BlockArgument arg : body.getArguments().drop_front())
+      if (arg.use_empty())
+        unused.set(arg.getArgNumber());
+    if (unused.none())
+      return rewriter.notifyMatchFailure(op, "every epilogue operand is used");
+    SmallVector<Value> kept;
+    for (auto [index, operand] : llvm::enumerate(op.getEpilogueOperands()))
+      if (!unused.test(index + 1))
+        kept.push_back(operand);
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getEpilogueOperandsMutable().assign(kept);
+      body.eraseArguments(unused);
+    });
+    return success();
+  }
+};
+} // namespace
+
+void FusedLinearOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                                MLIRContext *context) {
+  patterns.add<DropUnusedEpilogueOperands>(context);
+}
+
+#define GET_OP_CLASSES
+#include "fusion/Dialect/Fusion/IR/FusionOps.cpp.inc"

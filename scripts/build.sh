@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs the toolchain (idempotent) and configures + builds fusion.
+# Usage: scripts/build.sh [build-dir]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-$root/build}"
+"$root/scripts/install-deps.sh"
+cmake -G Ninja -S "$root" -B "$build" \
+  -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+  -DPython3_EXECUTABLE=/usr/bin/python3
+cmake --build "$build" --target fusion-opt

@@ -1,0 +1,137 @@
+// RUN: fusion-opt %s -canonicalize -split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @mul_scalar_by_one
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @mul_scalar_by_one(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.mul_scalar %x, 1.0 : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// Multiplying by -1 is not the identity.
+// CHECK-LABEL: func.func @mul_scalar_by_minus_one
+// CHECK: fusion.mul_scalar %{{.*}}, -1.000000e+00
+func.func @mul_scalar_by_minus_one(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.mul_scalar %x, -1.0 : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @compose_scalar_muls
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>)
+// CHECK-NEXT: %[[Y:.*]] = fusion.mul_scalar %[[X]], -6.000000e+00 : tensor<?x4xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @compose_scalar_muls(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.mul_scalar %x, 2.0 : tensor<?x4xf32>
+  %1 = fusion.mul_scalar %0, -3.0 : tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
+// 2.0 * 0.5 composes to 1.0, which then folds away.
+// CHECK-LABEL: func.func @compose_to_identity
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @compose_to_identity(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.mul_scalar %x, 2.0 : tensor<?x4xf32>
+  %1 = fusion.mul_scalar %0, 0.5 : tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
+// A product that overflows double is not formed.
+// CHECK-LABEL: func.func @compose_overflow
+// CHECK: fusion.mul_scalar %{{.*}}, 1.000000e+300
+// CHECK: fusion.mul_scalar %{{.*}}, 1.000000e+300
+func.func @compose_overflow(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.mul_scalar %x, 1.0e300 : tensor<?x4xf32>
+  %1 = fusion.mul_scalar %0, 1.0e300 : tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @leaky_relu_slope_one
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @leaky_relu_slope_one(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.leaky_relu %x, negative_slope = 1.0 : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @leaky_relu_other_slope
+// CHECK: fusion.leaky_relu %{{.*}}, negative_slope = 1.000000e-01
+func.func @leaky_relu_other_slope(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.leaky_relu %x, negative_slope = 0.1 : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @mul_by_ones
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @mul_by_ones(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %ones = arith.constant dense<1.0> : tensor<4xf32>
+  %0 = fusion.mul %x, %ones : tensor<?x4xf32>, tensor<4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @mul_by_twos
+// CHECK: fusion.mul
+func.func @mul_by_twos(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %twos = arith.constant dense<2.0> : tensor<4xf32>
+  %0 = fusion.mul %x, %twos : tensor<?x4xf32>, tensor<4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @mul_by_argument
+// CHECK: fusion.mul
+func.func @mul_by_argument(%x: tensor<?x4xf32>, %s: tensor<4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.mul %x, %s : tensor<?x4xf32>, tensor<4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @drop_unused_epilogue_operand
+// CHECK-SAME: %[[S:[a-z0-9]+]]: tensor<4xf32>, %[[T:[a-z0-9]+]]: tensor<4xf32>)
+// CHECK: fusion.fused_linear %{{.*}}, %{{.*}} epilogue(%[[T]]) {
+// CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32, %[[COL:.*]]: f32):
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[ACC]], %[[COL]]
+// CHECK-NEXT: fusion.yield %[[P]]
+func.func @drop_unused_epilogue_operand(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>,
+                                        %s: tensor<4xf32>, %t: tensor<4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue(%s, %t) {
+  ^bb0(%acc: f32, %unused: f32, %col: f32):
+    %1 = arith.mulf %acc, %col : f32
+    fusion.yield %1 : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @keep_used_epilogue_operands
+// CHECK: fusion.fused_linear %{{.*}}, %{{.*}} epilogue(%{{.*}}, %{{.*}}) {
+func.func @keep_used_epilogue_operands(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>,
+                                       %s: tensor<4xf32>, %t: tensor<4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue(%s, %t) {
+  ^bb0(%acc: f32, %c0: f32, %c1: f32):
+    %1 = arith.mulf %acc, %c0 : f32
+    %2 = arith.addf %1, %c1 : f32
+    fusion.yield %2 : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}

@@ -1,0 +1,424 @@
+// Every verifier rule, one case each.
+// RUN: fusion-opt %s -split-input-file -verify-diagnostics
+
+func.func @linear_in_features(%x: tensor<?x1024xf32>, %w: tensor<256x512xf32>) {
+  // expected-error @+1 {{weight in_features 512 does not match input K 1024}}
+  %0 = fusion.linear %x, %w : tensor<?x1024xf32>, tensor<256x512xf32> -> tensor<?x256xf32>
+  return
+}
+
+// -----
+
+func.func @linear_dynamic_k(%x: tensor<?x?xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{input 'tensor<?x?xf32>' must have a static column dimension}}
+  %0 = fusion.linear %x, %w : tensor<?x?xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_dynamic_weight(%x: tensor<?x8xf32>, %w: tensor<?x8xf32>) {
+  // expected-error @+1 {{weight 'tensor<?x8xf32>' must have a static shape}}
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_weight_element(%x: tensor<?x8xf32>, %w: tensor<4x8xbf16>) {
+  // expected-error @+1 {{weight element type 'bf16' does not match the input element type 'f32'}}
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xbf16> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias_size(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<5xf32>) {
+  // expected-error @+1 {{bias has 5 elements but there are 4 columns}}
+  %0 = fusion.linear %x, %w, %b : tensor<?x8xf32>, tensor<4x8xf32>, tensor<5xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias_element(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf16>) {
+  // expected-error @+1 {{bias element type 'f16' does not match the input element type 'f32'}}
+  %0 = fusion.linear %x, %w, %b : tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf16> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias_dynamic(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<?xf32>) {
+  // expected-error @+1 {{bias has ? elements but there are 4 columns}}
+  %0 = fusion.linear %x, %w, %b : tensor<?x8xf32>, tensor<4x8xf32>, tensor<?xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_result_element(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{result element type 'f16' does not match the input element type 'f32'}}
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf16>
+  return
+}
+
+// -----
+
+func.func @linear_result_rows(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{result has 3 rows but the input has ?}}
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_result_columns(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{result has 5 columns but the weight has out_features 4}}
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x5xf32>
+  return
+}
+
+// -----
+
+func.func @linear_rank(%x: tensor<2x?x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{operand #0 must be 2D tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  %0 = fusion.linear %x, %w : tensor<2x?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_element_type(%x: tensor<?x8xf64>, %w: tensor<4x8xf64>) {
+  // expected-error @+1 {{operand #0 must be 2D tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  %0 = fusion.linear %x, %w : tensor<?x8xf64>, tensor<4x8xf64> -> tensor<?x4xf64>
+  return
+}
+
+// -----
+
+func.func @mul_scalar_not_finite(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{multiplier must be finite, got 0x7FF0000000000000 : f64}}
+  %0 = fusion.mul_scalar %x, 0x7FF0000000000000 : tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @mul_scalar_dynamic_columns(%x: tensor<?x?xf32>) {
+  // expected-error @+1 {{input 'tensor<?x?xf32>' must have a static column dimension}}
+  %0 = fusion.mul_scalar %x, 2.0 : tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @mul_scale_size(%x: tensor<?x4xf32>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{scale has 8 elements but there are 4 columns}}
+  %0 = fusion.mul %x, %s : tensor<?x4xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @mul_scale_element(%x: tensor<?x4xf32>, %s: tensor<4xbf16>) {
+  // expected-error @+1 {{scale element type 'bf16' does not match the input element type 'f32'}}
+  %0 = fusion.mul %x, %s : tensor<?x4xf32>, tensor<4xbf16>
+  return
+}
+
+// -----
+
+func.func @mul_dynamic_columns(%x: tensor<?x?xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{input 'tensor<?x?xf32>' must have a static column dimension}}
+  %0 = fusion.mul %x, %s : tensor<?x?xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @leaky_relu_not_finite(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{negative_slope must be finite, got 0x7FF8000000000000 : f64}}
+  %0 = fusion.leaky_relu %x, negative_slope = 0x7FF8000000000000 : tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @leaky_relu_dynamic_columns(%x: tensor<?x?xf32>) {
+  // expected-error @+1 {{input 'tensor<?x?xf32>' must have a static column dimension}}
+  %0 = fusion.leaky_relu %x, negative_slope = 0.1 : tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_dynamic_columns(%x: tensor<?x?xf32>) {
+  // expected-error @+1 {{input 'tensor<?x?xf32>' must have a static column dimension}}
+  %0 = fusion.batch_norm %x, <training, epsilon = 1.0e-05, momentum = 0.1> : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_result_type(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{result type 'tensor<8x4xf32>' does not match the input type 'tensor<?x4xf32>'}}
+  %0 = fusion.batch_norm %x, <training, epsilon = 1.0e-05, momentum = 0.1> : (tensor<?x4xf32>) -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_weight_size(%x: tensor<?x4xf32>, %g: tensor<3xf32>) {
+  // expected-error @+1 {{weight has 3 elements but there are 4 columns}}
+  %0 = fusion.batch_norm %x, <training, epsilon = 1.0e-05, momentum = 0.1> weight(%g) : (tensor<?x4xf32>, tensor<3xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_bias_element(%x: tensor<?x4xf32>, %b: tensor<4xf16>) {
+  // expected-error @+1 {{bias element type 'f16' does not match the input element type 'f32'}}
+  %0 = fusion.batch_norm %x, <training, epsilon = 1.0e-05, momentum = 0.1> bias(%b) : (tensor<?x4xf32>, tensor<4xf16>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_running_var_size(%x: tensor<?x4xf32>, %rm: tensor<4xf32>, %rv: tensor<2xf32>) {
+  // expected-error @+1 {{running_var has 2 elements but there are 4 columns}}
+  %0 = fusion.batch_norm %x, <inference, epsilon = 1.0e-05, momentum = 0.1> running_stats(%rm, %rv) : (tensor<?x4xf32>, tensor<4xf32>, tensor<2xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_mean_without_var(%x: tensor<?x4xf32>, %rm: tensor<4xf32>) {
+  // The pretty form cannot express this; the generic form can.
+  // expected-error @+1 {{running_mean and running_var must be given together}}
+  %0 = "fusion.batch_norm"(%x, %rm) <{config = #fusion.batch_norm<inference, epsilon = 1.0e-05, momentum = 0.1>, operandSegmentSizes = array<i32: 1, 0, 0, 1, 0>}> : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_inference_needs_stats(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{batch_norm in inference mode requires running statistics}}
+  %0 = fusion.batch_norm %x, <inference, epsilon = 1.0e-05, momentum = 0.1> : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_single_row(%x: tensor<1x4xf32>) {
+  // expected-error @+1 {{batch_norm in training mode needs more than one row per column, got M = 1}}
+  %0 = fusion.batch_norm %x, <training, epsilon = 1.0e-05, momentum = 0.1> : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_missing_updates(%x: tensor<?x4xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>) {
+  // expected-error @+1 {{expected 2 updated running statistics results (training mode with running stats), got 0}}
+  %0 = fusion.batch_norm %x, <training, epsilon = 1.0e-05, momentum = 0.1> running_stats(%rm, %rv) : (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_extra_updates(%x: tensor<?x4xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>) {
+  // expected-error @+1 {{expected 0 updated running statistics results (no running stats to update), got 2}}
+  %0:3 = fusion.batch_norm %x, <inference, epsilon = 1.0e-05, momentum = 0.1> running_stats(%rm, %rv) : (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @batch_norm_update_type(%x: tensor<?x4xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>) {
+  // expected-error @+1 {{updated running statistic type 'tensor<4xf16>' does not match the running statistic type 'tensor<4xf32>'}}
+  %0:3 = fusion.batch_norm %x, <training, epsilon = 1.0e-05, momentum = 0.1> running_stats(%rm, %rv) : (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf16>)
+  return
+}
+
+// -----
+
+func.func @batch_norm_negative_epsilon(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{batch_norm epsilon must be finite and >= 0, got -1.000000e-05}}
+  %0 = fusion.batch_norm %x, <training, epsilon = -1.0e-05, momentum = 0.1> : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_momentum_not_finite(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{batch_norm momentum must be finite, got INF}}
+  %0 = fusion.batch_norm %x, <training, epsilon = 1.0e-05, momentum = 0x7FF0000000000000> : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_linear_in_features(%x: tensor<?x16xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{weight in_features 8 does not match input K 16}}
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x16xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_linear_epilogue_operand(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{epilogue operand #0 has 8 elements but there are 4 columns}}
+  %0 = fusion.fused_linear %x, %w epilogue(%s) {
+  ^bb0(%acc: f32, %col: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_linear_precision(%x: tensor<?x8xf16>, %w: tensor<4x8xf16>) {
+  // expected-error @+1 {{precision bf16 cannot hold 'f16' operands exactly}}
+  %0 = fusion.fused_linear %x, %w precision bf16 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x8xf16>, tensor<4x8xf16>) -> tensor<?x4xf16>
+  return
+}
+
+// -----
+
+func.func @fused_linear_bn_operands_without_stage(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{batch-norm operands require a batch_norm stage}}
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } bn_weight(%g) : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_linear_updates_without_stage(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{updated running statistics require a training batch_norm stage}}
+  %0:3 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @fused_linear_bn_stage_rules(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{batch_norm in inference mode requires running statistics}}
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } batch_norm <inference, epsilon = 1.0e-05, momentum = 0.1> : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_linear_bn_weight_size(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{bn_weight has 8 elements but there are 4 columns}}
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 0.1> bn_weight(%g) : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_linear_region_arity(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{epilogue has 1 arguments but expects 2 (the accumulator and one per epilogue operand)}}
+  %0 = fusion.fused_linear %x, %w epilogue(%s) {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_linear_region_arg_type(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>) {
+  // expected-error @+1 {{epilogue argument #0 has type 'bf16' but epilogue arguments are f32}}
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: bf16):
+    %c = arith.constant 1.0 : f32
+    fusion.yield %c : f32
+  } : (tensor<?x8xbf16>, tensor<4x8xbf16>) -> tensor<?x4xbf16>
+  return
+}
+
+// -----
+
+func.func @fused_linear_region_foreign_op(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    // expected-error @+1 {{'ub.poison' op is not a scalar arith/math op and cannot be part of a fused_linear epilogue}}
+    %p = ub.poison : f32
+    fusion.yield %p : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_linear_region_vector_op(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    // expected-error @+1 {{'arith.constant' op is not a scalar arith/math op and cannot be part of a fused_linear epilogue}}
+    %v = arith.constant dense<1.0> : vector<2xf32>
+    fusion.yield %acc : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_linear_region_terminator(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{epilogue must end with fusion.yield}}
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    llvm.unreachable
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_linear_captures(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %s: f32) {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    // expected-error @+1 {{using value defined outside the region}}
+    %1 = arith.mulf %acc, %s : f32
+    fusion.yield %1 : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @yield_type(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    %c = arith.constant 1 : i32
+    // expected-error @+1 {{operand #0 must be 32-bit float}}
+    "fusion.yield"(%c) : (i32) -> ()
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @yield_outside(%v: f32) {
+  // expected-error @+1 {{expects parent op 'fusion.fused_linear'}}
+  fusion.yield %v : f32
+}

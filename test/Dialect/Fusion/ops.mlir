@@ -1,0 +1,108 @@
+// Every fusion op round-trips through its pretty and its generic form.
+// RUN: fusion-opt %s | fusion-opt | FileCheck %s
+// RUN: fusion-opt %s -mlir-print-op-generic | fusion-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @linear
+func.func @linear(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>)
+    -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  // CHECK: fusion.linear %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32> -> tensor<?x4xf32>
+  %0 = fusion.linear %x, %w, %b : tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32> -> tensor<?x4xf32>
+  // CHECK: fusion.linear %{{.*}}, %{{.*}} : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %1 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  return %0, %1 : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// CHECK-LABEL: func.func @linear_static_bf16
+func.func @linear_static_bf16(%x: tensor<3x8xbf16>, %w: tensor<4x8xbf16>) -> tensor<3x4xbf16> {
+  // CHECK: fusion.linear {{.*}} : tensor<3x8xbf16>, tensor<4x8xbf16> -> tensor<3x4xbf16>
+  %0 = fusion.linear %x, %w : tensor<3x8xbf16>, tensor<4x8xbf16> -> tensor<3x4xbf16>
+  return %0 : tensor<3x4xbf16>
+}
+
+// CHECK-LABEL: func.func @elementwise
+func.func @elementwise(%x: tensor<?x4xf16>, %s: tensor<4xf16>) -> tensor<?x4xf16> {
+  // CHECK: %[[A:.*]] = fusion.mul_scalar %{{.*}}, -2.000000e+00 : tensor<?x4xf16>
+  %0 = fusion.mul_scalar %x, -2.0 : tensor<?x4xf16>
+  // CHECK: %[[B:.*]] = fusion.mul %[[A]], %{{.*}} : tensor<?x4xf16>, tensor<4xf16>
+  %1 = fusion.mul %0, %s : tensor<?x4xf16>, tensor<4xf16>
+  // CHECK: fusion.leaky_relu %[[B]], negative_slope = 1.500000e+00 : tensor<?x4xf16>
+  %2 = fusion.leaky_relu %1, negative_slope = 1.5 : tensor<?x4xf16>
+  return %2 : tensor<?x4xf16>
+}
+
+// CHECK-LABEL: func.func @batch_norm_training
+func.func @batch_norm_training(%x: tensor<?x4xf32>, %g: tensor<4xf32>, %b: tensor<4xf32>,
+                               %rm: tensor<4xf32>, %rv: tensor<4xf32>)
+    -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  // CHECK: fusion.batch_norm %{{.*}}, <training, epsilon = 1.000000e-05, momentum = 1.000000e-01> weight(%{{.*}}) bias(%{{.*}}) running_stats(%{{.*}}, %{{.*}}) : (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  %y, %mean, %var = fusion.batch_norm %x, <training, epsilon = 1.0e-05, momentum = 0.1>
+      weight(%g) bias(%b) running_stats(%rm, %rv)
+      : (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+      -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y, %mean, %var : tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @batch_norm_variants
+func.func @batch_norm_variants(%x: tensor<8x4xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>)
+    -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  // No affine, no running stats: one result.
+  // CHECK: fusion.batch_norm %{{.*}}, <training, epsilon = 1.000000e-03, momentum = 0.000000e+00> : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %0 = fusion.batch_norm %x, <training, epsilon = 1.0e-3, momentum = 0.0> : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  // CHECK: fusion.batch_norm %{{.*}}, <inference, epsilon = 1.000000e-05, momentum = 1.000000e-01> running_stats(%{{.*}}, %{{.*}}) : (tensor<8x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
+  %1 = fusion.batch_norm %x, <inference, epsilon = 1.0e-05, momentum = 0.1> running_stats(%rm, %rv)
+      : (tensor<8x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
+  return %0, %1 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// CHECK-LABEL: func.func @fused_linear_identity
+func.func @fused_linear_identity(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>) -> tensor<?x4xbf16> {
+  // CHECK: fusion.fused_linear %{{.*}}, %{{.*}} epilogue {
+  // CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32):
+  // CHECK-NEXT: fusion.yield %[[ACC]] : f32
+  // CHECK-NEXT: } : (tensor<?x8xbf16>, tensor<4x8xbf16>) -> tensor<?x4xbf16>
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x8xbf16>, tensor<4x8xbf16>) -> tensor<?x4xbf16>
+  return %0 : tensor<?x4xbf16>
+}
+
+// CHECK-LABEL: func.func @fused_linear_full
+func.func @fused_linear_full(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>,
+                             %s: tensor<4xf32>, %g: tensor<4xf32>, %beta: tensor<4xf32>,
+                             %rm: tensor<4xf32>, %rv: tensor<4xf32>)
+    -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  // CHECK: fusion.fused_linear %{{.*}}, %{{.*}} bias(%{{.*}}) precision tf32 epilogue(%{{.*}}) {
+  // CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32, %[[COL:.*]]: f32):
+  // CHECK: arith.mulf %[[ACC]], %[[COL]] : f32
+  // CHECK: } batch_norm <training, epsilon = 1.000000e-05, momentum = 1.000000e-01> bn_weight(%{{.*}}) bn_bias(%{{.*}}) running_stats(%{{.*}}, %{{.*}}) : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  %y:3 = fusion.fused_linear %x, %w bias(%b) precision tf32 epilogue(%s) {
+  ^bb0(%acc: f32, %col: f32):
+    %0 = arith.mulf %acc, %col : f32
+    %zero = arith.constant 0.0 : f32
+    %slope = arith.constant 0.1 : f32
+    %neg = arith.mulf %0, %slope : f32
+    %pos = arith.cmpf oge, %0, %zero : f32
+    %1 = arith.select %pos, %0, %neg : f32
+    %2 = math.tanh %1 : f32
+    fusion.yield %2 : f32
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 0.1>
+    bn_weight(%g) bn_bias(%beta) running_stats(%rm, %rv)
+    : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
+       tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+    -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y#0, %y#1, %y#2 : tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @fused_linear_inference_f16
+func.func @fused_linear_inference_f16(%x: tensor<16x8xf16>, %w: tensor<4x8xf16>,
+                                      %rm: tensor<4xf16>, %rv: tensor<4xf16>) -> tensor<16x4xf16> {
+  // CHECK: fusion.fused_linear {{.*}} precision fp32 epilogue {
+  // CHECK: } batch_norm <inference, epsilon = 1.000000e-05, momentum = 1.000000e-01> running_stats(%{{.*}}, %{{.*}}) : (tensor<16x8xf16>, tensor<4x8xf16>, tensor<4xf16>, tensor<4xf16>) -> tensor<16x4xf16>
+  %y = fusion.fused_linear %x, %w precision fp32 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } batch_norm <inference, epsilon = 1.0e-05, momentum = 0.1> running_stats(%rm, %rv)
+    : (tensor<16x8xf16>, tensor<4x8xf16>, tensor<4xf16>, tensor<4xf16>) -> tensor<16x4xf16>
+  return %y : tensor<16x4xf16>
+}
