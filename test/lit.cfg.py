@@ -24,6 +24,18 @@ tool_dirs = [config.fusion_tools_dir, config.llvm_tools_dir]
 tools = ["fusion-opt", "mlir-runner", "not", "FileCheck", "count", "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
+# The CPU reference: a module lowered by --fusion-lower-to-cpu, run by main().
+runner_libs = ",".join(
+    os.path.join(config.mlir_lib_dir, lib)
+    for lib in ["libmlir_runner_utils.so", "libmlir_c_runner_utils.so"])
+config.substitutions.append(
+    ("%run_cpu",
+     f"{os.path.join(config.llvm_tools_dir, 'mlir-runner')} -e main -entry-point-result=void -shared-libs={runner_libs}"))
+config.substitutions.append(
+    ("%compare",
+     f"{config.python_executable} "
+     + os.path.join(config.test_source_root, "Integration", "compare_outputs.py")))
+
 # GPU execution tests run only where a CUDA device is present.
 if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidia0"):
     config.available_features.add("cuda-device")

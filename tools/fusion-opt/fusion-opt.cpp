@@ -5,7 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fusion/Conversion/Passes.h"
 #include "fusion/Dialect/Fusion/IR/FusionDialect.h"
+#include "fusion/Dialect/Fusion/Transforms/Passes.h"
+#include "fusion/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -15,6 +18,9 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  mlir::fusion::registerFusionTransformsPasses();
+  mlir::fusion::registerFusionConversionPasses();
+  mlir::fusion::registerFusionPipelines();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::fusion::FusionDialect>();

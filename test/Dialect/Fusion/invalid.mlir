@@ -422,3 +422,25 @@ func.func @yield_outside(%v: f32) {
   // expected-error @+1 {{expects parent op 'fusion.fused_linear'}}
   fusion.yield %v : f32
 }
+
+// -----
+
+func.func @fused_linear_alpha(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{alpha must be finite, got 0xFFF0000000000000 : f64}}
+  %0 = fusion.fused_linear %x, %w alpha 0xFFF0000000000000 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_linear_unknown_precision(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{unknown precision 'fp64' (expected fp32, tf32, bf16 or f16)}}
+  %0 = fusion.fused_linear %x, %w precision fp64 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return
+}

@@ -97,9 +97,9 @@ func.func @fused_linear_full(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tenso
 // CHECK-LABEL: func.func @fused_linear_inference_f16
 func.func @fused_linear_inference_f16(%x: tensor<16x8xf16>, %w: tensor<4x8xf16>,
                                       %rm: tensor<4xf16>, %rv: tensor<4xf16>) -> tensor<16x4xf16> {
-  // CHECK: fusion.fused_linear {{.*}} precision fp32 epilogue {
+  // CHECK: fusion.fused_linear {{.*}} precision fp32 alpha -2.500000e-01 epilogue {
   // CHECK: } batch_norm <inference, epsilon = 1.000000e-05, momentum = 1.000000e-01> running_stats(%{{.*}}, %{{.*}}) : (tensor<16x8xf16>, tensor<4x8xf16>, tensor<4xf16>, tensor<4xf16>) -> tensor<16x4xf16>
-  %y = fusion.fused_linear %x, %w precision fp32 epilogue {
+  %y = fusion.fused_linear %x, %w precision fp32 alpha -0.25 epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   } batch_norm <inference, epsilon = 1.0e-05, momentum = 0.1> running_stats(%rm, %rv)

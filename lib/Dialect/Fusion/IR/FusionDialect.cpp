@@ -41,3 +41,4 @@ BatchNormConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << momentum;
   return success();
 }
+

@@ -1,6 +1,7 @@
 //===- FusionOps.cpp - fusion ops: verifiers, folders, builders -----------===//
 
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
@@ -164,6 +165,13 @@ OpFoldResult MulScalarOp::fold(FoldAdaptor) {
   return {};
 }
 
+Value MulScalarOp::buildScalar(OpBuilder &builder, Location loc, Value x,
+                               ValueRange) {
+  Value multiplier =
+      buildF32Constant(builder, loc, getMultiplier().convertToDouble());
+  return arith::MulFOp::create(builder, loc, x, multiplier);
+}
+
 namespace {
 /// (x * a) * b -> x * (a * b). Exact whenever a or b is a power of two;
 /// otherwise one rounding replaces two.
@@ -204,6 +212,13 @@ LogicalResult MulOp::verify() {
                             inputType.getElementType());
 }
 
+ValueRange MulOp::getColumnOperands() { return getODSOperands(1); }
+
+Value MulOp::buildScalar(OpBuilder &builder, Location loc, Value x,
+                         ValueRange columns) {
+  return arith::MulFOp::create(builder, loc, x, columns.front());
+}
+
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
   auto scale = dyn_cast_if_present<SplatElementsAttr>(adaptor.getScale());
   if (scale && scale.getSplatValue<APFloat>().isExactlyValue(1.0))
@@ -220,6 +235,11 @@ LogicalResult LeakyReluOp::verify() {
     return emitOpError() << "negative_slope must be finite, got "
                          << getNegativeSlopeAttr();
   return verifyMatrix(*this, "input", getInput().getType());
+}
+
+Value LeakyReluOp::buildScalar(OpBuilder &builder, Location loc, Value x,
+                               ValueRange) {
+  return buildLeakyRelu(builder, loc, x, getNegativeSlope().convertToDouble());
 }
 
 OpFoldResult LeakyReluOp::fold(FoldAdaptor) {
@@ -266,11 +286,33 @@ void FusedLinearOp::build(OpBuilder &builder, OperationState &state,
         /*epilogue_operands=*/ValueRange(), /*bn_weight=*/Value(),
         /*bn_bias=*/Value(), /*running_mean=*/Value(),
         /*running_var=*/Value(), /*precision=*/PrecisionAttr(),
+        /*alpha=*/builder.getF64FloatAttr(1.0),
         /*batch_norm=*/BatchNormConfigAttr());
+  OpBuilder::InsertionGuard guard(builder);
   Region *epilogue = state.regions.front().get();
   Block *body = builder.createBlock(epilogue, {}, {builder.getF32Type()},
                                     {state.location});
   YieldOp::create(builder, state.location, body->getArgument(0));
+}
+
+/// `precision tf32`: the precision as a bare keyword.
+static ParseResult parsePrecisionKeyword(OpAsmParser &parser,
+                                         PrecisionAttr &precision) {
+  StringRef keyword;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<Precision> value = symbolizePrecision(keyword);
+  if (!value)
+    return parser.emitError(loc) << "unknown precision '" << keyword
+                                 << "' (expected fp32, tf32, bf16 or f16)";
+  precision = PrecisionAttr::get(parser.getContext(), *value);
+  return success();
+}
+
+static void printPrecisionKeyword(OpAsmPrinter &printer, Operation *,
+                                  PrecisionAttr precision) {
+  printer << stringifyPrecision(precision.getValue());
 }
 
 Precision FusedLinearOp::getDefaultPrecision(Type elementType) {
@@ -330,6 +372,8 @@ LogicalResult FusedLinearOp::verify() {
                                   operand, columns, elementType)))
       return failure();
 
+  if (!std::isfinite(getAlpha().convertToDouble()))
+    return emitOpError() << "alpha must be finite, got " << getAlphaAttr();
   if (std::optional<Precision> precision = getPrecision();
       precision && !holdsExactly(*precision, elementType))
     return emitOpError() << "precision " << stringifyPrecision(*precision)
@@ -412,6 +456,8 @@ void FusedLinearOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                                 MLIRContext *context) {
   patterns.add<DropUnusedEpilogueOperands>(context);
 }
+
+#include "fusion/Dialect/Fusion/IR/FusionInterfaces.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "fusion/Dialect/Fusion/IR/FusionOps.cpp.inc"

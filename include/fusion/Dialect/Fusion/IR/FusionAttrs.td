@@ -19,7 +19,7 @@ def Fusion_Precision : I32EnumAttr<"Precision",
 
 def Fusion_PrecisionAttr : EnumAttr<Fusion_Dialect, Fusion_Precision,
                                     "precision"> {
-  let assemblyFormat = "$value";
+  let assemblyFormat = "`<` $value `>`";
   let description = [{
     The multiply precision of the GEMM; accumulation is always f32.
     `fp32`: full fp32 products. `tf32`: operands rounded to tf32 (10-bit

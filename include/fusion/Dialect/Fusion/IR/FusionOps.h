@@ -12,6 +12,8 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "fusion/Dialect/Fusion/IR/FusionInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "fusion/Dialect/Fusion/IR/FusionOps.h.inc"
 

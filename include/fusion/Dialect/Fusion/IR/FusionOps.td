@@ -4,6 +4,7 @@
 #define FUSION_DIALECT_FUSION_IR_FUSIONOPS_TD
 
 include "fusion/Dialect/Fusion/IR/FusionAttrs.td"
+include "fusion/Dialect/Fusion/IR/FusionInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
@@ -40,7 +41,8 @@ def Fusion_LinearOp : Fusion_Op<"linear", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def Fusion_MulScalarOp : Fusion_Op<"mul_scalar",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [Pure, AllTypesMatch<["input", "result"]>,
+     DeclareOpInterfaceMethods<Fusion_ElementwiseOpInterface>]> {
   let summary = "product with a compile-time scalar";
   let description = [{
     `y = x * multiplier`, the multiplier a compile-time float (torch's
@@ -59,7 +61,9 @@ def Fusion_MulScalarOp : Fusion_Op<"mul_scalar",
 }
 
 def Fusion_MulOp : Fusion_Op<"mul",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [Pure, AllTypesMatch<["input", "result"]>,
+     DeclareOpInterfaceMethods<Fusion_ElementwiseOpInterface,
+                               ["getColumnOperands"]>]> {
   let summary = "product with a per-column vector broadcast over the rows";
   let description = [{
     `y[m, n] = x[m, n] * scale[n]` (torch's `x * self.scale` with `scale` of
@@ -79,7 +83,8 @@ def Fusion_MulOp : Fusion_Op<"mul",
 }
 
 def Fusion_LeakyReluOp : Fusion_Op<"leaky_relu",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [Pure, AllTypesMatch<["input", "result"]>,
+     DeclareOpInterfaceMethods<Fusion_ElementwiseOpInterface>]> {
   let summary = "x if x >= 0 else negative_slope * x";
   let description = [{
     Any finite slope: 0 is ReLU, a slope above 1 is legal.
@@ -154,8 +159,9 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
   let description = [{
     The single op that a fused chain becomes. Semantics, per element:
 
-    1. `acc[m, n] = sum_k x[m, k] * w[n, k] (+ bias[n])`, products in the
-       GEMM `precision`, accumulation in f32.
+    1. `acc[m, n] = alpha * sum_k x[m, k] * w[n, k] (+ bias[n])`, products
+       in the GEMM `precision`, accumulation in f32; `alpha` (default 1) is
+       the GEMM's scalar multiplier, as in cuBLAS.
     2. `e[m, n] = epilogue(acc[m, n], c_0[n], ..., c_j[n])`: the region is a
        scalar function of the accumulator and one element of each per-column
        `epilogue` operand, made of `arith`/`math` ops on f32 values (the way
@@ -194,13 +200,15 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
                        Optional<Fusion_Vector>:$running_mean,
                        Optional<Fusion_Vector>:$running_var,
                        OptionalAttr<Fusion_PrecisionAttr>:$precision,
+                       DefaultValuedAttr<F64Attr, "1.0">:$alpha,
                        OptionalAttr<Fusion_BatchNormConfigAttr>:$batch_norm);
   let results = (outs Fusion_Matrix:$result,
                       Variadic<Fusion_Vector>:$updated_running_stats);
   let regions = (region SizedRegion<1>:$epilogue);
   let assemblyFormat = [{
     $input `,` $weight (`bias` `(` $bias^ `)`)?
-    (`precision` $precision^)?
+    (`precision` custom<PrecisionKeyword>($precision)^)?
+    (`alpha` $alpha^)?
     `epilogue` (`(` $epilogue_operands^ `)`)? $epilogue
     (`batch_norm` $batch_norm^)?
     (`bn_weight` `(` $bn_weight^ `)`)?

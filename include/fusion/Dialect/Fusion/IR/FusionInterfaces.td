@@ -1,0 +1,37 @@
+//===- FusionInterfaces.td - fusion op interfaces ----------*- tablegen -*-===//
+
+#ifndef FUSION_DIALECT_FUSION_IR_FUSIONINTERFACES_TD
+#define FUSION_DIALECT_FUSION_IR_FUSIONINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Fusion_ElementwiseOpInterface : OpInterface<"ElementwiseOpInterface"> {
+  let cppNamespace = "::mlir::fusion";
+  let description = [{
+    An op on an [M, N] matrix that computes each output element from the
+    matching input element and, optionally, one element per column of some
+    per-column vectors. Such an op is a scalar function, which lets the
+    fusion patterns append it to a `fused_linear` epilogue and lets every
+    lowering apply it per element, all from the one `buildScalar` method.
+  }];
+  let methods = [
+    InterfaceMethod<"The [M, N] matrix operand.",
+      "::mlir::Value", "getMatrixInput", (ins), [{
+        return $_op.getInput();
+      }]>,
+    InterfaceMethod<"The per-column [N] vector operands, in the order "
+                    "`buildScalar` takes their elements.",
+      "::mlir::ValueRange", "getColumnOperands", (ins), [{}], [{
+        return ::mlir::ValueRange();
+      }]>,
+    InterfaceMethod<[{
+        Emits the op's scalar form on f32 values: `x` is the input element,
+        `columns` one element of each column operand; returns the result.
+      }],
+      "::mlir::Value", "buildScalar",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+           "::mlir::Value":$x, "::mlir::ValueRange":$columns)>,
+  ];
+}
+
+#endif // FUSION_DIALECT_FUSION_IR_FUSIONINTERFACES_TD

@@ -1,0 +1,114 @@
+//===- Passes.td - fusion dialect transformations ----------*- tablegen -*-===//
+
+#ifndef FUSION_DIALECT_FUSION_TRANSFORMS_PASSES_TD
+#define FUSION_DIALECT_FUSION_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FuseLinearEpilogues : Pass<"fusion-fuse-linear-epilogues"> {
+  let summary = "Fuse each linear and the elementwise ops and batch_norm after "
+                "it into one fusion.fused_linear";
+  let description = [{
+    Every `fusion.linear` becomes a `fusion.fused_linear` with an identity
+    epilogue. Then, greedily, each op implementing `ElementwiseOpInterface`
+    (`mul_scalar`, `mul`, `leaky_relu`, ...) whose input is a fused value is
+    appended to that op's epilogue region, its per-column operands becoming
+    epilogue operands; a `batch_norm` on a fused value becomes the fused op's
+    batch-norm stage. Each chain ends up as exactly one fused op.
+
+    Fusion stops at a value with several users: the fused op ends there and
+    its result feeds every user, and the ops after it stay as they are (they
+    are not recomputed, and the value is not lost). Nothing is fused after a
+    batch-norm stage, since it depends on statistics over all rows.
+
+    Example:
+
+    ```mlir
+    %0 = fusion.linear %x, %w, %b : ... -> tensor<?x8xf32>
+    %1 = fusion.mul_scalar %0, 2.0 : tensor<?x8xf32>
+    %2 = fusion.leaky_relu %1, negative_slope = 0.1 : tensor<?x8xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %2 = fusion.fused_linear %x, %w bias(%b) epilogue {
+    ^bb0(%acc: f32):
+      %c2 = arith.constant 2.0 : f32
+      %0 = arith.mulf %acc, %c2 : f32
+      %zero = arith.constant 0.0 : f32
+      %slope = arith.constant 0.1 : f32
+      %1 = arith.mulf %0, %slope : f32
+      %2 = arith.cmpf ogt, %0, %zero : f32
+      %3 = arith.select %2, %0, %1 : f32
+      fusion.yield %3 : f32
+    } : (...) -> tensor<?x8xf32>
+    ```
+  }];
+  let options = [
+    Option<"f32Precision", "f32-precision", "std::string", /*default=*/"\"\"",
+           "GEMM precision of the fused ops made from f32 linears: fp32, "
+           "tf32, bf16 or f16 (default: none set, i.e. fp32)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def SimplifyFusion : Pass<"fusion-simplify"> {
+  let summary = "Algebraic simplifications of fusion ops that keep the meaning";
+  let description = [{
+    Applies the fusion ops' canonicalization patterns (scalar muls compose,
+    multiplying by one and leaky_relu with slope 1 disappear) and:
+
+    - `mul_scalar(leaky_relu(t, s), m)` with `m >= 0` becomes
+      `leaky_relu(mul_scalar(t, m), s)`, which moves the multiplier towards
+      the GEMM. It holds only for `m >= 0`: for `t < 0`, `m * s * t` and
+      `s * (m * t)` agree, but for `t > 0` and `m < 0`, `m * t < 0` would be
+      scaled by `s`. Rounding may differ in the last bit unless `m` is a
+      power of two.
+    - A `fused_linear` without bias whose epilogue starts by multiplying the
+      accumulator by a constant takes the constant into its GEMM `alpha`
+      (`c * sum` is the same product either way). With a bias,
+      `c * (sum + b) != c * sum + b`, so it stays.
+    - A `fused_linear` whose batch-norm stage is in inference mode gets it as
+      a per-column affine epilogue, `(e - mean) * rsqrt(var + eps) * gamma +
+      beta`, with the running statistics and affine parameters as epilogue
+      operands: no statistics are needed, so no separate stage remains.
+
+    Not done, because it is not exact: a per-column scale in front of a
+    training-mode batch norm does not cancel (`s * t` normalizes with
+    `s^2 * var + eps`, not `s^2 * (var + eps)`).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def GenerateTestHarness : Pass<"fusion-generate-test-harness", "::mlir::ModuleOp"> {
+  let summary = "Add a main function that runs an entry point on "
+                "deterministic pseudo-random inputs and prints its results";
+  let description = [{
+    Creates `func.func @main()` which fills every tensor argument of the
+    entry function with pseudo-random values from an integer hash of the
+    seed, the argument number and the element index (uniform in [-1, 1),
+    or in [0.5, 1.5) for arguments used as running variances), with each
+    dynamic dimension set to `rows`; calls the entry; and prints each result
+    with `printMemrefF32`. Running the module before and after a
+    transformation on the same inputs checks that it keeps the meaning.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "the function to call (required)">,
+    Option<"rows", "rows", "int64_t", /*default=*/"37",
+           "the size given to dynamic dimensions">,
+    Option<"seed", "seed", "int64_t", /*default=*/"1",
+           "the seed of the input values">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+#endif // FUSION_DIALECT_FUSION_TRANSFORMS_PASSES_TD

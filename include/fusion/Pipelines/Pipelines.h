@@ -1,0 +1,38 @@
+//===- Pipelines.h - fusion pass pipelines ----------------------*- C++ -*-===//
+
+#ifndef FUSION_PIPELINES_PIPELINES_H
+#define FUSION_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+#include <string>
+
+namespace mlir {
+class OpPassManager;
+namespace fusion {
+
+struct OptimizePipelineOptions
+    : public PassPipelineOptions<OptimizePipelineOptions> {
+  PassOptions::Option<std::string> f32Precision{
+      *this, "f32-precision",
+      llvm::cl::desc("GEMM precision of fused ops on f32 tensors: fp32, "
+                     "tf32, bf16 or f16 (default: fp32)"),
+      llvm::cl::init("")};
+};
+
+/// Graph-level optimization: simplify, fuse every chain into one
+/// fused_linear, simplify the fused ops.
+void buildOptimizePipeline(OpPassManager &pm,
+                           const OptimizePipelineOptions &options);
+
+/// The CPU reference: fusion ops to linalg, bufferization, LLVM dialect; the
+/// result runs under mlir-runner.
+void buildLowerToCpuPipeline(OpPassManager &pm);
+
+/// Registers `fusion-optimize` and `fusion-lower-to-cpu`.
+void registerFusionPipelines();
+
+} // namespace fusion
+} // namespace mlir
+
+#endif // FUSION_PIPELINES_PIPELINES_H

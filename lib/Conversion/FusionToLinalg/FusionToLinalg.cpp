@@ -1,0 +1,445 @@
+//===- FusionToLinalg.cpp - fusion ops to linalg, the CPU reference -------===//
+
+#include "fusion/Conversion/FusionToLinalg/FusionToLinalg.h"
+
+#include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::fusion {
+#define GEN_PASS_DEF_CONVERTFUSIONTOLINALG
+#include "fusion/Conversion/Passes.h.inc"
+} // namespace mlir::fusion
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+namespace {
+
+/// A scalar function of an element and one element per column vector.
+using ElementFn =
+    function_ref<Value(OpBuilder &, Location, Value element, ValueRange)>;
+/// A scalar function of one element of each vector.
+using VectorFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+static Value widenToF32(OpBuilder &b, Location loc, Value value) {
+  if (value.getType().isF32())
+    return value;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+}
+
+/// Rounds an f32 GEMM operand to what the tensor cores of `precision` see.
+static Value roundToPrecision(OpBuilder &b, Location loc, Value value,
+                              Precision precision) {
+  switch (precision) {
+  case Precision::fp32:
+    return value;
+  case Precision::tf32: {
+    // Round to nearest, ties away from zero, to a 10-bit mantissa.
+    Type i32 = b.getI32Type();
+    Value bits = arith::BitcastOp::create(b, loc, i32, value);
+    bits = arith::AddIOp::create(
+        b, loc, bits,
+        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0x1000)));
+    bits = arith::AndIOp::create(
+        b, loc, bits,
+        arith::ConstantOp::create(
+            b, loc, b.getI32IntegerAttr(static_cast<int32_t>(0xFFFFE000u))));
+    return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+  }
+  case Precision::bf16:
+  case Precision::f16: {
+    Type narrow = precision == Precision::bf16 ? Type(b.getBF16Type())
+                                               : Type(b.getF16Type());
+    Value rounded = arith::TruncFOp::create(b, loc, narrow, value);
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), rounded);
+  }
+  }
+  llvm_unreachable("unknown precision");
+}
+
+/// Emits the linalg form of the fusion ops at one location. Intermediate
+/// values are f32 tensors.
+class ReferenceEmitter {
+public:
+  ReferenceEmitter(OpBuilder &builder, Location loc) : b(builder), loc(loc) {}
+
+  struct BatchNormResults {
+    Value output, runningMean, runningVar;
+  };
+
+  /// [M, N] f32: `fn` of each element of `matrix` and the matching elements
+  /// of the [N] `columns`.
+  Value mapMatrix(Value matrix, ValueRange columns, ElementFn fn) {
+    int64_t width = getType(matrix).getDimSize(1);
+    Value init = emptyMatrix(matrix, width);
+    SmallVector<AffineMap> maps{identity(2)};
+    maps.append(columns.size(), columnOf(2));
+    maps.push_back(identity(2));
+    SmallVector<Value> inputs{matrix};
+    llvm::append_range(inputs, columns);
+    return genericOp(inputs, init, maps, {parallel(), parallel()},
+                     [&](OpBuilder &nb, Location nl, ValueRange args) {
+                       SmallVector<Value> wide =
+                           widenAll(nb, nl, args.drop_back());
+                       return fn(nb, nl, wide.front(),
+                                 ArrayRef(wide).drop_front());
+                     });
+  }
+
+  /// [N] f32: `fn` of the matching elements of the [N] `vectors`.
+  Value mapVectors(ValueRange vectors, VectorFn fn) {
+    Value init = emptyVector(getType(vectors.front()).getDimSize(0));
+    SmallVector<AffineMap> maps(vectors.size() + 1, identity(1));
+    return genericOp(vectors, init, maps, {parallel()},
+                     [&](OpBuilder &nb, Location nl, ValueRange args) {
+                       return fn(nb, nl, widenAll(nb, nl, args.drop_back()));
+                     });
+  }
+
+  /// [N] f32: the sum over the rows of `fn(matrix[m, n], columns[n]...)`.
+  Value sumColumns(Value matrix, ValueRange columns, ElementFn fn) {
+    Value init = zeros(emptyVector(getType(matrix).getDimSize(1)));
+    SmallVector<AffineMap> maps{identity(2)};
+    maps.append(columns.size() + 1, columnOf(2));
+    SmallVector<Value> inputs{matrix};
+    llvm::append_range(inputs, columns);
+    return genericOp(inputs, init, maps,
+                     {utils::IteratorType::reduction, parallel()},
+                     [&](OpBuilder &nb, Location nl, ValueRange args) {
+                       SmallVector<Value> wide =
+                           widenAll(nb, nl, args.drop_back());
+                       Value term = fn(nb, nl, wide.front(),
+                                       ArrayRef(wide).drop_front());
+                       return arith::AddFOp::create(nb, nl, args.back(),
+                                                    term)
+                           .getResult();
+                     });
+  }
+
+  /// `tensor` with its elements converted to `elementType`.
+  Value convert(Value tensor, Type elementType) {
+    RankedTensorType type = getType(tensor);
+    if (type.getElementType() == elementType)
+      return tensor;
+    Value init = tensor::EmptyOp::create(
+        b, loc, type.clone(elementType), dynamicSizes(tensor));
+    unsigned rank = type.getRank();
+    SmallVector<utils::IteratorType> iterators(rank, parallel());
+    return genericOp(
+        tensor, init, {identity(rank), identity(rank)}, iterators,
+        [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          Value element = args.front();
+          if (cast<FloatType>(elementType).getWidth() >
+              cast<FloatType>(element.getType()).getWidth())
+            return arith::ExtFOp::create(nb, nl, elementType, element);
+          return arith::TruncFOp::create(nb, nl, elementType, element);
+        });
+  }
+
+  /// [M, N] f32: x * w^T, accumulated in f32, f32 operands rounded to
+  /// `precision` (half-precision operands are exact in every precision the
+  /// verifier allows them).
+  Value gemm(Value x, Value w, Precision precision) {
+    int64_t outFeatures = getType(w).getDimSize(0);
+    Value init = zeros(emptyMatrix(x, outFeatures));
+    MLIRContext *ctx = b.getContext();
+    AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
+               k = getAffineDimExpr(2, ctx);
+    SmallVector<AffineMap> maps{AffineMap::get(3, 0, {m, k}, ctx),
+                                AffineMap::get(3, 0, {n, k}, ctx),
+                                AffineMap::get(3, 0, {m, n}, ctx)};
+    bool round = getType(x).getElementType().isF32();
+    return genericOp(
+        ValueRange{x, w}, init, maps,
+        {parallel(), parallel(), utils::IteratorType::reduction},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value lhs = widenToF32(nb, nl, args[0]);
+          Value rhs = widenToF32(nb, nl, args[1]);
+          if (round) {
+            lhs = roundToPrecision(nb, nl, lhs, precision);
+            rhs = roundToPrecision(nb, nl, rhs, precision);
+          }
+          Value product = arith::MulFOp::create(nb, nl, lhs, rhs);
+          return arith::AddFOp::create(nb, nl, args[2], product).getResult();
+        });
+  }
+
+  /// BatchNorm1d of the f32 matrix `x` with PyTorch's semantics. The updated
+  /// running statistics are null unless training with running statistics.
+  BatchNormResults batchNorm(Value x, BatchNormConfigAttr config,
+                             Value weight, Value bias, Value runningMean,
+                             Value runningVar) {
+    double epsilon = config.getEpsilonValue();
+    auto invStd = [&](OpBuilder &nb, Location nl, ValueRange v) {
+      return buildInvStd(nb, nl, v[0], epsilon);
+    };
+    if (!config.isTraining()) {
+      Value invstd = mapVectors(runningVar, invStd);
+      return {normalize(x, runningMean, invstd, weight, bias), {}, {}};
+    }
+
+    Value rowCount = arith::SIToFPOp::create(
+        b, loc, b.getF32Type(),
+        arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                   tensor::DimOp::create(b, loc, x, 0)));
+    auto divideByRows = [&](OpBuilder &nb, Location nl, ValueRange v) {
+      return arith::DivFOp::create(nb, nl, v[0], rowCount).getResult();
+    };
+    Value sum = sumColumns(x, {}, [](OpBuilder &, Location, Value element,
+                                     ValueRange) { return element; });
+    Value mean = mapVectors(sum, divideByRows);
+    Value squaredDeviations = sumColumns(
+        x, mean, [](OpBuilder &nb, Location nl, Value e, ValueRange mu) {
+          Value d = arith::SubFOp::create(nb, nl, e, mu[0]);
+          return arith::MulFOp::create(nb, nl, d, d).getResult();
+        });
+    Value variance = mapVectors(squaredDeviations, divideByRows);
+    Value invstd = mapVectors(variance, invStd);
+    BatchNormResults results{normalize(x, mean, invstd, weight, bias), {}, {}};
+    if (!runningMean)
+      return results;
+
+    // running = (1 - momentum) * running + momentum * batch statistic, with
+    // the unbiased variance for running_var.
+    double momentum = config.getMomentumValue();
+    Value rowsMinusOne = arith::SubFOp::create(
+        b, loc, rowCount, buildF32Constant(b, loc, 1.0));
+    Value besselFactor = arith::DivFOp::create(b, loc, rowCount, rowsMinusOne);
+    auto update = [&](Value statistic, Value factor) {
+      return [=](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+        Value batch = v[1];
+        if (factor)
+          batch = arith::MulFOp::create(nb, nl, batch, factor);
+        Value kept = arith::MulFOp::create(
+            nb, nl, v[0], buildF32Constant(nb, nl, 1.0 - momentum));
+        Value added = arith::MulFOp::create(
+            nb, nl, batch, buildF32Constant(nb, nl, momentum));
+        return arith::AddFOp::create(nb, nl, kept, added);
+      };
+    };
+    Type statType = getType(runningMean).getElementType();
+    results.runningMean = convert(
+        mapVectors({runningMean, mean}, update(mean, Value())), statType);
+    results.runningVar = convert(
+        mapVectors({runningVar, variance}, update(variance, besselFactor)),
+        statType);
+    return results;
+  }
+
+private:
+  /// (x - mean) * invstd (* weight) (+ bias), per column.
+  Value normalize(Value x, Value mean, Value invstd, Value weight,
+                  Value bias) {
+    SmallVector<Value> columns{mean, invstd};
+    if (weight)
+      columns.push_back(weight);
+    if (bias)
+      columns.push_back(bias);
+    return mapMatrix(
+        x, columns,
+        [&](OpBuilder &nb, Location nl, Value element, ValueRange c) {
+          Value w = weight ? c[2] : Value();
+          Value bb = bias ? c.back() : Value();
+          return buildBatchNormNormalize(nb, nl, element, c[0], c[1], w, bb);
+        });
+  }
+
+  Value genericOp(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
+                  ArrayRef<utils::IteratorType> iterators,
+                  function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+    return linalg::GenericOp::create(
+               b, loc, init.getType(), inputs, init, maps, iterators,
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 linalg::YieldOp::create(nb, nl, body(nb, nl, args));
+               })
+        .getResult(0);
+  }
+
+  static SmallVector<Value> widenAll(OpBuilder &nb, Location nl,
+                                     ValueRange values) {
+    return llvm::map_to_vector(
+        values, [&](Value v) { return widenToF32(nb, nl, v); });
+  }
+
+  static RankedTensorType getType(Value tensor) {
+    return cast<RankedTensorType>(tensor.getType());
+  }
+  static utils::IteratorType parallel() {
+    return utils::IteratorType::parallel;
+  }
+  AffineMap identity(unsigned rank) {
+    return AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+  }
+  /// (m, n) -> (n): a per-column vector broadcast over the rows.
+  AffineMap columnOf(unsigned rank) {
+    return AffineMap::get(rank, 0, getAffineDimExpr(rank - 1, b.getContext()));
+  }
+
+  SmallVector<Value> dynamicSizes(Value tensor) {
+    SmallVector<Value> sizes;
+    RankedTensorType type = getType(tensor);
+    for (unsigned d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        sizes.push_back(tensor::DimOp::create(b, loc, tensor, d));
+    return sizes;
+  }
+  /// An f32 [M, width] tensor with the rows of `rowsOf`.
+  Value emptyMatrix(Value rowsOf, int64_t width) {
+    RankedTensorType type = getType(rowsOf);
+    SmallVector<Value> sizes;
+    if (type.isDynamicDim(0))
+      sizes.push_back(tensor::DimOp::create(b, loc, rowsOf, 0));
+    return tensor::EmptyOp::create(
+        b, loc, RankedTensorType::get({type.getDimSize(0), width},
+                                      b.getF32Type()),
+        sizes);
+  }
+  Value emptyVector(int64_t size) {
+    return tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{size},
+                                   b.getF32Type());
+  }
+  Value zeros(Value empty) {
+    return linalg::FillOp::create(b, loc, buildF32Constant(b, loc, 0.0),
+                                  empty)
+        .getResult(0);
+  }
+
+  OpBuilder &b;
+  Location loc;
+};
+
+struct LowerLinear : OpRewritePattern<LinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    ReferenceEmitter emit(rewriter, op.getLoc());
+    Type elementType = op.getType().getElementType();
+    Value result =
+        emit.gemm(op.getInput(), op.getWeight(),
+                  FusedLinearOp::getDefaultPrecision(elementType));
+    if (Value bias = op.getBias())
+      result = emit.mapMatrix(
+          result, bias,
+          [](OpBuilder &nb, Location nl, Value acc, ValueRange columns) {
+            return arith::AddFOp::create(nb, nl, acc, columns[0]).getResult();
+          });
+    rewriter.replaceOp(op, emit.convert(result, elementType));
+    return success();
+  }
+};
+
+struct LowerElementwise : OpInterfaceRewritePattern<ElementwiseOpInterface> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+  LogicalResult matchAndRewrite(ElementwiseOpInterface op,
+                                PatternRewriter &rewriter) const override {
+    ReferenceEmitter emit(rewriter, op.getLoc());
+    Value result = emit.mapMatrix(
+        op.getMatrixInput(), op.getColumnOperands(),
+        [&](OpBuilder &nb, Location nl, Value element, ValueRange columns) {
+          return op.buildScalar(nb, nl, element, columns);
+        });
+    Type elementType =
+        cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+    rewriter.replaceOp(op, emit.convert(result, elementType));
+    return success();
+  }
+};
+
+/// The results of `batchNorm` in the op's result order.
+static SmallVector<Value>
+batchNormResults(ReferenceEmitter &emit,
+                 ReferenceEmitter::BatchNormResults results,
+                 Type elementType) {
+  SmallVector<Value> values{emit.convert(results.output, elementType)};
+  if (results.runningMean)
+    values.append({results.runningMean, results.runningVar});
+  return values;
+}
+
+struct LowerBatchNorm : OpRewritePattern<BatchNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BatchNormOp op,
+                                PatternRewriter &rewriter) const override {
+    ReferenceEmitter emit(rewriter, op.getLoc());
+    Value input = emit.convert(op.getInput(), rewriter.getF32Type());
+    auto results =
+        emit.batchNorm(input, op.getConfig(), op.getWeight(), op.getBias(),
+                       op.getRunningMean(), op.getRunningVar());
+    rewriter.replaceOp(op, batchNormResults(emit, results,
+                                            op.getResult().getType().getElementType()));
+    return success();
+  }
+};
+
+struct LowerFusedLinear : OpRewritePattern<FusedLinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FusedLinearOp op,
+                                PatternRewriter &rewriter) const override {
+    ReferenceEmitter emit(rewriter, op.getLoc());
+    Value acc =
+        emit.gemm(op.getInput(), op.getWeight(), op.getComputePrecision());
+
+    SmallVector<Value> columns;
+    Value bias = op.getBias();
+    if (bias)
+      columns.push_back(bias);
+    llvm::append_range(columns, op.getEpilogueOperands());
+    double alpha = op.getAlpha().convertToDouble();
+    Block &epilogue = op.getEpilogueBlock();
+    Value result = emit.mapMatrix(
+        acc, columns,
+        [&](OpBuilder &nb, Location nl, Value sum, ValueRange c) {
+          Value value = sum;
+          if (alpha != 1.0)
+            value = arith::MulFOp::create(nb, nl, value,
+                                          buildF32Constant(nb, nl, alpha));
+          if (bias)
+            value = arith::AddFOp::create(nb, nl, value, c.front());
+          IRMapping mapping;
+          mapping.map(epilogue.getArgument(0), value);
+          mapping.map(epilogue.getArguments().drop_front(),
+                      c.drop_front(bias ? 1 : 0));
+          for (Operation &bodyOp : epilogue.without_terminator())
+            nb.clone(bodyOp, mapping);
+          return mapping.lookup(op.getEpilogueYield().getValue());
+        });
+
+    Type elementType = op.getResult().getType().getElementType();
+    BatchNormConfigAttr config = op.getBatchNormAttr();
+    if (!config) {
+      rewriter.replaceOp(op, emit.convert(result, elementType));
+      return success();
+    }
+    auto results =
+        emit.batchNorm(result, config, op.getBnWeight(), op.getBnBias(),
+                       op.getRunningMean(), op.getRunningVar());
+    rewriter.replaceOp(op, batchNormResults(emit, results, elementType));
+    return success();
+  }
+};
+
+struct ConvertFusionToLinalgPass
+    : fusion::impl::ConvertFusionToLinalgBase<ConvertFusionToLinalgPass> {
+  void runOnOperation() override {
+    ConversionTarget target(getContext());
+    target.addIllegalDialect<FusionDialect>();
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, tensor::TensorDialect>();
+    RewritePatternSet patterns(&getContext());
+    populateFusionToLinalgPatterns(patterns);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::fusion::populateFusionToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<LowerLinear, LowerElementwise, LowerBatchNorm,
+               LowerFusedLinear>(patterns.getContext());
+}

@@ -1,0 +1,43 @@
+//===- ScalarBuilders.cpp - scalar forms of the fusion ops ----------------===//
+
+#include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+
+Value mlir::fusion::buildF32Constant(OpBuilder &builder, Location loc,
+                                     double value) {
+  return arith::ConstantOp::create(builder, loc,
+                                   builder.getF32FloatAttr(value));
+}
+
+Value mlir::fusion::buildLeakyRelu(OpBuilder &builder, Location loc, Value x,
+                                   double slope) {
+  Value zero = buildF32Constant(builder, loc, 0.0);
+  Value scaled = arith::MulFOp::create(
+      builder, loc, x, buildF32Constant(builder, loc, slope));
+  Value positive =
+      arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OGT, x, zero);
+  return arith::SelectOp::create(builder, loc, positive, x, scaled);
+}
+
+Value mlir::fusion::buildInvStd(OpBuilder &builder, Location loc,
+                                Value variance, double epsilon) {
+  Value shifted = arith::AddFOp::create(
+      builder, loc, variance, buildF32Constant(builder, loc, epsilon));
+  return math::RsqrtOp::create(builder, loc, shifted);
+}
+
+Value mlir::fusion::buildBatchNormNormalize(OpBuilder &builder, Location loc,
+                                            Value x, Value mean, Value invstd,
+                                            Value weight, Value bias) {
+  Value centered = arith::SubFOp::create(builder, loc, x, mean);
+  Value normalized = arith::MulFOp::create(builder, loc, centered, invstd);
+  if (weight)
+    normalized = arith::MulFOp::create(builder, loc, normalized, weight);
+  if (bias)
+    normalized = arith::AddFOp::create(builder, loc, normalized, bias);
+  return normalized;
+}

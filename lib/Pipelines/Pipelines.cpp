@@ -1,0 +1,67 @@
+//===- Pipelines.cpp - fusion pass pipelines ------------------------------===//
+
+#include "fusion/Pipelines/Pipelines.h"
+
+#include "fusion/Conversion/Passes.h"
+#include "fusion/Dialect/Fusion/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void fusion::buildOptimizePipeline(OpPassManager &pm,
+                                   const OptimizePipelineOptions &options) {
+  pm.addPass(createSimplifyFusion());
+  FuseLinearEpiloguesOptions fuseOptions;
+  fuseOptions.f32Precision = options.f32Precision;
+  pm.addPass(createFuseLinearEpilogues(fuseOptions));
+  pm.addPass(createSimplifyFusion());
+  pm.addPass(createCSEPass());
+}
+
+void fusion::buildLowerToCpuPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertFusionToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createSCFToControlFlowPass());
+  // bf16 has no native x86 conversions: expand them to integer ops.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void fusion::registerFusionPipelines() {
+  PassPipelineRegistration<OptimizePipelineOptions>(
+      "fusion-optimize",
+      "Simplify, fuse each linear chain into one fusion.fused_linear, "
+      "simplify the fused ops",
+      buildOptimizePipeline);
+  PassPipelineRegistration<>(
+      "fusion-lower-to-cpu",
+      "Lower fusion ops through linalg to the LLVM dialect for the CPU "
+      "reference (runs under mlir-runner)",
+      buildLowerToCpuPipeline);
+}
