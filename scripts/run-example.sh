@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The main job: builds fusion, then runs fusion-opt over the example models
-# and prints their IR.
+# The main job: builds fusion, then fuses the example models and prints the
+# fused IR.
 # Usage: scripts/run-example.sh [build-dir]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -8,5 +8,5 @@ build="${1:-$root/build}"
 "$root/scripts/build.sh" "$build"
 for model in "$root"/examples/*.mlir; do
   echo "=== $(basename "$model")"
-  "$build/bin/fusion-opt" "$model"
+  "$build/bin/fusion-opt" "$model" --fusion-optimize
 done

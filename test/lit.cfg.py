@@ -36,6 +36,16 @@ config.substitutions.append(
      f"{config.python_executable} "
      + os.path.join(config.test_source_root, "Integration", "compare_outputs.py")))
 
+# PyTorch (Debian's python3-torch) checks the CPU reference's semantics.
+import subprocess
+if subprocess.call([config.python_executable, "-c", "import torch"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("torch")
+config.substitutions.append(
+    ("%torch_reference",
+     f"{config.python_executable} "
+     + os.path.join(config.test_source_root, "Integration", "torch_reference.py")))
+
 # GPU execution tests run only where a CUDA device is present.
 if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidia0"):
     config.available_features.add("cuda-device")

@@ -21,7 +21,7 @@ def FuseLinearEpilogues : Pass<"fusion-fuse-linear-epilogues"> {
     are not recomputed, and the value is not lost). Nothing is fused after a
     batch-norm stage, since it depends on statistics over all rows.
 
-    Example:
+    Worked example (`fusion-opt --fusion-fuse-linear-epilogues`):
 
     ```mlir
     %0 = fusion.linear %x, %w, %b : ... -> tensor<?x8xf32>
@@ -43,6 +43,27 @@ def FuseLinearEpilogues : Pass<"fusion-fuse-linear-epilogues"> {
       %3 = arith.select %2, %0, %1 : f32
       fusion.yield %3 : f32
     } : (...) -> tensor<?x8xf32>
+    ```
+
+    and a trailing batch norm becomes the stage:
+
+    ```mlir
+    %0 = fusion.linear %x, %w : ... -> tensor<?x4xf32>
+    %1 = fusion.mul %0, %s : tensor<?x4xf32>, tensor<4xf32>
+    %y, %mean, %var = fusion.batch_norm %1,
+        <training, epsilon = 1.0e-05, momentum = 0.1>
+        running_stats(%rm, %rv) : (...) -> (...)
+    ```
+
+    becomes
+
+    ```mlir
+    %y, %mean, %var = fusion.fused_linear %x, %w epilogue(%s) {
+    ^bb0(%acc: f32, %col: f32):
+      %0 = arith.mulf %acc, %col : f32
+      fusion.yield %0 : f32
+    } batch_norm <training, epsilon = 1.0e-05, momentum = 0.1>
+      running_stats(%rm, %rv) : (...) -> (...)
     ```
   }];
   let options = [
@@ -78,6 +99,51 @@ def SimplifyFusion : Pass<"fusion-simplify"> {
     Not done, because it is not exact: a per-column scale in front of a
     training-mode batch norm does not cancel (`s * t` normalizes with
     `s^2 * var + eps`, not `s^2 * (var + eps)`).
+
+    Worked examples (`fusion-opt --fusion-simplify`):
+
+    ```mlir
+    // Before: the multiplier comes after the nonlinearity.
+    %0 = fusion.leaky_relu %t, negative_slope = 0.1 : tensor<?x4xf32>
+    %1 = fusion.mul_scalar %0, 2.0 : tensor<?x4xf32>
+    // After: it moves in front (2.0 >= 0); with -2.0 nothing changes.
+    %0 = fusion.mul_scalar %t, 2.0 : tensor<?x4xf32>
+    %1 = fusion.leaky_relu %0, negative_slope = 0.1 : tensor<?x4xf32>
+    ```
+
+    ```mlir
+    // Before: no bias, the epilogue starts with acc * 2.
+    %y = fusion.fused_linear %x, %w epilogue {
+    ^bb0(%acc: f32):
+      %c2 = arith.constant 2.0 : f32
+      %0 = arith.mulf %acc, %c2 : f32
+      fusion.yield %0 : f32
+    } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+    // After: the GEMM does it.
+    %y = fusion.fused_linear %x, %w alpha 2.0 epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+    ```
+
+    ```mlir
+    // Before: an inference batch-norm stage.
+    %y = fusion.fused_linear %x, %w epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } batch_norm <inference, epsilon = 1.0e-05, momentum = 0.1>
+      running_stats(%rm, %rv) : (...) -> tensor<?x4xf32>
+    // After: a per-column affine epilogue.
+    %y = fusion.fused_linear %x, %w epilogue(%rm, %rv) {
+    ^bb0(%acc: f32, %mean: f32, %var: f32):
+      %eps = arith.constant 1.0e-05 : f32
+      %0 = arith.addf %var, %eps : f32
+      %invstd = math.rsqrt %0 : f32
+      %1 = arith.subf %acc, %mean : f32
+      %2 = arith.mulf %1, %invstd : f32
+      fusion.yield %2 : f32
+    } : (...) -> tensor<?x4xf32>
+    ```
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];

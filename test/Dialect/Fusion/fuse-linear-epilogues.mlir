@@ -1,0 +1,149 @@
+// RUN: fusion-opt %s --fusion-fuse-linear-epilogues -split-input-file | FileCheck %s
+// RUN: fusion-opt %s --fusion-fuse-linear-epilogues=f32-precision=tf32 -split-input-file | FileCheck %s --check-prefix=TF32
+// RUN: not fusion-opt %s --fusion-fuse-linear-epilogues=f32-precision=fp64 2>&1 | FileCheck %s --check-prefix=BAD-OPTION
+// BAD-OPTION: unknown f32-precision 'fp64' (expected fp32, tf32, bf16 or f16)
+
+// A lone linear becomes a fused_linear with an identity epilogue.
+// CHECK-LABEL: func.func @linear_alone
+// CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32>, %[[W:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<4xf32>)
+// CHECK: %[[F:.*]] = fusion.fused_linear %[[X]], %[[W]] bias(%[[B]]) epilogue {
+// CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32):
+// CHECK-NEXT: fusion.yield %[[ACC]] : f32
+// CHECK: return %[[F]]
+// TF32-LABEL: func.func @linear_alone
+// TF32: fusion.fused_linear {{.*}} precision tf32 epilogue
+func.func @linear_alone(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.linear %x, %w, %b : tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// The f32-precision option leaves half-precision linears at their default.
+// TF32-LABEL: func.func @bf16_keeps_default
+// TF32: fusion.fused_linear %{{.*}}, %{{.*}} epilogue
+func.func @bf16_keeps_default(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>) -> tensor<?x4xbf16> {
+  %0 = fusion.linear %x, %w : tensor<?x8xbf16>, tensor<4x8xbf16> -> tensor<?x4xbf16>
+  return %0 : tensor<?x4xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @linear_mul_leaky_relu
+// CHECK: %[[F:.*]] = fusion.fused_linear %{{.*}}, %{{.*}} bias(%{{.*}}) epilogue(%[[S:.*]]) {
+// CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32, %[[COL:.*]]: f32):
+// CHECK-DAG: %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[SLOPE:.*]] = arith.constant 1.000000e-01 : f32
+// CHECK: %[[M1:.*]] = arith.mulf %[[ACC]], %[[TWO]] : f32
+// CHECK: %[[M2:.*]] = arith.mulf %[[M1]], %[[COL]] : f32
+// CHECK: %[[NEG:.*]] = arith.mulf %[[M2]], %[[SLOPE]] : f32
+// CHECK: %[[POS:.*]] = arith.cmpf ogt, %[[M2]], %[[ZERO]] : f32
+// CHECK: %[[R:.*]] = arith.select %[[POS]], %[[M2]], %[[NEG]] : f32
+// CHECK: fusion.yield %[[R]] : f32
+// CHECK-NOT: fusion.mul
+// CHECK-NOT: fusion.leaky_relu
+// CHECK: return %[[F]]
+func.func @linear_mul_leaky_relu(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>,
+                                 %s: tensor<4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.linear %x, %w, %b : tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32> -> tensor<?x4xf32>
+  %1 = fusion.mul_scalar %0, 2.0 : tensor<?x4xf32>
+  %2 = fusion.mul %1, %s : tensor<?x4xf32>, tensor<4xf32>
+  %3 = fusion.leaky_relu %2, negative_slope = 0.1 : tensor<?x4xf32>
+  return %3 : tensor<?x4xf32>
+}
+
+// -----
+
+// A training batch_norm becomes the stage; its running stats become results.
+// CHECK-LABEL: func.func @linear_batch_norm
+// CHECK: %[[F:.*]]:3 = fusion.fused_linear %{{.*}}, %{{.*}} epilogue(%{{.*}}) {
+// CHECK: } batch_norm <training, epsilon = 1.000000e-05, momentum = 1.000000e-01> bn_weight(%{{.*}}) bn_bias(%{{.*}}) running_stats(%{{.*}}, %{{.*}})
+// CHECK-NOT: fusion.batch_norm
+// CHECK: return %[[F]]#0, %[[F]]#1, %[[F]]#2
+func.func @linear_batch_norm(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %s: tensor<4xf32>, %g: tensor<4xf32>,
+                             %beta: tensor<4xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>)
+    -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %1 = fusion.mul %0, %s : tensor<?x4xf32>, tensor<4xf32>
+  %y:3 = fusion.batch_norm %1, <training, epsilon = 1.0e-05, momentum = 0.1> weight(%g) bias(%beta) running_stats(%rm, %rv)
+      : (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y#0, %y#1, %y#2 : tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Not fused because the intermediate has another user: the fused op stops
+// at %1, which both the return and the leaky_relu read.
+// CHECK-LABEL: func.func @shared_intermediate
+// CHECK: %[[F:.*]] = fusion.fused_linear
+// CHECK: arith.mulf
+// CHECK: %[[L:.*]] = fusion.leaky_relu %[[F]], negative_slope = 1.000000e-01
+// CHECK: return %[[F]], %[[L]]
+func.func @shared_intermediate(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %1 = fusion.mul_scalar %0, 2.0 : tensor<?x4xf32>
+  %2 = fusion.leaky_relu %1, negative_slope = 0.1 : tensor<?x4xf32>
+  return %1, %2 : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// Not fused because nothing follows a batch-norm stage: the scale after it
+// needs the normalized value of every row.
+// CHECK-LABEL: func.func @after_batch_norm
+// CHECK: %[[F:.*]] = fusion.fused_linear
+// CHECK: } batch_norm <training
+// CHECK: fusion.mul_scalar %[[F]], 2.000000e+00
+func.func @after_batch_norm(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %1 = fusion.batch_norm %0, <training, epsilon = 1.0e-05, momentum = 0.1> : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %2 = fusion.mul_scalar %1, 2.0 : tensor<?x4xf32>
+  return %2 : tensor<?x4xf32>
+}
+
+// -----
+
+// Not fused because the input is no linear: elementwise ops on an argument
+// stay as they are.
+// CHECK-LABEL: func.func @no_linear
+// CHECK: fusion.mul_scalar
+// CHECK: fusion.leaky_relu
+// CHECK-NOT: fusion.fused_linear
+func.func @no_linear(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.mul_scalar %x, 2.0 : tensor<?x4xf32>
+  %1 = fusion.leaky_relu %0, negative_slope = 0.1 : tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
+// A per-column operand defined after the linear: the fused op moves down to
+// where all its operands are available.
+// CHECK-LABEL: func.func @operand_defined_later
+// CHECK: %[[S:.*]] = arith.constant dense<3.000000e+00> : tensor<4xf32>
+// CHECK: fusion.fused_linear %{{.*}}, %{{.*}} epilogue(%[[S]])
+func.func @operand_defined_later(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %s = arith.constant dense<3.0> : tensor<4xf32>
+  %1 = fusion.mul %0, %s : tensor<?x4xf32>, tensor<4xf32>
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
+// Dynamic M, no bias, bf16 and f16 all fuse.
+// CHECK-LABEL: func.func @half_types
+// CHECK: fusion.fused_linear
+// CHECK: } : ({{.*}}) -> tensor<?x4xbf16>
+// CHECK: fusion.fused_linear
+// CHECK: } : ({{.*}}) -> tensor<3x4xf16>
+// CHECK-NOT: fusion.{{(linear|mul_scalar|leaky_relu) }}
+func.func @half_types(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>, %y: tensor<3x8xf16>, %v: tensor<4x8xf16>)
+    -> (tensor<?x4xbf16>, tensor<3x4xf16>) {
+  %0 = fusion.linear %x, %w : tensor<?x8xbf16>, tensor<4x8xbf16> -> tensor<?x4xbf16>
+  %1 = fusion.leaky_relu %0, negative_slope = 0.2 : tensor<?x4xbf16>
+  %2 = fusion.linear %y, %v : tensor<3x8xf16>, tensor<4x8xf16> -> tensor<3x4xf16>
+  %3 = fusion.mul_scalar %2, 0.5 : tensor<3x4xf16>
+  return %1, %3 : tensor<?x4xbf16>, tensor<3x4xf16>
+}
