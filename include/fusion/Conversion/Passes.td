@@ -32,4 +32,59 @@ def ConvertFusionToLinalg : Pass<"fusion-lower-to-linalg"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def ConvertFusionToCublas : Pass<"fusion-lower-to-cublas", "::mlir::ModuleOp"> {
+  let summary = "GPU backend 1: each fused op becomes a cuBLASLt GEMM plus "
+                "generated epilogue kernels, called from generated host code";
+  let description = [{
+    Every public function of fusion ops becomes an `llvm.func` with the C ABI
+    of `runtime/include/fusion_runtime.h`:
+    `i32 @name(ptr stream, [i64 batch], ptr input..., ptr output...)`. It
+    checks its arguments (null, misaligned, too small or wrong-device
+    buffers, batch size) through the runtime, then per op:
+
+    - `fused_linear`: `__fusion_rt_gemm` (cuBLASLt, with its bias epilogue
+      and `alpha`), writing the result buffer; then, unless the epilogue is
+      the identity, one elementwise kernel applying the epilogue region in
+      place with 16-byte vector loads and stores.
+    - a training batch-norm stage: a column-statistics kernel (Welford per
+      thread over a chunk of rows, on the epilogue's output) reads the GEMM
+      output once, a finalize kernel merges the chunks in fixed order (Chan)
+      and updates the running statistics, and the normalizing kernel applies
+      epilogue and normalization in place: passes over the M x N output are
+      GEMM write, statistics read, normalize read + write.
+    - standalone elementwise ops and batch norms: the same kernels from an
+      input buffer to an output buffer.
+
+    Intermediates and statistics live in one workspace per call
+    (`cudaMallocAsync` on the stream). Kernels go into `gpu.module
+    @fusion_kernels` targeting `chip`; the host code refers to its binary as
+    `@__fusion_kernels_image`, which `fusion-embed-kernel-image` fills in
+    after `gpu-module-to-binary`. Every dynamic dimension of a function must
+    be its batch size.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
+           "the GPU architecture the kernels target">
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def EmbedKernelImage : Pass<"fusion-embed-kernel-image", "::mlir::ModuleOp"> {
+  let summary = "Turn the gpu.binary of the generated kernels into the LLVM "
+                "global the host code loads them from";
+  let description = [{
+    Replaces `gpu.binary @fusion_kernels` (one object, from
+    `gpu-module-to-binary`) by the definition of
+    `@__fusion_kernels_image`, an internal constant byte array holding the
+    object, for `__fusion_rt_launch` to load.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // FUSION_CONVERSION_PASSES_TD

@@ -1,0 +1,29 @@
+//===- FusionToCublas.h - GPU backend 1 -------------------------*- C++ -*-===//
+
+#ifndef FUSION_CONVERSION_FUSIONTOCUBLAS_FUSIONTOCUBLAS_H
+#define FUSION_CONVERSION_FUSIONTOCUBLAS_FUSIONTOCUBLAS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::fusion {
+
+#define GEN_PASS_DECL_CONVERTFUSIONTOCUBLAS
+#define GEN_PASS_DECL_EMBEDKERNELIMAGE
+#include "fusion/Conversion/Passes.h.inc"
+
+/// The symbol of the kernels' gpu.module and of the global holding their
+/// binary.
+inline constexpr llvm::StringLiteral kKernelModuleName = "fusion_kernels";
+inline constexpr llvm::StringLiteral kKernelImageName =
+    "__fusion_kernels_image";
+
+} // namespace mlir::fusion
+
+#endif // FUSION_CONVERSION_FUSIONTOCUBLAS_FUSIONTOCUBLAS_H

@@ -1,0 +1,641 @@
+//===- FusionToCublas.cpp - host code for GPU backend 1 -------------------===//
+//
+// Lowers each function of fusion ops to an llvm.func that calls the fusion
+// runtime (argument checks, cuBLASLt GEMMs, kernel launches) and builds the
+// epilogue kernels it launches in gpu.module @fusion_kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusion/Conversion/FusionToCublas/FusionToCublas.h"
+
+#include "EpilogueKernels.h"
+#include "fusion/Dialect/Fusion/IR/FusionOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir::fusion {
+#define GEN_PASS_DEF_CONVERTFUSIONTOCUBLAS
+#include "fusion/Conversion/Passes.h.inc"
+} // namespace mlir::fusion
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+namespace {
+
+/// The runtime's numbering of element types.
+int32_t dtypeCode(Type elementType) {
+  if (elementType.isBF16())
+    return 1;
+  if (elementType.isF16())
+    return 2;
+  return 0;
+}
+
+int64_t elementBytes(Type elementType) {
+  return elementType.getIntOrFloatBitWidth() / 8;
+}
+
+RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// The epilogue region of `op` as a scalar function.
+ScalarFn epilogueFn(FusedLinearOp op) {
+  return [op](OpBuilder &builder, Location, Value acc, ValueRange columns) {
+    FusedLinearOp fused = op;
+    Block &body = fused.getEpilogueBlock();
+    IRMapping mapping;
+    mapping.map(body.getArgument(0), acc);
+    mapping.map(body.getArguments().drop_front(), columns);
+    for (Operation &bodyOp : body.without_terminator())
+      builder.clone(bodyOp, mapping);
+    return mapping.lookup(fused.getEpilogueYield().getValue());
+  };
+}
+
+ScalarFn identityFn() {
+  return [](OpBuilder &, Location, Value x, ValueRange) { return x; };
+}
+
+bool isIdentityEpilogue(FusedLinearOp op) {
+  return op.getEpilogueYield().getValue() ==
+         op.getEpilogueBlock().getArgument(0);
+}
+
+/// A device buffer and the row count of the tensor it holds.
+struct Buffer {
+  Value ptr;
+  Value rows; ///< i64
+};
+
+/// The scratch space a batch norm needs, sized at run time.
+struct BatchNormScratch {
+  Value rowsPerChunk, chunks;
+  Value mean, m2, center, scale, shift; ///< slices of the workspace
+};
+
+/// Emits the host function of one entry point.
+class HostEmitter {
+public:
+  HostEmitter(func::FuncOp func, gpu::GPUModuleOp kernels, OpBuilder &builder)
+      : func(func), entryName(func.getName().str()), kernels(kernels),
+        b(builder), loc(func.getLoc()),
+        ptrType(LLVM::LLVMPointerType::get(builder.getContext())),
+        i64Type(builder.getI64Type()), i32Type(builder.getI32Type()) {}
+
+  LogicalResult emit();
+
+private:
+  // Functions of the runtime, declared on first use.
+  LLVM::LLVMFuncOp runtimeFn(StringRef name, Type result,
+                             ArrayRef<Type> args);
+  Value call(StringRef name, ArrayRef<Value> args);
+  /// Calls a runtime function returning a status; on failure, frees the
+  /// workspace and returns the status.
+  void checked(StringRef name, ArrayRef<Value> args);
+
+  Value c64(int64_t value) {
+    return LLVM::ConstantOp::create(b, loc, i64Type,
+                                    b.getI64IntegerAttr(value));
+  }
+  Value c32(int32_t value) {
+    return LLVM::ConstantOp::create(b, loc, i32Type,
+                                    b.getI32IntegerAttr(value));
+  }
+  Value mul(Value l, Value r) { return LLVM::MulOp::create(b, loc, l, r); }
+  Value add(Value l, Value r) { return LLVM::AddOp::create(b, loc, l, r); }
+  Value ceilDiv(Value l, int64_t r) {
+    return LLVM::UDivOp::create(b, loc, add(l, c64(r - 1)), c64(r));
+  }
+  Value ceilDiv(Value l, Value r) {
+    return LLVM::UDivOp::create(b, loc,
+                                add(l, LLVM::SubOp::create(b, loc, r, c64(1))),
+                                r);
+  }
+  Value max(Value l, Value r) {
+    Value less = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::slt, l, r);
+    return LLVM::SelectOp::create(b, loc, less, r, l);
+  }
+  Value nullPtr() { return LLVM::ZeroOp::create(b, loc, ptrType); }
+  Value string(StringRef text);
+
+  Value rowsOf(Value tensor);
+  Value bytesOf(Value tensor, Value rows);
+  Value offsetPtr(Value base, Value offset) {
+    return LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), base,
+                               ValueRange{offset});
+  }
+
+  /// Reserves `bytes` (256-byte aligned) of the workspace.
+  Value reserve(Value bytes);
+  void launch(StringRef kernel, Value gridX, Value gridY, ArrayRef<Value> args);
+  std::string kernelName(Operation *op, StringRef kind) {
+    return (entryName + "_" + Twine(opIndex.lookup(op)) + "_" + kind).str();
+  }
+
+  LogicalResult checkSupported();
+  void planBatchNorm(Operation *op, Value rows, int64_t columns,
+                     int64_t vectorWidth);
+  void emitFusedLinear(FusedLinearOp op);
+  void emitElementwise(ElementwiseOpInterface op);
+  void emitBatchNorm(Operation *op, Buffer input, Buffer output,
+                     MatrixShape shape, ValueRange columns,
+                     const ScalarFn &fn, BatchNormConfigAttr config,
+                     Value weight, Value bias, Value runningMean,
+                     Value runningVar, ValueRange updated);
+  SmallVector<Value> columnPtrs(ValueRange tensors);
+
+  func::FuncOp func;
+  std::string entryName;
+  gpu::GPUModuleOp kernels;
+  OpBuilder &b;
+  Location loc;
+  Type ptrType, i64Type, i32Type;
+
+  LLVM::LLVMFuncOp host;
+  Value stream, batch, workspaceSlot, workspace;
+  Block *failureBlock = nullptr;
+  llvm::MapVector<Value, Buffer> buffers;
+  DenseMap<Operation *, unsigned> opIndex;
+  DenseMap<Operation *, BatchNormScratch> scratch;
+  llvm::StringMap<LLVM::GlobalOp> strings;
+  /// Deferred: (offset, slice setter) pairs resolved once the workspace is
+  /// allocated.
+  SmallVector<std::pair<Value, Value *>> slices;
+  Value workspaceBytes;
+};
+
+LLVM::LLVMFuncOp HostEmitter::runtimeFn(StringRef name, Type result,
+                                        ArrayRef<Type> args) {
+  auto module = func->getParentOfType<ModuleOp>();
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return existing;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  return LLVM::LLVMFuncOp::create(b, loc, name,
+                                  LLVM::LLVMFunctionType::get(result, args));
+}
+
+Value HostEmitter::call(StringRef name, ArrayRef<Value> args) {
+  SmallVector<Type> types;
+  for (Value arg : args)
+    types.push_back(arg.getType());
+  LLVM::LLVMFuncOp callee = runtimeFn(name, i32Type, types);
+  return LLVM::CallOp::create(b, loc, callee, args).getResult();
+}
+
+void HostEmitter::checked(StringRef name, ArrayRef<Value> args) {
+  Value status = call(name, args);
+  Value bad = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, status,
+                                   c32(0));
+  Block *next = b.createBlock(b.getBlock()->getParent());
+  b.setInsertionPointToEnd(bad.getParentBlock());
+  LLVM::CondBrOp::create(b, loc, bad, failureBlock, ValueRange{status}, next,
+                         ValueRange{});
+  b.setInsertionPointToStart(next);
+}
+
+Value HostEmitter::string(StringRef text) {
+  auto module = func->getParentOfType<ModuleOp>();
+  LLVM::GlobalOp &global = strings[text];
+  if (!global) {
+    std::string name =
+        ("__fusion_str_" + entryName + "_" + Twine(strings.size())).str();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    std::string data = text.str();
+    data.push_back('\0');
+    global = LLVM::GlobalOp::create(
+        b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), data.size()),
+        /*isConstant=*/true, LLVM::Linkage::Internal, name,
+        b.getStringAttr(data));
+  }
+  return LLVM::AddressOfOp::create(b, loc, global);
+}
+
+Value HostEmitter::rowsOf(Value tensor) {
+  RankedTensorType type = tensorType(tensor);
+  if (type.isDynamicDim(0))
+    return batch;
+  return c64(type.getDimSize(0));
+}
+
+Value HostEmitter::bytesOf(Value tensor, Value rows) {
+  RankedTensorType type = tensorType(tensor);
+  int64_t perRow = elementBytes(type.getElementType());
+  for (int64_t dim : type.getShape().drop_front())
+    perRow *= dim;
+  return mul(rows, c64(perRow));
+}
+
+Value HostEmitter::reserve(Value bytes) {
+  Value offset = workspaceBytes;
+  workspaceBytes = add(offset, mul(ceilDiv(bytes, 256), c64(256)));
+  return offset;
+}
+
+void HostEmitter::launch(StringRef kernel, Value gridX, Value gridY,
+                         ArrayRef<Value> args) {
+  Value count = c64(args.size());
+  Value pointers = LLVM::AllocaOp::create(b, loc, ptrType, ptrType, count, 8);
+  for (auto [index, arg] : llvm::enumerate(args)) {
+    Value slot = LLVM::AllocaOp::create(b, loc, ptrType, arg.getType(),
+                                        c64(1), 8);
+    LLVM::StoreOp::create(b, loc, arg, slot);
+    Value entry = LLVM::GEPOp::create(b, loc, ptrType, ptrType, pointers,
+                                      ValueRange{c64(index)});
+    LLVM::StoreOp::create(b, loc, slot, entry);
+  }
+  checked("__fusion_rt_launch",
+          {LLVM::AddressOfOp::create(b, loc, ptrType, kKernelImageName),
+           string(kernel), gridX, gridY, c32(kBlockSize), stream, pointers});
+}
+
+SmallVector<Value> HostEmitter::columnPtrs(ValueRange tensors) {
+  return llvm::map_to_vector(tensors,
+                             [&](Value v) { return buffers.lookup(v).ptr; });
+}
+
+LogicalResult HostEmitter::checkSupported() {
+  auto checkType = [&](Type type, Location where) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !isa<FloatType>(tensor.getElementType()) ||
+        tensor.getRank() < 1 || tensor.getRank() > 2)
+      return emitError(where) << "fusion-lower-to-cublas: " << type
+                              << " is not a 1-D or 2-D float tensor";
+    for (int64_t dim = 1; dim < tensor.getRank(); ++dim)
+      if (tensor.isDynamicDim(dim))
+        return emitError(where)
+               << "fusion-lower-to-cublas: only the row dimension of "
+               << type << " may be dynamic";
+    return success();
+  };
+  for (Type type : func.getArgumentTypes())
+    if (failed(checkType(type, func.getLoc())))
+      return failure();
+  for (Type type : func.getResultTypes())
+    if (failed(checkType(type, func.getLoc())))
+      return failure();
+  WalkResult walk = func.walk([&](Operation *op) {
+    if (op == func || op->getParentOfType<FusedLinearOp>())
+      return WalkResult::advance();
+    if (isa<FusedLinearOp, BatchNormOp, ElementwiseOpInterface,
+            func::ReturnOp>(op))
+      return WalkResult::advance();
+    op->emitOpError("cannot be compiled by the cublas backend (run "
+                    "--fusion-optimize first; only fused_linear, "
+                    "elementwise fusion ops and batch_norm are supported)");
+    return WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("must have a single block");
+  return success();
+}
+
+void HostEmitter::planBatchNorm(Operation *op, Value rows, int64_t columns,
+                                int64_t vectorWidth) {
+  BatchNormScratch &s = scratch[op];
+  // About 1024 blocks of statistics, at least 32 rows each.
+  int64_t columnBlocks =
+      (columns / vectorWidth + kBlockSize - 1) / kBlockSize;
+  s.rowsPerChunk = max(c64(32), ceilDiv(mul(rows, c64(columnBlocks)), 1024));
+  s.chunks = ceilDiv(rows, s.rowsPerChunk);
+  Value partialBytes = mul(mul(s.chunks, c64(columns)), c64(4));
+  Value columnBytes = c64(columns * 4);
+  slices.push_back({reserve(partialBytes), &s.mean});
+  slices.push_back({reserve(partialBytes), &s.m2});
+  slices.push_back({reserve(columnBytes), &s.center});
+  slices.push_back({reserve(columnBytes), &s.scale});
+  slices.push_back({reserve(columnBytes), &s.shift});
+}
+
+void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
+                                MatrixShape shape, ValueRange columns,
+                                const ScalarFn &fn,
+                                BatchNormConfigAttr config, Value weight,
+                                Value bias, Value runningMean,
+                                Value runningVar, ValueRange updated) {
+  BatchNormScratch &s = scratch[op];
+  Type f32 = b.getF32Type();
+  SmallVector<Type> columnTypes = llvm::map_to_vector(
+      columns, [](Value v) { return tensorType(v).getElementType(); });
+  SmallVector<Value> columnBuffers = columnPtrs(columns);
+  int64_t width = shape.vectorWidth;
+  if (config.isTraining()) {
+    std::string name = kernelName(op, "stats");
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToEnd(kernels.getBody());
+      buildColumnStatsKernel(b, loc, name, shape, columnTypes, fn);
+    }
+    SmallVector<Value> args{input.ptr, input.rows, s.rowsPerChunk, s.mean,
+                            s.m2};
+    args.append(columnBuffers);
+    int64_t columnBlocks =
+        (shape.columns / width + kBlockSize - 1) / kBlockSize;
+    launch(name, c64(columnBlocks), s.chunks, args);
+  }
+
+  BatchNormOperands operands;
+  operands.weight = static_cast<bool>(weight);
+  operands.bias = static_cast<bool>(bias);
+  operands.runningStats = static_cast<bool>(runningMean);
+  operands.statType = shape.elementType;
+  std::string finalizeName = kernelName(op, "finalize");
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(kernels.getBody());
+    buildBatchNormFinalizeKernel(b, loc, finalizeName, shape.columns, config,
+                                 operands);
+  }
+  SmallVector<Value> args;
+  if (config.isTraining())
+    args = {s.mean, s.m2, input.rows, s.rowsPerChunk, s.chunks};
+  else
+    args = {nullPtr(), nullPtr(), c64(0), c64(0), c64(0)};
+  if (weight)
+    args.push_back(buffers.lookup(weight).ptr);
+  if (bias)
+    args.push_back(buffers.lookup(bias).ptr);
+  if (runningMean)
+    args.append(
+        {buffers.lookup(runningMean).ptr, buffers.lookup(runningVar).ptr});
+  for (Value stat : updated)
+    args.push_back(buffers.lookup(stat).ptr);
+  args.append({s.center, s.scale, s.shift});
+  launch(finalizeName, c64((shape.columns + kBlockSize - 1) / kBlockSize),
+         c64(1), args);
+
+  std::string normalizeName = kernelName(op, "normalize");
+  SmallVector<Type> normalizeTypes(columnTypes);
+  normalizeTypes.append(3, f32);
+  unsigned userColumns = columnTypes.size();
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(kernels.getBody());
+    buildElementwiseKernel(
+        b, loc, normalizeName, shape, normalizeTypes,
+        [&](OpBuilder &nb, Location nl, Value x, ValueRange cols) -> Value {
+          Value value = fn(nb, nl, x, cols.take_front(userColumns));
+          Value centered = arith::SubFOp::create(nb, nl, value,
+                                                 cols[userColumns]);
+          Value scaled = arith::MulFOp::create(nb, nl, centered,
+                                               cols[userColumns + 1]);
+          return arith::AddFOp::create(nb, nl, scaled,
+                                       cols[userColumns + 2]);
+        });
+  }
+  Value groups = ceilDiv(mul(input.rows, c64(shape.columns)), width);
+  SmallVector<Value> normalizeArgs{input.ptr, output.ptr, groups};
+  normalizeArgs.append(columnBuffers);
+  normalizeArgs.append({s.center, s.scale, s.shift});
+  launch(normalizeName, ceilDiv(groups, kBlockSize), c64(1), normalizeArgs);
+}
+
+void HostEmitter::emitFusedLinear(FusedLinearOp op) {
+  Buffer x = buffers.lookup(op.getInput());
+  Buffer out = buffers.lookup(op.getResult());
+  RankedTensorType weightType = tensorType(op.getWeight());
+  Type elementType = weightType.getElementType();
+  int64_t n = weightType.getDimSize(0), k = weightType.getDimSize(1);
+  Value bias = op.getBias() ? buffers.lookup(op.getBias()).ptr : nullPtr();
+  Value alpha = LLVM::ConstantOp::create(
+      b, loc, b.getF32Type(),
+      b.getF32FloatAttr(op.getAlpha().convertToDouble()));
+  checked("__fusion_rt_gemm",
+          {stream, c32(dtypeCode(elementType)),
+           c32(static_cast<int32_t>(op.getComputePrecision())), x.rows, c64(n),
+           c64(k), x.ptr, buffers.lookup(op.getWeight()).ptr, bias, alpha,
+           out.ptr});
+
+  MatrixShape shape{elementType, n, getVectorWidth(elementType, n)};
+  ScalarFn fn = epilogueFn(op);
+  if (BatchNormConfigAttr config = op.getBatchNormAttr()) {
+    emitBatchNorm(op, out, out, shape, op.getEpilogueOperands(), fn, config,
+                  op.getBnWeight(), op.getBnBias(), op.getRunningMean(),
+                  op.getRunningVar(), op.getUpdatedRunningStats());
+    return;
+  }
+  if (isIdentityEpilogue(op))
+    return;
+  std::string name = kernelName(op, "epilogue");
+  SmallVector<Type> columnTypes(op.getEpilogueOperands().size(), elementType);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(kernels.getBody());
+    buildElementwiseKernel(b, loc, name, shape, columnTypes, fn);
+  }
+  Value groups = ceilDiv(mul(out.rows, c64(n)), shape.vectorWidth);
+  SmallVector<Value> args{out.ptr, out.ptr, groups};
+  args.append(columnPtrs(op.getEpilogueOperands()));
+  launch(name, ceilDiv(groups, kBlockSize), c64(1), args);
+}
+
+void HostEmitter::emitElementwise(ElementwiseOpInterface op) {
+  Value input = op.getMatrixInput();
+  Value result = op->getResult(0);
+  Buffer in = buffers.lookup(input), out = buffers.lookup(result);
+  RankedTensorType type = tensorType(input);
+  int64_t n = type.getDimSize(1);
+  MatrixShape shape{type.getElementType(), n,
+                    getVectorWidth(type.getElementType(), n)};
+  std::string name = kernelName(op, "elementwise");
+  SmallVector<Type> columnTypes(op.getColumnOperands().size(),
+                                type.getElementType());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(kernels.getBody());
+    buildElementwiseKernel(
+        b, loc, name, shape, columnTypes,
+        [op](OpBuilder &nb, Location nl, Value x, ValueRange cols) {
+          ElementwiseOpInterface elementwise = op;
+          return elementwise.buildScalar(nb, nl, x, cols);
+        });
+  }
+  Value groups = ceilDiv(mul(in.rows, c64(n)), shape.vectorWidth);
+  SmallVector<Value> args{in.ptr, out.ptr, groups};
+  args.append(columnPtrs(op.getColumnOperands()));
+  launch(name, ceilDiv(groups, kBlockSize), c64(1), args);
+}
+
+LogicalResult HostEmitter::emit() {
+  if (failed(checkSupported()))
+    return failure();
+  bool dynamic = llvm::any_of(
+      llvm::concat<const Type>(func.getArgumentTypes(),
+                               func.getResultTypes()),
+      [](Type t) { return !cast<RankedTensorType>(t).hasStaticShape(); });
+
+  SmallVector<Type> params{ptrType};
+  if (dynamic)
+    params.push_back(i64Type);
+  params.append(func.getNumArguments() + func.getNumResults(), ptrType);
+  func.setName("__fusion_lowering_" + entryName);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(func);
+    host = LLVM::LLVMFuncOp::create(
+        b, loc, entryName, LLVM::LLVMFunctionType::get(i32Type, params));
+  }
+  Block *entry = host.addEntryBlock(b);
+  failureBlock = new Block();
+  host.getBody().push_back(failureBlock);
+  Value failureStatus = failureBlock->addArgument(i32Type, loc);
+
+  b.setInsertionPointToStart(entry);
+  stream = entry->getArgument(0);
+  batch = dynamic ? entry->getArgument(1) : Value();
+  unsigned firstInput = dynamic ? 2 : 1;
+  workspaceSlot = LLVM::AllocaOp::create(b, loc, ptrType, ptrType, c64(1), 8);
+  LLVM::StoreOp::create(b, loc, nullPtr(), workspaceSlot);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(failureBlock);
+    Value pending = LLVM::LoadOp::create(b, loc, ptrType, workspaceSlot);
+    call("__fusion_rt_free", {stream, pending});
+    LLVM::ReturnOp::create(b, loc, failureStatus);
+  }
+
+  // Arguments: batch size, then every buffer.
+  Block &body = func.getBody().front();
+  auto returnOp = cast<func::ReturnOp>(body.getTerminator());
+  bool needsTwoRows = llvm::any_of(body, [](Operation &op) {
+    BatchNormConfigAttr config;
+    if (auto bn = dyn_cast<BatchNormOp>(op))
+      config = bn.getConfig();
+    else if (auto fused = dyn_cast<FusedLinearOp>(op))
+      config = fused.getBatchNormAttr();
+    return config && config.isTraining();
+  });
+  if (dynamic)
+    checked("__fusion_rt_check_size",
+            {batch, c64(needsTwoRows ? 2 : 1), string("batch")});
+  for (auto [index, arg] : llvm::enumerate(func.getArguments())) {
+    Value ptr = entry->getArgument(firstInput + index);
+    buffers[arg] = {ptr, rowsOf(arg)};
+    checked("__fusion_rt_check_buffer",
+            {stream, ptr, bytesOf(arg, rowsOf(arg)),
+             string(("input #" + Twine(index)).str())});
+  }
+  SmallVector<Value> outputs;
+  for (auto [index, result] : llvm::enumerate(returnOp.getOperands())) {
+    Value ptr =
+        entry->getArgument(firstInput + func.getNumArguments() + index);
+    outputs.push_back(ptr);
+    checked("__fusion_rt_check_buffer",
+            {stream, ptr, bytesOf(result, rowsOf(result)),
+             string(("output #" + Twine(index)).str())});
+    // An op result returned here is computed straight into the output.
+    if (!isa<BlockArgument>(result) && !buffers.count(result))
+      buffers[result] = {ptr, rowsOf(result)};
+  }
+
+  // Plan the workspace: intermediates and batch-norm statistics.
+  workspaceBytes = c64(0);
+  unsigned index = 0;
+  SmallVector<std::pair<Value, Value>> intermediates; // (tensor, offset)
+  for (Operation &op : body.without_terminator()) {
+    opIndex[&op] = index++;
+    for (Value result : op.getResults())
+      if (!buffers.count(result))
+        intermediates.push_back(
+            {result, reserve(bytesOf(result, rowsOf(result)))});
+    if (auto fused = dyn_cast<FusedLinearOp>(op)) {
+      if (fused.getBatchNormAttr()) {
+        int64_t n = tensorType(fused.getResult()).getDimSize(1);
+        planBatchNorm(&op, rowsOf(fused.getResult()), n,
+                      getVectorWidth(
+                          tensorType(fused.getResult()).getElementType(), n));
+      }
+    } else if (auto bn = dyn_cast<BatchNormOp>(op)) {
+      int64_t n = tensorType(bn.getResult()).getDimSize(1);
+      planBatchNorm(&op, rowsOf(bn.getResult()), n,
+                    getVectorWidth(
+                        tensorType(bn.getResult()).getElementType(), n));
+    }
+  }
+  checked("__fusion_rt_alloc", {stream, workspaceBytes, workspaceSlot});
+  workspace = LLVM::LoadOp::create(b, loc, ptrType, workspaceSlot);
+  for (auto [tensor, offset] : intermediates)
+    buffers[tensor] = {offsetPtr(workspace, offset), rowsOf(tensor)};
+  for (auto [offset, slot] : slices)
+    *slot = offsetPtr(workspace, offset);
+
+  for (Operation &op : body.without_terminator()) {
+    if (auto fused = dyn_cast<FusedLinearOp>(op)) {
+      emitFusedLinear(fused);
+    } else if (auto bn = dyn_cast<BatchNormOp>(op)) {
+      RankedTensorType type = tensorType(bn.getInput());
+      int64_t n = type.getDimSize(1);
+      MatrixShape shape{type.getElementType(), n,
+                        getVectorWidth(type.getElementType(), n)};
+      emitBatchNorm(&op, buffers.lookup(bn.getInput()),
+                    buffers.lookup(bn.getResult()), shape, ValueRange(),
+                    identityFn(), bn.getConfig(), bn.getWeight(),
+                    bn.getBias(), bn.getRunningMean(), bn.getRunningVar(),
+                    bn.getUpdatedRunningStats());
+    } else {
+      emitElementwise(cast<ElementwiseOpInterface>(op));
+    }
+  }
+
+  // Results not computed in place: arguments returned as they are, or a
+  // value returned twice.
+  for (auto [index, result] : llvm::enumerate(returnOp.getOperands())) {
+    Buffer source = buffers.lookup(result);
+    if (source.ptr != outputs[index])
+      checked("__fusion_rt_copy", {stream, outputs[index], source.ptr,
+                                   bytesOf(result, rowsOf(result))});
+  }
+  checked("__fusion_rt_free", {stream, workspace});
+  LLVM::ReturnOp::create(b, loc, c32(0));
+  return success();
+}
+
+struct ConvertFusionToCublasPass
+    : fusion::impl::ConvertFusionToCublasBase<ConvertFusionToCublasPass> {
+  using ConvertFusionToCublasBase::ConvertFusionToCublasBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> entries;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func.isPublic() && !func.isExternal())
+        entries.push_back(func);
+    if (entries.empty()) {
+      module.emitError("fusion-lower-to-cublas: no public function to "
+                       "compile");
+      return signalPassFailure();
+    }
+
+    OpBuilder builder(module.getContext());
+    builder.setInsertionPointToEnd(module.getBody());
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    builder.getUnitAttr());
+    auto target = NVVM::NVVMTargetAttr::get(module.getContext(), /*O=*/3,
+                                            /*triple=*/"nvptx64-nvidia-cuda",
+                                            chip);
+    auto kernels = gpu::GPUModuleOp::create(
+        builder, module.getLoc(), kKernelModuleName,
+        builder.getArrayAttr({target}));
+    // The binary's bytes come later; the host code only takes its address.
+    LLVM::GlobalOp::create(builder, module.getLoc(), builder.getI8Type(),
+                           /*isConstant=*/true, LLVM::Linkage::External,
+                           kKernelImageName, Attribute());
+
+    for (func::FuncOp func : entries) {
+      HostEmitter emitter(func, kernels, builder);
+      if (failed(emitter.emit()))
+        return signalPassFailure();
+      func.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,78 @@
+/*===- fusion_runtime.h - the C ABI of fusion-compiled libraries ----------===*
+ *
+ * A library made by fusion-compile exports, per entry point of the compiled
+ * module, one function
+ *
+ *   int32_t NAME(void *stream, [int64_t batch,] const void *input..., void *output...);
+ *
+ * - `stream`: the cudaStream_t to run on (NULL: the legacy default stream of
+ *   the current device). Work is enqueued asynchronously on it.
+ * - `batch`: present when the entry point has dynamic dimensions; every `?`
+ *   dimension of its tensors takes this value.
+ * - inputs and outputs: device pointers to dense row-major tensors, in the
+ *   order of the entry's arguments and results (shapes and dtypes in the
+ *   signature file NAME.json beside the library). Every pointer must be
+ *   16-byte aligned and point into a device allocation of the stream's device
+ *   that is large enough.
+ *
+ * The function returns FUSION_SUCCESS or another fusion_status; then
+ * fusion_last_error_message() tells what failed on this thread. Nothing
+ * aborts the host process.
+ *===----------------------------------------------------------------------===*/
+
+#ifndef FUSION_RUNTIME_H
+#define FUSION_RUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum fusion_status {
+  FUSION_SUCCESS = 0,
+  /* A null, misaligned, too small or wrong-device buffer, or a bad size. */
+  FUSION_ERROR_INVALID_ARGUMENT = 1,
+  /* The CUDA runtime failed (no driver or device, out of memory, launch). */
+  FUSION_ERROR_CUDA = 2,
+  /* cuBLASLt failed or has no algorithm for the GEMM. */
+  FUSION_ERROR_CUBLAS = 3,
+} fusion_status;
+
+/* The message of the last failure on the calling thread ("" if none). */
+const char *fusion_last_error_message(void);
+
+/*===----------------------------------------------------------------------===*
+ * Internal ABI: called by the generated host code, not by users.
+ *===----------------------------------------------------------------------===*/
+
+/* Element types and GEMM precisions, as the fusion dialect numbers them. */
+enum { FUSION_F32 = 0, FUSION_BF16 = 1, FUSION_F16 = 2 };
+
+/* `bytes` of device memory at `ptr`, 16-byte aligned, on the stream's device. */
+int32_t __fusion_rt_check_buffer(void *stream, const void *ptr, int64_t bytes,
+                                 const char *name);
+/* `value` >= `minimum`, else an error naming `what`. */
+int32_t __fusion_rt_check_size(int64_t value, int64_t minimum,
+                               const char *what);
+int32_t __fusion_rt_alloc(void *stream, int64_t bytes, void **ptr);
+int32_t __fusion_rt_free(void *stream, void *ptr);
+int32_t __fusion_rt_copy(void *stream, void *dst, const void *src,
+                         int64_t bytes);
+/* out[M, N] = alpha * x[M, K] * w[N, K]^T (+ bias[N]), all `dtype`, products
+ * in `precision`, f32 accumulation. */
+int32_t __fusion_rt_gemm(void *stream, int32_t dtype, int32_t precision,
+                         int64_t m, int64_t n, int64_t k, const void *x,
+                         const void *w, const void *bias, float alpha,
+                         void *out);
+/* Launches `kernel` of the embedded fatbin `image` on a (gridX, gridY) grid
+ * of `blockX`-thread blocks. */
+int32_t __fusion_rt_launch(const void *image, const char *kernel,
+                           int64_t gridX, int64_t gridY, int32_t blockX,
+                           void *stream, void **args);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FUSION_RUNTIME_H */

@@ -1,0 +1,183 @@
+//===- Gemm.cpp - the GEMM of a fused linear through cuBLASLt -------------===//
+//
+// Row-major out[M, N] = x[M, K] * w[N, K]^T is, column-major,
+// out^T[N, M] = op_T(w)[N, K] * x^T[K, M]: A = w (K x N, transposed),
+// B = x (K x M), C = D = out (N x M). The bias epilogue adds bias[N] to each
+// column of D, i.e. to each row of `out`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include <cublasLt.h>
+
+#include <map>
+#include <mutex>
+#include <tuple>
+
+using namespace fusion::runtime;
+
+namespace {
+
+constexpr size_t kWorkspaceBytes = 32u << 20;
+
+int32_t checkCublas(cublasStatus_t status, const char *what) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return FUSION_SUCCESS;
+  return fail(FUSION_ERROR_CUBLAS, std::string(what) + ": " +
+                                       cublasLtGetStatusName(status) + ": " +
+                                       cublasLtGetStatusString(status));
+}
+
+struct DeviceState {
+  cublasLtHandle_t handle = nullptr;
+  void *workspace = nullptr;
+};
+
+/// A GEMM shape's descriptors and chosen algorithm.
+struct Plan {
+  cublasLtMatmulDesc_t operation = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algorithm;
+};
+
+using PlanKey =
+    std::tuple<int, int32_t, int32_t, int64_t, int64_t, int64_t, bool>;
+
+std::mutex mutex;
+std::map<int, DeviceState> devices;
+std::map<PlanKey, Plan> plans;
+
+cudaDataType_t dataType(int32_t dtype) {
+  switch (dtype) {
+  case FUSION_BF16:
+    return CUDA_R_16BF;
+  case FUSION_F16:
+    return CUDA_R_16F;
+  default:
+    return CUDA_R_32F;
+  }
+}
+
+/// Half-precision operands are exact in f32, so only f32 operands see the
+/// precision. The numbering is the dialect's: fp32, tf32, bf16, f16.
+cublasComputeType_t computeType(int32_t dtype, int32_t precision) {
+  if (dtype != FUSION_F32)
+    return CUBLAS_COMPUTE_32F;
+  switch (precision) {
+  case 1:
+    return CUBLAS_COMPUTE_32F_FAST_TF32;
+  case 2:
+    return CUBLAS_COMPUTE_32F_FAST_16BF;
+  case 3:
+    return CUBLAS_COMPUTE_32F_FAST_16F;
+  default:
+    return CUBLAS_COMPUTE_32F;
+  }
+}
+
+int32_t getDevice(int device, DeviceState *&state) {
+  state = &devices[device];
+  if (state->handle)
+    return FUSION_SUCCESS;
+  if (int32_t status =
+          checkCublas(cublasLtCreate(&state->handle), "cublasLtCreate"))
+    return status;
+  return checkCuda(cudaMalloc(&state->workspace, kWorkspaceBytes),
+                   "cudaMalloc (cuBLASLt workspace)");
+}
+
+int32_t makePlan(cublasLtHandle_t handle, const PlanKey &key, Plan &plan) {
+  auto [device, dtype, precision, m, n, k, hasBias] = key;
+  cudaDataType_t type = dataType(dtype);
+  cublasOperation_t transposed = CUBLAS_OP_T, plain = CUBLAS_OP_N;
+  cublasLtEpilogue_t epilogue =
+      hasBias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  if (int32_t status = checkCublas(
+          cublasLtMatmulDescCreate(&plan.operation,
+                                   computeType(dtype, precision), CUDA_R_32F),
+          "cublasLtMatmulDescCreate"))
+    return status;
+  cublasLtMatmulDescSetAttribute(plan.operation, CUBLASLT_MATMUL_DESC_TRANSA,
+                                 &transposed, sizeof(transposed));
+  cublasLtMatmulDescSetAttribute(plan.operation, CUBLASLT_MATMUL_DESC_TRANSB,
+                                 &plain, sizeof(plain));
+  cublasLtMatmulDescSetAttribute(plan.operation,
+                                 CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                 sizeof(epilogue));
+  if (hasBias)
+    cublasLtMatmulDescSetAttribute(plan.operation,
+                                   CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &type,
+                                   sizeof(type));
+  if (int32_t status = checkCublas(
+          cublasLtMatrixLayoutCreate(&plan.a, type, k, n, k),
+          "cublasLtMatrixLayoutCreate"))
+    return status;
+  if (int32_t status = checkCublas(
+          cublasLtMatrixLayoutCreate(&plan.b, type, k, m, k),
+          "cublasLtMatrixLayoutCreate"))
+    return status;
+  if (int32_t status = checkCublas(
+          cublasLtMatrixLayoutCreate(&plan.c, type, n, m, n),
+          "cublasLtMatrixLayoutCreate"))
+    return status;
+
+  cublasLtMatmulPreference_t preference;
+  cublasLtMatmulPreferenceCreate(&preference);
+  size_t workspace = kWorkspaceBytes;
+  cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+      sizeof(workspace));
+  cublasLtMatmulHeuristicResult_t result;
+  int found = 0;
+  cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      handle, plan.operation, plan.a, plan.b, plan.c, plan.c, preference, 1,
+      &result, &found);
+  cublasLtMatmulPreferenceDestroy(preference);
+  if (int32_t error = checkCublas(status, "cublasLtMatmulAlgoGetHeuristic"))
+    return error;
+  if (found == 0)
+    return fail(FUSION_ERROR_CUBLAS, "cuBLASLt has no algorithm for a " +
+                                         std::to_string(m) + "x" +
+                                         std::to_string(n) + "x" +
+                                         std::to_string(k) + " GEMM");
+  plan.algorithm = result.algo;
+  return FUSION_SUCCESS;
+}
+
+} // namespace
+
+extern "C" int32_t __fusion_rt_gemm(void *stream, int32_t dtype,
+                                    int32_t precision, int64_t m, int64_t n,
+                                    int64_t k, const void *x, const void *w,
+                                    const void *bias, float alpha, void *out) {
+  if (m <= 0 || n <= 0)
+    return FUSION_SUCCESS;
+  DeviceGuard guard(stream);
+  if (guard.status() != FUSION_SUCCESS)
+    return guard.status();
+  std::lock_guard<std::mutex> lock(mutex);
+  DeviceState *device;
+  if (int32_t status = getDevice(guard.device(), device))
+    return status;
+  PlanKey key{guard.device(), dtype, precision, m, n, k, bias != nullptr};
+  auto it = plans.find(key);
+  if (it == plans.end()) {
+    Plan plan;
+    if (int32_t status = makePlan(device->handle, key, plan))
+      return status;
+    it = plans.emplace(key, plan).first;
+  }
+  Plan &plan = it->second;
+  if (bias)
+    cublasLtMatmulDescSetAttribute(plan.operation,
+                                   CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                   sizeof(bias));
+  float beta = 0.0f;
+  return checkCublas(
+      cublasLtMatmul(device->handle, plan.operation, &alpha, w, plan.a, x,
+                     plan.b, &beta, out, plan.c, out, plan.c, &plan.algorithm,
+                     device->workspace, kWorkspaceBytes,
+                     static_cast<cudaStream_t>(stream)),
+      "cublasLtMatmul");
+}

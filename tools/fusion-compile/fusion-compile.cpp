@@ -1,0 +1,67 @@
+//===- fusion-compile.cpp - fusion models to GPU shared libraries ---------===//
+//
+//   fusion-compile model.mlir -o model.so [--target=sm_80] [--strategy=cublas]
+//                  [--precision=fp32|tf32|bf16|f16] [--emit=so|mlir|ptx]
+//
+// Writes model.so, whose entry points follow runtime/include/fusion_runtime.h,
+// and their signatures in model.json and model.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusion/Compiler/Compiler.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::opt<std::string> input(cl::Positional, cl::desc("<model.mlir>"),
+                             cl::Required);
+  cl::opt<std::string> output("o", cl::desc("output file"), cl::Required);
+  cl::opt<std::string> target("target", cl::desc("GPU architecture"),
+                              cl::init("sm_80"));
+  cl::opt<std::string> strategy("strategy", cl::desc("backend: cublas"),
+                                cl::init("cublas"));
+  cl::opt<std::string> precision(
+      "precision", cl::desc("GEMM precision of f32 chains: fp32, tf32, bf16, "
+                            "f16 (default fp32)"),
+      cl::init(""));
+  cl::opt<std::string> emit("emit", cl::desc("so, mlir or ptx"),
+                            cl::init("so"));
+  cl::opt<std::string> cudaPath(
+      "cuda-path", cl::desc("CUDA toolkit (default: the one of the build)"),
+      cl::init(""));
+  cl::ParseCommandLineOptions(argc, argv, "fusion GPU compiler\n");
+
+  DialectRegistry registry;
+  fusion::registerCompilerDialects(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  std::string error;
+  auto file = openInputFile(input, &error);
+  if (!file) {
+    llvm::errs() << "fusion-compile: " << error << "\n";
+    return 1;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  fusion::CompileOptions options;
+  options.target = target;
+  options.strategy = strategy;
+  options.precision = precision;
+  options.emit = emit;
+  options.cudaPath = cudaPath;
+  return failed(fusion::compileModule(*module, options, output)) ? 1 : 0;
+}
