@@ -19,6 +19,9 @@ int64_t mlir::fusion::getVectorWidth(Type elementType, int64_t columns) {
 
 namespace {
 
+/// Rows whose loads a statistics thread issues before using them.
+constexpr int64_t kRowsInFlight = 4;
+
 /// Emits kernel bodies: i64 index math in arith, memory through llvm ops.
 class KernelEmitter {
 public:
@@ -65,14 +68,16 @@ public:
                       elementType.getIntOrFloatBitWidth() / 8));
   }
 
-  /// `width` consecutive elements from `base[index]`, as f32 lanes.
+  /// `width` consecutive elements from `base[index]`, as f32 lanes; `index`
+  /// is a multiple of `width` and `base` 16-byte aligned.
   SmallVector<Value> loadLanes(Value base, Type elementType, Value index,
                                int64_t width) {
+    unsigned bytes = elementType.getIntOrFloatBitWidth() / 8;
     if (width == 1)
-      return {widen(load(elementType, base, elementType, index,
-                         elementType.getIntOrFloatBitWidth() / 8))};
+      return {widen(load(elementType, base, elementType, index, bytes))};
     auto vectorType = VectorType::get({width}, elementType);
-    Value vector = widen(load(vectorType, base, elementType, index, 16));
+    Value vector = widen(load(vectorType, base, elementType, index,
+                              std::min<unsigned>(16, width * bytes)));
     SmallVector<Value> lanes;
     for (int64_t lane = 0; lane < width; ++lane)
       lanes.push_back(vector::ExtractOp::create(b, loc, vector, lane));
@@ -161,11 +166,16 @@ gpu::GPUFuncOp mlir::fusion::buildElementwiseKernel(
                                           e.i64(shape.columns));
     SmallVector<Value> lanes =
         e.loadLanes(args[0], shape.elementType, first, width);
+    // The `width` columns of a thread are consecutive and start at a multiple
+    // of `width`: each column operand is one aligned vector load.
+    SmallVector<SmallVector<Value>> columnLanes;
+    for (auto [index, type] : llvm::enumerate(columnTypes))
+      columnLanes.push_back(
+          e.loadLanes(args[3 + index], type, column, width));
     for (int64_t lane = 0; lane < width; ++lane) {
-      Value n = e.add(column, e.i64(lane));
       SmallVector<Value> columns;
-      for (auto [index, type] : llvm::enumerate(columnTypes))
-        columns.push_back(e.loadColumn(args[3 + index], type, n));
+      for (auto &values : columnLanes)
+        columns.push_back(values[lane]);
       lanes[lane] = fn(builder, loc, lanes[lane], columns);
     }
     e.storeLanes(lanes, args[1], shape.elementType, first);
@@ -201,50 +211,111 @@ gpu::GPUFuncOp mlir::fusion::buildColumnStatsKernel(
         laneColumns[lane].push_back(e.loadColumn(
             args[5 + index], type, e.add(column, e.i64(lane))));
 
-    // Welford over the chunk's rows: (count, mean[lane], m2[lane]).
+    // Welford over the chunk's rows: state = (count, mean[lane], m2[lane]).
+    // Rows go in groups of kRowsInFlight whose loads are issued together,
+    // then one at a time for the remainder.
+    auto welford = [&](OpBuilder &nb, Location nl, SmallVector<Value> state,
+                       ArrayRef<Value> lanes) {
+      KernelEmitter le(nb, nl);
+      Value count = arith::AddFOp::create(nb, nl, state[0], le.f32(1.0));
+      Value inverse = arith::DivFOp::create(nb, nl, le.f32(1.0), count);
+      state[0] = count;
+      for (int64_t lane = 0; lane < width; ++lane) {
+        Value x = fn(nb, nl, lanes[lane], laneColumns[lane]);
+        Value &mean = state[1 + lane], &m2 = state[1 + width + lane];
+        Value delta = arith::SubFOp::create(nb, nl, x, mean);
+        mean = arith::AddFOp::create(
+            nb, nl, mean, arith::MulFOp::create(nb, nl, delta, inverse));
+        Value newDelta = arith::SubFOp::create(nb, nl, x, mean);
+        m2 = arith::AddFOp::create(
+            nb, nl, m2, arith::MulFOp::create(nb, nl, delta, newDelta));
+      }
+      return state;
+    };
+    auto rowLanes = [&](KernelEmitter &le, Value row) {
+      Value offset = le.add(le.mul(row, le.i64(shape.columns)), column);
+      return le.loadLanes(args[0], shape.elementType, offset, width);
+    };
+    auto toIndex = [&](Value v) -> Value {
+      return arith::IndexCastOp::create(builder, loc, builder.getIndexType(),
+                                        v);
+    };
     SmallVector<Value> init{e.f32(0.0)};
     init.append(2 * width, e.f32(0.0));
-    Value beginIndex = arith::IndexCastOp::create(
-        builder, loc, builder.getIndexType(), begin);
-    Value endIndex =
-        arith::IndexCastOp::create(builder, loc, builder.getIndexType(), end);
-    Value one = arith::ConstantIndexOp::create(builder, loc, 1);
-    auto loop = scf::ForOp::create(
-        builder, loc, beginIndex, endIndex, one, init,
+    Value count = arith::SubIOp::create(builder, loc, end, begin);
+    Value groupedEnd = e.add(
+        begin, e.mul(arith::DivSIOp::create(builder, loc, count,
+                                            e.i64(kRowsInFlight)),
+                     e.i64(kRowsInFlight)));
+    auto grouped = scf::ForOp::create(
+        builder, loc, toIndex(begin), toIndex(groupedEnd),
+        arith::ConstantIndexOp::create(builder, loc, kRowsInFlight), init,
         [&](OpBuilder &nb, Location nl, Value row, ValueRange state) {
           KernelEmitter le(nb, nl);
-          Value rowI64 = arith::IndexCastOp::create(nb, nl, nb.getI64Type(),
-                                                    row);
-          Value offset = le.add(le.mul(rowI64, le.i64(shape.columns)), column);
-          SmallVector<Value> lanes =
-              le.loadLanes(args[0], shape.elementType, offset, width);
-          Value count = arith::AddFOp::create(nb, nl, state[0], le.f32(1.0));
-          Value inverse = arith::DivFOp::create(nb, nl, le.f32(1.0), count);
-          SmallVector<Value> next{count};
-          SmallVector<Value> m2s;
-          for (int64_t lane = 0; lane < width; ++lane) {
-            Value x = fn(nb, nl, lanes[lane], laneColumns[lane]);
-            Value mean = state[1 + lane], m2 = state[1 + width + lane];
-            Value delta = arith::SubFOp::create(nb, nl, x, mean);
-            Value newMean = arith::AddFOp::create(
-                nb, nl, mean, arith::MulFOp::create(nb, nl, delta, inverse));
-            Value newDelta = arith::SubFOp::create(nb, nl, x, newMean);
-            next.push_back(newMean);
-            m2s.push_back(arith::AddFOp::create(
-                nb, nl, m2, arith::MulFOp::create(nb, nl, delta, newDelta)));
-          }
-          next.append(m2s);
+          Value first =
+              arith::IndexCastOp::create(nb, nl, nb.getI64Type(), row);
+          SmallVector<SmallVector<Value>> rows;
+          for (int64_t r = 0; r < kRowsInFlight; ++r)
+            rows.push_back(rowLanes(le, le.add(first, le.i64(r))));
+          SmallVector<Value> next(state);
+          for (auto &lanes : rows)
+            next = welford(nb, nl, next, lanes);
           scf::YieldOp::create(nb, nl, next);
         });
-    Value base = e.add(e.mul(chunk, e.i64(shape.columns)), column);
+    auto loop = scf::ForOp::create(
+        builder, loc, toIndex(groupedEnd), toIndex(end),
+        arith::ConstantIndexOp::create(builder, loc, 1),
+        grouped.getResults(),
+        [&](OpBuilder &nb, Location nl, Value row, ValueRange state) {
+          KernelEmitter le(nb, nl);
+          Value rowI64 =
+              arith::IndexCastOp::create(nb, nl, nb.getI64Type(), row);
+          scf::YieldOp::create(
+              nb, nl, welford(nb, nl, SmallVector<Value>(state),
+                              rowLanes(le, rowI64)));
+        });
+    // Column-major partials, so that the finalize kernel reads a column's
+    // chunks contiguously.
+    Value chunks = arith::IndexCastOp::create(
+        builder, loc, builder.getI64Type(),
+        gpu::GridDimOp::create(builder, loc, gpu::Dimension::y));
     for (int64_t lane = 0; lane < width; ++lane) {
-      Value index = e.add(base, e.i64(lane));
+      Value index =
+          e.add(e.mul(e.add(column, e.i64(lane)), chunks), chunk);
       e.store(loop.getResult(1 + lane), args[3], f32, index, 4);
       e.store(loop.getResult(1 + width + lane), args[4], f32, index, 4);
     }
   });
   return kernel;
 }
+
+namespace {
+/// Welford state of a set of rows: count, mean, sum of squared deviations.
+struct Moments {
+  Value count, mean, m2;
+};
+
+/// Chan's merge of two sets of rows; either may be empty.
+Moments merge(OpBuilder &b, Location loc, Moments a, Moments c) {
+  Value count = arith::AddFOp::create(b, loc, a.count, c.count);
+  Value zero = buildF32Constant(b, loc, 0.0);
+  Value nonEmpty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, count, zero);
+  Value safeCount = arith::SelectOp::create(
+      b, loc, nonEmpty, count, buildF32Constant(b, loc, 1.0));
+  Value weight = arith::DivFOp::create(b, loc, c.count, safeCount);
+  Value delta = arith::SubFOp::create(b, loc, c.mean, a.mean);
+  Value mean = arith::AddFOp::create(
+      b, loc, a.mean, arith::MulFOp::create(b, loc, delta, weight));
+  // m2 = m2a + m2c + delta^2 * count_a * count_c / count
+  Value cross = arith::MulFOp::create(
+      b, loc, arith::MulFOp::create(b, loc, delta, delta),
+      arith::MulFOp::create(b, loc, a.count, weight));
+  Value m2 = arith::AddFOp::create(
+      b, loc, arith::AddFOp::create(b, loc, a.m2, c.m2), cross);
+  return {count, mean, m2};
+}
+} // namespace
 
 gpu::GPUFuncOp mlir::fusion::buildBatchNormFinalizeKernel(
     OpBuilder &builder, Location loc, StringRef name, int64_t columns,
@@ -277,85 +348,95 @@ gpu::GPUFuncOp mlir::fusion::buildBatchNormFinalizeKernel(
         shiftOut = args[next++];
   Type statType = operands.statType;
 
-  Value n = e.globalThreadX();
+  // One warp per column; the guard is uniform across each warp, so the
+  // shuffles below see all 32 lanes.
+  Value thread = e.globalThreadX();
+  Value n = arith::DivUIOp::create(builder, loc, thread,
+                                   e.i64(kWarpSize));
+  Value lane = arith::RemUIOp::create(builder, loc, thread, e.i64(kWarpSize));
   emitGuarded(builder, loc, e.lessThan(n, e.i64(columns)), [&] {
-    Value mean, variance;
-    if (!config.isTraining()) {
-      mean = e.loadColumn(runningMean, statType, n);
-      variance = e.loadColumn(runningVar, statType, n);
-    } else {
-      // Chan's merge of the chunks in chunk order: deterministic.
+    Value mean, variance, rowsF32;
+    if (config.isTraining()) {
       Value rows = args[2], rowsPerChunk = args[3], chunks = args[4];
-      auto toF32 = [&](OpBuilder &nb, Location nl, Value v) -> Value {
-        return arith::SIToFPOp::create(nb, nl, nb.getF32Type(), v);
+      auto toF32 = [](OpBuilder &b, Location l, Value v) -> Value {
+        return arith::SIToFPOp::create(b, l, b.getF32Type(), v);
       };
-      Value firstCount = toF32(
-          builder, loc, arith::MinSIOp::create(builder, loc, rows,
-                                               rowsPerChunk));
-      SmallVector<Value> init{firstCount,
-                              e.load(f32, args[0], f32, n, 4),
-                              e.load(f32, args[1], f32, n, 4)};
       auto toIndex = [&](Value v) -> Value {
         return arith::IndexCastOp::create(builder, loc,
                                           builder.getIndexType(), v);
       };
+      // Lane l merges chunks l, l + 32, ... in order.
+      Moments empty{e.f32(0.0), e.f32(0.0), e.f32(0.0)};
       auto loop = scf::ForOp::create(
-          builder, loc, toIndex(e.i64(1)), toIndex(chunks),
-          arith::ConstantIndexOp::create(builder, loc, 1), init,
+          builder, loc, toIndex(lane), toIndex(chunks),
+          arith::ConstantIndexOp::create(builder, loc, kWarpSize),
+          ValueRange{empty.count, empty.mean, empty.m2},
           [&](OpBuilder &nb, Location nl, Value chunk, ValueRange state) {
             KernelEmitter le(nb, nl);
             Value chunkI64 =
                 arith::IndexCastOp::create(nb, nl, nb.getI64Type(), chunk);
             Value start = le.mul(chunkI64, rowsPerChunk);
-            Value countB = toF32(
+            Value count = toF32(
                 nb, nl,
                 arith::MinSIOp::create(
                     nb, nl, rowsPerChunk,
                     arith::SubIOp::create(nb, nl, rows, start)));
-            Value index = le.add(le.mul(chunkI64, le.i64(columns)), n);
-            Value meanB = le.load(f32, args[0], f32, index, 4);
-            Value m2B = le.load(f32, args[1], f32, index, 4);
-            Value countA = state[0], meanA = state[1], m2A = state[2];
-            Value count = arith::AddFOp::create(nb, nl, countA, countB);
-            Value delta = arith::SubFOp::create(nb, nl, meanB, meanA);
-            Value weightB = arith::DivFOp::create(nb, nl, countB, count);
-            Value newMeanA = arith::AddFOp::create(
-                nb, nl, meanA, arith::MulFOp::create(nb, nl, delta, weightB));
-            // m2 = m2A + m2B + delta^2 * countA * countB / count
-            Value cross = arith::MulFOp::create(
-                nb, nl, arith::MulFOp::create(nb, nl, delta, delta),
-                arith::MulFOp::create(nb, nl, countA, weightB));
-            Value newM2 = arith::AddFOp::create(
-                nb, nl, arith::AddFOp::create(nb, nl, m2A, m2B), cross);
-            scf::YieldOp::create(nb, nl,
-                                 ValueRange{count, newMeanA, newM2});
+            Value index = le.add(le.mul(n, chunks), chunkI64);
+            Moments part{count, le.load(f32, args[0], f32, index, 4),
+                         le.load(f32, args[1], f32, index, 4)};
+            Moments merged =
+                merge(nb, nl, {state[0], state[1], state[2]}, part);
+            scf::YieldOp::create(
+                nb, nl, ValueRange{merged.count, merged.mean, merged.m2});
           });
-      Value rowsF32 = toF32(builder, loc, rows);
-      mean = loop.getResult(1);
-      variance = arith::DivFOp::create(builder, loc, loop.getResult(2),
-                                       rowsF32);
-      if (updates) {
-        double momentum = config.getMomentumValue();
-        Value bessel = arith::DivFOp::create(
-            builder, loc, rowsF32,
-            arith::SubFOp::create(builder, loc, rowsF32, e.f32(1.0)));
-        auto update = [&](Value running, Value batch) -> Value {
-          Value kept = arith::MulFOp::create(builder, loc, running,
-                                             e.f32(1.0 - momentum));
-          Value added =
-              arith::MulFOp::create(builder, loc, batch, e.f32(momentum));
-          return arith::AddFOp::create(builder, loc, kept, added);
+      // Butterfly across the warp, in a fixed order: deterministic.
+      Moments total{loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+      Value width = arith::ConstantOp::create(
+          builder, loc, builder.getI32IntegerAttr(kWarpSize));
+      for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
+        Value distance = arith::ConstantOp::create(
+            builder, loc, builder.getI32IntegerAttr(offset));
+        auto shuffle = [&](Value v) -> Value {
+          return gpu::ShuffleOp::create(builder, loc, v, distance, width,
+                                        gpu::ShuffleMode::XOR)
+              .getShuffleResult();
         };
-        unsigned statBytes = statType.getIntOrFloatBitWidth() / 8;
-        e.store(e.narrow(update(e.loadColumn(runningMean, statType, n), mean),
-                         statType),
-                newMean, statType, n, statBytes);
-        Value unbiased = arith::MulFOp::create(builder, loc, variance, bessel);
-        e.store(e.narrow(update(e.loadColumn(runningVar, statType, n),
-                                unbiased),
-                         statType),
-                newVar, statType, n, statBytes);
+        total = merge(builder, loc, total,
+                      {shuffle(total.count), shuffle(total.mean),
+                       shuffle(total.m2)});
       }
+      rowsF32 = toF32(builder, loc, rows);
+      mean = total.mean;
+      variance = arith::DivFOp::create(builder, loc, total.m2, rowsF32);
+    }
+    Value isLaneZero = arith::CmpIOp::create(
+        builder, loc, arith::CmpIPredicate::eq, lane, e.i64(0));
+    auto leader = scf::IfOp::create(builder, loc, isLaneZero, false);
+    OpBuilder::InsertionGuard leaderGuard(builder);
+    builder.setInsertionPointToStart(&leader.getThenRegion().front());
+    if (!config.isTraining()) {
+      mean = e.loadColumn(runningMean, statType, n);
+      variance = e.loadColumn(runningVar, statType, n);
+    }
+    if (updates) {
+      double momentum = config.getMomentumValue();
+      Value bessel = arith::DivFOp::create(
+          builder, loc, rowsF32,
+          arith::SubFOp::create(builder, loc, rowsF32, e.f32(1.0)));
+      auto update = [&](Value running, Value batch) -> Value {
+        Value kept = arith::MulFOp::create(builder, loc, running,
+                                           e.f32(1.0 - momentum));
+        Value added =
+            arith::MulFOp::create(builder, loc, batch, e.f32(momentum));
+        return e.narrow(arith::AddFOp::create(builder, loc, kept, added),
+                        statType);
+      };
+      unsigned statBytes = statType.getIntOrFloatBitWidth() / 8;
+      e.store(update(e.loadColumn(runningMean, statType, n), mean), newMean,
+              statType, n, statBytes);
+      Value unbiased = arith::MulFOp::create(builder, loc, variance, bessel);
+      e.store(update(e.loadColumn(runningVar, statType, n), unbiased),
+              newVar, statType, n, statBytes);
     }
     // y = (x - mean) * (invstd * weight) + bias: centering first keeps the
     // precision when |mean| is large against the spread.

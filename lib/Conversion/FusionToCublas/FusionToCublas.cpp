@@ -369,7 +369,8 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
   for (Value stat : updated)
     args.push_back(buffers.lookup(stat).ptr);
   args.append({s.center, s.scale, s.shift});
-  launch(finalizeName, c64((shape.columns + kBlockSize - 1) / kBlockSize),
+  launch(finalizeName,
+         c64((shape.columns * kWarpSize + kBlockSize - 1) / kBlockSize),
          c64(1), args);
 
   std::string normalizeName = kernelName(op, "normalize");

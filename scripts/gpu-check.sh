@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The GPU check and benchmark of the compiled workloads, in two steps:
+#
+#   scripts/gpu-check.sh build [dir]   on the build machine (has the
+#       compiler, no GPU): compiles examples/ and the workload variants of
+#       scripts/gpu/make_models.py into dir (default: artifacts/), one
+#       library per precision.
+#   scripts/gpu-check.sh run [dir] [--max-autotune] [--out DIR]   on a GPU
+#       machine with CUDA, cuBLAS and PyTorch (no compiler needed): checks
+#       every library against PyTorch and times fusion, eager, torch.compile
+#       and the raw cuBLAS GEMM; prints a table last.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+step="${1:-}"; shift || true
+case "$step" in
+  build)
+    dir="${1:-$root/artifacts}"
+    "$root/scripts/build.sh" "$root/build" >/dev/null
+    cmake --build "$root/build" --target fusion-compile >/dev/null
+    compile="$root/build/bin/fusion-compile"
+    mkdir -p "$dir"
+    python3 "$root/scripts/gpu/make_models.py" "$dir/models"
+    for precision in fp32 tf32; do
+      for model in linear_leaky_relu linear_scale_batch_norm; do
+        "$compile" "$root/examples/$model.mlir" --precision=$precision \
+          -o "$dir/${model}_$precision.so"
+      done
+      "$compile" "$dir/models/workloads_f32.mlir" --precision=$precision \
+        -o "$dir/workloads_f32_$precision.so"
+    done
+    for type in bf16 f16; do
+      "$compile" "$dir/models/workloads_$type.mlir" -o "$dir/workloads_$type.so"
+    done
+    printf 'commit=%s\ndate=%s\n' "$(git -C "$root" rev-parse --short HEAD)" \
+      "$(date -u +%F)" > "$dir/BUILD_INFO"
+    ls -la "$dir"
+    ;;
+  run)
+    dir="$root/artifacts"
+    if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then dir="$1"; shift; fi
+    exec python3 "$root/scripts/gpu/check_and_bench.py" --artifacts "$dir" "$@"
+    ;;
+  *)
+    echo "usage: $0 build [dir] | run [dir] [--max-autotune] [--out DIR]" >&2
+    exit 2
+    ;;
+esac
