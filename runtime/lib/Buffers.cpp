@@ -4,6 +4,9 @@
 
 #include <cuda.h>
 
+#include <map>
+#include <mutex>
+
 using namespace fusion::runtime;
 
 /// cuMemGetAddressRange through the runtime's driver entry point, so the
@@ -71,6 +74,34 @@ extern "C" int32_t __fusion_rt_check_size(int64_t value, int64_t minimum,
                   std::to_string(minimum) + ", got " + std::to_string(value));
 }
 
+/// The device's workspace pool: private, so that its setting touches no one
+/// else's allocations, and keeping freed memory, so that a call's workspace
+/// costs no mapping of new memory once the first call has run.
+static int32_t getPool(int device, cudaMemPool_t *pool) {
+  static std::mutex mutex;
+  static std::map<int, cudaMemPool_t> pools;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = pools.find(device); it != pools.end()) {
+    *pool = it->second;
+    return FUSION_SUCCESS;
+  }
+  cudaMemPoolProps props = {};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  if (int32_t status = checkCuda(cudaMemPoolCreate(pool, &props),
+                                 "cudaMemPoolCreate (workspace)"))
+    return status;
+  uint64_t keepAll = UINT64_MAX;
+  if (int32_t status = checkCuda(
+          cudaMemPoolSetAttribute(*pool, cudaMemPoolAttrReleaseThreshold,
+                                  &keepAll),
+          "cudaMemPoolSetAttribute (workspace)"))
+    return status;
+  pools[device] = *pool;
+  return FUSION_SUCCESS;
+}
+
 extern "C" int32_t __fusion_rt_alloc(void *stream, int64_t bytes,
                                      void **ptr) {
   *ptr = nullptr;
@@ -79,9 +110,12 @@ extern "C" int32_t __fusion_rt_alloc(void *stream, int64_t bytes,
   DeviceGuard guard(stream);
   if (guard.status() != FUSION_SUCCESS)
     return guard.status();
-  return checkCuda(
-      cudaMallocAsync(ptr, bytes, static_cast<cudaStream_t>(stream)),
-      "cudaMallocAsync (workspace)");
+  cudaMemPool_t pool;
+  if (int32_t status = getPool(guard.device(), &pool))
+    return status;
+  return checkCuda(cudaMallocFromPoolAsync(ptr, bytes, pool,
+                                           static_cast<cudaStream_t>(stream)),
+                   "cudaMallocFromPoolAsync (workspace)");
 }
 
 extern "C" int32_t __fusion_rt_free(void *stream, void *ptr) {

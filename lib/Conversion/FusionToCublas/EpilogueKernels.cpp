@@ -20,7 +20,7 @@ int64_t mlir::fusion::getVectorWidth(Type elementType, int64_t columns) {
 namespace {
 
 /// Rows whose loads a statistics thread issues before using them.
-constexpr int64_t kRowsInFlight = 4;
+constexpr int64_t kRowsInFlight = 8;
 
 /// Emits kernel bodies: i64 index math in arith, memory through llvm ops.
 class KernelEmitter {

@@ -301,10 +301,12 @@ LogicalResult HostEmitter::checkSupported() {
 void HostEmitter::planBatchNorm(Operation *op, Value rows, int64_t columns,
                                 int64_t vectorWidth) {
   BatchNormScratch &s = scratch[op];
-  // About 1024 blocks of statistics, at least 32 rows each.
+  // About 256 blocks of statistics (two per SM of an H100, each thread with
+  // 8 rows of loads in flight), at least 64 rows each: few chunks keep the
+  // partial statistics, and the finalize kernel's merges, small.
   int64_t columnBlocks =
       (columns / vectorWidth + kBlockSize - 1) / kBlockSize;
-  s.rowsPerChunk = max(c64(32), ceilDiv(mul(rows, c64(columnBlocks)), 1024));
+  s.rowsPerChunk = max(c64(64), ceilDiv(mul(rows, c64(columnBlocks)), 256));
   s.chunks = ceilDiv(rows, s.rowsPerChunk);
   Value partialBytes = mul(mul(s.chunks, c64(columns)), c64(4));
   Value columnBytes = c64(columns * 4);
