@@ -219,6 +219,11 @@ def main():
     parser.add_argument("--max-autotune", action="store_true",
                         help="also time torch.compile max-autotune-no-cudagraphs")
     parser.add_argument("--no-bench", action="store_true")
+    parser.add_argument("--no-check", action="store_true")
+    parser.add_argument("--precisions", default="fp32,tf32,bf16",
+                        help="precisions to time, comma-separated")
+    parser.add_argument("--workloads", default="A,B,B'",
+                        help="workloads to time, comma-separated")
     parser.add_argument("--profile", action="store_true",
                         help="print the kernels of the batch-norm cases")
     args = parser.parse_args()
@@ -248,7 +253,7 @@ def main():
             n = entry["outputs"][0]["shape"][1]
             batches = [1000, 77] if (k, n) in [(1000, 4000), (513, 129)] \
                 else ([1024, 16384] if kind == "b" and k == 4096 else [1024])
-            for m in batches:
+            for m in batches if not args.no_check else []:
                 check(lib, name, kind, m, k, n, dtype, precision, failures,
                       rows)
     print("\ncorrectness: ||out - ref|| / ||ref|| per output (f64 reference)")
@@ -294,7 +299,11 @@ def main():
                                         torch.float32),
                                        ("bf16", "workloads_bf16",
                                         torch.bfloat16)]:
+            if precision not in args.precisions.split(","):
+                continue
             for label, kind, m, k, n, name in cases:
+                if label not in args.workloads.split(","):
+                    continue
                 times = bench(libs[stem], name, kind, m, k, n, dtype,
                               precision, modes)
                 table.append((label, f"{m}x{k}x{n}", precision, times))
