@@ -56,8 +56,6 @@ int32_t __fusion_rt_check_buffer(void *stream, const void *ptr, int64_t bytes,
 int32_t __fusion_rt_check_size(int64_t value, int64_t minimum,
                                const char *what);
 int32_t __fusion_rt_alloc(void *stream, int64_t bytes, void **ptr);
-/* The number of SMs of the stream's device. */
-int32_t __fusion_rt_multiprocessor_count(void *stream, int64_t *count);
 int32_t __fusion_rt_free(void *stream, void *ptr);
 int32_t __fusion_rt_copy(void *stream, void *dst, const void *src,
                          int64_t bytes);

@@ -63,18 +63,3 @@ extern "C" int32_t __fusion_rt_launch(const void *image, const char *name,
                                     static_cast<cudaStream_t>(stream)),
                    name);
 }
-
-extern "C" int32_t __fusion_rt_multiprocessor_count(void *stream,
-                                                    int64_t *count) {
-  DeviceGuard guard(stream);
-  if (guard.status() != FUSION_SUCCESS)
-    return guard.status();
-  int value = 0;
-  if (int32_t status = checkCuda(
-          cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount,
-                                 guard.device()),
-          "cudaDeviceGetAttribute"))
-    return status;
-  *count = value;
-  return FUSION_SUCCESS;
-}

@@ -162,19 +162,6 @@ def profile(lib, name, kind, m, k, n, dtype, precision):
             if e.device_time > 0]
 
 
-def host_time(fn, calls=50):
-    """Host microseconds to enqueue one call (the GPU runs behind)."""
-    import time
-    fn()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    elapsed = time.perf_counter() - start
-    torch.cuda.synchronize()
-    return elapsed / calls * 1e6
-
-
 def timed(fn, warmup=3, iters=10):
     for _ in range(warmup):
         fn()
@@ -267,15 +254,6 @@ def main():
         print(f"  {what:20s} status {status}: {message}")
 
     if args.profile:
-        lib = libs["workloads_f32_tf32"]
-        precision_setup("tf32")
-        inputs = make_inputs("b", 16384, 4096, 4096, torch.float32)
-        outputs = [torch.empty(16384, 4096, device="cuda"),
-                   torch.empty(4096, device="cuda"),
-                   torch.empty(4096, device="cuda")]
-        print("\nhost time per call, B tf32: fusion %.1f us, eager %.1f us" % (
-            host_time(lambda: lib.run("b_4096x4096", 16384, inputs, outputs)),
-            host_time(lambda: model_b(*inputs))))
         for stem, dtype, precision in [("workloads_f32_tf32", torch.float32,
                                         "tf32"),
                                        ("workloads_bf16", torch.bfloat16,

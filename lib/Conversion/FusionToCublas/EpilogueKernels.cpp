@@ -6,7 +6,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -184,6 +183,112 @@ gpu::GPUFuncOp mlir::fusion::buildElementwiseKernel(
   return kernel;
 }
 
+gpu::GPUFuncOp mlir::fusion::buildColumnStatsKernel(
+    OpBuilder &builder, Location loc, StringRef name, MatrixShape shape,
+    TypeRange columnTypes, const ScalarFn &fn) {
+  OpBuilder::InsertionGuard insertion(builder);
+  Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
+  Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
+  SmallVector<Type> argTypes{ptr, i64, i64, ptr, ptr};
+  argTypes.append(columnTypes.size(), ptr);
+  gpu::GPUFuncOp kernel = createKernel(builder, loc, name, argTypes);
+  KernelEmitter e(builder, loc);
+  auto args = kernel.getArguments();
+  Value rows = args[1], rowsPerChunk = args[2];
+  int64_t width = shape.vectorWidth;
+  Value group = e.globalThreadX();
+  emitGuarded(builder, loc, e.lessThan(group, e.i64(shape.columns / width)),
+              [&] {
+    Value column = e.mul(group, e.i64(width));
+    Value chunk = e.id(gpu::Dimension::y, true);
+    Value begin = e.mul(chunk, rowsPerChunk);
+    Value end = arith::MinSIOp::create(builder, loc, rows,
+                                       e.add(begin, rowsPerChunk));
+    // The column operands of this thread's columns, loaded once.
+    SmallVector<SmallVector<Value>> laneColumns(width);
+    for (int64_t lane = 0; lane < width; ++lane)
+      for (auto [index, type] : llvm::enumerate(columnTypes))
+        laneColumns[lane].push_back(e.loadColumn(
+            args[5 + index], type, e.add(column, e.i64(lane))));
+
+    // Welford over the chunk's rows: state = (count, mean[lane], m2[lane]).
+    // Rows go in groups of kRowsInFlight whose loads are issued together,
+    // then one at a time for the remainder.
+    auto welford = [&](OpBuilder &nb, Location nl, SmallVector<Value> state,
+                       ArrayRef<Value> lanes) {
+      KernelEmitter le(nb, nl);
+      Value count = arith::AddFOp::create(nb, nl, state[0], le.f32(1.0));
+      Value inverse = arith::DivFOp::create(nb, nl, le.f32(1.0), count);
+      state[0] = count;
+      for (int64_t lane = 0; lane < width; ++lane) {
+        Value x = fn(nb, nl, lanes[lane], laneColumns[lane]);
+        Value &mean = state[1 + lane], &m2 = state[1 + width + lane];
+        Value delta = arith::SubFOp::create(nb, nl, x, mean);
+        mean = arith::AddFOp::create(
+            nb, nl, mean, arith::MulFOp::create(nb, nl, delta, inverse));
+        Value newDelta = arith::SubFOp::create(nb, nl, x, mean);
+        m2 = arith::AddFOp::create(
+            nb, nl, m2, arith::MulFOp::create(nb, nl, delta, newDelta));
+      }
+      return state;
+    };
+    auto rowLanes = [&](KernelEmitter &le, Value row) {
+      Value offset = le.add(le.mul(row, le.i64(shape.columns)), column);
+      return le.loadLanes(args[0], shape.elementType, offset, width);
+    };
+    auto toIndex = [&](Value v) -> Value {
+      return arith::IndexCastOp::create(builder, loc, builder.getIndexType(),
+                                        v);
+    };
+    SmallVector<Value> init{e.f32(0.0)};
+    init.append(2 * width, e.f32(0.0));
+    Value count = arith::SubIOp::create(builder, loc, end, begin);
+    Value groupedEnd = e.add(
+        begin, e.mul(arith::DivSIOp::create(builder, loc, count,
+                                            e.i64(kRowsInFlight)),
+                     e.i64(kRowsInFlight)));
+    auto grouped = scf::ForOp::create(
+        builder, loc, toIndex(begin), toIndex(groupedEnd),
+        arith::ConstantIndexOp::create(builder, loc, kRowsInFlight), init,
+        [&](OpBuilder &nb, Location nl, Value row, ValueRange state) {
+          KernelEmitter le(nb, nl);
+          Value first =
+              arith::IndexCastOp::create(nb, nl, nb.getI64Type(), row);
+          SmallVector<SmallVector<Value>> rows;
+          for (int64_t r = 0; r < kRowsInFlight; ++r)
+            rows.push_back(rowLanes(le, le.add(first, le.i64(r))));
+          SmallVector<Value> next(state);
+          for (auto &lanes : rows)
+            next = welford(nb, nl, next, lanes);
+          scf::YieldOp::create(nb, nl, next);
+        });
+    auto loop = scf::ForOp::create(
+        builder, loc, toIndex(groupedEnd), toIndex(end),
+        arith::ConstantIndexOp::create(builder, loc, 1),
+        grouped.getResults(),
+        [&](OpBuilder &nb, Location nl, Value row, ValueRange state) {
+          KernelEmitter le(nb, nl);
+          Value rowI64 =
+              arith::IndexCastOp::create(nb, nl, nb.getI64Type(), row);
+          scf::YieldOp::create(
+              nb, nl, welford(nb, nl, SmallVector<Value>(state),
+                              rowLanes(le, rowI64)));
+        });
+    // Column-major partials, so that the finalize kernel reads a column's
+    // chunks contiguously.
+    Value chunks = arith::IndexCastOp::create(
+        builder, loc, builder.getI64Type(),
+        gpu::GridDimOp::create(builder, loc, gpu::Dimension::y));
+    for (int64_t lane = 0; lane < width; ++lane) {
+      Value index =
+          e.add(e.mul(e.add(column, e.i64(lane)), chunks), chunk);
+      e.store(loop.getResult(1 + lane), args[3], f32, index, 4);
+      e.store(loop.getResult(1 + width + lane), args[4], f32, index, 4);
+    }
+  });
+  return kernel;
+}
+
 namespace {
 /// Welford state of a set of rows: count, mean, sum of squared deviations.
 struct Moments {
@@ -212,35 +317,22 @@ Moments merge(OpBuilder &b, Location loc, Moments a, Moments c) {
 }
 } // namespace
 
-gpu::GPUFuncOp mlir::fusion::buildBatchNormKernel(
-    OpBuilder &builder, Location loc, StringRef name, MatrixShape shape,
-    TypeRange columnTypes, const ScalarFn &fn, BatchNormConfigAttr config,
-    BatchNormOperands operands) {
+gpu::GPUFuncOp mlir::fusion::buildBatchNormFinalizeKernel(
+    OpBuilder &builder, Location loc, StringRef name, int64_t columns,
+    BatchNormConfigAttr config, BatchNormOperands operands) {
   OpBuilder::InsertionGuard insertion(builder);
-  MLIRContext *context = builder.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(context);
+  Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
   Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
-  bool training = config.isTraining();
-  bool updates = training && operands.runningStats;
-  SmallVector<Type> argTypes{ptr, ptr, i64};
+  SmallVector<Type> argTypes{ptr, ptr, i64, i64, i64};
+  bool updates = config.isTraining() && operands.runningStats;
   argTypes.append(operands.weight + operands.bias +
                       2 * operands.runningStats + 2 * updates,
                   ptr);
-  argTypes.append(columnTypes.size(), ptr);
+  argTypes.append(3, ptr);
   gpu::GPUFuncOp kernel = createKernel(builder, loc, name, argTypes);
-  int64_t width = shape.vectorWidth;
-  // Shared memory: per thread (count, mean[width], m2[width]) for the tree
-  // merge, then center, scale and shift of the strip's columns.
-  int64_t slots = 1 + 2 * width;
-  auto sharedType = MemRefType::get(
-      {slots * kBlockSize + 3 * width}, f32, AffineMap(),
-      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
-  Value shared = kernel.addWorkgroupAttribution(sharedType, loc);
-
   KernelEmitter e(builder, loc);
   auto args = kernel.getArguments();
-  Value in = args[0], out = args[1], rows = args[2];
-  unsigned next = 3;
+  unsigned next = 5;
   Value weight = operands.weight ? args[next++] : Value();
   Value bias = operands.bias ? args[next++] : Value();
   Value runningMean, runningVar, newMean, newVar;
@@ -252,254 +344,111 @@ gpu::GPUFuncOp mlir::fusion::buildBatchNormKernel(
     newMean = args[next++];
     newVar = args[next++];
   }
-  ValueRange columnArgs = args.drop_front(next);
+  Value centerOut = args[next++], scaleOut = args[next++],
+        shiftOut = args[next++];
   Type statType = operands.statType;
-  unsigned statBytes = statType.getIntOrFloatBitWidth() / 8;
 
-  auto toIndex = [&](OpBuilder &b, Location l, Value v) -> Value {
-    return arith::IndexCastOp::create(b, l, b.getIndexType(), v);
-  };
-  auto sharedAt = [&](OpBuilder &b, Location l, int64_t slot, Value i) {
-    KernelEmitter le(b, l);
-    return toIndex(b, l, le.add(le.i64(slot * kBlockSize), i));
-  };
-  auto loadShared = [&](OpBuilder &b, Location l, Value at) -> Value {
-    return memref::LoadOp::create(b, l, shared, ValueRange{at});
-  };
-  auto storeShared = [&](OpBuilder &b, Location l, Value v, Value at) {
-    memref::StoreOp::create(b, l, v, shared, ValueRange{at});
-  };
-  auto barrier = [&](OpBuilder &b, Location l) {
-    gpu::BarrierOp::create(b, l);
-  };
-
-  Value tid = e.id(gpu::Dimension::x, false);
-  // Rows tid, tid + kBlockSize, ...: how many this thread has.
-  Value mine = arith::SelectOp::create(
-      builder, loc, e.lessThan(tid, rows),
-      arith::DivUIOp::create(
-          builder, loc,
-          e.add(arith::SubIOp::create(builder, loc, rows, tid),
-                e.i64(kBlockSize - 1)),
-          e.i64(kBlockSize)),
-      e.i64(0));
-  auto rowOf = [&](KernelEmitter &le, Value i) {
-    return le.add(tid, le.mul(i, le.i64(kBlockSize)));
-  };
-
-  int64_t strips = shape.columns / width;
-  Value firstStrip = toIndex(builder, loc, e.id(gpu::Dimension::x, true));
-  Value stripStep = gpu::GridDimOp::create(builder, loc, gpu::Dimension::x);
-  scf::ForOp::create(
-      builder, loc, firstStrip,
-      arith::ConstantIndexOp::create(builder, loc, strips), stripStep,
-      ValueRange{},
-      [&](OpBuilder &b, Location l, Value strip, ValueRange) {
-        KernelEmitter se(b, l);
-        Value column = se.mul(
-            arith::IndexCastOp::create(b, l, i64, strip), se.i64(width));
-        SmallVector<SmallVector<Value>> columnLanes;
-        for (auto [i, type] : llvm::enumerate(columnTypes))
-          columnLanes.push_back(
-              se.loadLanes(columnArgs[i], type, column, width));
-        auto columnsOfLane = [&](int64_t lane) {
-          SmallVector<Value> values;
-          for (auto &lanes : columnLanes)
-            values.push_back(lanes[lane]);
-          return values;
-        };
-        auto rowLanes = [&](KernelEmitter &le, Value row) {
-          Value offset =
-              le.add(le.mul(row, le.i64(shape.columns)), column);
-          return le.loadLanes(in, shape.elementType, offset, width);
-        };
-        Value base = se.i64(slots * kBlockSize);
-
-        if (training) {
-          // Phase 1: Welford over this thread's rows, kRowsInFlight loads
-          // at a time, then one by one.
-          auto welford = [&](OpBuilder &nb, Location nl,
-                             SmallVector<Value> state,
-                             ArrayRef<Value> lanes) {
+  // One warp per column; the guard is uniform across each warp, so the
+  // shuffles below see all 32 lanes.
+  Value thread = e.globalThreadX();
+  Value n = arith::DivUIOp::create(builder, loc, thread,
+                                   e.i64(kWarpSize));
+  Value lane = arith::RemUIOp::create(builder, loc, thread, e.i64(kWarpSize));
+  emitGuarded(builder, loc, e.lessThan(n, e.i64(columns)), [&] {
+    Value mean, variance, rowsF32;
+    if (config.isTraining()) {
+      Value rows = args[2], rowsPerChunk = args[3], chunks = args[4];
+      auto toF32 = [](OpBuilder &b, Location l, Value v) -> Value {
+        return arith::SIToFPOp::create(b, l, b.getF32Type(), v);
+      };
+      auto toIndex = [&](Value v) -> Value {
+        return arith::IndexCastOp::create(builder, loc,
+                                          builder.getIndexType(), v);
+      };
+      // Lane l merges chunks l, l + 32, ... in order.
+      Moments empty{e.f32(0.0), e.f32(0.0), e.f32(0.0)};
+      auto loop = scf::ForOp::create(
+          builder, loc, toIndex(lane), toIndex(chunks),
+          arith::ConstantIndexOp::create(builder, loc, kWarpSize),
+          ValueRange{empty.count, empty.mean, empty.m2},
+          [&](OpBuilder &nb, Location nl, Value chunk, ValueRange state) {
             KernelEmitter le(nb, nl);
-            Value count = arith::AddFOp::create(nb, nl, state[0],
-                                                le.f32(1.0));
-            Value inverse = arith::DivFOp::create(nb, nl, le.f32(1.0), count);
-            state[0] = count;
-            for (int64_t lane = 0; lane < width; ++lane) {
-              Value x = fn(nb, nl, lanes[lane], columnsOfLane(lane));
-              Value &mean = state[1 + lane], &m2 = state[1 + width + lane];
-              Value delta = arith::SubFOp::create(nb, nl, x, mean);
-              mean = arith::AddFOp::create(
-                  nb, nl, mean, arith::MulFOp::create(nb, nl, delta, inverse));
-              Value newDelta = arith::SubFOp::create(nb, nl, x, mean);
-              m2 = arith::AddFOp::create(
-                  nb, nl, m2, arith::MulFOp::create(nb, nl, delta, newDelta));
-            }
-            return state;
-          };
-          SmallVector<Value> init(1 + 2 * width, se.f32(0.0));
-          Value grouped = se.mul(
-              arith::DivUIOp::create(b, l, mine, se.i64(kRowsInFlight)),
-              se.i64(kRowsInFlight));
-          auto groups = scf::ForOp::create(
-              b, l, toIndex(b, l, se.i64(0)), toIndex(b, l, grouped),
-              arith::ConstantIndexOp::create(b, l, kRowsInFlight), init,
-              [&](OpBuilder &nb, Location nl, Value i, ValueRange state) {
-                KernelEmitter le(nb, nl);
-                Value first = arith::IndexCastOp::create(nb, nl, i64, i);
-                SmallVector<SmallVector<Value>> loaded;
-                for (int64_t r = 0; r < kRowsInFlight; ++r)
-                  loaded.push_back(
-                      rowLanes(le, rowOf(le, le.add(first, le.i64(r)))));
-                SmallVector<Value> next(state);
-                for (auto &lanes : loaded)
-                  next = welford(nb, nl, next, lanes);
-                scf::YieldOp::create(nb, nl, next);
-              });
-          auto rest = scf::ForOp::create(
-              b, l, toIndex(b, l, grouped), toIndex(b, l, mine),
-              arith::ConstantIndexOp::create(b, l, 1), groups.getResults(),
-              [&](OpBuilder &nb, Location nl, Value i, ValueRange state) {
-                KernelEmitter le(nb, nl);
-                Value row =
-                    rowOf(le, arith::IndexCastOp::create(nb, nl, i64, i));
-                scf::YieldOp::create(
-                    nb, nl, welford(nb, nl, SmallVector<Value>(state),
-                                    rowLanes(le, row)));
-              });
-          for (int64_t slot = 0; slot < slots; ++slot)
-            storeShared(b, l, rest.getResult(slot), sharedAt(b, l, slot, tid));
-
-          // Tree merge across the block, in a fixed order: deterministic.
-          for (int64_t stride = kBlockSize / 2; stride > 0; stride /= 2) {
-            barrier(b, l);
-            auto active = scf::IfOp::create(b, l,
-                                            se.lessThan(tid, se.i64(stride)),
-                                            false);
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(&active.getThenRegion().front());
-            Value other = se.add(tid, se.i64(stride));
-            auto moments = [&](Value who, int64_t lane) {
-              return Moments{
-                  loadShared(b, l, sharedAt(b, l, 0, who)),
-                  loadShared(b, l, sharedAt(b, l, 1 + lane, who)),
-                  loadShared(b, l, sharedAt(b, l, 1 + width + lane, who))};
-            };
-            for (int64_t lane = 0; lane < width; ++lane) {
-              Moments merged =
-                  merge(b, l, moments(tid, lane), moments(other, lane));
-              storeShared(b, l, merged.mean,
-                          sharedAt(b, l, 1 + lane, tid));
-              storeShared(b, l, merged.m2,
-                          sharedAt(b, l, 1 + width + lane, tid));
-              if (lane + 1 == width)
-                storeShared(b, l, merged.count, sharedAt(b, l, 0, tid));
-            }
-          }
-          barrier(b, l);
-        }
-
-        // Thread 0: the strip's statistics, running-stat updates, and the
-        // per-column center, scale and shift.
-        auto leader = scf::IfOp::create(
-            b, l,
-            arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, tid,
-                                  se.i64(0)),
-            false);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(&leader.getThenRegion().front());
-          Value zero = se.i64(0);
-          Value rowsF32 = arith::SIToFPOp::create(b, l, f32, rows);
-          for (int64_t lane = 0; lane < width; ++lane) {
-            Value n = se.add(column, se.i64(lane));
-            Value mean, variance;
-            if (training) {
-              mean = loadShared(b, l, sharedAt(b, l, 1 + lane, zero));
-              variance = arith::DivFOp::create(
-                  b, l, loadShared(b, l, sharedAt(b, l, 1 + width + lane,
-                                                  zero)),
-                  rowsF32);
-            } else {
-              mean = se.loadColumn(runningMean, statType, n);
-              variance = se.loadColumn(runningVar, statType, n);
-            }
-            if (updates) {
-              double momentum = config.getMomentumValue();
-              auto update = [&](Value running, Value batch) -> Value {
-                Value kept = arith::MulFOp::create(b, l, running,
-                                                   se.f32(1.0 - momentum));
-                Value added =
-                    arith::MulFOp::create(b, l, batch, se.f32(momentum));
-                return se.narrow(arith::AddFOp::create(b, l, kept, added),
-                                 statType);
-              };
-              Value bessel = arith::DivFOp::create(
-                  b, l, rowsF32,
-                  arith::SubFOp::create(b, l, rowsF32, se.f32(1.0)));
-              se.store(update(se.loadColumn(runningMean, statType, n), mean),
-                       newMean, statType, n, statBytes);
-              Value unbiased = arith::MulFOp::create(b, l, variance, bessel);
-              se.store(update(se.loadColumn(runningVar, statType, n),
-                              unbiased),
-                       newVar, statType, n, statBytes);
-            }
-            // y = (x - mean) * (invstd * weight) + bias: centering first
-            // keeps the precision when |mean| is large against the spread.
-            Value scale =
-                buildInvStd(b, l, variance, config.getEpsilonValue());
-            if (weight)
-              scale = arith::MulFOp::create(
-                  b, l, scale, se.loadColumn(weight, statType, n));
-            Value shift = bias ? se.loadColumn(bias, statType, n)
-                               : se.f32(0.0);
-            auto at = [&](int64_t which) {
-              return toIndex(b, l, se.add(base, se.i64(which * width + lane)));
-            };
-            storeShared(b, l, mean, at(0));
-            storeShared(b, l, scale, at(1));
-            storeShared(b, l, shift, at(2));
-          }
-        }
-        barrier(b, l);
-
-        // Phase 2: normalize the strip; its rows are read again, from L2.
-        SmallVector<Value> center, scale, shift;
-        for (int64_t lane = 0; lane < width; ++lane) {
-          auto at = [&](int64_t which) {
-            return toIndex(b, l, se.add(base, se.i64(which * width + lane)));
-          };
-          center.push_back(loadShared(b, l, at(0)));
-          scale.push_back(loadShared(b, l, at(1)));
-          shift.push_back(loadShared(b, l, at(2)));
-        }
-        scf::ForOp::create(
-            b, l, toIndex(b, l, se.i64(0)), toIndex(b, l, mine),
-            arith::ConstantIndexOp::create(b, l, 1), ValueRange{},
-            [&](OpBuilder &nb, Location nl, Value i, ValueRange) {
-              KernelEmitter le(nb, nl);
-              Value row =
-                  rowOf(le, arith::IndexCastOp::create(nb, nl, i64, i));
-              SmallVector<Value> lanes = rowLanes(le, row);
-              for (int64_t lane = 0; lane < width; ++lane) {
-                Value x = fn(nb, nl, lanes[lane], columnsOfLane(lane));
-                Value centered =
-                    arith::SubFOp::create(nb, nl, x, center[lane]);
-                lanes[lane] = arith::AddFOp::create(
-                    nb, nl,
-                    arith::MulFOp::create(nb, nl, centered, scale[lane]),
-                    shift[lane]);
-              }
-              le.storeLanes(lanes, out, shape.elementType,
-                            le.add(le.mul(row, le.i64(shape.columns)),
-                                   column));
-              scf::YieldOp::create(nb, nl);
-            });
-        // The next strip reuses the shared memory.
-        barrier(b, l);
-        scf::YieldOp::create(b, l);
-      });
-  gpu::ReturnOp::create(builder, loc);
+            Value chunkI64 =
+                arith::IndexCastOp::create(nb, nl, nb.getI64Type(), chunk);
+            Value start = le.mul(chunkI64, rowsPerChunk);
+            Value count = toF32(
+                nb, nl,
+                arith::MinSIOp::create(
+                    nb, nl, rowsPerChunk,
+                    arith::SubIOp::create(nb, nl, rows, start)));
+            Value index = le.add(le.mul(n, chunks), chunkI64);
+            Moments part{count, le.load(f32, args[0], f32, index, 4),
+                         le.load(f32, args[1], f32, index, 4)};
+            Moments merged =
+                merge(nb, nl, {state[0], state[1], state[2]}, part);
+            scf::YieldOp::create(
+                nb, nl, ValueRange{merged.count, merged.mean, merged.m2});
+          });
+      // Butterfly across the warp, in a fixed order: deterministic.
+      Moments total{loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+      Value width = arith::ConstantOp::create(
+          builder, loc, builder.getI32IntegerAttr(kWarpSize));
+      for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
+        Value distance = arith::ConstantOp::create(
+            builder, loc, builder.getI32IntegerAttr(offset));
+        auto shuffle = [&](Value v) -> Value {
+          return gpu::ShuffleOp::create(builder, loc, v, distance, width,
+                                        gpu::ShuffleMode::XOR)
+              .getShuffleResult();
+        };
+        total = merge(builder, loc, total,
+                      {shuffle(total.count), shuffle(total.mean),
+                       shuffle(total.m2)});
+      }
+      rowsF32 = toF32(builder, loc, rows);
+      mean = total.mean;
+      variance = arith::DivFOp::create(builder, loc, total.m2, rowsF32);
+    }
+    Value isLaneZero = arith::CmpIOp::create(
+        builder, loc, arith::CmpIPredicate::eq, lane, e.i64(0));
+    auto leader = scf::IfOp::create(builder, loc, isLaneZero, false);
+    OpBuilder::InsertionGuard leaderGuard(builder);
+    builder.setInsertionPointToStart(&leader.getThenRegion().front());
+    if (!config.isTraining()) {
+      mean = e.loadColumn(runningMean, statType, n);
+      variance = e.loadColumn(runningVar, statType, n);
+    }
+    if (updates) {
+      double momentum = config.getMomentumValue();
+      Value bessel = arith::DivFOp::create(
+          builder, loc, rowsF32,
+          arith::SubFOp::create(builder, loc, rowsF32, e.f32(1.0)));
+      auto update = [&](Value running, Value batch) -> Value {
+        Value kept = arith::MulFOp::create(builder, loc, running,
+                                           e.f32(1.0 - momentum));
+        Value added =
+            arith::MulFOp::create(builder, loc, batch, e.f32(momentum));
+        return e.narrow(arith::AddFOp::create(builder, loc, kept, added),
+                        statType);
+      };
+      unsigned statBytes = statType.getIntOrFloatBitWidth() / 8;
+      e.store(update(e.loadColumn(runningMean, statType, n), mean), newMean,
+              statType, n, statBytes);
+      Value unbiased = arith::MulFOp::create(builder, loc, variance, bessel);
+      e.store(update(e.loadColumn(runningVar, statType, n), unbiased),
+              newVar, statType, n, statBytes);
+    }
+    // y = (x - mean) * (invstd * weight) + bias: centering first keeps the
+    // precision when |mean| is large against the spread.
+    Value scale = buildInvStd(builder, loc, variance,
+                              config.getEpsilonValue());
+    if (weight)
+      scale = arith::MulFOp::create(builder, loc, scale,
+                                    e.loadColumn(weight, statType, n));
+    Value shift = bias ? e.loadColumn(bias, statType, n) : e.f32(0.0);
+    e.store(mean, centerOut, f32, n, 4);
+    e.store(scale, scaleOut, f32, n, 4);
+    e.store(shift, shiftOut, f32, n, 4);
+  });
   return kernel;
 }

@@ -18,8 +18,9 @@ namespace mlir::fusion {
 using ScalarFn =
     std::function<Value(OpBuilder &, Location, Value, ValueRange)>;
 
-/// Threads per block of every generated kernel.
+/// Threads per block of every generated kernel, and per warp.
 constexpr int64_t kBlockSize = 256;
+constexpr int32_t kWarpSize = 32;
 
 /// Elements each thread of an elementwise kernel handles: 16 bytes when the
 /// row length allows it, else 1.
@@ -40,28 +41,36 @@ gpu::GPUFuncOp buildElementwiseKernel(OpBuilder &builder, Location loc,
                                       TypeRange columnTypes,
                                       const ScalarFn &fn);
 
-/// Which optional operands a batch-norm kernel takes.
+/// `@name(ptr in, i64 rows, i64 rowsPerChunk, ptr mean, ptr m2, ptr
+/// column...)`: per column and chunk of rows, the Welford mean and sum of
+/// squared deviations of fn(in, col[n]), stored at [n * chunks + chunk] of
+/// `mean`/`m2` (f32). Grid: (ceil(N / vectorWidth / kBlockSize), chunks).
+gpu::GPUFuncOp buildColumnStatsKernel(OpBuilder &builder, Location loc,
+                                      StringRef name, MatrixShape shape,
+                                      TypeRange columnTypes,
+                                      const ScalarFn &fn);
+
+/// Which optional operands a batch-norm finalize kernel takes.
 struct BatchNormOperands {
   bool weight = false, bias = false, runningStats = false;
   Type statType; ///< element type of weight, bias and running stats
 };
 
-/// `@name(ptr in, ptr out, i64 rows, [ptr weight], [ptr bias], [ptr
-/// runningMean, ptr runningVar], [ptr newMean, ptr newVar], ptr column...)`:
-/// out = batch_norm(fn(in, col[n])), the new running statistics in training
-/// mode only. A persistent kernel: block b handles the column strips (of
-/// vectorWidth columns) b, b + gridDim.x, ...; per strip, in training mode,
-/// each thread runs Welford over rows tid, tid + kBlockSize, ...
-/// (kRowsInFlight loads at a time), a fixed shared-memory tree merges the
-/// threads (Chan), so the result is the same bits run to run; thread 0
-/// updates the running statistics; then the block normalizes the strip,
-/// whose second read hits L2 as long as gridDim.x strips fit there. Launch
-/// with as many blocks as the GPU has SMs.
-gpu::GPUFuncOp buildBatchNormKernel(OpBuilder &builder, Location loc,
-                                    StringRef name, MatrixShape shape,
-                                    TypeRange columnTypes, const ScalarFn &fn,
-                                    BatchNormConfigAttr config,
-                                    BatchNormOperands operands);
+/// `@name(ptr mean, ptr m2, i64 rows, i64 rowsPerChunk, i64 chunks, [ptr
+/// weight], [ptr bias], [ptr runningMean, ptr runningVar], [ptr newMean, ptr
+/// newVar], ptr center, ptr scale, ptr shift)`, the new running statistics
+/// in training mode only. One warp per column merges the chunks' statistics
+/// (Chan: each lane a strided subset in order, then a fixed butterfly, so the
+/// result is the same bits run to run), writes the updated running
+/// statistics, and the f32 per-column `center`, `scale` and `shift` that
+/// normalize: y = (x - center) * scale + shift.
+/// In inference mode `mean`, `m2`, `rows`, `rowsPerChunk` and `chunks` are
+/// unused and the running statistics give center and scale.
+/// Grid: ceil(N * kWarpSize / kBlockSize).
+gpu::GPUFuncOp buildBatchNormFinalizeKernel(OpBuilder &builder, Location loc,
+                                            StringRef name, int64_t columns,
+                                            BatchNormConfigAttr config,
+                                            BatchNormOperands operands);
 
 } // namespace mlir::fusion
 

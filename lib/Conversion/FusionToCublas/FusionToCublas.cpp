@@ -72,6 +72,12 @@ struct Buffer {
   Value rows; ///< i64
 };
 
+/// The scratch space a batch norm needs, sized at run time.
+struct BatchNormScratch {
+  Value rowsPerChunk, chunks;
+  Value mean, m2, center, scale, shift; ///< slices of the workspace
+};
+
 /// Emits the host function of one entry point.
 class HostEmitter {
 public:
@@ -132,6 +138,8 @@ private:
   }
 
   LogicalResult checkSupported();
+  void planBatchNorm(Operation *op, Value rows, int64_t columns,
+                     int64_t vectorWidth);
   void emitFusedLinear(FusedLinearOp op);
   void emitElementwise(ElementwiseOpInterface op);
   void emitBatchNorm(Operation *op, Buffer input, Buffer output,
@@ -153,7 +161,11 @@ private:
   Block *failureBlock = nullptr;
   llvm::MapVector<Value, Buffer> buffers;
   DenseMap<Operation *, unsigned> opIndex;
+  DenseMap<Operation *, BatchNormScratch> scratch;
   llvm::StringMap<LLVM::GlobalOp> strings;
+  /// Deferred: (offset, slice setter) pairs resolved once the workspace is
+  /// allocated.
+  SmallVector<std::pair<Value, Value *>> slices;
   Value workspaceBytes;
 };
 
@@ -286,42 +298,107 @@ LogicalResult HostEmitter::checkSupported() {
   return success();
 }
 
+void HostEmitter::planBatchNorm(Operation *op, Value rows, int64_t columns,
+                                int64_t vectorWidth) {
+  BatchNormScratch &s = scratch[op];
+  // About 256 blocks of statistics (two per SM of an H100, each thread with
+  // 8 rows of loads in flight), at least 64 rows each: few chunks keep the
+  // partial statistics, and the finalize kernel's merges, small.
+  int64_t columnBlocks =
+      (columns / vectorWidth + kBlockSize - 1) / kBlockSize;
+  s.rowsPerChunk = max(c64(64), ceilDiv(mul(rows, c64(columnBlocks)), 256));
+  s.chunks = ceilDiv(rows, s.rowsPerChunk);
+  Value partialBytes = mul(mul(s.chunks, c64(columns)), c64(4));
+  Value columnBytes = c64(columns * 4);
+  slices.push_back({reserve(partialBytes), &s.mean});
+  slices.push_back({reserve(partialBytes), &s.m2});
+  slices.push_back({reserve(columnBytes), &s.center});
+  slices.push_back({reserve(columnBytes), &s.scale});
+  slices.push_back({reserve(columnBytes), &s.shift});
+}
+
 void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
                                 MatrixShape shape, ValueRange columns,
                                 const ScalarFn &fn,
                                 BatchNormConfigAttr config, Value weight,
                                 Value bias, Value runningMean,
                                 Value runningVar, ValueRange updated) {
+  BatchNormScratch &s = scratch[op];
+  Type f32 = b.getF32Type();
+  SmallVector<Type> columnTypes = llvm::map_to_vector(
+      columns, [](Value v) { return tensorType(v).getElementType(); });
+  SmallVector<Value> columnBuffers = columnPtrs(columns);
+  int64_t width = shape.vectorWidth;
+  if (config.isTraining()) {
+    std::string name = kernelName(op, "stats");
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToEnd(kernels.getBody());
+      buildColumnStatsKernel(b, loc, name, shape, columnTypes, fn);
+    }
+    SmallVector<Value> args{input.ptr, input.rows, s.rowsPerChunk, s.mean,
+                            s.m2};
+    args.append(columnBuffers);
+    int64_t columnBlocks =
+        (shape.columns / width + kBlockSize - 1) / kBlockSize;
+    launch(name, c64(columnBlocks), s.chunks, args);
+  }
+
   BatchNormOperands operands;
   operands.weight = static_cast<bool>(weight);
   operands.bias = static_cast<bool>(bias);
   operands.runningStats = static_cast<bool>(runningMean);
   operands.statType = shape.elementType;
-  SmallVector<Type> columnTypes = llvm::map_to_vector(
-      columns, [](Value v) { return tensorType(v).getElementType(); });
-  std::string name = kernelName(op, "batch_norm");
+  std::string finalizeName = kernelName(op, "finalize");
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(kernels.getBody());
-    buildBatchNormKernel(b, loc, name, shape, columnTypes, fn, config,
-                         operands);
+    buildBatchNormFinalizeKernel(b, loc, finalizeName, shape.columns, config,
+                                 operands);
   }
-  SmallVector<Value> args{input.ptr, output.ptr, input.rows};
-  for (Value operand : {weight, bias, runningMean, runningVar})
-    if (operand)
-      args.push_back(buffers.lookup(operand).ptr);
+  SmallVector<Value> args;
+  if (config.isTraining())
+    args = {s.mean, s.m2, input.rows, s.rowsPerChunk, s.chunks};
+  else
+    args = {nullPtr(), nullPtr(), c64(0), c64(0), c64(0)};
+  if (weight)
+    args.push_back(buffers.lookup(weight).ptr);
+  if (bias)
+    args.push_back(buffers.lookup(bias).ptr);
+  if (runningMean)
+    args.append(
+        {buffers.lookup(runningMean).ptr, buffers.lookup(runningVar).ptr});
   for (Value stat : updated)
     args.push_back(buffers.lookup(stat).ptr);
-  args.append(columnPtrs(columns));
-  // One persistent block per SM, at most one per strip.
-  Value count = LLVM::AllocaOp::create(b, loc, ptrType, i64Type, c64(1), 8);
-  checked("__fusion_rt_multiprocessor_count", {stream, count});
-  Value blocks = LLVM::LoadOp::create(b, loc, i64Type, count);
-  Value strips = c64(shape.columns / shape.vectorWidth);
-  Value fewer = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::slt,
-                                     strips, blocks);
-  launch(name, LLVM::SelectOp::create(b, loc, fewer, strips, blocks), c64(1),
-         args);
+  args.append({s.center, s.scale, s.shift});
+  launch(finalizeName,
+         c64((shape.columns * kWarpSize + kBlockSize - 1) / kBlockSize),
+         c64(1), args);
+
+  std::string normalizeName = kernelName(op, "normalize");
+  SmallVector<Type> normalizeTypes(columnTypes);
+  normalizeTypes.append(3, f32);
+  unsigned userColumns = columnTypes.size();
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(kernels.getBody());
+    buildElementwiseKernel(
+        b, loc, normalizeName, shape, normalizeTypes,
+        [&](OpBuilder &nb, Location nl, Value x, ValueRange cols) -> Value {
+          Value value = fn(nb, nl, x, cols.take_front(userColumns));
+          Value centered = arith::SubFOp::create(nb, nl, value,
+                                                 cols[userColumns]);
+          Value scaled = arith::MulFOp::create(nb, nl, centered,
+                                               cols[userColumns + 1]);
+          return arith::AddFOp::create(nb, nl, scaled,
+                                       cols[userColumns + 2]);
+        });
+  }
+  Value groups = ceilDiv(mul(input.rows, c64(shape.columns)), width);
+  SmallVector<Value> normalizeArgs{input.ptr, output.ptr, groups};
+  normalizeArgs.append(columnBuffers);
+  normalizeArgs.append({s.center, s.scale, s.shift});
+  launch(normalizeName, ceilDiv(groups, kBlockSize), c64(1), normalizeArgs);
 }
 
 void HostEmitter::emitFusedLinear(FusedLinearOp op) {
@@ -462,7 +539,7 @@ LogicalResult HostEmitter::emit() {
       buffers[result] = {ptr, rowsOf(result)};
   }
 
-  // Plan the workspace: the intermediates.
+  // Plan the workspace: intermediates and batch-norm statistics.
   workspaceBytes = c64(0);
   unsigned index = 0;
   SmallVector<std::pair<Value, Value>> intermediates; // (tensor, offset)
@@ -472,11 +549,26 @@ LogicalResult HostEmitter::emit() {
       if (!buffers.count(result))
         intermediates.push_back(
             {result, reserve(bytesOf(result, rowsOf(result)))});
+    if (auto fused = dyn_cast<FusedLinearOp>(op)) {
+      if (fused.getBatchNormAttr()) {
+        int64_t n = tensorType(fused.getResult()).getDimSize(1);
+        planBatchNorm(&op, rowsOf(fused.getResult()), n,
+                      getVectorWidth(
+                          tensorType(fused.getResult()).getElementType(), n));
+      }
+    } else if (auto bn = dyn_cast<BatchNormOp>(op)) {
+      int64_t n = tensorType(bn.getResult()).getDimSize(1);
+      planBatchNorm(&op, rowsOf(bn.getResult()), n,
+                    getVectorWidth(
+                        tensorType(bn.getResult()).getElementType(), n));
+    }
   }
   checked("__fusion_rt_alloc", {stream, workspaceBytes, workspaceSlot});
   workspace = LLVM::LoadOp::create(b, loc, ptrType, workspaceSlot);
   for (auto [tensor, offset] : intermediates)
     buffers[tensor] = {offsetPtr(workspace, offset), rowsOf(tensor)};
+  for (auto [offset, slot] : slices)
+    *slot = offsetPtr(workspace, offset);
 
   for (Operation &op : body.without_terminator()) {
     if (auto fused = dyn_cast<FusedLinearOp>(op)) {
