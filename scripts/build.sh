@@ -9,4 +9,4 @@ cmake -G Ninja -S "$root" -B "$build" \
   -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
   -DPython3_EXECUTABLE=/usr/bin/python3
-cmake --build "$build" --target fusion-opt
+cmake --build "$build"

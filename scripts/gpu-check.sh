@@ -16,7 +16,6 @@ case "$step" in
   build)
     dir="${1:-$root/artifacts}"
     "$root/scripts/build.sh" "$root/build" >/dev/null
-    cmake --build "$root/build" --target fusion-compile >/dev/null
     compile="$root/build/bin/fusion-compile"
     mkdir -p "$dir"
     python3 "$root/scripts/gpu/make_models.py" "$dir/models"

@@ -21,7 +21,8 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.fusion_tools_dir, config.llvm_tools_dir]
-tools = ["fusion-opt", "mlir-runner", "not", "FileCheck", "count", "split-file"]
+tools = ["fusion-opt", "fusion-compile", "mlir-runner", "not", "FileCheck",
+         "count", "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # The CPU reference: a module lowered by --fusion-lower-to-cpu, run by main().
@@ -46,6 +47,15 @@ config.substitutions.append(
      f"{config.python_executable} "
      + os.path.join(config.test_source_root, "Integration", "torch_reference.py")))
 
-# GPU execution tests run only where a CUDA device is present.
+# fusion-compile exists where the CUDA toolkit was found at configure time.
+if os.path.exists(os.path.join(config.fusion_tools_dir, "fusion-compile")):
+    config.available_features.add("cuda-toolkit")
+
+# GPU execution tests run only where a CUDA device (and a CUDA PyTorch, for
+# the reference) is present.
 if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidia0"):
     config.available_features.add("cuda-device")
+if subprocess.call([config.python_executable, "-c",
+                    "import torch, sys; sys.exit(not torch.cuda.is_available())"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("torch-cuda")

@@ -1,0 +1,30 @@
+// RUN: fusion-opt %s --split-input-file --verify-diagnostics --fusion-lower-to-cublas
+
+func.func @unsupported_op(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'arith.addf' op cannot be compiled by the cublas backend}}
+  %0 = arith.addf %x, %x : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{fusion-lower-to-cublas: only the row dimension of 'tensor<4x?xf32>' may be dynamic}}
+func.func @dynamic_columns(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  return %x : tensor<4x?xf32>
+}
+
+// -----
+
+// expected-error @+1 {{fusion-lower-to-cublas: 'tensor<2x3x4xf32>' is not a 1-D or 2-D float tensor}}
+func.func @rank_three(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  return %x : tensor<2x3x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{fusion-lower-to-cublas: no public function to compile}}
+module {
+  func.func private @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}

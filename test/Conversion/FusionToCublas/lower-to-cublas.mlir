@@ -1,0 +1,107 @@
+// RUN: fusion-opt %s --split-input-file --fusion-lower-to-cublas | FileCheck %s
+
+// The host function: the C ABI (stream, batch, inputs, outputs) -> status,
+// argument checks, the GEMM into the output, the epilogue kernel in place.
+// CHECK-LABEL: llvm.func @epilogue(
+// CHECK-SAME: %[[STREAM:[a-z0-9]+]]: !llvm.ptr, %[[BATCH:[a-z0-9]+]]: i64, %[[X:[a-z0-9]+]]: !llvm.ptr, %[[W:[a-z0-9]+]]: !llvm.ptr, %[[B:[a-z0-9]+]]: !llvm.ptr, %[[S:[a-z0-9]+]]: !llvm.ptr, %[[OUT:[a-z0-9]+]]: !llvm.ptr) -> i32
+// CHECK: llvm.call @__fusion_rt_check_size(%[[BATCH]]
+// CHECK: llvm.cond_br %{{.*}}, ^[[FAIL:bb[0-9]+]](%{{.*}} : i32), ^
+// CHECK: ^[[FAIL]](%[[CODE:.*]]: i32):
+// CHECK: llvm.call @__fusion_rt_free(%[[STREAM]]
+// CHECK: llvm.return %[[CODE]] : i32
+// CHECK-COUNT-5: llvm.call @__fusion_rt_check_buffer(%[[STREAM]]
+// CHECK: llvm.call @__fusion_rt_alloc(%[[STREAM]]
+// CHECK: llvm.call @__fusion_rt_gemm(%[[STREAM]], %{{.*}}, %{{.*}}, %[[BATCH]], %{{.*}}, %{{.*}}, %[[X]], %[[W]], %[[B]], %{{.*}}, %[[OUT]])
+// CHECK: llvm.mlir.addressof @__fusion_kernels_image
+// CHECK: llvm.call @__fusion_rt_launch(
+// CHECK: llvm.call @__fusion_rt_free(%[[STREAM]]
+// CHECK: llvm.return %{{.*}} : i32
+//
+// The kernel: one 16-byte vector per thread, the column operand as one
+// vector, the epilogue region inlined.
+// CHECK: gpu.module @fusion_kernels [#nvvm.target<O = 3, chip = "sm_80">]
+// CHECK: gpu.func @epilogue_0_epilogue(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: !llvm.ptr) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK: scf.if
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK-COUNT-4: arith.select
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr
+// CHECK: llvm.mlir.global external constant @__fusion_kernels_image()
+func.func @epilogue(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>, %s: tensor<16xf32>) -> tensor<?x16xf32> {
+  %0 = fusion.fused_linear %x, %w bias(%b) precision tf32 epilogue(%s) {
+  ^bb0(%acc: f32, %col: f32):
+    %1 = arith.mulf %acc, %col : f32
+    %zero = arith.constant 0.0 : f32
+    %slope = arith.constant 0.1 : f32
+    %neg = arith.mulf %1, %slope : f32
+    %pos = arith.cmpf ogt, %1, %zero : f32
+    %2 = arith.select %pos, %1, %neg : f32
+    fusion.yield %2 : f32
+  } : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+// An identity epilogue is the GEMM alone; static shapes need no batch.
+// CHECK-LABEL: llvm.func @gemm_only(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
+// CHECK-NOT: __fusion_rt_check_size
+// CHECK: llvm.call @__fusion_rt_gemm
+// CHECK-NOT: llvm.call @__fusion_rt_launch
+// CHECK: llvm.return
+func.func @gemm_only(%x: tensor<4x8xbf16>, %w: tensor<16x8xbf16>) -> tensor<4x16xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<4x8xbf16>, tensor<16x8xbf16>) -> tensor<4x16xbf16>
+  return %0 : tensor<4x16xbf16>
+}
+
+// -----
+
+// Training batch norm: statistics, finalize, normalize kernels; batch >= 2.
+// CHECK-LABEL: llvm.func @batch_norm(
+// CHECK: %[[TWO:.*]] = llvm.mlir.constant(2 : i64) : i64
+// CHECK: llvm.call @__fusion_rt_check_size(%{{.*}}, %[[TWO]]
+// CHECK: llvm.call @__fusion_rt_gemm
+// CHECK-COUNT-3: llvm.call @__fusion_rt_launch
+// CHECK: gpu.func @batch_norm_0_stats(
+// CHECK: scf.for
+// CHECK: arith.divf
+// CHECK: gpu.func @batch_norm_0_finalize(
+// CHECK: gpu.shuffle xor
+// CHECK: math.rsqrt
+// CHECK: gpu.func @batch_norm_0_normalize(
+// The bf16 matrix moves in vectors of 8.
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
+func.func @batch_norm(%x: tensor<?x8xbf16>, %w: tensor<16x8xbf16>, %rm: tensor<16xbf16>, %rv: tensor<16xbf16>)
+    -> (tensor<?x16xbf16>, tensor<16xbf16>, tensor<16xbf16>) {
+  %y:3 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 0.1> running_stats(%rm, %rv)
+    : (tensor<?x8xbf16>, tensor<16x8xbf16>, tensor<16xbf16>, tensor<16xbf16>) -> (tensor<?x16xbf16>, tensor<16xbf16>, tensor<16xbf16>)
+  return %y#0, %y#1, %y#2 : tensor<?x16xbf16>, tensor<16xbf16>, tensor<16xbf16>
+}
+
+// -----
+
+// A ragged row (N = 5) moves one element per thread; the intermediate of a
+// chain lives in the workspace; an argument returned as is gets copied.
+// CHECK-LABEL: llvm.func @chain(
+// CHECK: llvm.call @__fusion_rt_alloc
+// CHECK: %[[TMP:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: llvm.call @__fusion_rt_gemm({{.*}}, %[[TMP]])
+// CHECK: llvm.call @__fusion_rt_launch
+// CHECK: llvm.call @__fusion_rt_copy
+// CHECK: gpu.func @chain_1_elementwise(
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> f32
+func.func @chain(%x: tensor<?x8xf32>, %w: tensor<5x8xf32>) -> (tensor<?x5xf32>, tensor<?x8xf32>) {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x8xf32>, tensor<5x8xf32>) -> tensor<?x5xf32>
+  %1 = fusion.leaky_relu %0, negative_slope = 0.2 : tensor<?x5xf32>
+  return %1, %x : tensor<?x5xf32>, tensor<?x8xf32>
+}
