@@ -8,7 +8,8 @@
 #   scripts/gpu-check.sh run [dir] [--max-autotune] [--out DIR]   on a GPU
 #       machine with CUDA, cuBLAS and PyTorch (no compiler needed): checks
 #       every library against PyTorch and times fusion, eager, torch.compile
-#       and the raw cuBLAS GEMM; prints a table last.
+#       and the raw cuBLAS GEMM; then loads the modules compiled from PyTorch
+#       with fusion.load and checks and times them; prints tables last.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 step="${1:-}"; shift || true
@@ -30,6 +31,9 @@ case "$step" in
     for type in bf16 f16; do
       "$compile" "$dir/models/workloads_$type.mlir" -o "$dir/workloads_$type.so"
     done
+    # The same workloads from their PyTorch definitions, via fusion.compile.
+    PYTHONPATH="$root/build/python_packages" /usr/bin/python3 \
+      "$root/scripts/gpu/make_python_artifacts.py" "$dir/python"
     printf 'commit=%s\ndate=%s\n' "$(git -C "$root" rev-parse --short HEAD)" \
       "$(date -u +%F)" > "$dir/BUILD_INFO"
     ls -la "$dir"
@@ -37,7 +41,11 @@ case "$step" in
   run)
     dir="$root/artifacts"
     if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then dir="$1"; shift; fi
-    exec python3 "$root/scripts/gpu/check_and_bench.py" --artifacts "$dir" "$@"
+    python3 "$root/scripts/gpu/check_and_bench.py" --artifacts "$dir" "$@"
+    # The Python front end: fusion.load of the saved modules; the package is
+    # pure Python at run time, so its sources serve.
+    PYTHONPATH="$root/python_bindings" python3 \
+      "$root/scripts/gpu/python_check.py" "$dir/python"
     ;;
   *)
     echo "usage: $0 build [dir] | run [dir] [--max-autotune] [--out DIR]" >&2

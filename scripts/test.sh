@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds fusion and runs every test (lit suite).
+# Installs what is missing, builds fusion and runs every test: the lit suite
+# (check-fusion) and the Python package's pytest suite. GPU-only tests skip
+# without a GPU.
 # Usage: scripts/test.sh [build-dir]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
 "$root/scripts/build.sh" "$build"
 cmake --build "$build" --target check-fusion
+PYTHONPATH="$build/python_packages" /usr/bin/python3 -m pytest -q \
+  -p no:cacheprovider "$root/python_bindings/tests"

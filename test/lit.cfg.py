@@ -47,8 +47,9 @@ config.substitutions.append(
      f"{config.python_executable} "
      + os.path.join(config.test_source_root, "Integration", "torch_reference.py")))
 
-# fusion-compile exists where the CUDA toolkit was found at configure time.
-if os.path.exists(os.path.join(config.fusion_tools_dir, "fusion-compile")):
+# fusion-compile targets GPUs where the CUDA toolkit was found at configure
+# time.
+if config.fusion_has_cuda:
     config.available_features.add("cuda-toolkit")
 
 # GPU execution tests run only where a CUDA device (and a CUDA PyTorch, for

@@ -26,8 +26,9 @@ int main(int argc, char **argv) {
   cl::opt<std::string> input(cl::Positional, cl::desc("<model.mlir>"),
                              cl::Required);
   cl::opt<std::string> output("o", cl::desc("output file"), cl::Required);
-  cl::opt<std::string> target("target", cl::desc("GPU architecture"),
-                              cl::init("sm_80"));
+  cl::opt<std::string> target(
+      "target", cl::desc("GPU architecture (sm_80, ...) or cpu"),
+      cl::init("sm_80"));
   cl::opt<std::string> strategy("strategy", cl::desc("backend: cublas"),
                                 cl::init("cublas"));
   cl::opt<std::string> precision(

@@ -19,7 +19,9 @@ class DialectRegistry;
 namespace fusion {
 
 struct CompileOptions {
-  /// GPU architecture of the kernels (their PTX runs on newer GPUs too).
+  /// GPU architecture of the kernels (their PTX runs on newer GPUs too), or
+  /// "cpu": an x86-64 library through the CPU reference lowering, whose
+  /// entry points take memref descriptors (inputs, then outputs).
   std::string target = "sm_80";
   /// The backend: "cublas" (cuBLASLt GEMM + generated epilogue kernels).
   std::string strategy = "cublas";

@@ -5,6 +5,7 @@
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -16,7 +17,20 @@ using namespace mlir::fusion;
 #define GET_ATTRDEF_CLASSES
 #include "fusion/Dialect/Fusion/IR/FusionAttrs.cpp.inc"
 
+namespace {
+/// Every fusion op is pure and its epilogue region is isolated: calls to
+/// functions of fusion ops can always be inlined.
+struct FusionInlinerInterface : DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Region *, bool,
+                       IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
+
 void FusionDialect::initialize() {
+  addInterfaces<FusionInlinerInterface>();
   addOperations<
 #define GET_OP_LIST
 #include "fusion/Dialect/Fusion/IR/FusionOps.cpp.inc"

@@ -1,0 +1,182 @@
+//===- FusionBindings.cpp - the fusion compiler as a Python module --------===//
+//
+// `fusion._fusion`: an MLIR context with the fusion dialect and everything the
+// compiler uses, modules parsed from text, printed, verified, transformed by
+// pass pipelines, and compiled into libraries as fusion-compile does. MLIR
+// diagnostics become `MLIRError` exceptions carrying their locations.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusion/Compiler/Compiler.h"
+#include "fusion/Conversion/Passes.h"
+#include "fusion/Dialect/Fusion/Transforms/Passes.h"
+#include "fusion/Pipelines/Pipelines.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <stdexcept>
+
+namespace py = pybind11;
+using namespace mlir;
+
+namespace {
+
+/// Thrown with the collected diagnostics; Python sees fusion.MLIRError.
+struct MLIRError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Context {
+  Context() {
+    static bool registered = [] {
+      registerAllPasses();
+      fusion::registerFusionTransformsPasses();
+      fusion::registerFusionConversionPasses();
+      fusion::registerFusionPipelines();
+      return true;
+    }();
+    (void)registered;
+    DialectRegistry registry;
+    fusion::registerCompilerDialects(registry);
+    context = std::make_unique<MLIRContext>(registry);
+    context->loadAllAvailableDialects();
+  }
+  std::unique_ptr<MLIRContext> context;
+};
+
+/// Collects every diagnostic emitted while it lives, with its location.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(MLIRContext *context)
+      : handler(context, [this](Diagnostic &diagnostic) {
+          record(diagnostic);
+          for (Diagnostic &note : diagnostic.getNotes())
+            record(note);
+          return success();
+        }) {}
+
+  [[noreturn]] void raise(const std::string &what) {
+    throw MLIRError(text.empty() ? what : what + ":\n" + text);
+  }
+
+private:
+  void record(Diagnostic &diagnostic) {
+    std::string line;
+    llvm::raw_string_ostream os(line);
+    os << diagnostic.getLocation() << ": ";
+    switch (diagnostic.getSeverity()) {
+    case DiagnosticSeverity::Error:
+      os << "error: ";
+      break;
+    case DiagnosticSeverity::Warning:
+      os << "warning: ";
+      break;
+    case DiagnosticSeverity::Note:
+      os << "note: ";
+      break;
+    case DiagnosticSeverity::Remark:
+      os << "remark: ";
+      break;
+    }
+    os << diagnostic.str();
+    text += line + "\n";
+  }
+
+  std::string text;
+  ScopedDiagnosticHandler handler;
+};
+
+struct Module {
+  std::shared_ptr<Context> context;
+  OwningOpRef<ModuleOp> module;
+
+  static Module parse(std::shared_ptr<Context> context,
+                      const std::string &source, const std::string &name) {
+    DiagnosticCollector diagnostics(context->context.get());
+    ParserConfig config(context->context.get());
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, config, name);
+    if (!module)
+      diagnostics.raise("cannot parse " + name);
+    return Module{std::move(context), std::move(module)};
+  }
+
+  std::string str() {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    return text;
+  }
+
+  void verify() {
+    DiagnosticCollector diagnostics(context->context.get());
+    if (failed(mlir::verify(*module)))
+      diagnostics.raise("the module is invalid");
+  }
+
+  /// `pipeline` is anchored on the module, e.g. 'builtin.module(cse)'.
+  void runPipeline(const std::string &pipeline) {
+    DiagnosticCollector diagnostics(context->context.get());
+    std::string error;
+    llvm::raw_string_ostream os(error);
+    FailureOr<OpPassManager> parsed = parsePassPipeline(pipeline, os);
+    if (failed(parsed) || parsed->getOpAnchorName() != "builtin.module")
+      throw MLIRError("invalid pass pipeline '" + pipeline +
+                      "' (expected builtin.module(...)): " + error);
+    PassManager pm(context->context.get());
+    static_cast<OpPassManager &>(pm) = *parsed;
+    if (failed(pm.run(*module)))
+      diagnostics.raise("pass pipeline '" + pipeline + "' failed");
+  }
+
+  /// Compiles a copy: the module itself stays as it is.
+  void compile(const std::string &output, const std::string &target,
+               const std::string &strategy, const std::string &precision,
+               const std::string &emit) {
+    DiagnosticCollector diagnostics(context->context.get());
+    OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
+    fusion::CompileOptions options;
+    options.target = target;
+    options.strategy = strategy;
+    options.precision = precision;
+    options.emit = emit;
+    if (failed(fusion::compileModule(*copy, options, output)))
+      diagnostics.raise("compilation failed");
+  }
+};
+
+} // namespace
+
+PYBIND11_MODULE(_fusion, m) {
+  m.doc() = "The fusion compiler: parse, verify, transform and compile "
+            "fusion-dialect modules.";
+  py::register_exception<MLIRError>(m, "MLIRError", PyExc_ValueError);
+
+  py::class_<Context, std::shared_ptr<Context>>(m, "Context")
+      .def(py::init<>());
+
+  py::class_<Module>(m, "Module")
+      .def_static("parse", &Module::parse, py::arg("context"),
+                  py::arg("source"), py::arg("name") = "<string>",
+                  "Parses and verifies a module; raises MLIRError.")
+      .def("__str__", &Module::str)
+      .def("verify", &Module::verify)
+      .def("run_pipeline", &Module::runPipeline, py::arg("pipeline"),
+           "Runs a textual pass pipeline, e.g. "
+           "'builtin.module(fusion-optimize)'.")
+      .def("compile", &Module::compile, py::arg("output"),
+           py::arg("target") = "sm_80", py::arg("strategy") = "cublas",
+           py::arg("precision") = "", py::arg("emit") = "so",
+           "Compiles as fusion-compile does, writing `output` (and its "
+           ".json/.h signature files).");
+}

@@ -1,0 +1,128 @@
+"""Runs fusion-compiled libraries on PyTorch tensors, through ctypes.
+
+Pure Python: works on a machine with PyTorch (and CUDA, for GPU libraries)
+but without the compiler. A library's signature file (`<library>.json`)
+gives each entry point's inputs and outputs; `Library.call` checks the
+tensors against it, allocates the outputs, and runs the entry point on the
+tensors' device and that device's current CUDA stream.
+"""
+import ctypes
+import json
+import pathlib
+
+import torch
+
+from .errors import FusionRuntimeError
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16,
+          "float16": torch.float16}
+
+
+class Library:
+    def __init__(self, path):
+        self.path = pathlib.Path(path)
+        signature = json.loads(self.path.with_suffix(".json").read_text())
+        self.target = signature["target"]
+        self.entries = {e["name"]: e for e in signature["entry_points"]}
+        self._lib = ctypes.CDLL(str(self.path))
+        if self.is_gpu:
+            self._lib.fusion_last_error_message.restype = ctypes.c_char_p
+        self._functions = {}
+
+    @property
+    def is_gpu(self):
+        return self.target != "cpu"
+
+    def _function(self, name):
+        if name not in self._functions:
+            fn = getattr(self._lib, name)
+            fn.restype = ctypes.c_int32 if self.is_gpu else None
+            self._functions[name] = fn
+        return self._functions[name]
+
+    def call(self, name, inputs):
+        """Runs entry point `name` on `inputs`; returns its output tensors."""
+        if name not in self.entries:
+            raise FusionRuntimeError(
+                f"{self.path.name} has no entry point {name!r}")
+        entry = self.entries[name]
+        if len(inputs) != len(entry["inputs"]):
+            raise FusionRuntimeError(
+                f"{name} takes {len(entry['inputs'])} tensors, got "
+                f"{len(inputs)}")
+        device = self._check_device(name, inputs)
+        batch = None
+        for spec, tensor in zip(entry["inputs"], inputs):
+            batch = self._check_tensor(name, spec, tensor, batch)
+        if entry["batch"] and batch is None:
+            raise FusionRuntimeError(f"{name}: no input gives the batch size")
+        outputs = [torch.empty([batch if d is None else d
+                                for d in spec["shape"]],
+                               dtype=DTYPES[spec["dtype"]], device=device)
+                   for spec in entry["outputs"]]
+        if self.is_gpu:
+            self._call_gpu(name, entry, batch, device, inputs, outputs)
+        else:
+            self._call_cpu(name, inputs, outputs)
+        return outputs
+
+    def _check_device(self, name, inputs):
+        devices = {t.device for t in inputs}
+        if len(devices) != 1:
+            raise FusionRuntimeError(
+                f"{name}: all tensors must be on one device, got "
+                f"{sorted(map(str, devices))}")
+        device = devices.pop()
+        wanted = "cuda" if self.is_gpu else "cpu"
+        if device.type != wanted:
+            raise FusionRuntimeError(
+                f"{name}: {self.path.name} runs on {wanted} tensors, got "
+                f"{device}")
+        return device
+
+    @staticmethod
+    def _check_tensor(name, spec, tensor, batch):
+        where = f"{name}: input {spec['index']}"
+        if tensor.dtype != DTYPES[spec["dtype"]]:
+            raise FusionRuntimeError(
+                f"{where} must be {spec['dtype']}, got {tensor.dtype}")
+        if tensor.dim() != len(spec["shape"]):
+            raise FusionRuntimeError(
+                f"{where} must have {len(spec['shape'])} dimensions, got "
+                f"shape {tuple(tensor.shape)}")
+        for dim, (want, got) in enumerate(zip(spec["shape"], tensor.shape)):
+            if want is None:
+                if batch is not None and got != batch:
+                    raise FusionRuntimeError(
+                        f"{where} has batch size {got}, other inputs {batch}")
+                batch = got
+            elif want != got:
+                raise FusionRuntimeError(
+                    f"{where} must have size {want} in dimension {dim}, got "
+                    f"shape {tuple(tensor.shape)}")
+        if not tensor.is_contiguous():
+            raise FusionRuntimeError(f"{where} must be contiguous")
+        return batch
+
+    def _call_gpu(self, name, entry, batch, device, inputs, outputs):
+        with torch.cuda.device(device):
+            stream = torch.cuda.current_stream(device).cuda_stream
+            args = [ctypes.c_void_p(stream)]
+            if entry["batch"]:
+                args.append(ctypes.c_int64(batch))
+            args += [ctypes.c_void_p(t.data_ptr()) for t in inputs + outputs]
+            status = self._function(name)(*args)
+        if status != 0:
+            message = self._lib.fusion_last_error_message().decode()
+            raise FusionRuntimeError(f"{name}: status {status}: {message}")
+
+    def _call_cpu(self, name, inputs, outputs):
+        # Each tensor as an MLIR memref descriptor: allocated and aligned
+        # pointers, offset, sizes, strides.
+        args = []
+        for tensor in inputs + outputs:
+            pointer = ctypes.c_void_p(tensor.data_ptr())
+            args += [pointer, pointer, ctypes.c_int64(0)]
+            args += [ctypes.c_int64(s) for s in tensor.shape]
+            args += [ctypes.c_int64(s) for s in tensor.stride()]
+        self._function(name)(*args)

@@ -1,0 +1,37 @@
+"""Shared models of the fusion Python tests: the two workloads users bring,
+as plain PyTorch modules, at small sizes."""
+import pytest
+import torch
+import torch.nn as nn
+
+
+class LinearLeakyRelu(nn.Module):
+    """(A): leaky_relu(linear(x) * 2.0, 0.1)."""
+
+    def __init__(self, in_features, out_features, bias=True, multiplier=2.0,
+                 slope=0.1):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features, bias=bias)
+        self.multiplier = multiplier
+        self.act = nn.LeakyReLU(slope)
+
+    def forward(self, x):
+        return self.act(self.linear(x) * self.multiplier)
+
+
+class LinearScaleBatchNorm(nn.Module):
+    """(B): batch_norm(linear(x) * scale), BatchNorm1d."""
+
+    def __init__(self, in_features, out_features, **bn):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.scale = nn.Parameter(torch.rand(out_features) * 3 - 1.5)
+        self.bn = nn.BatchNorm1d(out_features, **bn)
+
+    def forward(self, x):
+        return self.bn(self.linear(x) * self.scale)
+
+
+@pytest.fixture(autouse=True)
+def seed():
+    torch.manual_seed(0)

@@ -1,0 +1,82 @@
+"""The native compiler bindings: parse, print, verify, pipelines, compile."""
+import json
+
+import pytest
+
+from fusion import _fusion
+
+VALID = """
+func.func @f(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %1 = fusion.leaky_relu %0, negative_slope = 0.25 : tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}
+"""
+
+
+@pytest.fixture
+def context():
+    return _fusion.Context()
+
+
+def test_parse_print_round_trip(context):
+    module = _fusion.Module.parse(context, VALID)
+    text = str(module)
+    assert "fusion.linear" in text and "negative_slope = 2.500000e-01" in text
+    again = _fusion.Module.parse(context, text)
+    assert str(again) == text
+    again.verify()
+
+
+def test_invalid_ir_raises_with_location(context):
+    bad = VALID.replace("tensor<4x8xf32>", "tensor<4x6xf32>")
+    with pytest.raises(_fusion.MLIRError) as error:
+        _fusion.Module.parse(context, bad, "model.mlir")
+    message = str(error.value)
+    assert "model.mlir\":3:" in message
+    assert "weight in_features 6 does not match input K 8" in message
+
+
+def test_syntax_error_raises(context):
+    with pytest.raises(_fusion.MLIRError, match="cannot parse"):
+        _fusion.Module.parse(context, "func.func @f( {")
+
+
+def test_pipeline_fuses(context):
+    module = _fusion.Module.parse(context, VALID)
+    module.run_pipeline("builtin.module(fusion-optimize)")
+    text = str(module)
+    assert text.count("fusion.fused_linear") == 1
+    assert "fusion.leaky_relu" not in text
+
+
+def test_invalid_pipeline_raises(context):
+    module = _fusion.Module.parse(context, VALID)
+    with pytest.raises(_fusion.MLIRError, match="invalid pass pipeline"):
+        module.run_pipeline("builtin.module(no-such-pass)")
+
+
+def test_failing_pipeline_raises_with_diagnostics(context):
+    module = _fusion.Module.parse(context, VALID)
+    with pytest.raises(_fusion.MLIRError, match="unknown f32-precision 'fp64'"):
+        module.run_pipeline(
+            "builtin.module(fusion-fuse-linear-epilogues{f32-precision=fp64})")
+
+
+def test_compile_cpu_library(context, tmp_path):
+    module = _fusion.Module.parse(context, VALID)
+    module.compile(str(tmp_path / "f.so"), target="cpu")
+    signature = json.loads((tmp_path / "f.json").read_text())
+    assert signature["target"] == "cpu"
+    assert signature["entry_points"][0]["name"] == "f"
+    assert (tmp_path / "f.so").stat().st_size > 0
+    # Compiling works on a copy: the module is unchanged.
+    assert "fusion.linear" in str(module)
+
+
+def test_compile_errors_raise(context, tmp_path):
+    module = _fusion.Module.parse(context, VALID)
+    with pytest.raises(_fusion.MLIRError, match="unknown strategy 'tiled'"):
+        module.compile(str(tmp_path / "f.so"), strategy="tiled")
+    with pytest.raises(_fusion.MLIRError, match="unknown emit kind"):
+        module.compile(str(tmp_path / "f.so"), emit="cubin")

@@ -1,0 +1,110 @@
+"""fusion.compile on the CPU target against PyTorch's forward: outputs,
+running statistics over several training steps, the train/eval switch,
+save and load, and the runtime's argument checks."""
+import pytest
+import torch
+
+import fusion
+
+from conftest import LinearLeakyRelu, LinearScaleBatchNorm
+
+
+def relative_error(out, ref):
+    return ((out.double() - ref.double()).norm() / ref.double().norm()).item()
+
+
+@pytest.mark.parametrize("multiplier, slope, bias", [
+    (2.0, 0.1, True), (-2.0, 0.1, True), (2.0, 0.0, False), (0.5, 1.5, True)])
+def test_workload_a(multiplier, slope, bias):
+    model = LinearLeakyRelu(50, 29, bias=bias, multiplier=multiplier,
+                            slope=slope)
+    compiled = fusion.compile(model, (torch.randn(8, 50),), target="cpu")
+    for batch in (37, 64, 1):
+        x = torch.randn(batch, 50)
+        assert relative_error(compiled(x), model(x)) < 1e-5
+
+
+def test_workload_b_training_steps_then_eval():
+    model = LinearScaleBatchNorm(50, 29, momentum=0.3)
+    reference = LinearScaleBatchNorm(50, 29, momentum=0.3)
+    reference.load_state_dict(model.state_dict())
+    compiled = fusion.compile(model, (torch.randn(8, 50),), target="cpu")
+    for step in range(4):
+        x = torch.randn(37 + step, 50)
+        assert relative_error(compiled(x), reference(x)) < 1e-5
+    assert torch.allclose(model.bn.running_mean, reference.bn.running_mean,
+                          rtol=1e-5, atol=1e-6)
+    assert torch.allclose(model.bn.running_var, reference.bn.running_var,
+                          rtol=1e-5, atol=1e-6)
+    assert int(model.bn.num_batches_tracked) == 4
+    compiled.eval()
+    reference.eval()
+    assert not model.training  # The switch reaches the shared module.
+    x = torch.randn(16, 50)
+    assert relative_error(compiled(x), reference(x)) < 1e-5
+    mean = model.bn.running_mean.clone()
+    compiled(x)
+    assert torch.equal(model.bn.running_mean, mean)  # Eval updates nothing.
+
+
+def test_parameters_are_shared_not_copied():
+    model = LinearLeakyRelu(8, 6)
+    compiled = fusion.compile(model, (torch.randn(4, 8),), target="cpu")
+    with torch.no_grad():
+        model.linear.weight.mul_(3.0)
+    x = torch.randn(5, 8)
+    assert relative_error(compiled(x), model(x)) < 1e-5
+
+
+def test_batch_norm_without_running_stats():
+    model = LinearScaleBatchNorm(16, 12, affine=False,
+                                 track_running_stats=False)
+    compiled = fusion.compile(model, (torch.randn(8, 16),), target="cpu")
+    for mode in ("train", "eval"):
+        getattr(compiled, mode)()
+        x = torch.randn(20, 16)
+        assert relative_error(compiled(x), model(x)) < 1e-5
+
+
+def test_bf16():
+    model = LinearLeakyRelu(32, 16).to(torch.bfloat16)
+    x = torch.randn(24, 32, dtype=torch.bfloat16)
+    compiled = fusion.compile(model, (x,), target="cpu")
+    out = compiled(x)
+    assert out.dtype == torch.bfloat16
+    reference = model.float()(x.float())
+    assert relative_error(out, reference) < 2e-2
+
+
+def test_save_and_load(tmp_path):
+    model = LinearScaleBatchNorm(16, 12)
+    compiled = fusion.compile(model, (torch.randn(8, 16),), target="cpu")
+    compiled.save(tmp_path / "saved")
+    other = LinearScaleBatchNorm(16, 12)
+    other.load_state_dict(model.state_dict())
+    loaded = fusion.load(tmp_path / "saved", other)
+    x = torch.randn(9, 16)
+    assert relative_error(loaded(x), compiled(x)) < 1e-6
+    assert int(other.bn.num_batches_tracked) == 1
+
+
+def test_runtime_checks_arguments():
+    compiled = fusion.compile(LinearLeakyRelu(8, 6), (torch.randn(4, 8),),
+                              target="cpu")
+    with pytest.raises(fusion.FusionRuntimeError, match="must be float32"):
+        compiled(torch.randn(4, 8, dtype=torch.float64))
+    with pytest.raises(fusion.FusionRuntimeError,
+                       match=r"must have size 8 in dimension 1"):
+        compiled(torch.randn(4, 7))
+    with pytest.raises(fusion.FusionRuntimeError, match="must be contiguous"):
+        compiled(torch.randn(8, 4).t())
+    with pytest.raises(fusion.FusionRuntimeError,
+                       match="forward takes 1 inputs, got 2"):
+        compiled(torch.randn(4, 8), torch.randn(4, 8))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_gpu_library_rejects_cpu_tensors():
+    compiled = fusion.compile(LinearLeakyRelu(8, 16), (torch.randn(4, 8),))
+    with pytest.raises(fusion.FusionRuntimeError, match="runs on cuda"):
+        compiled(torch.randn(4, 8))
