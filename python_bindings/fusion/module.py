@@ -33,27 +33,30 @@ class CompiledModule(torch.nn.Module):
                    [Argument(**a) for a in entry["arguments"]],
                    [Result(**r) for r in entry["results"]])
             for mode, entry in manifest["entries"].items()}
+        # (owning module, attribute) of each parameter and buffer argument,
+        # read at every call, so that replaced parameters are seen.
+        self._owners = {}
+        for _, arguments, _ in self._entries.values():
+            for argument in arguments:
+                if argument.kind != "input":
+                    path, _, leaf = argument.name.rpartition(".")
+                    self._owners[argument.name] = (
+                        original.get_submodule(path), leaf)
 
     def forward(self, *inputs):
+        if len(inputs) != self._manifest["inputs"]:
+            raise FusionRuntimeError(
+                f"forward takes {self._manifest['inputs']} inputs, got "
+                f"{len(inputs)}")
         name, arguments, results = self._entries[
             "train" if self.training else "eval"]
         tensors = []
         for argument in arguments:
             if argument.kind == "input":
-                if argument.index >= len(inputs):
-                    raise FusionRuntimeError(
-                        f"forward takes {self._manifest['inputs']} inputs, "
-                        f"got {len(inputs)}")
                 tensors.append(inputs[argument.index])
-            elif argument.kind == "parameter":
-                tensors.append(self.original.get_parameter(argument.name)
-                               .detach())
             else:
-                tensors.append(self.original.get_buffer(argument.name))
-        if len(inputs) != self._manifest["inputs"]:
-            raise FusionRuntimeError(
-                f"forward takes {self._manifest['inputs']} inputs, got "
-                f"{len(inputs)}")
+                owner, attribute = self._owners[argument.name]
+                tensors.append(getattr(owner, attribute).detach())
         outputs = self._library.call(name, tensors)
         values = []
         updated = set()

@@ -105,13 +105,13 @@ class Library:
         return batch
 
     def _call_gpu(self, name, entry, batch, device, inputs, outputs):
-        with torch.cuda.device(device):
-            stream = torch.cuda.current_stream(device).cuda_stream
-            args = [ctypes.c_void_p(stream)]
-            if entry["batch"]:
-                args.append(ctypes.c_int64(batch))
-            args += [ctypes.c_void_p(t.data_ptr()) for t in inputs + outputs]
-            status = self._function(name)(*args)
+        # The library runs on the device of the stream it is given.
+        stream = torch.cuda.current_stream(device).cuda_stream
+        args = [ctypes.c_void_p(stream)]
+        if entry["batch"]:
+            args.append(ctypes.c_int64(batch))
+        args += [ctypes.c_void_p(t.data_ptr()) for t in inputs + outputs]
+        status = self._function(name)(*args)
         if status != 0:
             message = self._lib.fusion_last_error_message().decode()
             raise FusionRuntimeError(f"{name}: status {status}: {message}")

@@ -63,3 +63,52 @@ extern "C" int32_t __fusion_rt_launch(const void *image, const char *name,
                                     static_cast<cudaStream_t>(stream)),
                    name);
 }
+
+namespace {
+/// Orders `waiter` after the work enqueued on `signaller` so far.
+int32_t wait(cudaStream_t waiter, cudaStream_t signaller) {
+  cudaEvent_t event;
+  if (int32_t status = checkCuda(
+          cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
+          "cudaEventCreateWithFlags"))
+    return status;
+  int32_t status = checkCuda(cudaEventRecord(event, signaller),
+                             "cudaEventRecord");
+  if (status == FUSION_SUCCESS)
+    status = checkCuda(cudaStreamWaitEvent(waiter, event, 0),
+                       "cudaStreamWaitEvent");
+  cudaEventDestroy(event); // Released once the recorded work completes.
+  return status;
+}
+} // namespace
+
+extern "C" int32_t __fusion_rt_fork(void *stream, void **side) {
+  static std::mutex mutex;
+  static std::map<int, cudaStream_t> streams;
+  DeviceGuard guard(stream);
+  if (guard.status() != FUSION_SUCCESS)
+    return guard.status();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    cudaStream_t &sideStream = streams[guard.device()];
+    if (!sideStream) {
+      if (int32_t status = checkCuda(
+              cudaStreamCreateWithFlags(&sideStream, cudaStreamNonBlocking),
+              "cudaStreamCreateWithFlags")) {
+        streams.erase(guard.device());
+        return status;
+      }
+    }
+    *side = sideStream;
+  }
+  return wait(static_cast<cudaStream_t>(*side),
+              static_cast<cudaStream_t>(stream));
+}
+
+extern "C" int32_t __fusion_rt_join(void *stream, void *side) {
+  DeviceGuard guard(stream);
+  if (guard.status() != FUSION_SUCCESS)
+    return guard.status();
+  return wait(static_cast<cudaStream_t>(stream),
+              static_cast<cudaStream_t>(side));
+}
