@@ -60,17 +60,11 @@ int32_t __fusion_rt_free(void *stream, void *ptr);
 int32_t __fusion_rt_copy(void *stream, void *dst, const void *src,
                          int64_t bytes);
 /* out[M, N] = alpha * x[M, K] * w[N, K]^T (+ bias[N]), all `dtype`, products
- * in `precision`, f32 accumulation; rows of `out` are `outStride` elements
- * apart. */
+ * in `precision`, f32 accumulation. */
 int32_t __fusion_rt_gemm(void *stream, int32_t dtype, int32_t precision,
                          int64_t m, int64_t n, int64_t k, const void *x,
                          const void *w, const void *bias, float alpha,
-                         void *out, int64_t outStride);
-/* `*side`: the side stream of the stream's device, made to wait for the
- * work enqueued on `stream` so far. */
-int32_t __fusion_rt_fork(void *stream, void **side);
-/* Makes `stream` wait for the work enqueued on `side` so far. */
-int32_t __fusion_rt_join(void *stream, void *side);
+                         void *out);
 /* Launches `kernel` of the embedded fatbin `image` on a (gridX, gridY) grid
  * of `blockX`-thread blocks. */
 int32_t __fusion_rt_launch(const void *image, const char *kernel,

@@ -2,9 +2,8 @@
 //
 // Row-major out[M, N] = x[M, K] * w[N, K]^T is, column-major,
 // out^T[N, M] = op_T(w)[N, K] * x^T[K, M]: A = w (K x N, transposed),
-// B = x (K x M), C = D = out (N x M, leading dimension outStride, so that a
-// GEMM can fill a band of columns of a wider output). The bias epilogue adds
-// bias[N] to each column of D, i.e. to each row of `out`.
+// B = x (K x M), C = D = out (N x M). The bias epilogue adds bias[N] to each
+// column of D, i.e. to each row of `out`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,8 +41,8 @@ struct Plan {
   cublasLtMatmulAlgo_t algorithm;
 };
 
-using PlanKey = std::tuple<int, int32_t, int32_t, int64_t, int64_t, int64_t,
-                           bool, int64_t>;
+using PlanKey =
+    std::tuple<int, int32_t, int32_t, int64_t, int64_t, int64_t, bool>;
 
 std::mutex mutex;
 std::map<int, DeviceState> devices;
@@ -89,7 +88,7 @@ int32_t getDevice(int device, DeviceState *&state) {
 }
 
 int32_t makePlan(cublasLtHandle_t handle, const PlanKey &key, Plan &plan) {
-  auto [device, dtype, precision, m, n, k, hasBias, outStride] = key;
+  auto [device, dtype, precision, m, n, k, hasBias] = key;
   cudaDataType_t type = dataType(dtype);
   cublasOperation_t transposed = CUBLAS_OP_T, plain = CUBLAS_OP_N;
   cublasLtEpilogue_t epilogue =
@@ -119,7 +118,7 @@ int32_t makePlan(cublasLtHandle_t handle, const PlanKey &key, Plan &plan) {
           "cublasLtMatrixLayoutCreate"))
     return status;
   if (int32_t status = checkCublas(
-          cublasLtMatrixLayoutCreate(&plan.c, type, n, m, outStride),
+          cublasLtMatrixLayoutCreate(&plan.c, type, n, m, n),
           "cublasLtMatrixLayoutCreate"))
     return status;
 
@@ -151,8 +150,7 @@ int32_t makePlan(cublasLtHandle_t handle, const PlanKey &key, Plan &plan) {
 extern "C" int32_t __fusion_rt_gemm(void *stream, int32_t dtype,
                                     int32_t precision, int64_t m, int64_t n,
                                     int64_t k, const void *x, const void *w,
-                                    const void *bias, float alpha, void *out,
-                                    int64_t outStride) {
+                                    const void *bias, float alpha, void *out) {
   if (m <= 0 || n <= 0)
     return FUSION_SUCCESS;
   DeviceGuard guard(stream);
@@ -162,8 +160,7 @@ extern "C" int32_t __fusion_rt_gemm(void *stream, int32_t dtype,
   DeviceState *device;
   if (int32_t status = getDevice(guard.device(), device))
     return status;
-  PlanKey key{guard.device(), dtype, precision, m, n, k, bias != nullptr,
-              outStride};
+  PlanKey key{guard.device(), dtype, precision, m, n, k, bias != nullptr};
   auto it = plans.find(key);
   if (it == plans.end()) {
     Plan plan;

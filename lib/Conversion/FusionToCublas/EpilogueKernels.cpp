@@ -164,11 +164,8 @@ gpu::GPUFuncOp mlir::fusion::buildElementwiseKernel(
     Value first = e.mul(group, e.i64(width));
     Value column = arith::RemUIOp::create(builder, loc, first,
                                           e.i64(shape.columns));
-    Value row = arith::DivUIOp::create(builder, loc, first,
-                                       e.i64(shape.columns));
-    Value offset = e.add(e.mul(row, e.i64(shape.rowStride)), column);
     SmallVector<Value> lanes =
-        e.loadLanes(args[0], shape.elementType, offset, width);
+        e.loadLanes(args[0], shape.elementType, first, width);
     // The `width` columns of a thread are consecutive and start at a multiple
     // of `width`: each column operand is one aligned vector load.
     SmallVector<SmallVector<Value>> columnLanes;
@@ -181,7 +178,7 @@ gpu::GPUFuncOp mlir::fusion::buildElementwiseKernel(
         columns.push_back(values[lane]);
       lanes[lane] = fn(builder, loc, lanes[lane], columns);
     }
-    e.storeLanes(lanes, args[1], shape.elementType, offset);
+    e.storeLanes(lanes, args[1], shape.elementType, first);
   });
   return kernel;
 }
@@ -236,7 +233,7 @@ gpu::GPUFuncOp mlir::fusion::buildColumnStatsKernel(
       return state;
     };
     auto rowLanes = [&](KernelEmitter &le, Value row) {
-      Value offset = le.add(le.mul(row, le.i64(shape.rowStride)), column);
+      Value offset = le.add(le.mul(row, le.i64(shape.columns)), column);
       return le.loadLanes(args[0], shape.elementType, offset, width);
     };
     auto toIndex = [&](Value v) -> Value {

@@ -26,13 +26,11 @@ constexpr int32_t kWarpSize = 32;
 /// row length allows it, else 1.
 int64_t getVectorWidth(Type elementType, int64_t columns);
 
-/// The shape of the matrices a kernel works on: `columns` columns of rows
-/// `rowStride` elements apart (a band of a wider matrix when they differ).
+/// The shape of the matrices a kernel works on.
 struct MatrixShape {
   Type elementType;
   int64_t columns;
   int64_t vectorWidth;
-  int64_t rowStride;
 };
 
 /// `@name(ptr in, ptr out, i64 groups, ptr column...)`: out = fn(in, col[n])

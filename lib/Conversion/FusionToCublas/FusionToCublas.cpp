@@ -72,12 +72,6 @@ struct Buffer {
   Value rows; ///< i64
 };
 
-/// The device pointers a batch norm reads and writes (null when absent).
-struct BatchNormPointers {
-  Value weight, bias, runningMean, runningVar, newMean, newVar;
-  SmallVector<Value> columns; ///< the epilogue's column operands
-};
-
 /// The scratch space a batch norm needs, sized at run time.
 struct BatchNormScratch {
   Value rowsPerChunk, chunks;
@@ -138,8 +132,7 @@ private:
 
   /// Reserves `bytes` (256-byte aligned) of the workspace.
   Value reserve(Value bytes);
-  void launch(Value onStream, StringRef kernel, Value gridX, Value gridY,
-              ArrayRef<Value> args);
+  void launch(StringRef kernel, Value gridX, Value gridY, ArrayRef<Value> args);
   std::string kernelName(Operation *op, StringRef kind) {
     return (entryName + "_" + Twine(opIndex.lookup(op)) + "_" + kind).str();
   }
@@ -149,16 +142,11 @@ private:
                      int64_t vectorWidth);
   void emitFusedLinear(FusedLinearOp op);
   void emitElementwise(ElementwiseOpInterface op);
-  void emitBatchNorm(Operation *op, Value onStream, Value input,
-                     Value output, Value rows, MatrixShape shape,
-                     TypeRange columnTypes, const ScalarFn &fn,
-                     BatchNormConfigAttr config,
-                     const BatchNormPointers &pointers);
-  Value offsetElements(Value base, Value elements, Type elementType) {
-    return base ? offsetPtr(base, mul(elements,
-                                      c64(elementBytes(elementType))))
-                : Value();
-  }
+  void emitBatchNorm(Operation *op, Buffer input, Buffer output,
+                     MatrixShape shape, ValueRange columns,
+                     const ScalarFn &fn, BatchNormConfigAttr config,
+                     Value weight, Value bias, Value runningMean,
+                     Value runningVar, ValueRange updated);
   SmallVector<Value> columnPtrs(ValueRange tensors);
 
   func::FuncOp func;
@@ -250,8 +238,8 @@ Value HostEmitter::reserve(Value bytes) {
   return offset;
 }
 
-void HostEmitter::launch(Value onStream, StringRef kernel, Value gridX,
-                         Value gridY, ArrayRef<Value> args) {
+void HostEmitter::launch(StringRef kernel, Value gridX, Value gridY,
+                         ArrayRef<Value> args) {
   Value count = c64(args.size());
   Value pointers = LLVM::AllocaOp::create(b, loc, ptrType, ptrType, count, 8);
   for (auto [index, arg] : llvm::enumerate(args)) {
@@ -264,7 +252,7 @@ void HostEmitter::launch(Value onStream, StringRef kernel, Value gridX,
   }
   checked("__fusion_rt_launch",
           {LLVM::AddressOfOp::create(b, loc, ptrType, kKernelImageName),
-           string(kernel), gridX, gridY, c32(kBlockSize), onStream, pointers});
+           string(kernel), gridX, gridY, c32(kBlockSize), stream, pointers});
 }
 
 SmallVector<Value> HostEmitter::columnPtrs(ValueRange tensors) {
@@ -329,35 +317,40 @@ void HostEmitter::planBatchNorm(Operation *op, Value rows, int64_t columns,
   slices.push_back({reserve(columnBytes), &s.shift});
 }
 
-void HostEmitter::emitBatchNorm(Operation *op, Value onStream, Value input,
-                                Value output, Value rows, MatrixShape shape,
-                                TypeRange columnTypes, const ScalarFn &fn,
-                                BatchNormConfigAttr config,
-                                const BatchNormPointers &p) {
+void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
+                                MatrixShape shape, ValueRange columns,
+                                const ScalarFn &fn,
+                                BatchNormConfigAttr config, Value weight,
+                                Value bias, Value runningMean,
+                                Value runningVar, ValueRange updated) {
   BatchNormScratch &s = scratch[op];
   Type f32 = b.getF32Type();
+  SmallVector<Type> columnTypes = llvm::map_to_vector(
+      columns, [](Value v) { return tensorType(v).getElementType(); });
+  SmallVector<Value> columnBuffers = columnPtrs(columns);
   int64_t width = shape.vectorWidth;
   if (config.isTraining()) {
     std::string name = kernelName(op, "stats");
-    if (!kernels.lookupSymbol(name)) {
+    {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToEnd(kernels.getBody());
       buildColumnStatsKernel(b, loc, name, shape, columnTypes, fn);
     }
-    SmallVector<Value> args{input, rows, s.rowsPerChunk, s.mean, s.m2};
-    args.append(p.columns);
+    SmallVector<Value> args{input.ptr, input.rows, s.rowsPerChunk, s.mean,
+                            s.m2};
+    args.append(columnBuffers);
     int64_t columnBlocks =
         (shape.columns / width + kBlockSize - 1) / kBlockSize;
-    launch(onStream, name, c64(columnBlocks), s.chunks, args);
+    launch(name, c64(columnBlocks), s.chunks, args);
   }
 
   BatchNormOperands operands;
-  operands.weight = static_cast<bool>(p.weight);
-  operands.bias = static_cast<bool>(p.bias);
-  operands.runningStats = static_cast<bool>(p.runningMean);
+  operands.weight = static_cast<bool>(weight);
+  operands.bias = static_cast<bool>(bias);
+  operands.runningStats = static_cast<bool>(runningMean);
   operands.statType = shape.elementType;
   std::string finalizeName = kernelName(op, "finalize");
-  if (!kernels.lookupSymbol(finalizeName)) {
+  {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(kernels.getBody());
     buildBatchNormFinalizeKernel(b, loc, finalizeName, shape.columns, config,
@@ -365,23 +358,28 @@ void HostEmitter::emitBatchNorm(Operation *op, Value onStream, Value input,
   }
   SmallVector<Value> args;
   if (config.isTraining())
-    args = {s.mean, s.m2, rows, s.rowsPerChunk, s.chunks};
+    args = {s.mean, s.m2, input.rows, s.rowsPerChunk, s.chunks};
   else
     args = {nullPtr(), nullPtr(), c64(0), c64(0), c64(0)};
-  for (Value pointer : {p.weight, p.bias, p.runningMean, p.runningVar,
-                        p.newMean, p.newVar})
-    if (pointer)
-      args.push_back(pointer);
+  if (weight)
+    args.push_back(buffers.lookup(weight).ptr);
+  if (bias)
+    args.push_back(buffers.lookup(bias).ptr);
+  if (runningMean)
+    args.append(
+        {buffers.lookup(runningMean).ptr, buffers.lookup(runningVar).ptr});
+  for (Value stat : updated)
+    args.push_back(buffers.lookup(stat).ptr);
   args.append({s.center, s.scale, s.shift});
-  launch(onStream, finalizeName,
+  launch(finalizeName,
          c64((shape.columns * kWarpSize + kBlockSize - 1) / kBlockSize),
          c64(1), args);
 
   std::string normalizeName = kernelName(op, "normalize");
+  SmallVector<Type> normalizeTypes(columnTypes);
+  normalizeTypes.append(3, f32);
   unsigned userColumns = columnTypes.size();
-  if (!kernels.lookupSymbol(normalizeName)) {
-    SmallVector<Type> normalizeTypes(columnTypes);
-    normalizeTypes.append(3, f32);
+  {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(kernels.getBody());
     buildElementwiseKernel(
@@ -396,24 +394,11 @@ void HostEmitter::emitBatchNorm(Operation *op, Value onStream, Value input,
                                        cols[userColumns + 2]);
         });
   }
-  Value groups = ceilDiv(mul(rows, c64(shape.columns)), width);
-  SmallVector<Value> normalizeArgs{input, output, groups};
-  normalizeArgs.append(p.columns);
+  Value groups = ceilDiv(mul(input.rows, c64(shape.columns)), width);
+  SmallVector<Value> normalizeArgs{input.ptr, output.ptr, groups};
+  normalizeArgs.append(columnBuffers);
   normalizeArgs.append({s.center, s.scale, s.shift});
-  launch(onStream, normalizeName, ceilDiv(groups, kBlockSize), c64(1),
-         normalizeArgs);
-}
-
-/// Column chunks of a fused op's GEMM: each chunk's epilogue runs on a side
-/// stream while the GEMM of the next chunk runs, so that only the last
-/// chunk's memory-bound passes add to the GEMM's time. Chunks stay wide
-/// (>= 512 columns) for the GEMM to stay efficient.
-static int64_t gemmChunks(int64_t columns, int64_t vectorWidth) {
-  constexpr int64_t chunks = 4, minimumWidth = 512;
-  if (columns % (chunks * vectorWidth) == 0 &&
-      columns / chunks >= minimumWidth)
-    return chunks;
-  return 1;
+  launch(normalizeName, ceilDiv(groups, kBlockSize), c64(1), normalizeArgs);
 }
 
 void HostEmitter::emitFusedLinear(FusedLinearOp op) {
@@ -422,70 +407,37 @@ void HostEmitter::emitFusedLinear(FusedLinearOp op) {
   RankedTensorType weightType = tensorType(op.getWeight());
   Type elementType = weightType.getElementType();
   int64_t n = weightType.getDimSize(0), k = weightType.getDimSize(1);
-  int64_t width = getVectorWidth(elementType, n);
-  BatchNormConfigAttr config = op.getBatchNormAttr();
-  bool epilogue = config || !isIdentityEpilogue(op);
-  int64_t chunks = epilogue ? gemmChunks(n, width) : 1;
-  int64_t chunkColumns = n / chunks;
-  MatrixShape shape{elementType, chunkColumns, width, n};
-  ScalarFn fn = epilogueFn(op);
-  SmallVector<Type> columnTypes(op.getEpilogueOperands().size(),
-                                elementType);
+  Value bias = op.getBias() ? buffers.lookup(op.getBias()).ptr : nullPtr();
   Value alpha = LLVM::ConstantOp::create(
       b, loc, b.getF32Type(),
       b.getF32FloatAttr(op.getAlpha().convertToDouble()));
-  auto pointer = [&](Value tensor) {
-    return tensor ? buffers.lookup(tensor).ptr : Value();
-  };
-  Value side;
-  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-    Value first = c64(chunk * chunkColumns);
-    auto at = [&](Value base) {
-      return chunk == 0 ? base : offsetElements(base, first, elementType);
-    };
-    Value output = at(out.ptr);
-    Value bias = op.getBias() ? at(pointer(op.getBias())) : nullPtr();
-    checked("__fusion_rt_gemm",
-            {stream, c32(dtypeCode(elementType)),
-             c32(static_cast<int32_t>(op.getComputePrecision())), x.rows,
-             c64(chunkColumns), c64(k), x.ptr,
-             chunk == 0 ? pointer(op.getWeight())
-                        : offsetElements(pointer(op.getWeight()),
-                                         mul(first, c64(k)), elementType),
-             bias, alpha, output, c64(n)});
-    if (!epilogue)
-      continue;
-    Value sideSlot =
-        LLVM::AllocaOp::create(b, loc, ptrType, ptrType, c64(1), 8);
-    checked("__fusion_rt_fork", {stream, sideSlot});
-    side = LLVM::LoadOp::create(b, loc, ptrType, sideSlot);
-    SmallVector<Value> columns = llvm::map_to_vector(
-        op.getEpilogueOperands(), [&](Value v) { return at(pointer(v)); });
-    if (config) {
-      BatchNormPointers p{at(pointer(op.getBnWeight())),
-                          at(pointer(op.getBnBias())),
-                          at(pointer(op.getRunningMean())),
-                          at(pointer(op.getRunningVar())),
-                          at(pointer(op.getUpdatedRunningMean())),
-                          at(pointer(op.getUpdatedRunningVar())),
-                          columns};
-      emitBatchNorm(op, side, output, output, x.rows, shape, columnTypes, fn,
-                    config, p);
-      continue;
-    }
-    std::string name = kernelName(op, "epilogue");
-    if (!kernels.lookupSymbol(name)) {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToEnd(kernels.getBody());
-      buildElementwiseKernel(b, loc, name, shape, columnTypes, fn);
-    }
-    Value groups = ceilDiv(mul(x.rows, c64(chunkColumns)), width);
-    SmallVector<Value> args{output, output, groups};
-    args.append(columns);
-    launch(side, name, ceilDiv(groups, kBlockSize), c64(1), args);
+  checked("__fusion_rt_gemm",
+          {stream, c32(dtypeCode(elementType)),
+           c32(static_cast<int32_t>(op.getComputePrecision())), x.rows, c64(n),
+           c64(k), x.ptr, buffers.lookup(op.getWeight()).ptr, bias, alpha,
+           out.ptr});
+
+  MatrixShape shape{elementType, n, getVectorWidth(elementType, n)};
+  ScalarFn fn = epilogueFn(op);
+  if (BatchNormConfigAttr config = op.getBatchNormAttr()) {
+    emitBatchNorm(op, out, out, shape, op.getEpilogueOperands(), fn, config,
+                  op.getBnWeight(), op.getBnBias(), op.getRunningMean(),
+                  op.getRunningVar(), op.getUpdatedRunningStats());
+    return;
   }
-  if (side)
-    checked("__fusion_rt_join", {stream, side});
+  if (isIdentityEpilogue(op))
+    return;
+  std::string name = kernelName(op, "epilogue");
+  SmallVector<Type> columnTypes(op.getEpilogueOperands().size(), elementType);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(kernels.getBody());
+    buildElementwiseKernel(b, loc, name, shape, columnTypes, fn);
+  }
+  Value groups = ceilDiv(mul(out.rows, c64(n)), shape.vectorWidth);
+  SmallVector<Value> args{out.ptr, out.ptr, groups};
+  args.append(columnPtrs(op.getEpilogueOperands()));
+  launch(name, ceilDiv(groups, kBlockSize), c64(1), args);
 }
 
 void HostEmitter::emitElementwise(ElementwiseOpInterface op) {
@@ -495,7 +447,7 @@ void HostEmitter::emitElementwise(ElementwiseOpInterface op) {
   RankedTensorType type = tensorType(input);
   int64_t n = type.getDimSize(1);
   MatrixShape shape{type.getElementType(), n,
-                    getVectorWidth(type.getElementType(), n), n};
+                    getVectorWidth(type.getElementType(), n)};
   std::string name = kernelName(op, "elementwise");
   SmallVector<Type> columnTypes(op.getColumnOperands().size(),
                                 type.getElementType());
@@ -512,7 +464,7 @@ void HostEmitter::emitElementwise(ElementwiseOpInterface op) {
   Value groups = ceilDiv(mul(in.rows, c64(n)), shape.vectorWidth);
   SmallVector<Value> args{in.ptr, out.ptr, groups};
   args.append(columnPtrs(op.getColumnOperands()));
-  launch(stream, name, ceilDiv(groups, kBlockSize), c64(1), args);
+  launch(name, ceilDiv(groups, kBlockSize), c64(1), args);
 }
 
 LogicalResult HostEmitter::emit() {
@@ -600,10 +552,9 @@ LogicalResult HostEmitter::emit() {
     if (auto fused = dyn_cast<FusedLinearOp>(op)) {
       if (fused.getBatchNormAttr()) {
         int64_t n = tensorType(fused.getResult()).getDimSize(1);
-        int64_t width = getVectorWidth(
-            tensorType(fused.getResult()).getElementType(), n);
-        planBatchNorm(&op, rowsOf(fused.getResult()),
-                      n / gemmChunks(n, width), width);
+        planBatchNorm(&op, rowsOf(fused.getResult()), n,
+                      getVectorWidth(
+                          tensorType(fused.getResult()).getElementType(), n));
       }
     } else if (auto bn = dyn_cast<BatchNormOp>(op)) {
       int64_t n = tensorType(bn.getResult()).getDimSize(1);
@@ -626,21 +577,12 @@ LogicalResult HostEmitter::emit() {
       RankedTensorType type = tensorType(bn.getInput());
       int64_t n = type.getDimSize(1);
       MatrixShape shape{type.getElementType(), n,
-                        getVectorWidth(type.getElementType(), n), n};
-      auto pointer = [&](Value tensor) {
-        return tensor ? buffers.lookup(tensor).ptr : Value();
-      };
-      BatchNormPointers p{pointer(bn.getWeight()),
-                          pointer(bn.getBias()),
-                          pointer(bn.getRunningMean()),
-                          pointer(bn.getRunningVar()),
-                          pointer(bn.getUpdatedRunningMean()),
-                          pointer(bn.getUpdatedRunningVar()),
-                          {}};
-      Buffer input = buffers.lookup(bn.getInput());
-      emitBatchNorm(&op, stream, input.ptr, buffers.lookup(bn.getResult()).ptr,
-                    input.rows, shape, TypeRange(), identityFn(),
-                    bn.getConfig(), p);
+                        getVectorWidth(type.getElementType(), n)};
+      emitBatchNorm(&op, buffers.lookup(bn.getInput()),
+                    buffers.lookup(bn.getResult()), shape, ValueRange(),
+                    identityFn(), bn.getConfig(), bn.getWeight(),
+                    bn.getBias(), bn.getRunningMean(), bn.getRunningVar(),
+                    bn.getUpdatedRunningStats());
     } else {
       emitElementwise(cast<ElementwiseOpInterface>(op));
     }

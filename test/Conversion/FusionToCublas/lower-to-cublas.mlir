@@ -11,13 +11,9 @@
 // CHECK: llvm.return %[[CODE]] : i32
 // CHECK-COUNT-5: llvm.call @__fusion_rt_check_buffer(%[[STREAM]]
 // CHECK: llvm.call @__fusion_rt_alloc(%[[STREAM]]
-// CHECK: llvm.call @__fusion_rt_gemm(%[[STREAM]], %{{.*}}, %{{.*}}, %[[BATCH]], %{{.*}}, %{{.*}}, %[[X]], %[[W]], %[[B]], %{{.*}}, %[[OUT]], %{{.*}})
-// The epilogue runs on the side stream, joined back before returning.
-// CHECK: llvm.call @__fusion_rt_fork(%[[STREAM]], %[[SLOT:[a-z0-9]+]])
-// CHECK: %[[SIDE:.*]] = llvm.load %[[SLOT]]
+// CHECK: llvm.call @__fusion_rt_gemm(%[[STREAM]], %{{.*}}, %{{.*}}, %[[BATCH]], %{{.*}}, %{{.*}}, %[[X]], %[[W]], %[[B]], %{{.*}}, %[[OUT]])
 // CHECK: llvm.mlir.addressof @__fusion_kernels_image
-// CHECK: llvm.call @__fusion_rt_launch({{.*}}, %[[SIDE]], %{{.*}})
-// CHECK: llvm.call @__fusion_rt_join(%[[STREAM]], %[[SIDE]])
+// CHECK: llvm.call @__fusion_rt_launch(
 // CHECK: llvm.call @__fusion_rt_free(%[[STREAM]]
 // CHECK: llvm.return %{{.*}} : i32
 //
@@ -53,7 +49,6 @@ func.func @epilogue(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32
 // CHECK-NOT: __fusion_rt_check_size
 // CHECK: llvm.call @__fusion_rt_gemm
 // CHECK-NOT: llvm.call @__fusion_rt_launch
-// CHECK-NOT: llvm.call @__fusion_rt_fork
 // CHECK: llvm.return
 func.func @gemm_only(%x: tensor<4x8xbf16>, %w: tensor<16x8xbf16>) -> tensor<4x16xbf16> {
   %0 = fusion.fused_linear %x, %w epilogue {
@@ -97,7 +92,7 @@ func.func @batch_norm(%x: tensor<?x8xbf16>, %w: tensor<16x8xbf16>, %rm: tensor<1
 // CHECK-LABEL: llvm.func @chain(
 // CHECK: llvm.call @__fusion_rt_alloc
 // CHECK: %[[TMP:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-// CHECK: llvm.call @__fusion_rt_gemm({{.*}}, %[[TMP]], %{{.*}})
+// CHECK: llvm.call @__fusion_rt_gemm({{.*}}, %[[TMP]])
 // CHECK: llvm.call @__fusion_rt_launch
 // CHECK: llvm.call @__fusion_rt_copy
 // CHECK: gpu.func @chain_1_elementwise(
@@ -109,31 +104,4 @@ func.func @chain(%x: tensor<?x8xf32>, %w: tensor<5x8xf32>) -> (tensor<?x5xf32>, 
   } : (tensor<?x8xf32>, tensor<5x8xf32>) -> tensor<?x5xf32>
   %1 = fusion.leaky_relu %0, negative_slope = 0.2 : tensor<?x5xf32>
   return %1, %x : tensor<?x5xf32>, tensor<?x8xf32>
-}
-
-// -----
-
-// A wide output: four column chunks, each GEMM writing a band of the output
-// (row stride N) and its epilogue forked onto the side stream, so that it
-// overlaps the next chunk's GEMM; one join at the end; one kernel serves
-// every chunk.
-// CHECK-LABEL: llvm.func @chunked(
-// CHECK-SAME: %[[STREAM:[a-z0-9]+]]: !llvm.ptr, %{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[OUT:[a-z0-9]+]]: !llvm.ptr)
-// CHECK: llvm.call @__fusion_rt_gemm({{.*}}, %[[OUT]], %{{.*}})
-// CHECK: llvm.call @__fusion_rt_fork
-// CHECK: llvm.call @__fusion_rt_launch
-// CHECK-COUNT-3: llvm.call @__fusion_rt_gemm
-// CHECK: llvm.call @__fusion_rt_join
-// CHECK: gpu.func @chunked_0_epilogue
-// CHECK-NOT: gpu.func
-// The kernel's rows are 2048 elements apart, its columns 512.
-// CHECK: arith.constant 512 : i64
-func.func @chunked(%x: tensor<?x8xf32>, %w: tensor<2048x8xf32>) -> tensor<?x2048xf32> {
-  %0 = fusion.fused_linear %x, %w epilogue {
-  ^bb0(%acc: f32):
-    %c = arith.constant 3.0 : f32
-    %1 = arith.addf %acc, %c : f32
-    fusion.yield %1 : f32
-  } : (tensor<?x8xf32>, tensor<2048x8xf32>) -> tensor<?x2048xf32>
-  return %0 : tensor<?x2048xf32>
 }
