@@ -162,8 +162,7 @@ PYBIND11_MODULE(_fusion, m) {
             "fusion-dialect modules.";
   py::register_exception<MLIRError>(m, "MLIRError", PyExc_ValueError);
 
-  py::class_<Context, std::shared_ptr<Context>>(m, "Context")
-      .def(py::init<>());
+  py::class_<Context, std::shared_ptr<Context>>(m, "Context").def(py::init<>());
 
   py::class_<Module>(m, "Module")
       .def_static("parse", &Module::parse, py::arg("context"),

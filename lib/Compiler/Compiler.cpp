@@ -106,9 +106,7 @@ LogicalResult writeSignatures(ModuleOp module, StringRef libraryPath,
     bool batch = llvm::any_of(
         llvm::concat<const Type>(func.getArgumentTypes(),
                                  func.getResultTypes()),
-        [](Type t) {
-          return !cast<RankedTensorType>(t).hasStaticShape();
-        });
+        [](Type t) { return !cast<RankedTensorType>(t).hasStaticShape(); });
     llvm::json::Array inputs, outputs;
     for (auto [index, type] : llvm::enumerate(func.getArgumentTypes()))
       inputs.push_back(tensorJson(index, cast<RankedTensorType>(type)));
@@ -197,8 +195,8 @@ LogicalResult emitHostObject(ModuleOp module, StringRef objectPath) {
     return module.emitError("fusion-compile: LLVM IR translation failed");
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple,
-                                                                   error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return module.emitError() << "fusion-compile: " << error;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
@@ -207,8 +205,8 @@ LogicalResult emitHostObject(ModuleOp module, StringRef objectPath) {
   llvmModule->setDataLayout(machine->createDataLayout());
   if (llvm::Error err =
           makeOptimizingTransformer(2, 0, machine.get())(llvmModule.get()))
-    return module.emitError() << "fusion-compile: "
-                              << llvm::toString(std::move(err));
+    return module.emitError()
+           << "fusion-compile: " << llvm::toString(std::move(err));
   std::error_code ec;
   llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
   if (ec)
@@ -223,13 +221,13 @@ LogicalResult emitHostObject(ModuleOp module, StringRef objectPath) {
 
 /// Links the host object into a shared library: with the GPU runtime for
 /// the GPU, alone (and libm) for the CPU.
-LogicalResult link(ModuleOp module, StringRef objectPath,
-                   StringRef libraryPath, StringRef cudaPath, bool gpu) {
+LogicalResult link(ModuleOp module, StringRef objectPath, StringRef libraryPath,
+                   StringRef cudaPath, bool gpu) {
   llvm::ErrorOr<std::string> cxx = llvm::sys::findProgramByName("c++");
   if (!cxx)
     return module.emitError("fusion-compile: no c++ on PATH to link with");
-  SmallVector<std::string> args{*cxx, "-shared", "-o", libraryPath.str(),
-                                objectPath.str(), "-lm"};
+  SmallVector<std::string> args{
+      *cxx, "-shared", "-o", libraryPath.str(), objectPath.str(), "-lm"};
   if (gpu) {
 #ifdef FUSION_RUNTIME_ARCHIVE
     std::string cudaLib = (cudaPath + "/lib64").str();
@@ -247,12 +245,26 @@ LogicalResult link(ModuleOp module, StringRef objectPath,
   }
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::string error;
-  int code = llvm::sys::ExecuteAndWait(*cxx, argRefs, std::nullopt, {}, 0, 0,
-                                       &error);
+  int code =
+      llvm::sys::ExecuteAndWait(*cxx, argRefs, std::nullopt, {}, 0, 0, &error);
   if (code != 0)
-    return module.emitError() << "fusion-compile: linking failed (" << code
-                              << ") " << error;
+    return module.emitError()
+           << "fusion-compile: linking failed (" << code << ") " << error;
   return success();
+}
+
+/// The host object, linked (with the GPU runtime for `gpu`) into the shared
+/// library at `outputPath`.
+LogicalResult buildLibrary(ModuleOp module, StringRef outputPath,
+                           StringRef cudaPath, bool gpu) {
+  SmallString<128> objectPath;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("fusion-host", "o", objectPath))
+    return module.emitError() << "fusion-compile: " << ec.message();
+  llvm::FileRemover removeObject(objectPath);
+  if (failed(emitHostObject(module, objectPath)))
+    return failure();
+  return link(module, objectPath, outputPath, cudaPath, gpu);
 }
 
 LogicalResult writeText(ModuleOp module, StringRef path, StringRef text) {
@@ -263,6 +275,13 @@ LogicalResult writeText(ModuleOp module, StringRef path, StringRef text) {
   file->os() << text;
   file->keep();
   return success();
+}
+
+LogicalResult writeModule(ModuleOp module, StringRef path) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os);
+  return writeText(module, path, text);
 }
 
 } // namespace
@@ -283,8 +302,7 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
                               << options.strategy << "' (expected cublas)";
   if (options.emit != "so" && options.emit != "mlir" && options.emit != "ptx")
     return module.emitError() << "fusion-compile: unknown emit kind '"
-                              << options.emit
-                              << "' (expected so, mlir or ptx)";
+                              << options.emit << "' (expected so, mlir or ptx)";
 
   PassManager fuse(context);
   OptimizePipelineOptions optimize;
@@ -305,19 +323,9 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
     buildLowerToCpuPipeline(reference);
     if (failed(reference.run(module)))
       return failure();
-    if (options.emit == "mlir") {
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      module.print(os);
-      return writeText(module, outputPath, text);
-    }
-    SmallString<128> objectPath;
-    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-            "fusion-host", "o", objectPath))
-      return module.emitError() << "fusion-compile: " << ec.message();
-    llvm::FileRemover removeObject(objectPath);
-    if (failed(emitHostObject(module, objectPath)) ||
-        failed(link(module, objectPath, outputPath, cudaPath, /*gpu=*/false)))
+    if (options.emit == "mlir")
+      return writeModule(module, outputPath);
+    if (failed(buildLibrary(module, outputPath, cudaPath, /*gpu=*/false)))
       return failure();
     return writeSignatures(*signatures, outputPath, "cpu");
   }
@@ -337,12 +345,8 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
   kernels.addPass(createReconcileUnrealizedCastsPass());
   if (failed(lower.run(module)))
     return failure();
-  if (options.emit == "mlir") {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    module.print(os);
-    return writeText(module, outputPath, text);
-  }
+  if (options.emit == "mlir")
+    return writeModule(module, outputPath);
 
   PassManager binary(context);
   GpuModuleToBinaryPassOptions toBinary;
@@ -364,13 +368,7 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
   if (failed(host.run(module)))
     return failure();
 
-  SmallString<128> objectPath;
-  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-          "fusion-host", "o", objectPath))
-    return module.emitError() << "fusion-compile: " << ec.message();
-  llvm::FileRemover removeObject(objectPath);
-  if (failed(emitHostObject(module, objectPath)) ||
-      failed(link(module, objectPath, outputPath, cudaPath, /*gpu=*/true)))
+  if (failed(buildLibrary(module, outputPath, cudaPath, /*gpu=*/true)))
     return failure();
   return writeSignatures(*signatures, outputPath, options.target);
 }

@@ -3,7 +3,8 @@
  * A library made by fusion-compile exports, per entry point of the compiled
  * module, one function
  *
- *   int32_t NAME(void *stream, [int64_t batch,] const void *input..., void *output...);
+ *   int32_t NAME(void *stream, [int64_t batch,] const void *input..., void
+ **output...);
  *
  * - `stream`: the cudaStream_t to run on (NULL: the legacy default stream of
  *   the current device). Work is enqueued asynchronously on it.
@@ -49,7 +50,8 @@ const char *fusion_last_error_message(void);
 /* Element types and GEMM precisions, as the fusion dialect numbers them. */
 enum { FUSION_F32 = 0, FUSION_BF16 = 1, FUSION_F16 = 2 };
 
-/* `bytes` of device memory at `ptr`, 16-byte aligned, on the stream's device. */
+/* `bytes` of device memory at `ptr`, 16-byte aligned, on the stream's device.
+ */
 int32_t __fusion_rt_check_buffer(void *stream, const void *ptr, int64_t bytes,
                                  const char *name);
 /* `value` >= `minimum`, else an error naming `what`. */
@@ -67,9 +69,9 @@ int32_t __fusion_rt_gemm(void *stream, int32_t dtype, int32_t precision,
                          void *out);
 /* Launches `kernel` of the embedded fatbin `image` on a (gridX, gridY) grid
  * of `blockX`-thread blocks. */
-int32_t __fusion_rt_launch(const void *image, const char *kernel,
-                           int64_t gridX, int64_t gridY, int32_t blockX,
-                           void *stream, void **args);
+int32_t __fusion_rt_launch(const void *image, const char *kernel, int64_t gridX,
+                           int64_t gridY, int32_t blockX, void *stream,
+                           void **args);
 
 #ifdef __cplusplus
 }

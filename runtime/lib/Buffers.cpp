@@ -17,8 +17,8 @@ static CUresult getAddressRange(CUdeviceptr *base, size_t *size,
   static Fn fn = [] {
     void *symbol = nullptr;
     cudaDriverEntryPointQueryResult found;
-    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &symbol,
-                                         12000, cudaEnableDefault,
+    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &symbol, 12000,
+                                         cudaEnableDefault,
                                          &found) != cudaSuccess ||
         found != cudaDriverEntryPointSuccess)
       return Fn(nullptr);
@@ -93,17 +93,16 @@ static int32_t getPool(int device, cudaMemPool_t *pool) {
                                  "cudaMemPoolCreate (workspace)"))
     return status;
   uint64_t keepAll = UINT64_MAX;
-  if (int32_t status = checkCuda(
-          cudaMemPoolSetAttribute(*pool, cudaMemPoolAttrReleaseThreshold,
-                                  &keepAll),
-          "cudaMemPoolSetAttribute (workspace)"))
+  if (int32_t status =
+          checkCuda(cudaMemPoolSetAttribute(
+                        *pool, cudaMemPoolAttrReleaseThreshold, &keepAll),
+                    "cudaMemPoolSetAttribute (workspace)"))
     return status;
   pools[device] = *pool;
   return FUSION_SUCCESS;
 }
 
-extern "C" int32_t __fusion_rt_alloc(void *stream, int64_t bytes,
-                                     void **ptr) {
+extern "C" int32_t __fusion_rt_alloc(void *stream, int64_t bytes, void **ptr) {
   *ptr = nullptr;
   if (bytes <= 0)
     return FUSION_SUCCESS;

@@ -102,32 +102,31 @@ int32_t makePlan(cublasLtHandle_t handle, const PlanKey &key, Plan &plan) {
                                  &transposed, sizeof(transposed));
   cublasLtMatmulDescSetAttribute(plan.operation, CUBLASLT_MATMUL_DESC_TRANSB,
                                  &plain, sizeof(plain));
-  cublasLtMatmulDescSetAttribute(plan.operation,
-                                 CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
-                                 sizeof(epilogue));
+  cublasLtMatmulDescSetAttribute(plan.operation, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                 &epilogue, sizeof(epilogue));
   if (hasBias)
     cublasLtMatmulDescSetAttribute(plan.operation,
                                    CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &type,
                                    sizeof(type));
-  if (int32_t status = checkCublas(
-          cublasLtMatrixLayoutCreate(&plan.a, type, k, n, k),
-          "cublasLtMatrixLayoutCreate"))
+  if (int32_t status =
+          checkCublas(cublasLtMatrixLayoutCreate(&plan.a, type, k, n, k),
+                      "cublasLtMatrixLayoutCreate"))
     return status;
-  if (int32_t status = checkCublas(
-          cublasLtMatrixLayoutCreate(&plan.b, type, k, m, k),
-          "cublasLtMatrixLayoutCreate"))
+  if (int32_t status =
+          checkCublas(cublasLtMatrixLayoutCreate(&plan.b, type, k, m, k),
+                      "cublasLtMatrixLayoutCreate"))
     return status;
-  if (int32_t status = checkCublas(
-          cublasLtMatrixLayoutCreate(&plan.c, type, n, m, n),
-          "cublasLtMatrixLayoutCreate"))
+  if (int32_t status =
+          checkCublas(cublasLtMatrixLayoutCreate(&plan.c, type, n, m, n),
+                      "cublasLtMatrixLayoutCreate"))
     return status;
 
   cublasLtMatmulPreference_t preference;
   cublasLtMatmulPreferenceCreate(&preference);
   size_t workspace = kWorkspaceBytes;
-  cublasLtMatmulPreferenceSetAttribute(
-      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
-      sizeof(workspace));
+  cublasLtMatmulPreferenceSetAttribute(preference,
+                                       CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                       &workspace, sizeof(workspace));
   cublasLtMatmulHeuristicResult_t result;
   int found = 0;
   cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
@@ -137,10 +136,9 @@ int32_t makePlan(cublasLtHandle_t handle, const PlanKey &key, Plan &plan) {
   if (int32_t error = checkCublas(status, "cublasLtMatmulAlgoGetHeuristic"))
     return error;
   if (found == 0)
-    return fail(FUSION_ERROR_CUBLAS, "cuBLASLt has no algorithm for a " +
-                                         std::to_string(m) + "x" +
-                                         std::to_string(n) + "x" +
-                                         std::to_string(k) + " GEMM");
+    return fail(FUSION_ERROR_CUBLAS,
+                "cuBLASLt has no algorithm for a " + std::to_string(m) + "x" +
+                    std::to_string(n) + "x" + std::to_string(k) + " GEMM");
   plan.algorithm = result.algo;
   return FUSION_SUCCESS;
 }
@@ -170,14 +168,13 @@ extern "C" int32_t __fusion_rt_gemm(void *stream, int32_t dtype,
   }
   Plan &plan = it->second;
   if (bias)
-    cublasLtMatmulDescSetAttribute(plan.operation,
-                                   CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                   sizeof(bias));
+    cublasLtMatmulDescSetAttribute(
+        plan.operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
   float beta = 0.0f;
-  return checkCublas(
-      cublasLtMatmul(device->handle, plan.operation, &alpha, w, plan.a, x,
-                     plan.b, &beta, out, plan.c, out, plan.c, &plan.algorithm,
-                     device->workspace, kWorkspaceBytes,
-                     static_cast<cudaStream_t>(stream)),
-      "cublasLtMatmul");
+  return checkCublas(cublasLtMatmul(device->handle, plan.operation, &alpha, w,
+                                    plan.a, x, plan.b, &beta, out, plan.c, out,
+                                    plan.c, &plan.algorithm, device->workspace,
+                                    kWorkspaceBytes,
+                                    static_cast<cudaStream_t>(stream)),
+                     "cublasLtMatmul");
 }

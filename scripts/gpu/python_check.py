@@ -7,36 +7,16 @@ times both. Prints a table last."""
 import argparse
 import copy
 import pathlib
-import statistics
 import sys
 
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import fusion  # noqa: E402
+from check_and_bench import relative_error, timed  # noqa: E402
 from workload_modules import PRECISIONS, WORKLOADS  # noqa: E402
 
 BOUNDS = {"fp32": 1e-5, "tf32": 2e-3, "bf16": 2e-2}
-
-
-def relative_error(out, ref):
-    return ((out.double() - ref.double()).norm() / ref.double().norm()).item()
-
-
-def timed(fn, warmup=3, iters=10):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
 
 
 def main():

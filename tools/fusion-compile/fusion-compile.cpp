@@ -26,14 +26,15 @@ int main(int argc, char **argv) {
   cl::opt<std::string> input(cl::Positional, cl::desc("<model.mlir>"),
                              cl::Required);
   cl::opt<std::string> output("o", cl::desc("output file"), cl::Required);
-  cl::opt<std::string> target(
-      "target", cl::desc("GPU architecture (sm_80, ...) or cpu"),
-      cl::init("sm_80"));
+  cl::opt<std::string> target("target",
+                              cl::desc("GPU architecture (sm_80, ...) or cpu"),
+                              cl::init("sm_80"));
   cl::opt<std::string> strategy("strategy", cl::desc("backend: cublas"),
                                 cl::init("cublas"));
   cl::opt<std::string> precision(
-      "precision", cl::desc("GEMM precision of f32 chains: fp32, tf32, bf16, "
-                            "f16 (default fp32)"),
+      "precision",
+      cl::desc("GEMM precision of f32 chains: fp32, tf32, bf16, "
+               "f16 (default fp32)"),
       cl::init(""));
   cl::opt<std::string> emit("emit", cl::desc("so, mlir or ptx"),
                             cl::init("so"));

@@ -31,7 +31,8 @@ struct EmbedKernelImagePass
     StringRef bytes = object.getObject().getValue();
 
     OpBuilder builder(binary);
-    if (auto declaration = module.lookupSymbol<LLVM::GlobalOp>(kKernelImageName))
+    if (auto declaration =
+            module.lookupSymbol<LLVM::GlobalOp>(kKernelImageName))
       declaration.erase();
     LLVM::GlobalOp::create(
         builder, binary.getLoc(),

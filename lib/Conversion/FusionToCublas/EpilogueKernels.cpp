@@ -49,13 +49,14 @@ public:
   }
 
   Value address(Value base, Type elementType, Value index) {
-    return LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()),
+    return LLVM::GEPOp::create(b, loc,
+                               LLVM::LLVMPointerType::get(b.getContext()),
                                elementType, base, ValueRange{index});
   }
   Value load(Type type, Value base, Type elementType, Value index,
              unsigned alignment) {
-    return LLVM::LoadOp::create(b, loc, type,
-                                address(base, elementType, index), alignment);
+    return LLVM::LoadOp::create(b, loc, type, address(base, elementType, index),
+                                alignment);
   }
   void store(Value value, Value base, Type elementType, Value index,
              unsigned alignment) {
@@ -162,16 +163,15 @@ gpu::GPUFuncOp mlir::fusion::buildElementwiseKernel(
   emitGuarded(builder, loc, e.lessThan(group, args[2]), [&] {
     int64_t width = shape.vectorWidth;
     Value first = e.mul(group, e.i64(width));
-    Value column = arith::RemUIOp::create(builder, loc, first,
-                                          e.i64(shape.columns));
+    Value column =
+        arith::RemUIOp::create(builder, loc, first, e.i64(shape.columns));
     SmallVector<Value> lanes =
         e.loadLanes(args[0], shape.elementType, first, width);
     // The `width` columns of a thread are consecutive and start at a multiple
     // of `width`: each column operand is one aligned vector load.
     SmallVector<SmallVector<Value>> columnLanes;
     for (auto [index, type] : llvm::enumerate(columnTypes))
-      columnLanes.push_back(
-          e.loadLanes(args[3 + index], type, column, width));
+      columnLanes.push_back(e.loadLanes(args[3 + index], type, column, width));
     for (int64_t lane = 0; lane < width; ++lane) {
       SmallVector<Value> columns;
       for (auto &values : columnLanes)
@@ -197,95 +197,94 @@ gpu::GPUFuncOp mlir::fusion::buildColumnStatsKernel(
   Value rows = args[1], rowsPerChunk = args[2];
   int64_t width = shape.vectorWidth;
   Value group = e.globalThreadX();
-  emitGuarded(builder, loc, e.lessThan(group, e.i64(shape.columns / width)),
-              [&] {
-    Value column = e.mul(group, e.i64(width));
-    Value chunk = e.id(gpu::Dimension::y, true);
-    Value begin = e.mul(chunk, rowsPerChunk);
-    Value end = arith::MinSIOp::create(builder, loc, rows,
-                                       e.add(begin, rowsPerChunk));
-    // The column operands of this thread's columns, loaded once.
-    SmallVector<SmallVector<Value>> laneColumns(width);
-    for (int64_t lane = 0; lane < width; ++lane)
-      for (auto [index, type] : llvm::enumerate(columnTypes))
-        laneColumns[lane].push_back(e.loadColumn(
-            args[5 + index], type, e.add(column, e.i64(lane))));
+  emitGuarded(
+      builder, loc, e.lessThan(group, e.i64(shape.columns / width)), [&] {
+        Value column = e.mul(group, e.i64(width));
+        Value chunk = e.id(gpu::Dimension::y, true);
+        Value begin = e.mul(chunk, rowsPerChunk);
+        Value end = arith::MinSIOp::create(builder, loc, rows,
+                                           e.add(begin, rowsPerChunk));
+        // The column operands of this thread's columns, loaded once.
+        SmallVector<SmallVector<Value>> laneColumns(width);
+        for (int64_t lane = 0; lane < width; ++lane)
+          for (auto [index, type] : llvm::enumerate(columnTypes))
+            laneColumns[lane].push_back(e.loadColumn(
+                args[5 + index], type, e.add(column, e.i64(lane))));
 
-    // Welford over the chunk's rows: state = (count, mean[lane], m2[lane]).
-    // Rows go in groups of kRowsInFlight whose loads are issued together,
-    // then one at a time for the remainder.
-    auto welford = [&](OpBuilder &nb, Location nl, SmallVector<Value> state,
-                       ArrayRef<Value> lanes) {
-      KernelEmitter le(nb, nl);
-      Value count = arith::AddFOp::create(nb, nl, state[0], le.f32(1.0));
-      Value inverse = arith::DivFOp::create(nb, nl, le.f32(1.0), count);
-      state[0] = count;
-      for (int64_t lane = 0; lane < width; ++lane) {
-        Value x = fn(nb, nl, lanes[lane], laneColumns[lane]);
-        Value &mean = state[1 + lane], &m2 = state[1 + width + lane];
-        Value delta = arith::SubFOp::create(nb, nl, x, mean);
-        mean = arith::AddFOp::create(
-            nb, nl, mean, arith::MulFOp::create(nb, nl, delta, inverse));
-        Value newDelta = arith::SubFOp::create(nb, nl, x, mean);
-        m2 = arith::AddFOp::create(
-            nb, nl, m2, arith::MulFOp::create(nb, nl, delta, newDelta));
-      }
-      return state;
-    };
-    auto rowLanes = [&](KernelEmitter &le, Value row) {
-      Value offset = le.add(le.mul(row, le.i64(shape.columns)), column);
-      return le.loadLanes(args[0], shape.elementType, offset, width);
-    };
-    auto toIndex = [&](Value v) -> Value {
-      return arith::IndexCastOp::create(builder, loc, builder.getIndexType(),
-                                        v);
-    };
-    SmallVector<Value> init{e.f32(0.0)};
-    init.append(2 * width, e.f32(0.0));
-    Value count = arith::SubIOp::create(builder, loc, end, begin);
-    Value groupedEnd = e.add(
-        begin, e.mul(arith::DivSIOp::create(builder, loc, count,
-                                            e.i64(kRowsInFlight)),
-                     e.i64(kRowsInFlight)));
-    auto grouped = scf::ForOp::create(
-        builder, loc, toIndex(begin), toIndex(groupedEnd),
-        arith::ConstantIndexOp::create(builder, loc, kRowsInFlight), init,
-        [&](OpBuilder &nb, Location nl, Value row, ValueRange state) {
+        // Welford over the chunk's rows: state = (count, mean[lane], m2[lane]).
+        // Rows go in groups of kRowsInFlight whose loads are issued together,
+        // then one at a time for the remainder.
+        auto welford = [&](OpBuilder &nb, Location nl, SmallVector<Value> state,
+                           ArrayRef<Value> lanes) {
           KernelEmitter le(nb, nl);
-          Value first =
-              arith::IndexCastOp::create(nb, nl, nb.getI64Type(), row);
-          SmallVector<SmallVector<Value>> rows;
-          for (int64_t r = 0; r < kRowsInFlight; ++r)
-            rows.push_back(rowLanes(le, le.add(first, le.i64(r))));
-          SmallVector<Value> next(state);
-          for (auto &lanes : rows)
-            next = welford(nb, nl, next, lanes);
-          scf::YieldOp::create(nb, nl, next);
-        });
-    auto loop = scf::ForOp::create(
-        builder, loc, toIndex(groupedEnd), toIndex(end),
-        arith::ConstantIndexOp::create(builder, loc, 1),
-        grouped.getResults(),
-        [&](OpBuilder &nb, Location nl, Value row, ValueRange state) {
-          KernelEmitter le(nb, nl);
-          Value rowI64 =
-              arith::IndexCastOp::create(nb, nl, nb.getI64Type(), row);
-          scf::YieldOp::create(
-              nb, nl, welford(nb, nl, SmallVector<Value>(state),
-                              rowLanes(le, rowI64)));
-        });
-    // Column-major partials, so that the finalize kernel reads a column's
-    // chunks contiguously.
-    Value chunks = arith::IndexCastOp::create(
-        builder, loc, builder.getI64Type(),
-        gpu::GridDimOp::create(builder, loc, gpu::Dimension::y));
-    for (int64_t lane = 0; lane < width; ++lane) {
-      Value index =
-          e.add(e.mul(e.add(column, e.i64(lane)), chunks), chunk);
-      e.store(loop.getResult(1 + lane), args[3], f32, index, 4);
-      e.store(loop.getResult(1 + width + lane), args[4], f32, index, 4);
-    }
-  });
+          Value count = arith::AddFOp::create(nb, nl, state[0], le.f32(1.0));
+          Value inverse = arith::DivFOp::create(nb, nl, le.f32(1.0), count);
+          state[0] = count;
+          for (int64_t lane = 0; lane < width; ++lane) {
+            Value x = fn(nb, nl, lanes[lane], laneColumns[lane]);
+            Value &mean = state[1 + lane], &m2 = state[1 + width + lane];
+            Value delta = arith::SubFOp::create(nb, nl, x, mean);
+            mean = arith::AddFOp::create(
+                nb, nl, mean, arith::MulFOp::create(nb, nl, delta, inverse));
+            Value newDelta = arith::SubFOp::create(nb, nl, x, mean);
+            m2 = arith::AddFOp::create(
+                nb, nl, m2, arith::MulFOp::create(nb, nl, delta, newDelta));
+          }
+          return state;
+        };
+        auto rowLanes = [&](KernelEmitter &le, Value row) {
+          Value offset = le.add(le.mul(row, le.i64(shape.columns)), column);
+          return le.loadLanes(args[0], shape.elementType, offset, width);
+        };
+        auto toIndex = [&](Value v) -> Value {
+          return arith::IndexCastOp::create(builder, loc,
+                                            builder.getIndexType(), v);
+        };
+        SmallVector<Value> init{e.f32(0.0)};
+        init.append(2 * width, e.f32(0.0));
+        Value count = arith::SubIOp::create(builder, loc, end, begin);
+        Value groupedEnd =
+            e.add(begin, e.mul(arith::DivSIOp::create(builder, loc, count,
+                                                      e.i64(kRowsInFlight)),
+                               e.i64(kRowsInFlight)));
+        auto grouped = scf::ForOp::create(
+            builder, loc, toIndex(begin), toIndex(groupedEnd),
+            arith::ConstantIndexOp::create(builder, loc, kRowsInFlight), init,
+            [&](OpBuilder &nb, Location nl, Value row, ValueRange state) {
+              KernelEmitter le(nb, nl);
+              Value first =
+                  arith::IndexCastOp::create(nb, nl, nb.getI64Type(), row);
+              SmallVector<SmallVector<Value>> rows;
+              for (int64_t r = 0; r < kRowsInFlight; ++r)
+                rows.push_back(rowLanes(le, le.add(first, le.i64(r))));
+              SmallVector<Value> next(state);
+              for (auto &lanes : rows)
+                next = welford(nb, nl, next, lanes);
+              scf::YieldOp::create(nb, nl, next);
+            });
+        auto loop = scf::ForOp::create(
+            builder, loc, toIndex(groupedEnd), toIndex(end),
+            arith::ConstantIndexOp::create(builder, loc, 1),
+            grouped.getResults(),
+            [&](OpBuilder &nb, Location nl, Value row, ValueRange state) {
+              KernelEmitter le(nb, nl);
+              Value rowI64 =
+                  arith::IndexCastOp::create(nb, nl, nb.getI64Type(), row);
+              scf::YieldOp::create(nb, nl,
+                                   welford(nb, nl, SmallVector<Value>(state),
+                                           rowLanes(le, rowI64)));
+            });
+        // Column-major partials, so that the finalize kernel reads a column's
+        // chunks contiguously.
+        Value chunks = arith::IndexCastOp::create(
+            builder, loc, builder.getI64Type(),
+            gpu::GridDimOp::create(builder, loc, gpu::Dimension::y));
+        for (int64_t lane = 0; lane < width; ++lane) {
+          Value index = e.add(e.mul(e.add(column, e.i64(lane)), chunks), chunk);
+          e.store(loop.getResult(1 + lane), args[3], f32, index, 4);
+          e.store(loop.getResult(1 + width + lane), args[4], f32, index, 4);
+        }
+      });
   return kernel;
 }
 
@@ -301,16 +300,16 @@ Moments merge(OpBuilder &b, Location loc, Moments a, Moments c) {
   Value zero = buildF32Constant(b, loc, 0.0);
   Value nonEmpty =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, count, zero);
-  Value safeCount = arith::SelectOp::create(
-      b, loc, nonEmpty, count, buildF32Constant(b, loc, 1.0));
+  Value safeCount = arith::SelectOp::create(b, loc, nonEmpty, count,
+                                            buildF32Constant(b, loc, 1.0));
   Value weight = arith::DivFOp::create(b, loc, c.count, safeCount);
   Value delta = arith::SubFOp::create(b, loc, c.mean, a.mean);
   Value mean = arith::AddFOp::create(
       b, loc, a.mean, arith::MulFOp::create(b, loc, delta, weight));
   // m2 = m2a + m2c + delta^2 * count_a * count_c / count
-  Value cross = arith::MulFOp::create(
-      b, loc, arith::MulFOp::create(b, loc, delta, delta),
-      arith::MulFOp::create(b, loc, a.count, weight));
+  Value cross =
+      arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, delta, delta),
+                            arith::MulFOp::create(b, loc, a.count, weight));
   Value m2 = arith::AddFOp::create(
       b, loc, arith::AddFOp::create(b, loc, a.m2, c.m2), cross);
   return {count, mean, m2};
@@ -325,8 +324,8 @@ gpu::GPUFuncOp mlir::fusion::buildBatchNormFinalizeKernel(
   Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
   SmallVector<Type> argTypes{ptr, ptr, i64, i64, i64};
   bool updates = config.isTraining() && operands.runningStats;
-  argTypes.append(operands.weight + operands.bias +
-                      2 * operands.runningStats + 2 * updates,
+  argTypes.append(operands.weight + operands.bias + 2 * operands.runningStats +
+                      2 * updates,
                   ptr);
   argTypes.append(3, ptr);
   gpu::GPUFuncOp kernel = createKernel(builder, loc, name, argTypes);
@@ -351,8 +350,7 @@ gpu::GPUFuncOp mlir::fusion::buildBatchNormFinalizeKernel(
   // One warp per column; the guard is uniform across each warp, so the
   // shuffles below see all 32 lanes.
   Value thread = e.globalThreadX();
-  Value n = arith::DivUIOp::create(builder, loc, thread,
-                                   e.i64(kWarpSize));
+  Value n = arith::DivUIOp::create(builder, loc, thread, e.i64(kWarpSize));
   Value lane = arith::RemUIOp::create(builder, loc, thread, e.i64(kWarpSize));
   emitGuarded(builder, loc, e.lessThan(n, e.i64(columns)), [&] {
     Value mean, variance, rowsF32;
@@ -362,8 +360,8 @@ gpu::GPUFuncOp mlir::fusion::buildBatchNormFinalizeKernel(
         return arith::SIToFPOp::create(b, l, b.getF32Type(), v);
       };
       auto toIndex = [&](Value v) -> Value {
-        return arith::IndexCastOp::create(builder, loc,
-                                          builder.getIndexType(), v);
+        return arith::IndexCastOp::create(builder, loc, builder.getIndexType(),
+                                          v);
       };
       // Lane l merges chunks l, l + 32, ... in order.
       Moments empty{e.f32(0.0), e.f32(0.0), e.f32(0.0)};
@@ -376,11 +374,11 @@ gpu::GPUFuncOp mlir::fusion::buildBatchNormFinalizeKernel(
             Value chunkI64 =
                 arith::IndexCastOp::create(nb, nl, nb.getI64Type(), chunk);
             Value start = le.mul(chunkI64, rowsPerChunk);
-            Value count = toF32(
-                nb, nl,
-                arith::MinSIOp::create(
-                    nb, nl, rowsPerChunk,
-                    arith::SubIOp::create(nb, nl, rows, start)));
+            Value count =
+                toF32(nb, nl,
+                      arith::MinSIOp::create(
+                          nb, nl, rowsPerChunk,
+                          arith::SubIOp::create(nb, nl, rows, start)));
             Value index = le.add(le.mul(n, chunks), chunkI64);
             Moments part{count, le.load(f32, args[0], f32, index, 4),
                          le.load(f32, args[1], f32, index, 4)};
@@ -401,9 +399,9 @@ gpu::GPUFuncOp mlir::fusion::buildBatchNormFinalizeKernel(
                                         gpu::ShuffleMode::XOR)
               .getShuffleResult();
         };
-        total = merge(builder, loc, total,
-                      {shuffle(total.count), shuffle(total.mean),
-                       shuffle(total.m2)});
+        total = merge(
+            builder, loc, total,
+            {shuffle(total.count), shuffle(total.mean), shuffle(total.m2)});
       }
       rowsF32 = toF32(builder, loc, rows);
       mean = total.mean;
@@ -424,8 +422,8 @@ gpu::GPUFuncOp mlir::fusion::buildBatchNormFinalizeKernel(
           builder, loc, rowsF32,
           arith::SubFOp::create(builder, loc, rowsF32, e.f32(1.0)));
       auto update = [&](Value running, Value batch) -> Value {
-        Value kept = arith::MulFOp::create(builder, loc, running,
-                                           e.f32(1.0 - momentum));
+        Value kept =
+            arith::MulFOp::create(builder, loc, running, e.f32(1.0 - momentum));
         Value added =
             arith::MulFOp::create(builder, loc, batch, e.f32(momentum));
         return e.narrow(arith::AddFOp::create(builder, loc, kept, added),
@@ -435,13 +433,12 @@ gpu::GPUFuncOp mlir::fusion::buildBatchNormFinalizeKernel(
       e.store(update(e.loadColumn(runningMean, statType, n), mean), newMean,
               statType, n, statBytes);
       Value unbiased = arith::MulFOp::create(builder, loc, variance, bessel);
-      e.store(update(e.loadColumn(runningVar, statType, n), unbiased),
-              newVar, statType, n, statBytes);
+      e.store(update(e.loadColumn(runningVar, statType, n), unbiased), newVar,
+              statType, n, statBytes);
     }
     // y = (x - mean) * (invstd * weight) + bias: centering first keeps the
     // precision when |mean| is large against the spread.
-    Value scale = buildInvStd(builder, loc, variance,
-                              config.getEpsilonValue());
+    Value scale = buildInvStd(builder, loc, variance, config.getEpsilonValue());
     if (weight)
       scale = arith::MulFOp::create(builder, loc, scale,
                                     e.loadColumn(weight, statType, n));

@@ -15,8 +15,7 @@
 namespace mlir::fusion {
 
 /// An f32 scalar function of an element and one element per column vector.
-using ScalarFn =
-    std::function<Value(OpBuilder &, Location, Value, ValueRange)>;
+using ScalarFn = std::function<Value(OpBuilder &, Location, Value, ValueRange)>;
 
 /// Threads per block of every generated kernel, and per warp.
 constexpr int64_t kBlockSize = 256;

@@ -91,8 +91,7 @@ public:
 
 private:
   // Functions of the runtime, declared on first use.
-  LLVM::LLVMFuncOp runtimeFn(StringRef name, Type result,
-                             ArrayRef<Type> args);
+  LLVM::LLVMFuncOp runtimeFn(StringRef name, Type result, ArrayRef<Type> args);
   Value call(StringRef name, ArrayRef<Value> args);
   /// Calls a runtime function returning a status; on failure, frees the
   /// workspace and returns the status.
@@ -112,9 +111,8 @@ private:
     return LLVM::UDivOp::create(b, loc, add(l, c64(r - 1)), c64(r));
   }
   Value ceilDiv(Value l, Value r) {
-    return LLVM::UDivOp::create(b, loc,
-                                add(l, LLVM::SubOp::create(b, loc, r, c64(1))),
-                                r);
+    return LLVM::UDivOp::create(
+        b, loc, add(l, LLVM::SubOp::create(b, loc, r, c64(1))), r);
   }
   Value max(Value l, Value r) {
     Value less = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::slt, l, r);
@@ -143,10 +141,9 @@ private:
   void emitFusedLinear(FusedLinearOp op);
   void emitElementwise(ElementwiseOpInterface op);
   void emitBatchNorm(Operation *op, Buffer input, Buffer output,
-                     MatrixShape shape, ValueRange columns,
-                     const ScalarFn &fn, BatchNormConfigAttr config,
-                     Value weight, Value bias, Value runningMean,
-                     Value runningVar, ValueRange updated);
+                     MatrixShape shape, ValueRange columns, const ScalarFn &fn,
+                     BatchNormConfigAttr config, Value weight, Value bias,
+                     Value runningMean, Value runningVar, ValueRange updated);
   SmallVector<Value> columnPtrs(ValueRange tensors);
 
   func::FuncOp func;
@@ -190,8 +187,8 @@ Value HostEmitter::call(StringRef name, ArrayRef<Value> args) {
 
 void HostEmitter::checked(StringRef name, ArrayRef<Value> args) {
   Value status = call(name, args);
-  Value bad = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, status,
-                                   c32(0));
+  Value bad =
+      LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, status, c32(0));
   Block *next = b.createBlock(b.getBlock()->getParent());
   b.setInsertionPointToEnd(bad.getParentBlock());
   LLVM::CondBrOp::create(b, loc, bad, failureBlock, ValueRange{status}, next,
@@ -243,8 +240,8 @@ void HostEmitter::launch(StringRef kernel, Value gridX, Value gridY,
   Value count = c64(args.size());
   Value pointers = LLVM::AllocaOp::create(b, loc, ptrType, ptrType, count, 8);
   for (auto [index, arg] : llvm::enumerate(args)) {
-    Value slot = LLVM::AllocaOp::create(b, loc, ptrType, arg.getType(),
-                                        c64(1), 8);
+    Value slot =
+        LLVM::AllocaOp::create(b, loc, ptrType, arg.getType(), c64(1), 8);
     LLVM::StoreOp::create(b, loc, arg, slot);
     Value entry = LLVM::GEPOp::create(b, loc, ptrType, ptrType, pointers,
                                       ValueRange{c64(index)});
@@ -270,8 +267,8 @@ LogicalResult HostEmitter::checkSupported() {
     for (int64_t dim = 1; dim < tensor.getRank(); ++dim)
       if (tensor.isDynamicDim(dim))
         return emitError(where)
-               << "fusion-lower-to-cublas: only the row dimension of "
-               << type << " may be dynamic";
+               << "fusion-lower-to-cublas: only the row dimension of " << type
+               << " may be dynamic";
     return success();
   };
   for (Type type : func.getArgumentTypes())
@@ -283,8 +280,8 @@ LogicalResult HostEmitter::checkSupported() {
   WalkResult walk = func.walk([&](Operation *op) {
     if (op == func || op->getParentOfType<FusedLinearOp>())
       return WalkResult::advance();
-    if (isa<FusedLinearOp, BatchNormOp, ElementwiseOpInterface,
-            func::ReturnOp>(op))
+    if (isa<FusedLinearOp, BatchNormOp, ElementwiseOpInterface, func::ReturnOp>(
+            op))
       return WalkResult::advance();
     op->emitOpError("cannot be compiled by the cublas backend (run "
                     "--fusion-optimize first; only fused_linear, "
@@ -304,8 +301,7 @@ void HostEmitter::planBatchNorm(Operation *op, Value rows, int64_t columns,
   // About 256 blocks of statistics (two per SM of an H100, each thread with
   // 8 rows of loads in flight), at least 64 rows each: few chunks keep the
   // partial statistics, and the finalize kernel's merges, small.
-  int64_t columnBlocks =
-      (columns / vectorWidth + kBlockSize - 1) / kBlockSize;
+  int64_t columnBlocks = (columns / vectorWidth + kBlockSize - 1) / kBlockSize;
   s.rowsPerChunk = max(c64(64), ceilDiv(mul(rows, c64(columnBlocks)), 256));
   s.chunks = ceilDiv(rows, s.rowsPerChunk);
   Value partialBytes = mul(mul(s.chunks, c64(columns)), c64(4));
@@ -319,9 +315,8 @@ void HostEmitter::planBatchNorm(Operation *op, Value rows, int64_t columns,
 
 void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
                                 MatrixShape shape, ValueRange columns,
-                                const ScalarFn &fn,
-                                BatchNormConfigAttr config, Value weight,
-                                Value bias, Value runningMean,
+                                const ScalarFn &fn, BatchNormConfigAttr config,
+                                Value weight, Value bias, Value runningMean,
                                 Value runningVar, ValueRange updated) {
   BatchNormScratch &s = scratch[op];
   Type f32 = b.getF32Type();
@@ -372,8 +367,8 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
     args.push_back(buffers.lookup(stat).ptr);
   args.append({s.center, s.scale, s.shift});
   launch(finalizeName,
-         c64((shape.columns * kWarpSize + kBlockSize - 1) / kBlockSize),
-         c64(1), args);
+         c64((shape.columns * kWarpSize + kBlockSize - 1) / kBlockSize), c64(1),
+         args);
 
   std::string normalizeName = kernelName(op, "normalize");
   SmallVector<Type> normalizeTypes(columnTypes);
@@ -386,12 +381,11 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
         b, loc, normalizeName, shape, normalizeTypes,
         [&](OpBuilder &nb, Location nl, Value x, ValueRange cols) -> Value {
           Value value = fn(nb, nl, x, cols.take_front(userColumns));
-          Value centered = arith::SubFOp::create(nb, nl, value,
-                                                 cols[userColumns]);
-          Value scaled = arith::MulFOp::create(nb, nl, centered,
-                                               cols[userColumns + 1]);
-          return arith::AddFOp::create(nb, nl, scaled,
-                                       cols[userColumns + 2]);
+          Value centered =
+              arith::SubFOp::create(nb, nl, value, cols[userColumns]);
+          Value scaled =
+              arith::MulFOp::create(nb, nl, centered, cols[userColumns + 1]);
+          return arith::AddFOp::create(nb, nl, scaled, cols[userColumns + 2]);
         });
   }
   Value groups = ceilDiv(mul(input.rows, c64(shape.columns)), width);
@@ -471,8 +465,7 @@ LogicalResult HostEmitter::emit() {
   if (failed(checkSupported()))
     return failure();
   bool dynamic = llvm::any_of(
-      llvm::concat<const Type>(func.getArgumentTypes(),
-                               func.getResultTypes()),
+      llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()),
       [](Type t) { return !cast<RankedTensorType>(t).hasStaticShape(); });
 
   SmallVector<Type> params{ptrType};
@@ -528,8 +521,7 @@ LogicalResult HostEmitter::emit() {
   }
   SmallVector<Value> outputs;
   for (auto [index, result] : llvm::enumerate(returnOp.getOperands())) {
-    Value ptr =
-        entry->getArgument(firstInput + func.getNumArguments() + index);
+    Value ptr = entry->getArgument(firstInput + func.getNumArguments() + index);
     outputs.push_back(ptr);
     checked("__fusion_rt_check_buffer",
             {stream, ptr, bytesOf(result, rowsOf(result)),
@@ -552,15 +544,15 @@ LogicalResult HostEmitter::emit() {
     if (auto fused = dyn_cast<FusedLinearOp>(op)) {
       if (fused.getBatchNormAttr()) {
         int64_t n = tensorType(fused.getResult()).getDimSize(1);
-        planBatchNorm(&op, rowsOf(fused.getResult()), n,
-                      getVectorWidth(
-                          tensorType(fused.getResult()).getElementType(), n));
+        planBatchNorm(
+            &op, rowsOf(fused.getResult()), n,
+            getVectorWidth(tensorType(fused.getResult()).getElementType(), n));
       }
     } else if (auto bn = dyn_cast<BatchNormOp>(op)) {
       int64_t n = tensorType(bn.getResult()).getDimSize(1);
-      planBatchNorm(&op, rowsOf(bn.getResult()), n,
-                    getVectorWidth(
-                        tensorType(bn.getResult()).getElementType(), n));
+      planBatchNorm(
+          &op, rowsOf(bn.getResult()), n,
+          getVectorWidth(tensorType(bn.getResult()).getElementType(), n));
     }
   }
   checked("__fusion_rt_alloc", {stream, workspaceBytes, workspaceSlot});
@@ -580,8 +572,8 @@ LogicalResult HostEmitter::emit() {
                         getVectorWidth(type.getElementType(), n)};
       emitBatchNorm(&op, buffers.lookup(bn.getInput()),
                     buffers.lookup(bn.getResult()), shape, ValueRange(),
-                    identityFn(), bn.getConfig(), bn.getWeight(),
-                    bn.getBias(), bn.getRunningMean(), bn.getRunningVar(),
+                    identityFn(), bn.getConfig(), bn.getWeight(), bn.getBias(),
+                    bn.getRunningMean(), bn.getRunningVar(),
                     bn.getUpdatedRunningStats());
     } else {
       emitElementwise(cast<ElementwiseOpInterface>(op));
@@ -621,12 +613,12 @@ struct ConvertFusionToCublasPass
     builder.setInsertionPointToEnd(module.getBody());
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     builder.getUnitAttr());
-    auto target = NVVM::NVVMTargetAttr::get(module.getContext(), /*O=*/3,
-                                            /*triple=*/"nvptx64-nvidia-cuda",
-                                            chip);
-    auto kernels = gpu::GPUModuleOp::create(
-        builder, module.getLoc(), kKernelModuleName,
-        builder.getArrayAttr({target}));
+    auto target =
+        NVVM::NVVMTargetAttr::get(module.getContext(), /*O=*/3,
+                                  /*triple=*/"nvptx64-nvidia-cuda", chip);
+    auto kernels =
+        gpu::GPUModuleOp::create(builder, module.getLoc(), kKernelModuleName,
+                                 builder.getArrayAttr({target}));
     // The binary's bytes come later; the host code only takes its address.
     LLVM::GlobalOp::create(builder, module.getLoc(), builder.getI8Type(),
                            /*isConstant=*/true, LLVM::Linkage::External,

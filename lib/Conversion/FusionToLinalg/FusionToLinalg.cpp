@@ -80,13 +80,12 @@ public:
     maps.push_back(identity(2));
     SmallVector<Value> inputs{matrix};
     llvm::append_range(inputs, columns);
-    return genericOp(inputs, init, maps, {parallel(), parallel()},
-                     [&](OpBuilder &nb, Location nl, ValueRange args) {
-                       SmallVector<Value> wide =
-                           widenAll(nb, nl, args.drop_back());
-                       return fn(nb, nl, wide.front(),
-                                 ArrayRef(wide).drop_front());
-                     });
+    return genericOp(
+        inputs, init, maps, {parallel(), parallel()},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          SmallVector<Value> wide = widenAll(nb, nl, args.drop_back());
+          return fn(nb, nl, wide.front(), ArrayRef(wide).drop_front());
+        });
   }
 
   /// [N] f32: `fn` of the matching elements of the [N] `vectors`.
@@ -106,17 +105,13 @@ public:
     maps.append(columns.size() + 1, columnOf(2));
     SmallVector<Value> inputs{matrix};
     llvm::append_range(inputs, columns);
-    return genericOp(inputs, init, maps,
-                     {utils::IteratorType::reduction, parallel()},
-                     [&](OpBuilder &nb, Location nl, ValueRange args) {
-                       SmallVector<Value> wide =
-                           widenAll(nb, nl, args.drop_back());
-                       Value term = fn(nb, nl, wide.front(),
-                                       ArrayRef(wide).drop_front());
-                       return arith::AddFOp::create(nb, nl, args.back(),
-                                                    term)
-                           .getResult();
-                     });
+    return genericOp(
+        inputs, init, maps, {utils::IteratorType::reduction, parallel()},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          SmallVector<Value> wide = widenAll(nb, nl, args.drop_back());
+          Value term = fn(nb, nl, wide.front(), ArrayRef(wide).drop_front());
+          return arith::AddFOp::create(nb, nl, args.back(), term).getResult();
+        });
   }
 
   /// `tensor` with its elements converted to `elementType`.
@@ -124,8 +119,8 @@ public:
     RankedTensorType type = getType(tensor);
     if (type.getElementType() == elementType)
       return tensor;
-    Value init = tensor::EmptyOp::create(
-        b, loc, type.clone(elementType), dynamicSizes(tensor));
+    Value init = tensor::EmptyOp::create(b, loc, type.clone(elementType),
+                                         dynamicSizes(tensor));
     unsigned rank = type.getRank();
     SmallVector<utils::IteratorType> iterators(rank, parallel());
     return genericOp(
@@ -169,9 +164,8 @@ public:
 
   /// BatchNorm1d of the f32 matrix `x` with PyTorch's semantics. The updated
   /// running statistics are null unless training with running statistics.
-  BatchNormResults batchNorm(Value x, BatchNormConfigAttr config,
-                             Value weight, Value bias, Value runningMean,
-                             Value runningVar) {
+  BatchNormResults batchNorm(Value x, BatchNormConfigAttr config, Value weight,
+                             Value bias, Value runningMean, Value runningVar) {
     double epsilon = config.getEpsilonValue();
     auto invStd = [&](OpBuilder &nb, Location nl, ValueRange v) {
       return buildInvStd(nb, nl, v[0], epsilon);
@@ -188,8 +182,10 @@ public:
     auto divideByRows = [&](OpBuilder &nb, Location nl, ValueRange v) {
       return arith::DivFOp::create(nb, nl, v[0], rowCount).getResult();
     };
-    Value sum = sumColumns(x, {}, [](OpBuilder &, Location, Value element,
-                                     ValueRange) { return element; });
+    Value sum =
+        sumColumns(x, {}, [](OpBuilder &, Location, Value element, ValueRange) {
+          return element;
+        });
     Value mean = mapVectors(sum, divideByRows);
     Value squaredDeviations = sumColumns(
         x, mean, [](OpBuilder &nb, Location nl, Value e, ValueRange mu) {
@@ -205,8 +201,8 @@ public:
     // running = (1 - momentum) * running + momentum * batch statistic, with
     // the unbiased variance for running_var.
     double momentum = config.getMomentumValue();
-    Value rowsMinusOne = arith::SubFOp::create(
-        b, loc, rowCount, buildF32Constant(b, loc, 1.0));
+    Value rowsMinusOne =
+        arith::SubFOp::create(b, loc, rowCount, buildF32Constant(b, loc, 1.0));
     Value besselFactor = arith::DivFOp::create(b, loc, rowCount, rowsMinusOne);
     auto update = [&](Value statistic, Value factor) {
       return [=](OpBuilder &nb, Location nl, ValueRange v) -> Value {
@@ -215,8 +211,8 @@ public:
           batch = arith::MulFOp::create(nb, nl, batch, factor);
         Value kept = arith::MulFOp::create(
             nb, nl, v[0], buildF32Constant(nb, nl, 1.0 - momentum));
-        Value added = arith::MulFOp::create(
-            nb, nl, batch, buildF32Constant(nb, nl, momentum));
+        Value added = arith::MulFOp::create(nb, nl, batch,
+                                            buildF32Constant(nb, nl, momentum));
         return arith::AddFOp::create(nb, nl, kept, added);
       };
     };
@@ -231,8 +227,7 @@ public:
 
 private:
   /// (x - mean) * invstd (* weight) (+ bias), per column.
-  Value normalize(Value x, Value mean, Value invstd, Value weight,
-                  Value bias) {
+  Value normalize(Value x, Value mean, Value invstd, Value weight, Value bias) {
     SmallVector<Value> columns{mean, invstd};
     if (weight)
       columns.push_back(weight);
@@ -260,8 +255,8 @@ private:
 
   static SmallVector<Value> widenAll(OpBuilder &nb, Location nl,
                                      ValueRange values) {
-    return llvm::map_to_vector(
-        values, [&](Value v) { return widenToF32(nb, nl, v); });
+    return llvm::map_to_vector(values,
+                               [&](Value v) { return widenToF32(nb, nl, v); });
   }
 
   static RankedTensorType getType(Value tensor) {
@@ -293,8 +288,8 @@ private:
     if (type.isDynamicDim(0))
       sizes.push_back(tensor::DimOp::create(b, loc, rowsOf, 0));
     return tensor::EmptyOp::create(
-        b, loc, RankedTensorType::get({type.getDimSize(0), width},
-                                      b.getF32Type()),
+        b, loc,
+        RankedTensorType::get({type.getDimSize(0), width}, b.getF32Type()),
         sizes);
   }
   Value emptyVector(int64_t size) {
@@ -302,8 +297,7 @@ private:
                                    b.getF32Type());
   }
   Value zeros(Value empty) {
-    return linalg::FillOp::create(b, loc, buildF32Constant(b, loc, 0.0),
-                                  empty)
+    return linalg::FillOp::create(b, loc, buildF32Constant(b, loc, 0.0), empty)
         .getResult(0);
   }
 
@@ -317,9 +311,8 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                                 PatternRewriter &rewriter) const override {
     ReferenceEmitter emit(rewriter, op.getLoc());
     Type elementType = op.getType().getElementType();
-    Value result =
-        emit.gemm(op.getInput(), op.getWeight(),
-                  FusedLinearOp::getDefaultPrecision(elementType));
+    Value result = emit.gemm(op.getInput(), op.getWeight(),
+                             FusedLinearOp::getDefaultPrecision(elementType));
     if (Value bias = op.getBias())
       result = emit.mapMatrix(
           result, bias,
@@ -351,8 +344,7 @@ struct LowerElementwise : OpInterfaceRewritePattern<ElementwiseOpInterface> {
 /// The results of `batchNorm` in the op's result order.
 static SmallVector<Value>
 batchNormResults(ReferenceEmitter &emit,
-                 ReferenceEmitter::BatchNormResults results,
-                 Type elementType) {
+                 ReferenceEmitter::BatchNormResults results, Type elementType) {
   SmallVector<Value> values{emit.convert(results.output, elementType)};
   if (results.runningMean)
     values.append({results.runningMean, results.runningVar});
@@ -368,8 +360,9 @@ struct LowerBatchNorm : OpRewritePattern<BatchNormOp> {
     auto results =
         emit.batchNorm(input, op.getConfig(), op.getWeight(), op.getBias(),
                        op.getRunningMean(), op.getRunningVar());
-    rewriter.replaceOp(op, batchNormResults(emit, results,
-                                            op.getResult().getType().getElementType()));
+    rewriter.replaceOp(
+        op, batchNormResults(emit, results,
+                             op.getResult().getType().getElementType()));
     return success();
   }
 };
@@ -390,8 +383,7 @@ struct LowerFusedLinear : OpRewritePattern<FusedLinearOp> {
     double alpha = op.getAlpha().convertToDouble();
     Block &epilogue = op.getEpilogueBlock();
     Value result = emit.mapMatrix(
-        acc, columns,
-        [&](OpBuilder &nb, Location nl, Value sum, ValueRange c) {
+        acc, columns, [&](OpBuilder &nb, Location nl, Value sum, ValueRange c) {
           Value value = sum;
           if (alpha != 1.0)
             value = arith::MulFOp::create(nb, nl, value,
@@ -438,8 +430,7 @@ struct ConvertFusionToLinalgPass
 
 } // namespace
 
-void mlir::fusion::populateFusionToLinalgPatterns(
-    RewritePatternSet &patterns) {
-  patterns.add<LowerLinear, LowerElementwise, LowerBatchNorm,
-               LowerFusedLinear>(patterns.getContext());
+void mlir::fusion::populateFusionToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerLinear, LowerElementwise, LowerBatchNorm, LowerFusedLinear>(
+      patterns.getContext());
 }

@@ -22,8 +22,7 @@ namespace {
 /// functions of fusion ops can always be inlined.
 struct FusionInlinerInterface : DialectInlinerInterface {
   using DialectInlinerInterface::DialectInlinerInterface;
-  bool isLegalToInline(Operation *, Region *, bool,
-                       IRMapping &) const final {
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
     return true;
   }
 };
@@ -55,4 +54,3 @@ BatchNormConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << momentum;
   return success();
 }
-

@@ -22,8 +22,8 @@ static std::string dimToString(int64_t dim) {
 static LogicalResult verifyMatrix(Operation *op, StringRef name, Type type) {
   auto tensor = cast<RankedTensorType>(type);
   if (tensor.isDynamicDim(1))
-    return op->emitOpError() << name << " " << type
-                             << " must have a static column dimension";
+    return op->emitOpError()
+           << name << " " << type << " must have a static column dimension";
   return success();
 }
 
@@ -55,8 +55,8 @@ static LogicalResult verifyLinear(Operation *op, Value input, Value weight,
       failed(verifyMatrix(op, "result", outType)))
     return failure();
   if (!weightType.hasStaticShape())
-    return op->emitOpError() << "weight " << weightType
-                             << " must have a static shape";
+    return op->emitOpError()
+           << "weight " << weightType << " must have a static shape";
   Type elementType = inputType.getElementType();
   if (weightType.getElementType() != elementType)
     return op->emitOpError()
@@ -88,16 +88,16 @@ static LogicalResult verifyLinear(Operation *op, Value input, Value weight,
 
 /// The batch-norm rules shared by `batch_norm` and the batch-norm stage of
 /// `fused_linear`. `normalized` is the [M, N] type being normalized.
-static LogicalResult
-verifyBatchNorm(Operation *op, BatchNormConfigAttr config,
-                RankedTensorType normalized, Value weight, Value bias,
-                Value runningMean, Value runningVar,
-                ValueRange updatedRunningStats, StringRef weightName,
-                StringRef biasName) {
+static LogicalResult verifyBatchNorm(Operation *op, BatchNormConfigAttr config,
+                                     RankedTensorType normalized, Value weight,
+                                     Value bias, Value runningMean,
+                                     Value runningVar,
+                                     ValueRange updatedRunningStats,
+                                     StringRef weightName, StringRef biasName) {
   int64_t columns = normalized.getDimSize(1);
   Type elementType = normalized.getElementType();
-  if (failed(verifyColumnVector(op, weightName, weight, columns,
-                                elementType)) ||
+  if (failed(
+          verifyColumnVector(op, weightName, weight, columns, elementType)) ||
       failed(verifyColumnVector(op, biasName, bias, columns, elementType)) ||
       failed(verifyColumnVector(op, "running_mean", runningMean, columns,
                                 elementType)) ||
@@ -182,9 +182,8 @@ struct ComposeScalarMuls : OpRewritePattern<MulScalarOp> {
     auto inner = op.getInput().getDefiningOp<MulScalarOp>();
     if (!inner)
       return rewriter.notifyMatchFailure(op, "input is not a scalar mul");
-    double product =
-        inner.getMultiplier().convertToDouble() *
-        op.getMultiplier().convertToDouble();
+    double product = inner.getMultiplier().convertToDouble() *
+                     op.getMultiplier().convertToDouble();
     if (!std::isfinite(product))
       return rewriter.notifyMatchFailure(op, "product overflows");
     rewriter.replaceOpWithNewOp<MulScalarOp>(op, op.getType(), inner.getInput(),
@@ -207,8 +206,7 @@ LogicalResult MulOp::verify() {
   auto inputType = cast<RankedTensorType>(getInput().getType());
   if (failed(verifyMatrix(*this, "input", inputType)))
     return failure();
-  return verifyColumnVector(*this, "scale", getScale(),
-                            inputType.getDimSize(1),
+  return verifyColumnVector(*this, "scale", getScale(), inputType.getDimSize(1),
                             inputType.getElementType());
 }
 
@@ -279,9 +277,9 @@ void FusedLinearOp::build(OpBuilder &builder, OperationState &state,
                           Value input, Value weight, Value bias) {
   auto inputType = cast<RankedTensorType>(input.getType());
   auto weightType = cast<RankedTensorType>(weight.getType());
-  auto resultType = RankedTensorType::get(
-      {inputType.getDimSize(0), weightType.getDimSize(0)},
-      inputType.getElementType());
+  auto resultType =
+      RankedTensorType::get({inputType.getDimSize(0), weightType.getDimSize(0)},
+                            inputType.getElementType());
   build(builder, state, TypeRange{resultType}, input, weight, bias,
         /*epilogue_operands=*/ValueRange(), /*bn_weight=*/Value(),
         /*bn_bias=*/Value(), /*running_mean=*/Value(),

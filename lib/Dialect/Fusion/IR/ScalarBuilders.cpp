@@ -16,8 +16,8 @@ Value mlir::fusion::buildF32Constant(OpBuilder &builder, Location loc,
 Value mlir::fusion::buildLeakyRelu(OpBuilder &builder, Location loc, Value x,
                                    double slope) {
   Value zero = buildF32Constant(builder, loc, 0.0);
-  Value scaled = arith::MulFOp::create(
-      builder, loc, x, buildF32Constant(builder, loc, slope));
+  Value scaled = arith::MulFOp::create(builder, loc, x,
+                                       buildF32Constant(builder, loc, slope));
   Value positive =
       arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OGT, x, zero);
   return arith::SelectOp::create(builder, loc, positive, x, scaled);

@@ -39,16 +39,15 @@ struct ConvertLinearToFusedLinear : OpRewritePattern<LinearOp> {
 /// `consumer`. The producer moves down to the consumer, so that the
 /// consumer's other operands dominate it; that is always legal, as the
 /// consumer is its only user.
-static FailureOr<FusedLinearOp> claimProducer(Value value,
-                                              Operation *consumer,
+static FailureOr<FusedLinearOp> claimProducer(Value value, Operation *consumer,
                                               PatternRewriter &rewriter) {
   auto producer = value.getDefiningOp<FusedLinearOp>();
   if (!producer)
     return rewriter.notifyMatchFailure(consumer,
                                        "input is not a fused_linear result");
   if (producer.getBatchNormAttr())
-    return rewriter.notifyMatchFailure(
-        consumer, "input comes out of a batch-norm stage");
+    return rewriter.notifyMatchFailure(consumer,
+                                       "input comes out of a batch-norm stage");
   if (!producer.getResult().hasOneUse())
     return rewriter.notifyMatchFailure(
         consumer, "input has other users; fusing would recompute it");
@@ -82,8 +81,7 @@ struct AbsorbElementwiseIntoEpilogue
       Value result =
           op.buildScalar(rewriter, op.getLoc(), yield.getValue(), columns);
       yield.getValueMutable().assign(result);
-      producer->setLoc(
-          rewriter.getFusedLoc({producer.getLoc(), op.getLoc()}));
+      producer->setLoc(rewriter.getFusedLoc({producer.getLoc(), op.getLoc()}));
     });
     rewriter.replaceOp(op, producer.getResult());
     return success();
@@ -147,8 +145,7 @@ struct FuseLinearEpiloguesPass
 
 void mlir::fusion::populateFuseLinearEpiloguesPatterns(
     RewritePatternSet &patterns, std::optional<Precision> f32Precision) {
-  patterns.add<ConvertLinearToFusedLinear>(patterns.getContext(),
-                                           f32Precision);
+  patterns.add<ConvertLinearToFusedLinear>(patterns.getContext(), f32Precision);
   patterns.add<AbsorbElementwiseIntoEpilogue, AbsorbBatchNormIntoStage>(
       patterns.getContext());
 }

@@ -74,8 +74,8 @@ static Value buildRandomTensor(OpBuilder &b, Location loc,
         Value streamBits = hash32(
             nb, nloc,
             arith::ConstantOp::create(nb, nloc, nb.getI32IntegerAttr(stream)));
-        bits = hash32(nb, nloc, arith::XOrIOp::create(nb, nloc, bits,
-                                                      streamBits));
+        bits =
+            hash32(nb, nloc, arith::XOrIOp::create(nb, nloc, bits, streamBits));
         // Top 24 bits -> [0, 1) exactly in f32, then to [low, high).
         Value top = arith::ShRUIOp::create(
             nb, nloc, bits,
@@ -92,8 +92,8 @@ static Value buildRandomTensor(OpBuilder &b, Location loc,
                                           nb.getF32FloatAttr(high - low))),
             arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(low)));
         if (!type.getElementType().isF32())
-          value = arith::TruncFOp::create(nb, nloc, type.getElementType(),
-                                          value);
+          value =
+              arith::TruncFOp::create(nb, nloc, type.getElementType(), value);
         linalg::YieldOp::create(nb, nloc, value);
       });
   Value result = generic.getResult(0);
@@ -112,26 +112,24 @@ static void buildPrint(OpBuilder &b, Location loc, Value tensor,
     for (unsigned d = 0; d < type.getRank(); ++d)
       if (type.isDynamicDim(d))
         dynamicSizes.push_back(tensor::DimOp::create(b, loc, tensor, d));
-    Value empty =
-        tensor::EmptyOp::create(b, loc, f32Type, dynamicSizes);
-    auto map = AffineMap::getMultiDimIdentityMap(type.getRank(),
-                                                 b.getContext());
+    Value empty = tensor::EmptyOp::create(b, loc, f32Type, dynamicSizes);
+    auto map =
+        AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext());
     tensor = linalg::GenericOp::create(
                  b, loc, f32Type, ValueRange{tensor}, ValueRange{empty},
                  ArrayRef<AffineMap>{map, map},
                  SmallVector<utils::IteratorType>(
                      type.getRank(), utils::IteratorType::parallel),
                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                   Value wide = arith::ExtFOp::create(
-                       nb, nloc, nb.getF32Type(), args[0]);
+                   Value wide = arith::ExtFOp::create(nb, nloc, nb.getF32Type(),
+                                                      args[0]);
                    linalg::YieldOp::create(nb, nloc, wide);
                  })
                  .getResult(0);
     type = f32Type;
   }
   auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-  Value buffer =
-      bufferization::ToBufferOp::create(b, loc, memrefType, tensor);
+  Value buffer = bufferization::ToBufferOp::create(b, loc, memrefType, tensor);
   Value unranked = memref::CastOp::create(
       b, loc, UnrankedMemRefType::get(b.getF32Type(), 0), buffer);
   func::CallOp::create(b, loc, printFn, ValueRange{unranked});
@@ -158,8 +156,8 @@ struct GenerateTestHarnessPass
       module.emitError("fusion-generate-test-harness: rows must be > 1");
       return signalPassFailure();
     }
-    for (Type type : llvm::concat<const Type>(
-             entryFn.getArgumentTypes(), entryFn.getResultTypes())) {
+    for (Type type : llvm::concat<const Type>(entryFn.getArgumentTypes(),
+                                              entryFn.getResultTypes())) {
       auto tensor = dyn_cast<RankedTensorType>(type);
       if (!tensor || !isa<FloatType>(tensor.getElementType())) {
         entryFn.emitError() << "fusion-generate-test-harness: cannot pass "
@@ -173,8 +171,8 @@ struct GenerateTestHarnessPass
     auto unrankedF32 = UnrankedMemRefType::get(b.getF32Type(), 0);
     auto printFn = module.lookupSymbol<func::FuncOp>("printMemrefF32");
     if (!printFn) {
-      printFn = func::FuncOp::create(
-          b, loc, "printMemrefF32", b.getFunctionType({unrankedF32}, {}));
+      printFn = func::FuncOp::create(b, loc, "printMemrefF32",
+                                     b.getFunctionType({unrankedF32}, {}));
       printFn.setPrivate();
     }
     auto mainFn =

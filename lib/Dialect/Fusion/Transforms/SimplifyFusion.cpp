@@ -82,8 +82,7 @@ struct BatchNormInferenceIntoEpilogue : OpRewritePattern<FusedLinearOp> {
                                 PatternRewriter &rewriter) const override {
     BatchNormConfigAttr config = op.getBatchNormAttr();
     if (!config || config.isTraining())
-      return rewriter.notifyMatchFailure(op,
-                                         "no inference batch-norm stage");
+      return rewriter.notifyMatchFailure(op, "no inference batch-norm stage");
     Value mean = op.getRunningMean(), var = op.getRunningVar();
     Value gamma = op.getBnWeight(), beta = op.getBnBias();
     rewriter.modifyOpInPlace(op, [&] {

@@ -22,8 +22,8 @@ namespace fusion {
 
 /// The fusion patterns of `fusion-fuse-linear-epilogues`. Linears become
 /// fused ops of `f32Precision` when their tensors are f32 (none: default).
-void populateFuseLinearEpiloguesPatterns(
-    RewritePatternSet &patterns, std::optional<Precision> f32Precision);
+void populateFuseLinearEpiloguesPatterns(RewritePatternSet &patterns,
+                                         std::optional<Precision> f32Precision);
 
 /// The algebraic simplifications of `fusion-simplify`.
 void populateSimplifyFusionPatterns(RewritePatternSet &patterns);
