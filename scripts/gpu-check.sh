@@ -46,6 +46,9 @@ case "$step" in
     # pure Python at run time, so its sources serve.
     PYTHONPATH="$root/python_bindings" python3 \
       "$root/scripts/gpu/python_check.py" "$dir/python"
+    # Several GPUs: one library, every device (skips itself on one GPU).
+    PYTHONPATH="$root/python_bindings" python3 \
+      "$root/scripts/gpu/multi_device_check.py" "$dir"
     ;;
   *)
     echo "usage: $0 build [dir] | run [dir] [--max-autotune] [--out DIR]" >&2
