@@ -105,13 +105,18 @@ class Library:
         return batch
 
     def _call_gpu(self, name, entry, batch, device, inputs, outputs):
-        # The library runs on the device of the stream it is given.
         stream = torch.cuda.current_stream(device).cuda_stream
         args = [ctypes.c_void_p(stream)]
         if entry["batch"]:
             args.append(ctypes.c_int64(batch))
         args += [ctypes.c_void_p(t.data_ptr()) for t in inputs + outputs]
-        status = self._function(name)(*args)
+        # The library runs on its stream's device; the default stream (NULL)
+        # is the current device's, so that device must be current.
+        if device.index == torch.cuda.current_device():
+            status = self._function(name)(*args)
+        else:
+            with torch.cuda.device(device):
+                status = self._function(name)(*args)
         if status != 0:
             message = self._lib.fusion_last_error_message().decode()
             raise FusionRuntimeError(f"{name}: status {status}: {message}")

@@ -6,8 +6,9 @@
  *   int32_t NAME(void *stream, [int64_t batch,] const void *input..., void
  **output...);
  *
- * - `stream`: the cudaStream_t to run on (NULL: the legacy default stream of
- *   the current device). Work is enqueued asynchronously on it.
+ * - `stream`: the cudaStream_t to run on, and so the device (NULL: the
+ *   legacy default stream of the current device, which the caller sets with
+ *   cudaSetDevice). Work is enqueued asynchronously on it.
  * - `batch`: present when the entry point has dynamic dimensions; every `?`
  *   dimension of its tensors takes this value.
  * - inputs and outputs: device pointers to dense row-major tensors, in the

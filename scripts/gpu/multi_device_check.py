@@ -31,9 +31,11 @@ def main():
         w = torch.randn(129, 513, device=device) / 513 ** 0.5
         b = torch.randn(129, device=device)
         out = torch.full((77, 129), float("nan"), device=device)
-        stream = torch.cuda.current_stream(torch.device(device)).cuda_stream
-        status, message = lib.call("a_513x129", 77, [x, w, b], [out],
-                                   stream=stream)
+        # The C ABI: a NULL (default) stream runs on the current device.
+        with torch.cuda.device(device):
+            stream = torch.cuda.current_stream().cuda_stream
+            status, message = lib.call("a_513x129", 77, [x, w, b], [out],
+                                       stream=stream)
         torch.cuda.synchronize(device)
         error = relative_error(out, model_a(x.double(), w.double(),
                                             b.double())[0])
@@ -46,14 +48,15 @@ def main():
     w = torch.randn(129, 513, device="cuda:1")
     b = torch.randn(129, device="cuda:1")
     out = torch.empty(8, 129, device="cuda:1")
-    stream0 = torch.cuda.current_stream(torch.device("cuda:0")).cuda_stream
-    status, message = lib.call("a_513x129", 8, [x, w, b], [out],
-                               stream=stream0)
+    with torch.cuda.device(0):
+        status, message = lib.call("a_513x129", 8, [x, w, b], [out],
+                                   stream=torch.cuda.current_stream().cuda_stream)
     print(f"wrong device: status {status}: {message}")
     if status == 0 or "device 1" not in message:
         failures.append("a buffer on another device was accepted")
 
-    # The Python front end with a module on cuda:1.
+    # The Python front end with a module on cuda:1, cuda:0 current.
+    torch.cuda.set_device(0)
     cls, _ = WORKLOADS["B"]
     torch.manual_seed(0)
     module = cls().to("cuda:1")
