@@ -334,15 +334,7 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
   ConvertFusionToCublasOptions cublas;
   cublas.chip = options.target;
   lower.addPass(createConvertFusionToCublas(cublas));
-  OpPassManager &kernels = lower.nest<gpu::GPUModuleOp>();
-  kernels.addPass(createSCFToControlFlowPass());
-  kernels.addPass(createConvertGpuOpsToNVVMOps());
-  kernels.addPass(createConvertVectorToLLVMPass());
-  kernels.addPass(createConvertMathToLLVMPass());
-  kernels.addPass(createArithToLLVMConversionPass());
-  kernels.addPass(createCanonicalizerPass());
-  kernels.addPass(createCSEPass());
-  kernels.addPass(createReconcileUnrealizedCastsPass());
+  buildKernelsToNVVMPipeline(lower);
   if (failed(lower.run(module)))
     return failure();
   if (options.emit == "mlir")

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -53,6 +54,18 @@ void fusion::buildLowerToCpuPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+void fusion::buildKernelsToNVVMPipeline(OpPassManager &pm) {
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createConvertVectorToLLVMPass());
+  kernels.addPass(createConvertMathToLLVMPass());
+  kernels.addPass(createArithToLLVMConversionPass());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+}
+
 void fusion::registerFusionPipelines() {
   PassPipelineRegistration<OptimizePipelineOptions>(
       "fusion-optimize",
@@ -64,4 +77,9 @@ void fusion::registerFusionPipelines() {
       "Lower fusion ops through linalg to the LLVM dialect for the CPU "
       "reference (runs under mlir-runner)",
       buildLowerToCpuPipeline);
+  PassPipelineRegistration<>(
+      "fusion-lower-kernels-to-nvvm",
+      "Lower the kernels of gpu.modules to the NVVM and LLVM dialects, "
+      "ready for gpu-module-to-binary",
+      buildKernelsToNVVMPipeline);
 }

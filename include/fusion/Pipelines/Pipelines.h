@@ -29,7 +29,12 @@ void buildOptimizePipeline(OpPassManager &pm,
 /// result runs under mlir-runner.
 void buildLowerToCpuPipeline(OpPassManager &pm);
 
-/// Registers `fusion-optimize` and `fusion-lower-to-cpu`.
+/// The generated kernels of `gpu.module`s, lowered to the NVVM/LLVM
+/// dialects for gpu-module-to-binary.
+void buildKernelsToNVVMPipeline(OpPassManager &pm);
+
+/// Registers `fusion-optimize`, `fusion-lower-to-cpu` and
+/// `fusion-lower-kernels-to-nvvm`.
 void registerFusionPipelines();
 
 } // namespace fusion
