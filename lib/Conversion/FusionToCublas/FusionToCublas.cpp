@@ -588,6 +588,8 @@ LogicalResult HostEmitter::emit() {
       checked("__fusion_rt_copy", {stream, outputs[index], source.ptr,
                                    bytesOf(result, rowsOf(result))});
   }
+  // Cleared first: should the free fail, the failure path frees nothing.
+  LLVM::StoreOp::create(b, loc, nullPtr(), workspaceSlot);
   checked("__fusion_rt_free", {stream, workspace});
   LLVM::ReturnOp::create(b, loc, c32(0));
   return success();

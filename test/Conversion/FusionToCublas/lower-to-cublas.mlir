@@ -14,7 +14,8 @@
 // CHECK: llvm.call @__fusion_rt_gemm(%[[STREAM]], %{{.*}}, %{{.*}}, %[[BATCH]], %{{.*}}, %{{.*}}, %[[X]], %[[W]], %[[B]], %{{.*}}, %[[OUT]])
 // CHECK: llvm.mlir.addressof @__fusion_kernels_image
 // CHECK: llvm.call @__fusion_rt_launch(
-// CHECK: llvm.call @__fusion_rt_free(%[[STREAM]]
+// CHECK: llvm.store %{{.*}}, %[[SLOT:.*]] : !llvm.ptr, !llvm.ptr
+// CHECK-NEXT: llvm.call @__fusion_rt_free(%[[STREAM]], %{{.*}})
 // CHECK: llvm.return %{{.*}} : i32
 //
 // The kernel: one 16-byte vector per thread, the column operand as one

@@ -2,9 +2,11 @@
 // RUN: not fusion-opt %s --fusion-generate-test-harness="entry=missing" 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not fusion-opt %s --fusion-generate-test-harness="entry=model rows=1" 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: not fusion-opt %s --fusion-generate-test-harness="entry=scalar_arg" 2>&1 | FileCheck %s --check-prefix=SCALAR
+// RUN: not fusion-opt %s --fusion-generate-test-harness="entry=declaration" 2>&1 | FileCheck %s --check-prefix=EXTERNAL
 // MISSING: error: fusion-generate-test-harness: no function 'missing' to call
 // ROWS: error: fusion-generate-test-harness: rows must be > 1
 // SCALAR: error: fusion-generate-test-harness: cannot pass 'f32'; only float tensors
+// EXTERNAL: error: fusion-generate-test-harness: 'declaration' has no body to run
 
 // CHECK: func.func private @printMemrefF32(memref<*xf32>)
 // CHECK-LABEL: func.func @main()
@@ -38,3 +40,5 @@ func.func @model(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>, %rm: tensor<4xbf16>
 func.func @scalar_arg(%s: f32) {
   return
 }
+
+func.func private @declaration(%x: tensor<?x8xf32>) -> tensor<?x8xf32>
