@@ -25,11 +25,20 @@ case "$step" in
         "$compile" "$root/examples/$model.mlir" --precision=$precision \
           -o "$dir/${model}_$precision.so"
       done
-      "$compile" "$dir/models/workloads_f32.mlir" --precision=$precision \
-        -o "$dir/workloads_f32_$precision.so"
     done
-    for type in bf16 f16; do
-      "$compile" "$dir/models/workloads_$type.mlir" -o "$dir/workloads_$type.so"
+    # The workloads through backend 1 (cublas, in dir) and backend 2 (tiled,
+    # in dir/tiled).
+    for strategy in cublas tiled; do
+      out="$dir"; [ $strategy = tiled ] && out="$dir/tiled"
+      mkdir -p "$out"
+      for precision in fp32 tf32; do
+        "$compile" "$dir/models/workloads_f32.mlir" --precision=$precision \
+          --strategy=$strategy -o "$out/workloads_f32_$precision.so"
+      done
+      for type in bf16 f16; do
+        "$compile" "$dir/models/workloads_$type.mlir" --strategy=$strategy \
+          -o "$out/workloads_$type.so"
+      done
     done
     # The same workloads from their PyTorch definitions, via fusion.compile.
     PYTHONPATH="$root/build/python_packages" /usr/bin/python3 \

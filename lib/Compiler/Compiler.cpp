@@ -297,9 +297,11 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
   std::string cudaPath = options.cudaPath;
 #endif
   bool cpu = options.target == "cpu";
-  if (options.strategy != "cublas")
-    return module.emitError() << "fusion-compile: unknown strategy '"
-                              << options.strategy << "' (expected cublas)";
+  if (options.strategy != "cublas" && options.strategy != "tiled" &&
+      options.strategy != "auto")
+    return module.emitError()
+           << "fusion-compile: unknown strategy '" << options.strategy
+           << "' (expected cublas, tiled or auto)";
   if (options.emit != "so" && options.emit != "mlir" && options.emit != "ptx")
     return module.emitError() << "fusion-compile: unknown emit kind '"
                               << options.emit << "' (expected so, mlir or ptx)";
@@ -331,9 +333,10 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
   }
 
   PassManager lower(context);
-  ConvertFusionToCublasOptions cublas;
-  cublas.chip = options.target;
-  lower.addPass(createConvertFusionToCublas(cublas));
+  ConvertFusionToGPUOptions gpu;
+  gpu.chip = options.target;
+  gpu.strategy = options.strategy;
+  lower.addPass(createConvertFusionToGPU(gpu));
   buildKernelsToNVVMPipeline(lower);
   if (failed(lower.run(module)))
     return failure();

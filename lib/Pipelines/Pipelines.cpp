@@ -56,11 +56,15 @@ void fusion::buildLowerToCpuPipeline(OpPassManager &pm) {
 
 void fusion::buildKernelsToNVVMPipeline(OpPassManager &pm) {
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createConvertNVGPUToNVVMPass());
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
   kernels.addPass(createSCFToControlFlowPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(createConvertVectorToLLVMPass());
   kernels.addPass(createConvertMathToLLVMPass());
   kernels.addPass(createArithToLLVMConversionPass());
+  kernels.addPass(createConvertIndexToLLVMPass());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());

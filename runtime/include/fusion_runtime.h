@@ -69,10 +69,10 @@ int32_t __fusion_rt_gemm(void *stream, int32_t dtype, int32_t precision,
                          const void *w, const void *bias, float alpha,
                          void *out);
 /* Launches `kernel` of the embedded fatbin `image` on a (gridX, gridY) grid
- * of `blockX`-thread blocks. */
+ * of `blockX`-thread blocks with `sharedBytes` of dynamic shared memory. */
 int32_t __fusion_rt_launch(const void *image, const char *kernel, int64_t gridX,
-                           int64_t gridY, int32_t blockX, void *stream,
-                           void **args);
+                           int64_t gridY, int32_t blockX, int32_t sharedBytes,
+                           void *stream, void **args);
 
 #ifdef __cplusplus
 }

@@ -14,16 +14,37 @@
 
 using namespace fusion::runtime;
 
-static int32_t getKernel(const void *image, const char *name,
-                         cudaKernel_t *kernel) {
+/// The kernel `name` of `image`, allowed `sharedBytes` of dynamic shared
+/// memory on `device`.
+static int32_t getKernel(const void *image, const char *name, int device,
+                         int32_t sharedBytes, cudaKernel_t *kernel) {
   static std::mutex mutex;
   static std::map<const void *, cudaLibrary_t> libraries;
   static std::map<std::pair<const void *, std::string>, cudaKernel_t> kernels;
+  // Kernels whose shared-memory limit is raised, per device.
+  static std::map<std::pair<cudaKernel_t, int>, int32_t> sharedLimits;
   std::lock_guard<std::mutex> lock(mutex);
   auto key = std::make_pair(image, std::string(name));
+  auto raiseLimit = [&]() -> int32_t {
+    // Beyond 48 KiB a kernel must opt in, per device.
+    if (sharedBytes <= 48 * 1024)
+      return FUSION_SUCCESS;
+    int32_t &limit = sharedLimits[{*kernel, device}];
+    if (limit >= sharedBytes)
+      return FUSION_SUCCESS;
+    if (int32_t status = checkCuda(
+            cudaKernelSetAttributeForDevice(
+                *kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                sharedBytes, device),
+            "cudaKernelSetAttributeForDevice (shared memory of a tiled "
+            "kernel; sm_80 or newer needed)"))
+      return status;
+    limit = sharedBytes;
+    return FUSION_SUCCESS;
+  };
   if (auto it = kernels.find(key); it != kernels.end()) {
     *kernel = it->second;
-    return FUSION_SUCCESS;
+    return raiseLimit();
   }
   cudaLibrary_t &library = libraries[image];
   if (!library) {
@@ -39,13 +60,13 @@ static int32_t getKernel(const void *image, const char *name,
                                  "cudaLibraryGetKernel"))
     return status;
   kernels[key] = *kernel;
-  return FUSION_SUCCESS;
+  return raiseLimit();
 }
 
 extern "C" int32_t __fusion_rt_launch(const void *image, const char *name,
                                       int64_t gridX, int64_t gridY,
-                                      int32_t blockX, void *stream,
-                                      void **args) {
+                                      int32_t blockX, int32_t sharedBytes,
+                                      void *stream, void **args) {
   if (gridX <= 0 || gridY <= 0)
     return FUSION_SUCCESS; // Nothing to do for an empty tensor.
   if (gridX > 0x7fffffff || gridY > 65535)
@@ -55,11 +76,13 @@ extern "C" int32_t __fusion_rt_launch(const void *image, const char *name,
   if (guard.status() != FUSION_SUCCESS)
     return guard.status();
   cudaKernel_t kernel;
-  if (int32_t status = getKernel(image, name, &kernel))
+  if (int32_t status =
+          getKernel(image, name, guard.device(), sharedBytes, &kernel))
     return status;
   dim3 grid(static_cast<unsigned>(gridX), static_cast<unsigned>(gridY));
   return checkCuda(cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
-                                    grid, dim3(blockX), args, 0,
+                                    grid, dim3(blockX), args,
+                                    static_cast<size_t>(sharedBytes),
                                     static_cast<cudaStream_t>(stream)),
                    name);
 }

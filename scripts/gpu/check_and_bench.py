@@ -103,7 +103,7 @@ def check(lib, name, kind, m, k, n, dtype, precision, failures, rows):
     errors = [relative_error(o, r) for o, r in zip(outputs, refs)]
     bound = BOUNDS[precision]
     ok = all(e <= bound for e in errors)
-    label = f"{lib.path.name}:{name} M={m}"
+    label = f"{lib.path.parent.name}/{lib.path.name}:{name} M={m}"
     rows.append((label, precision, errors, bound, ok))
     if not ok:
         failures.append(label)
@@ -178,20 +178,22 @@ def timed(fn, warmup=3, iters=10):
     return statistics.median(times)
 
 
-def bench(lib, name, kind, m, k, n, dtype, precision, modes):
+def bench(libs, name, kind, m, k, n, dtype, precision, modes):
+    """Times of one workload: fusion's libraries (by strategy), the cuBLAS
+    GEMM alone, eager, torch.compile."""
     precision_setup(precision)
     inputs = make_inputs(kind, m, k, n, dtype)
-    entry = lib.entries[name]
-    outputs = [torch.empty([m if d is None else d for d in o["shape"]],
-                           device="cuda", dtype=dtype)
-               for o in entry["outputs"]]
     x, w, b = inputs[:3]
     model = model_a if kind == "a" else model_b
-    times = {
-        "fusion": timed(lambda: lib.run(name, m, inputs, outputs)),
-        "gemm": timed(lambda: torch.addmm(b, x, w.t())),
-        "eager": timed(lambda: model(*inputs)),
-    }
+    times = {}
+    for strategy, lib in libs.items():
+        outputs = [torch.empty([m if d is None else d for d in o["shape"]],
+                               device="cuda", dtype=dtype)
+                   for o in lib.entries[name]["outputs"]]
+        times[strategy] = timed(
+            lambda: lib.run(name, m, inputs, outputs))
+    times["gemm"] = timed(lambda: torch.addmm(b, x, w.t()))
+    times["eager"] = timed(lambda: model(*inputs))
     for mode in modes:
         torch._dynamo.reset()
         compiled = torch.compile(model, mode=mode)
@@ -223,10 +225,14 @@ def main():
     device = torch.cuda.get_device_name()
 
     failures, rows = [], []
-    libs = {p.stem: Library(p) for p in sorted(args.artifacts.glob("*.so"))}
+    # Backend 1 libraries at the top, backend 2 (--strategy=tiled) in tiled/.
+    strategies = {"cublas": args.artifacts, "tiled": args.artifacts / "tiled"}
+    libs = {(strategy, p.stem): Library(p)
+            for strategy, folder in strategies.items()
+            for p in sorted(folder.glob("*.so"))}
     dtype_of = {"f32": torch.float32, "bf16": torch.bfloat16,
                 "f16": torch.float16}
-    for stem, lib in libs.items():
+    for (strategy, stem), lib in libs.items():
         if stem.startswith("workloads_"):
             parts = stem.split("_")
             dtype = dtype_of[parts[1]]
@@ -245,10 +251,12 @@ def main():
                       rows)
     print("\ncorrectness: ||out - ref|| / ||ref|| per output (f64 reference)")
     for label, precision, errors, bound, ok in rows:
-        print(f"  {'ok  ' if ok else 'FAIL'} {label:60s} {precision:5s} "
+        print(f"  {'ok  ' if ok else 'FAIL'} {label:66s} {precision:5s} "
               + " ".join(f"{e:.2e}" for e in errors) + f" (bound {bound:.0e})")
-    error_rows = check_errors(libs["workloads_f32_fp32"], "a_513x129",
-                              failures)
+    error_rows = []
+    for strategy in strategies:
+        error_rows += check_errors(libs[strategy, "workloads_f32_fp32"],
+                                   "a_513x129", failures)
     print("\nbad arguments (expect a non-zero status and a message):")
     for what, status, message in error_rows:
         print(f"  {what:20s} status {status}: {message}")
@@ -260,9 +268,11 @@ def main():
                                         "bf16")]:
             for m, k, n in [(16384, 4096, 4096), (1024, 8192, 8192)]:
                 print(f"\nkernels of b_{k}x{n} M={m} {precision}:")
-                for kernel, us in profile(libs[stem], f"b_{k}x{n}", "b", m,
-                                          k, n, dtype, precision):
-                    print(f"  {us:9.1f} us  {kernel[:90]}")
+                for strategy in strategies:
+                    for kernel, us in profile(libs[strategy, stem],
+                                              f"b_{k}x{n}", "b", m, k, n,
+                                              dtype, precision):
+                        print(f"  {strategy:6s} {us:9.1f} us  {kernel[:80]}")
 
     table = []
     if not args.no_bench:
@@ -282,8 +292,9 @@ def main():
             for label, kind, m, k, n, name in cases:
                 if label not in args.workloads.split(","):
                     continue
-                times = bench(libs[stem], name, kind, m, k, n, dtype,
-                              precision, modes)
+                times = bench({strategy: libs[strategy, stem]
+                               for strategy in strategies}, name, kind, m, k,
+                              n, dtype, precision, modes)
                 table.append((label, f"{m}x{k}x{n}", precision, times))
                 print(f"  timed {label} {precision}: " + ", ".join(
                     f"{key} {value:.3f} ms" for key, value in times.items()),
@@ -293,23 +304,27 @@ def main():
              f"date {datetime.date.today()}; fusion commit {info['commit']} "
              f"(built {info['date']})", ""]
     if table:
+        # Times in ms; ratios against cublas (backend 1) and tiled (backend
+        # 2); TFLOP/s of each whole fused op.
         keys = list(table[0][3].keys())
+        compiles = [k for k in keys if k.startswith("compile")]
         lines.append("| workload | MxKxN | precision | " +
                      " | ".join(f"{k} ms" for k in keys) +
-                     " | fusion/gemm | eager/fusion | " +
-                     " | ".join(f"{k}/fusion" for k in keys if
-                                k.startswith("compile")) + " |")
-        lines.append("|" + "---|" * (3 + len(keys) + 2 +
-                                     sum(k.startswith("compile")
-                                         for k in keys)))
+                     " | tiled TFLOP/s | gemm TFLOP/s | "
+                     "cublas/gemm | tiled/gemm | eager/tiled | " +
+                     " | ".join(f"{k}/tiled" for k in compiles) + " |")
+        lines.append("|" + "---|" * (3 + len(keys) + 5 + len(compiles)))
         for label, shape, precision, t in table:
-            f = t["fusion"]
+            m, k, n = map(int, shape.split("x"))
+            tflops = lambda ms: 2 * m * n * k / (ms * 1e-3) / 1e12
+            tiled = t["tiled"]
             lines.append(
                 f"| {label} | {shape} | {precision} | " +
                 " | ".join(f"{t[k]:.3f}" for k in keys) +
-                f" | {f / t['gemm']:.3f} | {t['eager'] / f:.2f} | " +
-                " | ".join(f"{t[k] / f:.2f}" for k in keys
-                           if k.startswith("compile")) + " |")
+                f" | {tflops(tiled):.0f} | {tflops(t['gemm']):.0f}"
+                f" | {t['cublas'] / t['gemm']:.3f}"
+                f" | {tiled / t['gemm']:.3f} | {t['eager'] / tiled:.2f} | " +
+                " | ".join(f"{t[k] / tiled:.2f}" for k in compiles) + " |")
     lines.append("")
     lines.append(f"correctness: {len(rows) - sum(not r[4] for r in rows)}/"
                  f"{len(rows)} cases within bounds; "

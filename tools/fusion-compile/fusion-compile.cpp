@@ -1,6 +1,6 @@
 //===- fusion-compile.cpp - fusion models to GPU shared libraries ---------===//
 //
-//   fusion-compile model.mlir -o model.so [--target=sm_80] [--strategy=cublas]
+//   fusion-compile model.mlir -o model.so [--target=sm_80] [--strategy=cublas|tiled|auto]
 //                  [--precision=fp32|tf32|bf16|f16] [--emit=so|mlir|ptx]
 //
 // Writes model.so, whose entry points follow runtime/include/fusion_runtime.h,
@@ -29,7 +29,7 @@ int main(int argc, char **argv) {
   cl::opt<std::string> target("target",
                               cl::desc("GPU architecture (sm_80, ...) or cpu"),
                               cl::init("sm_80"));
-  cl::opt<std::string> strategy("strategy", cl::desc("backend: cublas"),
+  cl::opt<std::string> strategy("strategy", cl::desc("backend of fused GEMMs: cublas, tiled or auto"),
                                 cl::init("cublas"));
   cl::opt<std::string> precision(
       "precision",

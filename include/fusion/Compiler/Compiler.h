@@ -23,7 +23,9 @@ struct CompileOptions {
   /// "cpu": an x86-64 library through the CPU reference lowering, whose
   /// entry points take memref descriptors (inputs, then outputs).
   std::string target = "sm_80";
-  /// The backend: "cublas" (cuBLASLt GEMM + generated epilogue kernels).
+  /// The backend of fused GEMMs: "cublas" (cuBLASLt GEMM + generated
+  /// epilogue kernels), "tiled" (generated tensor-core GEMM kernels with the
+  /// epilogue in registers) or "auto" (per op, docs/architecture.md).
   std::string strategy = "cublas";
   /// GEMM precision of f32 chains: fp32, tf32, bf16, f16 ("": fp32).
   std::string precision;

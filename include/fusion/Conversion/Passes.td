@@ -32,9 +32,10 @@ def ConvertFusionToLinalg : Pass<"fusion-lower-to-linalg"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
-def ConvertFusionToCublas : Pass<"fusion-lower-to-cublas", "::mlir::ModuleOp"> {
-  let summary = "GPU backend 1: each fused op becomes a cuBLASLt GEMM plus "
-                "generated epilogue kernels, called from generated host code";
+def ConvertFusionToGPU : Pass<"fusion-lower-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Lower fusion ops to generated host code that calls cuBLASLt "
+                "(backend 1) or generated tiled tensor-core GEMM kernels "
+                "(backend 2), plus generated epilogue kernels";
   let description = [{
     Every public function of fusion ops becomes an `llvm.func` with the C ABI
     of `runtime/include/fusion_runtime.h`:
@@ -55,6 +56,22 @@ def ConvertFusionToCublas : Pass<"fusion-lower-to-cublas", "::mlir::ModuleOp"> {
     - standalone elementwise ops and batch norms: the same kernels from an
       input buffer to an output buffer.
 
+    With `strategy=tiled`, a `fused_linear` is instead one generated GEMM
+    kernel (`TiledGemmKernel.cpp`): thread-block tiles fed by a multi-stage
+    `nvgpu.device_async_copy` (cp.async) pipeline into XOR-swizzled shared
+    memory, `nvgpu.ldmatrix` + `nvgpu.mma.sync` per warp (m16n8k16 for
+    bf16/f16; m16n8k8 tf32 for f32 in tf32; three m16n8k8 tf32 products of
+    split operands, fp32-accurate, for f32 in fp32), f32 accumulators, and
+    alpha, bias and the epilogue region applied on the accumulator
+    registers before the one store of the output. For a training batch
+    norm the same kernel also writes each block row's column moments
+    (per thread from registers, a fixed shuffle butterfly across the
+    warp, then across warps in order through shared memory); the finalize
+    kernel merges them in fixed order and one normalizing pass follows. The
+    tile parameters come from a heuristic (`chooseTiledGemmConfig`) unless
+    the `tile-*`, `warps-*` and `stages` options set them.
+    `strategy=auto` picks per op: see docs/architecture.md.
+
     Intermediates and statistics live in one workspace per call
     (`cudaMallocAsync` on the stream). Kernels go into `gpu.module
     @fusion_kernels` targeting `chip`; the host code refers to its binary as
@@ -64,12 +81,26 @@ def ConvertFusionToCublas : Pass<"fusion-lower-to-cublas", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
-           "the GPU architecture the kernels target">
+           "the GPU architecture the kernels target">,
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"cublas\"",
+           "how fused_linear GEMMs run: cublas, tiled or auto">,
+    Option<"tileM", "tile-m", "int64_t", /*default=*/"0",
+           "tiled: rows of a thread block's tile (0: heuristic)">,
+    Option<"tileN", "tile-n", "int64_t", /*default=*/"0",
+           "tiled: columns of a thread block's tile (0: heuristic)">,
+    Option<"warpsM", "warps-m", "int64_t", /*default=*/"0",
+           "tiled: warps along M (0: heuristic)">,
+    Option<"warpsN", "warps-n", "int64_t", /*default=*/"0",
+           "tiled: warps along N (0: heuristic)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "tiled: depth of the cp.async pipeline (0: heuristic)">
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];

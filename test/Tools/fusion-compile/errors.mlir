@@ -1,13 +1,13 @@
 // Bad input gets a diagnostic and exit code 1, never a crash.
 // REQUIRES: cuda-toolkit
 // RUN: not fusion-compile %s -o %t.so 2>&1 | FileCheck %s --check-prefix=INVALID
-// RUN: not fusion-compile %S/../../../examples/linear_leaky_relu.mlir -o %t.so --strategy=tiled 2>&1 | FileCheck %s --check-prefix=STRATEGY
+// RUN: not fusion-compile %S/../../../examples/linear_leaky_relu.mlir -o %t.so --strategy=fastest 2>&1 | FileCheck %s --check-prefix=STRATEGY
 // RUN: not fusion-compile %S/../../../examples/linear_leaky_relu.mlir -o %t.so --precision=fp64 2>&1 | FileCheck %s --check-prefix=PRECISION
 // RUN: not fusion-compile %S/../../../examples/linear_leaky_relu.mlir -o %t.so --emit=cubin 2>&1 | FileCheck %s --check-prefix=EMIT
 // RUN: not fusion-compile %t.missing.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=MISSING
 
 // INVALID: errors.mlir:[[# @LINE + 3]]:8: error: 'fusion.linear' op weight in_features 4 does not match input K 8
-// STRATEGY: error: fusion-compile: unknown strategy 'tiled' (expected cublas)
+// STRATEGY: error: fusion-compile: unknown strategy 'fastest' (expected cublas, tiled or auto)
 func.func @bad(%x: tensor<?x8xf32>, %w: tensor<16x4xf32>) -> tensor<?x16xf32> {
   %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<16x4xf32> -> tensor<?x16xf32>
   return %0 : tensor<?x16xf32>

@@ -1,6 +1,6 @@
 //===- EmbedKernelImage.cpp - the kernels' binary as an LLVM global -------===//
 
-#include "fusion/Conversion/FusionToCublas/FusionToCublas.h"
+#include "fusion/Conversion/FusionToGPU/FusionToGPU.h"
 
 namespace mlir::fusion {
 #define GEN_PASS_DEF_EMBEDKERNELIMAGE

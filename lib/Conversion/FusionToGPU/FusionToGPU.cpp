@@ -1,14 +1,16 @@
-//===- FusionToCublas.cpp - host code for GPU backend 1 -------------------===//
+//===- FusionToGPU.cpp - host code of the GPU backends --------------------===//
 //
 // Lowers each function of fusion ops to an llvm.func that calls the fusion
 // runtime (argument checks, cuBLASLt GEMMs, kernel launches) and builds the
-// epilogue kernels it launches in gpu.module @fusion_kernels.
+// kernels it launches (epilogue kernels, tiled GEMM kernels) in gpu.module
+// @fusion_kernels.
 //
 //===----------------------------------------------------------------------===//
 
-#include "fusion/Conversion/FusionToCublas/FusionToCublas.h"
+#include "fusion/Conversion/FusionToGPU/FusionToGPU.h"
 
 #include "EpilogueKernels.h"
+#include "TiledGemmKernel.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,7 +19,7 @@
 #include "llvm/ADT/MapVector.h"
 
 namespace mlir::fusion {
-#define GEN_PASS_DEF_CONVERTFUSIONTOCUBLAS
+#define GEN_PASS_DEF_CONVERTFUSIONTOGPU
 #include "fusion/Conversion/Passes.h.inc"
 } // namespace mlir::fusion
 
@@ -78,12 +80,43 @@ struct BatchNormScratch {
   Value mean, m2, center, scale, shift; ///< slices of the workspace
 };
 
+/// How the fused ops' GEMMs run, from the pass options.
+struct GemmStrategy {
+  enum Kind { Cublas, Tiled, Auto } kind = Cublas;
+  std::string chip;
+  /// Options overriding the tiled heuristic (0: not set).
+  TiledGemmConfig overrides{0, 0, 0, 0, 0};
+};
+
+/// The MMA of a fused op's GEMM in the tiled kernel; none when the tiled
+/// kernel does not implement its types and precision.
+std::optional<MmaKind> tiledMmaKind(FusedLinearOp op) {
+  Type type = tensorType(op.getWeight()).getElementType();
+  Precision precision = op.getComputePrecision();
+  if (type.isBF16())
+    return MmaKind::BF16;
+  if (type.isF16())
+    return MmaKind::F16;
+  if (precision == Precision::tf32)
+    return MmaKind::TF32;
+  if (precision == Precision::fp32)
+    return MmaKind::TF32x3;
+  return std::nullopt; // f32 tensors with 16-bit products
+}
+
+/// The rule of strategy=auto for a problem the tiled kernel implements.
+bool preferTiled(const TiledGemmProblem &problem) {
+  // TODO(measured rule): set from the H100 benchmark.
+  return problem.statistics || problem.kind == MmaKind::TF32x3;
+}
+
 /// Emits the host function of one entry point.
 class HostEmitter {
 public:
-  HostEmitter(func::FuncOp func, gpu::GPUModuleOp kernels, OpBuilder &builder)
+  HostEmitter(func::FuncOp func, gpu::GPUModuleOp kernels,
+              const GemmStrategy &strategy, OpBuilder &builder)
       : func(func), entryName(func.getName().str()), kernels(kernels),
-        b(builder), loc(func.getLoc()),
+        strategy(strategy), b(builder), loc(func.getLoc()),
         ptrType(LLVM::LLVMPointerType::get(builder.getContext())),
         i64Type(builder.getI64Type()), i32Type(builder.getI32Type()) {}
 
@@ -130,25 +163,40 @@ private:
 
   /// Reserves `bytes` (256-byte aligned) of the workspace.
   Value reserve(Value bytes);
-  void launch(StringRef kernel, Value gridX, Value gridY, ArrayRef<Value> args);
+  void launch(StringRef kernel, Value gridX, Value gridY, ArrayRef<Value> args,
+              int64_t blockSize = kBlockSize, int64_t sharedBytes = 0);
+  /// The expanded memref descriptor of a dense row-major buffer.
+  SmallVector<Value> descriptor(Value ptr, Value rows, ArrayRef<int64_t> shape);
   std::string kernelName(Operation *op, StringRef kind) {
     return (entryName + "_" + Twine(opIndex.lookup(op)) + "_" + kind).str();
   }
 
   LogicalResult checkSupported();
+  /// Plans the scratch space of a batch norm whose statistics come in
+  /// chunks of `rowsPerChunk` rows.
   void planBatchNorm(Operation *op, Value rows, int64_t columns,
-                     int64_t vectorWidth);
+                     Value rowsPerChunk);
+  /// The statistics kernels' chunk of rows for a batch norm of `columns`.
+  Value statisticsChunkRows(Value rows, int64_t columns, int64_t vectorWidth);
+  /// Whether `op` runs as a tiled GEMM kernel, and with which tiling.
+  LogicalResult planTiled(FusedLinearOp op);
   void emitFusedLinear(FusedLinearOp op);
+  void emitTiledFusedLinear(FusedLinearOp op);
   void emitElementwise(ElementwiseOpInterface op);
+  /// The batch norm `op` of `input` (after `fn` of `columns`) into
+  /// `output`; with `statistics` false, the chunks' moments are already in
+  /// the scratch space.
   void emitBatchNorm(Operation *op, Buffer input, Buffer output,
                      MatrixShape shape, ValueRange columns, const ScalarFn &fn,
                      BatchNormConfigAttr config, Value weight, Value bias,
-                     Value runningMean, Value runningVar, ValueRange updated);
+                     Value runningMean, Value runningVar, ValueRange updated,
+                     bool statistics = true);
   SmallVector<Value> columnPtrs(ValueRange tensors);
 
   func::FuncOp func;
   std::string entryName;
   gpu::GPUModuleOp kernels;
+  const GemmStrategy &strategy;
   OpBuilder &b;
   Location loc;
   Type ptrType, i64Type, i32Type;
@@ -159,6 +207,8 @@ private:
   llvm::MapVector<Value, Buffer> buffers;
   DenseMap<Operation *, unsigned> opIndex;
   DenseMap<Operation *, BatchNormScratch> scratch;
+  /// The fused ops that run as tiled GEMM kernels, and their tiling.
+  DenseMap<Operation *, std::pair<TiledGemmProblem, TiledGemmConfig>> tiled;
   llvm::StringMap<LLVM::GlobalOp> strings;
   /// Deferred: (offset, slice setter) pairs resolved once the workspace is
   /// allocated.
@@ -236,7 +286,8 @@ Value HostEmitter::reserve(Value bytes) {
 }
 
 void HostEmitter::launch(StringRef kernel, Value gridX, Value gridY,
-                         ArrayRef<Value> args) {
+                         ArrayRef<Value> args, int64_t blockSize,
+                         int64_t sharedBytes) {
   Value count = c64(args.size());
   Value pointers = LLVM::AllocaOp::create(b, loc, ptrType, ptrType, count, 8);
   for (auto [index, arg] : llvm::enumerate(args)) {
@@ -249,7 +300,26 @@ void HostEmitter::launch(StringRef kernel, Value gridX, Value gridY,
   }
   checked("__fusion_rt_launch",
           {LLVM::AddressOfOp::create(b, loc, ptrType, kKernelImageName),
-           string(kernel), gridX, gridY, c32(kBlockSize), stream, pointers});
+           string(kernel), gridX, gridY, c32(blockSize), c32(sharedBytes),
+           stream, pointers});
+}
+
+SmallVector<Value> HostEmitter::descriptor(Value ptr, Value rows,
+                                           ArrayRef<int64_t> shape) {
+  SmallVector<Value> values{ptr, ptr, c64(0)};
+  SmallVector<Value> sizes;
+  for (int64_t dim : shape)
+    sizes.push_back(ShapedType::isDynamic(dim) ? rows : c64(dim));
+  values.append(sizes);
+  int64_t stride = 1;
+  SmallVector<Value> strides;
+  for (int64_t dim : llvm::reverse(shape.drop_front())) {
+    strides.push_back(c64(stride));
+    stride *= dim;
+  }
+  strides.push_back(c64(stride));
+  values.append(strides.rbegin(), strides.rend());
+  return values;
 }
 
 SmallVector<Value> HostEmitter::columnPtrs(ValueRange tensors) {
@@ -262,12 +332,12 @@ LogicalResult HostEmitter::checkSupported() {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor || !isa<FloatType>(tensor.getElementType()) ||
         tensor.getRank() < 1 || tensor.getRank() > 2)
-      return emitError(where) << "fusion-lower-to-cublas: " << type
+      return emitError(where) << "fusion-lower-to-gpu: " << type
                               << " is not a 1-D or 2-D float tensor";
     for (int64_t dim = 1; dim < tensor.getRank(); ++dim)
       if (tensor.isDynamicDim(dim))
         return emitError(where)
-               << "fusion-lower-to-cublas: only the row dimension of " << type
+               << "fusion-lower-to-gpu: only the row dimension of " << type
                << " may be dynamic";
     return success();
   };
@@ -295,14 +365,19 @@ LogicalResult HostEmitter::checkSupported() {
   return success();
 }
 
-void HostEmitter::planBatchNorm(Operation *op, Value rows, int64_t columns,
-                                int64_t vectorWidth) {
-  BatchNormScratch &s = scratch[op];
+Value HostEmitter::statisticsChunkRows(Value rows, int64_t columns,
+                                       int64_t vectorWidth) {
   // About 256 blocks of statistics (two per SM of an H100, each thread with
   // 8 rows of loads in flight), at least 64 rows each: few chunks keep the
   // partial statistics, and the finalize kernel's merges, small.
   int64_t columnBlocks = (columns / vectorWidth + kBlockSize - 1) / kBlockSize;
-  s.rowsPerChunk = max(c64(64), ceilDiv(mul(rows, c64(columnBlocks)), 256));
+  return max(c64(64), ceilDiv(mul(rows, c64(columnBlocks)), 256));
+}
+
+void HostEmitter::planBatchNorm(Operation *op, Value rows, int64_t columns,
+                                Value rowsPerChunk) {
+  BatchNormScratch &s = scratch[op];
+  s.rowsPerChunk = rowsPerChunk;
   s.chunks = ceilDiv(rows, s.rowsPerChunk);
   Value partialBytes = mul(mul(s.chunks, c64(columns)), c64(4));
   Value columnBytes = c64(columns * 4);
@@ -317,14 +392,15 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
                                 MatrixShape shape, ValueRange columns,
                                 const ScalarFn &fn, BatchNormConfigAttr config,
                                 Value weight, Value bias, Value runningMean,
-                                Value runningVar, ValueRange updated) {
+                                Value runningVar, ValueRange updated,
+                                bool statistics) {
   BatchNormScratch &s = scratch[op];
   Type f32 = b.getF32Type();
   SmallVector<Type> columnTypes = llvm::map_to_vector(
       columns, [](Value v) { return tensorType(v).getElementType(); });
   SmallVector<Value> columnBuffers = columnPtrs(columns);
   int64_t width = shape.vectorWidth;
-  if (config.isTraining()) {
+  if (config.isTraining() && statistics) {
     std::string name = kernelName(op, "stats");
     {
       OpBuilder::InsertionGuard guard(b);
@@ -367,7 +443,7 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
     args.push_back(buffers.lookup(stat).ptr);
   args.append({s.center, s.scale, s.shift});
   launch(finalizeName,
-         c64((shape.columns * kWarpSize + kBlockSize - 1) / kBlockSize), c64(1),
+         c64((shape.columns * fusion::kWarpSize + kBlockSize - 1) / kBlockSize), c64(1),
          args);
 
   std::string normalizeName = kernelName(op, "normalize");
@@ -395,7 +471,100 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
   launch(normalizeName, ceilDiv(groups, kBlockSize), c64(1), normalizeArgs);
 }
 
+LogicalResult HostEmitter::planTiled(FusedLinearOp op) {
+  if (strategy.kind == GemmStrategy::Cublas)
+    return success();
+  std::optional<MmaKind> kind = tiledMmaKind(op);
+  if (!kind) {
+    if (strategy.kind == GemmStrategy::Auto)
+      return success();
+    return op.emitOpError("cannot run as a tiled GEMM: f32 tensors are "
+                          "multiplied in fp32 or tf32 only by the tiled "
+                          "kernel (use the cublas strategy)");
+  }
+  RankedTensorType weightType = tensorType(op.getWeight());
+  TiledGemmProblem problem;
+  problem.elementType = weightType.getElementType();
+  problem.n = weightType.getDimSize(0);
+  problem.k = weightType.getDimSize(1);
+  problem.kind = *kind;
+  problem.alpha = op.getAlpha().convertToDouble();
+  problem.hasBias = static_cast<bool>(op.getBias());
+  problem.columnTypes.assign(op.getEpilogueOperands().size(),
+                             problem.elementType);
+  problem.epilogue = epilogueFn(op);
+  BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
+  problem.statistics = batchNorm && batchNorm.isTraining();
+  if (strategy.kind == GemmStrategy::Auto && !preferTiled(problem))
+    return success();
+
+  TiledGemmConfig config = chooseTiledGemmConfig(problem, strategy.chip);
+  const TiledGemmConfig &set = strategy.overrides;
+  if (set.blockM)
+    config.blockM = set.blockM;
+  if (set.blockN)
+    config.blockN = set.blockN;
+  if (set.warpsM)
+    config.warpsM = set.warpsM;
+  if (set.warpsN)
+    config.warpsN = set.warpsN;
+  if (set.stages)
+    config.stages = set.stages;
+  std::string invalid = config.validate();
+  if (!invalid.empty())
+    return op.emitOpError("invalid tiling ")
+           << config.blockM << "x" << config.blockN << " with "
+           << config.warpsM << "x" << config.warpsN << " warps, "
+           << config.stages << " stages: " << invalid;
+  tiled[op] = {problem, config};
+  return success();
+}
+
+void HostEmitter::emitTiledFusedLinear(FusedLinearOp op) {
+  auto &[problem, config] = tiled[op];
+  Buffer x = buffers.lookup(op.getInput());
+  Buffer out = buffers.lookup(op.getResult());
+  int64_t n = problem.n, k = problem.k;
+  std::string name = kernelName(op, "gemm");
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(kernels.getBody());
+    buildTiledGemmKernel(b, loc, name, problem, config);
+  }
+  int64_t dynamic = ShapedType::kDynamic;
+  SmallVector<Value> args = descriptor(x.ptr, x.rows, {dynamic, k});
+  args.append(descriptor(buffers.lookup(op.getWeight()).ptr, {}, {n, k}));
+  if (op.getBias())
+    args.append(descriptor(buffers.lookup(op.getBias()).ptr, {}, {n}));
+  args.append(descriptor(out.ptr, out.rows, {dynamic, n}));
+  for (Value column : op.getEpilogueOperands())
+    args.append(descriptor(buffers.lookup(column).ptr, {}, {n}));
+  BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
+  if (problem.statistics) {
+    BatchNormScratch &s = scratch[op];
+    Value partials = mul(s.chunks, c64(n));
+    args.append(descriptor(s.mean, partials, {dynamic}));
+    args.append(descriptor(s.m2, partials, {dynamic}));
+  }
+  Value blocks = mul(ceilDiv(x.rows, config.blockM),
+                     c64((n + config.blockN - 1) / config.blockN));
+  launch(name, blocks, c64(1), args, config.threads(), config.sharedBytes());
+  if (batchNorm) {
+    // The kernel wrote the epilogue's output and its moments: what is left
+    // is the finalize kernel and one normalizing pass.
+    RankedTensorType type = tensorType(op.getResult());
+    MatrixShape shape{type.getElementType(), n,
+                      getVectorWidth(type.getElementType(), n)};
+    emitBatchNorm(op, out, out, shape, ValueRange(), identityFn(), batchNorm,
+                  op.getBnWeight(), op.getBnBias(), op.getRunningMean(),
+                  op.getRunningVar(), op.getUpdatedRunningStats(),
+                  /*statistics=*/false);
+  }
+}
+
 void HostEmitter::emitFusedLinear(FusedLinearOp op) {
+  if (tiled.count(op))
+    return emitTiledFusedLinear(op);
   Buffer x = buffers.lookup(op.getInput());
   Buffer out = buffers.lookup(op.getResult());
   RankedTensorType weightType = tensorType(op.getWeight());
@@ -464,6 +633,9 @@ void HostEmitter::emitElementwise(ElementwiseOpInterface op) {
 LogicalResult HostEmitter::emit() {
   if (failed(checkSupported()))
     return failure();
+  for (auto fused : func.getOps<FusedLinearOp>())
+    if (failed(planTiled(fused)))
+      return failure();
   bool dynamic = llvm::any_of(
       llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()),
       [](Type t) { return !cast<RankedTensorType>(t).hasStaticShape(); });
@@ -541,18 +713,20 @@ LogicalResult HostEmitter::emit() {
       if (!buffers.count(result))
         intermediates.push_back(
             {result, reserve(bytesOf(result, rowsOf(result)))});
+    Value result = op.getResult(0);
+    int64_t n = tensorType(result).getDimSize(1);
+    Value chunkRows = statisticsChunkRows(
+        rowsOf(result), n, getVectorWidth(tensorType(result).getElementType(), n));
     if (auto fused = dyn_cast<FusedLinearOp>(op)) {
       if (fused.getBatchNormAttr()) {
-        int64_t n = tensorType(fused.getResult()).getDimSize(1);
-        planBatchNorm(
-            &op, rowsOf(fused.getResult()), n,
-            getVectorWidth(tensorType(fused.getResult()).getElementType(), n));
+        auto it = tiled.find(&op);
+        // A tiled GEMM kernel writes the moments of each block row.
+        planBatchNorm(&op, rowsOf(result), n,
+                      it == tiled.end() ? chunkRows
+                                        : c64(it->second.second.blockM));
       }
-    } else if (auto bn = dyn_cast<BatchNormOp>(op)) {
-      int64_t n = tensorType(bn.getResult()).getDimSize(1);
-      planBatchNorm(
-          &op, rowsOf(bn.getResult()), n,
-          getVectorWidth(tensorType(bn.getResult()).getElementType(), n));
+    } else if (isa<BatchNormOp>(op)) {
+      planBatchNorm(&op, rowsOf(result), n, chunkRows);
     }
   }
   checked("__fusion_rt_alloc", {stream, workspaceBytes, workspaceSlot});
@@ -595,9 +769,9 @@ LogicalResult HostEmitter::emit() {
   return success();
 }
 
-struct ConvertFusionToCublasPass
-    : fusion::impl::ConvertFusionToCublasBase<ConvertFusionToCublasPass> {
-  using ConvertFusionToCublasBase::ConvertFusionToCublasBase;
+struct ConvertFusionToGPUPass
+    : fusion::impl::ConvertFusionToGPUBase<ConvertFusionToGPUPass> {
+  using ConvertFusionToGPUBase::ConvertFusionToGPUBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -606,7 +780,7 @@ struct ConvertFusionToCublasPass
       if (func.isPublic() && !func.isExternal())
         entries.push_back(func);
     if (entries.empty()) {
-      module.emitError("fusion-lower-to-cublas: no public function to "
+      module.emitError("fusion-lower-to-gpu: no public function to "
                        "compile");
       return signalPassFailure();
     }
@@ -626,8 +800,24 @@ struct ConvertFusionToCublasPass
                            /*isConstant=*/true, LLVM::Linkage::External,
                            kKernelImageName, Attribute());
 
+    GemmStrategy gemm;
+    gemm.chip = chip;
+    if (strategy == "tiled")
+      gemm.kind = GemmStrategy::Tiled;
+    else if (strategy == "auto")
+      gemm.kind = GemmStrategy::Auto;
+    else if (strategy != "cublas") {
+      module.emitError() << "fusion-lower-to-gpu: unknown strategy '"
+                         << strategy << "' (expected cublas, tiled or auto)";
+      return signalPassFailure();
+    }
+    gemm.overrides.blockM = tileM;
+    gemm.overrides.blockN = tileN;
+    gemm.overrides.warpsM = warpsM;
+    gemm.overrides.warpsN = warpsN;
+    gemm.overrides.stages = stages;
     for (func::FuncOp func : entries) {
-      HostEmitter emitter(func, kernels, builder);
+      HostEmitter emitter(func, kernels, gemm, builder);
       if (failed(emitter.emit()))
         return signalPassFailure();
       func.erase();

@@ -1,20 +1,22 @@
-//===- FusionToCublas.h - GPU backend 1 -------------------------*- C++ -*-===//
+//===- FusionToGPU.h - GPU backend 1 -------------------------*- C++ -*-===//
 
-#ifndef FUSION_CONVERSION_FUSIONTOCUBLAS_FUSIONTOCUBLAS_H
-#define FUSION_CONVERSION_FUSIONTOCUBLAS_FUSIONTOCUBLAS_H
+#ifndef FUSION_CONVERSION_FUSIONTOGPU_FUSIONTOGPU_H
+#define FUSION_CONVERSION_FUSIONTOGPU_FUSIONTOGPU_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::fusion {
 
-#define GEN_PASS_DECL_CONVERTFUSIONTOCUBLAS
+#define GEN_PASS_DECL_CONVERTFUSIONTOGPU
 #define GEN_PASS_DECL_EMBEDKERNELIMAGE
 #include "fusion/Conversion/Passes.h.inc"
 
@@ -26,4 +28,4 @@ inline constexpr llvm::StringLiteral kKernelImageName =
 
 } // namespace mlir::fusion
 
-#endif // FUSION_CONVERSION_FUSIONTOCUBLAS_FUSIONTOCUBLAS_H
+#endif // FUSION_CONVERSION_FUSIONTOGPU_FUSIONTOGPU_H

@@ -288,14 +288,8 @@ gpu::GPUFuncOp mlir::fusion::buildColumnStatsKernel(
   return kernel;
 }
 
-namespace {
-/// Welford state of a set of rows: count, mean, sum of squared deviations.
-struct Moments {
-  Value count, mean, m2;
-};
-
-/// Chan's merge of two sets of rows; either may be empty.
-Moments merge(OpBuilder &b, Location loc, Moments a, Moments c) {
+Moments mlir::fusion::mergeMoments(OpBuilder &b, Location loc, Moments a,
+                                   Moments c) {
   Value count = arith::AddFOp::create(b, loc, a.count, c.count);
   Value zero = buildF32Constant(b, loc, 0.0);
   Value nonEmpty =
@@ -314,7 +308,6 @@ Moments merge(OpBuilder &b, Location loc, Moments a, Moments c) {
       b, loc, arith::AddFOp::create(b, loc, a.m2, c.m2), cross);
   return {count, mean, m2};
 }
-} // namespace
 
 gpu::GPUFuncOp mlir::fusion::buildBatchNormFinalizeKernel(
     OpBuilder &builder, Location loc, StringRef name, int64_t columns,
@@ -383,7 +376,7 @@ gpu::GPUFuncOp mlir::fusion::buildBatchNormFinalizeKernel(
             Moments part{count, le.load(f32, args[0], f32, index, 4),
                          le.load(f32, args[1], f32, index, 4)};
             Moments merged =
-                merge(nb, nl, {state[0], state[1], state[2]}, part);
+                mergeMoments(nb, nl, {state[0], state[1], state[2]}, part);
             scf::YieldOp::create(
                 nb, nl, ValueRange{merged.count, merged.mean, merged.m2});
           });
@@ -399,7 +392,7 @@ gpu::GPUFuncOp mlir::fusion::buildBatchNormFinalizeKernel(
                                         gpu::ShuffleMode::XOR)
               .getShuffleResult();
         };
-        total = merge(
+        total = mergeMoments(
             builder, loc, total,
             {shuffle(total.count), shuffle(total.mean), shuffle(total.m2)});
       }

@@ -1,0 +1,653 @@
+//===- TiledGemmKernel.cpp - GPU backend 2: the tiled GEMM kernel ---------===//
+//
+// One thread block computes a blockM x blockN tile of out = x.w^T: a
+// multi-stage cp.async pipeline brings 128-byte-deep K slices of x and w
+// into swizzled shared memory, each warp multiplies its warp tile with
+// ldmatrix + mma.sync, and the epilogue runs on the accumulator registers.
+//
+// Both operands are K-contiguous ("TN"), which is the layout ldmatrix
+// without transpose hands to mma.sync for A and B alike.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TiledGemmKernel.h"
+
+#include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+namespace {
+
+/// Bytes of K in one shared-memory row, and in one 16-byte chunk of it (one
+/// cp.async, one ldmatrix row). A row has 8 chunks; chunk c of row r is
+/// stored at chunk c ^ (r % 8), so the 8 rows an ldmatrix phase reads hit 8
+/// distinct 16-byte bank groups.
+constexpr int64_t kRowBytes = 128;
+constexpr int64_t kChunkBytes = 16;
+constexpr int64_t kChunksPerRow = kRowBytes / kChunkBytes;
+/// Bytes of K one mma.sync consumes: k16 of 16-bit types, k8 of tf32.
+constexpr int64_t kMmaKBytes = 32;
+
+int64_t elementBytes(Type type) { return type.getIntOrFloatBitWidth() / 8; }
+
+class TiledGemmEmitter {
+public:
+  TiledGemmEmitter(OpBuilder &builder, Location loc,
+                   const TiledGemmProblem &problem,
+                   const TiledGemmConfig &config)
+      : b(builder), loc(loc), p(problem), c(config),
+        elementType(problem.elementType),
+        chunkElements(kChunkBytes / elementBytes(elementType)),
+        tileK(kRowBytes / elementBytes(elementType)),
+        mmaK(kMmaKBytes / elementBytes(elementType)),
+        fragmentWidth(4 / elementBytes(elementType)) {}
+
+  void emit(gpu::GPUFuncOp kernel);
+
+private:
+  // Index arithmetic.
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value l, Value r) { return arith::AddIOp::create(b, loc, l, r); }
+  Value add(Value l, int64_t r) { return r ? add(l, idx(r)) : l; }
+  Value mul(Value l, int64_t r) {
+    return r == 1 ? l : arith::MulIOp::create(b, loc, l, idx(r)).getResult();
+  }
+  Value div(Value l, int64_t r) {
+    return arith::DivUIOp::create(b, loc, l, idx(r));
+  }
+  Value rem(Value l, int64_t r) {
+    return arith::RemUIOp::create(b, loc, l, idx(r));
+  }
+  Value lessThan(Value l, Value r) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, l, r);
+  }
+  Value both(Value l, Value r) { return arith::AndIOp::create(b, loc, l, r); }
+  Value select(Value cond, Value t, Value f) {
+    return arith::SelectOp::create(b, loc, cond, t, f);
+  }
+  Value f32(double v) { return buildF32Constant(b, loc, v); }
+  Value widen(Value v) {
+    if (v.getType().isF32())
+      return v;
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  }
+  /// Column `chunk` of a shared-memory row with `rowLow3` = row % 8, in
+  /// elements, after the swizzle.
+  Value swizzledColumn(Value chunk, Value rowLow3) {
+    return mul(arith::XOrIOp::create(b, loc, chunk, rowLow3), chunkElements);
+  }
+
+  void setUp(gpu::GPUFuncOp kernel);
+  void loadStage(Value stage, Value kTile, SmallVectorImpl<Value> &tokens);
+  void loadTile(Value global, Value rowBase, Value rows, Value shared,
+                int64_t tileRows, Value stage, Value kTile,
+                SmallVectorImpl<Value> &tokens);
+  SmallVector<Value> multiplyStage(Value stage, ValueRange accumulators);
+  SmallVector<Value> toTf32(Value fragment, bool split);
+  Value mmaSyncBF16(Value lhs, Value rhs, Value sum);
+  void emitEpilogue(ArrayRef<Value> accumulators);
+  void emitStatistics(ArrayRef<SmallVector<Value>> values,
+                      ArrayRef<Value> rowOk);
+
+  Type mmaOperandType(int64_t tiles) {
+    return VectorType::get({tiles, fragmentWidth}, elementType);
+  }
+  int64_t accumulatorIndex(int64_t mi, int64_t ni) {
+    return mi * (c.warpTileN() / 8) + ni;
+  }
+
+  OpBuilder &b;
+  Location loc;
+  const TiledGemmProblem &p;
+  const TiledGemmConfig &c;
+  Type elementType;
+  int64_t chunkElements, tileK, mmaK, fragmentWidth;
+
+  // Kernel arguments.
+  Value x, w, bias, out, mean, m2;
+  SmallVector<Value> columns;
+  // Per-thread values.
+  Value thread, lane, warpM, warpN, rows, blockRowTiles, tileM, rowBase,
+      columnBase, sharedA, sharedB, sharedRaw;
+};
+
+int64_t ceilDiv(int64_t l, int64_t r) { return (l + r - 1) / r; }
+
+void TiledGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
+  auto args = kernel.getArguments();
+  unsigned next = 0;
+  x = args[next++];
+  w = args[next++];
+  bias = p.hasBias ? args[next++] : Value();
+  out = args[next++];
+  for (size_t i = 0; i < p.columnTypes.size(); ++i)
+    columns.push_back(args[next++]);
+  if (p.statistics) {
+    mean = args[next++];
+    m2 = args[next++];
+  }
+
+  thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  lane = rem(thread, fusion::kWarpSize);
+  Value warp = div(thread, fusion::kWarpSize);
+  warpM = rem(warp, c.warpsM);
+  warpN = div(warp, c.warpsM);
+  rows = memref::DimOp::create(b, loc, x, 0);
+
+  // Rasterization: blocks run in groups of `groupM` block rows that sweep
+  // the block columns together, so a wave of blocks shares its x rows and
+  // w rows in L2.
+  int64_t tilesN = ceilDiv(p.n, c.blockN);
+  blockRowTiles = arith::CeilDivUIOp::create(b, loc, rows, idx(c.blockM));
+  Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value group = div(block, c.groupM * tilesN);
+  Value firstRow = mul(group, c.groupM);
+  Value groupRows = arith::MinUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, blockRowTiles, firstRow),
+      idx(c.groupM));
+  Value inGroup = rem(block, c.groupM * tilesN);
+  tileM = add(firstRow, arith::RemUIOp::create(b, loc, inGroup, groupRows));
+  Value tileN = arith::DivUIOp::create(b, loc, inGroup, groupRows);
+  rowBase = mul(tileM, c.blockM);
+  columnBase = mul(tileN, c.blockN);
+
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+  sharedRaw = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(), workgroup));
+  auto stageType = [&](int64_t tileRows) {
+    return MemRefType::get({c.stages, tileRows, tileK}, elementType,
+                           MemRefLayoutAttrInterface(), workgroup);
+  };
+  sharedA = memref::ViewOp::create(b, loc, stageType(c.blockM), sharedRaw,
+                                   idx(0), ValueRange{});
+  sharedB = memref::ViewOp::create(b, loc, stageType(c.blockN), sharedRaw,
+                                   idx(c.stages * c.blockM * kRowBytes),
+                                   ValueRange{});
+}
+
+void TiledGemmEmitter::loadTile(Value global, Value globalRowBase,
+                                Value globalRows, Value shared,
+                                int64_t tileRows, Value stage, Value kTile,
+                                SmallVectorImpl<Value> &tokens) {
+  bool aligned = p.k % chunkElements == 0;
+  Value kBase = mul(kTile, tileK);
+  Value zero = idx(0);
+  for (int64_t i = 0; i < tileRows * kChunksPerRow / c.threads(); ++i) {
+    Value chunkId = add(thread, i * c.threads());
+    Value row = div(chunkId, kChunksPerRow);
+    Value chunk = rem(chunkId, kChunksPerRow);
+    Value globalRow = add(globalRowBase, row);
+    Value globalK = add(kBase, mul(chunk, chunkElements));
+    Value rowOk = lessThan(globalRow, globalRows);
+    Value dstColumn = swizzledColumn(chunk, rem(row, 8));
+    if (aligned) {
+      // Out-of-range chunks read nothing and zero-fill; their address is
+      // clamped to the first element so that it stays valid.
+      Value ok = both(rowOk, lessThan(globalK, idx(p.k)));
+      Value srcElements = select(ok, idx(chunkElements), zero);
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, shared, ValueRange{stage, row, dstColumn}, global,
+          ValueRange{select(ok, globalRow, zero), select(ok, globalK, zero)},
+          b.getIndexAttr(chunkElements), srcElements,
+          chunkElements * elementBytes(elementType) == 16 ? b.getUnitAttr()
+                                                          : UnitAttr()));
+      continue;
+    }
+    // Rows of x and w are not 16-byte aligned: element loads (clamped to
+    // element 0 out of range), synchronous.
+    Value zeroElement = arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(elementType, 0.0));
+    SmallVector<Value> elements;
+    for (int64_t e = 0; e < chunkElements; ++e) {
+      Value k = add(globalK, e);
+      Value ok = both(rowOk, lessThan(k, idx(p.k)));
+      Value element = memref::LoadOp::create(
+          b, loc, global,
+          ValueRange{select(ok, globalRow, zero), select(ok, k, zero)});
+      elements.push_back(select(ok, element, zeroElement));
+    }
+    Value vector = vector::FromElementsOp::create(
+        b, loc, VectorType::get({chunkElements}, elementType), elements);
+    vector::StoreOp::create(b, loc, vector, shared,
+                            ValueRange{stage, row, dstColumn});
+  }
+}
+
+void TiledGemmEmitter::loadStage(Value stage, Value kTile,
+                                 SmallVectorImpl<Value> &tokens) {
+  loadTile(x, rowBase, rows, sharedA, c.blockM, stage, kTile, tokens);
+  loadTile(w, columnBase, idx(p.n), sharedB, c.blockN, stage, kTile, tokens);
+}
+
+SmallVector<Value> TiledGemmEmitter::toTf32(Value fragment, bool split) {
+  // Round to nearest, ties away from zero, at 10 mantissa bits: the rounding
+  // of cvt.rna.tf32.f32, which the CPU reference emulates too.
+  auto vectorType = cast<VectorType>(fragment.getType());
+  auto intType = vectorType.clone(b.getI32Type());
+  auto splat = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
+  };
+  Value bits = arith::BitcastOp::create(b, loc, intType, fragment);
+  Value rounded = arith::AndIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, bits, splat(0x1000)),
+      splat(static_cast<int32_t>(0xffffe000u)));
+  Value high = arith::BitcastOp::create(b, loc, vectorType, rounded);
+  if (!split)
+    return {high};
+  // The rest is exact in f32; the tensor cores use its top tf32 bits.
+  return {high, arith::SubFOp::create(b, loc, fragment, high)};
+}
+
+SmallVector<Value> TiledGemmEmitter::multiplyStage(Value stage,
+                                                   ValueRange accumulators) {
+  SmallVector<Value> acc(accumulators);
+  int64_t tilesM = c.warpTileM() / 16, pairsN = c.warpTileN() / 16;
+  bool tf32 = p.kind == MmaKind::TF32 || p.kind == MmaKind::TF32x3;
+  SmallVector<int64_t> shape{16, 8, mmaK};
+  // ldmatrix.x4 addresses: A lanes 0-15 give rows 0-15 of K chunk 0, lanes
+  // 16-31 the same rows of chunk 1; B lanes give rows n 0-7 (chunks 0, 1),
+  // then n 8-15, so one x4 holds the fragments of two n8 tiles.
+  Value laneLow3 = rem(lane, 8);
+  Value rowA = rem(lane, 16), chunkA = div(lane, 16);
+  Value rowB = add(mul(div(lane, 16), 8), laneLow3);
+  Value chunkB = rem(div(lane, 8), 2);
+  Value warpRowA = mul(warpM, c.warpTileM());
+  Value warpRowB = mul(warpN, c.warpTileN());
+  for (int64_t step = 0; step < kRowBytes / kMmaKBytes; ++step) {
+    Value columnA = swizzledColumn(add(chunkA, 2 * step), laneLow3);
+    Value columnB = swizzledColumn(add(chunkB, 2 * step), laneLow3);
+    SmallVector<SmallVector<Value>> a, bFragments;
+    for (int64_t mi = 0; mi < tilesM; ++mi) {
+      Value fragment = nvgpu::LdMatrixOp::create(
+          b, loc, mmaOperandType(4), sharedA,
+          ValueRange{stage, add(add(warpRowA, mi * 16), rowA), columnA},
+          /*transpose=*/false, /*numTiles=*/4);
+      a.push_back(tf32 ? toTf32(fragment, p.kind == MmaKind::TF32x3)
+                       : SmallVector<Value>{fragment});
+    }
+    for (int64_t pair = 0; pair < pairsN; ++pair) {
+      Value fragment = nvgpu::LdMatrixOp::create(
+          b, loc, mmaOperandType(4), sharedB,
+          ValueRange{stage, add(add(warpRowB, pair * 16), rowB), columnB},
+          /*transpose=*/false, /*numTiles=*/4);
+      for (int64_t half = 0; half < 2; ++half) {
+        Value tile = vector::ExtractStridedSliceOp::create(
+            b, loc, fragment, ArrayRef<int64_t>{2 * half, 0},
+            ArrayRef<int64_t>{2, fragmentWidth}, ArrayRef<int64_t>{1, 1});
+        bFragments.push_back(tf32 ? toTf32(tile, p.kind == MmaKind::TF32x3)
+                                  : SmallVector<Value>{tile});
+      }
+    }
+    for (int64_t mi = 0; mi < tilesM; ++mi) {
+      for (int64_t ni = 0; ni < 2 * pairsN; ++ni) {
+        Value &sum = acc[accumulatorIndex(mi, ni)];
+        auto mma = [&](Value lhs, Value rhs) {
+          sum = p.kind == MmaKind::BF16
+                    ? mmaSyncBF16(lhs, rhs, sum)
+                    : nvgpu::MmaSyncOp::create(b, loc, lhs, rhs, sum, shape,
+                                               tf32)
+                          .getResult();
+        };
+        if (p.kind == MmaKind::TF32x3) {
+          // Small terms first: they are lost if added to the large sum.
+          mma(a[mi][1], bFragments[ni][0]);
+          mma(a[mi][0], bFragments[ni][1]);
+        }
+        mma(a[mi][0], bFragments[ni][0]);
+      }
+    }
+  }
+  return acc;
+}
+
+Value TiledGemmEmitter::mmaSyncBF16(Value lhs, Value rhs, Value sum) {
+  // nvgpu.mma.sync has no bf16 lowering: nvvm.mma.sync takes the fragments
+  // as packed bf16x2 registers.
+  auto packed = [&](Value fragment) {
+    SmallVector<Value> registers;
+    int64_t count = cast<VectorType>(fragment.getType()).getDimSize(0);
+    for (int64_t i = 0; i < count; ++i) {
+      Value pair = vector::ExtractOp::create(b, loc, fragment, i);
+      Value word = vector::BitCastOp::create(
+          b, loc, VectorType::get({1}, b.getI32Type()), pair);
+      registers.push_back(vector::ExtractOp::create(b, loc, word, 0));
+    }
+    return registers;
+  };
+  SmallVector<Value> accumulators;
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t j = 0; j < 2; ++j)
+      accumulators.push_back(
+          vector::ExtractOp::create(b, loc, sum, ArrayRef<int64_t>{h, j}));
+  Type f32Type = b.getF32Type();
+  auto resultType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), {f32Type, f32Type, f32Type, f32Type});
+  Value result = NVVM::MmaOp::create(
+      b, loc, resultType, packed(lhs), packed(rhs), accumulators,
+      ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                    NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> elements;
+  for (int64_t i = 0; i < 4; ++i)
+    elements.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
+  return vector::FromElementsOp::create(b, loc, sum.getType(), elements);
+}
+
+void TiledGemmEmitter::emitEpilogue(ArrayRef<Value> accumulators) {
+  int64_t tilesM = c.warpTileM() / 16, tilesN = c.warpTileN() / 8;
+  Value group = div(lane, 4), pairInGroup = rem(lane, 4);
+  Value firstRow = add(add(rowBase, mul(warpM, c.warpTileM())), group);
+  Value firstColumn = add(add(columnBase, mul(warpN, c.warpTileN())),
+                          mul(pairInGroup, 2));
+  Value n = idx(p.n), zero = idx(0);
+
+  // Per column of the thread: bias and epilogue columns, loaded once.
+  // Columns past N read element 0 and are never stored.
+  SmallVector<Value> columnIndex, columnOk, biasValue;
+  SmallVector<SmallVector<Value>> columnValues;
+  for (int64_t ni = 0; ni < tilesN; ++ni) {
+    for (int64_t j = 0; j < 2; ++j) {
+      Value column = add(firstColumn, ni * 8 + j);
+      Value ok = lessThan(column, n);
+      Value safe = select(ok, column, zero);
+      columnIndex.push_back(column);
+      columnOk.push_back(ok);
+      biasValue.push_back(
+          bias ? widen(memref::LoadOp::create(b, loc, bias, safe)) : Value());
+      SmallVector<Value> values;
+      for (Value operand : columns)
+        values.push_back(widen(memref::LoadOp::create(b, loc, operand, safe)));
+      columnValues.push_back(values);
+    }
+  }
+
+  // values[column][row] in f32, after the epilogue.
+  SmallVector<Value> rowIndex, rowOk;
+  for (int64_t mi = 0; mi < tilesM; ++mi)
+    for (int64_t half = 0; half < 2; ++half) {
+      Value row = add(firstRow, mi * 16 + half * 8);
+      rowIndex.push_back(row);
+      rowOk.push_back(lessThan(row, rows));
+    }
+  SmallVector<SmallVector<Value>> values(2 * tilesN);
+  for (int64_t mi = 0; mi < tilesM; ++mi)
+    for (int64_t ni = 0; ni < tilesN; ++ni)
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t j = 0; j < 2; ++j) {
+          int64_t col = 2 * ni + j;
+          Value v = vector::ExtractOp::create(
+              b, loc, accumulators[accumulatorIndex(mi, ni)],
+              ArrayRef<int64_t>{half, j});
+          if (p.alpha != 1.0)
+            v = arith::MulFOp::create(b, loc, v, f32(p.alpha));
+          if (bias)
+            v = arith::AddFOp::create(b, loc, v, biasValue[col]);
+          values[col].push_back(p.epilogue(b, loc, v, columnValues[col]));
+        }
+
+  // Stores: pairs of adjacent columns as one vector when N is even.
+  bool pairs = p.n % 2 == 0;
+  auto guarded = [&](Value cond, function_ref<void()> body) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    body();
+  };
+  auto narrow = [&](Value v) -> Value {
+    Type target = elementType;
+    if (auto vectorType = dyn_cast<VectorType>(v.getType()))
+      target = vectorType.clone(elementType);
+    return v.getType() == target
+               ? v
+               : arith::TruncFOp::create(b, loc, target, v).getResult();
+  };
+  for (size_t r = 0; r < rowIndex.size(); ++r)
+    for (int64_t ni = 0; ni < tilesN; ++ni) {
+      int64_t col = 2 * ni;
+      if (pairs) {
+        guarded(both(rowOk[r], columnOk[col]), [&] {
+          Value pair = vector::FromElementsOp::create(
+              b, loc, VectorType::get({2}, b.getF32Type()),
+              ValueRange{values[col][r], values[col + 1][r]});
+          vector::StoreOp::create(b, loc, narrow(pair), out,
+                                  ValueRange{rowIndex[r], columnIndex[col]});
+        });
+        continue;
+      }
+      for (int64_t j = 0; j < 2; ++j)
+        guarded(both(rowOk[r], columnOk[col + j]), [&] {
+          memref::StoreOp::create(b, loc, narrow(values[col + j][r]), out,
+                                  ValueRange{rowIndex[r], columnIndex[col + j]});
+        });
+    }
+
+  if (p.statistics)
+    emitStatistics(values, rowOk);
+}
+
+void TiledGemmEmitter::emitStatistics(ArrayRef<SmallVector<Value>> values,
+                                      ArrayRef<Value> rowOk) {
+  // Each thread's moments of its rows, per column: two passes over
+  // registers (mean, then squared deviations), no cancellation.
+  Value zeroF = f32(0.0), oneF = f32(1.0);
+  auto countOf = [&](Value ok) -> Value { return select(ok, oneF, zeroF); };
+  SmallVector<Moments> moments;
+  for (const SmallVector<Value> &column : values) {
+    Value count = zeroF, sum = zeroF;
+    for (auto [v, ok] : llvm::zip(column, rowOk)) {
+      count = arith::AddFOp::create(b, loc, count, countOf(ok));
+      sum = arith::AddFOp::create(b, loc, sum, select(ok, v, zeroF));
+    }
+    Value safeCount = arith::MaximumFOp::create(b, loc, count, oneF);
+    Value columnMean = arith::DivFOp::create(b, loc, sum, safeCount);
+    Value squares = zeroF;
+    for (auto [v, ok] : llvm::zip(column, rowOk)) {
+      Value d = arith::SubFOp::create(b, loc, v, columnMean);
+      squares = arith::AddFOp::create(
+          b, loc, squares,
+          select(ok, arith::MulFOp::create(b, loc, d, d), zeroF));
+    }
+    moments.push_back({count, columnMean, squares});
+  }
+  // Across the 8 lanes holding the same columns (lane bits 2-4), in a fixed
+  // butterfly: lanes 0-3 end with the warp's moments.
+  Value width = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(fusion::kWarpSize));
+  for (int32_t offset : {4, 8, 16}) {
+    Value distance =
+        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(offset));
+    auto shuffle = [&](Value v) -> Value {
+      return gpu::ShuffleOp::create(b, loc, v, distance, width,
+                                    gpu::ShuffleMode::XOR)
+          .getShuffleResult();
+    };
+    for (Moments &m : moments)
+      m = mergeMoments(b, loc, m,
+                       {shuffle(m.count), shuffle(m.mean), shuffle(m.m2)});
+  }
+
+  // Across the warps of a block column, through shared memory, in warp
+  // order. The pipeline's buffers are free once every copy has landed and
+  // every warp is done reading them.
+  gpu::BarrierOp::create(b, loc);
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+  Value scratch = memref::ViewOp::create(
+      b, loc,
+      MemRefType::get({3, c.warpsM, c.blockN}, b.getF32Type(),
+                      MemRefLayoutAttrInterface(), workgroup),
+      sharedRaw, idx(0), ValueRange{});
+  Value isWriter = lessThan(lane, idx(4));
+  {
+    auto writer = scf::IfOp::create(b, loc, isWriter, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&writer.getThenRegion().front());
+    Value first = add(mul(warpN, c.warpTileN()), mul(lane, 2));
+    for (auto [index, m] : llvm::enumerate(moments)) {
+      int64_t ni = index / 2, j = index % 2;
+      Value column = add(first, ni * 8 + j);
+      Value fields[] = {m.count, m.mean, m.m2};
+      for (int64_t field = 0; field < 3; ++field)
+        memref::StoreOp::create(b, loc, fields[field], scratch,
+                                ValueRange{idx(field), warpM, column});
+    }
+  }
+  gpu::BarrierOp::create(b, loc);
+  for (int64_t first = 0; first < c.blockN; first += c.threads()) {
+    Value column = add(thread, first);
+    Value globalColumn = add(columnBase, column);
+    Value ok = both(lessThan(column, idx(c.blockN)),
+                    lessThan(globalColumn, idx(p.n)));
+    auto owner = scf::IfOp::create(b, loc, ok, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&owner.getThenRegion().front());
+    Moments total;
+    for (int64_t wm = 0; wm < c.warpsM; ++wm) {
+      auto field = [&](int64_t f) -> Value {
+        return memref::LoadOp::create(b, loc, scratch,
+                                      ValueRange{idx(f), idx(wm), column});
+      };
+      Moments part{field(0), field(1), field(2)};
+      total = wm == 0 ? part : mergeMoments(b, loc, total, part);
+    }
+    Value index = add(arith::MulIOp::create(b, loc, globalColumn,
+                                            blockRowTiles),
+                      tileM);
+    memref::StoreOp::create(b, loc, total.mean, mean, index);
+    memref::StoreOp::create(b, loc, total.m2, m2, index);
+  }
+}
+
+void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
+  setUp(kernel);
+  int64_t tilesK = ceilDiv(p.k, tileK);
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+
+  // Prologue: stages 0 .. S-2 in flight, one cp.async group each.
+  Value token;
+  for (int64_t s = 0; s + 1 < c.stages; ++s) {
+    SmallVector<Value> tokens;
+    loadStage(idx(s), idx(s), tokens);
+    token = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
+  }
+
+  auto accumulatorType = VectorType::get({2, 2}, b.getF32Type());
+  Value zeroAccumulator = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(accumulatorType, b.getF32FloatAttr(0.0)));
+  int64_t count = (c.warpTileM() / 16) * (c.warpTileN() / 8);
+  SmallVector<Value> init(count, zeroAccumulator);
+  init.push_back(token);
+
+  // Main loop: wait for K tile t, then refill the stage tile t - 1 used
+  // (every warp is past it after the barrier), then multiply tile t.
+  auto loop = scf::ForOp::create(
+      b, loc, idx(0), idx(tilesK), idx(1), init,
+      [&](OpBuilder &nb, Location, Value kTile, ValueRange state) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        nvgpu::DeviceAsyncWaitOp::create(b, loc, state.back(),
+                                         b.getI32IntegerAttr(c.stages - 2));
+        gpu::BarrierOp::create(b, loc);
+        Value next = add(kTile, c.stages - 1);
+        SmallVector<Value> tokens;
+        loadStage(rem(next, c.stages), next, tokens);
+        Value nextToken = nvgpu::DeviceAsyncCreateGroupOp::create(
+            b, loc, tokenType, tokens);
+        SmallVector<Value> results =
+            multiplyStage(rem(kTile, c.stages), state.drop_back());
+        results.push_back(nextToken);
+        scf::YieldOp::create(b, loc, results);
+      });
+  // Drain the (empty) trailing groups before shared memory is reused.
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResults().back(),
+                                   b.getI32IntegerAttr(0));
+  emitEpilogue(
+      SmallVector<Value>(loop.getResults().drop_back().begin(),
+                         loop.getResults().drop_back().end()));
+  gpu::ReturnOp::create(b, loc);
+}
+
+} // namespace
+
+int64_t TiledGemmConfig::sharedBytes() const {
+  int64_t pipeline = stages * (blockM + blockN) * kRowBytes;
+  int64_t statistics = 3 * warpsM * blockN * 4;
+  return std::max(pipeline, statistics);
+}
+
+std::string TiledGemmConfig::validate() const {
+  if (warpsM < 1 || warpsN < 1 || blockM % (16 * warpsM) ||
+      blockN % (16 * warpsN))
+    return "warp tiles must be positive multiples of 16x16";
+  if ((blockM * kChunksPerRow) % threads() ||
+      (blockN * kChunksPerRow) % threads())
+    return "each thread must copy the same number of 16-byte chunks";
+  if (stages < 2)
+    return "the pipeline needs at least 2 stages";
+  if (groupM < 1)
+    return "the rasterization group must be positive";
+  if (threads() > 1024)
+    return "more than 1024 threads per block";
+  return "";
+}
+
+TiledGemmConfig mlir::fusion::chooseTiledGemmConfig(
+    const TiledGemmProblem &problem, StringRef chip) {
+  TiledGemmConfig config;
+  // 128x256 blocks of 8 warps, 64x64 warp tiles (128 accumulator registers
+  // a thread), 48 KiB of shared memory per stage. Narrow outputs take
+  // 128x128 blocks of 4 warps, so that more blocks fill the GPU.
+  if (problem.n <= 128) {
+    config.blockN = 128;
+    config.warpsN = 2;
+  }
+  // A block may use 163 KiB of shared memory on sm_80 (3 stages), 227 KiB
+  // on sm_90 and newer (4 stages).
+  unsigned version = 80;
+  if (chip.starts_with("sm_"))
+    (void)chip.drop_front(3).take_while(llvm::isDigit).getAsInteger(10,
+                                                                    version);
+  config.stages = version >= 90 ? 4 : 3;
+  return config;
+}
+
+gpu::GPUFuncOp mlir::fusion::buildTiledGemmKernel(
+    OpBuilder &builder, Location loc, StringRef name,
+    const TiledGemmProblem &problem, const TiledGemmConfig &config) {
+  OpBuilder::InsertionGuard insertion(builder);
+  MLIRContext *context = builder.getContext();
+  Type type = problem.elementType;
+  int64_t dynamic = ShapedType::kDynamic;
+  SmallVector<Type> argTypes{MemRefType::get({dynamic, problem.k}, type),
+                             MemRefType::get({problem.n, problem.k}, type)};
+  if (problem.hasBias)
+    argTypes.push_back(MemRefType::get({problem.n}, type));
+  argTypes.push_back(MemRefType::get({dynamic, problem.n}, type));
+  for (Type columnType : problem.columnTypes)
+    argTypes.push_back(MemRefType::get({problem.n}, columnType));
+  if (problem.statistics)
+    argTypes.append(2, MemRefType::get({dynamic}, Float32Type::get(context)));
+  auto kernel = gpu::GPUFuncOp::create(builder, loc, name,
+                                       builder.getFunctionType(argTypes, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                  builder.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(builder.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(config.threads()), 1, 1}));
+  builder.setInsertionPointToStart(&kernel.getBody().front());
+  TiledGemmEmitter(builder, loc, problem, config).emit(kernel);
+  return kernel;
+}

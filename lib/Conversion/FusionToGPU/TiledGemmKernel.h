@@ -1,0 +1,79 @@
+//===- TiledGemmKernel.h - GPU backend 2: the tiled GEMM kernel -*- C++ -*-===//
+//
+// The builder of one tensor-core GEMM kernel for sm_80 that applies a fused
+// op's GEMM epilogue (alpha, bias, epilogue region) to its accumulators and,
+// for a training batch norm, the per-tile column statistics, before anything
+// reaches memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSION_LIB_CONVERSION_FUSIONTOGPU_TILEDGEMMKERNEL_H
+#define FUSION_LIB_CONVERSION_FUSIONTOGPU_TILEDGEMMKERNEL_H
+
+#include "EpilogueKernels.h"
+
+namespace mlir::fusion {
+
+/// How the warps multiply their tiles.
+enum class MmaKind {
+  BF16, ///< mma.sync m16n8k16 on bf16
+  F16,  ///< mma.sync m16n8k16 on f16
+  TF32, ///< mma.sync m16n8k8 on f32 rounded to tf32
+  /// fp32-accurate: each f32 operand split into a tf32 high part and a tf32
+  /// low part; three m16n8k8 products (low*high, high*low, high*high).
+  TF32x3,
+  SIMT, ///< f32 FMA on the CUDA cores
+};
+
+/// The tiling of one kernel. Shared-memory rows are 128 bytes of K (64 bf16
+/// or f16, 32 f32 elements), so that the swizzle is the same for all types.
+struct TiledGemmConfig {
+  int64_t blockM = 128, blockN = 256; ///< the tile of one thread block
+  int64_t warpsM = 2, warpsN = 4;     ///< warps per block along M and N
+  int64_t stages = 3;                 ///< depth of the cp.async pipeline
+  /// Block rows sharing one sweep over N (threadblock rasterization).
+  int64_t groupM = 8;
+
+  int64_t threads() const { return 32 * warpsM * warpsN; }
+  int64_t warpTileM() const { return blockM / warpsM; }
+  int64_t warpTileN() const { return blockN / warpsN; }
+  /// Dynamic shared memory of the kernel, in bytes.
+  int64_t sharedBytes() const;
+  /// Why this config cannot be built (empty when it can).
+  std::string validate() const;
+};
+
+/// What one kernel computes: out = epilogue(alpha * x.w^T + bias, columns),
+/// for x: [M, K] (M dynamic), w: [N, K], out: [M, N], all `elementType`.
+struct TiledGemmProblem {
+  Type elementType;
+  int64_t n, k;
+  MmaKind kind;
+  double alpha;
+  bool hasBias;
+  SmallVector<Type> columnTypes; ///< element types of the epilogue columns
+  ScalarFn epilogue;
+  /// Also writes each block row's column moments (training batch norm).
+  bool statistics;
+};
+
+/// The heuristic tiling for a problem on `chip`, documented in
+/// docs/architecture.md.
+TiledGemmConfig chooseTiledGemmConfig(const TiledGemmProblem &problem,
+                                      StringRef chip);
+
+/// `@name(x: memref<?xKxT>, w: memref<NxKxT>, [bias: memref<NxT>],
+/// out: memref<?xNxT>, column: memref<NxC>..., [mean: memref<?xf32>,
+/// m2: memref<?xf32>])`, memrefs passed as expanded descriptors.
+/// Grid: (ceil(M / blockM) * ceil(N / blockN)) blocks of config.threads(),
+/// config.sharedBytes() of dynamic shared memory. With statistics, the
+/// moments of block row r (its min(blockM, M - r * blockM) rows) of column
+/// n are at [n * ceil(M / blockM) + r] of `mean` and `m2`.
+gpu::GPUFuncOp buildTiledGemmKernel(OpBuilder &builder, Location loc,
+                                    StringRef name,
+                                    const TiledGemmProblem &problem,
+                                    const TiledGemmConfig &config);
+
+} // namespace mlir::fusion
+
+#endif // FUSION_LIB_CONVERSION_FUSIONTOGPU_TILEDGEMMKERNEL_H
