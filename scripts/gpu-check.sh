@@ -28,17 +28,30 @@ case "$step" in
     done
     # The workloads through backend 1 (cublas, in dir) and backend 2 (tiled,
     # in dir/tiled).
+    # The tiled kernels are compiled for the H100 they run on (sm_90: the
+    # same mma.sync/ldmatrix/cp.async code, 4 pipeline stages instead of
+    # the 3 that fit an A100's shared memory).
     for strategy in cublas tiled; do
-      out="$dir"; [ $strategy = tiled ] && out="$dir/tiled"
+      out="$dir"; target=sm_80
+      [ $strategy = tiled ] && out="$dir/tiled" && target=sm_90
       mkdir -p "$out"
       for precision in fp32 tf32; do
         "$compile" "$dir/models/workloads_f32.mlir" --precision=$precision \
-          --strategy=$strategy -o "$out/workloads_f32_$precision.so"
+          --strategy=$strategy --target=$target \
+          -o "$out/workloads_f32_$precision.so"
       done
       for type in bf16 f16; do
         "$compile" "$dir/models/workloads_$type.mlir" --strategy=$strategy \
-          -o "$out/workloads_$type.so"
+          --target=$target -o "$out/workloads_$type.so"
       done
+      # ptxas's report of the tiled kernels (registers, shared memory,
+      # spills) and a cubin for the SASS check on the GPU machine.
+      if [ $strategy = tiled ]; then
+        "$compile" "$dir/models/workloads_bf16.mlir" --strategy=tiled \
+          --target=$target --emit=ptx -o "$out/workloads_bf16.ptx"
+        "$root/scripts/ptxas-report.sh" "$out/workloads_bf16.ptx" $target \
+          > "$out/ptxas-report.txt"
+      fi
     done
     # The same workloads from their PyTorch definitions, via fusion.compile.
     PYTHONPATH="$root/build/python_packages" /usr/bin/python3 \

@@ -2,6 +2,7 @@
 
 #include "fusion/Compiler/Compiler.h"
 
+
 #include "fusion/Conversion/Passes.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
 #include "fusion/Pipelines/Pipelines.h"
@@ -32,6 +33,9 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+
+#include <cinttypes>
+#include <cstdio>
 
 using namespace mlir;
 using namespace mlir::fusion;
@@ -336,6 +340,22 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
   ConvertFusionToGPUOptions gpu;
   gpu.chip = options.target;
   gpu.strategy = options.strategy;
+  if (!options.tile.empty()) {
+    int64_t blockM, blockN, warpsM, warpsN, stages;
+    char extra;
+    if (std::sscanf(options.tile.c_str(), "%" SCNd64 "x%" SCNd64 ",%" SCNd64
+                    "x%" SCNd64 ",%" SCNd64 "%c",
+                    &blockM, &blockN, &warpsM, &warpsN, &stages,
+                    &extra) != 5)
+      return module.emitError()
+             << "fusion-compile: bad tiling '" << options.tile
+             << "' (expected BMxBN,WARPSMxWARPSN,STAGES, e.g. 128x256,2x4,3)";
+    gpu.tileM = blockM;
+    gpu.tileN = blockN;
+    gpu.warpsM = warpsM;
+    gpu.warpsN = warpsN;
+    gpu.stages = stages;
+  }
   lower.addPass(createConvertFusionToGPU(gpu));
   buildKernelsToNVVMPipeline(lower);
   if (failed(lower.run(module)))

@@ -38,6 +38,11 @@ int main(int argc, char **argv) {
       cl::init(""));
   cl::opt<std::string> emit("emit", cl::desc("so, mlir or ptx"),
                             cl::init("so"));
+  cl::opt<std::string> tile(
+      "tile",
+      cl::desc("tiled strategy: BMxBN,WARPSMxWARPSN,STAGES (default: "
+               "heuristic per op)"),
+      cl::init(""));
   cl::opt<std::string> cudaPath(
       "cuda-path", cl::desc("CUDA toolkit (default: the one of the build)"),
       cl::init(""));
@@ -63,6 +68,7 @@ int main(int argc, char **argv) {
   options.target = target;
   options.strategy = strategy;
   options.precision = precision;
+  options.tile = tile;
   options.emit = emit;
   options.cudaPath = cudaPath;
   return failed(fusion::compileModule(*module, options, output)) ? 1 : 0;

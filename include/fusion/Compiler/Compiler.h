@@ -27,6 +27,9 @@ struct CompileOptions {
   /// epilogue kernels), "tiled" (generated tensor-core GEMM kernels with the
   /// epilogue in registers) or "auto" (per op, docs/architecture.md).
   std::string strategy = "cublas";
+  /// The tiled strategy's tiling, "BMxBN,WARPSMxWARPSN,STAGES" (e.g.
+  /// "128x256,2x4,3"); empty: the heuristic per op.
+  std::string tile;
   /// GEMM precision of f32 chains: fp32, tf32, bf16, f16 ("": fp32).
   std::string precision;
   /// What to produce: "so" (library + signature), "mlir" (lowered IR before

@@ -87,17 +87,31 @@ private:
   }
 
   void setUp(gpu::GPUFuncOp kernel);
-  void loadStage(Value stage, Value kTile, SmallVectorImpl<Value> &tokens);
+  /// Emits one thread's copy of one 16-byte chunk into a stage, adding its
+  /// cp.async token (if any) to the list.
+  using ChunkCopy = std::function<void(SmallVectorImpl<Value> &)>;
+  /// The chunk copies of the K tile `kTile` into `stage`.
+  SmallVector<ChunkCopy> loadStage(Value stage, Value kTile);
   void loadTile(Value global, Value rowBase, Value rows, Value shared,
                 int64_t tileRows, Value stage, Value kTile,
-                SmallVectorImpl<Value> &tokens);
-  SmallVector<Value> multiplyStage(Value stage, ValueRange accumulators);
+                SmallVectorImpl<ChunkCopy> &copies);
+  /// The ldmatrix fragments of one mma step (32 bytes of K) of a warp
+  /// tile: one x4 per m16 tile of A, then one per n16 pair of B.
+  SmallVector<Value> loadFragments(Value stage, int64_t step);
+  /// The mma.sync ops of one step on the fragments, into `acc`.
+  void multiplyStep(ArrayRef<Value> fragments, MutableArrayRef<Value> acc);
   SmallVector<Value> toTf32(Value fragment, bool split);
   Value mmaSyncBF16(Value lhs, Value rhs, Value sum);
   void emitEpilogue(ArrayRef<Value> accumulators);
   void emitStatistics(ArrayRef<SmallVector<Value>> values,
                       ArrayRef<Value> rowOk);
 
+  /// The f32 accumulators of one m16n8 tile, zero.
+  Value zeroAccumulator() {
+    auto type = VectorType::get({2, 2}, b.getF32Type());
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(0.0)));
+  }
   Type mmaOperandType(int64_t tiles) {
     return VectorType::get({tiles, fragmentWidth}, elementType);
   }
@@ -180,55 +194,55 @@ void TiledGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
 void TiledGemmEmitter::loadTile(Value global, Value globalRowBase,
                                 Value globalRows, Value shared,
                                 int64_t tileRows, Value stage, Value kTile,
-                                SmallVectorImpl<Value> &tokens) {
+                                SmallVectorImpl<ChunkCopy> &copies) {
   bool aligned = p.k % chunkElements == 0;
-  Value kBase = mul(kTile, tileK);
-  Value zero = idx(0);
-  for (int64_t i = 0; i < tileRows * kChunksPerRow / c.threads(); ++i) {
-    Value chunkId = add(thread, i * c.threads());
-    Value row = div(chunkId, kChunksPerRow);
-    Value chunk = rem(chunkId, kChunksPerRow);
-    Value globalRow = add(globalRowBase, row);
-    Value globalK = add(kBase, mul(chunk, chunkElements));
-    Value rowOk = lessThan(globalRow, globalRows);
-    Value dstColumn = swizzledColumn(chunk, rem(row, 8));
-    if (aligned) {
-      // Out-of-range chunks read nothing and zero-fill; their address is
-      // clamped to the first element so that it stays valid.
-      Value ok = both(rowOk, lessThan(globalK, idx(p.k)));
-      Value srcElements = select(ok, idx(chunkElements), zero);
-      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, shared, ValueRange{stage, row, dstColumn}, global,
-          ValueRange{select(ok, globalRow, zero), select(ok, globalK, zero)},
-          b.getIndexAttr(chunkElements), srcElements,
-          chunkElements * elementBytes(elementType) == 16 ? b.getUnitAttr()
-                                                          : UnitAttr()));
-      continue;
-    }
-    // Rows of x and w are not 16-byte aligned: element loads (clamped to
-    // element 0 out of range), synchronous.
-    Value zeroElement = arith::ConstantOp::create(
-        b, loc, b.getFloatAttr(elementType, 0.0));
-    SmallVector<Value> elements;
-    for (int64_t e = 0; e < chunkElements; ++e) {
-      Value k = add(globalK, e);
-      Value ok = both(rowOk, lessThan(k, idx(p.k)));
-      Value element = memref::LoadOp::create(
-          b, loc, global,
-          ValueRange{select(ok, globalRow, zero), select(ok, k, zero)});
-      elements.push_back(select(ok, element, zeroElement));
-    }
-    Value vector = vector::FromElementsOp::create(
-        b, loc, VectorType::get({chunkElements}, elementType), elements);
-    vector::StoreOp::create(b, loc, vector, shared,
-                            ValueRange{stage, row, dstColumn});
-  }
+  for (int64_t i = 0; i < tileRows * kChunksPerRow / c.threads(); ++i)
+    copies.push_back([=, this](SmallVectorImpl<Value> &tokens) {
+      Value zero = idx(0);
+      Value chunkId = add(thread, i * c.threads());
+      Value row = div(chunkId, kChunksPerRow);
+      Value chunk = rem(chunkId, kChunksPerRow);
+      Value globalRow = add(globalRowBase, row);
+      Value globalK = add(mul(kTile, tileK), mul(chunk, chunkElements));
+      Value rowOk = lessThan(globalRow, globalRows);
+      Value dstColumn = swizzledColumn(chunk, rem(row, 8));
+      if (aligned) {
+        // Out-of-range chunks read nothing and zero-fill; their address is
+        // clamped to the first element so that it stays valid.
+        Value ok = both(rowOk, lessThan(globalK, idx(p.k)));
+        Value srcElements = select(ok, idx(chunkElements), zero);
+        tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+            b, loc, shared, ValueRange{stage, row, dstColumn}, global,
+            ValueRange{select(ok, globalRow, zero), select(ok, globalK, zero)},
+            b.getIndexAttr(chunkElements), srcElements, b.getUnitAttr()));
+        return;
+      }
+      // Rows of x and w are not 16-byte aligned: element loads (clamped to
+      // element 0 out of range), synchronous.
+      Value zeroElement = arith::ConstantOp::create(
+          b, loc, b.getFloatAttr(elementType, 0.0));
+      SmallVector<Value> elements;
+      for (int64_t e = 0; e < chunkElements; ++e) {
+        Value k = add(globalK, e);
+        Value ok = both(rowOk, lessThan(k, idx(p.k)));
+        Value element = memref::LoadOp::create(
+            b, loc, global,
+            ValueRange{select(ok, globalRow, zero), select(ok, k, zero)});
+        elements.push_back(select(ok, element, zeroElement));
+      }
+      Value vector = vector::FromElementsOp::create(
+          b, loc, VectorType::get({chunkElements}, elementType), elements);
+      vector::StoreOp::create(b, loc, vector, shared,
+                              ValueRange{stage, row, dstColumn});
+    });
 }
 
-void TiledGemmEmitter::loadStage(Value stage, Value kTile,
-                                 SmallVectorImpl<Value> &tokens) {
-  loadTile(x, rowBase, rows, sharedA, c.blockM, stage, kTile, tokens);
-  loadTile(w, columnBase, idx(p.n), sharedB, c.blockN, stage, kTile, tokens);
+SmallVector<TiledGemmEmitter::ChunkCopy>
+TiledGemmEmitter::loadStage(Value stage, Value kTile) {
+  SmallVector<ChunkCopy> copies;
+  loadTile(x, rowBase, rows, sharedA, c.blockM, stage, kTile, copies);
+  loadTile(w, columnBase, idx(p.n), sharedB, c.blockN, stage, kTile, copies);
+  return copies;
 }
 
 SmallVector<Value> TiledGemmEmitter::toTf32(Value fragment, bool split) {
@@ -251,12 +265,7 @@ SmallVector<Value> TiledGemmEmitter::toTf32(Value fragment, bool split) {
   return {high, arith::SubFOp::create(b, loc, fragment, high)};
 }
 
-SmallVector<Value> TiledGemmEmitter::multiplyStage(Value stage,
-                                                   ValueRange accumulators) {
-  SmallVector<Value> acc(accumulators);
-  int64_t tilesM = c.warpTileM() / 16, pairsN = c.warpTileN() / 16;
-  bool tf32 = p.kind == MmaKind::TF32 || p.kind == MmaKind::TF32x3;
-  SmallVector<int64_t> shape{16, 8, mmaK};
+SmallVector<Value> TiledGemmEmitter::loadFragments(Value stage, int64_t step) {
   // ldmatrix.x4 addresses: A lanes 0-15 give rows 0-15 of K chunk 0, lanes
   // 16-31 the same rows of chunk 1; B lanes give rows n 0-7 (chunks 0, 1),
   // then n 8-15, so one x4 holds the fragments of two n8 tiles.
@@ -266,51 +275,57 @@ SmallVector<Value> TiledGemmEmitter::multiplyStage(Value stage,
   Value chunkB = rem(div(lane, 8), 2);
   Value warpRowA = mul(warpM, c.warpTileM());
   Value warpRowB = mul(warpN, c.warpTileN());
-  for (int64_t step = 0; step < kRowBytes / kMmaKBytes; ++step) {
-    Value columnA = swizzledColumn(add(chunkA, 2 * step), laneLow3);
-    Value columnB = swizzledColumn(add(chunkB, 2 * step), laneLow3);
-    SmallVector<SmallVector<Value>> a, bFragments;
-    for (int64_t mi = 0; mi < tilesM; ++mi) {
-      Value fragment = nvgpu::LdMatrixOp::create(
-          b, loc, mmaOperandType(4), sharedA,
-          ValueRange{stage, add(add(warpRowA, mi * 16), rowA), columnA},
-          /*transpose=*/false, /*numTiles=*/4);
-      a.push_back(tf32 ? toTf32(fragment, p.kind == MmaKind::TF32x3)
-                       : SmallVector<Value>{fragment});
+  Value columnA = swizzledColumn(add(chunkA, 2 * step), laneLow3);
+  Value columnB = swizzledColumn(add(chunkB, 2 * step), laneLow3);
+  SmallVector<Value> fragments;
+  for (int64_t mi = 0; mi < c.warpTileM() / 16; ++mi)
+    fragments.push_back(nvgpu::LdMatrixOp::create(
+        b, loc, mmaOperandType(4), sharedA,
+        ValueRange{stage, add(add(warpRowA, mi * 16), rowA), columnA},
+        /*transpose=*/false, /*numTiles=*/4));
+  for (int64_t pair = 0; pair < c.warpTileN() / 16; ++pair)
+    fragments.push_back(nvgpu::LdMatrixOp::create(
+        b, loc, mmaOperandType(4), sharedB,
+        ValueRange{stage, add(add(warpRowB, pair * 16), rowB), columnB},
+        /*transpose=*/false, /*numTiles=*/4));
+  return fragments;
+}
+
+void TiledGemmEmitter::multiplyStep(ArrayRef<Value> fragments,
+                                    MutableArrayRef<Value> acc) {
+  int64_t tilesM = c.warpTileM() / 16;
+  bool tf32 = p.kind == MmaKind::TF32 || p.kind == MmaKind::TF32x3;
+  bool split = p.kind == MmaKind::TF32x3;
+  SmallVector<int64_t> shape{16, 8, mmaK};
+  SmallVector<SmallVector<Value>> a, bFragments;
+  for (Value fragment : fragments.take_front(tilesM))
+    a.push_back(tf32 ? toTf32(fragment, split) : SmallVector<Value>{fragment});
+  for (Value fragment : fragments.drop_front(tilesM))
+    for (int64_t half = 0; half < 2; ++half) {
+      Value tile = vector::ExtractStridedSliceOp::create(
+          b, loc, fragment, ArrayRef<int64_t>{2 * half, 0},
+          ArrayRef<int64_t>{2, fragmentWidth}, ArrayRef<int64_t>{1, 1});
+      bFragments.push_back(tf32 ? toTf32(tile, split)
+                                : SmallVector<Value>{tile});
     }
-    for (int64_t pair = 0; pair < pairsN; ++pair) {
-      Value fragment = nvgpu::LdMatrixOp::create(
-          b, loc, mmaOperandType(4), sharedB,
-          ValueRange{stage, add(add(warpRowB, pair * 16), rowB), columnB},
-          /*transpose=*/false, /*numTiles=*/4);
-      for (int64_t half = 0; half < 2; ++half) {
-        Value tile = vector::ExtractStridedSliceOp::create(
-            b, loc, fragment, ArrayRef<int64_t>{2 * half, 0},
-            ArrayRef<int64_t>{2, fragmentWidth}, ArrayRef<int64_t>{1, 1});
-        bFragments.push_back(tf32 ? toTf32(tile, p.kind == MmaKind::TF32x3)
-                                  : SmallVector<Value>{tile});
+  for (int64_t mi = 0; mi < tilesM; ++mi) {
+    for (size_t ni = 0; ni < bFragments.size(); ++ni) {
+      Value &sum = acc[accumulatorIndex(mi, ni)];
+      auto mma = [&](Value lhs, Value rhs) {
+        sum = p.kind == MmaKind::BF16
+                  ? mmaSyncBF16(lhs, rhs, sum)
+                  : nvgpu::MmaSyncOp::create(b, loc, lhs, rhs, sum, shape,
+                                             tf32)
+                        .getResult();
+      };
+      if (split) {
+        // Small terms first: they are lost if added to the large sum.
+        mma(a[mi][1], bFragments[ni][0]);
+        mma(a[mi][0], bFragments[ni][1]);
       }
-    }
-    for (int64_t mi = 0; mi < tilesM; ++mi) {
-      for (int64_t ni = 0; ni < 2 * pairsN; ++ni) {
-        Value &sum = acc[accumulatorIndex(mi, ni)];
-        auto mma = [&](Value lhs, Value rhs) {
-          sum = p.kind == MmaKind::BF16
-                    ? mmaSyncBF16(lhs, rhs, sum)
-                    : nvgpu::MmaSyncOp::create(b, loc, lhs, rhs, sum, shape,
-                                               tf32)
-                          .getResult();
-        };
-        if (p.kind == MmaKind::TF32x3) {
-          // Small terms first: they are lost if added to the large sum.
-          mma(a[mi][1], bFragments[ni][0]);
-          mma(a[mi][0], bFragments[ni][1]);
-        }
-        mma(a[mi][0], bFragments[ni][0]);
-      }
+      mma(a[mi][0], bFragments[ni][0]);
     }
   }
-  return acc;
 }
 
 Value TiledGemmEmitter::mmaSyncBF16(Value lhs, Value rhs, Value sum) {
@@ -541,43 +556,79 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
   Value token;
   for (int64_t s = 0; s + 1 < c.stages; ++s) {
     SmallVector<Value> tokens;
-    loadStage(idx(s), idx(s), tokens);
+    for (const ChunkCopy &copy : loadStage(idx(s), idx(s)))
+      copy(tokens);
     token = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   }
 
-  auto accumulatorType = VectorType::get({2, 2}, b.getF32Type());
-  Value zeroAccumulator = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(accumulatorType, b.getF32FloatAttr(0.0)));
-  int64_t count = (c.warpTileM() / 16) * (c.warpTileN() / 8);
-  SmallVector<Value> init(count, zeroAccumulator);
-  init.push_back(token);
+  // Tile 0 landed; its first fragments are loaded before the loop.
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, token,
+                                   b.getI32IntegerAttr(c.stages - 2));
+  gpu::BarrierOp::create(b, loc);
+  SmallVector<Value> firstFragments = loadFragments(idx(0), 0);
 
-  // Main loop: wait for K tile t, then refill the stage tile t - 1 used
-  // (every warp is past it after the barrier), then multiply tile t.
+  int64_t count = (c.warpTileM() / 16) * (c.warpTileN() / 8);
+  SmallVector<Value> init(count, zeroAccumulator());
+  init.push_back(token);
+  init.append(firstFragments);
+  int64_t steps = kRowBytes / kMmaKBytes;
+
+  // Main loop over K tiles t, software-pipelined: each step loads the next
+  // step's fragments before its mma.sync ops use the current ones; the last
+  // step waits for tile t + 1 and loads its first fragments, so that the
+  // barrier and ldmatrix latencies hide behind the last mma.sync ops. The
+  // copies of tile t + S - 1 into the stage tile t - 1 used (all its reads
+  // were before the previous barrier) are spread over the first steps.
   auto loop = scf::ForOp::create(
       b, loc, idx(0), idx(tilesK), idx(1), init,
       [&](OpBuilder &nb, Location, Value kTile, ValueRange state) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        nvgpu::DeviceAsyncWaitOp::create(b, loc, state.back(),
-                                         b.getI32IntegerAttr(c.stages - 2));
-        gpu::BarrierOp::create(b, loc);
+        // The tensor cores truncate when they add to an f32 accumulator, an
+        // error that grows with K. The fp32-accurate mode sums each K tile
+        // from zero and adds it to the running sums with round-to-nearest.
+        bool twoLevel = p.kind == MmaKind::TF32x3;
+        SmallVector<Value> acc(state.take_front(count));
+        if (twoLevel)
+          acc.assign(count, zeroAccumulator());
+        SmallVector<Value> fragments(state.drop_front(count + 1));
+        Value stage = rem(kTile, c.stages);
         Value next = add(kTile, c.stages - 1);
+        SmallVector<ChunkCopy> copies = loadStage(rem(next, c.stages), next);
         SmallVector<Value> tokens;
-        loadStage(rem(next, c.stages), next, tokens);
-        Value nextToken = nvgpu::DeviceAsyncCreateGroupOp::create(
-            b, loc, tokenType, tokens);
-        SmallVector<Value> results =
-            multiplyStage(rem(kTile, c.stages), state.drop_back());
+        Value nextToken;
+        for (int64_t step = 0; step < steps; ++step) {
+          SmallVector<Value> nextFragments;
+          if (step + 1 < steps) {
+            nextFragments = loadFragments(stage, step + 1);
+            size_t first = copies.size() * step / (steps - 1);
+            size_t last = copies.size() * (step + 1) / (steps - 1);
+            for (const ChunkCopy &copy : ArrayRef(copies).slice(first, last - first))
+              copy(tokens);
+          } else {
+            nextToken = nvgpu::DeviceAsyncCreateGroupOp::create(
+                b, loc, tokenType, tokens);
+            nvgpu::DeviceAsyncWaitOp::create(
+                b, loc, nextToken, b.getI32IntegerAttr(c.stages - 2));
+            gpu::BarrierOp::create(b, loc);
+            // Past the last tile this reads a stage of zeros, unused.
+            nextFragments = loadFragments(rem(add(kTile, 1), c.stages), 0);
+          }
+          multiplyStep(fragments, acc);
+          fragments = nextFragments;
+        }
+        if (twoLevel)
+          for (auto [sum, running] : llvm::zip(acc, state.take_front(count)))
+            sum = arith::AddFOp::create(b, loc, running, sum);
+        SmallVector<Value> results(acc);
         results.push_back(nextToken);
+        results.append(fragments);
         scf::YieldOp::create(b, loc, results);
       });
+  Value lastToken = loop.getResult(count);
   // Drain the (empty) trailing groups before shared memory is reused.
-  nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResults().back(),
-                                   b.getI32IntegerAttr(0));
-  emitEpilogue(
-      SmallVector<Value>(loop.getResults().drop_back().begin(),
-                         loop.getResults().drop_back().end()));
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, lastToken, b.getI32IntegerAttr(0));
+  emitEpilogue(SmallVector<Value>(loop.getResults().take_front(count)));
   gpu::ReturnOp::create(b, loc);
 }
 
@@ -614,6 +665,12 @@ TiledGemmConfig mlir::fusion::chooseTiledGemmConfig(
   if (problem.n <= 128) {
     config.blockN = 128;
     config.warpsN = 2;
+  }
+  // fp32-accurate mode: a second set of accumulators (the K tile's sums)
+  // needs 64x32 warp tiles to stay in registers.
+  if (problem.kind == MmaKind::TF32x3) {
+    config.blockN = 128;
+    config.warpsN = 4;
   }
   // A block may use 163 KiB of shared memory on sm_80 (3 stages), 227 KiB
   // on sm_90 and newer (4 stages).

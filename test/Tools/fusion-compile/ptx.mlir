@@ -24,3 +24,4 @@
 // B: st.global.v4.b32
 
 // SM90: .target sm_90
+

@@ -1,0 +1,24 @@
+// RUN: fusion-opt %s --split-input-file --verify-diagnostics --fusion-lower-to-gpu="strategy=tiled"
+// RUN: not fusion-opt %s --fusion-lower-to-gpu="strategy=tiled tile-m=48" 2>&1 | FileCheck %s --check-prefix=TILING
+// RUN: not fusion-opt %s --fusion-lower-to-gpu="strategy=fastest" 2>&1 | FileCheck %s --check-prefix=STRATEGY
+
+// TILING: error: 'fusion.fused_linear' op invalid tiling 48x128 with 2x2 warps, 3 stages: warp tiles must be positive multiples of 16x16
+// STRATEGY: error: fusion-lower-to-gpu: unknown strategy 'fastest' (expected cublas, tiled or auto)
+func.func @tf32(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f32_in_bf16(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  // expected-error @+1 {{'fusion.fused_linear' op cannot run as a tiled GEMM: f32 tensors are multiplied in fp32 or tf32 only by the tiled kernel (use the cublas strategy)}}
+  %0 = fusion.fused_linear %x, %w precision bf16 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
