@@ -97,7 +97,11 @@ def compile(module, example_inputs, *, target="sm_80", precision=None,
     """Compiles `module`'s forward for `example_inputs` (2-D tensors whose
     first dimension, the batch, stays free) into a library for `target`
     ("sm_80" and newer GPUs, or "cpu"). `precision` is the GEMM precision of
-    float32 models: "fp32" (default, PyTorch's), "tf32", "bf16" or "f16"."""
+    float32 models: "fp32" (default, PyTorch's), "tf32", "bf16" or "f16".
+    `strategy` is the GPU backend of the fused GEMMs: "cublas" (cuBLASLt +
+    generated epilogue kernels), "tiled" (generated tensor-core kernels
+    with the epilogue in registers) or "auto" (per op, by a measured
+    rule)."""
     from . import _fusion
 
     example_inputs = tuple(example_inputs)

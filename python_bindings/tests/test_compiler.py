@@ -74,9 +74,19 @@ def test_compile_cpu_library(context, tmp_path):
     assert "fusion.linear" in str(module)
 
 
+def test_compile_tiled_strategy(context, tmp_path):
+    # The tiled backend's kernel, lowered to NVVM (no toolkit needed).
+    module = _fusion.Module.parse(context, VALID)
+    out = tmp_path / "f.mlir"
+    module.compile(str(out), strategy="tiled", emit="mlir")
+    text = out.read_text()
+    assert "nvvm.mma.sync" in text and "nvvm.ldmatrix" in text
+    assert "__fusion_rt_gemm" not in text
+
+
 def test_compile_errors_raise(context, tmp_path):
     module = _fusion.Module.parse(context, VALID)
-    with pytest.raises(_fusion.MLIRError, match="unknown strategy 'tiled'"):
-        module.compile(str(tmp_path / "f.so"), strategy="tiled")
+    with pytest.raises(_fusion.MLIRError, match="unknown strategy 'fastest'"):
+        module.compile(str(tmp_path / "f.so"), strategy="fastest")
     with pytest.raises(_fusion.MLIRError, match="unknown emit kind"):
         module.compile(str(tmp_path / "f.so"), emit="cubin")
