@@ -12,8 +12,27 @@
 using namespace mlir;
 using namespace mlir::fusion;
 
+Value mlir::fusion::widenToF32(OpBuilder &builder, Location loc, Value value) {
+  Type target = builder.getF32Type();
+  if (auto vector = dyn_cast<VectorType>(value.getType()))
+    target = vector.clone(target);
+  if (value.getType() == target)
+    return value;
+  return arith::ExtFOp::create(builder, loc, target, value);
+}
+
+Value mlir::fusion::narrowTo(OpBuilder &builder, Location loc, Value value,
+                             Type elementType) {
+  Type target = elementType;
+  if (auto vector = dyn_cast<VectorType>(value.getType()))
+    target = vector.clone(elementType);
+  if (value.getType() == target)
+    return value;
+  return arith::TruncFOp::create(builder, loc, target, value);
+}
+
 int64_t mlir::fusion::getVectorWidth(Type elementType, int64_t columns) {
-  int64_t width = 16 / (elementType.getIntOrFloatBitWidth() / 8);
+  int64_t width = 16 / elementBytes(elementType);
   return columns % width == 0 ? width : 1;
 }
 
@@ -66,14 +85,14 @@ public:
   /// One element of a column vector, as f32.
   Value loadColumn(Value column, Type elementType, Value n) {
     return widen(load(elementType, column, elementType, n,
-                      elementType.getIntOrFloatBitWidth() / 8));
+                      elementBytes(elementType)));
   }
 
   /// `width` consecutive elements from `base[index]`, as f32 lanes; `index`
   /// is a multiple of `width` and `base` 16-byte aligned.
   SmallVector<Value> loadLanes(Value base, Type elementType, Value index,
                                int64_t width) {
-    unsigned bytes = elementType.getIntOrFloatBitWidth() / 8;
+    unsigned bytes = elementBytes(elementType);
     if (width == 1)
       return {widen(load(elementType, base, elementType, index, bytes))};
     auto vectorType = VectorType::get({width}, elementType);
@@ -89,7 +108,7 @@ public:
     int64_t width = lanes.size();
     if (width == 1) {
       store(narrow(lanes.front(), elementType), base, elementType, index,
-            elementType.getIntOrFloatBitWidth() / 8);
+            elementBytes(elementType));
       return;
     }
     Value vector = vector::BroadcastOp::create(
@@ -99,22 +118,9 @@ public:
     store(narrow(vector, elementType), base, elementType, index, 16);
   }
 
-  Value widen(Value value) {
-    Type f32 = b.getF32Type();
-    Type target = f32;
-    if (auto vector = dyn_cast<VectorType>(value.getType()))
-      target = vector.clone(f32);
-    if (value.getType() == target)
-      return value;
-    return arith::ExtFOp::create(b, loc, target, value);
-  }
+  Value widen(Value value) { return widenToF32(b, loc, value); }
   Value narrow(Value value, Type elementType) {
-    Type target = elementType;
-    if (auto vector = dyn_cast<VectorType>(value.getType()))
-      target = vector.clone(elementType);
-    if (value.getType() == target)
-      return value;
-    return arith::TruncFOp::create(b, loc, target, value);
+    return narrowTo(b, loc, value, elementType);
   }
 
   OpBuilder &b;
@@ -422,7 +428,7 @@ gpu::GPUFuncOp mlir::fusion::buildBatchNormFinalizeKernel(
         return e.narrow(arith::AddFOp::create(builder, loc, kept, added),
                         statType);
       };
-      unsigned statBytes = statType.getIntOrFloatBitWidth() / 8;
+      unsigned statBytes = elementBytes(statType);
       e.store(update(e.loadColumn(runningMean, statType, n), mean), newMean,
               statType, n, statBytes);
       Value unbiased = arith::MulFOp::create(builder, loc, variance, bessel);

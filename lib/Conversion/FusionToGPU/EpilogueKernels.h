@@ -21,6 +21,16 @@ using ScalarFn = std::function<Value(OpBuilder &, Location, Value, ValueRange)>;
 constexpr int64_t kBlockSize = 256;
 constexpr int32_t kWarpSize = 32;
 
+/// Bytes of one element of a float type.
+inline int64_t elementBytes(Type elementType) {
+  return elementType.getIntOrFloatBitWidth() / 8;
+}
+
+/// `value` (a float or a vector of floats) extended to f32, or truncated
+/// from f32 to `elementType`; unchanged when already of that type.
+Value widenToF32(OpBuilder &builder, Location loc, Value value);
+Value narrowTo(OpBuilder &builder, Location loc, Value value, Type elementType);
+
 /// Elements each thread of an elementwise kernel handles: 16 bytes when the
 /// row length allows it, else 1.
 int64_t getVectorWidth(Type elementType, int64_t columns);

@@ -37,10 +37,6 @@ int32_t dtypeCode(Type elementType) {
   return 0;
 }
 
-int64_t elementBytes(Type elementType) {
-  return elementType.getIntOrFloatBitWidth() / 8;
-}
-
 RankedTensorType tensorType(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
@@ -357,7 +353,7 @@ LogicalResult HostEmitter::checkSupported() {
     if (isa<FusedLinearOp, BatchNormOp, ElementwiseOpInterface, func::ReturnOp>(
             op))
       return WalkResult::advance();
-    op->emitOpError("cannot be compiled by the cublas backend (run "
+    op->emitOpError("cannot be compiled by the GPU backends (run "
                     "--fusion-optimize first; only fused_linear, "
                     "elementwise fusion ops and batch_norm are supported)");
     return WalkResult::interrupt();
@@ -717,21 +713,21 @@ LogicalResult HostEmitter::emit() {
       if (!buffers.count(result))
         intermediates.push_back(
             {result, reserve(bytesOf(result, rowsOf(result)))});
+    auto fused = dyn_cast<FusedLinearOp>(op);
+    if (!isa<BatchNormOp>(op) && !(fused && fused.getBatchNormAttr()))
+      continue;
     Value result = op.getResult(0);
     int64_t n = tensorType(result).getDimSize(1);
-    Value chunkRows = statisticsChunkRows(
-        rowsOf(result), n, getVectorWidth(tensorType(result).getElementType(), n));
-    if (auto fused = dyn_cast<FusedLinearOp>(op)) {
-      if (fused.getBatchNormAttr()) {
-        auto it = tiled.find(&op);
-        // A tiled GEMM kernel writes the moments of each block row.
-        planBatchNorm(&op, rowsOf(result), n,
-                      it == tiled.end() ? chunkRows
-                                        : c64(it->second.second.blockM));
-      }
-    } else if (isa<BatchNormOp>(op)) {
-      planBatchNorm(&op, rowsOf(result), n, chunkRows);
-    }
+    // A tiled GEMM kernel writes the moments of each block row; the
+    // statistics kernel those of its chunks.
+    auto it = tiled.find(&op);
+    Value rowsPerChunk =
+        it != tiled.end()
+            ? c64(it->second.second.blockM)
+            : statisticsChunkRows(
+                  rowsOf(result), n,
+                  getVectorWidth(tensorType(result).getElementType(), n));
+    planBatchNorm(&op, rowsOf(result), n, rowsPerChunk);
   }
   checked("__fusion_rt_alloc", {stream, workspaceBytes, workspaceSlot});
   workspace = LLVM::LoadOp::create(b, loc, ptrType, workspaceSlot);

@@ -37,8 +37,6 @@ constexpr int64_t kChunksPerRow = kRowBytes / kChunkBytes;
 /// Bytes of K one mma.sync consumes: k16 of 16-bit types, k8 of tf32.
 constexpr int64_t kMmaKBytes = 32;
 
-int64_t elementBytes(Type type) { return type.getIntOrFloatBitWidth() / 8; }
-
 class TiledGemmEmitter {
 public:
   TiledGemmEmitter(OpBuilder &builder, Location loc,
@@ -75,11 +73,7 @@ private:
     return arith::SelectOp::create(b, loc, cond, t, f);
   }
   Value f32(double v) { return buildF32Constant(b, loc, v); }
-  Value widen(Value v) {
-    if (v.getType().isF32())
-      return v;
-    return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-  }
+  Value widen(Value v) { return widenToF32(b, loc, v); }
   /// Column `chunk` of a shared-memory row with `rowLow3` = row % 8, in
   /// elements, after the swizzle.
   Value swizzledColumn(Value chunk, Value rowLow3) {
@@ -423,14 +417,7 @@ void TiledGemmEmitter::emitEpilogue(ArrayRef<Value> accumulators) {
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     body();
   };
-  auto narrow = [&](Value v) -> Value {
-    Type target = elementType;
-    if (auto vectorType = dyn_cast<VectorType>(v.getType()))
-      target = vectorType.clone(elementType);
-    return v.getType() == target
-               ? v
-               : arith::TruncFOp::create(b, loc, target, v).getResult();
-  };
+  auto narrow = [&](Value v) { return narrowTo(b, loc, v, elementType); };
   for (size_t r = 0; r < rowIndex.size(); ++r)
     for (int64_t ni = 0; ni < tilesN; ++ni) {
       int64_t col = 2 * ni;

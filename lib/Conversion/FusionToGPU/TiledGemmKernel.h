@@ -22,7 +22,6 @@ enum class MmaKind {
   /// fp32-accurate: each f32 operand split into a tf32 high part and a tf32
   /// low part; three m16n8k8 products (low*high, high*low, high*high).
   TF32x3,
-  SIMT, ///< f32 FMA on the CUDA cores
 };
 
 /// The tiling of one kernel. Shared-memory rows are 128 bytes of K (64 bf16

@@ -1,7 +1,7 @@
 // RUN: fusion-opt %s --split-input-file --verify-diagnostics --fusion-lower-to-gpu
 
 func.func @unsupported_op(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  // expected-error @+1 {{'arith.addf' op cannot be compiled by the cublas backend}}
+  // expected-error @+1 {{'arith.addf' op cannot be compiled by the GPU backends}}
   %0 = arith.addf %x, %x : tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }
