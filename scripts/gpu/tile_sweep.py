@@ -3,9 +3,10 @@
 
   tile_sweep.py build DIR   (build machine) compiles workloads (A) and (B)
       once per candidate tiling and precision into DIR/<tiling>/.
-  tile_sweep.py run DIR     (GPU machine) times every library, prints a
-      table per workload and precision, and writes DIR/best.json: the
-      fastest tiling of each, for `fusion-compile --tile`.
+  tile_sweep.py run DIR     (GPU machine) times the libraries of every
+      folder of DIR (a tiling, or any other variant built the same way),
+      prints a table per workload and precision, and writes DIR/best.json:
+      the fastest folder of each, for `fusion-compile --tile`.
 """
 import json
 import pathlib
@@ -63,16 +64,18 @@ def run(folder):
             name = f"{kind}_{k}x{n}"
             inputs = make_inputs(kind, m, k, n, dtypes[type_])
             results = []
-            for tile in CANDIDATES[family]:
-                lib = Library(folder / tile.replace(",", "_") /
-                              f"{library_name(type_, precision)}.so")
+            for variant in sorted(folder.iterdir()):
+                path = variant / f"{library_name(type_, precision)}.so"
+                if not path.exists():
+                    continue
+                lib = Library(path)
                 outputs = [torch.empty([m if d is None else d
                                         for d in o["shape"]], device="cuda",
                                        dtype=dtypes[type_])
                            for o in lib.entries[name]["outputs"]]
                 ms = timed(lambda: lib.run(name, m, inputs, outputs),
                            warmup=3, iters=10)
-                results.append((ms, tile))
+                results.append((ms, variant.name.replace("_", ",")))
             results.sort()
             print(f"{workload} {label} {m}x{k}x{n}:")
             for ms, tile in results:

@@ -516,6 +516,14 @@ LogicalResult HostEmitter::planTiled(FusedLinearOp op) {
            << config.blockM << "x" << config.blockN << " with "
            << config.warpsM << "x" << config.warpsN << " warps, "
            << config.stages << " stages: " << invalid;
+  int64_t sharedBytes = TiledGemmSharedLayout::of(problem, config).total;
+  if (sharedBytes > maxSharedBytes(strategy.chip))
+    return op.emitOpError("invalid tiling ")
+           << config.blockM << "x" << config.blockN << " with "
+           << config.warpsM << "x" << config.warpsN << " warps, "
+           << config.stages << " stages: needs " << sharedBytes
+           << " bytes of shared memory, " << strategy.chip << " has "
+           << maxSharedBytes(strategy.chip);
   tiled[op] = {problem, config};
   return success();
 }
@@ -548,7 +556,8 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op) {
   }
   Value blocks = mul(ceilDiv(x.rows, config.blockM),
                      c64((n + config.blockN - 1) / config.blockN));
-  launch(name, blocks, c64(1), args, config.threads(), config.sharedBytes());
+  launch(name, blocks, c64(1), args, config.threads(),
+         TiledGemmSharedLayout::of(problem, config).total);
   if (batchNorm) {
     // The kernel wrote the epilogue's output and its moments: what is left
     // is the finalize kernel and one normalizing pass.

@@ -43,6 +43,7 @@ public:
                    const TiledGemmProblem &problem,
                    const TiledGemmConfig &config)
       : b(builder), loc(loc), p(problem), c(config),
+        layout(TiledGemmSharedLayout::of(problem, config)),
         elementType(problem.elementType),
         chunkElements(kChunkBytes / elementBytes(elementType)),
         tileK(kRowBytes / elementBytes(elementType)),
@@ -86,8 +87,9 @@ private:
   using ChunkCopy = std::function<void(SmallVectorImpl<Value> &)>;
   /// The chunk copies of the K tile `kTile` into `stage`.
   SmallVector<ChunkCopy> loadStage(Value stage, Value kTile);
-  void loadTile(Value global, Value rowBase, Value rows, Value shared,
-                int64_t tileRows, Value stage, Value kTile,
+  /// `flat`: x or w collapsed to one dimension.
+  void loadTile(Value flat, Value rowBase, Value rows,
+                Value shared, int64_t tileRows, Value stage, Value kTile,
                 SmallVectorImpl<ChunkCopy> &copies);
   /// The ldmatrix fragments of one mma step (32 bytes of K) of a warp
   /// tile: one x4 per m16 tile of A, then one per n16 pair of B.
@@ -96,9 +98,29 @@ private:
   void multiplyStep(ArrayRef<Value> fragments, MutableArrayRef<Value> acc);
   SmallVector<Value> toTf32(Value fragment, bool split);
   Value mmaSyncBF16(Value lhs, Value rhs, Value sum);
+  /// Copies the block's bias and epilogue columns, widened to f32, into
+  /// shared memory, where the epilogue finds them.
+  void loadColumnConstants();
   void emitEpilogue(ArrayRef<Value> accumulators);
-  void emitStatistics(ArrayRef<SmallVector<Value>> values,
-                      ArrayRef<Value> rowOk);
+  /// Writes the epilogue's output tile out of shared memory, 16 bytes a
+  /// thread per store.
+  void storeStagedTile(Value staging);
+  /// Each column's moments over the block's rows of the staged tile.
+  void emitStatistics(Value staging);
+  void guarded(Value cond, function_ref<void()> body) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    body();
+  }
+  Value sharedView(int64_t offset, ArrayRef<int64_t> shape, Type type) {
+    auto workgroup = gpu::AddressSpaceAttr::get(
+        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+    return memref::ViewOp::create(
+        b, loc,
+        MemRefType::get(shape, type, MemRefLayoutAttrInterface(), workgroup),
+        sharedRaw, idx(offset), ValueRange{});
+  }
 
   /// The f32 accumulators of one m16n8 tile, zero.
   Value zeroAccumulator() {
@@ -117,11 +139,14 @@ private:
   Location loc;
   const TiledGemmProblem &p;
   const TiledGemmConfig &c;
+  TiledGemmSharedLayout layout;
   Type elementType;
   int64_t chunkElements, tileK, mmaK, fragmentWidth;
 
   // Kernel arguments.
-  Value x, w, bias, out, mean, m2;
+  Value x, w, bias, out, mean, m2, flatX, flatW;
+  /// [bias, columns...] x blockN, f32, in shared memory.
+  Value columnConstants;
   SmallVector<Value> columns;
   // Per-thread values.
   Value thread, lane, warpM, warpN, rows, blockRowTiles, tileM, rowBase,
@@ -150,6 +175,12 @@ void TiledGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   warpM = rem(warp, c.warpsM);
   warpN = div(warp, c.warpsM);
   rows = memref::DimOp::create(b, loc, x, 0);
+  auto collapse = [&](Value matrix) -> Value {
+    return memref::CollapseShapeOp::create(
+        b, loc, matrix, ArrayRef<ReassociationIndices>{{0, 1}});
+  };
+  flatX = collapse(x);
+  flatW = collapse(w);
 
   // Rasterization: blocks run in groups of `groupM` block rows that sweep
   // the block columns together, so a wave of blocks shares its x rows and
@@ -174,41 +205,77 @@ void TiledGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface(), workgroup));
-  auto stageType = [&](int64_t tileRows) {
-    return MemRefType::get({c.stages, tileRows, tileK}, elementType,
-                           MemRefLayoutAttrInterface(), workgroup);
-  };
-  sharedA = memref::ViewOp::create(b, loc, stageType(c.blockM), sharedRaw,
-                                   idx(0), ValueRange{});
-  sharedB = memref::ViewOp::create(b, loc, stageType(c.blockN), sharedRaw,
-                                   idx(c.stages * c.blockM * kRowBytes),
-                                   ValueRange{});
+  sharedA = sharedView(0, {c.stages, c.blockM, tileK}, elementType);
+  sharedB = sharedView(c.stages * c.blockM * kRowBytes,
+                       {c.stages, c.blockN, tileK}, elementType);
 }
 
-void TiledGemmEmitter::loadTile(Value global, Value globalRowBase,
-                                Value globalRows, Value shared,
-                                int64_t tileRows, Value stage, Value kTile,
+void TiledGemmEmitter::loadColumnConstants() {
+  SmallVector<Value> sources;
+  if (bias)
+    sources.push_back(bias);
+  sources.append(columns);
+  if (sources.empty())
+    return;
+  columnConstants =
+      sharedView(layout.constants, {static_cast<int64_t>(sources.size()),
+                                    c.blockN},
+                 b.getF32Type());
+  // Columns past N hold 0; their outputs are never stored.
+  for (int64_t first = 0; first < c.blockN; first += c.threads()) {
+    Value column = add(thread, first);
+    Value globalColumn = add(columnBase, column);
+    Value ok = lessThan(globalColumn, idx(p.n));
+    Value safe = select(ok, globalColumn, idx(0));
+    auto store = [&] {
+      for (auto [i, source] : llvm::enumerate(sources)) {
+        Value v = widen(memref::LoadOp::create(b, loc, source, safe));
+        memref::StoreOp::create(b, loc, select(ok, v, f32(0.0)),
+                                columnConstants, ValueRange{idx(i), column});
+      }
+    };
+    if (first + c.threads() <= c.blockN)
+      store();
+    else
+      guarded(lessThan(column, idx(c.blockN)), store);
+  }
+}
+
+void TiledGemmEmitter::loadTile(Value flat, Value globalRowBase, Value globalRows,
+                                Value shared, int64_t tileRows, Value stage,
+                                Value kTile,
                                 SmallVectorImpl<ChunkCopy> &copies) {
   bool aligned = p.k % chunkElements == 0;
-  for (int64_t i = 0; i < tileRows * kChunksPerRow / c.threads(); ++i)
+  // Thread t copies chunk t % 8 of rows t / 8 + i * rowsPerPass: one base
+  // address a thread, the copies at constant offsets from it, and (with 64
+  // threads or more) the same swizzled column for all of them.
+  int64_t rowsPerPass = c.threads() / kChunksPerRow;
+  for (int64_t i = 0; i < tileRows / rowsPerPass; ++i)
     copies.push_back([=, this](SmallVectorImpl<Value> &tokens) {
       Value zero = idx(0);
-      Value chunkId = add(thread, i * c.threads());
-      Value row = div(chunkId, kChunksPerRow);
-      Value chunk = rem(chunkId, kChunksPerRow);
-      Value globalRow = add(globalRowBase, row);
-      Value globalK = add(mul(kTile, tileK), mul(chunk, chunkElements));
+      Value chunk = rem(thread, kChunksPerRow);
+      Value chunkK = mul(chunk, chunkElements);
+      Value firstRow = div(thread, kChunksPerRow);
+      Value row = add(firstRow, i * rowsPerPass);
+      Value firstGlobalRow = add(globalRowBase, firstRow);
+      Value globalRow = add(firstGlobalRow, i * rowsPerPass);
+      Value globalK = add(mul(kTile, tileK), chunkK);
       Value rowOk = lessThan(globalRow, globalRows);
       Value dstColumn = swizzledColumn(chunk, rem(row, 8));
+      // The offset in `flat` is built as (per thread + per K tile) +
+      // constant, so that the constant becomes the load's immediate.
+      Value threadOffset = add(mul(firstGlobalRow, p.k), chunkK);
+      Value offset =
+          add(add(threadOffset, mul(kTile, tileK)), i * rowsPerPass * p.k);
       if (aligned) {
-        // Out-of-range chunks read nothing and zero-fill; their address is
-        // clamped to the first element so that it stays valid.
+        // Out-of-range chunks (rows past the end, K tiles past the last)
+        // read no byte and zero-fill; their address is never dereferenced.
         Value ok = both(rowOk, lessThan(globalK, idx(p.k)));
         Value srcElements = select(ok, idx(chunkElements), zero);
         tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-            b, loc, shared, ValueRange{stage, row, dstColumn}, global,
-            ValueRange{select(ok, globalRow, zero), select(ok, globalK, zero)},
-            b.getIndexAttr(chunkElements), srcElements, b.getUnitAttr()));
+            b, loc, shared, ValueRange{stage, row, dstColumn}, flat,
+            ValueRange{offset}, b.getIndexAttr(chunkElements), srcElements,
+            b.getUnitAttr()));
         return;
       }
       // Rows of x and w are not 16-byte aligned: element loads (clamped to
@@ -217,11 +284,9 @@ void TiledGemmEmitter::loadTile(Value global, Value globalRowBase,
           b, loc, b.getFloatAttr(elementType, 0.0));
       SmallVector<Value> elements;
       for (int64_t e = 0; e < chunkElements; ++e) {
-        Value k = add(globalK, e);
-        Value ok = both(rowOk, lessThan(k, idx(p.k)));
+        Value ok = both(rowOk, lessThan(add(globalK, e), idx(p.k)));
         Value element = memref::LoadOp::create(
-            b, loc, global,
-            ValueRange{select(ok, globalRow, zero), select(ok, k, zero)});
+            b, loc, flat, ValueRange{select(ok, add(offset, e), zero)});
         elements.push_back(select(ok, element, zeroElement));
       }
       Value vector = vector::FromElementsOp::create(
@@ -234,8 +299,9 @@ void TiledGemmEmitter::loadTile(Value global, Value globalRowBase,
 SmallVector<TiledGemmEmitter::ChunkCopy>
 TiledGemmEmitter::loadStage(Value stage, Value kTile) {
   SmallVector<ChunkCopy> copies;
-  loadTile(x, rowBase, rows, sharedA, c.blockM, stage, kTile, copies);
-  loadTile(w, columnBase, idx(p.n), sharedB, c.blockN, stage, kTile, copies);
+  loadTile(flatX, rowBase, rows, sharedA, c.blockM, stage, kTile, copies);
+  loadTile(flatW, columnBase, idx(p.n), sharedB, c.blockN, stage, kTile,
+           copies);
   return copies;
 }
 
@@ -359,44 +425,42 @@ Value TiledGemmEmitter::mmaSyncBF16(Value lhs, Value rhs, Value sum) {
 
 void TiledGemmEmitter::emitEpilogue(ArrayRef<Value> accumulators) {
   int64_t tilesM = c.warpTileM() / 16, tilesN = c.warpTileN() / 8;
+  // Lane l holds rows l / 4 (+ 8) and columns 2 * (l % 4) (+ 1) of each
+  // m16n8 accumulator tile; positions are relative to the block tile.
   Value group = div(lane, 4), pairInGroup = rem(lane, 4);
-  Value firstRow = add(add(rowBase, mul(warpM, c.warpTileM())), group);
-  Value firstColumn = add(add(columnBase, mul(warpN, c.warpTileN())),
-                          mul(pairInGroup, 2));
-  Value n = idx(p.n), zero = idx(0);
+  Value firstRow = add(mul(warpM, c.warpTileM()), group);
+  Value firstColumn =
+      add(mul(warpN, c.warpTileN()), mul(pairInGroup, 2));
 
-  // Per column of the thread: bias and epilogue columns, loaded once.
-  // Columns past N read element 0 and are never stored.
-  SmallVector<Value> columnIndex, columnOk, biasValue;
+  // Per column of the thread: bias and epilogue columns.
+  SmallVector<Value> biasValue;
   SmallVector<SmallVector<Value>> columnValues;
-  for (int64_t ni = 0; ni < tilesN; ++ni) {
+  for (int64_t ni = 0; ni < tilesN; ++ni)
     for (int64_t j = 0; j < 2; ++j) {
       Value column = add(firstColumn, ni * 8 + j);
-      Value ok = lessThan(column, n);
-      Value safe = select(ok, column, zero);
-      columnIndex.push_back(column);
-      columnOk.push_back(ok);
-      biasValue.push_back(
-          bias ? widen(memref::LoadOp::create(b, loc, bias, safe)) : Value());
+      auto constant = [&](int64_t i) -> Value {
+        return memref::LoadOp::create(b, loc, columnConstants,
+                                      ValueRange{idx(i), column});
+      };
+      biasValue.push_back(bias ? constant(0) : Value());
       SmallVector<Value> values;
-      for (Value operand : columns)
-        values.push_back(widen(memref::LoadOp::create(b, loc, operand, safe)));
+      for (size_t i = 0; i < columns.size(); ++i)
+        values.push_back(constant(i + (bias ? 1 : 0)));
       columnValues.push_back(values);
     }
-  }
 
-  // values[column][row] in f32, after the epilogue.
-  SmallVector<Value> rowIndex, rowOk;
+  // The output tile goes through shared memory (the pipeline's buffers,
+  // free once every warp is past the main loop), so that it leaves in
+  // 16-byte row chunks instead of the accumulators' scattered pairs.
+  gpu::BarrierOp::create(b, loc);
+  Value staging = sharedView(0, {c.blockM, layout.stagingRowElements},
+                             elementType);
+  int64_t pairBytes = 2 * elementBytes(elementType);
   for (int64_t mi = 0; mi < tilesM; ++mi)
     for (int64_t half = 0; half < 2; ++half) {
       Value row = add(firstRow, mi * 16 + half * 8);
-      rowIndex.push_back(row);
-      rowOk.push_back(lessThan(row, rows));
-    }
-  SmallVector<SmallVector<Value>> values(2 * tilesN);
-  for (int64_t mi = 0; mi < tilesM; ++mi)
-    for (int64_t ni = 0; ni < tilesN; ++ni)
-      for (int64_t half = 0; half < 2; ++half)
+      for (int64_t ni = 0; ni < tilesN; ++ni) {
+        SmallVector<Value> pair;
         for (int64_t j = 0; j < 2; ++j) {
           int64_t col = 2 * ni + j;
           Value v = vector::ExtractOp::create(
@@ -406,136 +470,109 @@ void TiledGemmEmitter::emitEpilogue(ArrayRef<Value> accumulators) {
             v = arith::MulFOp::create(b, loc, v, f32(p.alpha));
           if (bias)
             v = arith::AddFOp::create(b, loc, v, biasValue[col]);
-          values[col].push_back(p.epilogue(b, loc, v, columnValues[col]));
+          pair.push_back(p.epilogue(b, loc, v, columnValues[col]));
         }
-
-  // Stores: pairs of adjacent columns as one vector when N is even.
-  bool pairs = p.n % 2 == 0;
-  auto guarded = [&](Value cond, function_ref<void()> body) {
-    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    body();
-  };
-  auto narrow = [&](Value v) { return narrowTo(b, loc, v, elementType); };
-  for (size_t r = 0; r < rowIndex.size(); ++r)
-    for (int64_t ni = 0; ni < tilesN; ++ni) {
-      int64_t col = 2 * ni;
-      if (pairs) {
-        guarded(both(rowOk[r], columnOk[col]), [&] {
-          Value pair = vector::FromElementsOp::create(
-              b, loc, VectorType::get({2}, b.getF32Type()),
-              ValueRange{values[col][r], values[col + 1][r]});
-          vector::StoreOp::create(b, loc, narrow(pair), out,
-                                  ValueRange{rowIndex[r], columnIndex[col]});
-        });
-        continue;
+        Value vector = vector::FromElementsOp::create(
+            b, loc, VectorType::get({2}, b.getF32Type()), pair);
+        vector::StoreOp::create(b, loc, narrowTo(b, loc, vector, elementType),
+                                staging,
+                                ValueRange{row, add(firstColumn, ni * 8)},
+                                /*nontemporal=*/false, llvm::Align(pairBytes));
       }
-      for (int64_t j = 0; j < 2; ++j)
-        guarded(both(rowOk[r], columnOk[col + j]), [&] {
-          memref::StoreOp::create(b, loc, narrow(values[col + j][r]), out,
-                                  ValueRange{rowIndex[r], columnIndex[col + j]});
-        });
     }
-
+  gpu::BarrierOp::create(b, loc);
+  storeStagedTile(staging);
   if (p.statistics)
-    emitStatistics(values, rowOk);
+    emitStatistics(staging);
 }
 
-void TiledGemmEmitter::emitStatistics(ArrayRef<SmallVector<Value>> values,
-                                      ArrayRef<Value> rowOk) {
-  // Each thread's moments of its rows, per column: two passes over
-  // registers (mean, then squared deviations), no cancellation.
-  Value zeroF = f32(0.0), oneF = f32(1.0);
-  auto countOf = [&](Value ok) -> Value { return select(ok, oneF, zeroF); };
-  SmallVector<Moments> moments;
-  for (const SmallVector<Value> &column : values) {
-    Value count = zeroF, sum = zeroF;
-    for (auto [v, ok] : llvm::zip(column, rowOk)) {
-      count = arith::AddFOp::create(b, loc, count, countOf(ok));
-      sum = arith::AddFOp::create(b, loc, sum, select(ok, v, zeroF));
+void TiledGemmEmitter::storeStagedTile(Value staging) {
+  int64_t chunksPerRow = c.blockN / chunkElements;
+  int64_t chunks = c.blockM * chunksPerRow;
+  // Rows of `out` are 16-byte aligned when N is a multiple of a chunk; the
+  // chunks are then all in or all out of range.
+  bool vectorStores = p.n % chunkElements == 0;
+  auto chunkType = VectorType::get({chunkElements}, elementType);
+  for (int64_t first = 0; first < chunks; first += c.threads()) {
+    Value id = add(thread, first);
+    Value row = div(id, chunksPerRow);
+    Value column = mul(rem(id, chunksPerRow), chunkElements);
+    Value globalRow = add(rowBase, row);
+    Value globalColumn = add(columnBase, column);
+    Value rowOk = lessThan(globalRow, rows);
+    Value chunk = vector::LoadOp::create(b, loc, chunkType, staging,
+                                         ValueRange{row, column},
+                                         /*nontemporal=*/false,
+                                         llvm::Align(kChunkBytes));
+    if (vectorStores) {
+      guarded(both(rowOk, lessThan(globalColumn, idx(p.n))), [&] {
+        vector::StoreOp::create(b, loc, chunk, out,
+                                ValueRange{globalRow, globalColumn},
+                                /*nontemporal=*/false,
+                                llvm::Align(kChunkBytes));
+      });
+      continue;
     }
-    Value safeCount = arith::MaximumFOp::create(b, loc, count, oneF);
-    Value columnMean = arith::DivFOp::create(b, loc, sum, safeCount);
-    Value squares = zeroF;
-    for (auto [v, ok] : llvm::zip(column, rowOk)) {
-      Value d = arith::SubFOp::create(b, loc, v, columnMean);
-      squares = arith::AddFOp::create(
-          b, loc, squares,
-          select(ok, arith::MulFOp::create(b, loc, d, d), zeroF));
+    for (int64_t e = 0; e < chunkElements; ++e) {
+      Value elementColumn = add(globalColumn, e);
+      guarded(both(rowOk, lessThan(elementColumn, idx(p.n))), [&] {
+        memref::StoreOp::create(b, loc,
+                                vector::ExtractOp::create(b, loc, chunk, e),
+                                out, ValueRange{globalRow, elementColumn});
+      });
     }
-    moments.push_back({count, columnMean, squares});
   }
-  // Across the 8 lanes holding the same columns (lane bits 2-4), in a fixed
-  // butterfly: lanes 0-3 end with the warp's moments.
-  Value width = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(fusion::kWarpSize));
-  for (int32_t offset : {4, 8, 16}) {
-    Value distance =
-        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(offset));
-    auto shuffle = [&](Value v) -> Value {
-      return gpu::ShuffleOp::create(b, loc, v, distance, width,
-                                    gpu::ShuffleMode::XOR)
-          .getShuffleResult();
-    };
-    for (Moments &m : moments)
-      m = mergeMoments(b, loc, m,
-                       {shuffle(m.count), shuffle(m.mean), shuffle(m.m2)});
-  }
+}
 
-  // Across the warps of a block column, through shared memory, in warp
-  // order. The pipeline's buffers are free once every copy has landed and
-  // every warp is done reading them.
-  gpu::BarrierOp::create(b, loc);
-  auto workgroup = gpu::AddressSpaceAttr::get(
-      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
-  Value scratch = memref::ViewOp::create(
-      b, loc,
-      MemRefType::get({3, c.warpsM, c.blockN}, b.getF32Type(),
-                      MemRefLayoutAttrInterface(), workgroup),
-      sharedRaw, idx(0), ValueRange{});
-  Value isWriter = lessThan(lane, idx(4));
-  {
-    auto writer = scf::IfOp::create(b, loc, isWriter, false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&writer.getThenRegion().front());
-    Value first = add(mul(warpN, c.warpTileN()), mul(lane, 2));
-    for (auto [index, m] : llvm::enumerate(moments)) {
-      int64_t ni = index / 2, j = index % 2;
-      Value column = add(first, ni * 8 + j);
-      Value fields[] = {m.count, m.mean, m.m2};
-      for (int64_t field = 0; field < 3; ++field)
-        memref::StoreOp::create(b, loc, fields[field], scratch,
-                                ValueRange{idx(field), warpM, column});
-    }
-  }
-  gpu::BarrierOp::create(b, loc);
+void TiledGemmEmitter::emitStatistics(Value staging) {
+  // One thread a column of the staged tile: the moments of its valid rows,
+  // in two passes (mean, then squared deviations: no cancellation), of the
+  // values as stored, which are what the batch norm normalizes.
+  Value validRows = arith::MinUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, rows, rowBase), idx(c.blockM));
+  Value count = arith::UIToFPOp::create(
+      b, loc, b.getF32Type(),
+      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), validRows));
   for (int64_t first = 0; first < c.blockN; first += c.threads()) {
     Value column = add(thread, first);
     Value globalColumn = add(columnBase, column);
-    Value ok = both(lessThan(column, idx(c.blockN)),
-                    lessThan(globalColumn, idx(p.n)));
-    auto owner = scf::IfOp::create(b, loc, ok, false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&owner.getThenRegion().front());
-    Moments total;
-    for (int64_t wm = 0; wm < c.warpsM; ++wm) {
-      auto field = [&](int64_t f) -> Value {
-        return memref::LoadOp::create(b, loc, scratch,
-                                      ValueRange{idx(f), idx(wm), column});
-      };
-      Moments part{field(0), field(1), field(2)};
-      total = wm == 0 ? part : mergeMoments(b, loc, total, part);
-    }
-    Value index = add(arith::MulIOp::create(b, loc, globalColumn,
-                                            blockRowTiles),
-                      tileM);
-    memref::StoreOp::create(b, loc, total.mean, mean, index);
-    memref::StoreOp::create(b, loc, total.m2, m2, index);
+    guarded(both(lessThan(column, idx(c.blockN)),
+                 lessThan(globalColumn, idx(p.n))),
+            [&] {
+              auto sumOver = [&](function_ref<Value(Value)> term) -> Value {
+                auto loop = scf::ForOp::create(
+                    b, loc, idx(0), validRows, idx(1), ValueRange{f32(0.0)},
+                    [&](OpBuilder &nb, Location, Value row, ValueRange sum) {
+                      OpBuilder::InsertionGuard guard(b);
+                      b.setInsertionPoint(nb.getInsertionBlock(),
+                                          nb.getInsertionPoint());
+                      Value v = widen(memref::LoadOp::create(
+                          b, loc, staging, ValueRange{row, column}));
+                      scf::YieldOp::create(
+                          b, loc,
+                          ValueRange{arith::AddFOp::create(b, loc, sum[0],
+                                                           term(v))});
+                    });
+                return loop.getResult(0);
+              };
+              Value columnMean = arith::DivFOp::create(
+                  b, loc, sumOver([](Value v) { return v; }), count);
+              Value squares = sumOver([&](Value v) -> Value {
+                Value d = arith::SubFOp::create(b, loc, v, columnMean);
+                return arith::MulFOp::create(b, loc, d, d);
+              });
+              Value index = add(
+                  arith::MulIOp::create(b, loc, globalColumn, blockRowTiles),
+                  tileM);
+              memref::StoreOp::create(b, loc, columnMean, mean, index);
+              memref::StoreOp::create(b, loc, squares, m2, index);
+            });
   }
 }
 
 void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
   setUp(kernel);
+  loadColumnConstants();
   int64_t tilesK = ceilDiv(p.k, tileK);
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
 
@@ -593,13 +630,17 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
             for (const ChunkCopy &copy : ArrayRef(copies).slice(first, last - first))
               copy(tokens);
           } else {
+            // Past the last tile this reads a stage of zeros, unused.
+            nextFragments = loadFragments(rem(add(kTile, 1), c.stages), 0);
+          }
+          if (step + 2 == steps) {
+            // Every read of this tile's stage is issued: wait for tile
+            // t + 1, with a whole step of mma.sync ops left to hide it.
             nextToken = nvgpu::DeviceAsyncCreateGroupOp::create(
                 b, loc, tokenType, tokens);
             nvgpu::DeviceAsyncWaitOp::create(
                 b, loc, nextToken, b.getI32IntegerAttr(c.stages - 2));
             gpu::BarrierOp::create(b, loc);
-            // Past the last tile this reads a stage of zeros, unused.
-            nextFragments = loadFragments(rem(add(kTile, 1), c.stages), 0);
           }
           multiplyStep(fragments, acc);
           fragments = nextFragments;
@@ -621,10 +662,46 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
 
 } // namespace
 
-int64_t TiledGemmConfig::sharedBytes() const {
-  int64_t pipeline = stages * (blockM + blockN) * kRowBytes;
-  int64_t statistics = 3 * warpsM * blockN * 4;
-  return std::max(pipeline, statistics);
+TiledGemmSharedLayout
+TiledGemmSharedLayout::of(const TiledGemmProblem &problem,
+                          const TiledGemmConfig &config) {
+  TiledGemmSharedLayout layout;
+  int64_t bytes = elementBytes(problem.elementType);
+  // 8 elements of padding a row: the 8 rows one accumulator store of a warp
+  // touches start 4 (16-bit types) or 8 (f32) banks apart, so the pairs of
+  // its 32 lanes hit distinct banks.
+  layout.stagingRowElements = config.blockN + 8;
+  int64_t staging = config.blockM * layout.stagingRowElements * bytes;
+  int64_t pipeline =
+      config.stages * (config.blockM + config.blockN) * kRowBytes;
+  layout.constants = llvm::alignTo(std::max(pipeline, staging), kChunkBytes);
+  int64_t vectors = (problem.hasBias ? 1 : 0) + problem.columnTypes.size();
+  layout.total = layout.constants + vectors * config.blockN * 4;
+  return layout;
+}
+
+namespace {
+unsigned smVersion(StringRef chip) {
+  unsigned version = 80;
+  if (chip.starts_with("sm_"))
+    (void)chip.drop_front(3).take_while(llvm::isDigit).getAsInteger(10,
+                                                                    version);
+  return version;
+}
+} // namespace
+
+int64_t mlir::fusion::maxSharedBytes(StringRef chip) {
+  switch (smVersion(chip)) {
+  case 80:
+  case 87:
+    return 163 * 1024;
+  case 86:
+  case 89:
+  case 120:
+    return 99 * 1024;
+  default:
+    return smVersion(chip) >= 90 ? 227 * 1024 : 48 * 1024;
+  }
 }
 
 std::string TiledGemmConfig::validate() const {
@@ -654,18 +731,20 @@ TiledGemmConfig mlir::fusion::chooseTiledGemmConfig(
     config.warpsN = 2;
   }
   // fp32-accurate mode: a second set of accumulators (the K tile's sums)
-  // needs 64x32 warp tiles to stay in registers.
-  if (problem.kind == MmaKind::TF32x3) {
+  // needs 64x32 warp tiles to stay in registers; so do the element loads of
+  // K not 16-byte aligned, a path bound by its loads anyway.
+  bool alignedK = problem.k * elementBytes(problem.elementType) % 16 == 0;
+  if (problem.kind == MmaKind::TF32x3 || !alignedK) {
     config.blockN = 128;
     config.warpsN = 4;
   }
-  // A block may use 163 KiB of shared memory on sm_80 (3 stages), 227 KiB
-  // on sm_90 and newer (4 stages).
-  unsigned version = 80;
-  if (chip.starts_with("sm_"))
-    (void)chip.drop_front(3).take_while(llvm::isDigit).getAsInteger(10,
-                                                                    version);
-  config.stages = version >= 90 ? 4 : 3;
+  // As deep a pipeline as the chip's shared memory holds, up to 4 stages:
+  // 3 for 128x256 blocks on sm_80 (163 KiB), 4 on sm_90 (227 KiB).
+  config.stages = 4;
+  while (config.stages > 2 &&
+         TiledGemmSharedLayout::of(problem, config).total >
+             maxSharedBytes(chip))
+    --config.stages;
   return config;
 }
 

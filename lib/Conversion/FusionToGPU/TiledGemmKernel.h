@@ -36,8 +36,6 @@ struct TiledGemmConfig {
   int64_t threads() const { return 32 * warpsM * warpsN; }
   int64_t warpTileM() const { return blockM / warpsM; }
   int64_t warpTileN() const { return blockN / warpsN; }
-  /// Dynamic shared memory of the kernel, in bytes.
-  int64_t sharedBytes() const;
   /// Why this config cannot be built (empty when it can).
   std::string validate() const;
 };
@@ -56,6 +54,21 @@ struct TiledGemmProblem {
   bool statistics;
 };
 
+/// Where the kernel keeps what in its dynamic shared memory, in bytes. The
+/// pipeline's stages come first; past the main loop the epilogue reuses
+/// them for the output tile. The block's bias and epilogue columns (f32)
+/// live past both.
+struct TiledGemmSharedLayout {
+  int64_t stagingRowElements; ///< one row of the output tile, padded
+  int64_t constants;          ///< offset of the column constants
+  int64_t total;
+  static TiledGemmSharedLayout of(const TiledGemmProblem &problem,
+                                  const TiledGemmConfig &config);
+};
+
+/// The most dynamic shared memory one block may use on `chip` (sm_XY).
+int64_t maxSharedBytes(StringRef chip);
+
 /// The heuristic tiling for a problem on `chip`, documented in
 /// docs/architecture.md.
 TiledGemmConfig chooseTiledGemmConfig(const TiledGemmProblem &problem,
@@ -65,7 +78,8 @@ TiledGemmConfig chooseTiledGemmConfig(const TiledGemmProblem &problem,
 /// out: memref<?xNxT>, column: memref<NxC>..., [mean: memref<?xf32>,
 /// m2: memref<?xf32>])`, memrefs passed as expanded descriptors.
 /// Grid: (ceil(M / blockM) * ceil(N / blockN)) blocks of config.threads(),
-/// config.sharedBytes() of dynamic shared memory. With statistics, the
+/// TiledGemmSharedLayout::of(problem, config).total bytes of dynamic shared
+/// memory. With statistics, the
 /// moments of block row r (its min(blockM, M - r * blockM) rows) of column
 /// n are at [n * ceil(M / blockM) + r] of `mean` and `m2`.
 gpu::GPUFuncOp buildTiledGemmKernel(OpBuilder &builder, Location loc,

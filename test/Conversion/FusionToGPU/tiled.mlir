@@ -3,31 +3,45 @@
 
 // Host: the kernel gets expanded memref descriptors, a grid of
 // ceil(M / 32) * ceil(48 / 32) blocks, 32 threads and
-// 3 * (32 + 32) * 128 bytes of dynamic shared memory.
+// 3 * (32 + 32) * 128 bytes of pipeline plus 32 * 4 bytes of bias in
+// dynamic shared memory.
 // CHECK-LABEL: llvm.func @tiled(
 // CHECK-NOT: __fusion_rt_gemm
 // CHECK-DAG: %[[THREADS:.*]] = llvm.mlir.constant(32 : i32) : i32
-// CHECK-DAG: %[[SHARED:.*]] = llvm.mlir.constant(24576 : i32) : i32
+// CHECK-DAG: %[[SHARED:.*]] = llvm.mlir.constant(24704 : i32) : i32
 // CHECK: llvm.call @__fusion_rt_launch(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[THREADS]], %[[SHARED]],
 //
 // CHECK: gpu.func @tiled_0_gemm(%[[X:.*]]: memref<?x64xf32>, %[[W:.*]]: memref<48x64xf32>, %[[B:.*]]: memref<48xf32>, %[[OUT:.*]]: memref<?x48xf32>) kernel attributes {known_block_size = array<i32: 32, 1, 1>}
+// CHECK: %[[XF:.*]] = memref.collapse_shape %[[X]] {{\[\[}}0, 1]] : memref<?x64xf32> into memref<?xf32>
+// CHECK: %[[WF:.*]] = memref.collapse_shape %[[W]] {{\[\[}}0, 1]] : memref<48x64xf32> into memref<3072xf32>
 // CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory
 // CHECK: %[[A:.*]] = memref.view %[[SMEM]][%{{.*}}][] {{.*}} to memref<3x32x32xf32, #gpu.address_space<workgroup>>
 // CHECK: %[[BS:.*]] = memref.view %[[SMEM]][%{{.*}}][] {{.*}} to memref<3x32x32xf32, #gpu.address_space<workgroup>>
 //
+// The block's bias columns go to shared memory first (0 past N).
+// CHECK: %[[CONSTANTS:.*]] = memref.view %[[SMEM]][%c24576{{.*}}][] {{.*}} to memref<1x32xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[BIAS:.*]] = memref.load %[[B]]
+// CHECK: %[[SAFE:.*]] = arith.select %{{.*}}, %[[BIAS]], %{{.*}} : f32
+// CHECK: memref.store %[[SAFE]], %[[CONSTANTS]]
+//
 // The swizzle: 16-byte chunk c of row r lands at chunk c ^ (r % 8).
-// CHECK: %[[ROW:.*]] = arith.divui %{{.*}}, %{{.*}} : index
 // CHECK: %[[CHUNK:.*]] = arith.remui %{{.*}}, %{{.*}} : index
+// CHECK: %[[ROW:.*]] = arith.divui %{{.*}}, %{{.*}} : index
 // CHECK: %[[LOW:.*]] = arith.remui %[[ROW]], %{{.*}} : index
 // CHECK: %[[SWZ:.*]] = arith.xori %[[CHUNK]], %[[LOW]] : index
 // CHECK: %[[COL:.*]] = arith.muli %[[SWZ]], %{{.*}} : index
-// Predicated copies: out-of-range chunks read 0 elements (zero fill).
+// Predicated copies: out-of-range chunks read 0 elements (zero fill); the
+// offset of a thread's i-th chunk is its first chunk's plus i * 4 rows.
 // CHECK: %[[N:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : index
-// CHECK: nvgpu.device_async_copy %[[X]][%{{.*}}, %{{.*}}], %[[A]][%{{.*}}, %[[ROW]], %[[COL]]], 4, %[[N]] {bypassL1}
+// CHECK: nvgpu.device_async_copy %[[XF]][%{{.*}}], %[[A]][%{{.*}}, %[[ROW]], %[[COL]]], 4, %[[N]] {bypassL1}
+// CHECK: %[[FIRST:.*]] = arith.divui %{{.*}}, %{{.*}} : index
+// CHECK: %[[ROW1:.*]] = arith.addi %[[FIRST]], %c4{{.*}} : index
+// CHECK: %[[OFFSET1:.*]] = arith.addi %{{.*}}, %c256 : index
+// CHECK: nvgpu.device_async_copy %[[XF]][%[[OFFSET1]]], %[[A]][%{{.*}}, %[[ROW1]], %{{.*}}], 4
 //
 // Prologue: stages 0 and 1 in flight, 16 chunks each, one group each.
-// CHECK-COUNT-7: nvgpu.device_async_copy %[[X]]
-// CHECK-COUNT-8: nvgpu.device_async_copy %[[W]]
+// CHECK-COUNT-6: nvgpu.device_async_copy %[[XF]]
+// CHECK-COUNT-8: nvgpu.device_async_copy %[[WF]]
 // CHECK: nvgpu.device_async_create_group
 // CHECK-COUNT-16: nvgpu.device_async_copy
 // CHECK: %[[G1:.*]] = nvgpu.device_async_create_group
@@ -47,23 +61,32 @@
 // CHECK: arith.addi %{{.*}}, %cst{{.*}} : vector<4x1xi32>
 // CHECK: arith.andi
 // CHECK-COUNT-8: nvgpu.mma.sync(%{{.*}}, %{{.*}}, %{{.*}}) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
-// The last step waits for the next tile and loads its first fragments.
+// The third of the 4 steps, once every read of this tile is issued, waits
+// for the next tile; the last step loads its first fragments.
 // CHECK: %[[NEXT:.*]] = nvgpu.device_async_create_group
 // CHECK-NEXT: nvgpu.device_async_wait %[[NEXT]] {numGroups = 1 : i32}
 // CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-8: nvgpu.mma.sync
 // CHECK: nvgpu.ldmatrix
-// CHECK: nvgpu.mma.sync
+// CHECK-COUNT-8: nvgpu.mma.sync
 // CHECK: scf.yield
 // CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
 //
-// Epilogue on the registers: alpha, bias, the region, then a store of two
-// adjacent columns.
-// CHECK: memref.load %[[B]]
+// Epilogue: the bias from shared memory; alpha, bias and the region on the
+// accumulators; pairs of columns into the output tile in shared memory
+// (rows padded by 8 elements); then 16-byte chunks of it out, guarded.
+// CHECK: %[[BIAS0:.*]] = memref.load %[[CONSTANTS]]
+// CHECK: gpu.barrier
+// CHECK: %[[STAGING:.*]] = memref.view %[[SMEM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x40xf32, #gpu.address_space<workgroup>>
 // CHECK: vector.extract
 // CHECK: arith.mulf
-// CHECK: arith.addf
+// CHECK: arith.addf %{{.*}}, %[[BIAS0]]
 // CHECK: arith.maximumf
-// CHECK: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %{{.*}}] : memref<?x48xf32>, vector<2xf32>
+// CHECK: vector.store %{{.*}}, %[[STAGING]][%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<32x40xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: gpu.barrier
+// CHECK: %[[CHUNK:.*]] = vector.load %[[STAGING]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<32x40xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: scf.if
+// CHECK-NEXT: vector.store %[[CHUNK]], %[[OUT]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x48xf32>, vector<4xf32>
 // CHECK-NOT: gpu.shuffle
 // CHECK: gpu.return
 func.func @tiled(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>, %b: tensor<48xf32>) -> tensor<?x48xf32> {
@@ -79,27 +102,34 @@ func.func @tiled(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>, %b: tensor<48xf32>
 // -----
 
 // bf16 (nvvm.mma.sync m16n8k16 on packed registers: nvgpu has no bf16
-// lowering) with a training batch norm: the kernel also writes each block
-// row's column moments, merged across the 8 lanes of a column by a fixed
-// butterfly, then across warps; the host launches finalize and normalize
-// only, with 32-row chunks.
+// lowering) with a training batch norm: after the output tile is out, one
+// thread a column sums the tile's valid rows in shared memory, twice (mean,
+// then squared deviations), and writes the block row's moments; the host
+// launches finalize and normalize only, with 32-row chunks.
 // CHECK-LABEL: llvm.func @bn(
 // CHECK-NOT: _stats
-// CHECK: gpu.func @bn_0_gemm(%{{.*}}: memref<?x64xbf16>, %{{.*}}: memref<48x64xbf16>, %{{.*}}: memref<?x48xbf16>, %{{.*}}: memref<48xbf16>, %[[MEAN:.*]]: memref<?xf32>, %[[M2:.*]]: memref<?xf32>)
+// CHECK: gpu.func @bn_0_gemm(%{{.*}}: memref<?x64xbf16>, %{{.*}}: memref<48x64xbf16>, %[[OUTB:.*]]: memref<?x48xbf16>, %{{.*}}: memref<48xbf16>, %[[MEAN:.*]]: memref<?xf32>, %[[M2:.*]]: memref<?xf32>)
 // CHECK: nvgpu.ldmatrix {{.*}} -> vector<4x2xbf16>
 // CHECK: scf.for
 // CHECK: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
 // CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
 // CHECK: scf.yield
 // CHECK: arith.truncf %{{.*}} : vector<2xf32> to vector<2xbf16>
-// CHECK: gpu.shuffle  xor %{{.*}}, %c4_i32
-// CHECK: gpu.shuffle  xor %{{.*}}, %c8_i32
-// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32
+// CHECK: vector.store %{{.*}}, %[[TILE:.*]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<32x40xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
 // CHECK: gpu.barrier
-// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<3x1x32xf32, #gpu.address_space<workgroup>>
-// CHECK: gpu.barrier
+// N = 48 is a multiple of the 8-element chunk: whole-chunk stores.
+// CHECK: vector.store %{{.*}}, %[[OUTB]]{{.*}} {alignment = 16 : i64} : memref<?x48xbf16>, vector<8xbf16>
+// CHECK: %[[ROWS:.*]] = arith.minui
+// CHECK: scf.if
+// CHECK: %[[SUM:.*]] = scf.for %[[R:.*]] = %{{.*}} to %[[ROWS]]
+// CHECK: memref.load %[[TILE]][%[[R]], %{{.*}}]
+// CHECK: arith.divf %[[SUM]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[ROWS]]
+// CHECK: arith.subf
+// CHECK: arith.mulf
 // CHECK: memref.store %{{.*}}, %[[MEAN]]
 // CHECK: memref.store %{{.*}}, %[[M2]]
+// CHECK-NOT: gpu.shuffle
 // CHECK: gpu.func @bn_0_finalize
 // CHECK: gpu.func @bn_0_normalize
 func.func @bn(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %s: tensor<48xbf16>) -> tensor<?x48xbf16> {
@@ -114,12 +144,18 @@ func.func @bn(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %s: tensor<48xbf16>
 
 // -----
 
-// K not a multiple of 16 bytes: synchronous element loads, no cp.async.
+// K not a multiple of 16 bytes: synchronous element loads, no cp.async;
+// N = 37 rows of the output are not 16-byte aligned: element stores.
 // CHECK-LABEL: gpu.func @ragged_0_gemm
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK: memref.load
 // CHECK: vector.store %{{.*}} : memref<3x32x64xf16, #gpu.address_space<workgroup>>, vector<8xf16>
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: %[[CHUNK:.*]] = vector.load {{.*}} : memref<32x40xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK: scf.if
+// CHECK-NEXT: %[[E:.*]] = vector.extract %[[CHUNK]][0] : f16 from vector<8xf16>
+// CHECK-NEXT: memref.store %[[E]], %{{.*}} : memref<?x37xf16>
+// CHECK-NOT: vector.store {{.*}} memref<?x37xf16>
 func.func @ragged(%x: tensor<?x29xf16>, %w: tensor<37x29xf16>) -> tensor<?x37xf16> {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):

@@ -1,5 +1,6 @@
 // The PTX of the tiled kernels (backend 2): the cp.async pipeline, ldmatrix,
-// tensor-core mma.sync in every precision, no local memory in the GEMM.
+// tensor-core mma.sync in every precision, the output tile leaving shared
+// memory in 16-byte stores, no local memory in the GEMM.
 // REQUIRES: cuda-toolkit
 // RUN: fusion-compile %s --emit=ptx --strategy=tiled -o - | FileCheck %s
 // RUN: fusion-compile %S/../../../examples/linear_leaky_relu.mlir --emit=ptx --strategy=tiled --precision=tf32 -o - | FileCheck %s --check-prefix=TF32
@@ -13,6 +14,8 @@
 // CHECK: bar.sync 0;
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK: ld.shared.v4.b32
+// CHECK: st.global.v4.b32
 // CHECK: .entry f16_0_gemm(
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 func.func @bf16(%x: tensor<?x256xbf16>, %w: tensor<256x256xbf16>, %b: tensor<256xbf16>) -> tensor<?x256xbf16> {
@@ -29,6 +32,8 @@ func.func @f16(%x: tensor<?x256xf16>, %w: tensor<256x256xf16>) -> tensor<?x256xf
 // TF32: cp.async.wait_group 1;
 // TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // FP32: .entry linear_scale_batch_norm_0_gemm(
+// FP32-NOT: .local
 // FP32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
-// FP32: shfl.sync.bfly.b32
+// FP32: st.global.v4.b32
+// FP32: ld.shared.b32
 // FP32: .entry linear_scale_batch_norm_0_finalize(
