@@ -44,15 +44,28 @@ case "$step" in
         "$compile" "$dir/models/workloads_$type.mlir" --strategy=$strategy \
           --target=$target -o "$out/workloads_$type.so"
       done
-      # ptxas's report of the tiled kernels (registers, shared memory,
-      # spills) and a cubin for the SASS check on the GPU machine.
+      # ptxas's report of the tiled kernels (registers, spills) and cubins
+      # for the SASS check on the GPU machine.
       if [ $strategy = tiled ]; then
-        "$compile" "$dir/models/workloads_bf16.mlir" --strategy=tiled \
-          --target=$target --emit=ptx -o "$out/workloads_bf16.ptx"
-        "$root/scripts/ptxas-report.sh" "$out/workloads_bf16.ptx" $target \
-          > "$out/ptxas-report.txt"
+        : > "$out/ptxas-report.txt"
+        for variant in "bf16 bf16" "f32 tf32 --precision=tf32" \
+            "f32 fp32 --precision=fp32" \
+            "f32 simt --precision=fp32 --fp32-math=simt"; do
+          set -- $variant
+          model=$1 name=$2; shift 2
+          "$compile" "$dir/models/workloads_$model.mlir" --strategy=tiled \
+            --target=$target --emit=ptx "$@" -o "$out/workloads_$name.ptx"
+          echo "== $name" >> "$out/ptxas-report.txt"
+          "$root/scripts/ptxas-report.sh" "$out/workloads_$name.ptx" $target \
+            | grep _gemm >> "$out/ptxas-report.txt"
+        done
       fi
     done
+    # fp32 on the CUDA cores (--fp32-math=simt), beside 3xTF32.
+    mkdir -p "$dir/simt"
+    "$compile" "$dir/models/workloads_f32.mlir" --precision=fp32 \
+      --strategy=tiled --fp32-math=simt --target=sm_90 \
+      -o "$dir/simt/workloads_f32_fp32.so"
     # The same workloads from their PyTorch definitions, via fusion.compile.
     PYTHONPATH="$root/build/python_packages" /usr/bin/python3 \
       "$root/scripts/gpu/make_python_artifacts.py" "$dir/python"

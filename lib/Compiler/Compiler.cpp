@@ -340,6 +340,7 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
   ConvertFusionToGPUOptions gpu;
   gpu.chip = options.target;
   gpu.strategy = options.strategy;
+  gpu.fp32Math = options.fp32Math;
   if (!options.tile.empty()) {
     int64_t blockM, blockN, warpsM, warpsN, stages;
     char extra;

@@ -225,8 +225,11 @@ def main():
     device = torch.cuda.get_device_name()
 
     failures, rows = [], []
-    # Backend 1 libraries at the top, backend 2 (--strategy=tiled) in tiled/.
+    # Backend 1 libraries at the top, backend 2 (--strategy=tiled) in tiled/,
+    # its fp32 on the CUDA cores (--fp32-math=simt) in simt/.
     strategies = {"cublas": args.artifacts, "tiled": args.artifacts / "tiled"}
+    if (args.artifacts / "simt").is_dir():
+        strategies["simt"] = args.artifacts / "simt"
     libs = {(strategy, p.stem): Library(p)
             for strategy, folder in strategies.items()
             for p in sorted(folder.glob("*.so"))}
@@ -254,7 +257,7 @@ def main():
         print(f"  {'ok  ' if ok else 'FAIL'} {label:66s} {precision:5s} "
               + " ".join(f"{e:.2e}" for e in errors) + f" (bound {bound:.0e})")
     error_rows = []
-    for strategy in strategies:
+    for strategy in ("cublas", "tiled"):
         error_rows += check_errors(libs[strategy, "workloads_f32_fp32"],
                                    "a_513x129", failures)
     print("\nbad arguments (expect a non-zero status and a message):")
@@ -268,7 +271,7 @@ def main():
                                         "bf16")]:
             for m, k, n in [(16384, 4096, 4096), (1024, 8192, 8192)]:
                 print(f"\nkernels of b_{k}x{n} M={m} {precision}:")
-                for strategy in strategies:
+                for strategy in ("cublas", "tiled"):
                     for kernel, us in profile(libs[strategy, stem],
                                               f"b_{k}x{n}", "b", m, k, n,
                                               dtype, precision):
@@ -293,7 +296,8 @@ def main():
                 if label not in args.workloads.split(","):
                     continue
                 times = bench({strategy: libs[strategy, stem]
-                               for strategy in strategies}, name, kind, m, k,
+                               for strategy in strategies
+                               if (strategy, stem) in libs}, name, kind, m, k,
                               n, dtype, precision, modes)
                 table.append((label, f"{m}x{k}x{n}", precision, times))
                 print(f"  timed {label} {precision}: " + ", ".join(
@@ -306,7 +310,7 @@ def main():
     if table:
         # Times in ms; ratios against cublas (backend 1) and tiled (backend
         # 2); TFLOP/s of each whole fused op.
-        keys = list(table[0][3].keys())
+        keys = list(dict.fromkeys(k for row in table for k in row[3]))
         compiles = [k for k in keys if k.startswith("compile")]
         lines.append("| workload | MxKxN | precision | " +
                      " | ".join(f"{k} ms" for k in keys) +
@@ -320,7 +324,7 @@ def main():
             tiled = t["tiled"]
             lines.append(
                 f"| {label} | {shape} | {precision} | " +
-                " | ".join(f"{t[k]:.3f}" for k in keys) +
+                " | ".join(f"{t[k]:.3f}" if k in t else "" for k in keys) +
                 f" | {tflops(tiled):.0f} | {tflops(t['gemm']):.0f}"
                 f" | {t['cublas'] / t['gemm']:.3f}"
                 f" | {tiled / t['gemm']:.3f} | {t['eager'] / tiled:.2f} | " +

@@ -43,6 +43,11 @@ int main(int argc, char **argv) {
       cl::desc("tiled strategy: BMxBN,WARPSMxWARPSN,STAGES (default: "
                "heuristic per op)"),
       cl::init(""));
+  cl::opt<std::string> fp32Math(
+      "fp32-math",
+      cl::desc("tiled strategy, f32 GEMMs in fp32: tf32x3 (tensor cores, "
+               "split operands) or simt (fma on the CUDA cores)"),
+      cl::init("tf32x3"));
   cl::opt<std::string> cudaPath(
       "cuda-path", cl::desc("CUDA toolkit (default: the one of the build)"),
       cl::init(""));
@@ -69,6 +74,7 @@ int main(int argc, char **argv) {
   options.strategy = strategy;
   options.precision = precision;
   options.tile = tile;
+  options.fp32Math = fp32Math;
   options.emit = emit;
   options.cudaPath = cudaPath;
   return failed(fusion::compileModule(*module, options, output)) ? 1 : 0;

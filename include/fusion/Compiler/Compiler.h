@@ -30,6 +30,9 @@ struct CompileOptions {
   /// The tiled strategy's tiling, "BMxBN,WARPSMxWARPSN,STAGES" (e.g.
   /// "128x256,2x4,3"); empty: the heuristic per op.
   std::string tile;
+  /// The tiled strategy's f32 GEMMs in fp32: "tf32x3" (tensor cores, split
+  /// operands) or "simt" (fma on the CUDA cores).
+  std::string fp32Math = "tf32x3";
   /// GEMM precision of f32 chains: fp32, tf32, bf16, f16 ("": fp32).
   std::string precision;
   /// What to produce: "so" (library + signature), "mlir" (lowered IR before

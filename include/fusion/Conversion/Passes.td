@@ -63,11 +63,13 @@ def ConvertFusionToGPU : Pass<"fusion-lower-to-gpu", "::mlir::ModuleOp"> {
     bf16/f16; m16n8k8 tf32 for f32 in tf32; three m16n8k8 tf32 products of
     split operands, fp32-accurate, for f32 in fp32), f32 accumulators, and
     alpha, bias and the epilogue region applied on the accumulator
-    registers before the one store of the output. For a training batch
+    registers; the output tile is staged through shared memory and leaves
+    in 16-byte stores. For a training batch
     norm the same kernel also writes each block row's column moments
-    (per thread from registers, a fixed shuffle butterfly across the
-    warp, then across warps in order through shared memory); the finalize
-    kernel merges them in fixed order and one normalizing pass follows. The
+    (one thread a column, over the output tile staged in shared memory);
+    the finalize kernel merges them in fixed order and one normalizing pass
+    follows. f32 GEMMs in fp32 take 3xTF32 unless `fp32-math=simt` asks
+    for f32 fma on the CUDA cores. The
     tile parameters come from a heuristic (`chooseTiledGemmConfig`) unless
     the `tile-*`, `warps-*` and `stages` options set them.
     `strategy=auto` picks per op: see docs/architecture.md.
@@ -93,7 +95,10 @@ def ConvertFusionToGPU : Pass<"fusion-lower-to-gpu", "::mlir::ModuleOp"> {
     Option<"warpsN", "warps-n", "int64_t", /*default=*/"0",
            "tiled: warps along N (0: heuristic)">,
     Option<"stages", "stages", "int64_t", /*default=*/"0",
-           "tiled: depth of the cp.async pipeline (0: heuristic)">
+           "tiled: depth of the cp.async pipeline (0: heuristic)">,
+    Option<"fp32Math", "fp32-math", "std::string", /*default=*/"\"tf32x3\"",
+           "tiled, f32 GEMMs in fp32: tf32x3 (tensor cores, split "
+           "operands) or simt (fma on the CUDA cores)">
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::arith::ArithDialect",

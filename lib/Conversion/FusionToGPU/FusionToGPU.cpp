@@ -82,11 +82,14 @@ struct GemmStrategy {
   std::string chip;
   /// Options overriding the tiled heuristic (0: not set).
   TiledGemmConfig overrides{0, 0, 0, 0, 0};
+  /// f32 GEMMs in fp32 on the CUDA cores instead of as 3xTF32.
+  bool fp32Simt = false;
 };
 
 /// The MMA of a fused op's GEMM in the tiled kernel; none when the tiled
 /// kernel does not implement its types and precision.
-std::optional<MmaKind> tiledMmaKind(FusedLinearOp op) {
+std::optional<MmaKind> tiledMmaKind(FusedLinearOp op,
+                                    const GemmStrategy &strategy) {
   Type type = tensorType(op.getWeight()).getElementType();
   Precision precision = op.getComputePrecision();
   if (type.isBF16())
@@ -96,7 +99,7 @@ std::optional<MmaKind> tiledMmaKind(FusedLinearOp op) {
   if (precision == Precision::tf32)
     return MmaKind::TF32;
   if (precision == Precision::fp32)
-    return MmaKind::TF32x3;
+    return strategy.fp32Simt ? MmaKind::SIMT : MmaKind::TF32x3;
   return std::nullopt; // f32 tensors with 16-bit products
 }
 
@@ -474,7 +477,7 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
 LogicalResult HostEmitter::planTiled(FusedLinearOp op) {
   if (strategy.kind == GemmStrategy::Cublas)
     return success();
-  std::optional<MmaKind> kind = tiledMmaKind(op);
+  std::optional<MmaKind> kind = tiledMmaKind(op, strategy);
   if (!kind) {
     if (strategy.kind == GemmStrategy::Auto)
       return success();
@@ -510,7 +513,7 @@ LogicalResult HostEmitter::planTiled(FusedLinearOp op) {
     config.warpsN = set.warpsN;
   if (set.stages)
     config.stages = set.stages;
-  std::string invalid = config.validate();
+  std::string invalid = config.validate(problem.kind);
   if (!invalid.empty())
     return op.emitOpError("invalid tiling ")
            << config.blockM << "x" << config.blockN << " with "
@@ -825,6 +828,12 @@ struct ConvertFusionToGPUPass
     gemm.overrides.warpsM = warpsM;
     gemm.overrides.warpsN = warpsN;
     gemm.overrides.stages = stages;
+    if (fp32Math != "tf32x3" && fp32Math != "simt") {
+      module.emitError() << "fusion-lower-to-gpu: unknown fp32-math '"
+                         << fp32Math << "' (expected tf32x3 or simt)";
+      return signalPassFailure();
+    }
+    gemm.fp32Simt = fp32Math == "simt";
     for (func::FuncOp func : entries) {
       HostEmitter emitter(func, kernels, gemm, builder);
       if (failed(emitter.emit()))

@@ -16,11 +16,14 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/StringExtras.h"
+
+#include <map>
 
 using namespace mlir;
 using namespace mlir::fusion;
@@ -122,12 +125,25 @@ private:
         sharedRaw, idx(offset), ValueRange{});
   }
 
-  /// The f32 accumulators of one m16n8 tile, zero.
+  bool simt() const { return p.kind == MmaKind::SIMT; }
+  /// Accumulators of a thread: one vector<2x2xf32> per m16n8 tile of the
+  /// warp tile, or (SIMT) one f32 per output.
+  int64_t accumulatorCount() const {
+    return simt() ? c.simtRows() * c.simtColumns()
+                  : (c.warpTileM() / 16) * (c.warpTileN() / 8);
+  }
   Value zeroAccumulator() {
+    if (simt())
+      return f32(0.0);
     auto type = VectorType::get({2, 2}, b.getF32Type());
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(0.0)));
   }
+  /// SIMT: the 16-byte K chunk `step` of each of the thread's rows of A,
+  /// then of B; each thread's fmas over them.
+  SmallVector<Value> loadSimtFragments(Value stage, int64_t step);
+  void multiplySimtStep(ArrayRef<Value> fragments,
+                        MutableArrayRef<Value> acc);
   Type mmaOperandType(int64_t tiles) {
     return VectorType::get({tiles, fragmentWidth}, elementType);
   }
@@ -388,6 +404,51 @@ void TiledGemmEmitter::multiplyStep(ArrayRef<Value> fragments,
   }
 }
 
+SmallVector<Value> TiledGemmEmitter::loadSimtFragments(Value stage,
+                                                       int64_t step) {
+  // Rows r + i * rowStride of A and columns n + j * 16 of B: the 8 lanes of
+  // a quarter warp read one row of A (a broadcast) and 8 rows of B that the
+  // swizzle puts in distinct banks.
+  int64_t rowStride = c.threads() / TiledGemmConfig::kSimtThreadsN;
+  Value firstRow = div(thread, TiledGemmConfig::kSimtThreadsN);
+  Value firstColumn = rem(thread, TiledGemmConfig::kSimtThreadsN);
+  auto chunkType = VectorType::get({chunkElements}, elementType);
+  SmallVector<Value> fragments;
+  auto load = [&](Value shared, Value row) {
+    fragments.push_back(vector::LoadOp::create(
+        b, loc, chunkType, shared,
+        ValueRange{stage, row, swizzledColumn(idx(step), rem(row, 8))},
+        /*nontemporal=*/false, llvm::Align(kChunkBytes)));
+  };
+  for (int64_t i = 0; i < c.simtRows(); ++i)
+    load(sharedA, add(firstRow, i * rowStride));
+  for (int64_t j = 0; j < c.simtColumns(); ++j)
+    load(sharedB, add(firstColumn, j * TiledGemmConfig::kSimtThreadsN));
+  return fragments;
+}
+
+void TiledGemmEmitter::multiplySimtStep(ArrayRef<Value> fragments,
+                                        MutableArrayRef<Value> acc) {
+  auto elements = [&](Value chunk) {
+    SmallVector<Value> values;
+    for (int64_t k = 0; k < chunkElements; ++k)
+      values.push_back(vector::ExtractOp::create(b, loc, chunk, k));
+    return values;
+  };
+  SmallVector<SmallVector<Value>> a, bColumns;
+  for (Value chunk : fragments.take_front(c.simtRows()))
+    a.push_back(elements(chunk));
+  for (Value chunk : fragments.drop_front(c.simtRows()))
+    bColumns.push_back(elements(chunk));
+  // K in order within each accumulator: the sum of a plain fp32 loop.
+  for (int64_t k = 0; k < chunkElements; ++k)
+    for (int64_t i = 0; i < c.simtRows(); ++i)
+      for (int64_t j = 0; j < c.simtColumns(); ++j) {
+        Value &sum = acc[i * c.simtColumns() + j];
+        sum = math::FmaOp::create(b, loc, a[i][k], bColumns[j][k], sum);
+      }
+}
+
 Value TiledGemmEmitter::mmaSyncBF16(Value lhs, Value rhs, Value sum) {
   // nvgpu.mma.sync has no bf16 lowering: nvvm.mma.sync takes the fragments
   // as packed bf16x2 registers.
@@ -424,62 +485,83 @@ Value TiledGemmEmitter::mmaSyncBF16(Value lhs, Value rhs, Value sum) {
 }
 
 void TiledGemmEmitter::emitEpilogue(ArrayRef<Value> accumulators) {
-  int64_t tilesM = c.warpTileM() / 16, tilesN = c.warpTileN() / 8;
-  // Lane l holds rows l / 4 (+ 8) and columns 2 * (l % 4) (+ 1) of each
-  // m16n8 accumulator tile; positions are relative to the block tile.
-  Value group = div(lane, 4), pairInGroup = rem(lane, 4);
-  Value firstRow = add(mul(warpM, c.warpTileM()), group);
-  Value firstColumn =
-      add(mul(warpN, c.warpTileN()), mul(pairInGroup, 2));
+  // The thread's outputs as runs of adjacent columns, at offsets from its
+  // first row and column in the block tile.
+  struct Run {
+    int64_t row, column;
+    SmallVector<Value> values;
+  };
+  SmallVector<Run> runs;
+  Value firstRow, firstColumn;
+  if (simt()) {
+    firstRow = div(thread, TiledGemmConfig::kSimtThreadsN);
+    firstColumn = rem(thread, TiledGemmConfig::kSimtThreadsN);
+    int64_t rowStride = c.threads() / TiledGemmConfig::kSimtThreadsN;
+    for (int64_t i = 0; i < c.simtRows(); ++i)
+      for (int64_t j = 0; j < c.simtColumns(); ++j)
+        runs.push_back({i * rowStride, j * TiledGemmConfig::kSimtThreadsN,
+                        {accumulators[i * c.simtColumns() + j]}});
+  } else {
+    // Lane l holds rows l / 4 (+ 8) and columns 2 * (l % 4) (+ 1) of each
+    // m16n8 accumulator tile.
+    firstRow = add(mul(warpM, c.warpTileM()), div(lane, 4));
+    firstColumn = add(mul(warpN, c.warpTileN()), mul(rem(lane, 4), 2));
+    for (int64_t mi = 0; mi < c.warpTileM() / 16; ++mi)
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t ni = 0; ni < c.warpTileN() / 8; ++ni) {
+          Value tile = accumulators[accumulatorIndex(mi, ni)];
+          SmallVector<Value> pair;
+          for (int64_t j = 0; j < 2; ++j)
+            pair.push_back(vector::ExtractOp::create(
+                b, loc, tile, ArrayRef<int64_t>{half, j}));
+          runs.push_back({mi * 16 + half * 8, ni * 8, pair});
+        }
+  }
 
-  // Per column of the thread: bias and epilogue columns.
-  SmallVector<Value> biasValue;
-  SmallVector<SmallVector<Value>> columnValues;
-  for (int64_t ni = 0; ni < tilesN; ++ni)
-    for (int64_t j = 0; j < 2; ++j) {
-      Value column = add(firstColumn, ni * 8 + j);
-      auto constant = [&](int64_t i) -> Value {
-        return memref::LoadOp::create(b, loc, columnConstants,
-                                      ValueRange{idx(i), column});
-      };
-      biasValue.push_back(bias ? constant(0) : Value());
-      SmallVector<Value> values;
-      for (size_t i = 0; i < columns.size(); ++i)
-        values.push_back(constant(i + (bias ? 1 : 0)));
-      columnValues.push_back(values);
+  // Bias and epilogue columns of each column of the thread, loaded once.
+  std::map<int64_t, SmallVector<Value>> constantsAt;
+  auto constants = [&](int64_t offset) -> ArrayRef<Value> {
+    auto [it, inserted] = constantsAt.try_emplace(offset);
+    if (inserted && columnConstants) {
+      Value column = add(firstColumn, offset);
+      int64_t vectors = (bias ? 1 : 0) + columns.size();
+      for (int64_t i = 0; i < vectors; ++i)
+        it->second.push_back(memref::LoadOp::create(
+            b, loc, columnConstants, ValueRange{idx(i), column}));
     }
+    return it->second;
+  };
+  for (const Run &run : runs)
+    for (size_t j = 0; j < run.values.size(); ++j)
+      (void)constants(run.column + j);
 
   // The output tile goes through shared memory (the pipeline's buffers,
   // free once every warp is past the main loop), so that it leaves in
-  // 16-byte row chunks instead of the accumulators' scattered pairs.
+  // 16-byte row chunks instead of the accumulators' scattered runs.
   gpu::BarrierOp::create(b, loc);
   Value staging = sharedView(0, {c.blockM, layout.stagingRowElements},
                              elementType);
-  int64_t pairBytes = 2 * elementBytes(elementType);
-  for (int64_t mi = 0; mi < tilesM; ++mi)
-    for (int64_t half = 0; half < 2; ++half) {
-      Value row = add(firstRow, mi * 16 + half * 8);
-      for (int64_t ni = 0; ni < tilesN; ++ni) {
-        SmallVector<Value> pair;
-        for (int64_t j = 0; j < 2; ++j) {
-          int64_t col = 2 * ni + j;
-          Value v = vector::ExtractOp::create(
-              b, loc, accumulators[accumulatorIndex(mi, ni)],
-              ArrayRef<int64_t>{half, j});
-          if (p.alpha != 1.0)
-            v = arith::MulFOp::create(b, loc, v, f32(p.alpha));
-          if (bias)
-            v = arith::AddFOp::create(b, loc, v, biasValue[col]);
-          pair.push_back(p.epilogue(b, loc, v, columnValues[col]));
-        }
-        Value vector = vector::FromElementsOp::create(
-            b, loc, VectorType::get({2}, b.getF32Type()), pair);
-        vector::StoreOp::create(b, loc, narrowTo(b, loc, vector, elementType),
-                                staging,
-                                ValueRange{row, add(firstColumn, ni * 8)},
-                                /*nontemporal=*/false, llvm::Align(pairBytes));
-      }
+  for (const Run &run : runs) {
+    SmallVector<Value> results;
+    for (auto [j, accumulator] : llvm::enumerate(run.values)) {
+      ArrayRef<Value> columnValues = constants(run.column + j);
+      Value v = accumulator;
+      if (p.alpha != 1.0)
+        v = arith::MulFOp::create(b, loc, v, f32(p.alpha));
+      if (bias)
+        v = arith::AddFOp::create(b, loc, v, columnValues.front());
+      results.push_back(p.epilogue(b, loc, v,
+                                   columnValues.drop_front(bias ? 1 : 0)));
     }
+    int64_t width = results.size();
+    Value vector = vector::FromElementsOp::create(
+        b, loc, VectorType::get({width}, b.getF32Type()), results);
+    vector::StoreOp::create(
+        b, loc, narrowTo(b, loc, vector, elementType), staging,
+        ValueRange{add(firstRow, run.row), add(firstColumn, run.column)},
+        /*nontemporal=*/false,
+        llvm::Align(width * elementBytes(elementType)));
+  }
   gpu::BarrierOp::create(b, loc);
   storeStagedTile(staging);
   if (p.statistics)
@@ -589,13 +671,17 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
   nvgpu::DeviceAsyncWaitOp::create(b, loc, token,
                                    b.getI32IntegerAttr(c.stages - 2));
   gpu::BarrierOp::create(b, loc);
-  SmallVector<Value> firstFragments = loadFragments(idx(0), 0);
+  auto fragmentsOf = [&](Value stage, int64_t step) {
+    return simt() ? loadSimtFragments(stage, step)
+                  : loadFragments(stage, step);
+  };
+  SmallVector<Value> firstFragments = fragmentsOf(idx(0), 0);
 
-  int64_t count = (c.warpTileM() / 16) * (c.warpTileN() / 8);
+  int64_t count = accumulatorCount();
   SmallVector<Value> init(count, zeroAccumulator());
   init.push_back(token);
   init.append(firstFragments);
-  int64_t steps = kRowBytes / kMmaKBytes;
+  int64_t steps = kRowBytes / (simt() ? kChunkBytes : kMmaKBytes);
 
   // Main loop over K tiles t, software-pipelined: each step loads the next
   // step's fragments before its mma.sync ops use the current ones; the last
@@ -624,14 +710,14 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
         for (int64_t step = 0; step < steps; ++step) {
           SmallVector<Value> nextFragments;
           if (step + 1 < steps) {
-            nextFragments = loadFragments(stage, step + 1);
+            nextFragments = fragmentsOf(stage, step + 1);
             size_t first = copies.size() * step / (steps - 1);
             size_t last = copies.size() * (step + 1) / (steps - 1);
             for (const ChunkCopy &copy : ArrayRef(copies).slice(first, last - first))
               copy(tokens);
           } else {
             // Past the last tile this reads a stage of zeros, unused.
-            nextFragments = loadFragments(rem(add(kTile, 1), c.stages), 0);
+            nextFragments = fragmentsOf(rem(add(kTile, 1), c.stages), 0);
           }
           if (step + 2 == steps) {
             // Every read of this tile's stage is issued: wait for tile
@@ -642,7 +728,10 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
                 b, loc, nextToken, b.getI32IntegerAttr(c.stages - 2));
             gpu::BarrierOp::create(b, loc);
           }
-          multiplyStep(fragments, acc);
+          if (simt())
+            multiplySimtStep(fragments, acc);
+          else
+            multiplyStep(fragments, acc);
           fragments = nextFragments;
         }
         if (twoLevel)
@@ -704,10 +793,14 @@ int64_t mlir::fusion::maxSharedBytes(StringRef chip) {
   }
 }
 
-std::string TiledGemmConfig::validate() const {
+std::string TiledGemmConfig::validate(MmaKind kind) const {
   if (warpsM < 1 || warpsN < 1 || blockM % (16 * warpsM) ||
       blockN % (16 * warpsN))
     return "warp tiles must be positive multiples of 16x16";
+  if (kind == MmaKind::SIMT && (blockM % (threads() / kSimtThreadsN) ||
+                                blockN % kSimtThreadsN))
+    return "the SIMT thread grid (" + std::to_string(kSimtThreadsN) +
+           " threads along N) must divide the block tile";
   if ((blockM * kChunksPerRow) % threads() ||
       (blockN * kChunksPerRow) % threads())
     return "each thread must copy the same number of 16-byte chunks";
@@ -732,9 +825,11 @@ TiledGemmConfig mlir::fusion::chooseTiledGemmConfig(
   }
   // fp32-accurate mode: a second set of accumulators (the K tile's sums)
   // needs 64x32 warp tiles to stay in registers; so do the element loads of
-  // K not 16-byte aligned, a path bound by its loads anyway.
+  // K not 16-byte aligned, a path bound by its loads anyway. SIMT: 8x8
+  // accumulators a thread, 256 threads.
   bool alignedK = problem.k * elementBytes(problem.elementType) % 16 == 0;
-  if (problem.kind == MmaKind::TF32x3 || !alignedK) {
+  if (problem.kind == MmaKind::TF32x3 || problem.kind == MmaKind::SIMT ||
+      !alignedK) {
     config.blockN = 128;
     config.warpsN = 4;
   }

@@ -22,6 +22,8 @@ enum class MmaKind {
   /// fp32-accurate: each f32 operand split into a tf32 high part and a tf32
   /// low part; three m16n8k8 products (low*high, high*low, high*high).
   TF32x3,
+  /// fp32 on the CUDA cores: each thread a grid of f32 fma accumulators.
+  SIMT,
 };
 
 /// The tiling of one kernel. Shared-memory rows are 128 bytes of K (64 bf16
@@ -36,8 +38,14 @@ struct TiledGemmConfig {
   int64_t threads() const { return 32 * warpsM * warpsN; }
   int64_t warpTileM() const { return blockM / warpsM; }
   int64_t warpTileN() const { return blockN / warpsN; }
-  /// Why this config cannot be built (empty when it can).
-  std::string validate() const;
+  /// SIMT: threads along N (the rest along M); a thread owns the rows
+  /// r + i * (threads() / kSimtThreadsN) and the columns
+  /// c + j * kSimtThreadsN of the block tile.
+  static constexpr int64_t kSimtThreadsN = 16;
+  int64_t simtRows() const { return blockM / (threads() / kSimtThreadsN); }
+  int64_t simtColumns() const { return blockN / kSimtThreadsN; }
+  /// Why this config cannot be built for `kind` (empty when it can).
+  std::string validate(MmaKind kind) const;
 };
 
 /// What one kernel computes: out = epilogue(alpha * x.w^T + bias, columns),
