@@ -153,6 +153,34 @@ void emitGuarded(OpBuilder &builder, Location loc, Value condition,
   gpu::ReturnOp::create(builder, loc);
 }
 
+/// The moments of a set of rows of one column: f32 count, mean and sum of
+/// squared deviations from the mean.
+struct Moments {
+  Value count, mean, m2;
+};
+
+/// Chan's merge of the moments of two disjoint sets of rows; either may be
+/// empty. Not symmetric in its bits: callers fix the order.
+Moments mergeMoments(OpBuilder &b, Location loc, Moments a, Moments c) {
+  Value count = arith::AddFOp::create(b, loc, a.count, c.count);
+  Value zero = buildF32Constant(b, loc, 0.0);
+  Value nonEmpty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, count, zero);
+  Value safeCount = arith::SelectOp::create(b, loc, nonEmpty, count,
+                                            buildF32Constant(b, loc, 1.0));
+  Value weight = arith::DivFOp::create(b, loc, c.count, safeCount);
+  Value delta = arith::SubFOp::create(b, loc, c.mean, a.mean);
+  Value mean = arith::AddFOp::create(
+      b, loc, a.mean, arith::MulFOp::create(b, loc, delta, weight));
+  // m2 = m2a + m2c + delta^2 * count_a * count_c / count
+  Value cross =
+      arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, delta, delta),
+                            arith::MulFOp::create(b, loc, a.count, weight));
+  Value m2 = arith::AddFOp::create(
+      b, loc, arith::AddFOp::create(b, loc, a.m2, c.m2), cross);
+  return {count, mean, m2};
+}
+
 } // namespace
 
 gpu::GPUFuncOp mlir::fusion::buildElementwiseKernel(
@@ -294,26 +322,6 @@ gpu::GPUFuncOp mlir::fusion::buildColumnStatsKernel(
   return kernel;
 }
 
-Moments mlir::fusion::mergeMoments(OpBuilder &b, Location loc, Moments a,
-                                   Moments c) {
-  Value count = arith::AddFOp::create(b, loc, a.count, c.count);
-  Value zero = buildF32Constant(b, loc, 0.0);
-  Value nonEmpty =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, count, zero);
-  Value safeCount = arith::SelectOp::create(b, loc, nonEmpty, count,
-                                            buildF32Constant(b, loc, 1.0));
-  Value weight = arith::DivFOp::create(b, loc, c.count, safeCount);
-  Value delta = arith::SubFOp::create(b, loc, c.mean, a.mean);
-  Value mean = arith::AddFOp::create(
-      b, loc, a.mean, arith::MulFOp::create(b, loc, delta, weight));
-  // m2 = m2a + m2c + delta^2 * count_a * count_c / count
-  Value cross =
-      arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, delta, delta),
-                            arith::MulFOp::create(b, loc, a.count, weight));
-  Value m2 = arith::AddFOp::create(
-      b, loc, arith::AddFOp::create(b, loc, a.m2, c.m2), cross);
-  return {count, mean, m2};
-}
 
 gpu::GPUFuncOp mlir::fusion::buildBatchNormFinalizeKernel(
     OpBuilder &builder, Location loc, StringRef name, int64_t columns,

@@ -59,16 +59,6 @@ gpu::GPUFuncOp buildColumnStatsKernel(OpBuilder &builder, Location loc,
                                       TypeRange columnTypes,
                                       const ScalarFn &fn);
 
-/// The moments of a set of rows of one column: f32 count, mean and sum of
-/// squared deviations from the mean.
-struct Moments {
-  Value count, mean, m2;
-};
-
-/// Chan's merge of the moments of two disjoint sets of rows; either may be
-/// empty. Not symmetric in its bits: callers fix the order.
-Moments mergeMoments(OpBuilder &builder, Location loc, Moments a, Moments c);
-
 /// Which optional operands a batch-norm finalize kernel takes.
 struct BatchNormOperands {
   bool weight = false, bias = false, runningStats = false;
