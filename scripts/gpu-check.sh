@@ -35,7 +35,7 @@ case "$step" in
       out="$dir"; target=sm_80
       [ $strategy = tiled ] && out="$dir/tiled" && target=sm_90
       mkdir -p "$out"
-      for precision in fp32 tf32; do
+      for precision in fp32 tf32 bf16 f16; do
         "$compile" "$dir/models/workloads_f32.mlir" --precision=$precision \
           --strategy=$strategy --target=$target \
           -o "$out/workloads_f32_$precision.so"

@@ -23,7 +23,7 @@ CANDIDATES = {
                "64x128,2x2,4"],
 }
 LIBRARIES = [("f32", "fp32", "tf32x3"), ("f32", "tf32", "mma"),
-             ("bf16", "", "mma")]
+             ("f32", "bf16", "mma"), ("bf16", "", "mma")]
 WORKLOADS = [("A", "a", 1024, 8192, 8192), ("B", "b", 16384, 4096, 4096)]
 
 
@@ -76,6 +76,8 @@ def run(folder):
                 ms = timed(lambda: lib.run(name, m, inputs, outputs),
                            warmup=3, iters=10)
                 results.append((ms, variant.name.replace("_", ",")))
+            if not results:
+                continue
             results.sort()
             print(f"{workload} {label} {m}x{k}x{n}:")
             for ms, tile in results:

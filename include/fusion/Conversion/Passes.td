@@ -60,8 +60,9 @@ def ConvertFusionToGPU : Pass<"fusion-lower-to-gpu", "::mlir::ModuleOp"> {
     kernel (`TiledGemmKernel.cpp`): thread-block tiles fed by a multi-stage
     `nvgpu.device_async_copy` (cp.async) pipeline into XOR-swizzled shared
     memory, `nvgpu.ldmatrix` + `nvgpu.mma.sync` per warp (m16n8k16 for
-    bf16/f16; m16n8k8 tf32 for f32 in tf32; three m16n8k8 tf32 products of
-    split operands, fp32-accurate, for f32 in fp32), f32 accumulators, and
+    bf16/f16 tensors and for f32 tensors in bf16/f16, their operands rounded
+    in registers; m16n8k8 tf32 for f32 in tf32; three m16n8k8 tf32 products
+    of split operands, fp32-accurate, for f32 in fp32), f32 accumulators, and
     alpha, bias and the epilogue region applied on the accumulator
     registers; the output tile is staged through shared memory and leaves
     in 16-byte stores. For a training batch

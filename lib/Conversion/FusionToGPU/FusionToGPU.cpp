@@ -86,21 +86,25 @@ struct GemmStrategy {
   bool fp32Simt = false;
 };
 
-/// The MMA of a fused op's GEMM in the tiled kernel; none when the tiled
-/// kernel does not implement its types and precision.
-std::optional<MmaKind> tiledMmaKind(FusedLinearOp op,
-                                    const GemmStrategy &strategy) {
+/// The MMA of a fused op's GEMM in the tiled kernel.
+MmaKind tiledMmaKind(FusedLinearOp op, const GemmStrategy &strategy) {
   Type type = tensorType(op.getWeight()).getElementType();
   Precision precision = op.getComputePrecision();
   if (type.isBF16())
     return MmaKind::BF16;
   if (type.isF16())
     return MmaKind::F16;
-  if (precision == Precision::tf32)
-    return MmaKind::TF32;
-  if (precision == Precision::fp32)
+  switch (precision) {
+  case Precision::fp32:
     return strategy.fp32Simt ? MmaKind::SIMT : MmaKind::TF32x3;
-  return std::nullopt; // f32 tensors with 16-bit products
+  case Precision::tf32:
+    return MmaKind::TF32;
+  case Precision::bf16:
+    return MmaKind::F32AsBF16;
+  case Precision::f16:
+    return MmaKind::F32AsF16;
+  }
+  llvm_unreachable("unknown precision");
 }
 
 /// The rule of strategy=auto for a problem the tiled kernel implements,
@@ -477,20 +481,12 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
 LogicalResult HostEmitter::planTiled(FusedLinearOp op) {
   if (strategy.kind == GemmStrategy::Cublas)
     return success();
-  std::optional<MmaKind> kind = tiledMmaKind(op, strategy);
-  if (!kind) {
-    if (strategy.kind == GemmStrategy::Auto)
-      return success();
-    return op.emitOpError("cannot run as a tiled GEMM: f32 tensors are "
-                          "multiplied in fp32 or tf32 only by the tiled "
-                          "kernel (use the cublas strategy)");
-  }
   RankedTensorType weightType = tensorType(op.getWeight());
   TiledGemmProblem problem;
   problem.elementType = weightType.getElementType();
   problem.n = weightType.getDimSize(0);
   problem.k = weightType.getDimSize(1);
-  problem.kind = *kind;
+  problem.kind = tiledMmaKind(op, strategy);
   problem.alpha = op.getAlpha().convertToDouble();
   problem.hasBias = static_cast<bool>(op.getBias());
   problem.columnTypes.assign(op.getEpilogueOperands().size(),

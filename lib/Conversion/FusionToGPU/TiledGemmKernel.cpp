@@ -97,6 +97,9 @@ private:
   /// The ldmatrix fragments of one mma step (32 bytes of K) of a warp
   /// tile: one x4 per m16 tile of A, then one per n16 pair of B.
   SmallVector<Value> loadFragments(Value stage, int64_t step);
+  /// F32AsBF16/F32AsF16: the m16n8k16 operands of step `step` (64 bytes of
+  /// f32 K) from two m16n8k8-layout loads, converted and packed.
+  SmallVector<Value> loadHalfFragments(Value stage, int64_t step);
   /// The mma.sync ops of one step on the fragments, into `acc`.
   void multiplyStep(ArrayRef<Value> fragments, MutableArrayRef<Value> acc);
   SmallVector<Value> toTf32(Value fragment, bool split);
@@ -341,6 +344,64 @@ SmallVector<Value> TiledGemmEmitter::toTf32(Value fragment, bool split) {
   return {high, arith::SubFOp::create(b, loc, fragment, high)};
 }
 
+SmallVector<Value> TiledGemmEmitter::loadHalfFragments(Value stage,
+                                                       int64_t step) {
+  // The tf32-layout fragments of the two k8 halves: A thread t of a lane
+  // group holds k = t and t + 4 of each half, B likewise. mma.sync sums over
+  // its 16 k slots in any order, so slots (2t, 2t + 1) take k (t, t + 4) of
+  // the first half and slots (2t + 8, 2t + 9) those of the second, in A and
+  // B alike.
+  int64_t tilesM = c.warpTileM() / 16;
+  SmallVector<Value> halves[2] = {loadFragments(stage, 2 * step),
+                                  loadFragments(stage, 2 * step + 1)};
+  Type half = p.kind == MmaKind::F32AsBF16 ? Type(b.getBF16Type())
+                                           : Type(b.getF16Type());
+  auto element = [&](Value fragment, int64_t i) -> Value {
+    return vector::ExtractOp::create(b, loc, fragment,
+                                     ArrayRef<int64_t>{i, 0});
+  };
+  // Elements `low` and `high` of a fragment as one rounded 16-bit pair
+  // (cvt.rn.{bf16,f16}x2).
+  auto pack = [&](Value fragment, int64_t low, int64_t high) -> Value {
+    Value first = element(fragment, low);
+    Value second = element(fragment, high);
+    Value pair = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, b.getF32Type()),
+        ValueRange{first, second});
+    return arith::TruncFOp::create(b, loc, VectorType::get({2}, half), pair);
+  };
+  auto operand = [&](ArrayRef<Value> pairs) -> Value {
+    int64_t rows = pairs.size();
+    Value result = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(VectorType::get({rows, 2}, half),
+                               b.getFloatAttr(half, 0.0)));
+    for (auto [i, pair] : llvm::enumerate(pairs))
+      result = vector::InsertOp::create(b, loc, pair, result,
+                                        static_cast<int64_t>(i));
+    return result;
+  };
+  SmallVector<Value> fragments;
+  // A x4 registers: (rows 0-7, k t), (rows 8-15, k t), (rows 0-7, k t + 4),
+  // (rows 8-15, k t + 4).
+  for (int64_t mi = 0; mi < tilesM; ++mi) {
+    SmallVector<Value> pairs;
+    for (const SmallVector<Value> &h : halves)
+      for (int64_t rowHalf = 0; rowHalf < 2; ++rowHalf)
+        pairs.push_back(pack(h[mi], rowHalf, rowHalf + 2));
+    fragments.push_back(operand(pairs));
+  }
+  // B x4 registers: (n tile 0, k t), (n tile 0, k t + 4), then n tile 1.
+  for (int64_t pair = 0; pair < c.warpTileN() / 16; ++pair)
+    for (int64_t tile = 0; tile < 2; ++tile) {
+      SmallVector<Value> pairs;
+      for (const SmallVector<Value> &h : halves)
+        pairs.push_back(pack(h[tilesM + pair], 2 * tile, 2 * tile + 1));
+      fragments.push_back(operand(pairs));
+    }
+  return fragments;
+}
+
 SmallVector<Value> TiledGemmEmitter::loadFragments(Value stage, int64_t step) {
   // ldmatrix.x4 addresses: A lanes 0-15 give rows 0-15 of K chunk 0, lanes
   // 16-31 the same rows of chunk 1; B lanes give rows n 0-7 (chunks 0, 1),
@@ -372,12 +433,19 @@ void TiledGemmEmitter::multiplyStep(ArrayRef<Value> fragments,
   int64_t tilesM = c.warpTileM() / 16;
   bool tf32 = p.kind == MmaKind::TF32 || p.kind == MmaKind::TF32x3;
   bool split = p.kind == MmaKind::TF32x3;
-  SmallVector<int64_t> shape{16, 8, mmaK};
+  bool packed = roundsToHalf(p.kind);
+  SmallVector<int64_t> shape{16, 8, packed ? 16 : mmaK};
   SmallVector<SmallVector<Value>> a, bFragments;
   for (Value fragment : fragments.take_front(tilesM))
     a.push_back(tf32 ? toTf32(fragment, split) : SmallVector<Value>{fragment});
   for (Value fragment : fragments.drop_front(tilesM))
     for (int64_t half = 0; half < 2; ++half) {
+      if (packed) {
+        // Already one operand per n8 tile.
+        if (half == 0)
+          bFragments.push_back({fragment});
+        continue;
+      }
       Value tile = vector::ExtractStridedSliceOp::create(
           b, loc, fragment, ArrayRef<int64_t>{2 * half, 0},
           ArrayRef<int64_t>{2, fragmentWidth}, ArrayRef<int64_t>{1, 1});
@@ -388,7 +456,7 @@ void TiledGemmEmitter::multiplyStep(ArrayRef<Value> fragments,
     for (size_t ni = 0; ni < bFragments.size(); ++ni) {
       Value &sum = acc[accumulatorIndex(mi, ni)];
       auto mma = [&](Value lhs, Value rhs) {
-        sum = p.kind == MmaKind::BF16
+        sum = p.kind == MmaKind::BF16 || p.kind == MmaKind::F32AsBF16
                   ? mmaSyncBF16(lhs, rhs, sum)
                   : nvgpu::MmaSyncOp::create(b, loc, lhs, rhs, sum, shape,
                                              tf32)
@@ -672,8 +740,10 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
                                    b.getI32IntegerAttr(c.stages - 2));
   gpu::BarrierOp::create(b, loc);
   auto fragmentsOf = [&](Value stage, int64_t step) {
-    return simt() ? loadSimtFragments(stage, step)
-                  : loadFragments(stage, step);
+    if (simt())
+      return loadSimtFragments(stage, step);
+    return roundsToHalf(p.kind) ? loadHalfFragments(stage, step)
+                                : loadFragments(stage, step);
   };
   SmallVector<Value> firstFragments = fragmentsOf(idx(0), 0);
 
@@ -681,7 +751,11 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
   SmallVector<Value> init(count, zeroAccumulator());
   init.push_back(token);
   init.append(firstFragments);
-  int64_t steps = kRowBytes / (simt() ? kChunkBytes : kMmaKBytes);
+  // Bytes of K a step: one chunk (SIMT), two k8 tf32 halves packed into
+  // one k16 (f32 operands rounded to 16 bits), one mma.sync otherwise.
+  int64_t stepBytes = simt() ? kChunkBytes
+                             : (roundsToHalf(p.kind) ? 2 : 1) * kMmaKBytes;
+  int64_t steps = kRowBytes / stepBytes;
 
   // Main loop over K tiles t, software-pipelined: each step loads the next
   // step's fragments before its mma.sync ops use the current ones; the last
@@ -825,11 +899,12 @@ TiledGemmConfig mlir::fusion::chooseTiledGemmConfig(
   }
   // fp32-accurate mode: a second set of accumulators (the K tile's sums)
   // needs 64x32 warp tiles to stay in registers; so do the element loads of
-  // K not 16-byte aligned, a path bound by its loads anyway. SIMT: 8x8
+  // K not 16-byte aligned, a path bound by its loads anyway, and the f32
+  // fragments rounded to 16 bits (two k8 halves live at once). SIMT: 8x8
   // accumulators a thread, 256 threads.
   bool alignedK = problem.k * elementBytes(problem.elementType) % 16 == 0;
   if (problem.kind == MmaKind::TF32x3 || problem.kind == MmaKind::SIMT ||
-      !alignedK) {
+      roundsToHalf(problem.kind) || !alignedK) {
     config.blockN = 128;
     config.warpsN = 4;
   }

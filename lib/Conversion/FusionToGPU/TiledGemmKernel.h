@@ -24,7 +24,16 @@ enum class MmaKind {
   TF32x3,
   /// fp32 on the CUDA cores: each thread a grid of f32 fma accumulators.
   SIMT,
+  /// f32 operands rounded (to nearest even) to bf16 or f16 in registers,
+  /// mma.sync m16n8k16 on them: f32 tensors in bf16 or f16 precision.
+  F32AsBF16,
+  F32AsF16,
 };
+
+/// Whether `kind` rounds f32 operands to 16 bits for its mma.sync.
+inline bool roundsToHalf(MmaKind kind) {
+  return kind == MmaKind::F32AsBF16 || kind == MmaKind::F32AsF16;
+}
 
 /// The tiling of one kernel. Shared-memory rows are 128 bytes of K (64 bf16
 /// or f16, 32 f32 elements), so that the swizzle is the same for all types.

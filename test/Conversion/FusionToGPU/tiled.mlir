@@ -163,3 +163,29 @@ func.func @ragged(%x: tensor<?x29xf16>, %w: tensor<37x29xf16>) -> tensor<?x37xf1
   } : (tensor<?x29xf16>, tensor<37x29xf16>) -> tensor<?x37xf16>
   return %0 : tensor<?x37xf16>
 }
+
+// -----
+
+// f32 tensors in bf16 precision: f32 tiles in shared memory, the two k8
+// halves of a k16 step loaded in the tf32 layout, each pair of elements
+// rounded to a bf16 pair (k t and t + 4 of a half into slots 2t, 2t + 1,
+// in A and B alike), one m16n8k16 bf16 mma.sync per tile; output f32.
+// CHECK-LABEL: gpu.func @f32_in_bf16_0_gemm
+// CHECK: %[[A0:.*]] = nvgpu.ldmatrix %{{.*}} : memref<3x32x32xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
+// CHECK: %[[X:.*]] = vector.extract %[[A0]][0, 0]
+// CHECK: %[[Y:.*]] = vector.extract %[[A0]][2, 0]
+// CHECK: %[[PAIR:.*]] = vector.from_elements %[[X]], %[[Y]] : vector<2xf32>
+// CHECK: arith.truncf %[[PAIR]] : vector<2xf32> to vector<2xbf16>
+// CHECK: vector.insert %{{.*}} [3] : vector<2xbf16> into vector<4x2xbf16>
+// CHECK: scf.for
+// CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// CHECK-NOT: tf32Enabled
+// CHECK: scf.yield
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<?x48xf32>, vector<4xf32>
+func.func @f32_in_bf16(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w precision bf16 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}

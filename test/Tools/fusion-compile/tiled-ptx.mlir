@@ -5,6 +5,8 @@
 // RUN: fusion-compile %s --emit=ptx --strategy=tiled -o - | FileCheck %s
 // RUN: fusion-compile %S/../../../examples/linear_leaky_relu.mlir --emit=ptx --strategy=tiled --precision=tf32 -o - | FileCheck %s --check-prefix=TF32
 // RUN: fusion-compile %S/../../../examples/linear_scale_batch_norm.mlir --emit=ptx --strategy=tiled -o - | FileCheck %s --check-prefix=FP32
+// RUN: fusion-compile %S/../../../examples/linear_leaky_relu.mlir --emit=ptx --strategy=tiled --precision=f16 -o - | FileCheck %s --check-prefix=F32F16
+// RUN: fusion-compile %S/../../../examples/linear_leaky_relu.mlir --emit=ptx --strategy=tiled --precision=fp32 --fp32-math=simt -o - | FileCheck %s --check-prefix=SIMT
 
 // CHECK: .entry bf16_0_gemm(
 // CHECK-NOT: .local
@@ -37,3 +39,12 @@ func.func @f16(%x: tensor<?x256xf16>, %w: tensor<256x256xf16>) -> tensor<?x256xf
 // FP32: st.global.v4.b32
 // FP32: ld.shared.b32
 // FP32: .entry linear_scale_batch_norm_0_finalize(
+// F32F16: .entry linear_leaky_relu_0_gemm(
+// F32F16-NOT: .local
+// F32F16: cvt.rn.f16x2.f32
+// F32F16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// SIMT: .entry linear_leaky_relu_0_gemm(
+// SIMT-NOT: .local
+// SIMT-NOT: mma.sync
+// SIMT: ld.shared.v4.b32
+// SIMT: fma.rn.f32
