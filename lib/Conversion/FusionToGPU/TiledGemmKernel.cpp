@@ -352,8 +352,6 @@ SmallVector<Value> TiledGemmEmitter::loadHalfFragments(Value stage,
   // the first half and slots (2t + 8, 2t + 9) those of the second, in A and
   // B alike.
   int64_t tilesM = c.warpTileM() / 16;
-  SmallVector<Value> halves[2] = {loadFragments(stage, 2 * step),
-                                  loadFragments(stage, 2 * step + 1)};
   Type half = p.kind == MmaKind::F32AsBF16 ? Type(b.getBF16Type())
                                            : Type(b.getF16Type());
   auto element = [&](Value fragment, int64_t i) -> Value {
@@ -381,24 +379,25 @@ SmallVector<Value> TiledGemmEmitter::loadHalfFragments(Value stage,
                                         static_cast<int64_t>(i));
     return result;
   };
-  SmallVector<Value> fragments;
   // A x4 registers: (rows 0-7, k t), (rows 8-15, k t), (rows 0-7, k t + 4),
-  // (rows 8-15, k t + 4).
-  for (int64_t mi = 0; mi < tilesM; ++mi) {
-    SmallVector<Value> pairs;
-    for (const SmallVector<Value> &h : halves)
+  // (rows 8-15, k t + 4); B x4 registers: (n tile 0, k t), (n tile 0,
+  // k t + 4), then n tile 1.
+  int64_t tilesN = c.warpTileN() / 8;
+  SmallVector<SmallVector<Value>> pairsA(tilesM), pairsB(tilesN);
+  for (int64_t h = 0; h < 2; ++h) {
+    SmallVector<Value> raw = loadFragments(stage, 2 * step + h);
+    for (int64_t mi = 0; mi < tilesM; ++mi)
       for (int64_t rowHalf = 0; rowHalf < 2; ++rowHalf)
-        pairs.push_back(pack(h[mi], rowHalf, rowHalf + 2));
-    fragments.push_back(operand(pairs));
+        pairsA[mi].push_back(pack(raw[mi], rowHalf, rowHalf + 2));
+    for (int64_t ni = 0; ni < tilesN; ++ni)
+      pairsB[ni].push_back(
+          pack(raw[tilesM + ni / 2], 2 * (ni % 2), 2 * (ni % 2) + 1));
   }
-  // B x4 registers: (n tile 0, k t), (n tile 0, k t + 4), then n tile 1.
-  for (int64_t pair = 0; pair < c.warpTileN() / 16; ++pair)
-    for (int64_t tile = 0; tile < 2; ++tile) {
-      SmallVector<Value> pairs;
-      for (const SmallVector<Value> &h : halves)
-        pairs.push_back(pack(h[tilesM + pair], 2 * tile, 2 * tile + 1));
-      fragments.push_back(operand(pairs));
-    }
+  SmallVector<Value> fragments;
+  for (ArrayRef<Value> pairs : pairsA)
+    fragments.push_back(operand(pairs));
+  for (ArrayRef<Value> pairs : pairsB)
+    fragments.push_back(operand(pairs));
   return fragments;
 }
 
@@ -899,12 +898,13 @@ TiledGemmConfig mlir::fusion::chooseTiledGemmConfig(
   }
   // fp32-accurate mode: a second set of accumulators (the K tile's sums)
   // needs 64x32 warp tiles to stay in registers; so do the element loads of
-  // K not 16-byte aligned, a path bound by its loads anyway, and the f32
-  // fragments rounded to 16 bits (two k8 halves live at once). SIMT: 8x8
-  // accumulators a thread, 256 threads.
+  // K not 16-byte aligned, a path bound by its loads anyway. SIMT: 8x8
+  // accumulators a thread, 256 threads. (f32 operands rounded to 16 bits
+  // keep 64x64 warp tiles: on the H100 1.4-1.5x faster than 64x32, despite
+  // a few spilled registers.)
   bool alignedK = problem.k * elementBytes(problem.elementType) % 16 == 0;
   if (problem.kind == MmaKind::TF32x3 || problem.kind == MmaKind::SIMT ||
-      roundsToHalf(problem.kind) || !alignedK) {
+      !alignedK) {
     config.blockN = 128;
     config.warpsN = 4;
   }
