@@ -50,7 +50,8 @@ case "$step" in
         : > "$out/ptxas-report.txt"
         for variant in "bf16 bf16" "f32 tf32 --precision=tf32" \
             "f32 fp32 --precision=fp32" \
-            "f32 simt --precision=fp32 --fp32-math=simt"; do
+            "f32 simt --precision=fp32 --fp32-math=simt" \
+            "f32 f32_bf16 --precision=bf16"; do
           set -- $variant
           model=$1 name=$2; shift 2
           "$compile" "$dir/models/workloads_$model.mlir" --strategy=tiled \
