@@ -434,9 +434,7 @@ void TiledGemmEmitter::multiplyStep(ArrayRef<Value> fragments,
   bool split = p.kind == MmaKind::TF32x3;
   bool packed = roundsToHalf(p.kind);
   SmallVector<int64_t> shape{16, 8, packed ? 16 : mmaK};
-  SmallVector<SmallVector<Value>> a, bFragments;
-  for (Value fragment : fragments.take_front(tilesM))
-    a.push_back(tf32 ? toTf32(fragment, split) : SmallVector<Value>{fragment});
+  SmallVector<SmallVector<Value>> bFragments;
   for (Value fragment : fragments.drop_front(tilesM))
     for (int64_t half = 0; half < 2; ++half) {
       if (packed) {
@@ -451,7 +449,11 @@ void TiledGemmEmitter::multiplyStep(ArrayRef<Value> fragments,
       bFragments.push_back(tf32 ? toTf32(tile, split)
                                 : SmallVector<Value>{tile});
     }
+  // A's operands converted per m16 tile, as they are used: with 3xTF32's
+  // split, all of them at once would not fit in registers.
   for (int64_t mi = 0; mi < tilesM; ++mi) {
+    SmallVector<Value> aTile = tf32 ? toTf32(fragments[mi], split)
+                                    : SmallVector<Value>{fragments[mi]};
     for (size_t ni = 0; ni < bFragments.size(); ++ni) {
       Value &sum = acc[accumulatorIndex(mi, ni)];
       auto mma = [&](Value lhs, Value rhs) {
@@ -463,10 +465,10 @@ void TiledGemmEmitter::multiplyStep(ArrayRef<Value> fragments,
       };
       if (split) {
         // Small terms first: they are lost if added to the large sum.
-        mma(a[mi][1], bFragments[ni][0]);
-        mma(a[mi][0], bFragments[ni][1]);
+        mma(aTile[1], bFragments[ni][0]);
+        mma(aTile[0], bFragments[ni][1]);
       }
-      mma(a[mi][0], bFragments[ni][0]);
+      mma(aTile[0], bFragments[ni][0]);
     }
   }
 }
