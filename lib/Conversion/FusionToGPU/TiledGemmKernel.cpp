@@ -3,7 +3,9 @@
 // One thread block computes a blockM x blockN tile of out = x.w^T: a
 // multi-stage cp.async pipeline brings 128-byte-deep K slices of x and w
 // into swizzled shared memory, each warp multiplies its warp tile with
-// ldmatrix + mma.sync, and the epilogue runs on the accumulator registers.
+// ldmatrix + mma.sync (or, fp32-math=simt, each thread its grid with fma),
+// the epilogue runs on the accumulator registers, and the output tile
+// leaves through shared memory in 16-byte stores.
 //
 // Both operands are K-contiguous ("TN"), which is the layout ldmatrix
 // without transpose hands to mma.sync for A and B alike.

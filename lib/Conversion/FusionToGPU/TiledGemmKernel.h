@@ -1,9 +1,10 @@
 //===- TiledGemmKernel.h - GPU backend 2: the tiled GEMM kernel -*- C++ -*-===//
 //
-// The builder of one tensor-core GEMM kernel for sm_80 that applies a fused
-// op's GEMM epilogue (alpha, bias, epilogue region) to its accumulators and,
-// for a training batch norm, the per-tile column statistics, before anything
-// reaches memory.
+// The builder of one GEMM kernel for sm_80 (tensor cores, or CUDA cores for
+// fp32-math=simt) that applies a fused op's GEMM epilogue (alpha, bias,
+// epilogue region) to its accumulators and, for a training batch norm,
+// computes the per-tile column statistics on chip, before the output reaches
+// memory.
 //
 //===----------------------------------------------------------------------===//
 
