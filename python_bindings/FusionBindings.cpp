@@ -142,7 +142,7 @@ struct Module {
   /// Compiles a copy: the module itself stays as it is.
   void compile(const std::string &output, const std::string &target,
                const std::string &strategy, const std::string &precision,
-               const std::string &emit) {
+               const std::string &emit, const std::string &fp32Math) {
     DiagnosticCollector diagnostics(context->context.get());
     OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
     fusion::CompileOptions options;
@@ -150,6 +150,7 @@ struct Module {
     options.strategy = strategy;
     options.precision = precision;
     options.emit = emit;
+    options.fp32Math = fp32Math;
     if (failed(fusion::compileModule(*copy, options, output)))
       diagnostics.raise("compilation failed");
   }
@@ -176,6 +177,7 @@ PYBIND11_MODULE(_fusion, m) {
       .def("compile", &Module::compile, py::arg("output"),
            py::arg("target") = "sm_80", py::arg("strategy") = "cublas",
            py::arg("precision") = "", py::arg("emit") = "so",
+           py::arg("fp32_math") = "tf32x3",
            "Compiles as fusion-compile does, writing `output` (and its "
            ".json/.h signature files).");
 }

@@ -93,7 +93,7 @@ def load(path, module):
 
 
 def compile(module, example_inputs, *, target="sm_80", precision=None,
-            strategy="cublas"):
+            strategy="cublas", fp32_math="tf32x3"):
     """Compiles `module`'s forward for `example_inputs` (2-D tensors whose
     first dimension, the batch, stays free) into a library for `target`
     ("sm_80" and newer GPUs, or "cpu"). `precision` is the GEMM precision of
@@ -101,7 +101,9 @@ def compile(module, example_inputs, *, target="sm_80", precision=None,
     `strategy` is the GPU backend of the fused GEMMs: "cublas" (cuBLASLt +
     generated epilogue kernels), "tiled" (generated tensor-core kernels
     with the epilogue in registers) or "auto" (per op, by a measured
-    rule)."""
+    rule). `fp32_math` is how "tiled" multiplies float32 in fp32 precision:
+    "tf32x3" (tensor cores, split operands, fp32-accurate) or "simt" (fma
+    on the CUDA cores)."""
     from . import _fusion
 
     example_inputs = tuple(example_inputs)
@@ -115,7 +117,8 @@ def compile(module, example_inputs, *, target="sm_80", precision=None,
     context = _fusion.Context()
     compiled = _fusion.Module.parse(context, text, "model")
     compiled.compile(str(directory / LIBRARY), target=target,
-                     strategy=strategy, precision=precision or "")
+                     strategy=strategy, precision=precision or "",
+                     fp32_math=fp32_math)
     entries = {mode: {"name": f.name,
                       "arguments": [dataclasses.asdict(a)
                                     for a in f.arguments],

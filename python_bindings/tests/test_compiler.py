@@ -84,9 +84,22 @@ def test_compile_tiled_strategy(context, tmp_path):
     assert "__fusion_rt_gemm" not in text
 
 
+def test_compile_tiled_simt(context, tmp_path):
+    # fp32 on the CUDA cores: fma, no tensor-core op.
+    module = _fusion.Module.parse(context, VALID)
+    out = tmp_path / "f.mlir"
+    module.compile(str(out), strategy="tiled", fp32_math="simt", emit="mlir")
+    text = out.read_text()
+    assert "__nv_fmaf" in text
+    assert "nvvm.mma.sync" not in text
+
+
 def test_compile_errors_raise(context, tmp_path):
     module = _fusion.Module.parse(context, VALID)
     with pytest.raises(_fusion.MLIRError, match="unknown strategy 'fastest'"):
         module.compile(str(tmp_path / "f.so"), strategy="fastest")
+    with pytest.raises(_fusion.MLIRError, match="unknown fp32-math 'fast'"):
+        module.compile(str(tmp_path / "f.so"), strategy="tiled",
+                       fp32_math="fast")
     with pytest.raises(_fusion.MLIRError, match="unknown emit kind"):
         module.compile(str(tmp_path / "f.so"), emit="cubin")
