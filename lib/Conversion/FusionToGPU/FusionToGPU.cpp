@@ -509,20 +509,21 @@ LogicalResult HostEmitter::planTiled(FusedLinearOp op) {
     config.warpsN = set.warpsN;
   if (set.stages)
     config.stages = set.stages;
+  auto invalidTiling = [&](const Twine &why) {
+    return op.emitOpError("invalid tiling ")
+           << config.blockM << "x" << config.blockN << " with "
+           << config.warpsM << "x" << config.warpsN << " warps, "
+           << config.stages << " stages: " << why;
+  };
   std::string invalid = config.validate(problem.kind);
   if (!invalid.empty())
-    return op.emitOpError("invalid tiling ")
-           << config.blockM << "x" << config.blockN << " with "
-           << config.warpsM << "x" << config.warpsN << " warps, "
-           << config.stages << " stages: " << invalid;
+    return invalidTiling(invalid);
   int64_t sharedBytes = TiledGemmSharedLayout::of(problem, config).total;
-  if (sharedBytes > maxSharedBytes(strategy.chip))
-    return op.emitOpError("invalid tiling ")
-           << config.blockM << "x" << config.blockN << " with "
-           << config.warpsM << "x" << config.warpsN << " warps, "
-           << config.stages << " stages: needs " << sharedBytes
-           << " bytes of shared memory, " << strategy.chip << " has "
-           << maxSharedBytes(strategy.chip);
+  int64_t available = maxSharedBytes(strategy.chip);
+  if (sharedBytes > available)
+    return invalidTiling("needs " + Twine(sharedBytes) +
+                         " bytes of shared memory, " + strategy.chip +
+                         " has " + Twine(available));
   tiled[op] = {problem, config};
   return success();
 }
