@@ -172,6 +172,8 @@ private:
   // Per-thread values.
   Value thread, lane, warpM, warpN, rows, blockRowTiles, tileM, rowBase,
       columnBase, sharedA, sharedB, sharedRaw;
+  /// SIMT: the thread's first row and column of the block tile.
+  Value simtRow, simtColumn;
 };
 
 int64_t ceilDiv(int64_t l, int64_t r) { return (l + r - 1) / r; }
@@ -195,6 +197,10 @@ void TiledGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   Value warp = div(thread, fusion::kWarpSize);
   warpM = rem(warp, c.warpsM);
   warpN = div(warp, c.warpsM);
+  if (simt()) {
+    simtRow = div(thread, TiledGemmConfig::kSimtThreadsN);
+    simtColumn = rem(thread, TiledGemmConfig::kSimtThreadsN);
+  }
   rows = memref::DimOp::create(b, loc, x, 0);
   auto collapse = [&](Value matrix) -> Value {
     return memref::CollapseShapeOp::create(
@@ -437,20 +443,20 @@ void TiledGemmEmitter::multiplyStep(ArrayRef<Value> fragments,
   bool packed = roundsToHalf(p.kind);
   SmallVector<int64_t> shape{16, 8, packed ? 16 : mmaK};
   SmallVector<SmallVector<Value>> bFragments;
-  for (Value fragment : fragments.drop_front(tilesM))
+  for (Value fragment : fragments.drop_front(tilesM)) {
+    if (packed) {
+      // Already one operand per n8 tile.
+      bFragments.push_back({fragment});
+      continue;
+    }
     for (int64_t half = 0; half < 2; ++half) {
-      if (packed) {
-        // Already one operand per n8 tile.
-        if (half == 0)
-          bFragments.push_back({fragment});
-        continue;
-      }
       Value tile = vector::ExtractStridedSliceOp::create(
           b, loc, fragment, ArrayRef<int64_t>{2 * half, 0},
           ArrayRef<int64_t>{2, fragmentWidth}, ArrayRef<int64_t>{1, 1});
       bFragments.push_back(tf32 ? toTf32(tile, split)
                                 : SmallVector<Value>{tile});
     }
+  }
   // A's operands converted per m16 tile, as they are used: with 3xTF32's
   // split, all of them at once would not fit in registers.
   for (int64_t mi = 0; mi < tilesM; ++mi) {
@@ -477,12 +483,9 @@ void TiledGemmEmitter::multiplyStep(ArrayRef<Value> fragments,
 
 SmallVector<Value> TiledGemmEmitter::loadSimtFragments(Value stage,
                                                        int64_t step) {
-  // Rows r + i * rowStride of A and columns n + j * 16 of B: the 8 lanes of
-  // a quarter warp read one row of A (a broadcast) and 8 rows of B that the
+  // The thread's rows of A and columns (rows) of B: the 8 lanes of a
+  // quarter warp read one row of A (a broadcast) and 8 rows of B that the
   // swizzle puts in distinct banks.
-  int64_t rowStride = c.threads() / TiledGemmConfig::kSimtThreadsN;
-  Value firstRow = div(thread, TiledGemmConfig::kSimtThreadsN);
-  Value firstColumn = rem(thread, TiledGemmConfig::kSimtThreadsN);
   auto chunkType = VectorType::get({chunkElements}, elementType);
   SmallVector<Value> fragments;
   auto load = [&](Value shared, Value row) {
@@ -492,9 +495,9 @@ SmallVector<Value> TiledGemmEmitter::loadSimtFragments(Value stage,
         /*nontemporal=*/false, llvm::Align(kChunkBytes)));
   };
   for (int64_t i = 0; i < c.simtRows(); ++i)
-    load(sharedA, add(firstRow, i * rowStride));
+    load(sharedA, add(simtRow, i * c.simtRowStride()));
   for (int64_t j = 0; j < c.simtColumns(); ++j)
-    load(sharedB, add(firstColumn, j * TiledGemmConfig::kSimtThreadsN));
+    load(sharedB, add(simtColumn, j * TiledGemmConfig::kSimtThreadsN));
   return fragments;
 }
 
@@ -565,12 +568,12 @@ void TiledGemmEmitter::emitEpilogue(ArrayRef<Value> accumulators) {
   SmallVector<Run> runs;
   Value firstRow, firstColumn;
   if (simt()) {
-    firstRow = div(thread, TiledGemmConfig::kSimtThreadsN);
-    firstColumn = rem(thread, TiledGemmConfig::kSimtThreadsN);
-    int64_t rowStride = c.threads() / TiledGemmConfig::kSimtThreadsN;
+    firstRow = simtRow;
+    firstColumn = simtColumn;
     for (int64_t i = 0; i < c.simtRows(); ++i)
       for (int64_t j = 0; j < c.simtColumns(); ++j)
-        runs.push_back({i * rowStride, j * TiledGemmConfig::kSimtThreadsN,
+        runs.push_back({i * c.simtRowStride(),
+                        j * TiledGemmConfig::kSimtThreadsN,
                         {accumulators[i * c.simtColumns() + j]}});
   } else {
     // Lane l holds rows l / 4 (+ 8) and columns 2 * (l % 4) (+ 1) of each
@@ -874,8 +877,8 @@ std::string TiledGemmConfig::validate(MmaKind kind) const {
   if (warpsM < 1 || warpsN < 1 || blockM % (16 * warpsM) ||
       blockN % (16 * warpsN))
     return "warp tiles must be positive multiples of 16x16";
-  if (kind == MmaKind::SIMT && (blockM % (threads() / kSimtThreadsN) ||
-                                blockN % kSimtThreadsN))
+  if (kind == MmaKind::SIMT &&
+      (blockM % simtRowStride() || blockN % kSimtThreadsN))
     return "the SIMT thread grid (" + std::to_string(kSimtThreadsN) +
            " threads along N) must divide the block tile";
   if ((blockM * kChunksPerRow) % threads() ||

@@ -48,11 +48,12 @@ struct TiledGemmConfig {
   int64_t threads() const { return 32 * warpsM * warpsN; }
   int64_t warpTileM() const { return blockM / warpsM; }
   int64_t warpTileN() const { return blockN / warpsN; }
-  /// SIMT: threads along N (the rest along M); a thread owns the rows
-  /// r + i * (threads() / kSimtThreadsN) and the columns
-  /// c + j * kSimtThreadsN of the block tile.
+  /// SIMT: threads along N (the rest along M); thread t owns the rows
+  /// t / kSimtThreadsN + i * simtRowStride() and the columns
+  /// t % kSimtThreadsN + j * kSimtThreadsN of the block tile.
   static constexpr int64_t kSimtThreadsN = 16;
-  int64_t simtRows() const { return blockM / (threads() / kSimtThreadsN); }
+  int64_t simtRowStride() const { return threads() / kSimtThreadsN; }
+  int64_t simtRows() const { return blockM / simtRowStride(); }
   int64_t simtColumns() const { return blockN / kSimtThreadsN; }
   /// Why this config cannot be built for `kind` (empty when it can).
   std::string validate(MmaKind kind) const;
