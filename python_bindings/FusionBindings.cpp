@@ -142,15 +142,22 @@ struct Module {
   /// Compiles a copy: the module itself stays as it is.
   void compile(const std::string &output, const std::string &target,
                const std::string &strategy, const std::string &precision,
-               const std::string &emit, const std::string &fp32Math) {
+               const std::string &emit, const std::string &fp32Math,
+               const std::string &tile) {
+    fusion::CompileOptions options;
+    for (auto [name, value] :
+         {std::pair<StringRef, StringRef>{"target", target},
+          {"strategy", strategy},
+          {"precision", precision},
+          {"emit", emit},
+          {"fp32-math", fp32Math},
+          {"tile", tile}}) {
+      std::string error = fusion::setCompileOption(options, name, value);
+      if (!error.empty())
+        throw MLIRError(error);
+    }
     DiagnosticCollector diagnostics(context->context.get());
     OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
-    fusion::CompileOptions options;
-    options.target = target;
-    options.strategy = strategy;
-    options.precision = precision;
-    options.emit = emit;
-    options.fp32Math = fp32Math;
     if (failed(fusion::compileModule(*copy, options, output)))
       diagnostics.raise("compilation failed");
   }
@@ -175,9 +182,9 @@ PYBIND11_MODULE(_fusion, m) {
            "Runs a textual pass pipeline, e.g. "
            "'builtin.module(fusion-optimize)'.")
       .def("compile", &Module::compile, py::arg("output"),
-           py::arg("target") = "sm_80", py::arg("strategy") = "cublas",
+           py::arg("target") = "sm_80", py::arg("strategy") = "auto",
            py::arg("precision") = "", py::arg("emit") = "so",
-           py::arg("fp32_math") = "tf32x3",
+           py::arg("fp32_math") = "tf32x3", py::arg("tile") = "",
            "Compiles as fusion-compile does, writing `output` (and its "
            ".json/.h signature files).");
 }

@@ -5,6 +5,8 @@
 
 #include "fusion/Conversion/Passes.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Dialect/Fusion/IR/GemmConfig.h"
+#include "fusion/Dialect/Fusion/Transforms/Passes.h"
 #include "fusion/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -22,6 +24,7 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -34,8 +37,6 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 
-#include <cinttypes>
-#include <cstdio>
 
 using namespace mlir;
 using namespace mlir::fusion;
@@ -290,6 +291,96 @@ LogicalResult writeModule(ModuleOp module, StringRef path) {
 
 } // namespace
 
+std::string mlir::fusion::setCompileOption(CompileOptions &options,
+                                           StringRef name, StringRef value) {
+  auto invalid = [&](StringRef expected) {
+    return ("invalid --" + name + "='" + value + "' (expected " + expected +
+            ")")
+        .str();
+  };
+  if (name == "target") {
+    if (value == "cpu") {
+      options.chip = std::nullopt;
+      return "";
+    }
+    if (std::optional<Chip> chip = symbolizeChip(value)) {
+      options.chip = chip;
+      return "";
+    }
+    return invalid("cpu or a supported GPU: " + getSupportedChipList());
+  }
+  if (name == "strategy") {
+    if (std::optional<GemmStrategy> strategy = symbolizeGemmStrategy(value)) {
+      options.strategy = *strategy;
+      return "";
+    }
+    return invalid("cublas, tiled or auto");
+  }
+  if (name == "fp32-math") {
+    if (std::optional<Fp32Math> math = symbolizeFp32Math(value)) {
+      options.fp32Math = *math;
+      return "";
+    }
+    return invalid("tf32x3 or simt");
+  }
+  if (name == "precision") {
+    if (value.empty()) {
+      options.precision = std::nullopt;
+      return "";
+    }
+    if (std::optional<Precision> precision = symbolizePrecision(value)) {
+      options.precision = precision;
+      return "";
+    }
+    return invalid("fp32, tf32, bf16 or f16");
+  }
+  if (name == "emit") {
+    std::optional<EmitKind> kind =
+        llvm::StringSwitch<std::optional<EmitKind>>(value)
+            .Case("so", EmitKind::Library)
+            .Case("mlir", EmitKind::MLIR)
+            .Case("ptx", EmitKind::PTX)
+            .Default(std::nullopt);
+    if (!kind)
+      return invalid("so, mlir or ptx");
+    options.emit = *kind;
+    return "";
+  }
+  if (name == "tile") {
+    options.tile.clear();
+    options.warps.clear();
+    options.stages = 0;
+    if (value.empty())
+      return "";
+    // BMxBN,WMxWN,STAGES: five positive integers.
+    SmallVector<StringRef, 3> parts;
+    value.split(parts, ',');
+    SmallVector<int64_t, 5> numbers;
+    auto parseExtents = [&](StringRef part, unsigned count) {
+      SmallVector<StringRef, 2> extents;
+      part.split(extents, 'x');
+      if (extents.size() != count)
+        return false;
+      for (StringRef extent : extents) {
+        int64_t number;
+        if (extent.getAsInteger(10, number) || number <= 0)
+          return false;
+        numbers.push_back(number);
+      }
+      return true;
+    };
+    if (parts.size() != 3 || !parseExtents(parts[0], 2) ||
+        !parseExtents(parts[1], 2) || !parseExtents(parts[2], 1))
+      return invalid("BMxBN,WMxWN,STAGES of positive integers, e.g. "
+                     "128x256,2x4,3");
+    options.tile = {numbers[0], numbers[1]};
+    options.warps = {numbers[2], numbers[3]};
+    options.stages = numbers[4];
+    return "";
+  }
+  return ("unknown option '" + name + "'").str();
+}
+
 LogicalResult mlir::fusion::compileModule(ModuleOp module,
                                           const CompileOptions &options,
                                           StringRef outputPath) {
@@ -300,19 +391,12 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
 #else
   std::string cudaPath = options.cudaPath;
 #endif
-  bool cpu = options.target == "cpu";
-  if (options.strategy != "cublas" && options.strategy != "tiled" &&
-      options.strategy != "auto")
-    return module.emitError()
-           << "fusion-compile: unknown strategy '" << options.strategy
-           << "' (expected cublas, tiled or auto)";
-  if (options.emit != "so" && options.emit != "mlir" && options.emit != "ptx")
-    return module.emitError() << "fusion-compile: unknown emit kind '"
-                              << options.emit << "' (expected so, mlir or ptx)";
+  bool cpu = !options.chip;
 
   PassManager fuse(context);
   OptimizePipelineOptions optimize;
-  optimize.f32Precision = options.precision;
+  if (options.precision)
+    optimize.f32Precision = stringifyPrecision(*options.precision).str();
   buildOptimizePipeline(fuse, optimize);
   if (failed(fuse.run(module)))
     return failure();
@@ -320,8 +404,8 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
   OwningOpRef<ModuleOp> signatures = cast<ModuleOp>(module->clone());
 
   if (cpu) {
-    if (options.emit == "ptx")
-      return module.emitError("fusion-compile: --emit=ptx needs a GPU target");
+    if (options.emit == EmitKind::PTX)
+      return module.emitError("--emit=ptx needs a GPU target");
     addDestinationPassingWrappers(module);
     PassManager reference(context);
     reference.addPass(createInlinerPass());
@@ -329,49 +413,44 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
     buildLowerToCpuPipeline(reference);
     if (failed(reference.run(module)))
       return failure();
-    if (options.emit == "mlir")
+    if (options.emit == EmitKind::MLIR)
       return writeModule(module, outputPath);
     if (failed(buildLibrary(module, outputPath, cudaPath, /*gpu=*/false)))
       return failure();
     return writeSignatures(*signatures, outputPath, "cpu");
   }
 
+  // A module that names its target keeps it; one that names another than
+  // the options' is refused rather than compiled for either.
+  if (auto target = TargetAttr::lookup(module);
+      target && target.getChip() != *options.chip)
+    return module.emitError()
+           << "the module targets " << stringifyChip(target.getChip())
+           << ", --target says " << stringifyChip(*options.chip);
   PassManager lower(context);
-  ConvertFusionToGPUOptions gpu;
-  gpu.chip = options.target;
-  gpu.strategy = options.strategy;
-  gpu.fp32Math = options.fp32Math;
-  if (!options.tile.empty()) {
-    int64_t blockM, blockN, warpsM, warpsN, stages;
-    char extra;
-    if (std::sscanf(options.tile.c_str(), "%" SCNd64 "x%" SCNd64 ",%" SCNd64
-                    "x%" SCNd64 ",%" SCNd64 "%c",
-                    &blockM, &blockN, &warpsM, &warpsN, &stages,
-                    &extra) != 5)
-      return module.emitError()
-             << "fusion-compile: bad tiling '" << options.tile
-             << "' (expected BMxBN,WARPSMxWARPSN,STAGES, e.g. 128x256,2x4,3)";
-    gpu.tileM = blockM;
-    gpu.tileN = blockN;
-    gpu.warpsM = warpsM;
-    gpu.warpsN = warpsN;
-    gpu.stages = stages;
-  }
-  lower.addPass(createConvertFusionToGPU(gpu));
+  SelectGemmConfigOptions select;
+  select.target = *options.chip;
+  select.strategy = options.strategy;
+  select.fp32Math = options.fp32Math;
+  select.tile.assign(options.tile.begin(), options.tile.end());
+  select.warps.assign(options.warps.begin(), options.warps.end());
+  select.stages = options.stages;
+  lower.addPass(createSelectGemmConfig(select));
+  lower.addPass(createConvertFusionToGPU());
   buildKernelsToNVVMPipeline(lower);
   if (failed(lower.run(module)))
     return failure();
-  if (options.emit == "mlir")
+  if (options.emit == EmitKind::MLIR)
     return writeModule(module, outputPath);
 
   PassManager binary(context);
   GpuModuleToBinaryPassOptions toBinary;
   toBinary.toolkitPath = cudaPath;
-  toBinary.compilationTarget = options.emit == "ptx" ? "isa" : "fatbin";
+  toBinary.compilationTarget = options.emit == EmitKind::PTX ? "isa" : "fatbin";
   binary.addPass(createGpuModuleToBinaryPass(toBinary));
   if (failed(binary.run(module)))
     return failure();
-  if (options.emit == "ptx") {
+  if (options.emit == EmitKind::PTX) {
     auto gpuBinary = module.lookupSymbol<gpu::BinaryOp>(kKernelModuleName);
     auto object = cast<gpu::ObjectAttr>(gpuBinary.getObjects()[0]);
     return writeText(module, outputPath, object.getObject().getValue());
@@ -386,5 +465,6 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
 
   if (failed(buildLibrary(module, outputPath, cudaPath, /*gpu=*/true)))
     return failure();
-  return writeSignatures(*signatures, outputPath, options.target);
+  return writeSignatures(*signatures, outputPath,
+                         stringifyChip(*options.chip));
 }

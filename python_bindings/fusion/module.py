@@ -93,17 +93,19 @@ def load(path, module):
 
 
 def compile(module, example_inputs, *, target="sm_80", precision=None,
-            strategy="cublas", fp32_math="tf32x3"):
+            strategy="auto", fp32_math="tf32x3", tile=None):
     """Compiles `module`'s forward for `example_inputs` (2-D tensors whose
     first dimension, the batch, stays free) into a library for `target`
     ("sm_80" and newer GPUs, or "cpu"). `precision` is the GEMM precision of
     float32 models: "fp32" (default, PyTorch's), "tf32", "bf16" or "f16".
-    `strategy` is the GPU backend of the fused GEMMs: "cublas" (cuBLASLt +
-    generated epilogue kernels), "tiled" (generated tensor-core kernels
-    with the epilogue in registers) or "auto" (per op, by a measured
-    rule). `fp32_math` is how "tiled" multiplies float32 in fp32 precision:
-    "tf32x3" (tensor cores, split operands, fp32-accurate) or "simt" (fma
-    on the CUDA cores)."""
+    `strategy` is the GPU backend of the fused GEMMs: "auto" (default: per
+    op, by the measured rule of docs/architecture.md), "cublas" (cuBLASLt +
+    generated epilogue kernels) or "tiled" (generated tensor-core kernels
+    with the epilogue in registers). `fp32_math` is how generated kernels
+    multiply float32 in fp32 precision: "tf32x3" (tensor cores, split
+    operands, fp32-accurate) or "simt" (fma on the CUDA cores). `tile`
+    ("BMxBN,WMxWN,STAGES") overrides the generated kernels' tiling. The
+    options are checked by the compiler, as fusion-compile's are."""
     from . import _fusion
 
     example_inputs = tuple(example_inputs)
@@ -118,7 +120,7 @@ def compile(module, example_inputs, *, target="sm_80", precision=None,
     compiled = _fusion.Module.parse(context, text, "model")
     compiled.compile(str(directory / LIBRARY), target=target,
                      strategy=strategy, precision=precision or "",
-                     fp32_math=fp32_math)
+                     fp32_math=fp32_math, tile=tile or "")
     entries = {mode: {"name": f.name,
                       "arguments": [dataclasses.asdict(a)
                                     for a in f.arguments],

@@ -96,10 +96,19 @@ def test_compile_tiled_simt(context, tmp_path):
 
 def test_compile_errors_raise(context, tmp_path):
     module = _fusion.Module.parse(context, VALID)
-    with pytest.raises(_fusion.MLIRError, match="unknown strategy 'fastest'"):
+    with pytest.raises(_fusion.MLIRError,
+                       match="invalid --strategy='fastest'"):
         module.compile(str(tmp_path / "f.so"), strategy="fastest")
-    with pytest.raises(_fusion.MLIRError, match="unknown fp32-math 'fast'"):
+    with pytest.raises(_fusion.MLIRError, match="invalid --fp32-math='fast'"):
         module.compile(str(tmp_path / "f.so"), strategy="tiled",
                        fp32_math="fast")
-    with pytest.raises(_fusion.MLIRError, match="unknown emit kind"):
+    with pytest.raises(_fusion.MLIRError, match="invalid --emit='cubin'"):
         module.compile(str(tmp_path / "f.so"), emit="cubin")
+    # Targets fusion cannot generate code for are named with the list of
+    # those it can.
+    with pytest.raises(_fusion.MLIRError,
+                       match="invalid --target='cpu2'.*sm_80, sm_86"):
+        module.compile(str(tmp_path / "f.so"), target="cpu2")
+    with pytest.raises(_fusion.MLIRError, match="invalid --tile='-128x128"):
+        module.compile(str(tmp_path / "f.so"), strategy="tiled",
+                       tile="-128x128,2x2,3")

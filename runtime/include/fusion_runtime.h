@@ -48,8 +48,16 @@ const char *fusion_last_error_message(void);
  * Internal ABI: called by the generated host code, not by users.
  *===----------------------------------------------------------------------===*/
 
-/* Element types and GEMM precisions, as the fusion dialect numbers them. */
+/* Element types and GEMM precisions, as the fusion dialect numbers them
+ * (ElementType and Precision in FusionAttrs.td; the compiler checks that
+ * the two agree). */
 enum { FUSION_F32 = 0, FUSION_BF16 = 1, FUSION_F16 = 2 };
+enum {
+  FUSION_PRECISION_FP32 = 0,
+  FUSION_PRECISION_TF32 = 1,
+  FUSION_PRECISION_BF16 = 2,
+  FUSION_PRECISION_F16 = 3
+};
 
 /* `bytes` of device memory at `ptr`, 16-byte aligned, on the stream's device.
  */

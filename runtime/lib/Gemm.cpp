@@ -60,16 +60,16 @@ cudaDataType_t dataType(int32_t dtype) {
 }
 
 /// Half-precision operands are exact in f32, so only f32 operands see the
-/// precision. The numbering is the dialect's: fp32, tf32, bf16, f16.
+/// precision.
 cublasComputeType_t computeType(int32_t dtype, int32_t precision) {
   if (dtype != FUSION_F32)
     return CUBLAS_COMPUTE_32F;
   switch (precision) {
-  case 1:
+  case FUSION_PRECISION_TF32:
     return CUBLAS_COMPUTE_32F_FAST_TF32;
-  case 2:
+  case FUSION_PRECISION_BF16:
     return CUBLAS_COMPUTE_32F_FAST_16BF;
-  case 3:
+  case FUSION_PRECISION_F16:
     return CUBLAS_COMPUTE_32F_FAST_16F;
   default:
     return CUBLAS_COMPUTE_32F;

@@ -1,6 +1,6 @@
 //===- fusion-compile.cpp - fusion models to GPU shared libraries ---------===//
 //
-//   fusion-compile model.mlir -o model.so [--target=sm_80] [--strategy=cublas|tiled|auto]
+//   fusion-compile model.mlir -o model.so [--target=sm_80] [--strategy=auto|cublas|tiled]
 //                  [--precision=fp32|tf32|bf16|f16] [--emit=so|mlir|ptx]
 //
 // Writes model.so, whose entry points follow runtime/include/fusion_runtime.h,
@@ -26,11 +26,15 @@ int main(int argc, char **argv) {
   cl::opt<std::string> input(cl::Positional, cl::desc("<model.mlir>"),
                              cl::Required);
   cl::opt<std::string> output("o", cl::desc("output file"), cl::Required);
-  cl::opt<std::string> target("target",
-                              cl::desc("GPU architecture (sm_80, ...) or cpu"),
-                              cl::init("sm_80"));
-  cl::opt<std::string> strategy("strategy", cl::desc("backend of fused GEMMs: cublas, tiled or auto"),
-                                cl::init("cublas"));
+  // Textual options, parsed and checked by fusion::setCompileOption.
+  cl::opt<std::string> target(
+      "target", cl::desc("GPU architecture (sm_80, sm_86, sm_89, sm_90) or cpu"),
+      cl::init("sm_80"));
+  cl::opt<std::string> strategy(
+      "strategy",
+      cl::desc("backend of fused GEMMs: cublas, tiled or auto (default: auto, "
+               "the measured rule)"),
+      cl::init("auto"));
   cl::opt<std::string> precision(
       "precision",
       cl::desc("GEMM precision of f32 chains: fp32, tf32, bf16, "
@@ -40,12 +44,12 @@ int main(int argc, char **argv) {
                             cl::init("so"));
   cl::opt<std::string> tile(
       "tile",
-      cl::desc("tiled strategy: BMxBN,WARPSMxWARPSN,STAGES (default: "
+      cl::desc("generated kernels: BMxBN,WARPSMxWARPSN,STAGES (default: "
                "heuristic per op)"),
       cl::init(""));
   cl::opt<std::string> fp32Math(
       "fp32-math",
-      cl::desc("tiled strategy, f32 GEMMs in fp32: tf32x3 (tensor cores, "
+      cl::desc("generated kernels, f32 GEMMs in fp32: tf32x3 (tensor cores, "
                "split operands) or simt (fma on the CUDA cores)"),
       cl::init("tf32x3"));
   cl::opt<std::string> cudaPath(
@@ -70,12 +74,19 @@ int main(int argc, char **argv) {
     return 1;
 
   fusion::CompileOptions options;
-  options.target = target;
-  options.strategy = strategy;
-  options.precision = precision;
-  options.tile = tile;
-  options.fp32Math = fp32Math;
-  options.emit = emit;
+  for (auto [name, value] :
+       {std::pair<StringRef, StringRef>{"target", target},
+        {"strategy", strategy},
+        {"precision", precision},
+        {"emit", emit},
+        {"tile", tile},
+        {"fp32-math", fp32Math}}) {
+    std::string error = fusion::setCompileOption(options, name, value);
+    if (!error.empty()) {
+      llvm::errs() << "fusion-compile: " << error << "\n";
+      return 1;
+    }
+  }
   options.cudaPath = cudaPath;
   return failed(fusion::compileModule(*module, options, output)) ? 1 : 0;
 }

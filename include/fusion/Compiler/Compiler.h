@@ -9,6 +9,7 @@
 #ifndef FUSION_COMPILER_COMPILER_H
 #define FUSION_COMPILER_COMPILER_H
 
+#include "fusion/Dialect/Fusion/IR/FusionAttrs.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -18,30 +19,43 @@ namespace mlir {
 class DialectRegistry;
 namespace fusion {
 
+/// What compileModule produces.
+enum class EmitKind {
+  Library, ///< the shared library and its signature files
+  MLIR,    ///< the lowered IR, before the kernels' binary is built
+  PTX,     ///< the kernels' PTX
+};
+
 struct CompileOptions {
-  /// GPU architecture of the kernels (their PTX runs on newer GPUs too), or
-  /// "cpu": an x86-64 library through the CPU reference lowering, whose
-  /// entry points take memref descriptors (inputs, then outputs).
-  std::string target = "sm_80";
-  /// The backend of fused GEMMs: "cublas" (cuBLASLt GEMM + generated
-  /// epilogue kernels), "tiled" (generated tensor-core GEMM kernels with the
-  /// epilogue in registers) or "auto" (per op, docs/architecture.md).
-  std::string strategy = "cublas";
-  /// The tiled strategy's tiling, "BMxBN,WARPSMxWARPSN,STAGES" (e.g.
-  /// "128x256,2x4,3"); empty: the heuristic per op.
-  std::string tile;
-  /// The tiled strategy's f32 GEMMs in fp32: "tf32x3" (tensor cores, split
-  /// operands) or "simt" (fma on the CUDA cores).
-  std::string fp32Math = "tf32x3";
-  /// GEMM precision of f32 chains: fp32, tf32, bf16, f16 ("": fp32).
-  std::string precision;
-  /// What to produce: "so" (library + signature), "mlir" (lowered IR before
-  /// the binary is built), "ptx" (the kernels' PTX).
-  std::string emit = "so";
+  /// The GPU the kernels target (their PTX runs on newer GPUs too), or none:
+  /// an x86-64 library through the CPU reference lowering, whose entry
+  /// points take memref descriptors (inputs, then outputs).
+  std::optional<Chip> chip = Chip::sm_80;
+  /// How fusion-select-gemm-config picks each fused GEMM's backend.
+  GemmStrategy strategy = GemmStrategy::Auto;
+  /// Generated kernels' f32 GEMMs in fp32.
+  Fp32Math fp32Math = Fp32Math::tf32x3;
+  /// GEMM precision of f32 chains (none: fp32).
+  std::optional<Precision> precision;
+  /// Overrides of the generated kernels' tiling, {BM, BN}, {WM, WN}, stages
+  /// (empty, 0: the heuristic's).
+  SmallVector<int64_t, 2> tile, warps;
+  int64_t stages = 0;
+  EmitKind emit = EmitKind::Library;
   /// The CUDA toolkit (ptxas, fatbinary, cudart, cuBLASLt); empty: the one
   /// fusion was built with.
   std::string cudaPath;
 };
+
+/// Sets the option `name` of `options` from its textual form, as
+/// fusion-compile and the Python package spell it: `target` (sm_80, sm_86,
+/// sm_89, sm_90 or cpu), `strategy` (cublas, tiled, auto), `fp32-math`
+/// (tf32x3, simt), `precision` (fp32, tf32, bf16, f16), `tile`
+/// (BMxBN,WMxWN,STAGES), `emit` (so, mlir, ptx). Returns an error message
+/// naming the option and the value, or "" on success. Ranges are checked
+/// by the #fusion.gemm_config verifier when the configs are made.
+std::string setCompileOption(CompileOptions &options, StringRef name,
+                             StringRef value);
 
 /// The dialects and translations compileModule needs.
 void registerCompilerDialects(DialectRegistry &registry);

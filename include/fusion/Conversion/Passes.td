@@ -56,7 +56,9 @@ def ConvertFusionToGPU : Pass<"fusion-lower-to-gpu", "::mlir::ModuleOp"> {
     - standalone elementwise ops and batch norms: the same kernels from an
       input buffer to an output buffer.
 
-    With `strategy=tiled`, a `fused_linear` is instead one generated GEMM
+    How each `fused_linear` runs is its `fusion.gemm_config` (set by
+    `fusion-select-gemm-config`, or by hand): `cublaslt` as above; with a
+    generated config (`mma_sync`, `simt`) the op is instead one generated GEMM
     kernel (`TiledGemmKernel.cpp`): thread-block tiles fed by a multi-stage
     `nvgpu.device_async_copy` (cp.async) pipeline into XOR-swizzled shared
     memory, `nvgpu.ldmatrix` + `nvgpu.mma.sync` per warp (m16n8k16 for
@@ -69,38 +71,16 @@ def ConvertFusionToGPU : Pass<"fusion-lower-to-gpu", "::mlir::ModuleOp"> {
     norm the same kernel also writes each block row's column moments
     (one thread a column, over the output tile staged in shared memory);
     the finalize kernel merges them in fixed order and one normalizing pass
-    follows. f32 GEMMs in fp32 take 3xTF32 unless `fp32-math=simt` asks
-    for f32 fma on the CUDA cores. The
-    tile parameters come from a heuristic (`chooseTiledGemmConfig`) unless
-    the `tile-*`, `warps-*` and `stages` options set them.
-    `strategy=auto` picks per op: see docs/architecture.md.
+    follows. The tiling, pipeline depth and MMA kind are the config's.
+    Kernels target the chip of the module's `fusion.target`.
 
     Intermediates and statistics live in one workspace per call
     (`cudaMallocAsync` on the stream). Kernels go into `gpu.module
-    @fusion_kernels` targeting `chip`; the host code refers to its binary as
+    @fusion_kernels`; the host code refers to its binary as
     `@__fusion_kernels_image`, which `fusion-embed-kernel-image` fills in
     after `gpu-module-to-binary`. Every dynamic dimension of a function must
     be its batch size.
   }];
-  let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
-           "the GPU architecture the kernels target">,
-    Option<"strategy", "strategy", "std::string", /*default=*/"\"cublas\"",
-           "how fused_linear GEMMs run: cublas, tiled or auto">,
-    Option<"tileM", "tile-m", "int64_t", /*default=*/"0",
-           "tiled: rows of a thread block's tile (0: heuristic)">,
-    Option<"tileN", "tile-n", "int64_t", /*default=*/"0",
-           "tiled: columns of a thread block's tile (0: heuristic)">,
-    Option<"warpsM", "warps-m", "int64_t", /*default=*/"0",
-           "tiled: warps along M (0: heuristic)">,
-    Option<"warpsN", "warps-n", "int64_t", /*default=*/"0",
-           "tiled: warps along N (0: heuristic)">,
-    Option<"stages", "stages", "int64_t", /*default=*/"0",
-           "tiled: depth of the cp.async pipeline (0: heuristic)">,
-    Option<"fp32Math", "fp32-math", "std::string", /*default=*/"\"tf32x3\"",
-           "tiled, f32 GEMMs in fp32: tf32x3 (tensor cores, split "
-           "operands) or simt (fma on the CUDA cores)">
-  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

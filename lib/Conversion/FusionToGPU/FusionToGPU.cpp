@@ -9,9 +9,12 @@
 
 #include "fusion/Conversion/FusionToGPU/FusionToGPU.h"
 
-#include "EpilogueKernels.h"
+#include "BatchNormKernels.h"
+#include "ElementwiseKernel.h"
 #include "TiledGemmKernel.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Dialect/Fusion/IR/GemmConfig.h"
+#include "fusion_runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -28,14 +31,14 @@ using namespace mlir::fusion;
 
 namespace {
 
-/// The runtime's numbering of element types.
-int32_t dtypeCode(Type elementType) {
-  if (elementType.isBF16())
-    return 1;
-  if (elementType.isF16())
-    return 2;
-  return 0;
-}
+// The runtime's C ABI numbers element types and precisions as the dialect.
+static_assert(FUSION_F32 == static_cast<int>(ElementType::f32) &&
+              FUSION_BF16 == static_cast<int>(ElementType::bf16) &&
+              FUSION_F16 == static_cast<int>(ElementType::f16));
+static_assert(FUSION_PRECISION_FP32 == static_cast<int>(Precision::fp32) &&
+              FUSION_PRECISION_TF32 == static_cast<int>(Precision::tf32) &&
+              FUSION_PRECISION_BF16 == static_cast<int>(Precision::bf16) &&
+              FUSION_PRECISION_F16 == static_cast<int>(Precision::f16));
 
 RankedTensorType tensorType(Value value) {
   return cast<RankedTensorType>(value.getType());
@@ -59,6 +62,11 @@ ScalarFn identityFn() {
   return [](OpBuilder &, Location, Value x, ValueRange) { return x; };
 }
 
+GemmConfigAttr getConfig(FusedLinearOp op) {
+  return op->getAttrOfType<GemmConfigAttr>(
+      FusionDialect::getGemmConfigAttrName());
+}
+
 bool isIdentityEpilogue(FusedLinearOp op) {
   return op.getEpilogueYield().getValue() ==
          op.getEpilogueBlock().getArgument(0);
@@ -70,60 +78,20 @@ struct Buffer {
   Value rows; ///< i64
 };
 
-/// The scratch space a batch norm needs, sized at run time.
+/// The scratch space a batch norm needs, sized at run time: offsets into
+/// the workspace until it is allocated, then pointers.
 struct BatchNormScratch {
   Value rowsPerChunk, chunks;
-  Value mean, m2, center, scale, shift; ///< slices of the workspace
+  Value mean, m2, center, scale, shift;
 };
-
-/// How the fused ops' GEMMs run, from the pass options.
-struct GemmStrategy {
-  enum Kind { Cublas, Tiled, Auto } kind = Cublas;
-  std::string chip;
-  /// Options overriding the tiled heuristic (0: not set).
-  TiledGemmConfig overrides{0, 0, 0, 0, 0};
-  /// f32 GEMMs in fp32 on the CUDA cores instead of as 3xTF32.
-  bool fp32Simt = false;
-};
-
-/// The MMA of a fused op's GEMM in the tiled kernel.
-MmaKind tiledMmaKind(FusedLinearOp op, const GemmStrategy &strategy) {
-  Type type = tensorType(op.getWeight()).getElementType();
-  Precision precision = op.getComputePrecision();
-  if (type.isBF16())
-    return MmaKind::BF16;
-  if (type.isF16())
-    return MmaKind::F16;
-  switch (precision) {
-  case Precision::fp32:
-    return strategy.fp32Simt ? MmaKind::SIMT : MmaKind::TF32x3;
-  case Precision::tf32:
-    return MmaKind::TF32;
-  case Precision::bf16:
-    return MmaKind::F32AsBF16;
-  case Precision::f16:
-    return MmaKind::F32AsF16;
-  }
-  llvm_unreachable("unknown precision");
-}
-
-/// The rule of strategy=auto for a problem the tiled kernel implements,
-/// from the H100 measurements in docs/benchmarks.md: cuBLAS's GEMMs use
-/// instructions sm_80 code cannot (wgmma, TMA) and beat the tiled kernel's
-/// whole fused op in tf32, bf16 and f16 even with the epilogue passes;
-/// in fp32 the tiled kernel's 3xTF32 is faster than cuBLAS's SGEMM and more
-/// accurate.
-bool preferTiled(const TiledGemmProblem &problem) {
-  return problem.kind == MmaKind::TF32x3;
-}
 
 /// Emits the host function of one entry point.
 class HostEmitter {
 public:
   HostEmitter(func::FuncOp func, gpu::GPUModuleOp kernels,
-              const GemmStrategy &strategy, OpBuilder &builder)
+              OpBuilder &builder)
       : func(func), entryName(func.getName().str()), kernels(kernels),
-        strategy(strategy), b(builder), loc(func.getLoc()),
+        b(builder), loc(func.getLoc()),
         ptrType(LLVM::LLVMPointerType::get(builder.getContext())),
         i64Type(builder.getI64Type()), i32Type(builder.getI32Type()) {}
 
@@ -170,10 +138,16 @@ private:
 
   /// Reserves `bytes` (256-byte aligned) of the workspace.
   Value reserve(Value bytes);
-  void launch(StringRef kernel, Value gridX, Value gridY, ArrayRef<Value> args,
-              int64_t blockSize = kBlockSize, int64_t sharedBytes = 0);
-  /// The expanded memref descriptor of a dense row-major buffer.
-  SmallVector<Value> descriptor(Value ptr, Value rows, ArrayRef<int64_t> shape);
+  /// Builds a kernel into the kernels' module.
+  template <typename Builder> Kernel buildKernel(Builder &&build) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(kernels.getBody());
+    return build();
+  }
+  /// Launches `kernel` over `rows` rows with `operands`, as its contract
+  /// says.
+  void launch(Kernel kernel, Value rows, ArrayRef<Value> operands);
+  Value materialize(const RowExpr &expr, Value rows, ArrayRef<Value> operands);
   std::string kernelName(Operation *op, StringRef kind) {
     return (entryName + "_" + Twine(opIndex.lookup(op)) + "_" + kind).str();
   }
@@ -185,10 +159,8 @@ private:
                      Value rowsPerChunk);
   /// The statistics kernels' chunk of rows for a batch norm of `columns`.
   Value statisticsChunkRows(Value rows, int64_t columns, int64_t vectorWidth);
-  /// Whether `op` runs as a tiled GEMM kernel, and with which tiling.
-  LogicalResult planTiled(FusedLinearOp op);
   void emitFusedLinear(FusedLinearOp op);
-  void emitTiledFusedLinear(FusedLinearOp op);
+  void emitTiledFusedLinear(FusedLinearOp op, GemmConfigAttr config);
   void emitElementwise(ElementwiseOpInterface op);
   /// The batch norm `op` of `input` (after `fn` of `columns`) into
   /// `output`; with `statistics` false, the chunks' moments are already in
@@ -203,7 +175,6 @@ private:
   func::FuncOp func;
   std::string entryName;
   gpu::GPUModuleOp kernels;
-  const GemmStrategy &strategy;
   OpBuilder &b;
   Location loc;
   Type ptrType, i64Type, i32Type;
@@ -214,12 +185,7 @@ private:
   llvm::MapVector<Value, Buffer> buffers;
   DenseMap<Operation *, unsigned> opIndex;
   DenseMap<Operation *, BatchNormScratch> scratch;
-  /// The fused ops that run as tiled GEMM kernels, and their tiling.
-  DenseMap<Operation *, std::pair<TiledGemmProblem, TiledGemmConfig>> tiled;
   llvm::StringMap<LLVM::GlobalOp> strings;
-  /// Deferred: (offset, slice setter) pairs resolved once the workspace is
-  /// allocated.
-  SmallVector<std::pair<Value, Value *>> slices;
   Value workspaceBytes;
 };
 
@@ -292,9 +258,49 @@ Value HostEmitter::reserve(Value bytes) {
   return offset;
 }
 
-void HostEmitter::launch(StringRef kernel, Value gridX, Value gridY,
-                         ArrayRef<Value> args, int64_t blockSize,
-                         int64_t sharedBytes) {
+Value HostEmitter::materialize(const RowExpr &expr, Value rows,
+                               ArrayRef<Value> operands) {
+  if (!expr.rowScale)
+    return c64(expr.factor);
+  Value scaled = expr.rowScale == 1 ? rows : mul(rows, c64(expr.rowScale));
+  Value quotient = expr.divisorOperand
+                       ? ceilDiv(scaled, operands[*expr.divisorOperand])
+                   : expr.divisor == 1 ? scaled
+                                       : ceilDiv(scaled, expr.divisor);
+  return expr.factor == 1 ? quotient : mul(quotient, c64(expr.factor));
+}
+
+void HostEmitter::launch(Kernel kernel, Value rows,
+                         ArrayRef<Value> operands) {
+  const LaunchContract &contract = kernel.launch;
+  SmallVector<Value> args;
+  for (const KernelArgument &argument : contract.arguments) {
+    switch (argument.kind) {
+    case KernelArgument::Kind::Operand:
+      args.push_back(operands[argument.operand]);
+      break;
+    case KernelArgument::Kind::Value:
+      args.push_back(materialize(argument.value, rows, operands));
+      break;
+    case KernelArgument::Kind::Descriptor: {
+      // The expanded descriptor of a dense row-major buffer: allocated and
+      // aligned pointer, offset, sizes, strides.
+      Value ptr = operands[argument.operand];
+      args.append({ptr, ptr, c64(0)});
+      for (const RowExpr &extent : argument.shape)
+        args.push_back(materialize(extent, rows, operands));
+      SmallVector<Value> strides;
+      int64_t stride = 1;
+      for (const RowExpr &extent : llvm::reverse(argument.shape)) {
+        strides.push_back(c64(stride));
+        if (!extent.rowScale)
+          stride *= extent.factor;
+      }
+      args.append(strides.rbegin(), strides.rend());
+      break;
+    }
+    }
+  }
   Value count = c64(args.size());
   Value pointers = LLVM::AllocaOp::create(b, loc, ptrType, ptrType, count, 8);
   for (auto [index, arg] : llvm::enumerate(args)) {
@@ -307,26 +313,11 @@ void HostEmitter::launch(StringRef kernel, Value gridX, Value gridY,
   }
   checked("__fusion_rt_launch",
           {LLVM::AddressOfOp::create(b, loc, ptrType, kKernelImageName),
-           string(kernel), gridX, gridY, c32(blockSize), c32(sharedBytes),
-           stream, pointers});
-}
-
-SmallVector<Value> HostEmitter::descriptor(Value ptr, Value rows,
-                                           ArrayRef<int64_t> shape) {
-  SmallVector<Value> values{ptr, ptr, c64(0)};
-  SmallVector<Value> sizes;
-  for (int64_t dim : shape)
-    sizes.push_back(ShapedType::isDynamic(dim) ? rows : c64(dim));
-  values.append(sizes);
-  int64_t stride = 1;
-  SmallVector<Value> strides;
-  for (int64_t dim : llvm::reverse(shape.drop_front())) {
-    strides.push_back(c64(stride));
-    stride *= dim;
-  }
-  strides.push_back(c64(stride));
-  values.append(strides.rbegin(), strides.rend());
-  return values;
+           string(kernel.func.getName()),
+           materialize(contract.gridX, rows, operands),
+           materialize(contract.gridY, rows, operands),
+           c32(contract.blockSize), c32(contract.dynamicSharedBytes), stream,
+           pointers});
 }
 
 SmallVector<Value> HostEmitter::columnPtrs(ValueRange tensors) {
@@ -337,14 +328,14 @@ SmallVector<Value> HostEmitter::columnPtrs(ValueRange tensors) {
 LogicalResult HostEmitter::checkSupported() {
   auto checkType = [&](Type type, Location where) -> LogicalResult {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || !isa<FloatType>(tensor.getElementType()) ||
+    if (!tensor || !getElementTypeKind(tensor.getElementType()) ||
         tensor.getRank() < 1 || tensor.getRank() > 2)
-      return emitError(where) << "fusion-lower-to-gpu: " << type
-                              << " is not a 1-D or 2-D float tensor";
+      return emitError(where) << type
+                              << " is not a 1-D or 2-D tensor of f32, bf16 or f16";
     for (int64_t dim = 1; dim < tensor.getRank(); ++dim)
       if (tensor.isDynamicDim(dim))
         return emitError(where)
-               << "fusion-lower-to-gpu: only the row dimension of " << type
+               << "only the row dimension of " << type
                << " may be dynamic";
     return success();
   };
@@ -357,8 +348,14 @@ LogicalResult HostEmitter::checkSupported() {
   WalkResult walk = func.walk([&](Operation *op) {
     if (op == func || op->getParentOfType<FusedLinearOp>())
       return WalkResult::advance();
-    if (isa<FusedLinearOp, BatchNormOp, ElementwiseOpInterface, func::ReturnOp>(
-            op))
+    if (auto fused = dyn_cast<FusedLinearOp>(op)) {
+      if (getConfig(fused))
+        return WalkResult::advance();
+      fused.emitOpError("has no #fusion.gemm_config (run "
+                        "--fusion-select-gemm-config)");
+      return WalkResult::interrupt();
+    }
+    if (isa<BatchNormOp, ElementwiseOpInterface, func::ReturnOp>(op))
       return WalkResult::advance();
     op->emitOpError("cannot be compiled by the GPU backends (run "
                     "--fusion-optimize first; only fused_linear, "
@@ -383,16 +380,17 @@ Value HostEmitter::statisticsChunkRows(Value rows, int64_t columns,
 
 void HostEmitter::planBatchNorm(Operation *op, Value rows, int64_t columns,
                                 Value rowsPerChunk) {
-  BatchNormScratch &s = scratch[op];
+  BatchNormScratch s;
   s.rowsPerChunk = rowsPerChunk;
   s.chunks = ceilDiv(rows, s.rowsPerChunk);
   Value partialBytes = mul(mul(s.chunks, c64(columns)), c64(4));
   Value columnBytes = c64(columns * 4);
-  slices.push_back({reserve(partialBytes), &s.mean});
-  slices.push_back({reserve(partialBytes), &s.m2});
-  slices.push_back({reserve(columnBytes), &s.center});
-  slices.push_back({reserve(columnBytes), &s.scale});
-  slices.push_back({reserve(columnBytes), &s.shift});
+  s.mean = reserve(partialBytes);
+  s.m2 = reserve(partialBytes);
+  s.center = reserve(columnBytes);
+  s.scale = reserve(columnBytes);
+  s.shift = reserve(columnBytes);
+  scratch[op] = s;
 }
 
 void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
@@ -401,67 +399,53 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
                                 Value weight, Value bias, Value runningMean,
                                 Value runningVar, ValueRange updated,
                                 bool statistics) {
-  BatchNormScratch &s = scratch[op];
+  const BatchNormScratch &s = scratch.at(op);
   Type f32 = b.getF32Type();
   SmallVector<Type> columnTypes = llvm::map_to_vector(
       columns, [](Value v) { return tensorType(v).getElementType(); });
   SmallVector<Value> columnBuffers = columnPtrs(columns);
-  int64_t width = shape.vectorWidth;
   if (config.isTraining() && statistics) {
-    std::string name = kernelName(op, "stats");
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToEnd(kernels.getBody());
-      buildColumnStatsKernel(b, loc, name, shape, columnTypes, fn);
-    }
-    SmallVector<Value> args{input.ptr, input.rows, s.rowsPerChunk, s.mean,
-                            s.m2};
-    args.append(columnBuffers);
-    int64_t columnBlocks =
-        (shape.columns / width + kBlockSize - 1) / kBlockSize;
-    launch(name, c64(columnBlocks), s.chunks, args);
+    Kernel stats = buildKernel([&] {
+      return buildColumnStatsKernel(b, loc, kernelName(op, "stats"), shape,
+                                    columnTypes, fn);
+    });
+    SmallVector<Value> operands{input.ptr, s.rowsPerChunk, s.mean, s.m2};
+    operands.append(columnBuffers);
+    launch(stats, input.rows, operands);
   }
 
-  BatchNormOperands operands;
-  operands.weight = static_cast<bool>(weight);
-  operands.bias = static_cast<bool>(bias);
-  operands.runningStats = static_cast<bool>(runningMean);
-  operands.statType = shape.elementType;
-  std::string finalizeName = kernelName(op, "finalize");
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(kernels.getBody());
-    buildBatchNormFinalizeKernel(b, loc, finalizeName, shape.columns, config,
-                                 operands);
-  }
-  SmallVector<Value> args;
+  BatchNormOperands present;
+  present.weight = static_cast<bool>(weight);
+  present.bias = static_cast<bool>(bias);
+  present.runningStats = static_cast<bool>(runningMean);
+  present.statType = shape.elementType;
+  Kernel finalize = buildKernel([&] {
+    return buildBatchNormFinalizeKernel(b, loc, kernelName(op, "finalize"),
+                                        shape.columns, config, present);
+  });
+  SmallVector<Value> operands;
   if (config.isTraining())
-    args = {s.mean, s.m2, input.rows, s.rowsPerChunk, s.chunks};
+    operands = {s.mean, s.m2, s.rowsPerChunk};
   else
-    args = {nullPtr(), nullPtr(), c64(0), c64(0), c64(0)};
+    operands = {nullPtr(), nullPtr(), c64(0)};
   if (weight)
-    args.push_back(buffers.lookup(weight).ptr);
+    operands.push_back(buffers.lookup(weight).ptr);
   if (bias)
-    args.push_back(buffers.lookup(bias).ptr);
+    operands.push_back(buffers.lookup(bias).ptr);
   if (runningMean)
-    args.append(
+    operands.append(
         {buffers.lookup(runningMean).ptr, buffers.lookup(runningVar).ptr});
   for (Value stat : updated)
-    args.push_back(buffers.lookup(stat).ptr);
-  args.append({s.center, s.scale, s.shift});
-  launch(finalizeName,
-         c64((shape.columns * fusion::kWarpSize + kBlockSize - 1) / kBlockSize), c64(1),
-         args);
+    operands.push_back(buffers.lookup(stat).ptr);
+  operands.append({s.center, s.scale, s.shift});
+  launch(finalize, input.rows, operands);
 
-  std::string normalizeName = kernelName(op, "normalize");
   SmallVector<Type> normalizeTypes(columnTypes);
   normalizeTypes.append(3, f32);
   unsigned userColumns = columnTypes.size();
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(kernels.getBody());
-    buildElementwiseKernel(
-        b, loc, normalizeName, shape, normalizeTypes,
+  Kernel normalize = buildKernel([&] {
+    return buildElementwiseKernel(
+        b, loc, kernelName(op, "normalize"), shape, normalizeTypes,
         [&](OpBuilder &nb, Location nl, Value x, ValueRange cols) -> Value {
           Value value = fn(nb, nl, x, cols.take_front(userColumns));
           Value centered =
@@ -470,23 +454,20 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
               arith::MulFOp::create(nb, nl, centered, cols[userColumns + 1]);
           return arith::AddFOp::create(nb, nl, scaled, cols[userColumns + 2]);
         });
-  }
-  Value groups = ceilDiv(mul(input.rows, c64(shape.columns)), width);
-  SmallVector<Value> normalizeArgs{input.ptr, output.ptr, groups};
-  normalizeArgs.append(columnBuffers);
-  normalizeArgs.append({s.center, s.scale, s.shift});
-  launch(normalizeName, ceilDiv(groups, kBlockSize), c64(1), normalizeArgs);
+  });
+  SmallVector<Value> normalizeOperands{input.ptr, output.ptr};
+  normalizeOperands.append(columnBuffers);
+  normalizeOperands.append({s.center, s.scale, s.shift});
+  launch(normalize, input.rows, normalizeOperands);
 }
 
-LogicalResult HostEmitter::planTiled(FusedLinearOp op) {
-  if (strategy.kind == GemmStrategy::Cublas)
-    return success();
+void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
+                                       GemmConfigAttr config) {
   RankedTensorType weightType = tensorType(op.getWeight());
   TiledGemmProblem problem;
   problem.elementType = weightType.getElementType();
   problem.n = weightType.getDimSize(0);
   problem.k = weightType.getDimSize(1);
-  problem.kind = tiledMmaKind(op, strategy);
   problem.alpha = op.getAlpha().convertToDouble();
   problem.hasBias = static_cast<bool>(op.getBias());
   problem.columnTypes.assign(op.getEpilogueOperands().size(),
@@ -494,76 +475,27 @@ LogicalResult HostEmitter::planTiled(FusedLinearOp op) {
   problem.epilogue = epilogueFn(op);
   BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
   problem.statistics = batchNorm && batchNorm.isTraining();
-  if (strategy.kind == GemmStrategy::Auto && !preferTiled(problem))
-    return success();
+  problem.config = config;
+  Kernel gemm = buildKernel(
+      [&] { return buildTiledGemmKernel(b, loc, kernelName(op, "gemm"), problem); });
 
-  TiledGemmConfig config = chooseTiledGemmConfig(problem, strategy.chip);
-  const TiledGemmConfig &set = strategy.overrides;
-  if (set.blockM)
-    config.blockM = set.blockM;
-  if (set.blockN)
-    config.blockN = set.blockN;
-  if (set.warpsM)
-    config.warpsM = set.warpsM;
-  if (set.warpsN)
-    config.warpsN = set.warpsN;
-  if (set.stages)
-    config.stages = set.stages;
-  auto invalidTiling = [&](const Twine &why) {
-    return op.emitOpError("invalid tiling ")
-           << config.blockM << "x" << config.blockN << " with "
-           << config.warpsM << "x" << config.warpsN << " warps, "
-           << config.stages << " stages: " << why;
-  };
-  std::string invalid = config.validate(problem.kind);
-  if (!invalid.empty())
-    return invalidTiling(invalid);
-  int64_t sharedBytes = TiledGemmSharedLayout::of(problem, config).total;
-  int64_t available = maxSharedBytes(strategy.chip);
-  if (sharedBytes > available)
-    return invalidTiling("needs " + Twine(sharedBytes) +
-                         " bytes of shared memory, " + strategy.chip +
-                         " has " + Twine(available));
-  tiled[op] = {problem, config};
-  return success();
-}
-
-void HostEmitter::emitTiledFusedLinear(FusedLinearOp op) {
-  auto &[problem, config] = tiled[op];
   Buffer x = buffers.lookup(op.getInput());
   Buffer out = buffers.lookup(op.getResult());
-  int64_t n = problem.n, k = problem.k;
-  std::string name = kernelName(op, "gemm");
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(kernels.getBody());
-    buildTiledGemmKernel(b, loc, name, problem, config);
-  }
-  int64_t dynamic = ShapedType::kDynamic;
-  SmallVector<Value> args = descriptor(x.ptr, x.rows, {dynamic, k});
-  args.append(descriptor(buffers.lookup(op.getWeight()).ptr, {}, {n, k}));
+  SmallVector<Value> operands{x.ptr, buffers.lookup(op.getWeight()).ptr};
   if (op.getBias())
-    args.append(descriptor(buffers.lookup(op.getBias()).ptr, {}, {n}));
-  args.append(descriptor(out.ptr, out.rows, {dynamic, n}));
-  for (Value column : op.getEpilogueOperands())
-    args.append(descriptor(buffers.lookup(column).ptr, {}, {n}));
-  BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
+    operands.push_back(buffers.lookup(op.getBias()).ptr);
+  operands.push_back(out.ptr);
+  operands.append(columnPtrs(op.getEpilogueOperands()));
   if (problem.statistics) {
-    BatchNormScratch &s = scratch[op];
-    Value partials = mul(s.chunks, c64(n));
-    args.append(descriptor(s.mean, partials, {dynamic}));
-    args.append(descriptor(s.m2, partials, {dynamic}));
+    const BatchNormScratch &s = scratch.at(op);
+    operands.append({s.mean, s.m2});
   }
-  Value blocks = mul(ceilDiv(x.rows, config.blockM),
-                     c64((n + config.blockN - 1) / config.blockN));
-  launch(name, blocks, c64(1), args, config.threads(),
-         TiledGemmSharedLayout::of(problem, config).total);
+  launch(gemm, x.rows, operands);
   if (batchNorm) {
     // The kernel wrote the epilogue's output and its moments: what is left
     // is the finalize kernel and one normalizing pass.
-    RankedTensorType type = tensorType(op.getResult());
-    MatrixShape shape{type.getElementType(), n,
-                      getVectorWidth(type.getElementType(), n)};
+    MatrixShape shape{problem.elementType, problem.n,
+                      getVectorWidth(problem.elementType, problem.n)};
     emitBatchNorm(op, out, out, shape, ValueRange(), identityFn(), batchNorm,
                   op.getBnWeight(), op.getBnBias(), op.getRunningMean(),
                   op.getRunningVar(), op.getUpdatedRunningStats(),
@@ -572,8 +504,9 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op) {
 }
 
 void HostEmitter::emitFusedLinear(FusedLinearOp op) {
-  if (tiled.count(op))
-    return emitTiledFusedLinear(op);
+  GemmConfigAttr config = getConfig(op);
+  if (config.isGenerated())
+    return emitTiledFusedLinear(op, config);
   Buffer x = buffers.lookup(op.getInput());
   Buffer out = buffers.lookup(op.getResult());
   RankedTensorType weightType = tensorType(op.getWeight());
@@ -584,32 +517,29 @@ void HostEmitter::emitFusedLinear(FusedLinearOp op) {
       b, loc, b.getF32Type(),
       b.getF32FloatAttr(op.getAlpha().convertToDouble()));
   checked("__fusion_rt_gemm",
-          {stream, c32(dtypeCode(elementType)),
+          {stream, c32(static_cast<int32_t>(*getElementTypeKind(elementType))),
            c32(static_cast<int32_t>(op.getComputePrecision())), x.rows, c64(n),
            c64(k), x.ptr, buffers.lookup(op.getWeight()).ptr, bias, alpha,
            out.ptr});
 
   MatrixShape shape{elementType, n, getVectorWidth(elementType, n)};
   ScalarFn fn = epilogueFn(op);
-  if (BatchNormConfigAttr config = op.getBatchNormAttr()) {
-    emitBatchNorm(op, out, out, shape, op.getEpilogueOperands(), fn, config,
+  if (BatchNormConfigAttr batchNorm = op.getBatchNormAttr()) {
+    emitBatchNorm(op, out, out, shape, op.getEpilogueOperands(), fn, batchNorm,
                   op.getBnWeight(), op.getBnBias(), op.getRunningMean(),
                   op.getRunningVar(), op.getUpdatedRunningStats());
     return;
   }
   if (isIdentityEpilogue(op))
     return;
-  std::string name = kernelName(op, "epilogue");
   SmallVector<Type> columnTypes(op.getEpilogueOperands().size(), elementType);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(kernels.getBody());
-    buildElementwiseKernel(b, loc, name, shape, columnTypes, fn);
-  }
-  Value groups = ceilDiv(mul(out.rows, c64(n)), shape.vectorWidth);
-  SmallVector<Value> args{out.ptr, out.ptr, groups};
-  args.append(columnPtrs(op.getEpilogueOperands()));
-  launch(name, ceilDiv(groups, kBlockSize), c64(1), args);
+  Kernel epilogue = buildKernel([&] {
+    return buildElementwiseKernel(b, loc, kernelName(op, "epilogue"), shape,
+                                  columnTypes, fn);
+  });
+  SmallVector<Value> operands{out.ptr, out.ptr};
+  operands.append(columnPtrs(op.getEpilogueOperands()));
+  launch(epilogue, out.rows, operands);
 }
 
 void HostEmitter::emitElementwise(ElementwiseOpInterface op) {
@@ -620,31 +550,24 @@ void HostEmitter::emitElementwise(ElementwiseOpInterface op) {
   int64_t n = type.getDimSize(1);
   MatrixShape shape{type.getElementType(), n,
                     getVectorWidth(type.getElementType(), n)};
-  std::string name = kernelName(op, "elementwise");
   SmallVector<Type> columnTypes(op.getColumnOperands().size(),
                                 type.getElementType());
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(kernels.getBody());
-    buildElementwiseKernel(
-        b, loc, name, shape, columnTypes,
+  Kernel kernel = buildKernel([&] {
+    return buildElementwiseKernel(
+        b, loc, kernelName(op, "elementwise"), shape, columnTypes,
         [op](OpBuilder &nb, Location nl, Value x, ValueRange cols) {
           ElementwiseOpInterface elementwise = op;
           return elementwise.buildScalar(nb, nl, x, cols);
         });
-  }
-  Value groups = ceilDiv(mul(in.rows, c64(n)), shape.vectorWidth);
-  SmallVector<Value> args{in.ptr, out.ptr, groups};
-  args.append(columnPtrs(op.getColumnOperands()));
-  launch(name, ceilDiv(groups, kBlockSize), c64(1), args);
+  });
+  SmallVector<Value> operands{in.ptr, out.ptr};
+  operands.append(columnPtrs(op.getColumnOperands()));
+  launch(kernel, in.rows, operands);
 }
 
 LogicalResult HostEmitter::emit() {
   if (failed(checkSupported()))
     return failure();
-  for (auto fused : func.getOps<FusedLinearOp>())
-    if (failed(planTiled(fused)))
-      return failure();
   bool dynamic = llvm::any_of(
       llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()),
       [](Type t) { return !cast<RankedTensorType>(t).hasStaticShape(); });
@@ -727,12 +650,12 @@ LogicalResult HostEmitter::emit() {
       continue;
     Value result = op.getResult(0);
     int64_t n = tensorType(result).getDimSize(1);
-    // A tiled GEMM kernel writes the moments of each block row; the
+    // A generated GEMM kernel writes the moments of each block row; the
     // statistics kernel those of its chunks.
-    auto it = tiled.find(&op);
+    GemmConfigAttr config = fused ? getConfig(fused) : GemmConfigAttr();
     Value rowsPerChunk =
-        it != tiled.end()
-            ? c64(it->second.second.blockM)
+        config && config.isGenerated()
+            ? c64(config.getBlockM())
             : statisticsChunkRows(
                   rowsOf(result), n,
                   getVectorWidth(tensorType(result).getElementType(), n));
@@ -742,8 +665,11 @@ LogicalResult HostEmitter::emit() {
   workspace = LLVM::LoadOp::create(b, loc, ptrType, workspaceSlot);
   for (auto [tensor, offset] : intermediates)
     buffers[tensor] = {offsetPtr(workspace, offset), rowsOf(tensor)};
-  for (auto [offset, slot] : slices)
-    *slot = offsetPtr(workspace, offset);
+  for (auto &entry : scratch)
+    for (Value *slice : {&entry.second.mean, &entry.second.m2,
+                         &entry.second.center, &entry.second.scale,
+                         &entry.second.shift})
+      *slice = offsetPtr(workspace, *slice);
 
   for (Operation &op : body.without_terminator()) {
     if (auto fused = dyn_cast<FusedLinearOp>(op)) {
@@ -789,8 +715,13 @@ struct ConvertFusionToGPUPass
       if (func.isPublic() && !func.isExternal())
         entries.push_back(func);
     if (entries.empty()) {
-      module.emitError("fusion-lower-to-gpu: no public function to "
-                       "compile");
+      module.emitError("no public function to compile");
+      return signalPassFailure();
+    }
+    TargetAttr chip = TargetAttr::lookup(module);
+    if (!chip) {
+      module.emitError("the module has no #fusion.target (run "
+                       "--fusion-select-gemm-config)");
       return signalPassFailure();
     }
 
@@ -800,7 +731,8 @@ struct ConvertFusionToGPUPass
                     builder.getUnitAttr());
     auto target =
         NVVM::NVVMTargetAttr::get(module.getContext(), /*O=*/3,
-                                  /*triple=*/"nvptx64-nvidia-cuda", chip);
+                                  /*triple=*/"nvptx64-nvidia-cuda",
+                                  stringifyChip(chip.getChip()));
     auto kernels =
         gpu::GPUModuleOp::create(builder, module.getLoc(), kKernelModuleName,
                                  builder.getArrayAttr({target}));
@@ -809,30 +741,8 @@ struct ConvertFusionToGPUPass
                            /*isConstant=*/true, LLVM::Linkage::External,
                            kKernelImageName, Attribute());
 
-    GemmStrategy gemm;
-    gemm.chip = chip;
-    if (strategy == "tiled")
-      gemm.kind = GemmStrategy::Tiled;
-    else if (strategy == "auto")
-      gemm.kind = GemmStrategy::Auto;
-    else if (strategy != "cublas") {
-      module.emitError() << "fusion-lower-to-gpu: unknown strategy '"
-                         << strategy << "' (expected cublas, tiled or auto)";
-      return signalPassFailure();
-    }
-    gemm.overrides.blockM = tileM;
-    gemm.overrides.blockN = tileN;
-    gemm.overrides.warpsM = warpsM;
-    gemm.overrides.warpsN = warpsN;
-    gemm.overrides.stages = stages;
-    if (fp32Math != "tf32x3" && fp32Math != "simt") {
-      module.emitError() << "fusion-lower-to-gpu: unknown fp32-math '"
-                         << fp32Math << "' (expected tf32x3 or simt)";
-      return signalPassFailure();
-    }
-    gemm.fp32Simt = fp32Math == "simt";
     for (func::FuncOp func : entries) {
-      HostEmitter emitter(func, kernels, gemm, builder);
+      HostEmitter emitter(func, kernels, builder);
       if (failed(emitter.emit()))
         return signalPassFailure();
       func.erase();

@@ -36,19 +36,18 @@ namespace {
 /// cp.async, one ldmatrix row). A row has 8 chunks; chunk c of row r is
 /// stored at chunk c ^ (r % 8), so the 8 rows an ldmatrix phase reads hit 8
 /// distinct 16-byte bank groups.
-constexpr int64_t kRowBytes = 128;
-constexpr int64_t kChunkBytes = 16;
-constexpr int64_t kChunksPerRow = kRowBytes / kChunkBytes;
+constexpr int64_t kRowBytes = kGemmRowBytes;
+constexpr int64_t kChunkBytes = kGemmChunkBytes;
+constexpr int64_t kChunksPerRow = kGemmChunksPerRow;
 /// Bytes of K one mma.sync consumes: k16 of 16-bit types, k8 of tf32.
 constexpr int64_t kMmaKBytes = 32;
 
 class TiledGemmEmitter {
 public:
   TiledGemmEmitter(OpBuilder &builder, Location loc,
-                   const TiledGemmProblem &problem,
-                   const TiledGemmConfig &config)
-      : b(builder), loc(loc), p(problem), c(config),
-        layout(TiledGemmSharedLayout::of(problem, config)),
+                   const TiledGemmProblem &problem)
+      : b(builder), loc(loc), p(problem), c(problem.config),
+        mma(problem.config.getMma()), layout(problem.sharedLayout()),
         elementType(problem.elementType),
         chunkElements(kChunkBytes / elementBytes(elementType)),
         tileK(kRowBytes / elementBytes(elementType)),
@@ -130,12 +129,18 @@ private:
         sharedRaw, idx(offset), ValueRange{});
   }
 
-  bool simt() const { return p.kind == MmaKind::SIMT; }
+  bool simt() const { return c.getBackend() == GemmBackend::simt; }
+  /// SIMT: thread t owns the rows t / kSimtThreadsN + i * simtRowStride()
+  /// and the columns t % kSimtThreadsN + j * kSimtThreadsN of the block
+  /// tile.
+  int64_t simtRowStride() const { return c.getThreads() / kSimtThreadsN; }
+  int64_t simtRows() const { return c.getBlockM() / simtRowStride(); }
+  int64_t simtColumns() const { return c.getBlockN() / kSimtThreadsN; }
   /// Accumulators of a thread: one vector<2x2xf32> per m16n8 tile of the
   /// warp tile, or (SIMT) one f32 per output.
   int64_t accumulatorCount() const {
-    return simt() ? c.simtRows() * c.simtColumns()
-                  : (c.warpTileM() / 16) * (c.warpTileN() / 8);
+    return simt() ? simtRows() * simtColumns()
+                  : (c.getWarpTileM() / 16) * (c.getWarpTileN() / 8);
   }
   Value zeroAccumulator() {
     if (simt())
@@ -153,14 +158,16 @@ private:
     return VectorType::get({tiles, fragmentWidth}, elementType);
   }
   int64_t accumulatorIndex(int64_t mi, int64_t ni) {
-    return mi * (c.warpTileN() / 8) + ni;
+    return mi * (c.getWarpTileN() / 8) + ni;
   }
 
   OpBuilder &b;
   Location loc;
   const TiledGemmProblem &p;
-  const TiledGemmConfig &c;
-  TiledGemmSharedLayout layout;
+  GemmConfigAttr c;
+  /// The tensor-core multiply; none for SIMT.
+  std::optional<MmaKind> mma;
+  GemmSharedLayout layout;
   Type elementType;
   int64_t chunkElements, tileK, mmaK, fragmentWidth;
 
@@ -195,11 +202,11 @@ void TiledGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   lane = rem(thread, fusion::kWarpSize);
   Value warp = div(thread, fusion::kWarpSize);
-  warpM = rem(warp, c.warpsM);
-  warpN = div(warp, c.warpsM);
+  warpM = rem(warp, c.getWarpsM());
+  warpN = div(warp, c.getWarpsM());
   if (simt()) {
-    simtRow = div(thread, TiledGemmConfig::kSimtThreadsN);
-    simtColumn = rem(thread, TiledGemmConfig::kSimtThreadsN);
+    simtRow = div(thread, kSimtThreadsN);
+    simtColumn = rem(thread, kSimtThreadsN);
   }
   rows = memref::DimOp::create(b, loc, x, 0);
   auto collapse = [&](Value matrix) -> Value {
@@ -212,19 +219,19 @@ void TiledGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   // Rasterization: blocks run in groups of `groupM` block rows that sweep
   // the block columns together, so a wave of blocks shares its x rows and
   // w rows in L2.
-  int64_t tilesN = ceilDiv(p.n, c.blockN);
-  blockRowTiles = arith::CeilDivUIOp::create(b, loc, rows, idx(c.blockM));
+  int64_t tilesN = ceilDiv(p.n, c.getBlockN());
+  blockRowTiles = arith::CeilDivUIOp::create(b, loc, rows, idx(c.getBlockM()));
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  Value group = div(block, c.groupM * tilesN);
-  Value firstRow = mul(group, c.groupM);
+  Value group = div(block, c.getGroupM() * tilesN);
+  Value firstRow = mul(group, c.getGroupM());
   Value groupRows = arith::MinUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, blockRowTiles, firstRow),
-      idx(c.groupM));
-  Value inGroup = rem(block, c.groupM * tilesN);
+      idx(c.getGroupM()));
+  Value inGroup = rem(block, c.getGroupM() * tilesN);
   tileM = add(firstRow, arith::RemUIOp::create(b, loc, inGroup, groupRows));
   Value tileN = arith::DivUIOp::create(b, loc, inGroup, groupRows);
-  rowBase = mul(tileM, c.blockM);
-  columnBase = mul(tileN, c.blockN);
+  rowBase = mul(tileM, c.getBlockM());
+  columnBase = mul(tileN, c.getBlockN());
 
   auto workgroup = gpu::AddressSpaceAttr::get(
       b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
@@ -232,9 +239,9 @@ void TiledGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface(), workgroup));
-  sharedA = sharedView(0, {c.stages, c.blockM, tileK}, elementType);
-  sharedB = sharedView(c.stages * c.blockM * kRowBytes,
-                       {c.stages, c.blockN, tileK}, elementType);
+  sharedA = sharedView(0, {c.getStages(), c.getBlockM(), tileK}, elementType);
+  sharedB = sharedView(c.getStages() * c.getBlockM() * kRowBytes,
+                       {c.getStages(), c.getBlockN(), tileK}, elementType);
 }
 
 void TiledGemmEmitter::loadColumnConstants() {
@@ -246,10 +253,10 @@ void TiledGemmEmitter::loadColumnConstants() {
     return;
   columnConstants =
       sharedView(layout.constants, {static_cast<int64_t>(sources.size()),
-                                    c.blockN},
+                                    c.getBlockN()},
                  b.getF32Type());
   // Columns past N hold 0; their outputs are never stored.
-  for (int64_t first = 0; first < c.blockN; first += c.threads()) {
+  for (int64_t first = 0; first < c.getBlockN(); first += c.getThreads()) {
     Value column = add(thread, first);
     Value globalColumn = add(columnBase, column);
     Value ok = lessThan(globalColumn, idx(p.n));
@@ -261,10 +268,10 @@ void TiledGemmEmitter::loadColumnConstants() {
                                 columnConstants, ValueRange{idx(i), column});
       }
     };
-    if (first + c.threads() <= c.blockN)
+    if (first + c.getThreads() <= c.getBlockN())
       store();
     else
-      guarded(lessThan(column, idx(c.blockN)), store);
+      guarded(lessThan(column, idx(c.getBlockN())), store);
   }
 }
 
@@ -276,7 +283,7 @@ void TiledGemmEmitter::loadTile(Value flat, Value globalRowBase, Value globalRow
   // Thread t copies chunk t % 8 of rows t / 8 + i * rowsPerPass: one base
   // address a thread, the copies at constant offsets from it, and (with 64
   // threads or more) the same swizzled column for all of them.
-  int64_t rowsPerPass = c.threads() / kChunksPerRow;
+  int64_t rowsPerPass = c.getThreads() / kChunksPerRow;
   for (int64_t i = 0; i < tileRows / rowsPerPass; ++i)
     copies.push_back([=, this](SmallVectorImpl<Value> &tokens) {
       Value zero = idx(0);
@@ -326,8 +333,8 @@ void TiledGemmEmitter::loadTile(Value flat, Value globalRowBase, Value globalRow
 SmallVector<TiledGemmEmitter::ChunkCopy>
 TiledGemmEmitter::loadStage(Value stage, Value kTile) {
   SmallVector<ChunkCopy> copies;
-  loadTile(flatX, rowBase, rows, sharedA, c.blockM, stage, kTile, copies);
-  loadTile(flatW, columnBase, idx(p.n), sharedB, c.blockN, stage, kTile,
+  loadTile(flatX, rowBase, rows, sharedA, c.getBlockM(), stage, kTile, copies);
+  loadTile(flatW, columnBase, idx(p.n), sharedB, c.getBlockN(), stage, kTile,
            copies);
   return copies;
 }
@@ -359,8 +366,8 @@ SmallVector<Value> TiledGemmEmitter::loadHalfFragments(Value stage,
   // its 16 k slots in any order, so slots (2t, 2t + 1) take k (t, t + 4) of
   // the first half and slots (2t + 8, 2t + 9) those of the second, in A and
   // B alike.
-  int64_t tilesM = c.warpTileM() / 16;
-  Type half = p.kind == MmaKind::F32AsBF16 ? Type(b.getBF16Type())
+  int64_t tilesM = c.getWarpTileM() / 16;
+  Type half = mma == MmaKind::f32_as_bf16 ? Type(b.getBF16Type())
                                            : Type(b.getF16Type());
   auto element = [&](Value fragment, int64_t i) -> Value {
     return vector::ExtractOp::create(b, loc, fragment,
@@ -390,7 +397,7 @@ SmallVector<Value> TiledGemmEmitter::loadHalfFragments(Value stage,
   // A x4 registers: (rows 0-7, k t), (rows 8-15, k t), (rows 0-7, k t + 4),
   // (rows 8-15, k t + 4); B x4 registers: (n tile 0, k t), (n tile 0,
   // k t + 4), then n tile 1.
-  int64_t tilesN = c.warpTileN() / 8;
+  int64_t tilesN = c.getWarpTileN() / 8;
   SmallVector<SmallVector<Value>> pairsA(tilesM), pairsB(tilesN);
   for (int64_t h = 0; h < 2; ++h) {
     SmallVector<Value> raw = loadFragments(stage, 2 * step + h);
@@ -417,17 +424,17 @@ SmallVector<Value> TiledGemmEmitter::loadFragments(Value stage, int64_t step) {
   Value rowA = rem(lane, 16), chunkA = div(lane, 16);
   Value rowB = add(mul(div(lane, 16), 8), laneLow3);
   Value chunkB = rem(div(lane, 8), 2);
-  Value warpRowA = mul(warpM, c.warpTileM());
-  Value warpRowB = mul(warpN, c.warpTileN());
+  Value warpRowA = mul(warpM, c.getWarpTileM());
+  Value warpRowB = mul(warpN, c.getWarpTileN());
   Value columnA = swizzledColumn(add(chunkA, 2 * step), laneLow3);
   Value columnB = swizzledColumn(add(chunkB, 2 * step), laneLow3);
   SmallVector<Value> fragments;
-  for (int64_t mi = 0; mi < c.warpTileM() / 16; ++mi)
+  for (int64_t mi = 0; mi < c.getWarpTileM() / 16; ++mi)
     fragments.push_back(nvgpu::LdMatrixOp::create(
         b, loc, mmaOperandType(4), sharedA,
         ValueRange{stage, add(add(warpRowA, mi * 16), rowA), columnA},
         /*transpose=*/false, /*numTiles=*/4));
-  for (int64_t pair = 0; pair < c.warpTileN() / 16; ++pair)
+  for (int64_t pair = 0; pair < c.getWarpTileN() / 16; ++pair)
     fragments.push_back(nvgpu::LdMatrixOp::create(
         b, loc, mmaOperandType(4), sharedB,
         ValueRange{stage, add(add(warpRowB, pair * 16), rowB), columnB},
@@ -437,10 +444,10 @@ SmallVector<Value> TiledGemmEmitter::loadFragments(Value stage, int64_t step) {
 
 void TiledGemmEmitter::multiplyStep(ArrayRef<Value> fragments,
                                     MutableArrayRef<Value> acc) {
-  int64_t tilesM = c.warpTileM() / 16;
-  bool tf32 = p.kind == MmaKind::TF32 || p.kind == MmaKind::TF32x3;
-  bool split = p.kind == MmaKind::TF32x3;
-  bool packed = roundsToHalf(p.kind);
+  int64_t tilesM = c.getWarpTileM() / 16;
+  bool tf32 = mma == MmaKind::tf32 || mma == MmaKind::tf32x3;
+  bool split = mma == MmaKind::tf32x3;
+  bool packed = roundsToHalf(mma);
   SmallVector<int64_t> shape{16, 8, packed ? 16 : mmaK};
   SmallVector<SmallVector<Value>> bFragments;
   for (Value fragment : fragments.drop_front(tilesM)) {
@@ -464,8 +471,8 @@ void TiledGemmEmitter::multiplyStep(ArrayRef<Value> fragments,
                                     : SmallVector<Value>{fragments[mi]};
     for (size_t ni = 0; ni < bFragments.size(); ++ni) {
       Value &sum = acc[accumulatorIndex(mi, ni)];
-      auto mma = [&](Value lhs, Value rhs) {
-        sum = p.kind == MmaKind::BF16 || p.kind == MmaKind::F32AsBF16
+      auto multiply = [&](Value lhs, Value rhs) {
+        sum = mma == MmaKind::bf16 || mma == MmaKind::f32_as_bf16
                   ? mmaSyncBF16(lhs, rhs, sum)
                   : nvgpu::MmaSyncOp::create(b, loc, lhs, rhs, sum, shape,
                                              tf32)
@@ -473,10 +480,10 @@ void TiledGemmEmitter::multiplyStep(ArrayRef<Value> fragments,
       };
       if (split) {
         // Small terms first: they are lost if added to the large sum.
-        mma(aTile[1], bFragments[ni][0]);
-        mma(aTile[0], bFragments[ni][1]);
+        multiply(aTile[1], bFragments[ni][0]);
+        multiply(aTile[0], bFragments[ni][1]);
       }
-      mma(aTile[0], bFragments[ni][0]);
+      multiply(aTile[0], bFragments[ni][0]);
     }
   }
 }
@@ -494,10 +501,10 @@ SmallVector<Value> TiledGemmEmitter::loadSimtFragments(Value stage,
         ValueRange{stage, row, swizzledColumn(idx(step), rem(row, 8))},
         /*nontemporal=*/false, llvm::Align(kChunkBytes)));
   };
-  for (int64_t i = 0; i < c.simtRows(); ++i)
-    load(sharedA, add(simtRow, i * c.simtRowStride()));
-  for (int64_t j = 0; j < c.simtColumns(); ++j)
-    load(sharedB, add(simtColumn, j * TiledGemmConfig::kSimtThreadsN));
+  for (int64_t i = 0; i < simtRows(); ++i)
+    load(sharedA, add(simtRow, i * simtRowStride()));
+  for (int64_t j = 0; j < simtColumns(); ++j)
+    load(sharedB, add(simtColumn, j * kSimtThreadsN));
   return fragments;
 }
 
@@ -510,15 +517,15 @@ void TiledGemmEmitter::multiplySimtStep(ArrayRef<Value> fragments,
     return values;
   };
   SmallVector<SmallVector<Value>> a, bColumns;
-  for (Value chunk : fragments.take_front(c.simtRows()))
+  for (Value chunk : fragments.take_front(simtRows()))
     a.push_back(elements(chunk));
-  for (Value chunk : fragments.drop_front(c.simtRows()))
+  for (Value chunk : fragments.drop_front(simtRows()))
     bColumns.push_back(elements(chunk));
   // K in order within each accumulator: the sum of a plain fp32 loop.
   for (int64_t k = 0; k < chunkElements; ++k)
-    for (int64_t i = 0; i < c.simtRows(); ++i)
-      for (int64_t j = 0; j < c.simtColumns(); ++j) {
-        Value &sum = acc[i * c.simtColumns() + j];
+    for (int64_t i = 0; i < simtRows(); ++i)
+      for (int64_t j = 0; j < simtColumns(); ++j) {
+        Value &sum = acc[i * simtColumns() + j];
         sum = math::FmaOp::create(b, loc, a[i][k], bColumns[j][k], sum);
       }
 }
@@ -570,19 +577,19 @@ void TiledGemmEmitter::emitEpilogue(ArrayRef<Value> accumulators) {
   if (simt()) {
     firstRow = simtRow;
     firstColumn = simtColumn;
-    for (int64_t i = 0; i < c.simtRows(); ++i)
-      for (int64_t j = 0; j < c.simtColumns(); ++j)
-        runs.push_back({i * c.simtRowStride(),
-                        j * TiledGemmConfig::kSimtThreadsN,
-                        {accumulators[i * c.simtColumns() + j]}});
+    for (int64_t i = 0; i < simtRows(); ++i)
+      for (int64_t j = 0; j < simtColumns(); ++j)
+        runs.push_back({i * simtRowStride(),
+                        j * kSimtThreadsN,
+                        {accumulators[i * simtColumns() + j]}});
   } else {
     // Lane l holds rows l / 4 (+ 8) and columns 2 * (l % 4) (+ 1) of each
     // m16n8 accumulator tile.
-    firstRow = add(mul(warpM, c.warpTileM()), div(lane, 4));
-    firstColumn = add(mul(warpN, c.warpTileN()), mul(rem(lane, 4), 2));
-    for (int64_t mi = 0; mi < c.warpTileM() / 16; ++mi)
+    firstRow = add(mul(warpM, c.getWarpTileM()), div(lane, 4));
+    firstColumn = add(mul(warpN, c.getWarpTileN()), mul(rem(lane, 4), 2));
+    for (int64_t mi = 0; mi < c.getWarpTileM() / 16; ++mi)
       for (int64_t half = 0; half < 2; ++half)
-        for (int64_t ni = 0; ni < c.warpTileN() / 8; ++ni) {
+        for (int64_t ni = 0; ni < c.getWarpTileN() / 8; ++ni) {
           Value tile = accumulators[accumulatorIndex(mi, ni)];
           SmallVector<Value> pair;
           for (int64_t j = 0; j < 2; ++j)
@@ -613,7 +620,7 @@ void TiledGemmEmitter::emitEpilogue(ArrayRef<Value> accumulators) {
   // free once every warp is past the main loop), so that it leaves in
   // 16-byte row chunks instead of the accumulators' scattered runs.
   gpu::BarrierOp::create(b, loc);
-  Value staging = sharedView(0, {c.blockM, layout.stagingRowElements},
+  Value staging = sharedView(0, {c.getBlockM(), layout.stagingRowElements},
                              elementType);
   for (const Run &run : runs) {
     SmallVector<Value> results;
@@ -643,13 +650,13 @@ void TiledGemmEmitter::emitEpilogue(ArrayRef<Value> accumulators) {
 }
 
 void TiledGemmEmitter::storeStagedTile(Value staging) {
-  int64_t chunksPerRow = c.blockN / chunkElements;
-  int64_t chunks = c.blockM * chunksPerRow;
+  int64_t chunksPerRow = c.getBlockN() / chunkElements;
+  int64_t chunks = c.getBlockM() * chunksPerRow;
   // Rows of `out` are 16-byte aligned when N is a multiple of a chunk; the
   // chunks are then all in or all out of range.
   bool vectorStores = p.n % chunkElements == 0;
   auto chunkType = VectorType::get({chunkElements}, elementType);
-  for (int64_t first = 0; first < chunks; first += c.threads()) {
+  for (int64_t first = 0; first < chunks; first += c.getThreads()) {
     Value id = add(thread, first);
     Value row = div(id, chunksPerRow);
     Value column = mul(rem(id, chunksPerRow), chunkElements);
@@ -685,14 +692,14 @@ void TiledGemmEmitter::emitStatistics(Value staging) {
   // in two passes (mean, then squared deviations: no cancellation), of the
   // values as stored, which are what the batch norm normalizes.
   Value validRows = arith::MinUIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, rows, rowBase), idx(c.blockM));
+      b, loc, arith::SubIOp::create(b, loc, rows, rowBase), idx(c.getBlockM()));
   Value count = arith::UIToFPOp::create(
       b, loc, b.getF32Type(),
       arith::IndexCastUIOp::create(b, loc, b.getI32Type(), validRows));
-  for (int64_t first = 0; first < c.blockN; first += c.threads()) {
+  for (int64_t first = 0; first < c.getBlockN(); first += c.getThreads()) {
     Value column = add(thread, first);
     Value globalColumn = add(columnBase, column);
-    guarded(both(lessThan(column, idx(c.blockN)),
+    guarded(both(lessThan(column, idx(c.getBlockN())),
                  lessThan(globalColumn, idx(p.n))),
             [&] {
               auto sumOver = [&](function_ref<Value(Value)> term) -> Value {
@@ -734,7 +741,7 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
 
   // Prologue: stages 0 .. S-2 in flight, one cp.async group each.
   Value token;
-  for (int64_t s = 0; s + 1 < c.stages; ++s) {
+  for (int64_t s = 0; s + 1 < c.getStages(); ++s) {
     SmallVector<Value> tokens;
     for (const ChunkCopy &copy : loadStage(idx(s), idx(s)))
       copy(tokens);
@@ -743,12 +750,12 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
 
   // Tile 0 landed; its first fragments are loaded before the loop.
   nvgpu::DeviceAsyncWaitOp::create(b, loc, token,
-                                   b.getI32IntegerAttr(c.stages - 2));
+                                   b.getI32IntegerAttr(c.getStages() - 2));
   gpu::BarrierOp::create(b, loc);
   auto fragmentsOf = [&](Value stage, int64_t step) {
     if (simt())
       return loadSimtFragments(stage, step);
-    return roundsToHalf(p.kind) ? loadHalfFragments(stage, step)
+    return roundsToHalf(mma) ? loadHalfFragments(stage, step)
                                 : loadFragments(stage, step);
   };
   SmallVector<Value> firstFragments = fragmentsOf(idx(0), 0);
@@ -760,7 +767,7 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
   // Bytes of K a step: one chunk (SIMT), two k8 tf32 halves packed into
   // one k16 (f32 operands rounded to 16 bits), one mma.sync otherwise.
   int64_t stepBytes = simt() ? kChunkBytes
-                             : (roundsToHalf(p.kind) ? 2 : 1) * kMmaKBytes;
+                             : (roundsToHalf(mma) ? 2 : 1) * kMmaKBytes;
   int64_t steps = kRowBytes / stepBytes;
 
   // Main loop over K tiles t, software-pipelined: each step loads the next
@@ -777,14 +784,14 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
         // The tensor cores truncate when they add to an f32 accumulator, an
         // error that grows with K. The fp32-accurate mode sums each K tile
         // from zero and adds it to the running sums with round-to-nearest.
-        bool twoLevel = p.kind == MmaKind::TF32x3;
+        bool twoLevel = mma == MmaKind::tf32x3;
         SmallVector<Value> acc(state.take_front(count));
         if (twoLevel)
           acc.assign(count, zeroAccumulator());
         SmallVector<Value> fragments(state.drop_front(count + 1));
-        Value stage = rem(kTile, c.stages);
-        Value next = add(kTile, c.stages - 1);
-        SmallVector<ChunkCopy> copies = loadStage(rem(next, c.stages), next);
+        Value stage = rem(kTile, c.getStages());
+        Value next = add(kTile, c.getStages() - 1);
+        SmallVector<ChunkCopy> copies = loadStage(rem(next, c.getStages()), next);
         SmallVector<Value> tokens;
         Value nextToken;
         for (int64_t step = 0; step < steps; ++step) {
@@ -797,7 +804,7 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
               copy(tokens);
           } else {
             // Past the last tile this reads a stage of zeros, unused.
-            nextFragments = fragmentsOf(rem(add(kTile, 1), c.stages), 0);
+            nextFragments = fragmentsOf(rem(add(kTile, 1), c.getStages()), 0);
           }
           if (step + 2 == steps) {
             // Every read of this tile's stage is issued: wait for tile
@@ -805,7 +812,7 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
             nextToken = nvgpu::DeviceAsyncCreateGroupOp::create(
                 b, loc, tokenType, tokens);
             nvgpu::DeviceAsyncWaitOp::create(
-                b, loc, nextToken, b.getI32IntegerAttr(c.stages - 2));
+                b, loc, nextToken, b.getI32IntegerAttr(c.getStages() - 2));
             gpu::BarrierOp::create(b, loc);
           }
           if (simt())
@@ -831,123 +838,51 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
 
 } // namespace
 
-TiledGemmSharedLayout
-TiledGemmSharedLayout::of(const TiledGemmProblem &problem,
-                          const TiledGemmConfig &config) {
-  TiledGemmSharedLayout layout;
-  int64_t bytes = elementBytes(problem.elementType);
-  // 8 elements of padding a row: the 8 rows one accumulator store of a warp
-  // touches start 4 (16-bit types) or 8 (f32) banks apart, so the pairs of
-  // its 32 lanes hit distinct banks.
-  layout.stagingRowElements = config.blockN + 8;
-  int64_t staging = config.blockM * layout.stagingRowElements * bytes;
-  int64_t pipeline =
-      config.stages * (config.blockM + config.blockN) * kRowBytes;
-  layout.constants = llvm::alignTo(std::max(pipeline, staging), kChunkBytes);
-  int64_t vectors = (problem.hasBias ? 1 : 0) + problem.columnTypes.size();
-  layout.total = layout.constants + vectors * config.blockN * 4;
-  return layout;
+GemmSharedLayout TiledGemmProblem::sharedLayout() const {
+  int64_t vectors = (hasBias ? 1 : 0) + columnTypes.size();
+  return GemmSharedLayout::of(config, elementBytes(elementType), vectors);
 }
 
-namespace {
-unsigned smVersion(StringRef chip) {
-  unsigned version = 80;
-  if (chip.starts_with("sm_"))
-    (void)chip.drop_front(3).take_while(llvm::isDigit).getAsInteger(10,
-                                                                    version);
-  return version;
-}
-} // namespace
-
-int64_t mlir::fusion::maxSharedBytes(StringRef chip) {
-  switch (smVersion(chip)) {
-  case 80:
-  case 87:
-    return 163 * 1024;
-  case 86:
-  case 89:
-  case 120:
-    return 99 * 1024;
-  default:
-    return smVersion(chip) >= 90 ? 227 * 1024 : 48 * 1024;
-  }
-}
-
-std::string TiledGemmConfig::validate(MmaKind kind) const {
-  if (warpsM < 1 || warpsN < 1 || blockM % (16 * warpsM) ||
-      blockN % (16 * warpsN))
-    return "warp tiles must be positive multiples of 16x16";
-  if (kind == MmaKind::SIMT &&
-      (blockM % simtRowStride() || blockN % kSimtThreadsN))
-    return "the SIMT thread grid (" + std::to_string(kSimtThreadsN) +
-           " threads along N) must divide the block tile";
-  if ((blockM * kChunksPerRow) % threads() ||
-      (blockN * kChunksPerRow) % threads())
-    return "each thread must copy the same number of 16-byte chunks";
-  if (stages < 2)
-    return "the pipeline needs at least 2 stages";
-  if (groupM < 1)
-    return "the rasterization group must be positive";
-  if (threads() > 1024)
-    return "more than 1024 threads per block";
-  return "";
-}
-
-TiledGemmConfig mlir::fusion::chooseTiledGemmConfig(
-    const TiledGemmProblem &problem, StringRef chip) {
-  TiledGemmConfig config;
-  // 128x256 blocks of 8 warps, 64x64 warp tiles (128 accumulator registers
-  // a thread), 48 KiB of shared memory per stage. Narrow outputs take
-  // 128x128 blocks of 4 warps, so that more blocks fill the GPU.
-  if (problem.n <= 128) {
-    config.blockN = 128;
-    config.warpsN = 2;
-  }
-  // fp32-accurate mode: a second set of accumulators (the K tile's sums)
-  // needs 64x32 warp tiles to stay in registers; so do the element loads of
-  // K not 16-byte aligned, a path bound by its loads anyway. SIMT: 8x8
-  // accumulators a thread, 256 threads. (f32 operands rounded to 16 bits
-  // keep 64x64 warp tiles: on the H100 1.4-1.5x faster than 64x32, despite
-  // a few spilled registers.)
-  bool alignedK = problem.k * elementBytes(problem.elementType) % 16 == 0;
-  if (problem.kind == MmaKind::TF32x3 || problem.kind == MmaKind::SIMT ||
-      !alignedK) {
-    config.blockN = 128;
-    config.warpsN = 4;
-  }
-  // As deep a pipeline as the chip's shared memory holds, up to 4 stages:
-  // 3 for 128x256 blocks on sm_80 (163 KiB), 4 on sm_90 (227 KiB).
-  config.stages = 4;
-  while (config.stages > 2 &&
-         TiledGemmSharedLayout::of(problem, config).total >
-             maxSharedBytes(chip))
-    --config.stages;
-  return config;
-}
-
-gpu::GPUFuncOp mlir::fusion::buildTiledGemmKernel(
-    OpBuilder &builder, Location loc, StringRef name,
-    const TiledGemmProblem &problem, const TiledGemmConfig &config) {
+Kernel mlir::fusion::buildTiledGemmKernel(OpBuilder &builder, Location loc,
+                                          StringRef name,
+                                          const TiledGemmProblem &problem) {
   OpBuilder::InsertionGuard insertion(builder);
   MLIRContext *context = builder.getContext();
+  GemmConfigAttr config = problem.config;
   Type type = problem.elementType;
+  int64_t n = problem.n, k = problem.k;
   int64_t dynamic = ShapedType::kDynamic;
-  SmallVector<Type> argTypes{MemRefType::get({dynamic, problem.k}, type),
-                             MemRefType::get({problem.n, problem.k}, type)};
+  // Memrefs, and the launch operand and shape each is described by.
+  SmallVector<Type> argTypes;
+  LaunchContract launch;
+  unsigned operand = 0;
+  auto addMemRef = [&](ArrayRef<int64_t> shape, Type elementType,
+                       SmallVector<RowExpr, 2> extents) {
+    argTypes.push_back(MemRefType::get(shape, elementType));
+    launch.arguments.push_back(
+        KernelArgument::descriptor(operand++, std::move(extents)));
+  };
+  RowExpr rows = RowExpr::rows();
+  addMemRef({dynamic, k}, type, {rows, RowExpr::constant(k)});
+  addMemRef({n, k}, type, {RowExpr::constant(n), RowExpr::constant(k)});
   if (problem.hasBias)
-    argTypes.push_back(MemRefType::get({problem.n}, type));
-  argTypes.push_back(MemRefType::get({dynamic, problem.n}, type));
+    addMemRef({n}, type, {RowExpr::constant(n)});
+  addMemRef({dynamic, n}, type, {rows, RowExpr::constant(n)});
   for (Type columnType : problem.columnTypes)
-    argTypes.push_back(MemRefType::get({problem.n}, columnType));
+    addMemRef({n}, columnType, {RowExpr::constant(n)});
+  // The moments of each block row of each column.
+  int64_t blockM = config.getBlockM();
+  int64_t columnBlocks = (n + config.getBlockN() - 1) / config.getBlockN();
   if (problem.statistics)
-    argTypes.append(2, MemRefType::get({dynamic}, Float32Type::get(context)));
-  auto kernel = gpu::GPUFuncOp::create(builder, loc, name,
-                                       builder.getFunctionType(argTypes, {}));
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                  builder.getUnitAttr());
-  kernel.setKnownBlockSizeAttr(builder.getDenseI32ArrayAttr(
-      {static_cast<int32_t>(config.threads()), 1, 1}));
-  builder.setInsertionPointToStart(&kernel.getBody().front());
-  TiledGemmEmitter(builder, loc, problem, config).emit(kernel);
-  return kernel;
+    for (int i = 0; i < 2; ++i)
+      addMemRef({dynamic}, Float32Type::get(context),
+                {RowExpr::ceilDiv(1, blockM, n)});
+  launch.gridX = RowExpr::ceilDiv(1, blockM, columnBlocks);
+  launch.blockSize = config.getThreads();
+  launch.dynamicSharedBytes = problem.sharedLayout().total;
+
+  gpu::GPUFuncOp kernel =
+      createKernel(builder, loc, name, argTypes, launch.blockSize);
+  TiledGemmEmitter(builder, loc, problem).emit(kernel);
+  return {kernel, std::move(launch)};
 }

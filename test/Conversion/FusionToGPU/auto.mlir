@@ -1,6 +1,6 @@
 // strategy=auto: the tiled kernel for fp32 GEMMs (3xTF32), cuBLASLt for
 // the others (docs/architecture.md).
-// RUN: fusion-opt %s --fusion-lower-to-gpu="strategy=auto" | FileCheck %s
+// RUN: fusion-opt %s --fusion-select-gemm-config="strategy=auto" --fusion-lower-to-gpu | FileCheck %s
 
 // CHECK-LABEL: llvm.func @fp32(
 // CHECK-NOT: __fusion_rt_gemm

@@ -1,4 +1,4 @@
-// RUN: fusion-opt %s --split-input-file --verify-diagnostics --fusion-lower-to-gpu
+// RUN: fusion-opt %s --split-input-file --verify-diagnostics --fusion-select-gemm-config="strategy=cublas" --fusion-lower-to-gpu
 
 func.func @unsupported_op(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   // expected-error @+1 {{'arith.addf' op cannot be compiled by the GPU backends}}
@@ -8,23 +8,24 @@ func.func @unsupported_op(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 // -----
 
-// expected-error @+1 {{fusion-lower-to-gpu: only the row dimension of 'tensor<4x?xf32>' may be dynamic}}
+// expected-error @+1 {{only the row dimension of 'tensor<4x?xf32>' may be dynamic}}
 func.func @dynamic_columns(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
   return %x : tensor<4x?xf32>
 }
 
 // -----
 
-// expected-error @+1 {{fusion-lower-to-gpu: 'tensor<2x3x4xf32>' is not a 1-D or 2-D float tensor}}
+// expected-error @+1 {{'tensor<2x3x4xf32>' is not a 1-D or 2-D tensor of f32, bf16 or f16}}
 func.func @rank_three(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
   return %x : tensor<2x3x4xf32>
 }
 
 // -----
 
-// expected-error @+1 {{fusion-lower-to-gpu: no public function to compile}}
+// expected-error @+1 {{no public function to compile}}
 module {
   func.func private @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
     return %x : tensor<4xf32>
   }
 }
+

@@ -1,6 +1,6 @@
 // The kernel pipeline leaves LLVM/NVVM ops only in the gpu.module and does
 // not touch the host.
-// RUN: fusion-opt %s --fusion-lower-to-gpu --fusion-lower-kernels-to-nvvm | FileCheck %s
+// RUN: fusion-opt %s --fusion-select-gemm-config="strategy=cublas" --fusion-lower-to-gpu --fusion-lower-kernels-to-nvvm | FileCheck %s
 
 // CHECK: llvm.func @epilogue(
 // CHECK: gpu.module @fusion_kernels

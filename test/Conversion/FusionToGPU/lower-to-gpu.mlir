@@ -1,4 +1,4 @@
-// RUN: fusion-opt %s --split-input-file --fusion-lower-to-gpu | FileCheck %s
+// RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=cublas" --fusion-lower-to-gpu | FileCheck %s
 
 // The host function: the C ABI (stream, batch, inputs, outputs) -> status,
 // argument checks, the GEMM into the output, the epilogue kernel in place.

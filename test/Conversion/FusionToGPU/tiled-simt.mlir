@@ -1,10 +1,10 @@
 // fp32 on the CUDA cores (fp32-math=simt) at small tiles: 32x32 blocks of
 // one warp, a 2x16 thread grid, each thread 16 rows x 2 columns of fmas.
-// RUN: fusion-opt %s --fusion-lower-to-gpu="strategy=tiled fp32-math=simt tile-m=32 tile-n=32 warps-m=1 warps-n=1 stages=2" | FileCheck %s
+// RUN: fusion-opt %s --fusion-select-gemm-config="strategy=tiled fp32-math=simt tile=32,32 warps=1,1 stages=2" --fusion-lower-to-gpu | FileCheck %s
 // The default fp32 mode is 3xTF32 on the tensor cores.
-// RUN: fusion-opt %s --fusion-lower-to-gpu="strategy=tiled tile-m=32 tile-n=32 warps-m=1 warps-n=1 stages=2" | FileCheck %s --check-prefix=TF32X3
-// RUN: not fusion-opt %s --fusion-lower-to-gpu="strategy=tiled fp32-math=fast" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// RUN: not fusion-opt %s --fusion-lower-to-gpu="strategy=tiled fp32-math=simt tile-m=16 tile-n=256 warps-m=1 warps-n=16" 2>&1 | FileCheck %s --check-prefix=GRID
+// RUN: fusion-opt %s --fusion-select-gemm-config="strategy=tiled tile=32,32 warps=1,1 stages=2" --fusion-lower-to-gpu | FileCheck %s --check-prefix=TF32X3
+// RUN: not fusion-opt %s --fusion-select-gemm-config="strategy=tiled fp32-math=fast" --fusion-lower-to-gpu 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not fusion-opt %s --fusion-select-gemm-config="strategy=tiled fp32-math=simt tile=16,256 warps=1,16" --fusion-lower-to-gpu 2>&1 | FileCheck %s --check-prefix=GRID
 
 // CHECK: gpu.func @simt_0_gemm(
 // CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory
@@ -35,8 +35,8 @@
 // TF32X3-NOT: math.fma
 // TF32X3: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
 
-// UNKNOWN: error: fusion-lower-to-gpu: unknown fp32-math 'fast' (expected tf32x3 or simt)
-// GRID: error: 'fusion.fused_linear' op invalid tiling 16x256 with 1x16 warps, {{[0-9]}} stages: the SIMT thread grid (16 threads along N) must divide the block tile
+// UNKNOWN: for the --fp32-math option: Cannot find option named 'fast'!
+// GRID: error: 'fusion.fused_linear' op tiling 16x256 with 1x16 warps: the SIMT thread grid (16 threads along N) must divide the block tile
 func.func @simt(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>, %b: tensor<48xf32>) -> tensor<?x48xf32> {
   %0 = fusion.fused_linear %x, %w bias(%b) precision fp32 epilogue {
   ^bb0(%acc: f32):

@@ -1,5 +1,5 @@
 // The tiled GEMM kernel at small tiles (32x32 blocks, one warp, 3 stages).
-// RUN: fusion-opt %s --split-input-file --fusion-lower-to-gpu="strategy=tiled tile-m=32 tile-n=32 warps-m=1 warps-n=1 stages=3" | FileCheck %s
+// RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=tiled tile=32,32 warps=1,1 stages=3" --fusion-lower-to-gpu | FileCheck %s
 
 // Host: the kernel gets expanded memref descriptors, a grid of
 // ceil(M / 32) * ceil(48 / 32) blocks, 32 threads and

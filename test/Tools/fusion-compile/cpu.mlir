@@ -14,7 +14,7 @@
 
 // JSON: "target": "cpu"
 
-// PTX: error: fusion-compile: --emit=ptx needs a GPU target
+// PTX: error: --emit=ptx needs a GPU target
 func.func @model(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
   %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
   %1 = fusion.leaky_relu %0, negative_slope = 0.1 : tensor<?x4xf32>

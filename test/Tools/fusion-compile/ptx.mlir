@@ -1,9 +1,9 @@
 // The kernels' PTX: sm_80 (or the chosen target), 16-byte vector memory
 // operations, warp-shuffle merges of the batch-norm statistics.
 // REQUIRES: cuda-toolkit
-// RUN: fusion-compile %S/../../../examples/linear_leaky_relu.mlir --emit=ptx -o - | FileCheck %s --check-prefix=A
-// RUN: fusion-compile %S/../../../examples/linear_scale_batch_norm.mlir --emit=ptx -o - | FileCheck %s --check-prefix=B
-// RUN: fusion-compile %S/../../../examples/linear_leaky_relu.mlir --emit=ptx --target=sm_90 -o - | FileCheck %s --check-prefix=SM90
+// RUN: fusion-compile %S/../../../examples/linear_leaky_relu.mlir --strategy=cublas --emit=ptx -o - | FileCheck %s --check-prefix=A
+// RUN: fusion-compile %S/../../../examples/linear_scale_batch_norm.mlir --strategy=cublas --emit=ptx -o - | FileCheck %s --check-prefix=B
+// RUN: fusion-compile %S/../../../examples/linear_leaky_relu.mlir --strategy=cublas --emit=ptx --target=sm_90 -o - | FileCheck %s --check-prefix=SM90
 
 // A: .target sm_80
 // A: .entry linear_leaky_relu_0_epilogue(

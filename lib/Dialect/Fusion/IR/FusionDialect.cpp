@@ -54,3 +54,26 @@ BatchNormConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << momentum;
   return success();
 }
+
+LogicalResult FusionDialect::verifyOperationAttribute(Operation *op,
+                                                      NamedAttribute attr) {
+  if (attr.getName() == TargetAttr::getAttrName()) {
+    if (!isa<TargetAttr>(attr.getValue()))
+      return op->emitError() << "'" << attr.getName().getValue()
+                             << "' must be a #fusion.target";
+    // The configs below were verified against the chip with their ops.
+    return success();
+  }
+  if (attr.getName() == getGemmConfigAttrName()) {
+    auto config = dyn_cast<GemmConfigAttr>(attr.getValue());
+    auto fused = dyn_cast<FusedLinearOp>(op);
+    if (!config || !fused)
+      return op->emitError() << "'" << attr.getName().getValue()
+                             << "' must be a #fusion.gemm_config on a "
+                                "fusion.fused_linear";
+    // The checks that need the op's types run with the op's verifier.
+    return success();
+  }
+  return op->emitError() << "unknown fusion attribute '"
+                         << attr.getName().getValue() << "'";
+}

@@ -1,6 +1,7 @@
 //===- FusionOps.cpp - fusion ops: verifiers, folders, builders -----------===//
 
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Dialect/Fusion/IR/GemmConfig.h"
 #include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -378,15 +379,22 @@ LogicalResult FusedLinearOp::verify() {
                          << " cannot hold " << elementType
                          << " operands exactly";
 
-  if (BatchNormConfigAttr config = getBatchNormAttr())
-    return verifyBatchNorm(*this, config, resultType, getBnWeight(),
-                           getBnBias(), getRunningMean(), getRunningVar(),
-                           getUpdatedRunningStats(), "bn_weight", "bn_bias");
-  if (getBnWeight() || getBnBias() || getRunningMean() || getRunningVar())
+  if (BatchNormConfigAttr config = getBatchNormAttr()) {
+    if (failed(verifyBatchNorm(*this, config, resultType, getBnWeight(),
+                               getBnBias(), getRunningMean(), getRunningVar(),
+                               getUpdatedRunningStats(), "bn_weight",
+                               "bn_bias")))
+      return failure();
+  } else if (getBnWeight() || getBnBias() || getRunningMean() ||
+             getRunningVar()) {
     return emitOpError("batch-norm operands require a batch_norm stage");
-  if (!getUpdatedRunningStats().empty())
+  } else if (!getUpdatedRunningStats().empty()) {
     return emitOpError("updated running statistics require a training "
                        "batch_norm stage");
+  }
+  if (auto config = (*this)->getAttrOfType<GemmConfigAttr>(
+          FusionDialect::getGemmConfigAttrName()))
+    return verifyGemmConfig(*this, config);
   return success();
 }
 

@@ -72,4 +72,141 @@ def Fusion_BatchNormConfigAttr : AttrDef<Fusion_Dialect, "BatchNormConfig"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Lowering decisions. Each concept is defined once, here: the compiler, the
+// runtime's C ABI (runtime/include/fusion_runtime.h, checked against these
+// codes at compile time) and the Python package (through the native
+// extension) share these names and numbers.
+//===----------------------------------------------------------------------===//
+
+def Fusion_ElementType : I32EnumAttr<"ElementType",
+    "element type of the tensors fusion computes on", [
+      I32EnumAttrCase<"f32", 0>,
+      I32EnumAttrCase<"bf16", 1>,
+      I32EnumAttrCase<"f16", 2>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::fusion";
+}
+
+def Fusion_GemmStrategy : I32EnumAttr<"GemmStrategy",
+    "how fusion-select-gemm-config chooses the backend of a fused GEMM", [
+      I32EnumAttrCase<"cublas", 0>,
+      I32EnumAttrCase<"tiled", 1>,
+      I32EnumAttrCase<"Auto", 2, "auto">]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::fusion";
+}
+
+def Fusion_Fp32Math : I32EnumAttr<"Fp32Math",
+    "how a generated kernel computes an f32 GEMM in fp32 precision", [
+      I32EnumAttrCase<"tf32x3", 0>,
+      I32EnumAttrCase<"simt", 1>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::fusion";
+}
+
+def Fusion_GemmBackend : I32EnumAttr<"GemmBackend",
+    "the kernel family a fused GEMM is lowered to", [
+      I32EnumAttrCase<"cublaslt", 0>,
+      I32EnumAttrCase<"mma_sync", 1>,
+      I32EnumAttrCase<"simt", 2>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::fusion";
+}
+
+def Fusion_MmaKind : I32EnumAttr<"MmaKind",
+    "the tensor-core multiply of an mma_sync kernel", [
+      // mma.sync m16n8k16 on bf16 / f16 tensors.
+      I32EnumAttrCase<"bf16", 0>,
+      I32EnumAttrCase<"f16", 1>,
+      // mma.sync m16n8k8 on f32 operands rounded to tf32.
+      I32EnumAttrCase<"tf32", 2>,
+      // fp32-accurate: each f32 operand split into tf32 high and low parts,
+      // three m16n8k8 products.
+      I32EnumAttrCase<"tf32x3", 3>,
+      // f32 operands rounded to bf16 / f16 in registers, m16n8k16.
+      I32EnumAttrCase<"f32_as_bf16", 4>,
+      I32EnumAttrCase<"f32_as_f16", 5>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::fusion";
+}
+
+def Fusion_Chip : I32EnumAttr<"Chip",
+    "an NVIDIA GPU architecture fusion generates code for", [
+      I32EnumAttrCase<"sm_80", 80>,
+      I32EnumAttrCase<"sm_86", 86>,
+      I32EnumAttrCase<"sm_89", 89>,
+      I32EnumAttrCase<"sm_90", 90>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::fusion";
+}
+
+def Fusion_TargetAttr : AttrDef<Fusion_Dialect, "Target"> {
+  let mnemonic = "target";
+  let summary = "the GPU the kernels of a module are generated for";
+  let description = [{
+    Set on the module (as `fusion.target`) by `fusion-select-gemm-config`,
+    or written by hand; the GEMM configs of the module's fused ops are
+    verified against the chip's resources (`ChipInfo`: shared memory per
+    block, SM count), and `fusion-lower-to-gpu` targets its kernels at it.
+
+    Example: `module attributes {fusion.target = #fusion.target<sm_90>}`
+  }];
+  let parameters = (ins EnumParameter<Fusion_Chip>:$chip);
+  let assemblyFormat = "`<` $chip `>`";
+  let extraClassDeclaration = [{
+    /// The name of the discardable attribute holding a module's target.
+    static ::llvm::StringRef getAttrName() { return "fusion.target"; }
+    /// The target of the closest enclosing op that has one, or null.
+    static TargetAttr lookup(::mlir::Operation *op);
+  }];
+}
+
+def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
+  let mnemonic = "gemm_config";
+  let summary = "how one fused GEMM is lowered: backend, MMA, tiling";
+  let description = [{
+    Attached to a `fusion.fused_linear` as `config` by
+    `fusion-select-gemm-config`, or written by hand (a hand-written config
+    is kept); `fusion-lower-to-gpu` lowers the op exactly as it says.
+
+    - `cublaslt`: a cuBLASLt GEMM, then generated epilogue kernels.
+    - `mma_sync`: one generated tensor-core kernel (cp.async pipeline,
+      ldmatrix, mma.sync of the `mma` kind) with the epilogue in registers.
+    - `simt`: the same kernel with f32 fma on the CUDA cores (f32 tensors
+      in fp32 only).
+
+    The generated kernels take a thread-block `tile` (BMxBN), a grid of
+    `warps` (WMxWN), `stages` of cp.async pipeline and a rasterization
+    group of `group_m` block rows. The verifier checks the tiling's shape
+    rules here, the MMA kind against the op's types and precision, and
+    the shared memory against the module's `#fusion.target`.
+
+    Examples: `#fusion.gemm_config<cublaslt>`,
+    `#fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8>`
+  }];
+  let parameters = (ins EnumParameter<Fusion_GemmBackend>:$backend,
+                        OptionalParameter<"std::optional<MmaKind>">:$mma,
+                        DefaultValuedParameter<"int64_t", "0">:$blockM,
+                        DefaultValuedParameter<"int64_t", "0">:$blockN,
+                        DefaultValuedParameter<"int64_t", "0">:$warpsM,
+                        DefaultValuedParameter<"int64_t", "0">:$warpsN,
+                        DefaultValuedParameter<"int64_t", "0">:$stages,
+                        DefaultValuedParameter<"int64_t", "0">:$groupM);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins "GemmBackend":$backend), [{
+      return $_get($_ctxt, backend, std::nullopt, 0, 0, 0, 0, 0, 0);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// Whether the GEMM is a generated kernel (mma_sync or simt).
+    bool isGenerated() const { return getBackend() != GemmBackend::cublaslt; }
+    int64_t getThreads() const { return 32 * getWarpsM() * getWarpsN(); }
+    int64_t getWarpTileM() const { return getBlockM() / getWarpsM(); }
+    int64_t getWarpTileN() const { return getBlockN() / getWarpsN(); }
+  }];
+}
+
 #endif // FUSION_DIALECT_FUSION_IR_FUSIONATTRS_TD

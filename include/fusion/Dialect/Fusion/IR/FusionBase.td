@@ -20,6 +20,14 @@ def Fusion_Dialect : Dialect {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
   let useDefaultAttributePrinterParser = 1;
+  // fusion.target on modules, fusion.gemm_config on fused_linear ops.
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// The discardable attribute holding a fused_linear's GEMM config.
+    static ::llvm::StringRef getGemmConfigAttrName() {
+      return "fusion.gemm_config";
+    }
+  }];
 }
 
 class Fusion_Op<string mnemonic, list<Trait> traits = []>

@@ -149,6 +149,80 @@ def SimplifyFusion : Pass<"fusion-simplify"> {
                            "::mlir::math::MathDialect"];
 }
 
+def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
+  let summary = "Decide how each fused GEMM is lowered: set the module's "
+                "#fusion.target and each fused_linear's #fusion.gemm_config";
+  let description = [{
+    The lowering decisions of the GPU backends, made once and kept in IR,
+    where they can be printed, tested and overridden:
+
+    - The module gets `fusion.target = #fusion.target<CHIP>` from `target`,
+      unless it has one already; a module whose target differs from an
+      explicit `target` is refused.
+    - Each `fusion.fused_linear` without a `fusion.gemm_config` gets one; a
+      config already there (written by hand) is kept as it is.
+
+    `strategy` picks the backend: `cublas` (cuBLASLt + epilogue kernels),
+    `tiled` (a generated kernel: `mma_sync` with the MMA kind the op's types
+    and precision need, or `simt` for f32 in fp32 with `fp32-math=simt`), or
+    `auto`, the measured rule of docs/architecture.md: the generated
+    kernel for f32 GEMMs in fp32 with 3xTF32 (faster than cuBLAS's SGEMM on
+    the H100, and more accurate), cuBLASLt for everything else (its sm_90
+    GEMMs use wgmma and TMA, which sm_80 code cannot).
+
+    The tiling of a generated kernel comes from a heuristic: 128x256 blocks
+    of 2x4 warps (128x128 when N <= 128; 128x128 of 2x4 warps for 3xTF32,
+    SIMT and K rows not 16-byte aligned), and as many pipeline stages (up to
+    4) as the chip's shared memory holds. `tile`, `warps` and `stages`
+    override it; the config's verifier range-checks the result.
+
+    ```mlir
+    // fusion-opt --fusion-select-gemm-config="target=sm_90 strategy=tiled"
+    module attributes {fusion.target = #fusion.target<sm_90>} {
+      ... = fusion.fused_linear %x, %w ... epilogue { ... }
+          {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3,
+           tile = 128x128, warps = 2x4, stages = 4, group_m = 8>} : ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "::mlir::fusion::Chip",
+           /*default=*/"::mlir::fusion::Chip::sm_80",
+           "the GPU the kernels are generated for",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::fusion::Chip::sm_80, "sm_80", "A100"),
+             clEnumValN(::mlir::fusion::Chip::sm_86, "sm_86", "RTX 30, A6000"),
+             clEnumValN(::mlir::fusion::Chip::sm_89, "sm_89", "RTX 40, L40"),
+             clEnumValN(::mlir::fusion::Chip::sm_90, "sm_90", "H100, H200"))}]>,
+    Option<"strategy", "strategy", "::mlir::fusion::GemmStrategy",
+           /*default=*/"::mlir::fusion::GemmStrategy::Auto",
+           "how fused GEMMs run",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::fusion::GemmStrategy::cublas, "cublas",
+                        "cuBLASLt GEMM + generated epilogue kernels"),
+             clEnumValN(::mlir::fusion::GemmStrategy::tiled, "tiled",
+                        "one generated kernel, epilogue in registers"),
+             clEnumValN(::mlir::fusion::GemmStrategy::Auto, "auto",
+                        "per op, by the measured rule"))}]>,
+    Option<"fp32Math", "fp32-math", "::mlir::fusion::Fp32Math",
+           /*default=*/"::mlir::fusion::Fp32Math::tf32x3",
+           "generated kernels, f32 GEMMs in fp32",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::fusion::Fp32Math::tf32x3, "tf32x3",
+                        "tensor cores, split operands"),
+             clEnumValN(::mlir::fusion::Fp32Math::simt, "simt",
+                        "f32 fma on the CUDA cores"))}]>,
+    ListOption<"tile", "tile", "int64_t",
+               "generated kernels: the block tile, BM,BN (default: heuristic)">,
+    ListOption<"warps", "warps", "int64_t",
+               "generated kernels: warps along M and N, WM,WN (default: "
+               "heuristic)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "generated kernels: cp.async pipeline depth (0: heuristic)">
+  ];
+  let dependentDialects = ["::mlir::fusion::FusionDialect"];
+}
+
 def GenerateTestHarness : Pass<"fusion-generate-test-harness", "::mlir::ModuleOp"> {
   let summary = "Add a main function that runs an entry point on "
                 "deterministic pseudo-random inputs and prints its results";

@@ -1,157 +1,16 @@
-//===- EpilogueKernels.cpp - generated elementwise and BN kernels ---------===//
+//===- BatchNormKernels.cpp - column statistics and their finalization ----===//
 
-#include "EpilogueKernels.h"
+#include "BatchNormKernels.h"
 
-#include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
-
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::fusion;
-
-Value mlir::fusion::widenToF32(OpBuilder &builder, Location loc, Value value) {
-  Type target = builder.getF32Type();
-  if (auto vector = dyn_cast<VectorType>(value.getType()))
-    target = vector.clone(target);
-  if (value.getType() == target)
-    return value;
-  return arith::ExtFOp::create(builder, loc, target, value);
-}
-
-Value mlir::fusion::narrowTo(OpBuilder &builder, Location loc, Value value,
-                             Type elementType) {
-  Type target = elementType;
-  if (auto vector = dyn_cast<VectorType>(value.getType()))
-    target = vector.clone(elementType);
-  if (value.getType() == target)
-    return value;
-  return arith::TruncFOp::create(builder, loc, target, value);
-}
-
-int64_t mlir::fusion::getVectorWidth(Type elementType, int64_t columns) {
-  int64_t width = 16 / elementBytes(elementType);
-  return columns % width == 0 ? width : 1;
-}
 
 namespace {
 
 /// Rows whose loads a statistics thread issues before using them.
 constexpr int64_t kRowsInFlight = 8;
-
-/// Emits kernel bodies: i64 index math in arith, memory through llvm ops.
-class KernelEmitter {
-public:
-  KernelEmitter(OpBuilder &builder, Location loc) : b(builder), loc(loc) {}
-
-  Value i64(int64_t value) {
-    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
-  }
-  Value f32(double value) { return buildF32Constant(b, loc, value); }
-  Value add(Value l, Value r) { return arith::AddIOp::create(b, loc, l, r); }
-  Value mul(Value l, Value r) { return arith::MulIOp::create(b, loc, l, r); }
-  Value lessThan(Value l, Value r) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, l, r);
-  }
-
-  Value id(gpu::Dimension dim, bool block) {
-    Value index = block ? gpu::BlockIdOp::create(b, loc, dim).getResult()
-                        : gpu::ThreadIdOp::create(b, loc, dim).getResult();
-    return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-  }
-  /// blockIdx.x * kBlockSize + threadIdx.x.
-  Value globalThreadX() {
-    return add(mul(id(gpu::Dimension::x, true), i64(kBlockSize)),
-               id(gpu::Dimension::x, false));
-  }
-
-  Value address(Value base, Type elementType, Value index) {
-    return LLVM::GEPOp::create(b, loc,
-                               LLVM::LLVMPointerType::get(b.getContext()),
-                               elementType, base, ValueRange{index});
-  }
-  Value load(Type type, Value base, Type elementType, Value index,
-             unsigned alignment) {
-    return LLVM::LoadOp::create(b, loc, type, address(base, elementType, index),
-                                alignment);
-  }
-  void store(Value value, Value base, Type elementType, Value index,
-             unsigned alignment) {
-    LLVM::StoreOp::create(b, loc, value, address(base, elementType, index),
-                          alignment);
-  }
-  /// One element of a column vector, as f32.
-  Value loadColumn(Value column, Type elementType, Value n) {
-    return widen(load(elementType, column, elementType, n,
-                      elementBytes(elementType)));
-  }
-
-  /// `width` consecutive elements from `base[index]`, as f32 lanes; `index`
-  /// is a multiple of `width` and `base` 16-byte aligned.
-  SmallVector<Value> loadLanes(Value base, Type elementType, Value index,
-                               int64_t width) {
-    unsigned bytes = elementBytes(elementType);
-    if (width == 1)
-      return {widen(load(elementType, base, elementType, index, bytes))};
-    auto vectorType = VectorType::get({width}, elementType);
-    Value vector = widen(load(vectorType, base, elementType, index,
-                              std::min<unsigned>(16, width * bytes)));
-    SmallVector<Value> lanes;
-    for (int64_t lane = 0; lane < width; ++lane)
-      lanes.push_back(vector::ExtractOp::create(b, loc, vector, lane));
-    return lanes;
-  }
-  void storeLanes(ArrayRef<Value> lanes, Value base, Type elementType,
-                  Value index) {
-    int64_t width = lanes.size();
-    if (width == 1) {
-      store(narrow(lanes.front(), elementType), base, elementType, index,
-            elementBytes(elementType));
-      return;
-    }
-    Value vector = vector::BroadcastOp::create(
-        b, loc, VectorType::get({width}, b.getF32Type()), f32(0.0));
-    for (auto [lane, value] : llvm::enumerate(lanes))
-      vector = vector::InsertOp::create(b, loc, value, vector, lane);
-    store(narrow(vector, elementType), base, elementType, index, 16);
-  }
-
-  Value widen(Value value) { return widenToF32(b, loc, value); }
-  Value narrow(Value value, Type elementType) {
-    return narrowTo(b, loc, value, elementType);
-  }
-
-  OpBuilder &b;
-  Location loc;
-};
-
-/// Creates `gpu.func @name(argTypes) kernel` at the builder's insertion point
-/// and sets the builder into its body.
-gpu::GPUFuncOp createKernel(OpBuilder &builder, Location loc, StringRef name,
-                            TypeRange argTypes) {
-  auto kernel = gpu::GPUFuncOp::create(builder, loc, name,
-                                       builder.getFunctionType(argTypes, {}));
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                  builder.getUnitAttr());
-  kernel.setKnownBlockSizeAttr(
-      builder.getDenseI32ArrayAttr({static_cast<int32_t>(kBlockSize), 1, 1}));
-  builder.setInsertionPointToStart(&kernel.getBody().front());
-  return kernel;
-}
-
-/// Runs `body` under `if (condition)` and ends the kernel.
-void emitGuarded(OpBuilder &builder, Location loc, Value condition,
-                 function_ref<void()> body) {
-  auto guard = scf::IfOp::create(builder, loc, condition, false);
-  {
-    OpBuilder::InsertionGuard insertion(builder);
-    builder.setInsertionPointToStart(&guard.getThenRegion().front());
-    body();
-  }
-  gpu::ReturnOp::create(builder, loc);
-}
 
 /// The moments of a set of rows of one column: f32 count, mean and sum of
 /// squared deviations from the mean.
@@ -183,43 +42,10 @@ Moments mergeMoments(OpBuilder &b, Location loc, Moments a, Moments c) {
 
 } // namespace
 
-gpu::GPUFuncOp mlir::fusion::buildElementwiseKernel(
-    OpBuilder &builder, Location loc, StringRef name, MatrixShape shape,
-    TypeRange columnTypes, const ScalarFn &fn) {
-  OpBuilder::InsertionGuard insertion(builder);
-  Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
-  SmallVector<Type> argTypes{ptr, ptr, builder.getI64Type()};
-  argTypes.append(columnTypes.size(), ptr);
-  gpu::GPUFuncOp kernel = createKernel(builder, loc, name, argTypes);
-  KernelEmitter e(builder, loc);
-  auto args = kernel.getArguments();
-  Value group = e.globalThreadX();
-  emitGuarded(builder, loc, e.lessThan(group, args[2]), [&] {
-    int64_t width = shape.vectorWidth;
-    Value first = e.mul(group, e.i64(width));
-    Value column =
-        arith::RemUIOp::create(builder, loc, first, e.i64(shape.columns));
-    SmallVector<Value> lanes =
-        e.loadLanes(args[0], shape.elementType, first, width);
-    // The `width` columns of a thread are consecutive and start at a multiple
-    // of `width`: each column operand is one aligned vector load.
-    SmallVector<SmallVector<Value>> columnLanes;
-    for (auto [index, type] : llvm::enumerate(columnTypes))
-      columnLanes.push_back(e.loadLanes(args[3 + index], type, column, width));
-    for (int64_t lane = 0; lane < width; ++lane) {
-      SmallVector<Value> columns;
-      for (auto &values : columnLanes)
-        columns.push_back(values[lane]);
-      lanes[lane] = fn(builder, loc, lanes[lane], columns);
-    }
-    e.storeLanes(lanes, args[1], shape.elementType, first);
-  });
-  return kernel;
-}
-
-gpu::GPUFuncOp mlir::fusion::buildColumnStatsKernel(
-    OpBuilder &builder, Location loc, StringRef name, MatrixShape shape,
-    TypeRange columnTypes, const ScalarFn &fn) {
+Kernel mlir::fusion::buildColumnStatsKernel(OpBuilder &builder, Location loc,
+                                            StringRef name, MatrixShape shape,
+                                            TypeRange columnTypes,
+                                            const ScalarFn &fn) {
   OpBuilder::InsertionGuard insertion(builder);
   Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
   Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
@@ -319,11 +145,23 @@ gpu::GPUFuncOp mlir::fusion::buildColumnStatsKernel(
           e.store(loop.getResult(1 + width + lane), args[4], f32, index, 4);
         }
       });
-  return kernel;
+  // Threads over the column groups, blocks of rows over y.
+  LaunchContract launch;
+  launch.gridX = RowExpr::constant(
+      (shape.columns / width + kBlockSize - 1) / kBlockSize);
+  launch.gridY = RowExpr::ceilDivByOperand(1);
+  launch.blockSize = kBlockSize;
+  launch.arguments = {KernelArgument::fromOperand(0),
+                      KernelArgument::fromValue(RowExpr::rows()),
+                      KernelArgument::fromOperand(1),
+                      KernelArgument::fromOperand(2),
+                      KernelArgument::fromOperand(3)};
+  for (unsigned index = 0; index < columnTypes.size(); ++index)
+    launch.arguments.push_back(KernelArgument::fromOperand(4 + index));
+  return {kernel, std::move(launch)};
 }
 
-
-gpu::GPUFuncOp mlir::fusion::buildBatchNormFinalizeKernel(
+Kernel mlir::fusion::buildBatchNormFinalizeKernel(
     OpBuilder &builder, Location loc, StringRef name, int64_t columns,
     BatchNormConfigAttr config, BatchNormOperands operands) {
   OpBuilder::InsertionGuard insertion(builder);
@@ -454,5 +292,22 @@ gpu::GPUFuncOp mlir::fusion::buildBatchNormFinalizeKernel(
     e.store(scale, scaleOut, f32, n, 4);
     e.store(shift, shiftOut, f32, n, 4);
   });
-  return kernel;
+  // One warp per column. Without statistics (inference) the row and chunk
+  // counts are unused.
+  LaunchContract launch;
+  launch.gridX =
+      RowExpr::constant((columns * kWarpSize + kBlockSize - 1) / kBlockSize);
+  launch.blockSize = kBlockSize;
+  bool training = config.isTraining();
+  launch.arguments = {
+      KernelArgument::fromOperand(0), KernelArgument::fromOperand(1),
+      KernelArgument::fromValue(training ? RowExpr::rows()
+                                         : RowExpr::constant(0)),
+      KernelArgument::fromOperand(2),
+      KernelArgument::fromValue(training ? RowExpr::ceilDivByOperand(2)
+                                         : RowExpr::constant(0))};
+  for (unsigned index = 3; index < argTypes.size() - 2; ++index)
+    launch.arguments.push_back(KernelArgument::fromOperand(index));
+  return {kernel, std::move(launch)};
 }
+

@@ -1,0 +1,75 @@
+//===- GemmConfig.h - chips and the generated GEMM kernels' rules -*- C++ -*-===//
+//
+// What a #fusion.gemm_config may say and what it costs: the table of chips
+// fusion generates code for, the shape rules and shared-memory footprint of
+// the generated GEMM kernels (the kernel builders in
+// lib/Conversion/FusionToGPU build exactly this layout), and the MMA kind a
+// fused op's types and precision call for. The attribute verifiers, the
+// config selection and the kernel builders all read these, so a config that
+// verifies is one the builders can emit.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSION_DIALECT_FUSION_IR_GEMMCONFIG_H
+#define FUSION_DIALECT_FUSION_IR_GEMMCONFIG_H
+
+#include "fusion/Dialect/Fusion/IR/FusionAttrs.h"
+
+#include <string>
+
+namespace mlir::fusion {
+
+/// The ElementType of `type`, if fusion computes on it.
+std::optional<ElementType> getElementTypeKind(Type type);
+
+/// What fusion needs to know of a chip.
+struct ChipInfo {
+  Chip chip;
+  /// The most dynamic shared memory one block may use (opt-in), in bytes.
+  int64_t maxSharedBytesPerBlock;
+  /// Streaming multiprocessors of the chip's reference part.
+  int64_t smCount;
+  /// cp.async, ldmatrix and mma.sync of bf16/f16/tf32 (sm_80 and newer).
+  bool hasMmaSync;
+};
+
+const ChipInfo &getChipInfo(Chip chip);
+/// "sm_80, sm_86, sm_89, sm_90", for diagnostics.
+std::string getSupportedChipList();
+
+/// Shared-memory rows of the generated GEMM kernels hold 128 bytes of K, in
+/// 16-byte chunks (one cp.async, one ldmatrix row each).
+constexpr int64_t kGemmRowBytes = 128;
+constexpr int64_t kGemmChunkBytes = 16;
+constexpr int64_t kGemmChunksPerRow = kGemmRowBytes / kGemmChunkBytes;
+/// SIMT kernels: threads along N of the block's thread grid.
+constexpr int64_t kSimtThreadsN = 16;
+
+/// Where a generated GEMM kernel keeps what in its dynamic shared memory, in
+/// bytes. The pipeline's stages come first; past the main loop the epilogue
+/// reuses them for the output tile. The block's bias and epilogue columns
+/// (f32) live past both.
+struct GemmSharedLayout {
+  int64_t stagingRowElements; ///< one row of the output tile, padded
+  int64_t constants;          ///< offset of the column constants
+  int64_t total;
+  /// For `config` on elements of `elementBytes`, with `columnVectors`
+  /// per-column vectors (bias and epilogue operands).
+  static GemmSharedLayout of(GemmConfigAttr config, int64_t elementBytes,
+                             int64_t columnVectors);
+};
+
+/// The MMA kind an mma_sync kernel must use for tensors of `elementType` in
+/// `precision`: 16-bit tensors multiply natively (their products are exact
+/// in fp32 and tf32 too); f32 tensors by precision.
+MmaKind getRequiredMmaKind(Type elementType, Precision precision);
+
+class FusedLinearOp;
+/// The checks of `config` that need the op it lowers: the MMA kind against
+/// the op's types and precision, the footprint against the chip of the
+/// enclosing #fusion.target (if any). Run by the op's verifier.
+LogicalResult verifyGemmConfig(FusedLinearOp op, GemmConfigAttr config);
+
+} // namespace mlir::fusion
+
+#endif // FUSION_DIALECT_FUSION_IR_GEMMCONFIG_H

@@ -1,0 +1,49 @@
+//===- BatchNormKernels.h - column statistics and their finalization -*- C++ -*-===//
+//
+// The kernels of a training batch norm's statistics: per-chunk column
+// moments of a matrix in memory, and the finalize kernel that merges them
+// (or, in inference, reads the running statistics) into the per-column
+// center, scale and shift the normalizing elementwise kernel applies.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSION_LIB_CONVERSION_FUSIONTOGPU_BATCHNORMKERNELS_H
+#define FUSION_LIB_CONVERSION_FUSIONTOGPU_BATCHNORMKERNELS_H
+
+#include "KernelSupport.h"
+
+namespace mlir::fusion {
+
+/// Per column and chunk of `rowsPerChunk` rows, the Welford mean and sum of
+/// squared deviations of fn(in, col[n]), stored at [n * chunks + chunk] of
+/// `mean`/`m2` (f32), chunks = ceil(M / rowsPerChunk).
+/// Launch operands: (ptr in, i64 rowsPerChunk, ptr mean, ptr m2, ptr
+/// column...).
+Kernel buildColumnStatsKernel(OpBuilder &builder, Location loc, StringRef name,
+                              MatrixShape shape, TypeRange columnTypes,
+                              const ScalarFn &fn);
+
+/// Which optional operands a batch-norm finalize kernel takes.
+struct BatchNormOperands {
+  bool weight = false, bias = false, runningStats = false;
+  Type statType; ///< element type of weight, bias and running stats
+};
+
+/// One warp per column merges the chunks' moments (Chan: each lane a strided
+/// subset in order, then a fixed butterfly, so the result is the same bits
+/// run to run), writes the updated running statistics (training with running
+/// statistics), and the f32 per-column `center`, `scale` and `shift` that
+/// normalize: y = (x - center) * scale + shift. In inference mode the
+/// running statistics give center and scale.
+/// Launch operands: (ptr mean, ptr m2, i64 rowsPerChunk, [ptr weight], [ptr
+/// bias], [ptr runningMean, ptr runningVar], [ptr newMean, ptr newVar], ptr
+/// center, ptr scale, ptr shift); in inference `mean`, `m2` and
+/// `rowsPerChunk` are unused.
+Kernel buildBatchNormFinalizeKernel(OpBuilder &builder, Location loc,
+                                    StringRef name, int64_t columns,
+                                    BatchNormConfigAttr config,
+                                    BatchNormOperands operands);
+
+} // namespace mlir::fusion
+
+#endif // FUSION_LIB_CONVERSION_FUSIONTOGPU_BATCHNORMKERNELS_H

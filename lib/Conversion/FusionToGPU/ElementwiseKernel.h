@@ -1,0 +1,25 @@
+//===- ElementwiseKernel.h - a scalar function over a matrix ----*- C++ -*-===//
+//
+// The kernel that applies a fused op's epilogue (or an unfused elementwise
+// op, or a batch norm's normalization) to a matrix in memory, 16 bytes a
+// thread.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSION_LIB_CONVERSION_FUSIONTOGPU_ELEMENTWISEKERNEL_H
+#define FUSION_LIB_CONVERSION_FUSIONTOGPU_ELEMENTWISEKERNEL_H
+
+#include "KernelSupport.h"
+
+namespace mlir::fusion {
+
+/// out = fn(in, col[n]) per element, for M x N matrices of `shape`.
+/// Launch operands: (ptr in, ptr out, ptr column...), `in` may equal `out`;
+/// columns have `columnTypes` elements.
+Kernel buildElementwiseKernel(OpBuilder &builder, Location loc, StringRef name,
+                              MatrixShape shape, TypeRange columnTypes,
+                              const ScalarFn &fn);
+
+} // namespace mlir::fusion
+
+#endif // FUSION_LIB_CONVERSION_FUSIONTOGPU_ELEMENTWISEKERNEL_H

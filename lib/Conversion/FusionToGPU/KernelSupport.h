@@ -1,0 +1,149 @@
+//===- KernelSupport.h - what every kernel builder uses ---------*- C++ -*-===//
+//
+// The helpers the kernel builders share: element sizes, f32 widening and
+// narrowing, thread-block constants, and the small builder of kernel bodies
+// (i64 index math in arith, memory through llvm ops).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSION_LIB_CONVERSION_FUSIONTOGPU_KERNELSUPPORT_H
+#define FUSION_LIB_CONVERSION_FUSIONTOGPU_KERNELSUPPORT_H
+
+#include "LaunchContract.h"
+
+#include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace mlir::fusion {
+
+/// An f32 scalar function of an element and one element per column vector.
+using ScalarFn = std::function<Value(OpBuilder &, Location, Value, ValueRange)>;
+
+/// Threads per block of the elementwise and statistics kernels, and per
+/// warp.
+constexpr int64_t kBlockSize = 256;
+constexpr int32_t kWarpSize = 32;
+
+/// Bytes of one element of a float type.
+inline int64_t elementBytes(Type elementType) {
+  return elementType.getIntOrFloatBitWidth() / 8;
+}
+
+/// `value` (a float or a vector of floats) extended to f32, or truncated
+/// from f32 to `elementType`; unchanged when already of that type.
+Value widenToF32(OpBuilder &builder, Location loc, Value value);
+Value narrowTo(OpBuilder &builder, Location loc, Value value, Type elementType);
+
+/// Elements each thread of an elementwise kernel handles: 16 bytes when the
+/// row length allows it, else 1.
+int64_t getVectorWidth(Type elementType, int64_t columns);
+
+/// The shape of the matrices a kernel works on.
+struct MatrixShape {
+  Type elementType;
+  int64_t columns;
+  int64_t vectorWidth;
+};
+
+/// Creates `gpu.func @name(argTypes) kernel` of `blockSize` threads at the
+/// builder's insertion point and sets the builder into its body.
+gpu::GPUFuncOp createKernel(OpBuilder &builder, Location loc, StringRef name,
+                            TypeRange argTypes, int64_t blockSize = kBlockSize);
+
+/// Runs `body` under `if (condition)` and ends the kernel.
+void emitGuarded(OpBuilder &builder, Location loc, Value condition,
+                 function_ref<void()> body);
+
+/// Emits kernel bodies: i64 index math in arith, memory through llvm ops.
+class KernelEmitter {
+public:
+  KernelEmitter(OpBuilder &builder, Location loc) : b(builder), loc(loc) {}
+
+  Value i64(int64_t value) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
+  }
+  Value f32(double value) { return buildF32Constant(b, loc, value); }
+  Value add(Value l, Value r) { return arith::AddIOp::create(b, loc, l, r); }
+  Value mul(Value l, Value r) { return arith::MulIOp::create(b, loc, l, r); }
+  Value lessThan(Value l, Value r) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, l, r);
+  }
+
+  Value id(gpu::Dimension dim, bool block) {
+    Value index = block ? gpu::BlockIdOp::create(b, loc, dim).getResult()
+                        : gpu::ThreadIdOp::create(b, loc, dim).getResult();
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+  }
+  /// blockIdx.x * kBlockSize + threadIdx.x.
+  Value globalThreadX() {
+    return add(mul(id(gpu::Dimension::x, true), i64(kBlockSize)),
+               id(gpu::Dimension::x, false));
+  }
+
+  Value address(Value base, Type elementType, Value index) {
+    return LLVM::GEPOp::create(b, loc,
+                               LLVM::LLVMPointerType::get(b.getContext()),
+                               elementType, base, ValueRange{index});
+  }
+  Value load(Type type, Value base, Type elementType, Value index,
+             unsigned alignment) {
+    return LLVM::LoadOp::create(b, loc, type, address(base, elementType, index),
+                                alignment);
+  }
+  void store(Value value, Value base, Type elementType, Value index,
+             unsigned alignment) {
+    LLVM::StoreOp::create(b, loc, value, address(base, elementType, index),
+                          alignment);
+  }
+  /// One element of a column vector, as f32.
+  Value loadColumn(Value column, Type elementType, Value n) {
+    return widen(load(elementType, column, elementType, n,
+                      elementBytes(elementType)));
+  }
+
+  /// `width` consecutive elements from `base[index]`, as f32 lanes; `index`
+  /// is a multiple of `width` and `base` 16-byte aligned.
+  SmallVector<Value> loadLanes(Value base, Type elementType, Value index,
+                               int64_t width) {
+    unsigned bytes = elementBytes(elementType);
+    if (width == 1)
+      return {widen(load(elementType, base, elementType, index, bytes))};
+    auto vectorType = VectorType::get({width}, elementType);
+    Value vector = widen(load(vectorType, base, elementType, index,
+                              std::min<unsigned>(16, width * bytes)));
+    SmallVector<Value> lanes;
+    for (int64_t lane = 0; lane < width; ++lane)
+      lanes.push_back(vector::ExtractOp::create(b, loc, vector, lane));
+    return lanes;
+  }
+  void storeLanes(ArrayRef<Value> lanes, Value base, Type elementType,
+                  Value index) {
+    int64_t width = lanes.size();
+    if (width == 1) {
+      store(narrow(lanes.front(), elementType), base, elementType, index,
+            elementBytes(elementType));
+      return;
+    }
+    Value vector = vector::BroadcastOp::create(
+        b, loc, VectorType::get({width}, b.getF32Type()), f32(0.0));
+    for (auto [lane, value] : llvm::enumerate(lanes))
+      vector = vector::InsertOp::create(b, loc, value, vector, lane);
+    store(narrow(vector, elementType), base, elementType, index, 16);
+  }
+
+  Value widen(Value value) { return widenToF32(b, loc, value); }
+  Value narrow(Value value, Type elementType) {
+    return narrowTo(b, loc, value, elementType);
+  }
+
+  OpBuilder &b;
+  Location loc;
+};
+
+} // namespace mlir::fusion
+
+#endif // FUSION_LIB_CONVERSION_FUSIONTOGPU_KERNELSUPPORT_H

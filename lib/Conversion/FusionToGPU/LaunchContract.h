@@ -1,0 +1,82 @@
+//===- LaunchContract.h - how host code launches a built kernel -*- C++ -*-===//
+//
+// Every kernel builder returns its gpu.func with the contract of its launch:
+// grid, block, dynamic shared memory and where each argument comes from.
+// Host lowering materializes the contract and re-derives none of it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSION_LIB_CONVERSION_FUSIONTOGPU_LAUNCHCONTRACT_H
+#define FUSION_LIB_CONVERSION_FUSIONTOGPU_LAUNCHCONTRACT_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+#include <optional>
+
+namespace mlir::fusion {
+
+/// An i64 quantity of a launch, from its row count M (the batch):
+/// `factor * ceil(M * rowScale / divisor)`, where the divisor is a constant
+/// or the value of the launch operand `divisorOperand`. With `rowScale` 0 it
+/// is `factor` alone.
+struct RowExpr {
+  int64_t factor = 1;
+  int64_t rowScale = 0;
+  int64_t divisor = 1;
+  std::optional<unsigned> divisorOperand;
+
+  static RowExpr constant(int64_t value) { return {value, 0, 1, {}}; }
+  static RowExpr rows() { return {1, 1, 1, {}}; }
+  /// factor * ceil(M * rowScale / divisor).
+  static RowExpr ceilDiv(int64_t rowScale, int64_t divisor,
+                         int64_t factor = 1) {
+    return {factor, rowScale, divisor, {}};
+  }
+  /// ceil(M / operand).
+  static RowExpr ceilDivByOperand(unsigned operand) {
+    return {1, 1, 1, operand};
+  }
+};
+
+/// Where one kernel argument comes from. A launch's operands are the
+/// buffers (pointers) and host-planned i64 values its caller hands over, in
+/// the order the builder documents.
+struct KernelArgument {
+  enum class Kind {
+    Operand,    ///< the operand as it is
+    Descriptor, ///< a dense row-major memref of `shape` at the operand
+    Value,      ///< the i64 `value`
+  };
+  Kind kind;
+  unsigned operand = 0;
+  SmallVector<RowExpr, 2> shape;
+  RowExpr value;
+
+  static KernelArgument fromOperand(unsigned operand) {
+    return {Kind::Operand, operand, {}, {}};
+  }
+  static KernelArgument descriptor(unsigned operand,
+                                   SmallVector<RowExpr, 2> shape) {
+    return {Kind::Descriptor, operand, std::move(shape), {}};
+  }
+  static KernelArgument fromValue(RowExpr value) {
+    return {Kind::Value, 0, {}, value};
+  }
+};
+
+struct LaunchContract {
+  RowExpr gridX = RowExpr::constant(1), gridY = RowExpr::constant(1);
+  int64_t blockSize;
+  int64_t dynamicSharedBytes = 0;
+  SmallVector<KernelArgument> arguments;
+};
+
+/// A built kernel and how to launch it.
+struct Kernel {
+  gpu::GPUFuncOp func;
+  LaunchContract launch;
+};
+
+} // namespace mlir::fusion
+
+#endif // FUSION_LIB_CONVERSION_FUSIONTOGPU_LAUNCHCONTRACT_H

@@ -1,0 +1,276 @@
+//===- GemmConfig.cpp - chips and the generated GEMM kernels' rules -------===//
+
+#include "fusion/Dialect/Fusion/IR/GemmConfig.h"
+#include "fusion/Dialect/Fusion/IR/FusionOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+namespace {
+// Shared memory per block with the opt-in carve-out (CUDA programming guide,
+// compute capabilities table); SM counts of the A100, RTX A6000, L40S, H100.
+constexpr ChipInfo kChips[] = {
+    {Chip::sm_80, 163 * 1024, 108, true},
+    {Chip::sm_86, 99 * 1024, 84, true},
+    {Chip::sm_89, 99 * 1024, 142, true},
+    {Chip::sm_90, 227 * 1024, 132, true},
+};
+} // namespace
+
+std::optional<ElementType> mlir::fusion::getElementTypeKind(Type type) {
+  if (type.isF32())
+    return ElementType::f32;
+  if (type.isBF16())
+    return ElementType::bf16;
+  if (type.isF16())
+    return ElementType::f16;
+  return std::nullopt;
+}
+
+const ChipInfo &mlir::fusion::getChipInfo(Chip chip) {
+  for (const ChipInfo &info : kChips)
+    if (info.chip == chip)
+      return info;
+  llvm_unreachable("every Chip has a ChipInfo");
+}
+
+std::string mlir::fusion::getSupportedChipList() {
+  std::string list;
+  for (const ChipInfo &info : kChips) {
+    if (!list.empty())
+      list += ", ";
+    list += stringifyChip(info.chip).str();
+  }
+  return list;
+}
+
+GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
+                                      int64_t elementBytes,
+                                      int64_t columnVectors) {
+  GemmSharedLayout layout;
+  // 8 elements of padding a row: the 8 rows one accumulator store of a warp
+  // touches start 4 (16-bit types) or 8 (f32) banks apart, so the pairs of
+  // its 32 lanes hit distinct banks.
+  layout.stagingRowElements = config.getBlockN() + 8;
+  int64_t staging =
+      config.getBlockM() * layout.stagingRowElements * elementBytes;
+  int64_t pipeline = config.getStages() *
+                     (config.getBlockM() + config.getBlockN()) * kGemmRowBytes;
+  layout.constants =
+      llvm::alignTo(std::max(pipeline, staging), kGemmChunkBytes);
+  layout.total = layout.constants + columnVectors * config.getBlockN() * 4;
+  return layout;
+}
+
+MmaKind mlir::fusion::getRequiredMmaKind(Type elementType,
+                                         Precision precision) {
+  if (elementType.isBF16())
+    return MmaKind::bf16;
+  if (elementType.isF16())
+    return MmaKind::f16;
+  switch (precision) {
+  case Precision::fp32:
+    return MmaKind::tf32x3;
+  case Precision::tf32:
+    return MmaKind::tf32;
+  case Precision::bf16:
+    return MmaKind::f32_as_bf16;
+  case Precision::f16:
+    return MmaKind::f32_as_f16;
+  }
+  llvm_unreachable("unknown precision");
+}
+
+/// The checks of a config that need the op it is attached to: the MMA kind
+/// against the op's types and precision, the footprint against the chip.
+LogicalResult mlir::fusion::verifyGemmConfig(FusedLinearOp op, GemmConfigAttr config) {
+  if (!config.isGenerated())
+    return success();
+  Type elementType = op.getWeight().getType().getElementType();
+  Precision precision = op.getComputePrecision();
+  if (config.getBackend() == GemmBackend::simt &&
+      !(elementType.isF32() && precision == Precision::fp32))
+    return op.emitOpError("a simt GEMM computes f32 tensors in fp32 only, "
+                          "not ")
+           << elementType << " in " << stringifyPrecision(precision);
+  MmaKind required = getRequiredMmaKind(elementType, precision);
+  if (config.getMma() && *config.getMma() != required)
+    return op.emitOpError("mma kind ")
+           << stringifyMmaKind(*config.getMma()) << " does not compute "
+           << elementType << " tensors in " << stringifyPrecision(precision)
+           << " precision (that is " << stringifyMmaKind(required) << ")";
+  TargetAttr target = TargetAttr::lookup(op);
+  if (!target)
+    return success();
+  const ChipInfo &chip = getChipInfo(target.getChip());
+  if (!chip.hasMmaSync)
+    return op.emitOpError("generated GEMM kernels need cp.async and "
+                          "mma.sync, which ")
+           << stringifyChip(chip.chip) << " lacks";
+  int64_t vectors = (op.getBias() ? 1 : 0) + op.getEpilogueOperands().size();
+  int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
+  int64_t bytes = GemmSharedLayout::of(config, elementBytes, vectors).total;
+  if (bytes > chip.maxSharedBytesPerBlock)
+    return op.emitOpError("tiling ")
+           << config.getBlockM() << "x" << config.getBlockN() << " with "
+           << config.getStages() << " stages needs " << bytes
+           << " bytes of shared memory, " << stringifyChip(chip.chip)
+           << " has " << chip.maxSharedBytesPerBlock;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// #fusion.target
+//===----------------------------------------------------------------------===//
+
+TargetAttr TargetAttr::lookup(Operation *op) {
+  for (; op; op = op->getParentOp())
+    if (auto target = op->getAttrOfType<TargetAttr>(getAttrName()))
+      return target;
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// #fusion.gemm_config
+//===----------------------------------------------------------------------===//
+
+// Bounds that keep every product of the kernel's arithmetic far from
+// overflow; real tilings are well inside them.
+static constexpr int64_t kMaxBlockExtent = 1024;
+static constexpr int64_t kMaxStages = 16;
+static constexpr int64_t kMaxGroupM = 64;
+
+LogicalResult
+GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       GemmBackend backend, std::optional<MmaKind> mma,
+                       int64_t blockM, int64_t blockN, int64_t warpsM,
+                       int64_t warpsN, int64_t stages, int64_t groupM) {
+  if (backend == GemmBackend::cublaslt) {
+    if (mma || blockM || blockN || warpsM || warpsN || stages || groupM)
+      return emitError() << "a cublaslt GEMM config takes no mma kind or "
+                            "tiling";
+    return success();
+  }
+  if (backend == GemmBackend::mma_sync && !mma)
+    return emitError() << "an mma_sync GEMM config needs an mma kind";
+  if (backend == GemmBackend::simt && mma)
+    return emitError() << "a simt GEMM config takes no mma kind (it "
+                          "multiplies with f32 fma)";
+  auto outOfRange = [&](StringRef what, int64_t value, int64_t low,
+                        int64_t high) -> bool {
+    if (value >= low && value <= high)
+      return false;
+    emitError() << what << " " << value << " is out of range [" << low << ", "
+                << high << "]";
+    return true;
+  };
+  if (outOfRange("tile rows", blockM, 16, kMaxBlockExtent) ||
+      outOfRange("tile columns", blockN, 16, kMaxBlockExtent) ||
+      outOfRange("warps along M", warpsM, 1, 32) ||
+      outOfRange("warps along N", warpsN, 1, 32) ||
+      outOfRange("stages", stages, 2, kMaxStages) ||
+      outOfRange("group_m", groupM, 1, kMaxGroupM))
+    return failure();
+  int64_t threads = 32 * warpsM * warpsN;
+  auto invalid = [&]() {
+    return emitError() << "tiling " << blockM << "x" << blockN << " with "
+                       << warpsM << "x" << warpsN << " warps: ";
+  };
+  if (threads > 1024)
+    return invalid() << threads << " threads, more than 1024 per block";
+  if (blockM % (16 * warpsM) || blockN % (16 * warpsN))
+    return invalid() << "warp tiles must be multiples of 16x16";
+  if (backend == GemmBackend::simt &&
+      (blockM % (threads / kSimtThreadsN) || blockN % kSimtThreadsN))
+    return invalid() << "the SIMT thread grid (" << kSimtThreadsN
+                     << " threads along N) must divide the block tile";
+  if ((blockM * kGemmChunksPerRow) % threads ||
+      (blockN * kGemmChunksPerRow) % threads)
+    return invalid() << "each thread must copy the same number of 16-byte "
+                        "chunks";
+  return success();
+}
+
+Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
+  MLIRContext *context = parser.getContext();
+  if (parser.parseLess())
+    return {};
+  SMLoc backendLoc = parser.getCurrentLocation();
+  StringRef backendName;
+  if (parser.parseKeyword(&backendName))
+    return {};
+  std::optional<GemmBackend> backend = symbolizeGemmBackend(backendName);
+  if (!backend) {
+    parser.emitError(backendLoc)
+        << "unknown GEMM backend '" << backendName
+        << "' (expected cublaslt, mma_sync or simt)";
+    return {};
+  }
+  std::optional<MmaKind> mma;
+  int64_t blockM = 0, blockN = 0, warpsM = 0, warpsN = 0, stages = 0,
+          groupM = 0;
+  auto parsePair = [&](int64_t &first, int64_t &second) -> ParseResult {
+    SmallVector<int64_t, 2> dims;
+    SMLoc loc = parser.getCurrentLocation();
+    if (parser.parseDimensionList(dims, /*allowDynamic=*/false,
+                                  /*withTrailingX=*/false))
+      return failure();
+    if (dims.size() != 2)
+      return parser.emitError(loc) << "expected two extents, MxN";
+    first = dims[0];
+    second = dims[1];
+    return success();
+  };
+  while (succeeded(parser.parseOptionalComma())) {
+    SMLoc keyLoc = parser.getCurrentLocation();
+    StringRef key;
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return {};
+    ParseResult parsed = success();
+    if (key == "mma") {
+      StringRef kind;
+      SMLoc kindLoc = parser.getCurrentLocation();
+      parsed = parser.parseKeyword(&kind);
+      if (succeeded(parsed) && !(mma = symbolizeMmaKind(kind))) {
+        parser.emitError(kindLoc) << "unknown mma kind '" << kind << "'";
+        return {};
+      }
+    } else if (key == "tile") {
+      parsed = parsePair(blockM, blockN);
+    } else if (key == "warps") {
+      parsed = parsePair(warpsM, warpsN);
+    } else if (key == "stages") {
+      parsed = parser.parseInteger(stages);
+    } else if (key == "group_m") {
+      parsed = parser.parseInteger(groupM);
+    } else {
+      parser.emitError(keyLoc) << "unknown GEMM config key '" << key
+                               << "' (expected mma, tile, warps, stages or "
+                                  "group_m)";
+      return {};
+    }
+    if (failed(parsed))
+      return {};
+  }
+  if (parser.parseGreater())
+    return {};
+  return GemmConfigAttr::getChecked(
+      [&] { return parser.emitError(backendLoc); }, context, *backend, mma,
+      blockM, blockN, warpsM, warpsN, stages, groupM);
+}
+
+void GemmConfigAttr::print(AsmPrinter &printer) const {
+  printer << "<" << stringifyGemmBackend(getBackend());
+  if (std::optional<MmaKind> mma = getMma())
+    printer << ", mma = " << stringifyMmaKind(*mma);
+  if (isGenerated())
+    printer << ", tile = " << getBlockM() << "x" << getBlockN()
+            << ", warps = " << getWarpsM() << "x" << getWarpsN()
+            << ", stages = " << getStages() << ", group_m = " << getGroupM();
+  printer << ">";
+}

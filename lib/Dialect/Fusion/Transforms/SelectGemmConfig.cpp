@@ -1,0 +1,161 @@
+//===- SelectGemmConfig.cpp - decide how each fused GEMM is lowered -------===//
+//
+// Fills in the lowering decisions the GPU backends consume: the module's
+// #fusion.target and each fused_linear's #fusion.gemm_config. Hand-written
+// configs are kept.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusion/Dialect/Fusion/IR/GemmConfig.h"
+#include "fusion/Dialect/Fusion/Transforms/Passes.h"
+
+namespace mlir::fusion {
+#define GEN_PASS_DEF_SELECTGEMMCONFIG
+#include "fusion/Dialect/Fusion/Transforms/Passes.h.inc"
+} // namespace mlir::fusion
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+namespace {
+
+struct SelectGemmConfigPass
+    : fusion::impl::SelectGemmConfigBase<SelectGemmConfigPass> {
+  using SelectGemmConfigBase::SelectGemmConfigBase;
+
+  void runOnOperation() override;
+
+private:
+  /// The backend `strategy` gives `op`.
+  GemmBackend selectBackend(FusedLinearOp op) const;
+  /// The config of `op`, the heuristic tiling with the options' overrides,
+  /// or null after a diagnostic.
+  GemmConfigAttr selectConfig(FusedLinearOp op, const ChipInfo &chip) const;
+};
+
+GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op) const {
+  Type elementType = op.getWeight().getType().getElementType();
+  Precision precision = op.getComputePrecision();
+  bool fp32 = elementType.isF32() && precision == Precision::fp32;
+  GemmBackend generated = fp32 && fp32Math == Fp32Math::simt
+                              ? GemmBackend::simt
+                              : GemmBackend::mma_sync;
+  switch (strategy) {
+  case GemmStrategy::cublas:
+    return GemmBackend::cublaslt;
+  case GemmStrategy::tiled:
+    return generated;
+  case GemmStrategy::Auto:
+    // The rule measured on the H100 (docs/benchmarks.md): only 3xTF32 beats
+    // cuBLAS, whose sm_90 GEMMs use wgmma and TMA.
+    return fp32 && generated == GemmBackend::mma_sync ? GemmBackend::mma_sync
+                                                      : GemmBackend::cublaslt;
+  }
+  llvm_unreachable("unknown strategy");
+}
+
+GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
+                                                  const ChipInfo &chip) const {
+  MLIRContext *context = op.getContext();
+  GemmBackend backend = selectBackend(op);
+  if (backend == GemmBackend::cublaslt)
+    return GemmConfigAttr::get(context, backend);
+
+  auto weightType = op.getWeight().getType();
+  Type elementType = weightType.getElementType();
+  int64_t n = weightType.getDimSize(0), k = weightType.getDimSize(1);
+  int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
+  std::optional<MmaKind> mma;
+  if (backend == GemmBackend::mma_sync)
+    mma = getRequiredMmaKind(elementType, op.getComputePrecision());
+
+  // 128x256 blocks of 8 warps, 64x64 warp tiles (128 accumulator registers
+  // a thread), 48 KiB of shared memory per stage. Narrow outputs take
+  // 128x128 blocks of 4 warps, so that more blocks fill the GPU. 3xTF32's
+  // second set of accumulators needs 64x32 warp tiles to stay in registers;
+  // so do the element loads of K rows not 16-byte aligned, a path bound by
+  // its loads anyway; SIMT has 8x8 accumulators a thread. (f32 operands
+  // rounded to 16 bits keep 64x64 warp tiles: on the H100 1.4-1.5x faster
+  // than 64x32, despite a few spilled registers.)
+  int64_t blockM = 128, blockN = 256, warpsM = 2, warpsN = 4;
+  if (n <= 128) {
+    blockN = 128;
+    warpsN = 2;
+  }
+  bool alignedK = k * elementBytes % 16 == 0;
+  if (mma == MmaKind::tf32x3 || backend == GemmBackend::simt || !alignedK) {
+    blockN = 128;
+    warpsN = 4;
+  }
+  if (!tile.empty()) {
+    blockM = tile[0];
+    blockN = tile[1];
+  }
+  if (!warps.empty()) {
+    warpsM = warps[0];
+    warpsN = warps[1];
+  }
+  constexpr int64_t groupM = 8;
+  auto build = [&](int64_t stageCount) {
+    return GemmConfigAttr::getChecked([&] { return op.emitOpError(); },
+                                      context, backend, mma, blockM, blockN,
+                                      warpsM, warpsN, stageCount, groupM);
+  };
+  if (stages)
+    return build(stages);
+  // As deep a pipeline as the chip's shared memory holds, up to 4 stages: 3
+  // for 128x256 blocks on sm_80 (163 KiB), 4 on sm_90 (227 KiB).
+  int64_t vectors = (op.getBias() ? 1 : 0) + op.getEpilogueOperands().size();
+  GemmConfigAttr config = build(4);
+  for (int64_t depth = 3; config && depth >= 2; --depth) {
+    if (GemmSharedLayout::of(config, elementBytes, vectors).total <=
+        chip.maxSharedBytesPerBlock)
+      break;
+    config = build(depth);
+  }
+  return config;
+}
+
+void SelectGemmConfigPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *context = &getContext();
+  auto checkExtents = [&](StringRef name, ArrayRef<int64_t> extents) {
+    if (extents.empty() || extents.size() == 2)
+      return true;
+    module.emitError() << "option '" << name
+                       << "' takes two extents (M,N), got " << extents.size();
+    return false;
+  };
+  if (!checkExtents("tile", tile) || !checkExtents("warps", warps))
+    return signalPassFailure();
+
+  auto target = module->getAttrOfType<TargetAttr>(TargetAttr::getAttrName());
+  bool targetGiven = this->target.getNumOccurrences() > 0;
+  if (target && targetGiven && target.getChip() != this->target) {
+    module.emitError() << "the module targets "
+                       << stringifyChip(target.getChip())
+                       << ", option 'target' says "
+                       << stringifyChip(this->target);
+    return signalPassFailure();
+  }
+  if (!target) {
+    target = TargetAttr::get(context, this->target);
+    module->setAttr(TargetAttr::getAttrName(), target);
+  }
+  const ChipInfo &chip = getChipInfo(target.getChip());
+
+  StringRef configName = FusionDialect::getGemmConfigAttrName();
+  WalkResult result = module.walk([&](FusedLinearOp op) {
+    if (op->hasAttr(configName))
+      return WalkResult::advance();
+    GemmConfigAttr config = selectConfig(op, chip);
+    if (!config || failed(verifyGemmConfig(op, config)))
+      return WalkResult::interrupt();
+    op->setAttr(configName, config);
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    signalPassFailure();
+}
+
+} // namespace

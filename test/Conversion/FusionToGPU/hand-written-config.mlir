@@ -1,0 +1,38 @@
+// A config written by hand is honored: fusion-select-gemm-config keeps it
+// and the lowering builds exactly the kernel it describes.
+// RUN: fusion-opt %s --fusion-select-gemm-config="strategy=cublas" --fusion-lower-to-gpu | FileCheck %s
+// RUN: fusion-opt %s --fusion-select-gemm-config="strategy=cublas" | FileCheck %s --check-prefix=CONFIG
+
+// CONFIG: module attributes {fusion.target = #fusion.target<sm_90>}
+// CONFIG: fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32, tile = 64x32, warps = 2x1, stages = 3, group_m = 4>
+// CONFIG: fusion.gemm_config = #fusion.gemm_config<cublaslt>
+
+// The hand-written tiled op: one launch of its kernel, 64 threads (2x1
+// warps) and the shared memory of 3 stages of 64+32 rows of 128 bytes.
+// CHECK-LABEL: llvm.func @hand_written(
+// CHECK-NOT: __fusion_rt_gemm
+// CHECK: %[[THREADS:.*]] = llvm.mlir.constant(64 : i32) : i32
+// CHECK: %[[SHARED:.*]] = llvm.mlir.constant(36864 : i32) : i32
+// CHECK: llvm.call @__fusion_rt_launch({{.*}}, %[[THREADS]], %[[SHARED]],
+// The other op was selected by the strategy: cuBLASLt.
+// CHECK-LABEL: llvm.func @selected(
+// CHECK: llvm.call @__fusion_rt_gemm
+// CHECK: gpu.module @fusion_kernels [#nvvm.target<O = 3, chip = "sm_90">]
+// CHECK: gpu.func @hand_written_0_gemm({{.*}}) kernel attributes {known_block_size = array<i32: 64, 1, 1>}
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
+module attributes {fusion.target = #fusion.target<sm_90>} {
+  func.func @hand_written(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+    %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32, tile = 64x32, warps = 2x1, stages = 3, group_m = 4>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+    return %0 : tensor<?x48xf32>
+  }
+  func.func @selected(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+    %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+    return %0 : tensor<?x48xf32>
+  }
+}

@@ -1,0 +1,231 @@
+// Every rule of #fusion.gemm_config and #fusion.target, with its located
+// diagnostic.
+// RUN: fusion-opt %s --split-input-file --verify-diagnostics
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{a cublaslt GEMM config takes no mma kind or tiling}}
+  } {fusion.gemm_config = #fusion.gemm_config<cublaslt, stages = 3>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{an mma_sync GEMM config needs an mma kind}}
+  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{a simt GEMM config takes no mma kind (it multiplies with f32 fma)}}
+  } {fusion.gemm_config = #fusion.gemm_config<simt, mma = tf32, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{tile rows 8 is out of range [16, 1024]}}
+  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 8x128, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{tile columns 2048 is out of range [16, 1024]}}
+  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 128x2048, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{warps along M 0 is out of range [1, 32]}}
+  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 128x128, warps = 0x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{warps along N 64 is out of range [1, 32]}}
+  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 128x128, warps = 2x64, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{stages 1 is out of range [2, 16]}}
+  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 128x128, warps = 2x4, stages = 1, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{group_m 0 is out of range [1, 64]}}
+  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 128x128, warps = 2x4, stages = 3, group_m = 0>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{tiling 512x512 with 32x2 warps: 2048 threads, more than 1024 per block}}
+  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 512x512, warps = 32x2, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{tiling 128x120 with 2x4 warps: warp tiles must be multiples of 16x16}}
+  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 128x120, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{tiling 16x128 with 1x8 warps: each thread must copy the same number of 16-byte chunks}}
+  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 16x128, warps = 1x8, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{tiling 16x256 with 1x16 warps: the SIMT thread grid (16 threads along N) must divide the block tile}}
+  } {fusion.gemm_config = #fusion.gemm_config<simt, tile = 16x256, warps = 1x16, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  // expected-error @+1 {{'fusion.fused_linear' op mma kind tf32 does not compute 'f32' tensors in fp32 precision (that is tf32x3)}}
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+  // expected-error @+1 {{'fusion.fused_linear' op mma kind f16 does not compute 'bf16' tensors in bf16 precision (that is bf16)}}
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = f16, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  // expected-error @+1 {{'fusion.fused_linear' op a simt GEMM computes f32 tensors in fp32 only, not 'f32' in tf32}}
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.gemm_config = #fusion.gemm_config<simt, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+module attributes {fusion.target = #fusion.target<sm_86>} {
+  func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+    // expected-error @+1 {{'fusion.fused_linear' op tiling 128x256 with 3 stages needs 147456 bytes of shared memory, sm_86 has 101376}}
+    %0 = fusion.fused_linear %x, %w epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+    return %0 : tensor<?x48xbf16>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{unknown GEMM backend 'wgmma' (expected cublaslt, mma_sync or simt)}}
+#config = #fusion.gemm_config<wgmma>
+
+// -----
+
+// expected-error @+1 {{unknown GEMM config key 'tiles' (expected mma, tile, warps, stages or group_m)}}
+#config = #fusion.gemm_config<mma_sync, tiles = 128x128>
+
+// -----
+
+// expected-error @+1 {{unknown mma kind 'fp8'}}
+#config = #fusion.gemm_config<mma_sync, mma = fp8>
+
+// -----
+
+// expected-error @+1 {{expected two extents, MxN}}
+#config = #fusion.gemm_config<mma_sync, tile = 128x128x2>
+
+// -----
+
+// expected-error @+2 {{expected ::mlir::fusion::Chip to be one of: sm_80, sm_86, sm_89, sm_90}}
+// expected-error @+1 {{failed to parse Fusion_TargetAttr parameter 'chip'}}
+module attributes {fusion.target = #fusion.target<sm_60>} {}
+
+// -----
+
+// expected-error @+1 {{'fusion.target' must be a #fusion.target}}
+module attributes {fusion.target = "sm_90"} {}
+
+// -----
+
+// expected-error @+1 {{'fusion.gemm_config' must be a #fusion.gemm_config on a fusion.fused_linear}}
+module attributes {fusion.gemm_config = #fusion.gemm_config<cublaslt>} {}
+
+// -----
+
+// expected-error @+1 {{unknown fusion attribute 'fusion.tile'}}
+module attributes {fusion.tile = 3} {}

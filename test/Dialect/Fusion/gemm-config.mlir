@@ -1,0 +1,32 @@
+// The lowering decisions round-trip: #fusion.target and #fusion.gemm_config
+// of every backend.
+// RUN: fusion-opt %s | fusion-opt | FileCheck %s
+
+// CHECK: module attributes {fusion.target = #fusion.target<sm_86>}
+// CHECK: fusion.gemm_config = #fusion.gemm_config<cublaslt>
+// CHECK: fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 128x128, warps = 2x4, stages = 2, group_m = 8>
+// CHECK: fusion.gemm_config = #fusion.gemm_config<simt, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>
+// CHECK: fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 2, group_m = 8>
+module attributes {fusion.target = #fusion.target<sm_86>} {
+  func.func @configs(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>,
+                     %xh: tensor<?x64xbf16>, %wh: tensor<48x64xbf16>)
+      -> (tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xbf16>) {
+    %0 = fusion.fused_linear %x, %w epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.gemm_config = #fusion.gemm_config<cublaslt>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+    %1 = fusion.fused_linear %x, %w epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 128x128, warps = 2x4, stages = 2, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+    %2 = fusion.fused_linear %x, %w epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.gemm_config = #fusion.gemm_config<simt, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+    %3 = fusion.fused_linear %xh, %wh epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 2, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+    return %0, %1, %2, %3 : tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xbf16>
+  }
+}
