@@ -13,19 +13,12 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 step="${1:-}"; shift || true
-case "$step" in
-  build)
-    dir="${1:-$root/artifacts}"
-    "$root/scripts/build.sh" "$root/build" >/dev/null
-    compile="$root/build/bin/fusion-compile"
-    mkdir -p "$dir"
-    python3 "$root/scripts/gpu/make_models.py" "$dir/models"
-    for precision in fp32 tf32; do
-      for model in linear_leaky_relu linear_scale_batch_norm; do
-        "$compile" "$root/examples/$model.mlir" --precision=$precision \
-          -o "$dir/${model}_$precision.so"
-      done
-    done
+# compile_workloads FUSION_COMPILE DIR: the workloads of DIR/models through
+# backend 1 (cublas, in DIR), backend 2 (tiled, in DIR/tiled) and its fp32 on
+# the CUDA cores (DIR/simt), every precision, and ptxas's report of the tiled
+# kernels.
+compile_workloads() {
+    local compile="$1" dir="$2" strategy out target precision type variant
     # The workloads through backend 1 (cublas, in dir) and backend 2 (tiled,
     # in dir/tiled).
     # The tiled kernels are compiled for the H100 they run on (sm_90: the
@@ -67,12 +60,46 @@ case "$step" in
     "$compile" "$dir/models/workloads_f32.mlir" --precision=fp32 \
       --strategy=tiled --fp32-math=simt --target=sm_90 \
       -o "$dir/simt/workloads_f32_fp32.so"
+}
+
+case "$step" in
+  build)
+    dir="${1:-$root/artifacts}"
+    "$root/scripts/build.sh" "$root/build" >/dev/null
+    compile="$root/build/bin/fusion-compile"
+    mkdir -p "$dir"
+    python3 "$root/scripts/gpu/make_models.py" "$dir/models"
+    for precision in fp32 tf32; do
+      for model in linear_leaky_relu linear_scale_batch_norm; do
+        "$compile" "$root/examples/$model.mlir" --precision=$precision \
+          --strategy=cublas -o "$dir/${model}_$precision.so"
+      done
+    done
+    compile_workloads "$compile" "$dir"
     # The same workloads from their PyTorch definitions, via fusion.compile.
     PYTHONPATH="$root/build/python_packages" /usr/bin/python3 \
       "$root/scripts/gpu/make_python_artifacts.py" "$dir/python"
     printf 'commit=%s\ndate=%s\n' "$(git -C "$root" rev-parse --short HEAD)" \
       "$(date -u +%F)" > "$dir/BUILD_INFO"
     ls -la "$dir"
+    ;;
+  baseline)
+    # scripts/gpu-check.sh baseline COMMIT [dir]: the same workloads compiled
+    # by an earlier commit's fusion-compile (built in a worktree beside this
+    # checkout), for check_and_bench.py --baseline.
+    commit="${1:?usage: $0 baseline COMMIT [dir]}"
+    dir="${2:-$root/artifacts-base}"
+    tree="${FUSION_BASELINE_TREE:-$root/../fusion-baseline-$commit}"
+    [ -d "$tree" ] || git -C "$root" worktree add --detach "$tree" "$commit"
+    cmake -G Ninja -S "$tree" -B "$tree/build" -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+      >/dev/null
+    cmake --build "$tree/build" --target fusion-compile fusion_runtime >/dev/null
+    mkdir -p "$dir"
+    python3 "$root/scripts/gpu/make_models.py" "$dir/models"
+    compile_workloads "$tree/build/bin/fusion-compile" "$dir"
+    printf 'commit=%s\ndate=%s\n' "$(git -C "$tree" rev-parse --short HEAD)" \
+      "$(date -u +%F)" > "$dir/BUILD_INFO"
     ;;
   run)
     dir="$root/artifacts"

@@ -396,7 +396,7 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
   PassManager fuse(context);
   OptimizePipelineOptions optimize;
   if (options.precision)
-    optimize.f32Precision = stringifyPrecision(*options.precision).str();
+    optimize.f32Precision = *options.precision;
   buildOptimizePipeline(fuse, optimize);
   if (failed(fuse.run(module)))
     return failure();

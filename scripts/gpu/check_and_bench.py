@@ -213,6 +213,9 @@ def main():
                         help="precisions to time, comma-separated")
     parser.add_argument("--workloads", default="A,B,B'",
                         help="workloads to time, comma-separated")
+    parser.add_argument("--baseline", type=pathlib.Path,
+                        help="artifacts of an earlier commit, timed beside "
+                             "these in the same run (strategy@base)")
     parser.add_argument("--profile", action="store_true",
                         help="print the kernels of the batch-norm cases")
     args = parser.parse_args()
@@ -233,6 +236,15 @@ def main():
     libs = {(strategy, p.stem): Library(p)
             for strategy, folder in strategies.items()
             for p in sorted(folder.glob("*.so"))}
+    # The earlier commit's libraries: timed only, beside these.
+    baseline = {}
+    if args.baseline:
+        base_info = dict(line.split("=", 1) for line in
+                         (args.baseline / "BUILD_INFO").read_text().split())
+        for strategy, folder in strategies.items():
+            for p in sorted((args.baseline /
+                             folder.relative_to(args.artifacts)).glob("*.so")):
+                baseline[strategy + "@base", p.stem] = Library(p)
     dtype_of = {"f32": torch.float32, "bf16": torch.bfloat16,
                 "f16": torch.float16}
     for (strategy, stem), lib in libs.items():
@@ -295,10 +307,13 @@ def main():
             for label, kind, m, k, n, name in cases:
                 if label not in args.workloads.split(","):
                     continue
-                times = bench({strategy: libs[strategy, stem]
-                               for strategy in strategies
-                               if (strategy, stem) in libs}, name, kind, m, k,
-                              n, dtype, precision, modes)
+                timed_libs = {strategy: libs[strategy, stem]
+                              for strategy in strategies
+                              if (strategy, stem) in libs}
+                timed_libs.update({key: lib for (key, lib_stem), lib
+                                   in baseline.items() if lib_stem == stem})
+                times = bench(timed_libs, name, kind, m, k, n, dtype,
+                              precision, modes)
                 table.append((label, f"{m}x{k}x{n}", precision, times))
                 print(f"  timed {label} {precision}: " + ", ".join(
                     f"{key} {value:.3f} ms" for key, value in times.items()),
@@ -306,7 +321,9 @@ def main():
 
     lines = [f"device: {device}; torch {torch.__version__}; "
              f"date {datetime.date.today()}; fusion commit {info['commit']} "
-             f"(built {info['date']})", ""]
+             f"(built {info['date']})"
+             + (f"; baseline (@base) commit {base_info['commit']}"
+                if args.baseline else ""), ""]
     if table:
         # Times in ms; ratios against cublas (backend 1) and tiled (backend
         # 2); TFLOP/s of each whole fused op.
@@ -329,6 +346,23 @@ def main():
                 f" | {t['cublas'] / t['gemm']:.3f}"
                 f" | {tiled / t['gemm']:.3f} | {t['eager'] / tiled:.2f} | " +
                 " | ".join(f"{t[k] / tiled:.2f}" for k in compiles) + " |")
+    if table and baseline:
+        # This commit against the baseline, same run: time ratios (< 1:
+        # faster now).
+        bases = sorted({key for key, _ in baseline})
+        lines.append("")
+        lines.append("| workload | precision | " + " | ".join(
+            f"{b.split('@')[0]} ms now / base" for b in bases) + " |")
+        lines.append("|" + "---|" * (2 + len(bases)))
+        for label, shape, precision, t in table:
+            cells = []
+            for b in bases:
+                now = b.split("@")[0]
+                cells.append(f"{t[now]:.3f} / {t[b]:.3f} = "
+                             f"{t[now] / t[b]:.3f}"
+                             if now in t and b in t else "")
+            lines.append(f"| {label} | {precision} | " + " | ".join(cells)
+                         + " |")
     lines.append("")
     lines.append(f"correctness: {len(rows) - sum(not r[4] for r in rows)}/"
                  f"{len(rows)} cases within bounds; "

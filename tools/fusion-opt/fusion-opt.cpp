@@ -9,6 +9,7 @@
 #include "fusion/Dialect/Fusion/IR/FusionDialect.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
 #include "fusion/Pipelines/Pipelines.h"
+#include "TestPasses.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -21,6 +22,7 @@ int main(int argc, char **argv) {
   mlir::fusion::registerFusionTransformsPasses();
   mlir::fusion::registerFusionConversionPasses();
   mlir::fusion::registerFusionPipelines();
+  mlir::fusion::test::registerFusionTestPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::fusion::FusionDialect>();

@@ -3,6 +3,7 @@
 #ifndef FUSION_PIPELINES_PIPELINES_H
 #define FUSION_PIPELINES_PIPELINES_H
 
+#include "fusion/Dialect/Fusion/IR/FusionAttrs.h"
 #include "mlir/Pass/PassOptions.h"
 
 #include <string>
@@ -13,11 +14,14 @@ namespace fusion {
 
 struct OptimizePipelineOptions
     : public PassPipelineOptions<OptimizePipelineOptions> {
-  PassOptions::Option<std::string> f32Precision{
+  PassOptions::Option<Precision> f32Precision{
       *this, "f32-precision",
-      llvm::cl::desc("GEMM precision of fused ops on f32 tensors: fp32, "
-                     "tf32, bf16 or f16 (default: fp32)"),
-      llvm::cl::init("")};
+      llvm::cl::desc("GEMM precision of fused ops on f32 tensors"),
+      llvm::cl::init(Precision::fp32),
+      llvm::cl::values(clEnumValN(Precision::fp32, "fp32", "fp32 (default)"),
+                       clEnumValN(Precision::tf32, "tf32", "tf32"),
+                       clEnumValN(Precision::bf16, "bf16", "bf16"),
+                       clEnumValN(Precision::f16, "f16", "f16"))};
 };
 
 /// Graph-level optimization: simplify, fuse every chain into one

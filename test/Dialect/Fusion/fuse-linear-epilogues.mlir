@@ -1,7 +1,7 @@
 // RUN: fusion-opt %s --fusion-fuse-linear-epilogues -split-input-file | FileCheck %s
 // RUN: fusion-opt %s --fusion-fuse-linear-epilogues=f32-precision=tf32 -split-input-file | FileCheck %s --check-prefix=TF32
 // RUN: not fusion-opt %s --fusion-fuse-linear-epilogues=f32-precision=fp64 2>&1 | FileCheck %s --check-prefix=BAD-OPTION
-// BAD-OPTION: unknown f32-precision 'fp64' (expected fp32, tf32, bf16 or f16)
+// BAD-OPTION: for the --f32-precision option: Cannot find option named 'fp64'!
 
 // A lone linear becomes a fused_linear with an identity epilogue.
 // CHECK-LABEL: func.func @linear_alone

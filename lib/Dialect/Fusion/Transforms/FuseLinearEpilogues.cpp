@@ -120,13 +120,8 @@ struct FuseLinearEpiloguesPass
 
   LogicalResult initialize(MLIRContext *context) override {
     std::optional<Precision> precision;
-    if (!f32Precision.empty()) {
-      precision = symbolizePrecision(f32Precision);
-      if (!precision)
-        return emitError(UnknownLoc::get(context))
-               << "fusion-fuse-linear-epilogues: unknown f32-precision '"
-               << f32Precision << "' (expected fp32, tf32, bf16 or f16)";
-    }
+    if (f32Precision != Precision::fp32)
+      precision = f32Precision.getValue();
     RewritePatternSet set(context);
     populateFuseLinearEpiloguesPatterns(set, precision);
     patterns = std::move(set);

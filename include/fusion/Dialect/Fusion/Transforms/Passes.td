@@ -67,9 +67,15 @@ def FuseLinearEpilogues : Pass<"fusion-fuse-linear-epilogues"> {
     ```
   }];
   let options = [
-    Option<"f32Precision", "f32-precision", "std::string", /*default=*/"\"\"",
-           "GEMM precision of the fused ops made from f32 linears: fp32, "
-           "tf32, bf16 or f16 (default: none set, i.e. fp32)">
+    Option<"f32Precision", "f32-precision", "::mlir::fusion::Precision",
+           /*default=*/"::mlir::fusion::Precision::fp32",
+           "GEMM precision of the fused ops made from f32 linears (fp32, "
+           "their default, is left implicit)",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::fusion::Precision::fp32, "fp32", "fp32"),
+             clEnumValN(::mlir::fusion::Precision::tf32, "tf32", "tf32"),
+             clEnumValN(::mlir::fusion::Precision::bf16, "bf16", "bf16"),
+             clEnumValN(::mlir::fusion::Precision::f16, "f16", "f16"))}]>
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
@@ -221,34 +227,6 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
            "generated kernels: cp.async pipeline depth (0: heuristic)">
   ];
   let dependentDialects = ["::mlir::fusion::FusionDialect"];
-}
-
-def GenerateTestHarness : Pass<"fusion-generate-test-harness", "::mlir::ModuleOp"> {
-  let summary = "Add a main function that runs an entry point on "
-                "deterministic pseudo-random inputs and prints its results";
-  let description = [{
-    Creates `func.func @main()` which fills every tensor argument of the
-    entry function with pseudo-random values from an integer hash of the
-    seed, the argument number and the element index (uniform in [-1, 1),
-    or in [0.5, 1.5) for arguments used as running variances), with each
-    dynamic dimension set to `rows`; calls the entry; and prints each result
-    with `printMemrefF32`. Running the module before and after a
-    transformation on the same inputs checks that it keeps the meaning.
-  }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "the function to call (required)">,
-    Option<"rows", "rows", "int64_t", /*default=*/"37",
-           "the size given to dynamic dimensions">,
-    Option<"seed", "seed", "int64_t", /*default=*/"1",
-           "the seed of the input values">
-  ];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::bufferization::BufferizationDialect",
-                           "::mlir::func::FuncDialect",
-                           "::mlir::linalg::LinalgDialect",
-                           "::mlir::memref::MemRefDialect",
-                           "::mlir::tensor::TensorDialect"];
 }
 
 #endif // FUSION_DIALECT_FUSION_TRANSFORMS_PASSES_TD

@@ -1,14 +1,14 @@
-//===- GenerateTestHarness.cpp - main() on pseudo-random inputs -----------===//
+//===- TestGenerateHarness.cpp - main() on pseudo-random inputs -----------===//
 
-#include "fusion/Dialect/Fusion/Transforms/Passes.h"
+#include "TestPasses.h"
 
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/SymbolTable.h"
 
-namespace mlir::fusion {
+namespace mlir::fusion::test {
 #define GEN_PASS_DEF_GENERATETESTHARNESS
-#include "fusion/Dialect/Fusion/Transforms/Passes.h.inc"
-} // namespace mlir::fusion
+#include "TestPasses.h.inc"
+} // namespace mlir::fusion::test
 
 using namespace mlir;
 using namespace mlir::fusion;
@@ -136,7 +136,7 @@ static void buildPrint(OpBuilder &b, Location loc, Value tensor,
 }
 
 struct GenerateTestHarnessPass
-    : fusion::impl::GenerateTestHarnessBase<GenerateTestHarnessPass> {
+    : fusion::test::impl::GenerateTestHarnessBase<GenerateTestHarnessPass> {
   using GenerateTestHarnessBase::GenerateTestHarnessBase;
 
   void runOnOperation() override {
