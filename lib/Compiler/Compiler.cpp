@@ -42,7 +42,7 @@ using namespace mlir;
 using namespace mlir::fusion;
 
 void mlir::fusion::registerCompilerDialects(DialectRegistry &registry) {
-  registry.insert<FusionDialect>();
+  registry.insert<FusionDialect, fusion_rt::FusionRuntimeDialect>();
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
@@ -437,6 +437,7 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
   select.stages = options.stages;
   lower.addPass(createSelectGemmConfig(select));
   lower.addPass(createConvertFusionToGPU());
+  lower.addPass(createLowerFusionRuntimeToLLVM());
   buildKernelsToNVVMPipeline(lower);
   if (failed(lower.run(module)))
     return failure();

@@ -8,6 +8,7 @@
 #include "fusion/Conversion/Passes.h"
 #include "fusion/Dialect/Fusion/IR/FusionDialect.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
+#include "fusion/Dialect/FusionRuntime/IR/FusionRuntimeDialect.h"
 #include "fusion/Pipelines/Pipelines.h"
 #include "TestPasses.h"
 
@@ -25,7 +26,8 @@ int main(int argc, char **argv) {
   mlir::fusion::test::registerFusionTestPasses();
 
   mlir::DialectRegistry registry;
-  registry.insert<mlir::fusion::FusionDialect>();
+  registry.insert<mlir::fusion::FusionDialect,
+                  mlir::fusion_rt::FusionRuntimeDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
 

@@ -3,6 +3,7 @@
 #ifndef FUSION_CONVERSION_PASSES_H
 #define FUSION_CONVERSION_PASSES_H
 
+#include "fusion/Conversion/FusionRuntimeToLLVM/FusionRuntimeToLLVM.h"
 #include "fusion/Conversion/FusionToGPU/FusionToGPU.h"
 #include "fusion/Conversion/FusionToLinalg/FusionToLinalg.h"
 

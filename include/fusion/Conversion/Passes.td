@@ -83,6 +83,7 @@ def ConvertFusionToGPU : Pass<"fusion-lower-to-gpu", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::arith::ArithDialect",
+                           "::mlir::fusion_rt::FusionRuntimeDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
@@ -90,6 +91,22 @@ def ConvertFusionToGPU : Pass<"fusion-lower-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def LowerFusionRuntimeToLLVM
+    : Pass<"fusion-lower-runtime-to-llvm", "::mlir::ModuleOp"> {
+  let summary = "Turn fusion_rt launches and GEMM calls into calls of the "
+                "fusion runtime's C ABI";
+  let description = [{
+    `fusion_rt.launch` becomes an array of pointers to its arguments (the
+    kernel parameter array of `cuLaunchKernel`) and a call of
+    `__fusion_rt_launch(image, name, grid_x, grid_y, block, shared, stream,
+    args)`, the kernel named by a string constant and found in the
+    embedded `@__fusion_kernels_image`; `fusion_rt.cublaslt_gemm` becomes
+    `__fusion_rt_gemm` with the runtime's codes of its element type and
+    precision. Both keep their `i32` status.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def EmbedKernelImage : Pass<"fusion-embed-kernel-image", "::mlir::ModuleOp"> {

@@ -14,7 +14,7 @@
 #include "TiledGemmKernel.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
 #include "fusion/Dialect/Fusion/IR/GemmConfig.h"
-#include "fusion_runtime.h"
+#include "fusion/Dialect/FusionRuntime/IR/FusionRuntimeDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -30,15 +30,6 @@ using namespace mlir;
 using namespace mlir::fusion;
 
 namespace {
-
-// The runtime's C ABI numbers element types and precisions as the dialect.
-static_assert(FUSION_F32 == static_cast<int>(ElementType::f32) &&
-              FUSION_BF16 == static_cast<int>(ElementType::bf16) &&
-              FUSION_F16 == static_cast<int>(ElementType::f16));
-static_assert(FUSION_PRECISION_FP32 == static_cast<int>(Precision::fp32) &&
-              FUSION_PRECISION_TF32 == static_cast<int>(Precision::tf32) &&
-              FUSION_PRECISION_BF16 == static_cast<int>(Precision::bf16) &&
-              FUSION_PRECISION_F16 == static_cast<int>(Precision::f16));
 
 RankedTensorType tensorType(Value value) {
   return cast<RankedTensorType>(value.getType());
@@ -103,7 +94,11 @@ private:
   Value call(StringRef name, ArrayRef<Value> args);
   /// Calls a runtime function returning a status; on failure, frees the
   /// workspace and returns the status.
-  void checked(StringRef name, ArrayRef<Value> args);
+  void checked(StringRef name, ArrayRef<Value> args) {
+    checkStatus(call(name, args));
+  }
+  /// Continues when `status` is 0; else frees the workspace and returns it.
+  void checkStatus(Value status);
 
   Value c64(int64_t value) {
     return LLVM::ConstantOp::create(b, loc, i64Type,
@@ -208,8 +203,7 @@ Value HostEmitter::call(StringRef name, ArrayRef<Value> args) {
   return LLVM::CallOp::create(b, loc, callee, args).getResult();
 }
 
-void HostEmitter::checked(StringRef name, ArrayRef<Value> args) {
-  Value status = call(name, args);
+void HostEmitter::checkStatus(Value status) {
   Value bad =
       LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, status, c32(0));
   Block *next = b.createBlock(b.getBlock()->getParent());
@@ -301,23 +295,14 @@ void HostEmitter::launch(Kernel kernel, Value rows,
     }
     }
   }
-  Value count = c64(args.size());
-  Value pointers = LLVM::AllocaOp::create(b, loc, ptrType, ptrType, count, 8);
-  for (auto [index, arg] : llvm::enumerate(args)) {
-    Value slot =
-        LLVM::AllocaOp::create(b, loc, ptrType, arg.getType(), c64(1), 8);
-    LLVM::StoreOp::create(b, loc, arg, slot);
-    Value entry = LLVM::GEPOp::create(b, loc, ptrType, ptrType, pointers,
-                                      ValueRange{c64(index)});
-    LLVM::StoreOp::create(b, loc, slot, entry);
-  }
-  checked("__fusion_rt_launch",
-          {LLVM::AddressOfOp::create(b, loc, ptrType, kKernelImageName),
-           string(kernel.func.getName()),
-           materialize(contract.gridX, rows, operands),
-           materialize(contract.gridY, rows, operands),
-           c32(contract.blockSize), c32(contract.dynamicSharedBytes), stream,
-           pointers});
+  auto symbol = SymbolRefAttr::get(
+      b.getStringAttr(kKernelModuleName),
+      {FlatSymbolRefAttr::get(kernel.func.getNameAttr())});
+  checkStatus(fusion_rt::LaunchOp::create(
+      b, loc, i32Type, symbol, materialize(contract.gridX, rows, operands),
+      materialize(contract.gridY, rows, operands),
+      b.getI32IntegerAttr(contract.blockSize),
+      b.getI32IntegerAttr(contract.dynamicSharedBytes), stream, args));
 }
 
 SmallVector<Value> HostEmitter::columnPtrs(ValueRange tensors) {
@@ -513,14 +498,14 @@ void HostEmitter::emitFusedLinear(FusedLinearOp op) {
   Type elementType = weightType.getElementType();
   int64_t n = weightType.getDimSize(0), k = weightType.getDimSize(1);
   Value bias = op.getBias() ? buffers.lookup(op.getBias()).ptr : nullPtr();
-  Value alpha = LLVM::ConstantOp::create(
-      b, loc, b.getF32Type(),
-      b.getF32FloatAttr(op.getAlpha().convertToDouble()));
-  checked("__fusion_rt_gemm",
-          {stream, c32(static_cast<int32_t>(*getElementTypeKind(elementType))),
-           c32(static_cast<int32_t>(op.getComputePrecision())), x.rows, c64(n),
-           c64(k), x.ptr, buffers.lookup(op.getWeight()).ptr, bias, alpha,
-           out.ptr});
+  MLIRContext *context = b.getContext();
+  checkStatus(fusion_rt::GemmOp::create(
+      b, loc, i32Type,
+      ElementTypeAttr::get(context, *getElementTypeKind(elementType)),
+      PrecisionAttr::get(context, op.getComputePrecision()), stream, x.ptr,
+      buffers.lookup(op.getWeight()).ptr, bias, out.ptr, x.rows,
+      b.getI64IntegerAttr(n), b.getI64IntegerAttr(k),
+      b.getF32FloatAttr(op.getAlpha().convertToDouble())));
 
   MatrixShape shape{elementType, n, getVectorWidth(elementType, n)};
   ScalarFn fn = epilogueFn(op);

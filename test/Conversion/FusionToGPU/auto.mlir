@@ -3,10 +3,10 @@
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=auto" --fusion-lower-to-gpu | FileCheck %s
 
 // CHECK-LABEL: llvm.func @fp32(
-// CHECK-NOT: __fusion_rt_gemm
-// CHECK: llvm.call @__fusion_rt_launch
+// CHECK-NOT: fusion_rt.cublaslt_gemm
+// CHECK: fusion_rt.launch @fusion_kernels::@fp32_0_gemm
 // CHECK-LABEL: llvm.func @tf32(
-// CHECK: llvm.call @__fusion_rt_gemm
+// CHECK: fusion_rt.cublaslt_gemm <f32> in <tf32>
 // CHECK-LABEL: gpu.func @fp32_0_gemm
 // 3xTF32: three products per tile pair, the K tile summed from zero.
 // CHECK: scf.for

@@ -10,13 +10,11 @@
 // The hand-written tiled op: one launch of its kernel, 64 threads (2x1
 // warps) and the shared memory of 3 stages of 64+32 rows of 128 bytes.
 // CHECK-LABEL: llvm.func @hand_written(
-// CHECK-NOT: __fusion_rt_gemm
-// CHECK: %[[THREADS:.*]] = llvm.mlir.constant(64 : i32) : i32
-// CHECK: %[[SHARED:.*]] = llvm.mlir.constant(36864 : i32) : i32
-// CHECK: llvm.call @__fusion_rt_launch({{.*}}, %[[THREADS]], %[[SHARED]],
+// CHECK-NOT: fusion_rt.cublaslt_gemm
+// CHECK: fusion_rt.launch @fusion_kernels::@hand_written_0_gemm grid({{.*}}) block 64 shared 36864
 // The other op was selected by the strategy: cuBLASLt.
 // CHECK-LABEL: llvm.func @selected(
-// CHECK: llvm.call @__fusion_rt_gemm
+// CHECK: fusion_rt.cublaslt_gemm <f32> in <tf32>
 // CHECK: gpu.module @fusion_kernels [#nvvm.target<O = 3, chip = "sm_90">]
 // CHECK: gpu.func @hand_written_0_gemm({{.*}}) kernel attributes {known_block_size = array<i32: 64, 1, 1>}
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}

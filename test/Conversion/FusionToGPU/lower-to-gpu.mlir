@@ -11,9 +11,11 @@
 // CHECK: llvm.return %[[CODE]] : i32
 // CHECK-COUNT-5: llvm.call @__fusion_rt_check_buffer(%[[STREAM]]
 // CHECK: llvm.call @__fusion_rt_alloc(%[[STREAM]]
-// CHECK: llvm.call @__fusion_rt_gemm(%[[STREAM]], %{{.*}}, %{{.*}}, %[[BATCH]], %{{.*}}, %{{.*}}, %[[X]], %[[W]], %[[B]], %{{.*}}, %[[OUT]])
-// CHECK: llvm.mlir.addressof @__fusion_kernels_image
-// CHECK: llvm.call @__fusion_rt_launch(
+// The GEMM and the launch, each checked: their contracts are in IR.
+// CHECK: %[[GEMM:.*]] = fusion_rt.cublaslt_gemm <f32> in <tf32>, %[[STREAM]], %[[X]], %[[W]], %[[B]], %[[OUT]], rows %[[BATCH]], n 16, k 8, alpha 1.000000e+00 : i32
+// CHECK: llvm.icmp "ne" %[[GEMM]]
+// CHECK: %[[LAUNCH:.*]] = fusion_rt.launch @fusion_kernels::@epilogue_0_epilogue grid(%{{.*}}, %{{.*}}) block 256 shared 0 stream(%[[STREAM]]) args(%[[OUT]], %[[OUT]], %{{.*}}, %[[S]] : !llvm.ptr, !llvm.ptr, i64, !llvm.ptr) : i32
+// CHECK: llvm.icmp "ne" %[[LAUNCH]]
 // CHECK: llvm.store %{{.*}}, %[[SLOT:.*]] : !llvm.ptr, !llvm.ptr
 // CHECK-NEXT: llvm.call @__fusion_rt_free(%[[STREAM]], %{{.*}})
 // CHECK: llvm.return %{{.*}} : i32
@@ -48,8 +50,8 @@ func.func @epilogue(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32
 // CHECK-LABEL: llvm.func @gemm_only(
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
 // CHECK-NOT: __fusion_rt_check_size
-// CHECK: llvm.call @__fusion_rt_gemm
-// CHECK-NOT: llvm.call @__fusion_rt_launch
+// CHECK: fusion_rt.cublaslt_gemm
+// CHECK-NOT: fusion_rt.launch
 // CHECK: llvm.return
 func.func @gemm_only(%x: tensor<4x8xbf16>, %w: tensor<16x8xbf16>) -> tensor<4x16xbf16> {
   %0 = fusion.fused_linear %x, %w epilogue {
@@ -65,8 +67,10 @@ func.func @gemm_only(%x: tensor<4x8xbf16>, %w: tensor<16x8xbf16>) -> tensor<4x16
 // CHECK-LABEL: llvm.func @batch_norm(
 // CHECK: %[[TWO:.*]] = llvm.mlir.constant(2 : i64) : i64
 // CHECK: llvm.call @__fusion_rt_check_size(%{{.*}}, %[[TWO]]
-// CHECK: llvm.call @__fusion_rt_gemm
-// CHECK-COUNT-3: llvm.call @__fusion_rt_launch
+// CHECK: fusion_rt.cublaslt_gemm <bf16> in <bf16>
+// CHECK: fusion_rt.launch @fusion_kernels::@batch_norm_0_stats
+// CHECK: fusion_rt.launch @fusion_kernels::@batch_norm_0_finalize
+// CHECK: fusion_rt.launch @fusion_kernels::@batch_norm_0_normalize
 // CHECK: gpu.func @batch_norm_0_stats(
 // CHECK: scf.for
 // CHECK: arith.divf
@@ -93,8 +97,8 @@ func.func @batch_norm(%x: tensor<?x8xbf16>, %w: tensor<16x8xbf16>, %rm: tensor<1
 // CHECK-LABEL: llvm.func @chain(
 // CHECK: llvm.call @__fusion_rt_alloc
 // CHECK: %[[TMP:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-// CHECK: llvm.call @__fusion_rt_gemm({{.*}}, %[[TMP]])
-// CHECK: llvm.call @__fusion_rt_launch
+// CHECK: fusion_rt.cublaslt_gemm {{.*}}, %[[TMP]], rows
+// CHECK: fusion_rt.launch @fusion_kernels::@chain_1_elementwise
 // CHECK: llvm.call @__fusion_rt_copy
 // CHECK: gpu.func @chain_1_elementwise(
 // CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> f32

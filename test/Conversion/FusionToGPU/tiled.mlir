@@ -6,10 +6,8 @@
 // 3 * (32 + 32) * 128 bytes of pipeline plus 32 * 4 bytes of bias in
 // dynamic shared memory.
 // CHECK-LABEL: llvm.func @tiled(
-// CHECK-NOT: __fusion_rt_gemm
-// CHECK-DAG: %[[THREADS:.*]] = llvm.mlir.constant(32 : i32) : i32
-// CHECK-DAG: %[[SHARED:.*]] = llvm.mlir.constant(24704 : i32) : i32
-// CHECK: llvm.call @__fusion_rt_launch(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[THREADS]], %[[SHARED]],
+// CHECK-NOT: fusion_rt.cublaslt_gemm
+// CHECK: fusion_rt.launch @fusion_kernels::@tiled_0_gemm grid(%{{.*}}, %{{.*}}) block 32 shared 24704 stream(%{{.*}}) args({{.*}} : !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64) : i32
 //
 // CHECK: gpu.func @tiled_0_gemm(%[[X:.*]]: memref<?x64xf32>, %[[W:.*]]: memref<48x64xf32>, %[[B:.*]]: memref<48xf32>, %[[OUT:.*]]: memref<?x48xf32>) kernel attributes {known_block_size = array<i32: 32, 1, 1>}
 // CHECK: %[[XF:.*]] = memref.collapse_shape %[[X]] {{\[\[}}0, 1]] : memref<?x64xf32> into memref<?xf32>

@@ -3,6 +3,7 @@
 #ifndef FUSION_CONVERSION_FUSIONTOGPU_FUSIONTOGPU_H
 #define FUSION_CONVERSION_FUSIONTOGPU_FUSIONTOGPU_H
 
+#include "fusion/Dialect/FusionRuntime/IR/FusionRuntimeDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

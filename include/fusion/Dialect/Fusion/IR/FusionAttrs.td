@@ -88,6 +88,11 @@ def Fusion_ElementType : I32EnumAttr<"ElementType",
   let cppNamespace = "::mlir::fusion";
 }
 
+def Fusion_ElementTypeAttr : EnumAttr<Fusion_Dialect, Fusion_ElementType,
+                                      "element_type"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def Fusion_GemmStrategy : I32EnumAttr<"GemmStrategy",
     "how fusion-select-gemm-config chooses the backend of a fused GEMM", [
       I32EnumAttrCase<"cublas", 0>,

@@ -1,0 +1,99 @@
+//===- FusionRuntimeOps.td - the host side of the GPU backends -*- tablegen -*-===//
+//
+// The layer between the fusion ops with their lowering decisions and the
+// LLVM dialect: host code whose kernel launches and GEMM calls are ops that
+// name their kernel by symbol and carry their contract, verified against the
+// kernel and the chip, before fusion-lower-runtime-to-llvm turns them into
+// calls of the fusion runtime's C ABI (runtime/include/fusion_runtime.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSION_DIALECT_FUSIONRUNTIME_IR_FUSIONRUNTIMEOPS_TD
+#define FUSION_DIALECT_FUSIONRUNTIME_IR_FUSIONRUNTIMEOPS_TD
+
+include "fusion/Dialect/Fusion/IR/FusionAttrs.td"
+include "mlir/Dialect/LLVMIR/LLVMOpBase.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+
+def FusionRuntime_Dialect : Dialect {
+  let name = "fusion_rt";
+  let cppNamespace = "::mlir::fusion_rt";
+  let summary = "Host code of fusion's GPU backends: kernel launches and "
+                "GEMM calls as ops with verified contracts";
+  let description = [{
+    Produced by `fusion-lower-to-gpu` inside the host `llvm.func` of each
+    entry point, consumed by `fusion-lower-runtime-to-llvm`. Each op
+    returns the runtime's `i32` status; the host code checks it.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::fusion::FusionDialect"];
+}
+
+class FusionRuntime_Op<string mnemonic, list<Trait> traits = []>
+    : Op<FusionRuntime_Dialect, mnemonic, traits>;
+
+def FusionRuntime_LaunchOp : FusionRuntime_Op<"launch",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "launch a generated kernel on a stream";
+  let description = [{
+    Launches `kernel`, a `gpu.func` of a `gpu.module` of the enclosing
+    module, on a `grid_x` x `grid_y` grid of `block`-thread blocks with
+    `shared` bytes of dynamic shared memory, on `stream`. `args` are the
+    kernel's arguments as the C ABI passes them: a memref argument of rank
+    r as its expanded descriptor (allocated and aligned pointer, offset, r
+    sizes, r strides), every other argument as it is.
+
+    The verifier checks the launch against the kernel: it exists and is a
+    kernel, `block` is its `known_block_size`, the arguments match its
+    signature, and `shared` fits the block of the module's
+    `#fusion.target`.
+
+    ```mlir
+    %status = fusion_rt.launch @fusion_kernels::@f_0_epilogue
+        grid(%gx, %c1) block 256 shared 0 stream(%stream)
+        args(%out, %out, %groups : !llvm.ptr, !llvm.ptr, i64) : i32
+    ```
+  }];
+  let arguments = (ins SymbolRefAttr:$kernel,
+                       I64:$grid_x, I64:$grid_y,
+                       I32Attr:$block, I32Attr:$shared,
+                       LLVM_DefaultPointer:$stream,
+                       Variadic<AnyType>:$args);
+  let results = (outs I32:$status);
+  let assemblyFormat = [{
+    $kernel `grid` `(` $grid_x `,` $grid_y `)` `block` $block
+    `shared` $shared `stream` `(` $stream `)`
+    (`args` `(` $args^ `:` type($args) `)`)? attr-dict `:` type($status)
+  }];
+}
+
+def FusionRuntime_GemmOp : FusionRuntime_Op<"cublaslt_gemm"> {
+  let summary = "out = alpha * x.w^T (+ bias) through cuBLASLt";
+  let description = [{
+    `out[M, N] = alpha * x[M, K] * w[N, K]^T (+ bias[N])`, all tensors of
+    `element_type`, products in `precision`, f32 accumulation, on `stream`;
+    `bias` may be a null pointer. `rows` is M.
+
+    ```mlir
+    %status = fusion_rt.cublaslt_gemm f32 in tf32, %stream, %x, %w, %bias,
+        %out, rows %m, n 256, k 512, alpha 1.0 : i32
+    ```
+  }];
+  let arguments = (ins Fusion_ElementTypeAttr:$element_type,
+                       Fusion_PrecisionAttr:$precision,
+                       LLVM_DefaultPointer:$stream, LLVM_DefaultPointer:$x,
+                       LLVM_DefaultPointer:$w, LLVM_DefaultPointer:$bias,
+                       LLVM_DefaultPointer:$out, I64:$rows,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$n,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$k,
+                       F32Attr:$alpha);
+  let results = (outs I32:$status);
+  let assemblyFormat = [{
+    $element_type `in` $precision `,` $stream `,` $x `,` $w `,` $bias `,`
+    $out `,` `rows` $rows `,` `n` $n `,` `k` $k `,` `alpha` $alpha
+    attr-dict `:` type($status)
+  }];
+}
+
+#endif // FUSION_DIALECT_FUSIONRUNTIME_IR_FUSIONRUNTIMEOPS_TD

@@ -1,0 +1,154 @@
+//===- FusionRuntimeToLLVM.cpp - fusion_rt ops to runtime calls -----------===//
+
+#include "fusion/Conversion/FusionRuntimeToLLVM/FusionRuntimeToLLVM.h"
+
+#include "fusion/Conversion/FusionToGPU/FusionToGPU.h"
+#include "fusion/Dialect/FusionRuntime/IR/FusionRuntimeDialect.h"
+#include "fusion_runtime.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+namespace mlir::fusion {
+#define GEN_PASS_DEF_LOWERFUSIONRUNTIMETOLLVM
+#include "fusion/Conversion/Passes.h.inc"
+} // namespace mlir::fusion
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+namespace {
+
+// The runtime's C ABI numbers element types and precisions as the dialect
+// does.
+static_assert(FUSION_F32 == static_cast<int>(ElementType::f32) &&
+              FUSION_BF16 == static_cast<int>(ElementType::bf16) &&
+              FUSION_F16 == static_cast<int>(ElementType::f16));
+static_assert(FUSION_PRECISION_FP32 == static_cast<int>(Precision::fp32) &&
+              FUSION_PRECISION_TF32 == static_cast<int>(Precision::tf32) &&
+              FUSION_PRECISION_BF16 == static_cast<int>(Precision::bf16) &&
+              FUSION_PRECISION_F16 == static_cast<int>(Precision::f16));
+
+/// The declaration of the runtime function `name`, added on first use.
+LLVM::LLVMFuncOp lookupOrDeclare(Operation *from, RewriterBase &rewriter,
+                                 StringRef name, TypeRange args) {
+  auto module = from->getParentOfType<ModuleOp>();
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return existing;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(module.getBody());
+  return LLVM::LLVMFuncOp::create(
+      rewriter, module.getLoc(), name,
+      LLVM::LLVMFunctionType::get(rewriter.getI32Type(),
+                                  SmallVector<Type>(args)));
+}
+
+Value i64Constant(RewriterBase &rewriter, Location loc, int64_t value) {
+  return LLVM::ConstantOp::create(rewriter, loc, rewriter.getI64Type(),
+                                  rewriter.getI64IntegerAttr(value));
+}
+
+Value i32Constant(RewriterBase &rewriter, Location loc, int32_t value) {
+  return LLVM::ConstantOp::create(rewriter, loc, rewriter.getI32Type(),
+                                  rewriter.getI32IntegerAttr(value));
+}
+
+/// The address of a NUL-terminated constant holding `text`, one global per
+/// text.
+Value stringConstant(Operation *from, RewriterBase &rewriter, StringRef text) {
+  auto module = from->getParentOfType<ModuleOp>();
+  std::string name = ("__fusion_kernel_name_" + text).str();
+  auto global = module.lookupSymbol<LLVM::GlobalOp>(name);
+  if (!global) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(module.getBody());
+    std::string data = text.str();
+    data.push_back('\0');
+    global = LLVM::GlobalOp::create(
+        rewriter, module.getLoc(),
+        LLVM::LLVMArrayType::get(rewriter.getI8Type(), data.size()),
+        /*isConstant=*/true, LLVM::Linkage::Internal, name,
+        rewriter.getStringAttr(data));
+  }
+  return LLVM::AddressOfOp::create(rewriter, from->getLoc(), global);
+}
+
+/// `fusion_rt.launch` -> the kernel parameter array (a pointer to each
+/// argument) and `__fusion_rt_launch`.
+struct LowerLaunch : OpRewritePattern<fusion_rt::LaunchOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fusion_rt::LaunchOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type ptr = LLVM::LLVMPointerType::get(rewriter.getContext());
+    ValueRange args = op.getArgs();
+    Value pointers = LLVM::AllocaOp::create(
+        rewriter, loc, ptr, ptr, i64Constant(rewriter, loc, args.size()), 8);
+    for (auto [index, arg] : llvm::enumerate(args)) {
+      Value slot = LLVM::AllocaOp::create(rewriter, loc, ptr, arg.getType(),
+                                          i64Constant(rewriter, loc, 1), 8);
+      LLVM::StoreOp::create(rewriter, loc, arg, slot);
+      Value entry = LLVM::GEPOp::create(
+          rewriter, loc, ptr, ptr, pointers,
+          ValueRange{i64Constant(rewriter, loc, index)});
+      LLVM::StoreOp::create(rewriter, loc, slot, entry);
+    }
+    SmallVector<Value> operands{
+        LLVM::AddressOfOp::create(rewriter, loc, ptr, kKernelImageName),
+        stringConstant(op, rewriter, op.getKernel().getLeafReference()),
+        op.getGridX(),
+        op.getGridY(),
+        i32Constant(rewriter, loc, op.getBlock()),
+        i32Constant(rewriter, loc, op.getShared()),
+        op.getStream(),
+        pointers};
+    LLVM::LLVMFuncOp callee = lookupOrDeclare(
+        op, rewriter, "__fusion_rt_launch", ValueRange(operands).getTypes());
+    rewriter.replaceOpWithNewOp<LLVM::CallOp>(op, callee, operands);
+    return success();
+  }
+};
+
+/// `fusion_rt.cublaslt_gemm` -> `__fusion_rt_gemm` with the runtime's codes
+/// (fusion_runtime.h numbers them as the dialect's enums).
+struct LowerGemm : OpRewritePattern<fusion_rt::GemmOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fusion_rt::GemmOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<Value> operands{
+        op.getStream(),
+        i32Constant(rewriter, loc, static_cast<int32_t>(op.getElementType())),
+        i32Constant(rewriter, loc, static_cast<int32_t>(op.getPrecision())),
+        op.getRows(),
+        i64Constant(rewriter, loc, op.getN()),
+        i64Constant(rewriter, loc, op.getK()),
+        op.getX(),
+        op.getW(),
+        op.getBias(),
+        LLVM::ConstantOp::create(rewriter, loc, rewriter.getF32Type(),
+                                 op.getAlphaAttr()),
+        op.getOut()};
+    LLVM::LLVMFuncOp callee = lookupOrDeclare(
+        op, rewriter, "__fusion_rt_gemm", ValueRange(operands).getTypes());
+    rewriter.replaceOpWithNewOp<LLVM::CallOp>(op, callee, operands);
+    return success();
+  }
+};
+
+struct LowerFusionRuntimeToLLVMPass
+    : fusion::impl::LowerFusionRuntimeToLLVMBase<LowerFusionRuntimeToLLVMPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateFusionRuntimeToLLVMPatterns(patterns);
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
+  }
+};
+
+} // namespace
+
+void mlir::fusion::populateFusionRuntimeToLLVMPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<LowerLaunch, LowerGemm>(patterns.getContext());
+}

@@ -1,0 +1,79 @@
+//===- FusionRuntimeDialect.cpp - host side of the GPU backends -----------===//
+
+#include "fusion/Dialect/FusionRuntime/IR/FusionRuntimeDialect.h"
+
+#include "fusion/Dialect/Fusion/IR/GemmConfig.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::fusion_rt;
+
+#include "fusion/Dialect/FusionRuntime/IR/FusionRuntimeDialect.cpp.inc"
+
+void FusionRuntimeDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "fusion/Dialect/FusionRuntime/IR/FusionRuntimeOps.cpp.inc"
+      >();
+}
+
+/// The types of a kernel argument as the C ABI passes it: a memref as its
+/// expanded descriptor, anything else as it is.
+static void appendAbiTypes(Type type, SmallVectorImpl<Type> &types) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref) {
+    types.push_back(type);
+    return;
+  }
+  MLIRContext *context = type.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(context);
+  Type i64 = IntegerType::get(context, 64);
+  types.append({ptr, ptr, i64});
+  types.append(2 * memref.getRank(), i64);
+}
+
+LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  // Once the kernels' module is a gpu.binary, its kernels are opaque.
+  if (isa_and_nonnull<gpu::BinaryOp>(symbolTable.lookupNearestSymbolFrom(
+          *this, getKernelAttr().getRootReference())))
+    return success();
+  Operation *callee = symbolTable.lookupNearestSymbolFrom(*this, getKernelAttr());
+  SmallVector<Type> expected;
+  if (auto kernel = dyn_cast_or_null<gpu::GPUFuncOp>(callee);
+      kernel && kernel.isKernel()) {
+    if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize();
+        known && (*known)[0] != static_cast<int32_t>(getBlock()))
+      return emitOpError("launches ")
+             << getBlock() << " threads a block, the kernel is built for "
+             << (*known)[0];
+    for (Type type : kernel.getArgumentTypes())
+      appendAbiTypes(type, expected);
+  } else if (auto lowered = dyn_cast_or_null<LLVM::LLVMFuncOp>(callee);
+             lowered && lowered->hasAttr(
+                            gpu::GPUDialect::getKernelFuncAttrName())) {
+    // Lowered to NVVM: its parameters are already the ABI's.
+    llvm::append_range(expected, lowered.getArgumentTypes());
+  } else {
+    return emitOpError("names ")
+           << getKernelAttr() << ", which is not a kernel";
+  }
+  TypeRange actual = getArgs().getTypes();
+  if (actual != TypeRange(expected))
+    return emitOpError("passes ")
+           << actual.size() << " arguments that do not match the kernel's "
+           << expected.size() << " (memrefs as expanded descriptors)";
+  if (fusion::TargetAttr target = fusion::TargetAttr::lookup(*this)) {
+    const fusion::ChipInfo &chip = fusion::getChipInfo(target.getChip());
+    if (getShared() > chip.maxSharedBytesPerBlock)
+      return emitOpError("asks for ")
+             << getShared() << " bytes of shared memory, "
+             << fusion::stringifyChip(chip.chip) << " has "
+             << chip.maxSharedBytesPerBlock;
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "fusion/Dialect/FusionRuntime/IR/FusionRuntimeOps.cpp.inc"

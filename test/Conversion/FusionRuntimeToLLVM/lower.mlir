@@ -1,0 +1,48 @@
+// fusion_rt ops become calls of the runtime's C ABI; nothing else changes.
+// RUN: fusion-opt %s --fusion-lower-runtime-to-llvm | FileCheck %s
+
+// CHECK-DAG: llvm.func @__fusion_rt_launch(!llvm.ptr, !llvm.ptr, i64, i64, i32, i32, !llvm.ptr, !llvm.ptr) -> i32
+// CHECK-DAG: llvm.mlir.global internal constant @__fusion_kernel_name_scale("scale\00")
+// CHECK-DAG: llvm.func @__fusion_rt_gemm(!llvm.ptr, i32, i32, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, f32, !llvm.ptr) -> i32
+// CHECK-LABEL: llvm.func @host(
+// CHECK-SAME: %[[STREAM:[a-z0-9]+]]: !llvm.ptr, %[[ROWS:[a-z0-9]+]]: i64, %[[X:[a-z0-9]+]]: !llvm.ptr, %[[W:[a-z0-9]+]]: !llvm.ptr, %[[OUT:[a-z0-9]+]]: !llvm.ptr)
+// The runtime's codes: bf16 is 1, tf32 precision 1.
+// CHECK: %[[BF16:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK: %[[TF32:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-DAG: %[[N:.*]] = llvm.mlir.constant(16 : i64) : i64
+// CHECK-DAG: %[[K:.*]] = llvm.mlir.constant(8 : i64) : i64
+// CHECK-DAG: %[[ALPHA:.*]] = llvm.mlir.constant(-2.500000e-01 : f32) : f32
+// CHECK: %[[GEMM:.*]] = llvm.call @__fusion_rt_gemm(%[[STREAM]], %[[BF16]], %[[TF32]], %[[ROWS]], %[[N]], %[[K]], %[[X]], %[[W]], %{{.*}}, %[[ALPHA]], %[[OUT]])
+// Two arguments: an array of two pointers, each to a slot holding one.
+// CHECK: %[[TWO:.*]] = llvm.mlir.constant(2 : i64) : i64
+// CHECK: %[[ARGS:.*]] = llvm.alloca %[[TWO]] x !llvm.ptr
+// CHECK: %[[SLOT0:.*]] = llvm.alloca %{{.*}} x !llvm.ptr
+// CHECK: llvm.store %[[OUT]], %[[SLOT0]]
+// CHECK: %[[SLOT1:.*]] = llvm.alloca %{{.*}} x i64
+// CHECK: llvm.store %[[ROWS]], %[[SLOT1]]
+// CHECK-DAG: %[[IMAGE:.*]] = llvm.mlir.addressof @__fusion_kernels_image
+// CHECK-DAG: %[[NAME:.*]] = llvm.mlir.addressof @__fusion_kernel_name_scale
+// CHECK-DAG: %[[BLOCK:.*]] = llvm.mlir.constant(128 : i32) : i32
+// CHECK-DAG: %[[SHARED:.*]] = llvm.mlir.constant(1024 : i32) : i32
+// CHECK: %[[LAUNCH:.*]] = llvm.call @__fusion_rt_launch(%[[IMAGE]], %[[NAME]], %[[ROWS]], %[[ROWS]], %[[BLOCK]], %[[SHARED]], %[[STREAM]], %[[ARGS]])
+// CHECK: llvm.return %[[LAUNCH]]
+// CHECK-NOT: fusion_rt.
+module attributes {gpu.container_module} {
+  llvm.mlir.global external constant @__fusion_kernels_image() : i8
+  llvm.func @host(%stream: !llvm.ptr, %rows: i64, %x: !llvm.ptr, %w: !llvm.ptr, %out: !llvm.ptr) -> i32 {
+    %null = llvm.mlir.zero : !llvm.ptr
+    %s0 = fusion_rt.cublaslt_gemm <bf16> in <tf32>, %stream, %x, %w, %null, %out, rows %rows, n 16, k 8, alpha -0.25 : i32
+    %s1 = fusion_rt.launch @kernels::@scale grid(%rows, %rows) block 128 shared 1024 stream(%stream) args(%out, %rows : !llvm.ptr, i64) : i32
+    llvm.return %s1 : i32
+  }
+  gpu.module @kernels {
+    gpu.func @scale(%a: !llvm.ptr, %n: i64) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      gpu.return
+    }
+  }
+}
+
+// A module without fusion_rt ops is left as it is.
+// RUN: fusion-opt %S/../FusionToGPU/embed-kernel-image.mlir --split-input-file --fusion-lower-runtime-to-llvm | FileCheck %s --check-prefix=UNCHANGED
+// UNCHANGED-NOT: llvm.call @__fusion_rt_launch
+// UNCHANGED-NOT: llvm.call @__fusion_rt_gemm
