@@ -76,6 +76,12 @@ case "$step" in
       done
     done
     compile_workloads "$compile" "$dir"
+    # 64 training batch norms in one function, through both backends.
+    mkdir -p "$dir/many"
+    "$compile" "$root/test/Tools/fusion-compile/many-batch-norms.mlir" \
+      --strategy=cublas -o "$dir/many/cublas.so"
+    "$compile" "$root/test/Tools/fusion-compile/many-batch-norms.mlir" \
+      --strategy=tiled --target=sm_90 -o "$dir/many/tiled.so"
     # The same workloads from their PyTorch definitions, via fusion.compile.
     PYTHONPATH="$root/build/python_packages" /usr/bin/python3 \
       "$root/scripts/gpu/make_python_artifacts.py" "$dir/python"

@@ -109,6 +109,37 @@ def check(lib, name, kind, m, k, n, dtype, precision, failures, rows):
         failures.append(label)
 
 
+def check_many_batch_norms(lib, m, failures, rows):
+    """The function of 64 training batch norms (test/Tools/fusion-compile/
+    many-batch-norms.mlir): one x, per batch norm (w, b, s, gamma, beta,
+    running mean, running var) in, (y, new mean, new var) out."""
+    entry = lib.entries["many"]
+    groups = len(entry["outputs"]) // 3
+    k = entry["inputs"][0]["shape"][1]
+    n = entry["outputs"][0]["shape"][1]
+    x = torch.randn(m, k, device="cuda")
+    inputs = [x]
+    for _ in range(groups):
+        inputs += make_inputs("b", m, k, n, torch.float32)[1:]
+    outputs = [torch.full([m if d is None else d for d in o["shape"]],
+                          float("nan"), device="cuda")
+               for o in entry["outputs"]]
+    precision_setup("fp32")
+    lib.run("many", m, inputs, outputs)
+    torch.cuda.synchronize()
+    refs = []
+    for i in range(groups):
+        params = inputs[1 + 7 * i:1 + 7 * (i + 1)]
+        refs += model_b(x.double(), *[t.double() for t in params])
+    errors = [relative_error(o, r) for o, r in zip(outputs, refs)]
+    bound = BOUNDS["fp32"]
+    ok = all(e <= bound for e in errors)
+    label = f"{lib.path.parent.name}/{lib.path.name}:many ({groups} BNs) M={m}"
+    rows.append((label, "fp32", [max(errors)], bound, ok))
+    if not ok:
+        failures.append(label)
+
+
 def cuda_malloc(nbytes):
     """A device allocation of exactly `nbytes`, outside PyTorch's pools (a
     pooled tensor sits in a larger allocation, which hides its size)."""
@@ -264,6 +295,9 @@ def main():
             for m in batches if not args.no_check else []:
                 check(lib, name, kind, m, k, n, dtype, precision, failures,
                       rows)
+    for lib_path in sorted((args.artifacts / "many").glob("*.so")):
+        if not args.no_check:
+            check_many_batch_norms(Library(lib_path), 77, failures, rows)
     print("\ncorrectness: ||out - ref|| / ||ref|| per output (f64 reference)")
     for label, precision, errors, bound, ok in rows:
         print(f"  {'ok  ' if ok else 'FAIL'} {label:66s} {precision:5s} "
