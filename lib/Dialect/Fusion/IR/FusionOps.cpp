@@ -173,8 +173,10 @@ Value MulScalarOp::buildScalar(OpBuilder &builder, Location loc, Value x,
 }
 
 namespace {
-/// (x * a) * b -> x * (a * b). Exact whenever a or b is a power of two;
-/// otherwise one rounding replaces two.
+/// (x * a) * b -> x * c, only where composeScalarMultipliers says that
+/// gives the same bits for every x (a or b is +-1, or both are powers of two
+/// >= 1 with an f32 product); anything else may overflow, underflow or
+/// round differently (x * 1e38 * 1e-38 is inf for large x, x * 1.0 is not).
 struct ComposeScalarMuls : OpRewritePattern<MulScalarOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MulScalarOp op,
@@ -182,12 +184,14 @@ struct ComposeScalarMuls : OpRewritePattern<MulScalarOp> {
     auto inner = op.getInput().getDefiningOp<MulScalarOp>();
     if (!inner)
       return rewriter.notifyMatchFailure(op, "input is not a scalar mul");
-    double product = inner.getMultiplier().convertToDouble() *
-                     op.getMultiplier().convertToDouble();
-    if (!std::isfinite(product))
-      return rewriter.notifyMatchFailure(op, "product overflows");
+    std::optional<double> product =
+        composeScalarMultipliers(inner.getMultiplier().convertToDouble(),
+                                 op.getMultiplier().convertToDouble());
+    if (!product)
+      return rewriter.notifyMatchFailure(
+          op, "the composed multiplier would round differently");
     rewriter.replaceOpWithNewOp<MulScalarOp>(op, op.getType(), inner.getInput(),
-                                             rewriter.getF64FloatAttr(product));
+                                             rewriter.getF64FloatAttr(*product));
     return success();
   }
 };
