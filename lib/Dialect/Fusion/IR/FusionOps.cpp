@@ -3,6 +3,7 @@
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
 #include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -394,19 +395,32 @@ LogicalResult FusedLinearOp::verify() {
   return success();
 }
 
-/// Only scalar `arith`/`math` ops: what every backend can apply per element.
-static bool isScalarElementwise(Operation &op) {
-  StringRef dialect = op.getDialect() ? op.getDialect()->getNamespace() : "";
-  if (dialect != arith::ArithDialect::getDialectNamespace() &&
-      dialect != math::MathDialect::getDialectNamespace())
-    return false;
-  if (op.getNumRegions() != 0)
-    return false;
-  auto isScalar = [](Type type) { return type.isIntOrIndexOrFloat(); };
-  return llvm::all_of(op.getOperandTypes(), isScalar) &&
-         llvm::all_of(op.getResultTypes(), isScalar);
+/// The ops an epilogue may hold: exactly those that the CPU reference
+/// (arith/math to LLVM, libm) and the GPU kernels (NVVM, libdevice) both
+/// lower on f32 scalars. Keep in sync with the dialect documentation of
+/// fused_linear and with test/Dialect/Fusion/epilogue-ops.mlir.
+static bool isAllowedEpilogueOp(Operation &op) {
+  return isa<arith::ConstantOp, arith::AddFOp, arith::SubFOp, arith::MulFOp,
+             arith::DivFOp, arith::NegFOp, arith::MaximumFOp,
+             arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
+             arith::CmpFOp, arith::SelectOp, arith::AndIOp, arith::OrIOp,
+             arith::XOrIOp, math::AbsFOp, math::CeilOp, math::FloorOp,
+             math::ErfOp, math::ExpOp, math::Exp2Op,
+             math::ExpM1Op, math::FmaOp, math::LogOp, math::Log1pOp,
+             math::Log2Op, math::PowFOp, math::RsqrtOp, math::SqrtOp,
+             math::TanhOp>(op);
 }
 
+static constexpr const char *kAllowedEpilogueOps =
+    "arith.constant, addf, subf, mulf, divf, negf, maximumf, minimumf, "
+    "maxnumf, minnumf, cmpf, select, andi, ori, xori; math.absf, ceil, "
+    "floor, erf, exp, exp2, expm1, fma, log, log1p, log2, powf, "
+    "rsqrt, sqrt, tanh";
+
+/// Epilogue values are f32; i1 carries comparisons into selects.
+static bool isEpilogueType(Type type) {
+  return type.isF32() || type.isSignlessInteger(1);
+}
 LogicalResult FusedLinearOp::verifyRegions() {
   Block &body = getEpilogueBlock();
   size_t expectedArgs = 1 + getEpilogueOperands().size();
@@ -421,10 +435,20 @@ LogicalResult FusedLinearOp::verifyRegions() {
                            << " but epilogue arguments are f32";
   if (!isa<YieldOp>(body.back()))
     return emitOpError("epilogue must end with fusion.yield");
-  for (Operation &op : body.without_terminator())
-    if (!isScalarElementwise(op))
-      return op.emitOpError("is not a scalar arith/math op and cannot be "
-                            "part of a fused_linear epilogue");
+  for (Operation &op : body.without_terminator()) {
+    if (!isAllowedEpilogueOp(op))
+      return op.emitOpError()
+             << "is not allowed in a fused_linear epilogue (allowed: "
+             << kAllowedEpilogueOps << ")";
+    // Operands are block arguments (f32, checked above) or results of
+    // earlier ops (checked here), so results are all there is to check.
+    for (auto [index, type] : llvm::enumerate(op.getResultTypes()))
+      if (!isEpilogueType(type))
+        return op.emitOpError()
+               << "result #" << index << " has type " << type
+               << " but fused_linear epilogue values are f32 (i1 for "
+                  "conditions)";
+  }
   return success();
 }
 
