@@ -5,6 +5,7 @@
 
 #include "fusion/Conversion/Passes.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Dialect/Fusion/Transforms/Passes.h"
 #include "fusion/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -309,6 +310,13 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
   if (options.emit != "so" && options.emit != "mlir" && options.emit != "ptx")
     return module.emitError() << "fusion-compile: unknown emit kind '"
                               << options.emit << "' (expected so, mlir or ptx)";
+
+  // Entry-point types, tensor and constant sizes: refused here, with a
+  // located diagnostic, rather than crashing a lowering.
+  PassManager verify(context);
+  verify.addPass(createVerifyEntryPoints());
+  if (failed(verify.run(module)))
+    return failure();
 
   PassManager fuse(context);
   OptimizePipelineOptions optimize;

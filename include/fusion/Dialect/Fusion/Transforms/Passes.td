@@ -206,4 +206,39 @@ def GenerateTestHarness : Pass<"fusion-generate-test-harness", "::mlir::ModuleOp
                            "::mlir::tensor::TensorDialect"];
 }
 
+def VerifyEntryPoints : Pass<"fusion-verify-entry-points", "::mlir::ModuleOp"> {
+  let summary = "Check that a module can be compiled into a library: entry "
+                "point types, tensor sizes and constant sizes";
+  let description = [{
+    What `fusion-compile` (and `fusion.compile` in Python) checks before
+    lowering, for both targets, so that every input it cannot compile ends
+    in a located diagnostic instead of a crash, an out-of-memory abort or a
+    wrong signature file:
+
+    - every argument and result of every public function with a body (an
+      entry point of the library) is a ranked tensor without encoding whose
+      element type is `f32`, `bf16` or `f16`, the types the signature file
+      and the runtime describe;
+    - no value or block argument anywhere in the module has a tensor,
+      memref or vector type whose static dimensions make a byte size that
+      overflows int64;
+    - no elements attribute (e.g. a `dense<...>` `arith.constant`, splat or
+      not) is larger than `max-constant-bytes`: it would be materialized as
+      a global of that size.
+
+    The pass changes nothing; it reports every violation, then fails.
+
+    ```mlir
+    // error: entry point argument #0 has type 'tensor<4xf64>'; entry-point
+    // tensors must have an f32, bf16 or f16 element type
+    func.func @f(%s: tensor<4xf64>) -> tensor<4xf64>
+    ```
+  }];
+  let options = [
+    Option<"maxConstantBytes", "max-constant-bytes", "int64_t",
+           /*default=*/"int64_t(1) << 30",
+           "the largest constant, in bytes, that may be materialized">
+  ];
+}
+
 #endif // FUSION_DIALECT_FUSION_TRANSFORMS_PASSES_TD
