@@ -38,6 +38,8 @@ void fusion::buildLowerToCpuPipeline(OpPassManager &pm) {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Returning an argument leaves a bufferization.clone: alloc + copy.
+  pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createSCFToControlFlowPass());
   // bf16 has no native x86 conversions: expand them to integer ops.

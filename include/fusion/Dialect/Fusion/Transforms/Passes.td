@@ -241,4 +241,46 @@ def VerifyEntryPoints : Pass<"fusion-verify-entry-points", "::mlir::ModuleOp"> {
   ];
 }
 
+def CpuEntryAbi : Pass<"fusion-cpu-entry-abi", "::mlir::ModuleOp"> {
+  let summary = "Give each public function the CPU library's "
+                "destination-passing memref ABI";
+  let description = [{
+    Each public function with a body, `@name(tensor...) -> (tensor...)`,
+    becomes a private `@name__tensors` and a new public `@name(memref
+    input..., memref output...)` (identity layouts) that wraps its inputs
+    with `bufferization.to_tensor` (`restrict`), calls it and writes each
+    result into its output with `bufferization.materialize_in_destination`
+    (`restrict writable`). After inlining and one-shot bufferization the
+    results are computed straight into the caller's buffers: this is the ABI
+    of `fusion-compile --target=cpu` libraries (memref descriptors, inputs
+    then outputs).
+
+    Only ranked tensors without encoding and with a memref element type can
+    cross this ABI: any other argument or result type (a scalar, an
+    unranked tensor, ...) is an error naming the type, located at the
+    function, and the module is left unchanged. So is a function whose
+    `@name__tensors` symbol is already taken.
+
+    ```mlir
+    func.func @f(%x: tensor<?x8xf32>) -> tensor<?x8xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    func.func private @f__tensors(%x: tensor<?x8xf32>) -> tensor<?x8xf32>
+    func.func @f(%in: memref<?x8xf32>, %out: memref<?x8xf32>) {
+      %0 = bufferization.to_tensor %in restrict : memref<?x8xf32> to tensor<?x8xf32>
+      %1 = call @f__tensors(%0) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+      bufferization.materialize_in_destination %1 in restrict writable %out
+          : (tensor<?x8xf32>, memref<?x8xf32>) -> ()
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // FUSION_DIALECT_FUSION_TRANSFORMS_PASSES_TD
