@@ -10,7 +10,6 @@
 #include "fusion/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -143,50 +142,6 @@ LogicalResult writeSignatures(ModuleOp module, StringRef libraryPath,
   json->keep();
   h->keep();
   return success();
-}
-
-/// Gives each public function the CPU library's ABI: `@name(memref input...,
-/// memref output...)`, results written into the outputs, the tensor body
-/// inlined from a private copy.
-void addDestinationPassingWrappers(ModuleOp module) {
-  module.getContext()->loadDialect<bufferization::BufferizationDialect>();
-  OpBuilder builder(module.getContext());
-  SmallVector<func::FuncOp> entries;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (func.isPublic() && !func.isExternal())
-      entries.push_back(func);
-  for (func::FuncOp func : entries) {
-    std::string name = func.getName().str();
-    func.setName(name + "__tensors");
-    func.setPrivate();
-    auto toMemRef = [](Type type) -> Type {
-      auto tensor = cast<RankedTensorType>(type);
-      return MemRefType::get(tensor.getShape(), tensor.getElementType());
-    };
-    SmallVector<Type> argTypes;
-    for (Type type : llvm::concat<const Type>(func.getArgumentTypes(),
-                                              func.getResultTypes()))
-      argTypes.push_back(toMemRef(type));
-    Location loc = func.getLoc();
-    builder.setInsertionPoint(func);
-    auto wrapper = func::FuncOp::create(builder, loc, name,
-                                        builder.getFunctionType(argTypes, {}));
-    Block *body = wrapper.addEntryBlock();
-    builder.setInsertionPointToStart(body);
-    SmallVector<Value> inputs;
-    for (auto [index, type] : llvm::enumerate(func.getArgumentTypes()))
-      inputs.push_back(bufferization::ToTensorOp::create(
-          builder, loc, type, body->getArgument(index), /*restrict=*/true));
-    auto call = func::CallOp::create(builder, loc, func, inputs);
-    for (auto [index, result] : llvm::enumerate(call.getResults())) {
-      auto materialize = bufferization::MaterializeInDestinationOp::create(
-          builder, loc, result,
-          body->getArgument(func.getNumArguments() + index));
-      materialize.setRestrictAttr(builder.getUnitAttr());
-      materialize.setWritableAttr(builder.getUnitAttr());
-    }
-    func::ReturnOp::create(builder, loc);
-  }
 }
 
 /// The host module as an x86-64 object file at `objectPath`.
@@ -393,6 +348,13 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
 #endif
   bool cpu = !options.chip;
 
+  // Entry-point types, tensor and constant sizes: refused here, with a
+  // located diagnostic, rather than crashing a lowering.
+  PassManager verify(context);
+  verify.addPass(createVerifyEntryPoints());
+  if (failed(verify.run(module)))
+    return failure();
+
   PassManager fuse(context);
   OptimizePipelineOptions optimize;
   if (options.precision)
@@ -406,8 +368,8 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
   if (cpu) {
     if (options.emit == EmitKind::PTX)
       return module.emitError("--emit=ptx needs a GPU target");
-    addDestinationPassingWrappers(module);
     PassManager reference(context);
+    reference.addPass(createCpuEntryAbi());
     reference.addPass(createInlinerPass());
     reference.addPass(createSymbolDCEPass());
     buildLowerToCpuPipeline(reference);

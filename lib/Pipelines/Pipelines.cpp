@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -37,6 +38,8 @@ void fusion::buildLowerToCpuPipeline(OpPassManager &pm) {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Returning an argument leaves a bufferization.clone: alloc + copy.
+  pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createSCFToControlFlowPass());
   // bf16 has no native x86 conversions: expand them to integer ops.
@@ -45,6 +48,14 @@ void fusion::buildLowerToCpuPipeline(OpPassManager &pm) {
   pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // The math of epilogues becomes libm calls (the CPU library links -lm,
+  // mlir-runner has libm loaded): erf has no LLVM intrinsic, and LLVM's
+  // expm1 and log1p (exp(x) - 1, log(1 + x)) are inexact near 0. libm has
+  // no rsqrtf: rsqrt becomes 1 / sqrt first, as the LLVM lowering did.
+  math::MathExpandOpsPassOptions expandMath;
+  expandMath.opMnemonics = {"rsqrt"};
+  pm.addPass(math::createMathExpandOpsPass(expandMath));
+  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());

@@ -80,6 +80,12 @@ def mlp_then_batch_norm(x, w1, b1, w2, s, rm, rv):
     return [y, rm, rv]
 
 
+def epilogue(function):
+    def model(x, w, b):
+        return [function(F.linear(x, w, b))]
+    return model
+
+
 MODELS = {
     # (model, indices of the arguments used as running variances)
     "workload_a": (linear_leaky(2.0, 0.1), []),
@@ -98,6 +104,11 @@ MODELS = {
     "inference": (scale_batch_norm(1e-5, 0.1, training=False), [7]),
     "no_bias_negative_scale": (no_bias_negative_scale, [3]),
     "mlp_then_batch_norm": (mlp_then_batch_norm, [6]),
+    "identity": (lambda x: [x.clone()], []),
+    "gelu_erf": (epilogue(F.gelu), []),
+    "gelu_tanh": (epilogue(lambda z: F.gelu(z, approximate="tanh")), []),
+    "softplus": (epilogue(F.softplus), []),
+    "elu": (epilogue(F.elu), []),
 }
 
 

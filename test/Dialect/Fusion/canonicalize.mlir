@@ -20,25 +20,106 @@ func.func @mul_scalar_by_minus_one(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 // -----
 
-// CHECK-LABEL: func.func @compose_scalar_muls
+// Scalar muls compose only where the result is bit-identical for every
+// input (see fusion-simplify in docs/passes.md): a factor of +-1, or two
+// powers of two >= 1 whose product is an f32.
+
+// CHECK-LABEL: func.func @compose_powers_of_two
 // CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>)
-// CHECK-NEXT: %[[Y:.*]] = fusion.mul_scalar %[[X]], -6.000000e+00 : tensor<?x4xf32>
+// CHECK-NEXT: %[[Y:.*]] = fusion.mul_scalar %[[X]], -8.000000e+00 : tensor<?x4xf32>
 // CHECK-NEXT: return %[[Y]]
-func.func @compose_scalar_muls(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+func.func @compose_powers_of_two(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %0 = fusion.mul_scalar %x, 2.0 : tensor<?x4xf32>
-  %1 = fusion.mul_scalar %0, -3.0 : tensor<?x4xf32>
+  %1 = fusion.mul_scalar %0, -4.0 : tensor<?x4xf32>
   return %1 : tensor<?x4xf32>
 }
 
 // -----
 
-// 2.0 * 0.5 composes to 1.0, which then folds away.
+// CHECK-LABEL: func.func @compose_minus_one
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>)
+// CHECK-NEXT: %[[Y:.*]] = fusion.mul_scalar %[[X]], -3.000000e-01 : tensor<?x4xf32>
+// CHECK-NEXT: %[[Z:.*]] = fusion.mul_scalar %[[X]], -3.000000e+00 : tensor<?x4xf32>
+// CHECK-NEXT: return %[[Y]], %[[Z]]
+func.func @compose_minus_one(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %0 = fusion.mul_scalar %x, -1.0 : tensor<?x4xf32>
+  %1 = fusion.mul_scalar %0, 0.3 : tensor<?x4xf32>
+  %2 = fusion.mul_scalar %x, 3.0 : tensor<?x4xf32>
+  %3 = fusion.mul_scalar %2, -1.0 : tensor<?x4xf32>
+  return %1, %3 : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// -1 * -1 composes to 1.0, which then folds away.
 // CHECK-LABEL: func.func @compose_to_identity
 // CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>)
 // CHECK-NEXT: return %[[X]]
 func.func @compose_to_identity(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.mul_scalar %x, -1.0 : tensor<?x4xf32>
+  %1 = fusion.mul_scalar %0, -1.0 : tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
+// x * 0.1 * 3 rounds twice: it differs from x * 0.3 in the last bit for
+// about a third of the x in [-1, 1).
+// CHECK-LABEL: func.func @keep_inexact_factor
+// CHECK: fusion.mul_scalar %{{.*}}, 1.000000e-01
+// CHECK-NEXT: fusion.mul_scalar %{{.*}}, 3.000000e+00
+func.func @keep_inexact_factor(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.mul_scalar %x, 0.1 : tensor<?x4xf32>
+  %1 = fusion.mul_scalar %0, 3.0 : tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
+// (x * 1.3) * 2 rounds a subnormal product before doubling it.
+// CHECK-LABEL: func.func @keep_power_of_two_after_inexact
+// CHECK: fusion.mul_scalar %{{.*}}, 1.300000e+00
+// CHECK-NEXT: fusion.mul_scalar %{{.*}}, 2.000000e+00
+func.func @keep_power_of_two_after_inexact(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.mul_scalar %x, 1.3 : tensor<?x4xf32>
+  %1 = fusion.mul_scalar %0, 2.0 : tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
+// x * 0.125 * 0.5 rounds twice in the subnormal range, x * 0.0625 once:
+// for x = 21 * 2^-149 they give 2^-148 and 2^-149.
+// CHECK-LABEL: func.func @keep_powers_of_two_below_one
+// CHECK: fusion.mul_scalar %{{.*}}, 1.250000e-01
+// CHECK-NEXT: fusion.mul_scalar %{{.*}}, 5.000000e-01
+func.func @keep_powers_of_two_below_one(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.mul_scalar %x, 0.125 : tensor<?x4xf32>
+  %1 = fusion.mul_scalar %0, 0.5 : tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
+// x * 2 * 0.5 overflows for |x| > 2^127, x * 1 does not.
+// CHECK-LABEL: func.func @keep_up_then_down
+// CHECK: fusion.mul_scalar %{{.*}}, 2.000000e+00
+// CHECK-NEXT: fusion.mul_scalar %{{.*}}, 5.000000e-01
+func.func @keep_up_then_down(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %0 = fusion.mul_scalar %x, 2.0 : tensor<?x4xf32>
   %1 = fusion.mul_scalar %0, 0.5 : tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
+// 2^100 * 2^100 is no f32: x * inf would be NaN for x = 0.
+// CHECK-LABEL: func.func @keep_product_beyond_f32
+// CHECK: fusion.mul_scalar %{{.*}}, 1.2676506002282294E+30
+// CHECK-NEXT: fusion.mul_scalar %{{.*}}, 1.2676506002282294E+30
+func.func @keep_product_beyond_f32(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.mul_scalar %x, 1.2676506002282294e30 : tensor<?x4xf32>
+  %1 = fusion.mul_scalar %0, 1.2676506002282294e30 : tensor<?x4xf32>
   return %1 : tensor<?x4xf32>
 }
 

@@ -361,7 +361,7 @@ func.func @fused_linear_region_arg_type(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf1
 func.func @fused_linear_region_foreign_op(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
-    // expected-error @+1 {{'ub.poison' op is not a scalar arith/math op and cannot be part of a fused_linear epilogue}}
+    // expected-error @+1 {{'ub.poison' op is not allowed in a fused_linear epilogue (allowed: arith.constant, addf}}
     %p = ub.poison : f32
     fusion.yield %p : f32
   } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
@@ -373,8 +373,63 @@ func.func @fused_linear_region_foreign_op(%x: tensor<?x8xf32>, %w: tensor<4x8xf3
 func.func @fused_linear_region_vector_op(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
-    // expected-error @+1 {{'arith.constant' op is not a scalar arith/math op and cannot be part of a fused_linear epilogue}}
+    // expected-error @+1 {{'arith.constant' op result #0 has type 'vector<2xf32>' but fused_linear epilogue values are f32 (i1 for conditions)}}
     %v = arith.constant dense<1.0> : vector<2xf32>
+    fusion.yield %acc : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+// Epilogue ops come from an allow-list of what every backend lowers
+// (erfc has no lowering on the CPU reference).
+func.func @fused_linear_region_erfc(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    // expected-error @+1 {{'math.erfc' op is not allowed in a fused_linear epilogue}}
+    %e = math.erfc %acc : f32
+    fusion.yield %e : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+// shared/reliability/epilogue-f8-truncf.mlir: aborted the GPU lowering.
+func.func @fused_linear_region_f8_truncf(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>) -> tensor<?x16xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    // expected-error @+1 {{'arith.truncf' op is not allowed in a fused_linear epilogue}}
+    %a = arith.truncf %acc : f32 to f8E4M3FN
+    %b = arith.extf %a : f8E4M3FN to f32
+    fusion.yield %b : f32
+  } : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+// shared/reliability/gpu-epilogue-i128.mlir: aborted NVPTX.
+func.func @fused_linear_region_i128(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>) -> tensor<?x16xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    // expected-error @+1 {{'arith.fptosi' op is not allowed in a fused_linear epilogue}}
+    %i = arith.fptosi %acc : f32 to i128
+    %r = arith.sitofp %i : i128 to f32
+    fusion.yield %r : f32
+  } : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+// An allowed op on a type other than f32 or i1.
+func.func @fused_linear_region_i128_constant(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    // expected-error @+1 {{'arith.constant' op result #0 has type 'i128' but fused_linear epilogue values are f32 (i1 for conditions)}}
+    %c = arith.constant 1 : i128
     fusion.yield %acc : f32
   } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
   return

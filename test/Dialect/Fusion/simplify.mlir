@@ -1,11 +1,44 @@
 // RUN: fusion-opt %s --fusion-simplify -split-input-file | FileCheck %s
 
-// CHECK-LABEL: func.func @hoist_positive_multiplier
+// Every rewrite is bit-exact for every input: the multiplier moves only
+// where (t * s) * m == (t * m) * s for all t (s = -1, or s and m powers of
+// two >= 1) and m >= 1.
+
+// CHECK-LABEL: func.func @hoist_past_slope_minus_one
 // CHECK-SAME: (%[[T:.*]]: tensor<?x4xf32>)
-// CHECK: %[[M:.*]] = fusion.mul_scalar %[[T]], 2.000000e+00
-// CHECK: %[[L:.*]] = fusion.leaky_relu %[[M]], negative_slope = 1.000000e-01
+// CHECK: %[[M:.*]] = fusion.mul_scalar %[[T]], 3.000000e+00
+// CHECK: %[[L:.*]] = fusion.leaky_relu %[[M]], negative_slope = -1.000000e+00
 // CHECK: return %[[L]]
-func.func @hoist_positive_multiplier(%t: tensor<?x4xf32>) -> tensor<?x4xf32> {
+func.func @hoist_past_slope_minus_one(%t: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.leaky_relu %t, negative_slope = -1.0 : tensor<?x4xf32>
+  %1 = fusion.mul_scalar %0, 3.0 : tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
+// Hoisting composes with the scalar mul already in front (2 * 4, exact).
+// CHECK-LABEL: func.func @hoist_and_compose
+// CHECK-SAME: (%[[T:.*]]: tensor<?x4xf32>)
+// CHECK: %[[M:.*]] = fusion.mul_scalar %[[T]], 8.000000e+00
+// CHECK: fusion.leaky_relu %[[M]], negative_slope = 2.000000e+00
+func.func @hoist_and_compose(%t: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.mul_scalar %t, 2.0 : tensor<?x4xf32>
+  %1 = fusion.leaky_relu %0, negative_slope = 2.0 : tensor<?x4xf32>
+  %2 = fusion.mul_scalar %1, 4.0 : tensor<?x4xf32>
+  return %2 : tensor<?x4xf32>
+}
+
+// -----
+
+// The usual slope: (t * 0.1) * 2 and (t * 2) * 0.1 differ (t * 2 overflows
+// first for t near -FLT_MAX), so nothing moves.
+// CHECK-LABEL: func.func @keep_inexact_slope
+// CHECK-SAME: (%[[T:.*]]: tensor<?x4xf32>)
+// CHECK: %[[L:.*]] = fusion.leaky_relu %[[T]], negative_slope = 1.000000e-01
+// CHECK: %[[M:.*]] = fusion.mul_scalar %[[L]], 2.000000e+00
+// CHECK: return %[[M]]
+func.func @keep_inexact_slope(%t: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %0 = fusion.leaky_relu %t, negative_slope = 0.1 : tensor<?x4xf32>
   %1 = fusion.mul_scalar %0, 2.0 : tensor<?x4xf32>
   return %1 : tensor<?x4xf32>
@@ -13,16 +46,14 @@ func.func @hoist_positive_multiplier(%t: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 // -----
 
-// Hoisting composes with the scalar mul already in front.
-// CHECK-LABEL: func.func @hoist_and_compose
-// CHECK-SAME: (%[[T:.*]]: tensor<?x4xf32>)
-// CHECK: %[[M:.*]] = fusion.mul_scalar %[[T]], 6.000000e+00
-// CHECK: fusion.leaky_relu %[[M]]
-func.func @hoist_and_compose(%t: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  %0 = fusion.mul_scalar %t, 2.0 : tensor<?x4xf32>
-  %1 = fusion.leaky_relu %0, negative_slope = 0.1 : tensor<?x4xf32>
-  %2 = fusion.mul_scalar %1, 3.0 : tensor<?x4xf32>
-  return %2 : tensor<?x4xf32>
+// m < 1 can underflow a tiny positive t to zero, which then takes the slope.
+// CHECK-LABEL: func.func @keep_multiplier_below_one
+// CHECK: %[[L:.*]] = fusion.leaky_relu %{{.*}}, negative_slope = -1.000000e+00
+// CHECK: fusion.mul_scalar %[[L]], 5.000000e-01
+func.func @keep_multiplier_below_one(%t: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.leaky_relu %t, negative_slope = -1.0 : tensor<?x4xf32>
+  %1 = fusion.mul_scalar %0, 0.5 : tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
 }
 
 // -----
@@ -34,7 +65,7 @@ func.func @hoist_and_compose(%t: tensor<?x4xf32>) -> tensor<?x4xf32> {
 // CHECK: %[[M:.*]] = fusion.mul_scalar %[[L]], -2.000000e+00
 // CHECK: return %[[M]]
 func.func @keep_negative_multiplier(%t: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  %0 = fusion.leaky_relu %t, negative_slope = 0.1 : tensor<?x4xf32>
+  %0 = fusion.leaky_relu %t, negative_slope = -1.0 : tensor<?x4xf32>
   %1 = fusion.mul_scalar %0, -2.0 : tensor<?x4xf32>
   return %1 : tensor<?x4xf32>
 }
@@ -47,21 +78,56 @@ func.func @keep_negative_multiplier(%t: tensor<?x4xf32>) -> tensor<?x4xf32> {
 // CHECK: %[[M:.*]] = fusion.mul_scalar %[[L]], 2.000000e+00
 // CHECK: return %[[L]], %[[M]]
 func.func @keep_shared_leaky_relu(%t: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
-  %0 = fusion.leaky_relu %t, negative_slope = 0.1 : tensor<?x4xf32>
+  %0 = fusion.leaky_relu %t, negative_slope = -1.0 : tensor<?x4xf32>
   %1 = fusion.mul_scalar %0, 2.0 : tensor<?x4xf32>
   return %0, %1 : tensor<?x4xf32>, tensor<?x4xf32>
 }
 
 // -----
 
+// alpha = 1: round(sum * c) either way.
 // CHECK-LABEL: func.func @alpha_without_bias
-// CHECK: fusion.fused_linear %{{.*}}, %{{.*}} alpha -6.000000e+00 epilogue {
+// CHECK: fusion.fused_linear %{{.*}}, %{{.*}} alpha -0.30000001192092896 epilogue {
 // CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32):
 // CHECK-NEXT: fusion.yield %[[ACC]] : f32
 func.func @alpha_without_bias(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
-  %0 = fusion.fused_linear %x, %w alpha 3.0 epilogue {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    %c = arith.constant -0.3 : f32
+    %1 = arith.mulf %c, %acc : f32
+    fusion.yield %1 : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// alpha = 4 and c = -2 compose exactly.
+// CHECK-LABEL: func.func @alpha_composes_powers_of_two
+// CHECK: fusion.fused_linear %{{.*}}, %{{.*}} alpha -8.000000e+00 epilogue {
+// CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32):
+// CHECK-NEXT: fusion.yield %[[ACC]] : f32
+func.func @alpha_composes_powers_of_two(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.fused_linear %x, %w alpha 4.0 epilogue {
   ^bb0(%acc: f32):
     %c = arith.constant -2.0 : f32
+    %1 = arith.mulf %acc, %c : f32
+    fusion.yield %1 : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// round(round(sum * 1e38) * 1e-38) is inf for sum >= 4, round(sum * 1.0)
+// is not: it stays.
+// CHECK-LABEL: func.func @alpha_keeps_inexact_composition
+// CHECK: fusion.fused_linear %{{.*}}, %{{.*}} alpha 9.99999996802856{{[0-9]*}}E+37 epilogue {
+// CHECK: arith.mulf
+func.func @alpha_keeps_inexact_composition(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.fused_linear %x, %w alpha 9.9999999680285652E+37 epilogue {
+  ^bb0(%acc: f32):
+    %c = arith.constant 1.0e-38 : f32
     %1 = arith.mulf %c, %acc : f32
     fusion.yield %1 : f32
   } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>

@@ -4,6 +4,7 @@
 #include "fusion/Dialect/Fusion/IR/GemmConfig.h"
 #include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -174,8 +175,10 @@ Value MulScalarOp::buildScalar(OpBuilder &builder, Location loc, Value x,
 }
 
 namespace {
-/// (x * a) * b -> x * (a * b). Exact whenever a or b is a power of two;
-/// otherwise one rounding replaces two.
+/// (x * a) * b -> x * c, only where composeScalarMultipliers says that
+/// gives the same bits for every x (a or b is +-1, or both are powers of two
+/// >= 1 with an f32 product); anything else may overflow, underflow or
+/// round differently (x * 1e38 * 1e-38 is inf for large x, x * 1.0 is not).
 struct ComposeScalarMuls : OpRewritePattern<MulScalarOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MulScalarOp op,
@@ -183,12 +186,14 @@ struct ComposeScalarMuls : OpRewritePattern<MulScalarOp> {
     auto inner = op.getInput().getDefiningOp<MulScalarOp>();
     if (!inner)
       return rewriter.notifyMatchFailure(op, "input is not a scalar mul");
-    double product = inner.getMultiplier().convertToDouble() *
-                     op.getMultiplier().convertToDouble();
-    if (!std::isfinite(product))
-      return rewriter.notifyMatchFailure(op, "product overflows");
+    std::optional<double> product =
+        composeScalarMultipliers(inner.getMultiplier().convertToDouble(),
+                                 op.getMultiplier().convertToDouble());
+    if (!product)
+      return rewriter.notifyMatchFailure(
+          op, "the composed multiplier would round differently");
     rewriter.replaceOpWithNewOp<MulScalarOp>(op, op.getType(), inner.getInput(),
-                                             rewriter.getF64FloatAttr(product));
+                                             rewriter.getF64FloatAttr(*product));
     return success();
   }
 };
@@ -398,19 +403,32 @@ LogicalResult FusedLinearOp::verify() {
   return success();
 }
 
-/// Only scalar `arith`/`math` ops: what every backend can apply per element.
-static bool isScalarElementwise(Operation &op) {
-  StringRef dialect = op.getDialect() ? op.getDialect()->getNamespace() : "";
-  if (dialect != arith::ArithDialect::getDialectNamespace() &&
-      dialect != math::MathDialect::getDialectNamespace())
-    return false;
-  if (op.getNumRegions() != 0)
-    return false;
-  auto isScalar = [](Type type) { return type.isIntOrIndexOrFloat(); };
-  return llvm::all_of(op.getOperandTypes(), isScalar) &&
-         llvm::all_of(op.getResultTypes(), isScalar);
+/// The ops an epilogue may hold: exactly those that the CPU reference
+/// (arith/math to LLVM, libm) and the GPU kernels (NVVM, libdevice) both
+/// lower on f32 scalars. Keep in sync with the dialect documentation of
+/// fused_linear and with test/Dialect/Fusion/epilogue-ops.mlir.
+static bool isAllowedEpilogueOp(Operation &op) {
+  return isa<arith::ConstantOp, arith::AddFOp, arith::SubFOp, arith::MulFOp,
+             arith::DivFOp, arith::NegFOp, arith::MaximumFOp,
+             arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
+             arith::CmpFOp, arith::SelectOp, arith::AndIOp, arith::OrIOp,
+             arith::XOrIOp, math::AbsFOp, math::CeilOp, math::FloorOp,
+             math::ErfOp, math::ExpOp, math::Exp2Op,
+             math::ExpM1Op, math::FmaOp, math::LogOp, math::Log1pOp,
+             math::Log2Op, math::PowFOp, math::RsqrtOp, math::SqrtOp,
+             math::TanhOp>(op);
 }
 
+static constexpr const char *kAllowedEpilogueOps =
+    "arith.constant, addf, subf, mulf, divf, negf, maximumf, minimumf, "
+    "maxnumf, minnumf, cmpf, select, andi, ori, xori; math.absf, ceil, "
+    "floor, erf, exp, exp2, expm1, fma, log, log1p, log2, powf, "
+    "rsqrt, sqrt, tanh";
+
+/// Epilogue values are f32; i1 carries comparisons into selects.
+static bool isEpilogueType(Type type) {
+  return type.isF32() || type.isSignlessInteger(1);
+}
 LogicalResult FusedLinearOp::verifyRegions() {
   Block &body = getEpilogueBlock();
   size_t expectedArgs = 1 + getEpilogueOperands().size();
@@ -425,10 +443,20 @@ LogicalResult FusedLinearOp::verifyRegions() {
                            << " but epilogue arguments are f32";
   if (!isa<YieldOp>(body.back()))
     return emitOpError("epilogue must end with fusion.yield");
-  for (Operation &op : body.without_terminator())
-    if (!isScalarElementwise(op))
-      return op.emitOpError("is not a scalar arith/math op and cannot be "
-                            "part of a fused_linear epilogue");
+  for (Operation &op : body.without_terminator()) {
+    if (!isAllowedEpilogueOp(op))
+      return op.emitOpError()
+             << "is not allowed in a fused_linear epilogue (allowed: "
+             << kAllowedEpilogueOps << ")";
+    // Operands are block arguments (f32, checked above) or results of
+    // earlier ops (checked here), so results are all there is to check.
+    for (auto [index, type] : llvm::enumerate(op.getResultTypes()))
+      if (!isEpilogueType(type))
+        return op.emitOpError()
+               << "result #" << index << " has type " << type
+               << " but fused_linear epilogue values are f32 (i1 for "
+                  "conditions)";
+  }
   return success();
 }
 

@@ -5,7 +5,29 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
+#include <cfloat>
+#include <cmath>
+
 using namespace mlir;
+
+std::optional<double> mlir::fusion::composeScalarMultipliers(double first,
+                                                             double second) {
+  if (!std::isfinite(first) || !std::isfinite(second))
+    return std::nullopt;
+  if (std::fabs(first) == 1.0 || std::fabs(second) == 1.0)
+    return first * second;
+  auto isPowerOfTwoAtLeastOne = [](double value) {
+    int exponent;
+    double mantissa = std::frexp(std::fabs(value), &exponent);
+    return mantissa == 0.5 && exponent >= 1;
+  };
+  if (!isPowerOfTwoAtLeastOne(first) || !isPowerOfTwoAtLeastOne(second))
+    return std::nullopt;
+  double product = first * second;
+  if (std::fabs(product) > FLT_MAX)
+    return std::nullopt;
+  return product;
+}
 
 Value mlir::fusion::buildF32Constant(OpBuilder &builder, Location loc,
                                      double value) {

@@ -17,8 +17,11 @@ using namespace mlir::fusion;
 
 namespace {
 
-/// mul_scalar(leaky_relu(t, s), m) -> leaky_relu(mul_scalar(t, m), s) for
-/// m >= 0 only: a negative m flips which elements the slope applies to.
+/// mul_scalar(leaky_relu(t, s), m) -> leaky_relu(mul_scalar(t, m), s), only
+/// where it is exact for every t: m >= 1, so that t * m > 0 exactly when
+/// t > 0 (a negative m flips which elements the slope applies to, an m below
+/// 1 can underflow a positive t to zero), and (t * s) * m == (t * m) * s,
+/// which composeScalarMultipliers decides (s = -1, or both powers of two).
 struct HoistScalarMulAboveLeakyRelu : OpRewritePattern<MulScalarOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -29,9 +32,15 @@ struct HoistScalarMulAboveLeakyRelu : OpRewritePattern<MulScalarOp> {
       return rewriter.notifyMatchFailure(op, "input is not a leaky_relu");
     if (!leakyRelu.getResult().hasOneUse())
       return rewriter.notifyMatchFailure(op, "leaky_relu has other users");
-    if (!(op.getMultiplier().convertToDouble() >= 0.0))
+    double multiplier = op.getMultiplier().convertToDouble();
+    if (!(multiplier >= 1.0))
       return rewriter.notifyMatchFailure(
-          op, "a negative multiplier does not commute with leaky_relu");
+          op, "a multiplier below 1 does not commute with leaky_relu");
+    if (!composeScalarMultipliers(leakyRelu.getNegativeSlope().convertToDouble(),
+                                  multiplier))
+      return rewriter.notifyMatchFailure(
+          op, "reordering the slope and the multiplier would round "
+              "differently");
     auto scaled =
         MulScalarOp::create(rewriter, op.getLoc(), op.getType(),
                             leakyRelu.getInput(), op.getMultiplierAttr());
@@ -43,7 +52,11 @@ struct HoistScalarMulAboveLeakyRelu : OpRewritePattern<MulScalarOp> {
 };
 
 /// A fused_linear without bias whose epilogue begins with `acc * c` takes c
-/// into alpha.
+/// into alpha. Every backend applies alpha as one f32 multiply of the
+/// finished f32 sum, before the bias: with alpha = a, the epilogue sees
+/// round(sum * a) and computes round(round(sum * a) * c), which equals
+/// round(sum * a') only for a' from composeScalarMultipliers(a, c) (always
+/// when a is 1). With a bias, c * (sum + b) is not alpha * sum + b.
 struct FoldLeadingScalarIntoAlpha : OpRewritePattern<FusedLinearOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -62,12 +75,15 @@ struct FoldLeadingScalarIntoAlpha : OpRewritePattern<FusedLinearOp> {
     FloatAttr constant;
     if (!matchPattern(other, m_Constant(&constant)))
       return rewriter.notifyMatchFailure(op, "multiplier is not a constant");
-    double alpha =
-        op.getAlpha().convertToDouble() * constant.getValueAsDouble();
-    if (!std::isfinite(alpha))
-      return rewriter.notifyMatchFailure(op, "alpha would overflow");
+    if (!constant.getType().isF32())
+      return rewriter.notifyMatchFailure(op, "multiplier is not an f32");
+    std::optional<double> alpha = composeScalarMultipliers(
+        op.getAlpha().convertToDouble(), constant.getValueAsDouble());
+    if (!alpha)
+      return rewriter.notifyMatchFailure(
+          op, "alpha * c would round differently from the two products");
     rewriter.modifyOpInPlace(
-        op, [&] { op.setAlphaAttr(rewriter.getF64FloatAttr(alpha)); });
+        op, [&] { op.setAlphaAttr(rewriter.getF64FloatAttr(*alpha)); });
     rewriter.replaceOp(mul, acc);
     return success();
   }

@@ -166,7 +166,14 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
        scalar function of the accumulator and one element of each per-column
        `epilogue` operand, made of `arith`/`math` ops on f32 values (the way
        `linalg.generic` carries its body). New elementwise ops (relu, gelu,
-       clamp, ...) need no new op, only new region bodies.
+       clamp, ...) need no new op, only new region bodies. The region may
+       hold exactly the ops every backend lowers: `arith.constant`, `addf`,
+       `subf`, `mulf`, `divf`, `negf`, `maximumf`, `minimumf`, `maxnumf`,
+       `minnumf`, `cmpf`, `select`, `andi`, `ori`, `xori` and `math.absf`,
+       `ceil`, `floor`, `erf`, `exp`, `exp2`, `expm1`, `fma`,
+       `log`, `log1p`, `log2`, `powf`, `rsqrt`, `sqrt`, `tanh`, on f32
+       values (i1 for comparison results, conditions and their logic);
+       anything else is a verifier error naming the op.
     3. If a `batch_norm` stage is present, `e` is batch-normalized exactly as
        `fusion.batch_norm` with the stage's config, `bn_weight`, `bn_bias`
        and `running_stats` do; in training mode with running stats the op

@@ -11,7 +11,31 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <optional>
+
 namespace mlir::fusion {
+
+/// The exact composition rule of scalar multipliers: the multiplier `c` such
+/// that `(x * first) * second == x * c` bit for bit for every input `x` (any
+/// f32, bf16 or f16 value, subnormals, infinities and NaNs included, with
+/// the intermediate rounded to the tensor's element type, multipliers
+/// applied as f32), or none. It holds, symmetrically, when
+///
+/// - `first` or `second` is exactly +1 or -1: negation is exact and
+///   round-to-nearest is symmetric, so `c = first * second`; or
+/// - both are powers of two of magnitude >= 1 and `|first * second|` is at
+///   most the largest f32: scaling by `2^p`, `p >= 0`, never rounds (a
+///   subnormal scaled up stays exact), and it overflows to infinity exactly
+///   when the composed scaling does, since every intermediate is no larger
+///   than the final magnitude.
+///
+/// Everything else may round differently: `x * 1e38 * 1e-38` overflows
+/// where `x * 1.0` does not; two factors below 1 round twice in the
+/// subnormal range (`x * 0.125 * 0.5` is `2^-148`, `x * 0.0625` is `2^-149` for
+/// `x = 21 * 2^-149`);
+/// a power of two after an inexact factor scales a subnormal rounding
+/// error (`(2^-149 * 1.3) * 2` vs `2^-149 * 2.6`).
+std::optional<double> composeScalarMultipliers(double first, double second);
 
 /// An f32 constant.
 Value buildF32Constant(OpBuilder &builder, Location loc, double value);

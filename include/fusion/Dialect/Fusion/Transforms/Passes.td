@@ -84,23 +84,51 @@ def FuseLinearEpilogues : Pass<"fusion-fuse-linear-epilogues"> {
 def SimplifyFusion : Pass<"fusion-simplify"> {
   let summary = "Algebraic simplifications of fusion ops that keep the meaning";
   let description = [{
-    Applies the fusion ops' canonicalization patterns (scalar muls compose,
-    multiplying by one and leaky_relu with slope 1 disappear) and:
+    Applies the fusion ops' canonicalization patterns (scalar muls compose
+    when that is exact, multiplying by one and leaky_relu with slope 1
+    disappear) and the rewrites below. Every rewrite gives bit-identical
+    results for every input, subnormals, infinities and NaNs included.
 
-    - `mul_scalar(leaky_relu(t, s), m)` with `m >= 0` becomes
-      `leaky_relu(mul_scalar(t, m), s)`, which moves the multiplier towards
-      the GEMM. It holds only for `m >= 0`: for `t < 0`, `m * s * t` and
-      `s * (m * t)` agree, but for `t > 0` and `m < 0`, `m * t < 0` would be
-      scaled by `s`. Rounding may differ in the last bit unless `m` is a
-      power of two.
+    **The composition rule.** `(x * a) * b` becomes `x * c` only when that
+    holds for every `x`, with the intermediate rounded to the element type
+    and the multipliers applied as f32. The rule (symmetric in `a`, `b`):
+
+    - `a` or `b` is exactly `+1` or `-1` (`c = a * b`): negation is exact
+      and round-to-nearest is symmetric; or
+    - `a` and `b` are both powers of two of magnitude at least 1 and
+      `|a * b|` is at most the largest f32: scaling by `2^p`, `p >= 0`,
+      never rounds (a subnormal scaled up stays exact) and overflows to
+      infinity exactly when the composed scaling does, since every
+      intermediate is no larger than the final magnitude.
+
+    Nothing else composes: `x * 1e38 * 1e38 * 1e-38 * 1e-38` is `inf` for
+    every `|x| >= 1`, not `x`; factors below 1 round twice in the subnormal
+    range (`x * 0.125 * 0.5` is `2^-148` but `x * 0.0625` is `2^-149` for
+    `x = 21 * 2^-149`), and
+    a power of two after an inexact factor scales a subnormal rounding error
+    (`(2^-149 * 1.3) * 2` is `2^-148`, `2^-149 * 2.6` is `3 * 2^-149`).
+
+    - `mul_scalar(leaky_relu(t, s), m)` with `m >= 1` becomes
+      `leaky_relu(mul_scalar(t, m), s)` when `s` and `m` compose by the rule
+      above (in practice: `s = -1`, or both are powers of two >= 1), which moves
+      the multiplier towards the GEMM. `m >= 1` keeps the sign test exact: a
+      negative `m` flips which elements the slope applies to, and an `m`
+      below 1 can underflow a tiny positive `t` to zero, which then takes the
+      slope. For negative `t` the two orders are `(t * s) * m` and
+      `(t * m) * s`, equal exactly when the rule holds; with the usual
+      slopes (0.01, 0.1, 0.2) nothing moves.
     - A `fused_linear` without bias whose epilogue starts by multiplying the
-      accumulator by a constant takes the constant into its GEMM `alpha`
-      (`c * sum` is the same product either way). With a bias,
+      accumulator by a constant `c` takes it into its GEMM `alpha` when
+      `alpha` and `c` compose by the rule (always when `alpha` is 1). Every
+      backend applies `alpha` as one f32 multiply of the finished f32 sum,
+      so the epilogue's `round(round(sum * alpha) * c)` is
+      `round(sum * alpha')` exactly when the rule holds. With a bias,
       `c * (sum + b) != c * sum + b`, so it stays.
     - A `fused_linear` whose batch-norm stage is in inference mode gets it as
       a per-column affine epilogue, `(e - mean) * rsqrt(var + eps) * gamma +
       beta`, with the running statistics and affine parameters as epilogue
-      operands: no statistics are needed, so no separate stage remains.
+      operands: no statistics are needed, so no separate stage remains. It
+      is the same arithmetic, in the same order, as the stage.
 
     Not done, because it is not exact: a per-column scale in front of a
     training-mode batch norm does not cancel (`s * t` normalizes with
@@ -110,11 +138,12 @@ def SimplifyFusion : Pass<"fusion-simplify"> {
 
     ```mlir
     // Before: the multiplier comes after the nonlinearity.
-    %0 = fusion.leaky_relu %t, negative_slope = 0.1 : tensor<?x4xf32>
-    %1 = fusion.mul_scalar %0, 2.0 : tensor<?x4xf32>
-    // After: it moves in front (2.0 >= 0); with -2.0 nothing changes.
-    %0 = fusion.mul_scalar %t, 2.0 : tensor<?x4xf32>
-    %1 = fusion.leaky_relu %0, negative_slope = 0.1 : tensor<?x4xf32>
+    %0 = fusion.leaky_relu %t, negative_slope = -1.0 : tensor<?x4xf32>
+    %1 = fusion.mul_scalar %0, 3.0 : tensor<?x4xf32>
+    // After: it moves in front (3.0 >= 1, and the slope is -1); with a
+    // multiplier of -3.0 or 0.5, or with a slope of 0.1, nothing changes.
+    %0 = fusion.mul_scalar %t, 3.0 : tensor<?x4xf32>
+    %1 = fusion.leaky_relu %0, negative_slope = -1.0 : tensor<?x4xf32>
     ```
 
     ```mlir
@@ -227,6 +256,83 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
            "generated kernels: cp.async pipeline depth (0: heuristic)">
   ];
   let dependentDialects = ["::mlir::fusion::FusionDialect"];
+}
+
+def VerifyEntryPoints : Pass<"fusion-verify-entry-points", "::mlir::ModuleOp"> {
+  let summary = "Check that a module can be compiled into a library: entry "
+                "point types, tensor sizes and constant sizes";
+  let description = [{
+    What `fusion-compile` (and `fusion.compile` in Python) checks before
+    lowering, for both targets, so that every input it cannot compile ends
+    in a located diagnostic instead of a crash, an out-of-memory abort or a
+    wrong signature file:
+
+    - every argument and result of every public function with a body (an
+      entry point of the library) is a ranked tensor without encoding whose
+      element type is `f32`, `bf16` or `f16`, the types the signature file
+      and the runtime describe;
+    - no value or block argument anywhere in the module has a tensor,
+      memref or vector type whose static dimensions make a byte size that
+      overflows int64;
+    - no elements attribute (e.g. a `dense<...>` `arith.constant`, splat or
+      not) is larger than `max-constant-bytes`: it would be materialized as
+      a global of that size.
+
+    The pass changes nothing; it reports every violation, then fails.
+
+    ```mlir
+    // error: entry point argument #0 has type 'tensor<4xf64>'; entry-point
+    // tensors must have an f32, bf16 or f16 element type
+    func.func @f(%s: tensor<4xf64>) -> tensor<4xf64>
+    ```
+  }];
+  let options = [
+    Option<"maxConstantBytes", "max-constant-bytes", "int64_t",
+           /*default=*/"int64_t(1) << 30",
+           "the largest constant, in bytes, that may be materialized">
+  ];
+}
+
+def CpuEntryAbi : Pass<"fusion-cpu-entry-abi", "::mlir::ModuleOp"> {
+  let summary = "Give each public function the CPU library's "
+                "destination-passing memref ABI";
+  let description = [{
+    Each public function with a body, `@name(tensor...) -> (tensor...)`,
+    becomes a private `@name__tensors` and a new public `@name(memref
+    input..., memref output...)` (identity layouts) that wraps its inputs
+    with `bufferization.to_tensor` (`restrict`), calls it and writes each
+    result into its output with `bufferization.materialize_in_destination`
+    (`restrict writable`). After inlining and one-shot bufferization the
+    results are computed straight into the caller's buffers: this is the ABI
+    of `fusion-compile --target=cpu` libraries (memref descriptors, inputs
+    then outputs).
+
+    Only ranked tensors without encoding and with a memref element type can
+    cross this ABI: any other argument or result type (a scalar, an
+    unranked tensor, ...) is an error naming the type, located at the
+    function, and the module is left unchanged. So is a function whose
+    `@name__tensors` symbol is already taken.
+
+    ```mlir
+    func.func @f(%x: tensor<?x8xf32>) -> tensor<?x8xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    func.func private @f__tensors(%x: tensor<?x8xf32>) -> tensor<?x8xf32>
+    func.func @f(%in: memref<?x8xf32>, %out: memref<?x8xf32>) {
+      %0 = bufferization.to_tensor %in restrict : memref<?x8xf32> to tensor<?x8xf32>
+      %1 = call @f__tensors(%0) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+      bufferization.materialize_in_destination %1 in restrict writable %out
+          : (tensor<?x8xf32>, memref<?x8xf32>) -> ()
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 #endif // FUSION_DIALECT_FUSION_TRANSFORMS_PASSES_TD
