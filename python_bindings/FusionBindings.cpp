@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fusion/Compiler/Compiler.h"
+#include "fusion/Dialect/Fusion/IR/FusionAttrs.h"
 #include "fusion/Conversion/Passes.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
 #include "fusion/Pipelines/Pipelines.h"
@@ -171,6 +172,22 @@ PYBIND11_MODULE(_fusion, m) {
   py::register_exception<MLIRError>(m, "MLIRError", PyExc_ValueError);
 
   py::class_<Context, std::shared_ptr<Context>>(m, "Context").def(py::init<>());
+
+  // The dialect's enums, by code, for the package's tables to be checked
+  // against (fusion/dtypes.py).
+  m.def(
+      "element_types",
+      [] {
+        std::vector<std::string> names;
+        for (uint32_t code = 0;
+             std::optional<fusion::ElementType> type =
+                 fusion::symbolizeElementType(code);
+             ++code)
+          names.push_back(fusion::stringifyElementType(*type).str());
+        return names;
+      },
+      "The names of the element types fusion computes on, in the order of "
+      "their codes in the runtime's C ABI.");
 
   py::class_<Module>(m, "Module")
       .def_static("parse", &Module::parse, py::arg("context"),

@@ -49,18 +49,16 @@ void mlir::fusion::registerCompilerDialects(DialectRegistry &registry) {
 
 namespace {
 
-std::string dtypeName(Type type) {
-  if (type.isBF16())
-    return "bfloat16";
-  if (type.isF16())
-    return "float16";
-  return "float32";
+/// The dialect's name of an element type fusion-verify-entry-points let
+/// through, as the signature files and the Python package spell it.
+StringRef elementTypeName(Type type) {
+  return stringifyElementType(*getElementTypeKind(type));
 }
 
 std::string cTypeComment(RankedTensorType type) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << dtypeName(type.getElementType());
+  os << elementTypeName(type.getElementType());
   for (int64_t dim : type.getShape())
     os << "[" << (ShapedType::isDynamic(dim) ? "batch" : std::to_string(dim))
        << "]";
@@ -74,7 +72,7 @@ llvm::json::Object tensorJson(unsigned index, RankedTensorType type) {
                                                : llvm::json::Value(dim));
   return llvm::json::Object{{"index", index},
                             {"shape", std::move(shape)},
-                            {"dtype", dtypeName(type.getElementType())}};
+                            {"dtype", elementTypeName(type.getElementType())}};
 }
 
 /// The C prototype of an entry point (see fusion_runtime.h).

@@ -14,8 +14,7 @@ import torch
 
 from .errors import FusionRuntimeError
 
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16,
-          "float16": torch.float16}
+from .dtypes import TORCH_DTYPES
 
 
 class Library:
@@ -58,7 +57,7 @@ class Library:
             raise FusionRuntimeError(f"{name}: no input gives the batch size")
         outputs = [torch.empty([batch if d is None else d
                                 for d in spec["shape"]],
-                               dtype=DTYPES[spec["dtype"]], device=device)
+                               dtype=TORCH_DTYPES[spec["dtype"]], device=device)
                    for spec in entry["outputs"]]
         if self.is_gpu:
             self._call_gpu(name, entry, batch, device, inputs, outputs)
@@ -83,9 +82,10 @@ class Library:
     @staticmethod
     def _check_tensor(name, spec, tensor, batch):
         where = f"{name}: input {spec['index']}"
-        if tensor.dtype != DTYPES[spec["dtype"]]:
+        dtype = TORCH_DTYPES[spec["dtype"]]
+        if tensor.dtype != dtype:
             raise FusionRuntimeError(
-                f"{where} must be {spec['dtype']}, got {tensor.dtype}")
+                f"{where} must be {dtype}, got {tensor.dtype}")
         if tensor.dim() != len(spec["shape"]):
             raise FusionRuntimeError(
                 f"{where} must have {len(spec['shape'])} dimensions, got "

@@ -20,8 +20,7 @@ import torch.nn.functional as F
 
 from .errors import UnsupportedOperationError
 
-ELEMENT_TYPES = {torch.float32: "f32", torch.bfloat16: "bf16",
-                 torch.float16: "f16"}
+from .dtypes import ELEMENT_TYPES
 
 
 @dataclasses.dataclass

@@ -91,7 +91,7 @@ def test_save_and_load(tmp_path):
 def test_runtime_checks_arguments():
     compiled = fusion.compile(LinearLeakyRelu(8, 6), (torch.randn(4, 8),),
                               target="cpu")
-    with pytest.raises(fusion.FusionRuntimeError, match="must be float32"):
+    with pytest.raises(fusion.FusionRuntimeError, match="must be torch.float32"):
         compiled(torch.randn(4, 8, dtype=torch.float64))
     with pytest.raises(fusion.FusionRuntimeError,
                        match=r"must have size 8 in dimension 1"):

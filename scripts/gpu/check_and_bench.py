@@ -21,8 +21,10 @@ import torch
 import torch.nn.functional as F
 
 BOUNDS = {"fp32": 1e-5, "tf32": 2e-3, "bf16": 2e-2, "f16": 2e-2}
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16,
-          "float16": torch.float16}
+# The signature files' element types (the dialect's names), from the package.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] /
+                       "python_bindings"))
+from fusion.dtypes import TORCH_DTYPES  # noqa: E402
 
 
 class Library:

@@ -9,14 +9,14 @@ import sys
 import torch
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from check_and_bench import Library, make_inputs, precision_setup  # noqa
+from check_and_bench import (Library, TORCH_DTYPES, make_inputs,  # noqa
+                             precision_setup)
 
 path, name, m = sys.argv[1], sys.argv[2], int(sys.argv[3])
 precision_setup(sys.argv[4] if len(sys.argv) > 4 else "fp32")
 lib = Library(path)
 entry = lib.entries[name]
-dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16,
-         "float16": torch.float16}[entry["inputs"][0]["dtype"]]
+dtype = TORCH_DTYPES[entry["inputs"][0]["dtype"]]
 k = entry["inputs"][0]["shape"][1]
 n = entry["outputs"][0]["shape"][1]
 inputs = make_inputs(name[0], m, k, n, dtype)

@@ -8,8 +8,8 @@
 // RUN: %python %S/Inputs/call_errors.py %t/a.so linear_leaky_relu | FileCheck %s --check-prefix=CALL
 
 // JSON: "batch": true
-// JSON: "c_prototype": "int32_t linear_leaky_relu(void *stream, int64_t batch, const void *input0 /* float32[batch][8192] */, const void *input1 /* float32[8192][8192] */, const void *input2 /* float32[8192] */, void *output0 /* float32[batch][8192] */)"
-// JSON: "dtype": "float32"
+// JSON: "c_prototype": "int32_t linear_leaky_relu(void *stream, int64_t batch, const void *input0 /* f32[batch][8192] */, const void *input1 /* f32[8192][8192] */, const void *input2 /* f32[8192] */, void *output0 /* f32[batch][8192] */)"
+// JSON: "dtype": "f32"
 // JSON-NEXT: "index": 0
 // JSON-NEXT: "shape": [
 // JSON-NEXT: null,
