@@ -130,7 +130,7 @@ LogicalResult writeSignatures(ModuleOp module, StringRef libraryPath,
   auto json = openOutputFile((stem + ".json").str(), &error);
   auto h = openOutputFile((stem + ".h").str(), &error);
   if (!json || !h)
-    return module.emitError() << "fusion-compile: " << error;
+    return module.emitError() << error;
   json->os() << llvm::formatv(
       "{0:2}\n", llvm::json::Value(llvm::json::Object{
                      {"library", llvm::sys::path::filename(libraryPath)},
@@ -150,13 +150,13 @@ LogicalResult emitHostObject(ModuleOp module, StringRef objectPath) {
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "fusion");
   if (!llvmModule)
-    return module.emitError("fusion-compile: LLVM IR translation failed");
+    return module.emitError("LLVM IR translation failed");
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string error;
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
-    return module.emitError() << "fusion-compile: " << error;
+    return module.emitError() << error;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_));
   llvmModule->setTargetTriple(triple);
@@ -164,15 +164,15 @@ LogicalResult emitHostObject(ModuleOp module, StringRef objectPath) {
   if (llvm::Error err =
           makeOptimizingTransformer(2, 0, machine.get())(llvmModule.get()))
     return module.emitError()
-           << "fusion-compile: " << llvm::toString(std::move(err));
+           << llvm::toString(std::move(err));
   std::error_code ec;
   llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
   if (ec)
-    return module.emitError() << "fusion-compile: " << ec.message();
+    return module.emitError() << ec.message();
   llvm::legacy::PassManager codegen;
   if (machine->addPassesToEmitFile(codegen, os, nullptr,
                                    llvm::CodeGenFileType::ObjectFile))
-    return module.emitError("fusion-compile: cannot emit an object file");
+    return module.emitError("cannot emit an object file");
   codegen.run(*llvmModule);
   return success();
 }
@@ -183,7 +183,7 @@ LogicalResult link(ModuleOp module, StringRef objectPath, StringRef libraryPath,
                    StringRef cudaPath, bool gpu) {
   llvm::ErrorOr<std::string> cxx = llvm::sys::findProgramByName("c++");
   if (!cxx)
-    return module.emitError("fusion-compile: no c++ on PATH to link with");
+    return module.emitError("no c++ on PATH to link with");
   SmallVector<std::string> args{
       *cxx, "-shared", "-o", libraryPath.str(), objectPath.str(), "-lm"};
   if (gpu) {
@@ -197,7 +197,7 @@ LogicalResult link(ModuleOp module, StringRef objectPath, StringRef libraryPath,
                  "-Wl,-Bsymbolic", "-Wl,--exclude-libs,libcudart_static.a",
                  "-Wl,-rpath," + cudaLib});
 #else
-    return module.emitError("fusion-compile: built without the CUDA "
+    return module.emitError("built without the CUDA "
                             "toolkit; only --target=cpu is available");
 #endif
   }
@@ -207,7 +207,7 @@ LogicalResult link(ModuleOp module, StringRef objectPath, StringRef libraryPath,
       llvm::sys::ExecuteAndWait(*cxx, argRefs, std::nullopt, {}, 0, 0, &error);
   if (code != 0)
     return module.emitError()
-           << "fusion-compile: linking failed (" << code << ") " << error;
+           << "linking failed (" << code << ") " << error;
   return success();
 }
 
@@ -218,7 +218,7 @@ LogicalResult buildLibrary(ModuleOp module, StringRef outputPath,
   SmallString<128> objectPath;
   if (std::error_code ec =
           llvm::sys::fs::createTemporaryFile("fusion-host", "o", objectPath))
-    return module.emitError() << "fusion-compile: " << ec.message();
+    return module.emitError() << ec.message();
   llvm::FileRemover removeObject(objectPath);
   if (failed(emitHostObject(module, objectPath)))
     return failure();
@@ -229,7 +229,7 @@ LogicalResult writeText(ModuleOp module, StringRef path, StringRef text) {
   std::string error;
   auto file = openOutputFile(path, &error);
   if (!file)
-    return module.emitError() << "fusion-compile: " << error;
+    return module.emitError() << error;
   file->os() << text;
   file->keep();
   return success();

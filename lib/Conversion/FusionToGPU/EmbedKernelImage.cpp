@@ -18,7 +18,7 @@ struct EmbedKernelImagePass
     ModuleOp module = getOperation();
     auto binary = module.lookupSymbol<gpu::BinaryOp>(kKernelModuleName);
     if (!binary) {
-      module.emitError() << "fusion-embed-kernel-image: no gpu.binary @"
+      module.emitError() << "no gpu.binary @"
                          << kKernelModuleName
                          << " (run gpu-module-to-binary first)";
       return signalPassFailure();

@@ -11,7 +11,7 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// expected-error @+1 {{fusion-embed-kernel-image: no gpu.binary @fusion_kernels (run gpu-module-to-binary first)}}
+// expected-error @+1 {{no gpu.binary @fusion_kernels (run gpu-module-to-binary first)}}
 module {
 }
 
