@@ -85,6 +85,7 @@ class _Importer:
         self.results = []
         self.counter = 0
         self.element = None
+        self.batch_norms_applied = set()  # qualified names, training only
 
     # Types and arguments.
     def _check_dtype(self, tensor, what):
@@ -319,6 +320,12 @@ class _Importer:
         elif isinstance(sub, nn.ReLU):
             self.leaky_relu(node, args[0], 0.0)
         elif isinstance(sub, nn.BatchNorm1d):
+            # PyTorch updates the running statistics once per application;
+            # one compiled call writes them once.
+            if self.training and node.target in self.batch_norms_applied:
+                self.unsupported(node, "the same BatchNorm1d is applied more "
+                                 "than once in training mode")
+            self.batch_norms_applied.add(node.target)
             self.batch_norm(node, args[0], sub, node.target)
         else:
             self.unsupported(node, f"{type(sub).__name__} is no linear, "

@@ -184,3 +184,31 @@ def test_unsupported_dtype():
         import_module(LinearLeakyRelu(8, 6).double(),
                       (torch.randn(4, 8, dtype=torch.float64),),
                       training=True)
+
+
+class SharedBatchNorm(torch.nn.Module):
+    """The same BatchNorm1d applied twice (shared/reliability/
+    silent_python_cases.py): PyTorch updates its running statistics twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+        self.bn = torch.nn.BatchNorm1d(8)
+
+    def forward(self, x):
+        return self.bn(self.bn(self.linear(x)))
+
+
+def test_batch_norm_applied_twice_is_refused_in_training():
+    with pytest.raises(fusion.UnsupportedOperationError,
+                       match=r"module bn is not supported by fusion: the same "
+                             r"BatchNorm1d is applied more than once in "
+                             r"training mode \(.*\.py:\d+\)"):
+        import_module(SharedBatchNorm(), (torch.randn(4, 8),), training=True)
+
+
+def test_batch_norm_applied_twice_in_inference_imports():
+    # Without running-statistics updates the two applications are pure.
+    function = import_module(SharedBatchNorm().eval(), (torch.randn(4, 8),),
+                             training=False)
+    assert function.text.count("fusion.batch_norm") == 2
