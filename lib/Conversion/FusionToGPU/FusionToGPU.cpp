@@ -20,6 +20,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::fusion {
 #define GEN_PASS_DEF_CONVERTFUSIONTOGPU
@@ -68,6 +69,9 @@ struct Buffer {
   Value ptr;
   Value rows; ///< i64
 };
+
+/// More bytes than any GPU holds (1 TiB), for one buffer.
+constexpr int64_t kMaxBufferBytes = int64_t(1) << 40;
 
 /// The scratch space a batch norm needs, sized at run time: offsets into
 /// the workspace until it is allocated, then pointers.
@@ -322,6 +326,13 @@ LogicalResult HostEmitter::checkSupported() {
         return emitError(where)
                << "only the row dimension of " << type
                << " may be dynamic";
+    // The kernels index a buffer with 64-bit arithmetic: a static part
+    // larger than any GPU's memory is refused before it can overflow.
+    int64_t bytes = elementBytes(tensor.getElementType());
+    for (int64_t dim : tensor.getShape())
+      if (!ShapedType::isDynamic(dim) &&
+          (llvm::MulOverflow(bytes, dim, bytes) || bytes > kMaxBufferBytes))
+        return emitError(where) << type << " is larger than any GPU's memory";
     return success();
   };
   for (Type type : func.getArgumentTypes())

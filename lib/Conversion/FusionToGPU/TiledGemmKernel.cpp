@@ -739,18 +739,25 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
   int64_t tilesK = ceilDiv(p.k, tileK);
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
 
+  // Rows of x and w that are not 16-byte aligned are copied with
+  // synchronous element loads: no cp.async, so no groups to commit or wait
+  // for (an empty group would not even print as valid IR).
+  bool async = p.k % chunkElements == 0;
   // Prologue: stages 0 .. S-2 in flight, one cp.async group each.
   Value token;
   for (int64_t s = 0; s + 1 < c.getStages(); ++s) {
     SmallVector<Value> tokens;
     for (const ChunkCopy &copy : loadStage(idx(s), idx(s)))
       copy(tokens);
-    token = nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
+    if (async)
+      token =
+          nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   }
 
   // Tile 0 landed; its first fragments are loaded before the loop.
-  nvgpu::DeviceAsyncWaitOp::create(b, loc, token,
-                                   b.getI32IntegerAttr(c.getStages() - 2));
+  if (async)
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, token,
+                                     b.getI32IntegerAttr(c.getStages() - 2));
   gpu::BarrierOp::create(b, loc);
   auto fragmentsOf = [&](Value stage, int64_t step) {
     if (simt())
@@ -762,7 +769,8 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
 
   int64_t count = accumulatorCount();
   SmallVector<Value> init(count, zeroAccumulator());
-  init.push_back(token);
+  if (async)
+    init.push_back(token);
   init.append(firstFragments);
   // Bytes of K a step: one chunk (SIMT), two k8 tf32 halves packed into
   // one k16 (f32 operands rounded to 16 bits), one mma.sync otherwise.
@@ -788,7 +796,7 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
         SmallVector<Value> acc(state.take_front(count));
         if (twoLevel)
           acc.assign(count, zeroAccumulator());
-        SmallVector<Value> fragments(state.drop_front(count + 1));
+        SmallVector<Value> fragments(state.drop_front(count + async));
         Value stage = rem(kTile, c.getStages());
         Value next = add(kTile, c.getStages() - 1);
         SmallVector<ChunkCopy> copies = loadStage(rem(next, c.getStages()), next);
@@ -809,10 +817,12 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
           if (step + 2 == steps) {
             // Every read of this tile's stage is issued: wait for tile
             // t + 1, with a whole step of mma.sync ops left to hide it.
-            nextToken = nvgpu::DeviceAsyncCreateGroupOp::create(
-                b, loc, tokenType, tokens);
-            nvgpu::DeviceAsyncWaitOp::create(
-                b, loc, nextToken, b.getI32IntegerAttr(c.getStages() - 2));
+            if (async) {
+              nextToken = nvgpu::DeviceAsyncCreateGroupOp::create(
+                  b, loc, tokenType, tokens);
+              nvgpu::DeviceAsyncWaitOp::create(
+                  b, loc, nextToken, b.getI32IntegerAttr(c.getStages() - 2));
+            }
             gpu::BarrierOp::create(b, loc);
           }
           if (simt())
@@ -825,13 +835,15 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
           for (auto [sum, running] : llvm::zip(acc, state.take_front(count)))
             sum = arith::AddFOp::create(b, loc, running, sum);
         SmallVector<Value> results(acc);
-        results.push_back(nextToken);
+        if (async)
+          results.push_back(nextToken);
         results.append(fragments);
         scf::YieldOp::create(b, loc, results);
       });
-  Value lastToken = loop.getResult(count);
   // Drain the (empty) trailing groups before shared memory is reused.
-  nvgpu::DeviceAsyncWaitOp::create(b, loc, lastToken, b.getI32IntegerAttr(0));
+  if (async)
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResult(count),
+                                     b.getI32IntegerAttr(0));
   emitEpilogue(SmallVector<Value>(loop.getResults().take_front(count)));
   gpu::ReturnOp::create(b, loc);
 }
