@@ -145,21 +145,21 @@ struct Module {
                const std::string &strategy, const std::string &precision,
                const std::string &emit, const std::string &fp32Math,
                const std::string &tile) {
-    fusion::CompileOptions options;
-    for (auto [name, value] :
-         {std::pair<StringRef, StringRef>{"target", target},
-          {"strategy", strategy},
-          {"precision", precision},
-          {"emit", emit},
-          {"fp32-math", fp32Math},
-          {"tile", tile}}) {
-      std::string error = fusion::setCompileOption(options, name, value);
-      if (!error.empty())
-        throw MLIRError(error);
-    }
+    fusion::CompileOptionText text;
+    text.target = target;
+    text.strategy = strategy;
+    text.precision = precision;
+    text.emit = emit;
+    text.fp32Math = fp32Math;
+    text.tile = tile;
+    std::string error;
+    FailureOr<fusion::CompileOptions> options =
+        fusion::parseCompileOptions(text, error);
+    if (failed(options))
+      throw MLIRError(error);
     DiagnosticCollector diagnostics(context->context.get());
     OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
-    if (failed(fusion::compileModule(*copy, options, output)))
+    if (failed(fusion::compileModule(*copy, *options, output)))
       diagnostics.raise("compilation failed");
   }
 };
@@ -167,6 +167,7 @@ struct Module {
 } // namespace
 
 PYBIND11_MODULE(_fusion, m) {
+  const fusion::CompileOptionText kDefaults;
   m.doc() = "The fusion compiler: parse, verify, transform and compile "
             "fusion-dialect modules.";
   py::register_exception<MLIRError>(m, "MLIRError", PyExc_ValueError);
@@ -199,9 +200,12 @@ PYBIND11_MODULE(_fusion, m) {
            "Runs a textual pass pipeline, e.g. "
            "'builtin.module(fusion-optimize)'.")
       .def("compile", &Module::compile, py::arg("output"),
-           py::arg("target") = "sm_80", py::arg("strategy") = "auto",
-           py::arg("precision") = "", py::arg("emit") = "so",
-           py::arg("fp32_math") = "tf32x3", py::arg("tile") = "",
+           py::arg("target") = kDefaults.target,
+           py::arg("strategy") = kDefaults.strategy,
+           py::arg("precision") = kDefaults.precision,
+           py::arg("emit") = kDefaults.emit,
+           py::arg("fp32_math") = kDefaults.fp32Math,
+           py::arg("tile") = kDefaults.tile,
            "Compiles as fusion-compile does, writing `output` (and its "
            ".json/.h signature files).");
 }

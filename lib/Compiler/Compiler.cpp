@@ -244,8 +244,11 @@ LogicalResult writeModule(ModuleOp module, StringRef path) {
 
 } // namespace
 
-std::string mlir::fusion::setCompileOption(CompileOptions &options,
-                                           StringRef name, StringRef value) {
+namespace {
+/// Sets the option `name` of `options` from its textual form; returns an
+/// error message naming the option and the value, or "".
+std::string setCompileOption(CompileOptions &options, StringRef name,
+                             StringRef value) {
   auto invalid = [&](StringRef expected) {
     return ("invalid --" + name + "='" + value + "' (expected " + expected +
             ")")
@@ -332,6 +335,25 @@ std::string mlir::fusion::setCompileOption(CompileOptions &options,
     return "";
   }
   return ("unknown option '" + name + "'").str();
+}
+} // namespace
+
+FailureOr<CompileOptions>
+mlir::fusion::parseCompileOptions(const CompileOptionText &text,
+                                  std::string &error) {
+  CompileOptions options;
+  for (auto [name, value] : {std::pair<StringRef, StringRef>{"target", text.target},
+                             {"strategy", text.strategy},
+                             {"precision", text.precision},
+                             {"emit", text.emit},
+                             {"tile", text.tile},
+                             {"fp32-math", text.fp32Math}}) {
+    error = setCompileOption(options, name, value);
+    if (!error.empty())
+      return failure();
+  }
+  options.cudaPath = text.cudaPath;
+  return options;
 }
 
 LogicalResult mlir::fusion::compileModule(ModuleOp module,

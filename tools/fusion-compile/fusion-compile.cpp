@@ -26,43 +26,59 @@ int main(int argc, char **argv) {
   cl::opt<std::string> input(cl::Positional, cl::desc("<model.mlir>"),
                              cl::Required);
   cl::opt<std::string> output("o", cl::desc("output file"), cl::Required);
-  // Textual options, parsed and checked by fusion::setCompileOption.
+  // Textual options, parsed and checked by fusion::parseCompileOptions.
+  const fusion::CompileOptionText defaults;
   cl::opt<std::string> target(
       "target", cl::desc("GPU architecture (sm_80, sm_86, sm_89, sm_90) or cpu"),
-      cl::init("sm_80"));
+      cl::init(defaults.target));
   cl::opt<std::string> strategy(
       "strategy",
-      cl::desc("backend of fused GEMMs: cublas, tiled or auto (default: auto, "
-               "the measured rule)"),
-      cl::init("auto"));
+      cl::desc("backend of fused GEMMs: auto (the measured rule), cublas or "
+               "tiled"),
+      cl::init(defaults.strategy));
   cl::opt<std::string> precision(
       "precision",
       cl::desc("GEMM precision of f32 chains: fp32, tf32, bf16, "
                "f16 (default fp32)"),
-      cl::init(""));
+      cl::init(defaults.precision));
   cl::opt<std::string> emit("emit", cl::desc("so, mlir or ptx"),
-                            cl::init("so"));
+                            cl::init(defaults.emit));
   cl::opt<std::string> tile(
       "tile",
       cl::desc("generated kernels: BMxBN,WARPSMxWARPSN,STAGES (default: "
                "heuristic per op)"),
-      cl::init(""));
+      cl::init(defaults.tile));
   cl::opt<std::string> fp32Math(
       "fp32-math",
       cl::desc("generated kernels, f32 GEMMs in fp32: tf32x3 (tensor cores, "
                "split operands) or simt (fma on the CUDA cores)"),
-      cl::init("tf32x3"));
+      cl::init(defaults.fp32Math));
   cl::opt<std::string> cudaPath(
       "cuda-path", cl::desc("CUDA toolkit (default: the one of the build)"),
       cl::init(""));
   cl::ParseCommandLineOptions(argc, argv, "fusion GPU compiler\n");
+
+  fusion::CompileOptionText text;
+  text.target = target;
+  text.strategy = strategy;
+  text.precision = precision;
+  text.emit = emit;
+  text.tile = tile;
+  text.fp32Math = fp32Math;
+  text.cudaPath = cudaPath;
+  std::string error;
+  FailureOr<fusion::CompileOptions> options =
+      fusion::parseCompileOptions(text, error);
+  if (failed(options)) {
+    llvm::errs() << "fusion-compile: " << error << "\n";
+    return 1;
+  }
 
   DialectRegistry registry;
   fusion::registerCompilerDialects(registry);
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  std::string error;
   auto file = openInputFile(input, &error);
   if (!file) {
     llvm::errs() << "fusion-compile: " << error << "\n";
@@ -73,20 +89,5 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  fusion::CompileOptions options;
-  for (auto [name, value] :
-       {std::pair<StringRef, StringRef>{"target", target},
-        {"strategy", strategy},
-        {"precision", precision},
-        {"emit", emit},
-        {"tile", tile},
-        {"fp32-math", fp32Math}}) {
-    std::string error = fusion::setCompileOption(options, name, value);
-    if (!error.empty()) {
-      llvm::errs() << "fusion-compile: " << error << "\n";
-      return 1;
-    }
-  }
-  options.cudaPath = cudaPath;
-  return failed(fusion::compileModule(*module, options, output)) ? 1 : 0;
+  return failed(fusion::compileModule(*module, *options, output)) ? 1 : 0;
 }

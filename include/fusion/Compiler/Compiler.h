@@ -47,15 +47,26 @@ struct CompileOptions {
   std::string cudaPath;
 };
 
-/// Sets the option `name` of `options` from its textual form, as
-/// fusion-compile and the Python package spell it: `target` (sm_80, sm_86,
-/// sm_89, sm_90 or cpu), `strategy` (cublas, tiled, auto), `fp32-math`
-/// (tf32x3, simt), `precision` (fp32, tf32, bf16, f16), `tile`
-/// (BMxBN,WMxWN,STAGES), `emit` (so, mlir, ptx). Returns an error message
-/// naming the option and the value, or "" on success. Ranges are checked
-/// by the #fusion.gemm_config verifier when the configs are made.
-std::string setCompileOption(CompileOptions &options, StringRef name,
-                             StringRef value);
+/// The options as fusion-compile and the Python package spell them, with
+/// their defaults: `target` (sm_80, sm_86, sm_89, sm_90 or cpu), `strategy`
+/// (auto, cublas, tiled), `precision` (fp32, tf32, bf16, f16; empty: fp32),
+/// `emit` (so, mlir, ptx), `tile` (BMxBN,WMxWN,STAGES; empty: heuristic),
+/// `fp32Math` (tf32x3, simt).
+struct CompileOptionText {
+  std::string target = "sm_80";
+  std::string strategy = "auto";
+  std::string precision;
+  std::string emit = "so";
+  std::string tile;
+  std::string fp32Math = "tf32x3";
+  std::string cudaPath;
+};
+
+/// Parses and checks textual options, the one place that does. On error,
+/// `error` names the option and the value. Ranges are checked by the
+/// #fusion.gemm_config verifier when the configs are made.
+FailureOr<CompileOptions> parseCompileOptions(const CompileOptionText &text,
+                                              std::string &error);
 
 /// The dialects and translations compileModule needs.
 void registerCompilerDialects(DialectRegistry &registry);
