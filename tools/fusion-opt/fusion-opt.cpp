@@ -1,10 +1,14 @@
 //===- fusion-opt.cpp - fusion optimizer driver ---------------------------===//
 //
 // MlirOptMain with the fusion dialect and the upstream dialects and passes the
-// project's pipelines use, and --verify-output-roundtrip: the output (what
-// the passes made, not only the input, which upstream's --verify-roundtrip
-// checks) must parse back and print the same, and its generic form and
-// bytecode must round-trip.
+// project's pipelines use. Two additions to mlir-opt's behaviour:
+//
+// - inputs known to crash MLIR 22's parser are refused with a located error
+//   (KnownParserCrashes.h, docs/known-issues.md);
+// - --verify-output-roundtrip checks that the output (what the passes made,
+//   not only the input, which upstream's --verify-roundtrip checks) parses
+//   back and prints the same, and that its generic form and bytecode
+//   round-trip.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +16,7 @@
 #include "fusion/Dialect/Fusion/IR/FusionDialect.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
 #include "fusion/Pipelines/Pipelines.h"
+#include "fusion/Tools/KnownParserCrashes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -210,6 +215,8 @@ int main(int argc, char **argv) {
     llvm::errs() << error << "\n";
     return 1;
   }
+  if (fusion::reportKnownParserCrash(*input))
+    return 1;
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &error);
   if (!output) {
