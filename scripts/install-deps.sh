@@ -4,7 +4,8 @@
 set -euo pipefail
 packages=(cmake ninja-build ccache g++ python3
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-          python3-dev pybind11-dev python3-numpy python3-pytest python3-torch)
+          python3-dev pybind11-dev python3-numpy python3-pytest python3-torch
+          clang-22 libclang-rt-22-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

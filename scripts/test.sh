@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds fusion and runs every test: the lit suite
-# (check-fusion) and the Python package's pytest suite. GPU-only tests skip
-# without a GPU.
+# (check-fusion), the Python package's pytest suite and about 3 minutes of
+# the libFuzzer target (scripts/fuzz.sh). GPU-only tests skip without a GPU.
 # Usage: scripts/test.sh [build-dir]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -10,3 +10,5 @@ build="${1:-$root/build}"
 cmake --build "$build" --target check-fusion
 PYTHONPATH="$build/python_packages" /usr/bin/python3 -m pytest -q \
   -p no:cacheprovider "$root/python_bindings/tests"
+# The libFuzzer target for about 3 minutes (skipped when not built).
+"$root/scripts/fuzz.sh" "$build" 170

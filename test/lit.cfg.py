@@ -1,17 +1,24 @@
 # -*- Python -*-
 import os
 import shutil
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
 from lit.llvm.subst import ToolSubst
 
 config.name = "FUSION"
-config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+
+
+sys.path.insert(0, os.path.dirname(__file__))
+from fusion_lit_format import FusionShTest  # noqa: E402
+
+config.test_format = FusionShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.fusion_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "fusion_lit_format.py", "Inputs"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
@@ -21,8 +28,22 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.fusion_tools_dir, config.llvm_tools_dir]
-tools = ["fusion-opt", "fusion-compile", "mlir-runner", "not", "FileCheck",
-         "count", "split-file"]
+# Every fusion-opt run also checks that its output round-trips
+# (--verify-output-roundtrip: it parses back and prints the same, and its
+# generic form and bytecode round-trip), so that no pass leaves IR that
+# does not re-parse. Upstream's --verify-roundtrip is not used: it checks
+# the input after parsing, not what the passes made, and on inputs with
+# expected-* annotations it prints spurious "expected error ... was not
+# produced" lines. `--param verify_roundtrip=0` turns the check off, e.g.
+# to bisect a failure.
+roundtrip = lit_config.params.get("verify_roundtrip", "1") != "0"
+roundtrip_args = ["--verify-output-roundtrip"]
+# Tests whose fusion-opt output is known not to round-trip, run without the
+# check until fixed (docs/known-issues.md): path in the suite -> why.
+config.roundtrip_known_failures = {}
+tools = [ToolSubst("fusion-opt", extra_args=roundtrip_args if roundtrip else []),
+         "fusion-compile", "mlir-runner", "not", "FileCheck", "count",
+         "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # The CPU reference: a module lowered by --fusion-lower-to-cpu, run by main().

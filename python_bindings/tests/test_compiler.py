@@ -42,6 +42,19 @@ def test_syntax_error_raises(context):
         _fusion.Module.parse(context, "func.func @f( {")
 
 
+def test_dense_index_array_refused_before_parsing(context):
+    # MLIR 22's parser crashes on it (docs/known-issues.md).
+    source = "func.func private @f()\n    attributes {a = array<index: 1>}\n"
+    with pytest.raises(_fusion.MLIRError) as error:
+        _fusion.Module.parse(context, source, "model.mlir")
+    message = str(error.value)
+    assert "model.mlir\":2:21)" in message
+    assert "dense arrays of 'index' are not supported" in message
+    # Elsewhere (a string) the words are harmless.
+    _fusion.Module.parse(
+        context, 'func.func private @g() attributes {a = "array<index: 1>"}')
+
+
 def test_pipeline_fuses(context):
     module = _fusion.Module.parse(context, VALID)
     module.run_pipeline("builtin.module(fusion-optimize)")

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fusion/Compiler/Compiler.h"
+#include "fusion/Tools/KnownParserCrashes.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -84,6 +85,8 @@ int main(int argc, char **argv) {
     llvm::errs() << "fusion-compile: " << error << "\n";
     return 1;
   }
+  if (fusion::reportKnownParserCrash(*file))
+    return 1;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
