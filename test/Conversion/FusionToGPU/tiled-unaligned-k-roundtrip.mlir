@@ -1,6 +1,7 @@
 // K = 6 (f32 rows not 16-byte aligned): the tiled kernel copies with element
 // loads and commits no cp.async groups; its IR re-parses (an empty
-// nvgpu.device_async_create_group printed IR no parser accepts).
+// nvgpu.device_async_create_group printed IR no parser accepts:
+// shared/reliability/tiled-roundtrip-k6.mlir).
 // RUN: fusion-opt %s --fusion-optimize --fusion-select-gemm-config=strategy=tiled --fusion-lower-to-gpu | fusion-opt | FileCheck %s
 // CHECK: gpu.func @{{.*}}_gemm(
 // CHECK-NOT: nvgpu.device_async
