@@ -15,6 +15,21 @@ MANIFEST = "fusion_module.json"
 LIBRARY = "model.so"
 
 
+@dataclasses.dataclass
+class _Entry:
+    """One entry point of the library (the train or eval forward)."""
+    name: str
+    arguments: list  # Argument
+    results: list  # Result
+    batch_statistics: list  # batch norms normalizing with the batch's
+
+    @classmethod
+    def from_manifest(cls, entry):
+        return cls(entry["name"], [Argument(**a) for a in entry["arguments"]],
+                   [Result(**r) for r in entry["results"]],
+                   entry["batch_statistics"])
+
+
 class CompiledModule(torch.nn.Module):
     """A drop-in replacement of the compiled module: the same forward
     signature and results, computed by the compiled library with the original
@@ -28,16 +43,14 @@ class CompiledModule(torch.nn.Module):
         self._directory = pathlib.Path(directory)
         self._manifest = manifest
         self._library = runtime.Library(self._directory / LIBRARY)
-        self._entries = {
-            mode: (entry["name"],
-                   [Argument(**a) for a in entry["arguments"]],
-                   [Result(**r) for r in entry["results"]])
-            for mode, entry in manifest["entries"].items()}
+        self.training = original.training  # Only informative: see _mode.
+        self._entries = {mode: _Entry.from_manifest(entry)
+                         for mode, entry in manifest["entries"].items()}
         # (owning module, attribute) of each parameter and buffer argument,
         # read at every call, so that replaced parameters are seen.
         self._owners = {}
-        for _, arguments, _ in self._entries.values():
-            for argument in arguments:
+        for entry in self._entries.values():
+            for argument in entry.arguments:
                 if argument.kind != "input":
                     path, _, leaf = argument.name.rpartition(".")
                     self._owners[argument.name] = (
@@ -48,29 +61,77 @@ class CompiledModule(torch.nn.Module):
             raise FusionRuntimeError(
                 f"forward takes {self._manifest['inputs']} inputs, got "
                 f"{len(inputs)}")
-        name, arguments, results = self._entries[
-            "train" if self.training else "eval"]
+        for index, value in enumerate(inputs):
+            if not isinstance(value, torch.Tensor):
+                raise FusionRuntimeError(
+                    f"forward input {index} must be a torch.Tensor, got "
+                    f"{type(value).__name__}")
+        entry = self._entries[self._mode()]
+        batch = inputs[0].shape[0] if inputs and inputs[0].dim() else None
+        self._check_batch_statistics(entry, batch)
+        outputs = self._library.call(entry.name, self._arguments(entry, inputs))
+        values = self._write_back(entry, outputs, batch)
+        if self._manifest["output_structure"] == "tensor":
+            return values[0]
+        return tuple(values) if self._manifest["output_structure"] == \
+            "tuple" else values
+
+    def _mode(self):
+        """"train" or "eval": the batch norms' mode now, not at compile time,
+        as the module's own forward would use."""
+        modes = {m.training for m in self.original.modules()
+                 if isinstance(m, torch.nn.BatchNorm1d)}
+        if len(modes) > 1:
+            raise FusionRuntimeError(
+                "the module's batch norms are partly in train() and partly in "
+                "eval() mode; a compiled module runs them all in one mode")
+        return "eval" if modes == {False} else "train"
+
+    def _check_batch_statistics(self, entry, batch):
+        # As PyTorch's F.batch_norm: the variance of one sample is undefined.
+        if batch == 1 and entry.batch_statistics:
+            bn = self.original.get_submodule(entry.batch_statistics[0])
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got "
+                f"input size {torch.Size([1, bn.num_features])} (batch norm "
+                f"{entry.batch_statistics[0]})")
+
+    def _arguments(self, entry, inputs):
+        """The library's arguments: the inputs, and the module's parameters
+        and buffers as they are now."""
         tensors = []
-        for argument in arguments:
+        for argument in entry.arguments:
             if argument.kind == "input":
                 tensors.append(inputs[argument.index])
-            else:
-                owner, attribute = self._owners[argument.name]
-                tensors.append(getattr(owner, attribute).detach())
-        outputs = self._library.call(name, tensors)
+                continue
+            owner, attribute = self._owners[argument.name]
+            value = getattr(owner, attribute)
+            if not isinstance(value, torch.Tensor):
+                raise FusionRuntimeError(
+                    f"{argument.kind} {argument.name} is {value!r} now; the "
+                    f"library was compiled with it: compile the module again")
+            tensors.append(value.detach())
+        return tensors
+
+    def _write_back(self, entry, outputs, batch):
+        """The forward outputs among the library's results; the updated
+        running statistics go into the batch norms, as PyTorch's do."""
         values = []
         updated = set()
         with torch.no_grad():
-            for result, tensor in zip(results, outputs):
+            for result, tensor in zip(entry.results, outputs):
                 if result.kind == "output":
                     values.append(tensor)
                     continue
                 bn = self.original.get_submodule(result.name)
-                getattr(bn, result.kind).copy_(tensor)
+                # PyTorch leaves the statistics alone on an empty batch (the
+                # library's would be NaN) but still counts it.
+                if batch != 0:
+                    getattr(bn, result.kind).copy_(tensor)
                 if result.name not in updated:
                     updated.add(result.name)
                     bn.num_batches_tracked.add_(1)
-        return values[0] if len(values) == 1 else tuple(values)
+        return values
 
     def save(self, path):
         """Writes the library and what rebinding it to a module needs."""
@@ -124,11 +185,13 @@ def compile(module, example_inputs, *, target="sm_80", precision=None,
     entries = {mode: {"name": f.name,
                       "arguments": [dataclasses.asdict(a)
                                     for a in f.arguments],
-                      "results": [dataclasses.asdict(r) for r in f.results]}
+                      "results": [dataclasses.asdict(r) for r in f.results],
+                      "batch_statistics": f.batch_statistics}
                for mode, f in functions.items()}
     if "eval" not in entries:
         entries["eval"] = entries["train"]
     manifest = {"entries": entries, "inputs": len(example_inputs),
+                "output_structure": functions["train"].output_structure,
                 "target": target, "precision": precision or "fp32",
                 "module": type(module).__name__, "ir": text}
     return CompiledModule(module, directory, manifest)
