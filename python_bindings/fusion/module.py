@@ -69,7 +69,10 @@ class CompiledModule(torch.nn.Module):
         entry = self._entries[self._mode()]
         batch = inputs[0].shape[0] if inputs and inputs[0].dim() else None
         self._check_batch_statistics(entry, batch)
-        outputs = self._library.call(entry.name, self._arguments(entry, inputs))
+        tensors = self._arguments(entry, inputs)
+        self._check_no_gradients(entry, tensors)
+        outputs = self._library.call(entry.name,
+                                     [t.detach() for t in tensors])
         values = self._write_back(entry, outputs, batch)
         if self._manifest["output_structure"] == "tensor":
             return values[0]
@@ -110,8 +113,23 @@ class CompiledModule(torch.nn.Module):
                 raise FusionRuntimeError(
                     f"{argument.kind} {argument.name} is {value!r} now; the "
                     f"library was compiled with it: compile the module again")
-            tensors.append(value.detach())
+            tensors.append(value)
         return tensors
+
+    @staticmethod
+    def _check_no_gradients(entry, tensors):
+        # The library's outputs are not connected to autograd: a backward
+        # pass would silently leave the compiled parameters without grads.
+        if not torch.is_grad_enabled():
+            return
+        for argument, tensor in zip(entry.arguments, tensors):
+            if tensor.requires_grad:
+                what = f"input {argument.index}" if argument.kind == \
+                    "input" else f"{argument.kind} {argument.name}"
+                raise FusionRuntimeError(
+                    f"fusion does not compute gradients yet, and {what} "
+                    f"requires grad: run the compiled module for inference, "
+                    f"under torch.no_grad() or torch.inference_mode()")
 
     def _write_back(self, entry, outputs, batch):
         """The forward outputs among the library's results; the updated

@@ -131,3 +131,27 @@ def test_empty_batch_in_training_leaves_statistics_as_pytorch():
     assert out.shape == ref.shape == (0, 6)
     assert_same_state(model, reference)
     assert int(model.bn.num_batches_tracked) == 1
+
+
+@pytest.mark.parametrize("needs_grad", ["parameter", "input"])
+def test_call_needing_gradients_refused(needs_grad):
+    model = LinearLeakyRelu(8, 6)
+    compiled = fusion.compile(model, (torch.randn(4, 8),), target="cpu")
+    x = torch.randn(3, 8)
+    if needs_grad == "input":
+        model.requires_grad_(False)
+        x.requires_grad_(True)
+    with torch.enable_grad():
+        with pytest.raises(fusion.FusionRuntimeError,
+                           match="does not compute gradients yet.*no_grad"):
+            compiled(x)
+    with torch.inference_mode():
+        assert torch.allclose(compiled(x), model(x), rtol=1e-5, atol=1e-6)
+
+
+def test_call_without_gradients_needed_runs_in_grad_mode():
+    model = LinearLeakyRelu(8, 6).requires_grad_(False)
+    compiled = fusion.compile(model, (torch.randn(4, 8),), target="cpu")
+    x = torch.randn(3, 8)
+    with torch.enable_grad():
+        assert torch.allclose(compiled(x), model(x), rtol=1e-5, atol=1e-6)

@@ -8,6 +8,8 @@ import fusion
 
 from conftest import LinearLeakyRelu, LinearScaleBatchNorm
 
+pytestmark = pytest.mark.usefixtures("no_grad")
+
 
 def relative_error(out, ref):
     return ((out.double() - ref.double()).norm() / ref.double().norm()).item()
