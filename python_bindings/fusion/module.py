@@ -44,6 +44,7 @@ class CompiledModule(torch.nn.Module):
         self._manifest = manifest
         self._library = runtime.Library(self._directory / LIBRARY)
         self.training = original.training  # Only informative: see _mode.
+        self._captured = _constants_and_submodules(original)
         self._entries = {mode: _Entry.from_manifest(entry)
                          for mode, entry in manifest["entries"].items()}
         # (owning module, attribute) of each parameter and buffer argument,
@@ -66,6 +67,7 @@ class CompiledModule(torch.nn.Module):
                 raise FusionRuntimeError(
                     f"forward input {index} must be a torch.Tensor, got "
                     f"{type(value).__name__}")
+        self._check_unchanged()
         entry = self._entries[self._mode()]
         batch = inputs[0].shape[0] if inputs and inputs[0].dim() else None
         self._check_batch_statistics(entry, batch)
@@ -78,6 +80,30 @@ class CompiledModule(torch.nn.Module):
             return values[0]
         return tuple(values) if self._manifest["output_structure"] == \
             "tuple" else values
+
+    def _check_unchanged(self):
+        """Refuses to run if the module's submodules or constants differ from
+        those the library was compiled from."""
+        now = dict(self.original.named_modules())
+        changes = []
+        for name, (module, constants) in self._captured.items():
+            if now.get(name) is not module:
+                replacement = type(now[name]).__name__ if name in now \
+                    else "nothing"
+                raise FusionRuntimeError(
+                    f"submodule {name} ({type(module).__name__}) was replaced "
+                    f"by {replacement} after compiling: compile the module "
+                    f"again")
+            current = _plain_attributes(module)
+            prefix = f"{name}." if name else ""
+            changes += [
+                f"{prefix}{key} {constants.get(key)!r} -> {current.get(key)!r}"
+                for key in sorted(constants.keys() | current.keys())
+                if constants.get(key) != current.get(key)]
+        if changes:
+            raise FusionRuntimeError(
+                f"the module changed after compiling ({'; '.join(changes)}); "
+                f"the library holds the old values: compile the module again")
 
     def _mode(self):
         """"train" or "eval": the batch norms' mode now, not at compile time,
@@ -161,6 +187,24 @@ class CompiledModule(torch.nn.Module):
                     suffix).resolve():
                 shutil.copy(source, (path / LIBRARY).with_suffix(suffix))
         (path / MANIFEST).write_text(json.dumps(self._manifest, indent=1))
+
+
+# Attribute types an import can read into the library as constants.
+_PLAIN_TYPES = (bool, int, float, str, tuple, type(None))
+
+
+def _plain_attributes(module):
+    # training is not one: the mode is followed at every call (_mode).
+    return {key: value for key, value in vars(module).items()
+            if key != "training" and isinstance(value, _PLAIN_TYPES)}
+
+
+def _constants_and_submodules(module):
+    """What an import reads from `module` besides parameter and buffer
+    values, which the library holds fixed: each submodule (the object), and
+    its plain attributes (slopes, multipliers, momentum, eps, ...)."""
+    return {name: (sub, _plain_attributes(sub))
+            for name, sub in module.named_modules()}
 
 
 def load(path, module):

@@ -155,3 +155,46 @@ def test_call_without_gradients_needed_runs_in_grad_mode():
     x = torch.randn(3, 8)
     with torch.enable_grad():
         assert torch.allclose(compiled(x), model(x), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda m: setattr(m.act, "negative_slope", 0.5),
+     r"the module changed after compiling \(act.negative_slope 0.1 -> 0.5\)"),
+    (lambda m: setattr(m, "multiplier", -3.0),
+     r"the module changed after compiling \(multiplier 2.0 -> -3.0\)"),
+    (lambda m: (setattr(m, "multiplier", -3.0),
+                setattr(m.act, "negative_slope", 0.5)),
+     r"\(multiplier 2.0 -> -3.0; act.negative_slope 0.1 -> 0.5\)"),
+    (lambda m: setattr(m, "linear", nn.Linear(8, 6)),
+     r"submodule linear \(Linear\) was replaced by Linear"),
+    (lambda m: setattr(m, "act", nn.ReLU()),
+     r"submodule act \(LeakyReLU\) was replaced by ReLU"),
+])
+def test_changed_constants_and_submodules_refused(change, message):
+    model = LinearLeakyRelu(8, 6)
+    compiled = fusion.compile(model, (torch.randn(4, 8),), target="cpu")
+    change(model)
+    with pytest.raises(fusion.FusionRuntimeError,
+                       match=message + ".*compile the module again"):
+        compiled(torch.randn(3, 8))
+
+
+@pytest.mark.parametrize("attribute, value", [("momentum", 0.9),
+                                              ("eps", 1e-3)])
+def test_changed_batch_norm_constants_refused(attribute, value):
+    model, _, compiled = twins(8, 6)
+    setattr(model.bn, attribute, value)
+    with pytest.raises(fusion.FusionRuntimeError,
+                       match=f"the module changed after compiling "
+                             f"\\(bn.{attribute} .* -> {value}\\)"):
+        compiled(torch.randn(5, 8))
+    assert float(model.bn.running_mean[0]) == 0.5  # Untouched.
+
+
+def test_unchanged_constants_run_after_parameter_replaced():
+    model = LinearLeakyRelu(8, 6)
+    compiled = fusion.compile(model, (torch.randn(4, 8),), target="cpu")
+    model.linear.weight = nn.Parameter(torch.randn(6, 8))
+    model.act.negative_slope = 0.1  # The same value again.
+    x = torch.randn(3, 8)
+    assert torch.allclose(compiled(x), model(x), rtol=1e-5, atol=1e-6)
