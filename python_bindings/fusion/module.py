@@ -1,8 +1,8 @@
 """fusion.compile, fusion.load and the modules they return."""
 import dataclasses
 import json
+import os
 import pathlib
-import shutil
 import tempfile
 
 import torch
@@ -13,6 +13,8 @@ from .torch import Argument, Result, has_batch_norm, import_module
 
 MANIFEST = "fusion_module.json"
 LIBRARY = "model.so"
+# The library and its signature and header files, as the compiler writes them.
+LIBRARY_FILES = (LIBRARY, "model.json", "model.h")
 
 
 @dataclasses.dataclass
@@ -37,12 +39,12 @@ class CompiledModule(torch.nn.Module):
     training or eval mode as the module is, running statistics and
     num_batches_tracked updated in place as PyTorch does."""
 
-    def __init__(self, original, directory, manifest):
+    def __init__(self, original, files, manifest):
         super().__init__()
         self.original = original
-        self._directory = pathlib.Path(directory)
+        self._files = files  # LIBRARY_FILES' contents, which save() writes
         self._manifest = manifest
-        self._library = runtime.Library(self._directory / LIBRARY)
+        self._library = _open_library(files)
         self.training = original.training  # Only informative: see _mode.
         self._captured = _constants_and_submodules(original)
         self._entries = {mode: _Entry.from_manifest(entry)
@@ -181,12 +183,34 @@ class CompiledModule(torch.nn.Module):
         """Writes the library and what rebinding it to a module needs."""
         path = pathlib.Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        for suffix in (".so", ".json", ".h"):
-            source = (self._directory / LIBRARY).with_suffix(suffix)
-            if source.resolve() != (path / LIBRARY).with_suffix(
-                    suffix).resolve():
-                shutil.copy(source, (path / LIBRARY).with_suffix(suffix))
-        (path / MANIFEST).write_text(json.dumps(self._manifest, indent=1))
+        for name, data in self._files.items():
+            _replace_file(path / name, data)
+        _replace_file(path / MANIFEST,
+                      json.dumps(self._manifest, indent=1).encode())
+
+
+def _replace_file(path, data):
+    # A new file, not the old one rewritten: a process that has the old
+    # library loaded (mapped) keeps its copy intact.
+    partial = path.with_name(path.name + ".partial")
+    partial.write_bytes(data)
+    os.replace(partial, path)
+
+
+def _read_library(directory):
+    return {name: (pathlib.Path(directory) / name).read_bytes()
+            for name in LIBRARY_FILES}
+
+
+def _open_library(files):
+    """The library loaded from a private copy, removed once loaded (the
+    loaded code needs no file): no temporary folder is left behind, and a
+    library saved again at a path never aliases the one loaded from it
+    before (dlopen returns the library already loaded from a path)."""
+    with tempfile.TemporaryDirectory(prefix="fusion-") as directory:
+        for name, data in files.items():
+            (pathlib.Path(directory) / name).write_bytes(data)
+        return runtime.Library(pathlib.Path(directory) / LIBRARY)
 
 
 # Attribute types an import can read into the library as constants.
@@ -212,7 +236,7 @@ def load(path, module):
     as the compiled one); needs no compiler."""
     path = pathlib.Path(path)
     manifest = json.loads((path / MANIFEST).read_text())
-    return CompiledModule(module, path, manifest)
+    return CompiledModule(module, _read_library(path), manifest)
 
 
 def compile(module, example_inputs, *, target="sm_80", precision=None,
@@ -238,12 +262,14 @@ def compile(module, example_inputs, *, target="sm_80", precision=None,
                                      name=f"forward_{mode}")
                  for mode in modes}
     text = "\n".join(f.text for f in functions.values())
-    directory = pathlib.Path(tempfile.mkdtemp(prefix="fusion-"))
     context = _fusion.Context()
     compiled = _fusion.Module.parse(context, text, "model")
-    compiled.compile(str(directory / LIBRARY), target=target,
-                     strategy=strategy, precision=precision or "",
-                     fp32_math=fp32_math, tile=tile or "")
+    with tempfile.TemporaryDirectory(prefix="fusion-") as directory:
+        compiled.compile(str(pathlib.Path(directory) / LIBRARY),
+                         target=target, strategy=strategy,
+                         precision=precision or "", fp32_math=fp32_math,
+                         tile=tile or "")
+        files = _read_library(directory)
     entries = {mode: {"name": f.name,
                       "arguments": [dataclasses.asdict(a)
                                     for a in f.arguments],
@@ -256,4 +282,4 @@ def compile(module, example_inputs, *, target="sm_80", precision=None,
                 "output_structure": functions["train"].output_structure,
                 "target": target, "precision": precision or "fp32",
                 "module": type(module).__name__, "ir": text}
-    return CompiledModule(module, directory, manifest)
+    return CompiledModule(module, files, manifest)

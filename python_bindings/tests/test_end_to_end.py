@@ -1,6 +1,8 @@
 """fusion.compile on the CPU target against PyTorch's forward: outputs,
 running statistics over several training steps, the train/eval switch,
 save and load, and the runtime's argument checks."""
+import tempfile
+
 import pytest
 import torch
 
@@ -110,3 +112,30 @@ def test_gpu_library_rejects_cpu_tensors():
     compiled = fusion.compile(LinearLeakyRelu(8, 16), (torch.randn(4, 8),))
     with pytest.raises(fusion.FusionRuntimeError, match="runs on cuda"):
         compiled(torch.randn(4, 8))
+
+
+def test_no_temporary_files_left(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    model = LinearScaleBatchNorm(16, 12)
+    compiled = fusion.compile(model, (torch.randn(8, 16),), target="cpu")
+    compiled.save(tmp_path / "saved")
+    loaded = fusion.load(tmp_path / "saved", model)
+    x = torch.randn(9, 16)
+    reference = LinearScaleBatchNorm(16, 12)
+    reference.load_state_dict(model.state_dict())
+    assert relative_error(loaded(x), reference(x)) < 1e-5
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_save_over_the_loaded_library(tmp_path):
+    first = LinearLeakyRelu(8, 6, slope=0.2)
+    fusion.compile(first, (torch.randn(4, 8),), target="cpu").save(tmp_path)
+    loaded = fusion.load(tmp_path, first)
+    loaded.save(tmp_path)  # Over the files it was loaded from.
+    second = LinearLeakyRelu(8, 6, multiplier=-1.0)
+    fusion.compile(second, (torch.randn(4, 8),), target="cpu").save(tmp_path)
+    x = torch.randn(5, 8)
+    assert relative_error(loaded(x), first(x)) < 1e-5
+    # The new library, not the one loaded from the same path before.
+    assert relative_error(fusion.load(tmp_path, second)(x), second(x)) < 1e-5
