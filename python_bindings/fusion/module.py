@@ -1,14 +1,17 @@
 """fusion.compile, fusion.load and the modules they return."""
 import dataclasses
+import itertools
 import json
 import os
 import pathlib
+import re
 import tempfile
 
 import torch
 
 from . import runtime
-from .errors import FusionRuntimeError
+from .dtypes import ELEMENT_TYPES, TORCH_DTYPES
+from .errors import FusionRuntimeError, UnsupportedOperationError
 from .torch import Argument, Result, has_batch_norm, import_module
 
 MANIFEST = "fusion_module.json"
@@ -39,12 +42,12 @@ class CompiledModule(torch.nn.Module):
     training or eval mode as the module is, running statistics and
     num_batches_tracked updated in place as PyTorch does."""
 
-    def __init__(self, original, files, manifest):
+    def __init__(self, original, files, manifest, source="the compile"):
         super().__init__()
         self.original = original
         self._files = files  # LIBRARY_FILES' contents, which save() writes
         self._manifest = manifest
-        self._library = _open_library(files)
+        self._library = _open_library(files, source)
         self.training = original.training  # Only informative: see _mode.
         self._captured = _constants_and_submodules(original)
         self._entries = {mode: _Entry.from_manifest(entry)
@@ -202,7 +205,7 @@ def _read_library(directory):
             for name in LIBRARY_FILES}
 
 
-def _open_library(files):
+def _open_library(files, source):
     """The library loaded from a private copy, removed once loaded (the
     loaded code needs no file): no temporary folder is left behind, and a
     library saved again at a path never aliases the one loaded from it
@@ -210,7 +213,12 @@ def _open_library(files):
     with tempfile.TemporaryDirectory(prefix="fusion-") as directory:
         for name, data in files.items():
             (pathlib.Path(directory) / name).write_bytes(data)
-        return runtime.Library(pathlib.Path(directory) / LIBRARY)
+        try:
+            return runtime.Library(pathlib.Path(directory) / LIBRARY)
+        except OSError as error:  # The temporary path would only confuse.
+            raise FusionRuntimeError(
+                f"cannot load the library of {source}: "
+                f"{str(error).replace(directory + '/', '')}") from error
 
 
 # Attribute types an import can read into the library as constants.
@@ -232,11 +240,83 @@ def _constants_and_submodules(module):
 
 
 def load(path, module):
-    """Binds the library saved at `path` to `module` (the same architecture
-    as the compiled one); needs no compiler."""
+    """Binds the library saved at `path` to `module`, which must import as
+    the compiled one did (the same ops, constants, parameter names, shapes
+    and dtypes); needs no compiler."""
     path = pathlib.Path(path)
     manifest = json.loads((path / MANIFEST).read_text())
-    return CompiledModule(module, _read_library(path), manifest)
+    _check_same_ops(path, manifest, module)
+    return CompiledModule(module, _read_library(path), manifest, str(path))
+
+
+def _import(module, example_inputs):
+    """The module's forward as fusion functions, by mode ("train", and
+    "eval" if batch norms make it differ), and their text."""
+    modes = ("train", "eval") if has_batch_norm(module) else ("train",)
+    functions = {mode: import_module(module, example_inputs,
+                                     training=mode == "train",
+                                     name=f"forward_{mode}")
+                 for mode in modes}
+    return functions, "\n".join(f.text for f in functions.values())
+
+
+def _manifest_entries(functions):
+    """How each mode's entry point binds to the module (the manifest's)."""
+    entries = {mode: {"name": f.name,
+                      "arguments": [dataclasses.asdict(a)
+                                    for a in f.arguments],
+                      "results": [dataclasses.asdict(r) for r in f.results],
+                      "batch_statistics": f.batch_statistics}
+               for mode, f in functions.items()}
+    entries.setdefault("eval", entries["train"])
+    return entries
+
+
+def _without_locations(text):
+    # Where the model's source lies may differ between machines.
+    return re.sub(r' loc\("[^"]*":\d+:\d+\)', "", text)
+
+
+def _check_same_ops(path, manifest, module):
+    """Refuses `module` unless it imports as the functions the library was
+    compiled from (the manifest's "ir", source locations aside): the same
+    ops, constants, parameter shapes and dtypes. The pure-Python importer
+    needs no compiler."""
+    if "example_inputs" not in manifest:
+        raise FusionRuntimeError(
+            f"{path} was saved by an older fusion, without the example "
+            f"inputs that checking the module needs: compile and save again")
+    examples = [torch.empty(1, features, dtype=TORCH_DTYPES[element])
+                for features, element in manifest["example_inputs"]]
+    try:
+        functions, text = _import(module, examples)
+    except UnsupportedOperationError as error:
+        raise FusionRuntimeError(
+            f"{path} was compiled from other ops than this "
+            f"{type(module).__name__}, which does not import for the saved "
+            f"example inputs: {error}") from error
+    saved = _without_locations(manifest["ir"]).splitlines()
+    now = _without_locations(text).splitlines()
+    for old, new in itertools.zip_longest(saved, now, fillvalue="(nothing)"):
+        if old != new:
+            raise FusionRuntimeError(
+                f"{path} was compiled from other ops than this "
+                f"{type(module).__name__}: the library has `{old.strip()}` "
+                f"where the module has `{new.strip()}`; compile the module "
+                f"instead")
+    # The same ops on parameters and buffers of other names.
+    entries = _manifest_entries(functions)
+    if entries != manifest["entries"]:
+        raise FusionRuntimeError(
+            f"{path} binds {_state_names(manifest['entries'])}, this "
+            f"{type(module).__name__} has {_state_names(entries)}: compile "
+            f"the module instead")
+
+
+def _state_names(entries):
+    """The parameters and buffers that manifest entries bind."""
+    return sorted({a["name"] for entry in entries.values()
+                   for a in entry["arguments"] if a["kind"] != "input"})
 
 
 def compile(module, example_inputs, *, target="sm_80", precision=None,
@@ -256,12 +336,7 @@ def compile(module, example_inputs, *, target="sm_80", precision=None,
     from . import _fusion
 
     example_inputs = tuple(example_inputs)
-    modes = ("train", "eval") if has_batch_norm(module) else ("train",)
-    functions = {mode: import_module(module, example_inputs,
-                                     training=mode == "train",
-                                     name=f"forward_{mode}")
-                 for mode in modes}
-    text = "\n".join(f.text for f in functions.values())
+    functions, text = _import(module, example_inputs)
     context = _fusion.Context()
     compiled = _fusion.Module.parse(context, text, "model")
     with tempfile.TemporaryDirectory(prefix="fusion-") as directory:
@@ -270,16 +345,12 @@ def compile(module, example_inputs, *, target="sm_80", precision=None,
                          precision=precision or "", fp32_math=fp32_math,
                          tile=tile or "")
         files = _read_library(directory)
-    entries = {mode: {"name": f.name,
-                      "arguments": [dataclasses.asdict(a)
-                                    for a in f.arguments],
-                      "results": [dataclasses.asdict(r) for r in f.results],
-                      "batch_statistics": f.batch_statistics}
-               for mode, f in functions.items()}
-    if "eval" not in entries:
-        entries["eval"] = entries["train"]
-    manifest = {"entries": entries, "inputs": len(example_inputs),
+    manifest = {"entries": _manifest_entries(functions),
+                "inputs": len(example_inputs),
                 "output_structure": functions["train"].output_structure,
                 "target": target, "precision": precision or "fp32",
-                "module": type(module).__name__, "ir": text}
+                "module": type(module).__name__, "ir": text,
+                # What load's import of a module to check needs.
+                "example_inputs": [[x.shape[1], ELEMENT_TYPES[x.dtype]]
+                                   for x in example_inputs]}
     return CompiledModule(module, files, manifest)
