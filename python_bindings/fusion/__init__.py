@@ -2,7 +2,8 @@
 libraries, and run them as drop-in replacements of the modules.
 
     compiled = fusion.compile(model, (x,), precision="tf32")
-    y = compiled(x)                  # same interface as model(x)
+    with torch.no_grad():            # no gradients yet: inference only
+        y = compiled(x)              # same interface as model(x)
     compiled.save("model.fusion")    # the library and how to rebind it
     again = fusion.load("model.fusion", model)   # no compiler needed
 

@@ -1,18 +1,38 @@
 """fusion.compile, fusion.load and the modules they return."""
 import dataclasses
+import itertools
 import json
+import os
 import pathlib
-import shutil
+import re
 import tempfile
 
 import torch
 
 from . import runtime
-from .errors import FusionRuntimeError
+from .dtypes import ELEMENT_TYPES, TORCH_DTYPES
+from .errors import FusionRuntimeError, UnsupportedOperationError
 from .torch import Argument, Result, has_batch_norm, import_module
 
 MANIFEST = "fusion_module.json"
 LIBRARY = "model.so"
+# The library and its signature and header files, as the compiler writes them.
+LIBRARY_FILES = (LIBRARY, "model.json", "model.h")
+
+
+@dataclasses.dataclass
+class _Entry:
+    """One entry point of the library (the train or eval forward)."""
+    name: str
+    arguments: list  # Argument
+    results: list  # Result
+    batch_statistics: list  # batch norms normalizing with the batch's
+
+    @classmethod
+    def from_manifest(cls, entry):
+        return cls(entry["name"], [Argument(**a) for a in entry["arguments"]],
+                   [Result(**r) for r in entry["results"]],
+                   entry["batch_statistics"])
 
 
 class CompiledModule(torch.nn.Module):
@@ -22,22 +42,21 @@ class CompiledModule(torch.nn.Module):
     training or eval mode as the module is, running statistics and
     num_batches_tracked updated in place as PyTorch does."""
 
-    def __init__(self, original, directory, manifest):
+    def __init__(self, original, files, manifest, source="the compile"):
         super().__init__()
         self.original = original
-        self._directory = pathlib.Path(directory)
+        self._files = files  # LIBRARY_FILES' contents, which save() writes
         self._manifest = manifest
-        self._library = runtime.Library(self._directory / LIBRARY)
-        self._entries = {
-            mode: (entry["name"],
-                   [Argument(**a) for a in entry["arguments"]],
-                   [Result(**r) for r in entry["results"]])
-            for mode, entry in manifest["entries"].items()}
+        self._library = _open_library(files, source)
+        self.training = original.training  # Only informative: see _mode.
+        self._captured = _constants_and_submodules(original)
+        self._entries = {mode: _Entry.from_manifest(entry)
+                         for mode, entry in manifest["entries"].items()}
         # (owning module, attribute) of each parameter and buffer argument,
         # read at every call, so that replaced parameters are seen.
         self._owners = {}
-        for _, arguments, _ in self._entries.values():
-            for argument in arguments:
+        for entry in self._entries.values():
+            for argument in entry.arguments:
                 if argument.kind != "input":
                     path, _, leaf = argument.name.rpartition(".")
                     self._owners[argument.name] = (
@@ -48,48 +67,256 @@ class CompiledModule(torch.nn.Module):
             raise FusionRuntimeError(
                 f"forward takes {self._manifest['inputs']} inputs, got "
                 f"{len(inputs)}")
-        name, arguments, results = self._entries[
-            "train" if self.training else "eval"]
+        for index, value in enumerate(inputs):
+            if not isinstance(value, torch.Tensor):
+                raise FusionRuntimeError(
+                    f"forward input {index} must be a torch.Tensor, got "
+                    f"{type(value).__name__}")
+        self._check_unchanged()
+        entry = self._entries[self._mode()]
+        batch = inputs[0].shape[0] if inputs and inputs[0].dim() else None
+        self._check_batch_statistics(entry, batch)
+        tensors = self._arguments(entry, inputs)
+        self._check_no_gradients(entry, tensors)
+        outputs = self._library.call(entry.name,
+                                     [t.detach() for t in tensors])
+        values = self._write_back(entry, outputs, batch)
+        if self._manifest["output_structure"] == "tensor":
+            return values[0]
+        return tuple(values) if self._manifest["output_structure"] == \
+            "tuple" else values
+
+    def _check_unchanged(self):
+        """Refuses to run if the module's submodules or constants differ from
+        those the library was compiled from."""
+        now = dict(self.original.named_modules())
+        changes = []
+        for name, (module, constants) in self._captured.items():
+            if now.get(name) is not module:
+                replacement = type(now[name]).__name__ if name in now \
+                    else "nothing"
+                raise FusionRuntimeError(
+                    f"submodule {name} ({type(module).__name__}) was replaced "
+                    f"by {replacement} after compiling: compile the module "
+                    f"again")
+            current = _plain_attributes(module)
+            prefix = f"{name}." if name else ""
+            changes += [
+                f"{prefix}{key} {constants.get(key)!r} -> {current.get(key)!r}"
+                for key in sorted(constants.keys() | current.keys())
+                if constants.get(key) != current.get(key)]
+        if changes:
+            raise FusionRuntimeError(
+                f"the module changed after compiling ({'; '.join(changes)}); "
+                f"the library holds the old values: compile the module again")
+
+    def _mode(self):
+        """"train" or "eval": the batch norms' mode now, not at compile time,
+        as the module's own forward would use."""
+        modes = {m.training for m in self.original.modules()
+                 if isinstance(m, torch.nn.BatchNorm1d)}
+        if len(modes) > 1:
+            raise FusionRuntimeError(
+                "the module's batch norms are partly in train() and partly in "
+                "eval() mode; a compiled module runs them all in one mode")
+        return "eval" if modes == {False} else "train"
+
+    def _check_batch_statistics(self, entry, batch):
+        # As PyTorch's F.batch_norm: the variance of one sample is undefined.
+        if batch == 1 and entry.batch_statistics:
+            bn = self.original.get_submodule(entry.batch_statistics[0])
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got "
+                f"input size {torch.Size([1, bn.num_features])} (batch norm "
+                f"{entry.batch_statistics[0]})")
+
+    def _arguments(self, entry, inputs):
+        """The library's arguments: the inputs, and the module's parameters
+        and buffers as they are now."""
         tensors = []
-        for argument in arguments:
+        for argument in entry.arguments:
             if argument.kind == "input":
                 tensors.append(inputs[argument.index])
-            else:
-                owner, attribute = self._owners[argument.name]
-                tensors.append(getattr(owner, attribute).detach())
-        outputs = self._library.call(name, tensors)
+                continue
+            owner, attribute = self._owners[argument.name]
+            value = getattr(owner, attribute)
+            if not isinstance(value, torch.Tensor):
+                raise FusionRuntimeError(
+                    f"{argument.kind} {argument.name} is {value!r} now; the "
+                    f"library was compiled with it: compile the module again")
+            tensors.append(value)
+        return tensors
+
+    @staticmethod
+    def _check_no_gradients(entry, tensors):
+        # The library's outputs are not connected to autograd: a backward
+        # pass would silently leave the compiled parameters without grads.
+        if not torch.is_grad_enabled():
+            return
+        for argument, tensor in zip(entry.arguments, tensors):
+            if tensor.requires_grad:
+                what = f"input {argument.index}" if argument.kind == \
+                    "input" else f"{argument.kind} {argument.name}"
+                raise FusionRuntimeError(
+                    f"fusion does not compute gradients yet, and {what} "
+                    f"requires grad: run the compiled module for inference, "
+                    f"under torch.no_grad() or torch.inference_mode()")
+
+    def _write_back(self, entry, outputs, batch):
+        """The forward outputs among the library's results; the updated
+        running statistics go into the batch norms, as PyTorch's do."""
         values = []
         updated = set()
         with torch.no_grad():
-            for result, tensor in zip(results, outputs):
+            for result, tensor in zip(entry.results, outputs):
                 if result.kind == "output":
                     values.append(tensor)
                     continue
                 bn = self.original.get_submodule(result.name)
-                getattr(bn, result.kind).copy_(tensor)
+                # PyTorch leaves the statistics alone on an empty batch (the
+                # library's would be NaN) but still counts it.
+                if batch != 0:
+                    getattr(bn, result.kind).copy_(tensor)
                 if result.name not in updated:
                     updated.add(result.name)
                     bn.num_batches_tracked.add_(1)
-        return values[0] if len(values) == 1 else tuple(values)
+        return values
 
     def save(self, path):
         """Writes the library and what rebinding it to a module needs."""
         path = pathlib.Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        for suffix in (".so", ".json", ".h"):
-            source = (self._directory / LIBRARY).with_suffix(suffix)
-            if source.resolve() != (path / LIBRARY).with_suffix(
-                    suffix).resolve():
-                shutil.copy(source, (path / LIBRARY).with_suffix(suffix))
-        (path / MANIFEST).write_text(json.dumps(self._manifest, indent=1))
+        for name, data in self._files.items():
+            _replace_file(path / name, data)
+        _replace_file(path / MANIFEST,
+                      json.dumps(self._manifest, indent=1).encode())
+
+
+def _replace_file(path, data):
+    # A new file, not the old one rewritten: a process that has the old
+    # library loaded (mapped) keeps its copy intact.
+    partial = path.with_name(path.name + ".partial")
+    partial.write_bytes(data)
+    os.replace(partial, path)
+
+
+def _read_library(directory):
+    return {name: (pathlib.Path(directory) / name).read_bytes()
+            for name in LIBRARY_FILES}
+
+
+def _open_library(files, source):
+    """The library loaded from a private copy, removed once loaded (the
+    loaded code needs no file): no temporary folder is left behind, and a
+    library saved again at a path never aliases the one loaded from it
+    before (dlopen returns the library already loaded from a path)."""
+    with tempfile.TemporaryDirectory(prefix="fusion-") as directory:
+        for name, data in files.items():
+            (pathlib.Path(directory) / name).write_bytes(data)
+        try:
+            return runtime.Library(pathlib.Path(directory) / LIBRARY)
+        except OSError as error:  # The temporary path would only confuse.
+            raise FusionRuntimeError(
+                f"cannot load the library of {source}: "
+                f"{str(error).replace(directory + '/', '')}") from error
+
+
+# Attribute types an import can read into the library as constants.
+_PLAIN_TYPES = (bool, int, float, str, tuple, type(None))
+
+
+def _plain_attributes(module):
+    # training is not one: the mode is followed at every call (_mode).
+    return {key: value for key, value in vars(module).items()
+            if key != "training" and isinstance(value, _PLAIN_TYPES)}
+
+
+def _constants_and_submodules(module):
+    """What an import reads from `module` besides parameter and buffer
+    values, which the library holds fixed: each submodule (the object), and
+    its plain attributes (slopes, multipliers, momentum, eps, ...)."""
+    return {name: (sub, _plain_attributes(sub))
+            for name, sub in module.named_modules()}
 
 
 def load(path, module):
-    """Binds the library saved at `path` to `module` (the same architecture
-    as the compiled one); needs no compiler."""
+    """Binds the library saved at `path` to `module`, which must import as
+    the compiled one did (the same ops, constants, parameter names, shapes
+    and dtypes); needs no compiler."""
     path = pathlib.Path(path)
     manifest = json.loads((path / MANIFEST).read_text())
-    return CompiledModule(module, path, manifest)
+    _check_same_ops(path, manifest, module)
+    return CompiledModule(module, _read_library(path), manifest, str(path))
+
+
+def _import(module, example_inputs):
+    """The module's forward as fusion functions, by mode ("train", and
+    "eval" if batch norms make it differ), and their text."""
+    modes = ("train", "eval") if has_batch_norm(module) else ("train",)
+    functions = {mode: import_module(module, example_inputs,
+                                     training=mode == "train",
+                                     name=f"forward_{mode}")
+                 for mode in modes}
+    return functions, "\n".join(f.text for f in functions.values())
+
+
+def _manifest_entries(functions):
+    """How each mode's entry point binds to the module (the manifest's)."""
+    entries = {mode: {"name": f.name,
+                      "arguments": [dataclasses.asdict(a)
+                                    for a in f.arguments],
+                      "results": [dataclasses.asdict(r) for r in f.results],
+                      "batch_statistics": f.batch_statistics}
+               for mode, f in functions.items()}
+    entries.setdefault("eval", entries["train"])
+    return entries
+
+
+def _without_locations(text):
+    # Where the model's source lies may differ between machines.
+    return re.sub(r' loc\("[^"]*":\d+:\d+\)', "", text)
+
+
+def _check_same_ops(path, manifest, module):
+    """Refuses `module` unless it imports as the functions the library was
+    compiled from (the manifest's "ir", source locations aside): the same
+    ops, constants, parameter shapes and dtypes. The pure-Python importer
+    needs no compiler."""
+    if "example_inputs" not in manifest:
+        raise FusionRuntimeError(
+            f"{path} was saved by an older fusion, without the example "
+            f"inputs that checking the module needs: compile and save again")
+    examples = [torch.empty(1, features, dtype=TORCH_DTYPES[element])
+                for features, element in manifest["example_inputs"]]
+    try:
+        functions, text = _import(module, examples)
+    except UnsupportedOperationError as error:
+        raise FusionRuntimeError(
+            f"{path} was compiled from other ops than this "
+            f"{type(module).__name__}, which does not import for the saved "
+            f"example inputs: {error}") from error
+    saved = _without_locations(manifest["ir"]).splitlines()
+    now = _without_locations(text).splitlines()
+    for old, new in itertools.zip_longest(saved, now, fillvalue="(nothing)"):
+        if old != new:
+            raise FusionRuntimeError(
+                f"{path} was compiled from other ops than this "
+                f"{type(module).__name__}: the library has `{old.strip()}` "
+                f"where the module has `{new.strip()}`; compile the module "
+                f"instead")
+    # The same ops on parameters and buffers of other names.
+    entries = _manifest_entries(functions)
+    if entries != manifest["entries"]:
+        raise FusionRuntimeError(
+            f"{path} binds {_state_names(manifest['entries'])}, this "
+            f"{type(module).__name__} has {_state_names(entries)}: compile "
+            f"the module instead")
+
+
+def _state_names(entries):
+    """The parameters and buffers that manifest entries bind."""
+    return sorted({a["name"] for entry in entries.values()
+                   for a in entry["arguments"] if a["kind"] != "input"})
 
 
 def compile(module, example_inputs, *, target="sm_80", precision=None,
@@ -109,26 +336,21 @@ def compile(module, example_inputs, *, target="sm_80", precision=None,
     from . import _fusion
 
     example_inputs = tuple(example_inputs)
-    modes = ("train", "eval") if has_batch_norm(module) else ("train",)
-    functions = {mode: import_module(module, example_inputs,
-                                     training=mode == "train",
-                                     name=f"forward_{mode}")
-                 for mode in modes}
-    text = "\n".join(f.text for f in functions.values())
-    directory = pathlib.Path(tempfile.mkdtemp(prefix="fusion-"))
+    functions, text = _import(module, example_inputs)
     context = _fusion.Context()
     compiled = _fusion.Module.parse(context, text, "model")
-    compiled.compile(str(directory / LIBRARY), target=target,
-                     strategy=strategy, precision=precision or "",
-                     fp32_math=fp32_math, tile=tile or "")
-    entries = {mode: {"name": f.name,
-                      "arguments": [dataclasses.asdict(a)
-                                    for a in f.arguments],
-                      "results": [dataclasses.asdict(r) for r in f.results]}
-               for mode, f in functions.items()}
-    if "eval" not in entries:
-        entries["eval"] = entries["train"]
-    manifest = {"entries": entries, "inputs": len(example_inputs),
+    with tempfile.TemporaryDirectory(prefix="fusion-") as directory:
+        compiled.compile(str(pathlib.Path(directory) / LIBRARY),
+                         target=target, strategy=strategy,
+                         precision=precision or "", fp32_math=fp32_math,
+                         tile=tile or "")
+        files = _read_library(directory)
+    manifest = {"entries": _manifest_entries(functions),
+                "inputs": len(example_inputs),
+                "output_structure": functions["train"].output_structure,
                 "target": target, "precision": precision or "fp32",
-                "module": type(module).__name__, "ir": text}
-    return CompiledModule(module, directory, manifest)
+                "module": type(module).__name__, "ir": text,
+                # What load's import of a module to check needs.
+                "example_inputs": [[x.shape[1], ELEMENT_TYPES[x.dtype]]
+                                   for x in example_inputs]}
+    return CompiledModule(module, files, manifest)

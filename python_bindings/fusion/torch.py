@@ -47,6 +47,8 @@ class ImportedFunction:
     text: str
     arguments: list
     results: list
+    output_structure: str  # forward returns a "tensor", a "tuple" or a "list"
+    batch_statistics: list  # batch norms normalizing with batch statistics
 
 
 class _Tracer(torch.fx.Tracer):
@@ -86,6 +88,7 @@ class _Importer:
         self.counter = 0
         self.element = None
         self.batch_norms_applied = set()  # qualified names, training only
+        self.batch_statistics = []  # qualified names
 
     # Types and arguments.
     def _check_dtype(self, tensor, what):
@@ -221,6 +224,8 @@ class _Importer:
                              f"features but gets {columns}")
         tracked = bn.running_mean is not None
         training = self.training or not tracked
+        if training:
+            self.batch_statistics.append(qualified)
         operands, types = [x], [self.matrix(columns)]
         clauses = ""
         if bn.affine:
@@ -283,8 +288,9 @@ class _Importer:
                 self.mul(node, node.args[0], node.args[1])
             elif node.op == "output":
                 result = node.args[0]
-                outputs = list(result) if isinstance(result, (tuple, list)) \
-                    else [result]
+                structure = "tuple" if isinstance(result, tuple) else \
+                    "list" if isinstance(result, list) else "tensor"
+                outputs = [result] if structure == "tensor" else list(result)
             else:
                 self.unsupported(node)
         results = []
@@ -302,7 +308,8 @@ class _Importer:
                 f"{body}\n  return {', '.join(r[1] for r in results)} : "
                 f"{result_types}\n}}\n")
         return ImportedFunction(self.name, text, self.arguments,
-                                [r[0] for r in results])
+                                [r[0] for r in results], structure,
+                                self.batch_statistics)
 
     def argument_of_order(self):
         return [f"%arg{i}" for i in range(len(self.arguments))]

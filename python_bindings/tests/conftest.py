@@ -35,3 +35,11 @@ class LinearScaleBatchNorm(nn.Module):
 @pytest.fixture(autouse=True)
 def seed():
     torch.manual_seed(0)
+
+
+@pytest.fixture
+def no_grad():
+    """fusion computes no gradients yet, so compiled modules run under
+    torch.no_grad() (test_compiled_module.py checks the refusal)."""
+    with torch.no_grad():
+        yield

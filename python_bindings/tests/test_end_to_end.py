@@ -1,12 +1,17 @@
 """fusion.compile on the CPU target against PyTorch's forward: outputs,
 running statistics over several training steps, the train/eval switch,
 save and load, and the runtime's argument checks."""
+import tempfile
+
 import pytest
 import torch
+import torch.nn as nn
 
 import fusion
 
 from conftest import LinearLeakyRelu, LinearScaleBatchNorm
+
+pytestmark = pytest.mark.usefixtures("no_grad")
 
 
 def relative_error(out, ref):
@@ -108,3 +113,96 @@ def test_gpu_library_rejects_cpu_tensors():
     compiled = fusion.compile(LinearLeakyRelu(8, 16), (torch.randn(4, 8),))
     with pytest.raises(fusion.FusionRuntimeError, match="runs on cuda"):
         compiled(torch.randn(4, 8))
+
+
+def test_no_temporary_files_left(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    model = LinearScaleBatchNorm(16, 12)
+    compiled = fusion.compile(model, (torch.randn(8, 16),), target="cpu")
+    compiled.save(tmp_path / "saved")
+    loaded = fusion.load(tmp_path / "saved", model)
+    x = torch.randn(9, 16)
+    reference = LinearScaleBatchNorm(16, 12)
+    reference.load_state_dict(model.state_dict())
+    assert relative_error(loaded(x), reference(x)) < 1e-5
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_save_over_the_loaded_library(tmp_path):
+    first = LinearLeakyRelu(8, 6, slope=0.2)
+    fusion.compile(first, (torch.randn(4, 8),), target="cpu").save(tmp_path)
+    loaded = fusion.load(tmp_path, first)
+    loaded.save(tmp_path)  # Over the files it was loaded from.
+    second = LinearLeakyRelu(8, 6, multiplier=-1.0)
+    fusion.compile(second, (torch.randn(4, 8),), target="cpu").save(tmp_path)
+    x = torch.randn(5, 8)
+    assert relative_error(loaded(x), first(x)) < 1e-5
+    # The new library, not the one loaded from the same path before.
+    assert relative_error(fusion.load(tmp_path, second)(x), second(x)) < 1e-5
+
+
+@pytest.mark.parametrize("other, message", [
+    (lambda: LinearLeakyRelu(8, 6, slope=0.7, multiplier=-1.0),
+     r"has `%v2 = fusion.mul_scalar %v1, 2.0 .*` where the module has "
+     r"`%v2 = fusion.mul_scalar %v1, -1.0 "),
+    (lambda: LinearLeakyRelu(16, 6), "does not import for the saved example "
+     "inputs: module linear: weight in_features 16 does not match input "
+     "features 8"),
+    (lambda: LinearLeakyRelu(8, 6).to(torch.bfloat16), "does not import.*"
+     "parameter linear.weight .* has dtype torch.bfloat16"),
+    (lambda: nn.Sequential(nn.Linear(8, 6), nn.ReLU()), "the library has "
+     "`%v2 = fusion.mul_scalar .*` where the module has `%v2 = "
+     "fusion.leaky_relu %v1, negative_slope = 0.0"),
+    (lambda: LinearScaleBatchNorm(8, 6), "where the module has "
+     "`func.func @forward_train.*%arg7"),
+])
+def test_load_refuses_other_ops(tmp_path, other, message):
+    model = LinearLeakyRelu(8, 6)
+    fusion.compile(model, (torch.randn(4, 8),), target="cpu").save(tmp_path)
+    with pytest.raises(fusion.FusionRuntimeError,
+                       match="compiled from other ops than this .*" + message):
+        fusion.load(tmp_path, other())
+
+
+class Renamed(LinearLeakyRelu):
+    """LinearLeakyRelu's ops on a parameter of another name."""
+
+    def __init__(self):
+        super().__init__(8, 6)
+        self.fc = self.linear
+        del self.linear
+
+    def forward(self, x):
+        return self.act(self.fc(x) * self.multiplier)
+
+
+def test_load_refuses_other_parameter_names(tmp_path):
+    model = LinearLeakyRelu(8, 6)
+    fusion.compile(model, (torch.randn(4, 8),), target="cpu").save(tmp_path)
+    with pytest.raises(fusion.FusionRuntimeError,
+                       match=r"binds \['linear.bias', 'linear.weight'\], "
+                             r"this Renamed has \['fc.bias', 'fc.weight'\]"):
+        fusion.load(tmp_path, Renamed())
+
+
+def test_load_accepts_the_module_defined_elsewhere(tmp_path):
+    # The same ops from another source file: only locations differ.
+    model = LinearLeakyRelu(8, 6, slope=0.3)
+    fusion.compile(model, (torch.randn(4, 8),), target="cpu").save(tmp_path)
+    manifest = tmp_path / "fusion_module.json"
+    manifest.write_text(manifest.read_text().replace("conftest.py",
+                                                     "elsewhere.py"))
+    loaded = fusion.load(tmp_path, model)
+    x = torch.randn(5, 8)
+    assert relative_error(loaded(x), model(x)) < 1e-5
+
+
+def test_load_corrupt_library_names_it(tmp_path):
+    model = LinearLeakyRelu(8, 6)
+    fusion.compile(model, (torch.randn(4, 8),), target="cpu").save(tmp_path)
+    (tmp_path / "model.so").write_bytes(b"garbage")
+    with pytest.raises(fusion.FusionRuntimeError,
+                       match=f"cannot load the library of {tmp_path}: "
+                             f"model.so: "):
+        fusion.load(tmp_path, model)
