@@ -196,6 +196,12 @@ class _Importer:
         return self.emit(node, f"fusion.leaky_relu {x}, negative_slope = "
                          f"{_float(slope)} : {self.matrix(columns)}", columns)
 
+    def relu(self, node, x_node):
+        # Not leaky_relu with slope 0: relu(-inf) is 0, -inf * 0 is NaN.
+        x, columns = self.value(x_node, node)
+        return self.emit(node, f"fusion.relu {x} : {self.matrix(columns)}",
+                         columns)
+
     def mul(self, node, left, right):
         tensor_node, other = (left, right) if left in self.values \
             else (right, left)
@@ -325,7 +331,7 @@ class _Importer:
         elif isinstance(sub, nn.LeakyReLU):
             self.leaky_relu(node, args[0], sub.negative_slope)
         elif isinstance(sub, nn.ReLU):
-            self.leaky_relu(node, args[0], 0.0)
+            self.relu(node, args[0])
         elif isinstance(sub, nn.BatchNorm1d):
             # PyTorch updates the running statistics once per application;
             # one compiled call writes them once.
@@ -360,7 +366,7 @@ class _Importer:
                                args[1] if len(args) > 1 else 0.01)
             self.leaky_relu(node, args[0], slope)
         elif fn in (F.relu, torch.relu):
-            self.leaky_relu(node, args[0], 0.0)
+            self.relu(node, args[0])
         elif fn in (operator.mul, torch.mul):
             self.mul(node, args[0], args[1])
         else:

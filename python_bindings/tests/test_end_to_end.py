@@ -153,7 +153,7 @@ def test_save_over_the_loaded_library(tmp_path):
      "parameter linear.weight .* has dtype torch.bfloat16"),
     (lambda: nn.Sequential(nn.Linear(8, 6), nn.ReLU()), "the library has "
      "`%v2 = fusion.mul_scalar .*` where the module has `%v2 = "
-     "fusion.leaky_relu %v1, negative_slope = 0.0"),
+     "fusion.relu %v1"),
     (lambda: LinearScaleBatchNorm(8, 6), "where the module has "
      "`func.func @forward_train.*%arg7"),
 ])
@@ -206,3 +206,17 @@ def test_load_corrupt_library_names_it(tmp_path):
                        match=f"cannot load the library of {tmp_path}: "
                              f"model.so: "):
         fusion.load(tmp_path, model)
+
+
+def test_relu_of_minus_infinity_is_zero():
+    # shared/reliability/python_probe.py call_neg_inf_relu: ReLU imported as
+    # leaky_relu with slope 0 gave -inf * 0 = NaN; torch.relu gives 0.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 6), nn.ReLU())
+    model[0].weight.data = torch.rand(6, 8) + 0.1  # -inf in x stays -inf
+    compiled = fusion.compile(model, (torch.randn(4, 8),), target="cpu")
+    x = torch.randn(5, 8)
+    x[1, 3] = float("-inf")
+    out, ref = compiled(x), model(x)
+    assert torch.equal(out[1], torch.zeros(6))
+    torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-6)

@@ -147,3 +147,19 @@ func.func @half_types(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>, %y: tensor<3x8
   %3 = fusion.mul_scalar %2, 0.5 : tensor<3x4xf16>
   return %1, %3 : tensor<?x4xbf16>, tensor<3x4xf16>
 }
+
+// -----
+
+// relu fuses as an IEEE maximum with zero.
+// CHECK-LABEL: func.func @relu
+// CHECK: fusion.fused_linear
+// CHECK: ^bb0(%[[ACC:.*]]: f32):
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[MAX:.*]] = arith.maximumf %[[ACC]], %[[ZERO]] : f32
+// CHECK: fusion.yield %[[MAX]] : f32
+// CHECK-NOT: fusion.relu
+func.func @relu(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %1 = fusion.relu %0 : tensor<?x4xf32>
+  return %1 : tensor<?x4xf32>
+}

@@ -499,3 +499,11 @@ func.func @fused_linear_unknown_precision(%x: tensor<?x8xf32>, %w: tensor<4x8xf3
   } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
   return
 }
+
+// -----
+
+func.func @relu_vector(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{operand #0 must be 2D tensor of 32-bit float or bfloat16 type or 16-bit float values}}
+  %0 = fusion.relu %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -106,3 +106,10 @@ func.func @fused_linear_inference_f16(%x: tensor<16x8xf16>, %w: tensor<4x8xf16>,
     : (tensor<16x8xf16>, tensor<4x8xf16>, tensor<4xf16>, tensor<4xf16>) -> tensor<16x4xf16>
   return %y : tensor<16x4xf16>
 }
+
+// CHECK-LABEL: func.func @relu
+// CHECK: fusion.relu %{{.*}} : tensor<?x4xbf16>
+func.func @relu(%x: tensor<?x4xbf16>) -> tensor<?x4xbf16> {
+  %0 = fusion.relu %x : tensor<?x4xbf16>
+  return %0 : tensor<?x4xbf16>
+}

@@ -253,6 +253,21 @@ OpFoldResult LeakyReluOp::fold(FoldAdaptor) {
 }
 
 //===----------------------------------------------------------------------===//
+// ReluOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReluOp::verify() {
+  return verifyMatrix(*this, "input", getInput().getType());
+}
+
+Value ReluOp::buildScalar(OpBuilder &builder, Location loc, Value x,
+                          ValueRange) {
+  // IEEE maximum: NaN propagates, -inf gives 0, as torch.relu.
+  return arith::MaximumFOp::create(builder, loc, x,
+                                   buildF32Constant(builder, loc, 0.0));
+}
+
+//===----------------------------------------------------------------------===//
 // BatchNormOp
 //===----------------------------------------------------------------------===//
 

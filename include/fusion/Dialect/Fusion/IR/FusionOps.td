@@ -102,6 +102,25 @@ def Fusion_LeakyReluOp : Fusion_Op<"leaky_relu",
   let hasFolder = 1;
 }
 
+def Fusion_ReluOp : Fusion_Op<"relu",
+    [Pure, AllTypesMatch<["input", "result"]>,
+     DeclareOpInterfaceMethods<Fusion_ElementwiseOpInterface>]> {
+  let summary = "max(x, 0), as torch.relu";
+  let description = [{
+    PyTorch's ReLU: `relu(-inf) = 0` and `relu(NaN) = NaN`. It is not
+    `leaky_relu` with slope 0, which computes `-inf * 0 = NaN` for `-inf`, as
+    `F.leaky_relu(x, 0.0)` does.
+
+    ```mlir
+    %y = fusion.relu %x : tensor<?x256xf32>
+    ```
+  }];
+  let arguments = (ins Fusion_Matrix:$input);
+  let results = (outs Fusion_Matrix:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // batch_norm
 //===----------------------------------------------------------------------===//
