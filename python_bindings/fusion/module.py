@@ -50,6 +50,16 @@ class CompiledModule(torch.nn.Module):
         self._library = _open_library(files, source)
         self.training = original.training  # Only informative: see _mode.
         self._captured = _constants_and_submodules(original)
+        # What _check_unchanged compares at every call, flattened so that the
+        # common case (nothing changed) costs a few dictionary lookups.
+        self._captured_checks = [
+            (module, vars(module), len(vars(module)), tuple(constants.items()))
+            for module, constants in self._captured.values()]
+        self._children = [(parent._modules, child_name, child)
+                          for parent in original.modules()
+                          for child_name, child in parent._modules.items()]
+        self._batch_norms = [m for m in original.modules()
+                             if isinstance(m, torch.nn.BatchNorm1d)]
         self._entries = {mode: _Entry.from_manifest(entry)
                          for mode, entry in manifest["entries"].items()}
         # (owning module, attribute) of each parameter and buffer argument,
@@ -89,6 +99,14 @@ class CompiledModule(torch.nn.Module):
     def _check_unchanged(self):
         """Refuses to run if the module's submodules or constants differ from
         those the library was compiled from."""
+        unchanged = all(children.get(name) is child
+                        for children, name, child in self._children) and all(
+            len(attributes) == count and
+            all(attributes.get(key, _MISSING) == value
+                for key, value in constants)
+            for _, attributes, count, constants in self._captured_checks)
+        if unchanged:
+            return
         now = dict(self.original.named_modules())
         changes = []
         for name, (module, constants) in self._captured.items():
@@ -113,8 +131,7 @@ class CompiledModule(torch.nn.Module):
     def _mode(self):
         """"train" or "eval": the batch norms' mode now, not at compile time,
         as the module's own forward would use."""
-        modes = {m.training for m in self.original.modules()
-                 if isinstance(m, torch.nn.BatchNorm1d)}
+        modes = {m.training for m in self._batch_norms}
         if len(modes) > 1:
             raise FusionRuntimeError(
                 "the module's batch norms are partly in train() and partly in "
@@ -223,6 +240,7 @@ def _open_library(files, source):
 
 # Attribute types an import can read into the library as constants.
 _PLAIN_TYPES = (bool, int, float, str, tuple, type(None))
+_MISSING = object()
 
 
 def _plain_attributes(module):
