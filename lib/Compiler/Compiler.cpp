@@ -1,6 +1,7 @@
 //===- Compiler.cpp - fusion module to GPU shared library -----------------===//
 
 #include "fusion/Compiler/Compiler.h"
+#include "fusion/Dialect/Fusion/IR/EntryPoints.h"
 
 
 #include "fusion/Conversion/Passes.h"
@@ -143,9 +144,7 @@ LogicalResult writeSignatures(ModuleOp module, StringRef libraryPath,
            : ".\n * ABI and status codes: fusion_runtime.h. */\n") +
       "#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n" +
       (cpu ? "" : "const char *fusion_last_error_message(void);\n");
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (!func.isPublic() || func.isExternal())
-      continue;
+  for (func::FuncOp func : getEntryPoints(module)) {
     bool batch = llvm::any_of(
         llvm::concat<const Type>(func.getArgumentTypes(),
                                  func.getResultTypes()),

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fusion/Conversion/FusionToGPU/FusionToGPU.h"
+#include "fusion/Dialect/Fusion/IR/EntryPoints.h"
 
 #include "BatchNormKernels.h"
 #include "ElementwiseKernel.h"
@@ -706,10 +707,7 @@ struct ConvertFusionToGPUPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> entries;
-    for (auto func : module.getOps<func::FuncOp>())
-      if (func.isPublic() && !func.isExternal())
-        entries.push_back(func);
+    SmallVector<func::FuncOp> entries = getEntryPoints(module);
     if (entries.empty()) {
       module.emitError("no public function to compile");
       return signalPassFailure();

@@ -1,6 +1,7 @@
 //===- CpuEntryAbi.cpp - destination-passing memref entry points ----------===//
 
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
+#include "fusion/Dialect/Fusion/IR/EntryPoints.h"
 
 namespace mlir::fusion {
 #define GEN_PASS_DEF_CPUENTRYABI
@@ -83,10 +84,7 @@ void wrapEntry(ModuleOp module, func::FuncOp func, OpBuilder &builder) {
 struct CpuEntryAbiPass : fusion::impl::CpuEntryAbiBase<CpuEntryAbiPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> entries;
-    for (auto func : module.getOps<func::FuncOp>())
-      if (func.isPublic() && !func.isExternal())
-        entries.push_back(func);
+    SmallVector<func::FuncOp> entries = getEntryPoints(module);
     // Check every entry before changing any, so that a failure leaves the
     // module as it was.
     bool ok = true;

@@ -1,6 +1,7 @@
 //===- VerifyEntryPoints.cpp - what a compiled library can take -----------===//
 
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
+#include "fusion/Dialect/Fusion/IR/EntryPoints.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -73,9 +74,7 @@ struct VerifyEntryPointsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     bool ok = true;
-    for (auto func : module.getOps<func::FuncOp>()) {
-      if (!func.isPublic() || func.isExternal())
-        continue;
+    for (func::FuncOp func : getEntryPoints(module)) {
       for (auto [index, type] : llvm::enumerate(func.getArgumentTypes()))
         ok &= succeeded(checkEntryType(func, "argument", index, type));
       for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
