@@ -27,6 +27,6 @@ for path in sorted([*root.glob("test/**/*.mlir"), *root.glob("examples/*.mlir")]
         (seeds / f"{name}.{index}").write_text(chunk)
 PY
 # New interesting inputs go to corpus/ (kept between runs), seeds/ is read.
-exec "$fuzzer" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 \
+exec "$fuzzer" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 \
   -max_len=16384 -detect_leaks=0 -print_final_stats=1 \
   -artifact_prefix="$work/artifacts/" "$work/corpus" "$work/seeds"

@@ -6,7 +6,7 @@
 // with the cublas and the tiled strategy, fusion-lower-to-gpu,
 // fusion-lower-runtime-to-llvm, the kernels to NVVM), all in process. Diagnostics are dropped: a located
 // error is a fine outcome; a crash, an abort, a sanitizer report, a hang
-// (-timeout) or runaway memory (-rss_limit_mb) is a finding. See
+// (-timeout, 60 s in scripts/fuzz.sh) or runaway memory (-rss_limit_mb) is a finding. See
 // docs/fuzzing.md and scripts/fuzz.sh.
 //
 //===----------------------------------------------------------------------===//
