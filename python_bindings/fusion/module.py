@@ -72,7 +72,11 @@ class CompiledModule(torch.nn.Module):
                     self._owners[argument.name] = (
                         original.get_submodule(path), leaf)
 
-    def forward(self, *inputs):
+    def forward(self, *inputs, **keyword_inputs):
+        if keyword_inputs:
+            raise FusionRuntimeError(
+                f"a compiled module takes its inputs by position, got "
+                f"keyword arguments {', '.join(sorted(keyword_inputs))}")
         if len(inputs) != self._manifest["inputs"]:
             raise FusionRuntimeError(
                 f"forward takes {self._manifest['inputs']} inputs, got "
@@ -262,7 +266,15 @@ def load(path, module):
     the compiled one did (the same ops, constants, parameter names, shapes
     and dtypes); needs no compiler."""
     path = pathlib.Path(path)
-    manifest = json.loads((path / MANIFEST).read_text())
+    try:
+        manifest = json.loads((path / MANIFEST).read_text())
+    except FileNotFoundError:
+        raise FusionRuntimeError(
+            f"no saved fusion module at {path} (no {MANIFEST})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise FusionRuntimeError(
+            f"{path / MANIFEST} is not a fusion manifest ({error}): save the "
+            f"module again") from None
     _check_same_ops(path, manifest, module)
     return CompiledModule(module, _read_library(path), manifest, str(path))
 

@@ -12,6 +12,7 @@ raises UnsupportedOperationError naming the operation and its source line.
 import dataclasses
 import operator
 import re
+import traceback
 
 import torch
 import torch.fx
@@ -63,6 +64,23 @@ def _float(value):
     if "." not in text:
         text = text.replace("e", ".0e") if "e" in text else text + ".0"
     return text
+
+
+def _trace(module):
+    """The fx graph of `module`'s forward; code fx cannot trace (control flow
+    on tensor values, ...) is refused with its source line."""
+    try:
+        return _Tracer().trace(module)
+    except torch.fx.proxy.TraceError as error:
+        # The innermost frame outside torch is the model's own line.
+        torch_dir = torch.__file__.rsplit("/", 1)[0]
+        frames = [f for f in traceback.extract_tb(error.__traceback__)
+                  if not f.filename.startswith(torch_dir)]
+        where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames \
+            else "unknown location"
+        raise UnsupportedOperationError(
+            f"the forward of {type(module).__name__} cannot be traced, "
+            f"which fusion needs: {error} ({where})") from None
 
 
 def _location(node):
@@ -265,7 +283,7 @@ class _Importer:
                                  f"{ssa}#2", vector))
 
     def run(self):
-        graph = _Tracer().trace(self.module)
+        graph = _trace(self.module)
         outputs = []
         placeholder = 0
         for node in graph.nodes:

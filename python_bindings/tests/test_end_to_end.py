@@ -220,3 +220,26 @@ def test_relu_of_minus_infinity_is_zero():
     out, ref = compiled(x), model(x)
     assert torch.equal(out[1], torch.zeros(6))
     torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_load_missing_or_corrupt_manifest(tmp_path):
+    with pytest.raises(fusion.FusionRuntimeError,
+                       match="no saved fusion module at .*does-not-exist"):
+        fusion.load(tmp_path / "does-not-exist", LinearLeakyRelu(8, 6))
+    model = LinearLeakyRelu(8, 6)
+    fusion.compile(model, (torch.randn(4, 8),), target="cpu").save(
+        tmp_path / "saved")
+    manifest = tmp_path / "saved" / fusion.module.MANIFEST
+    manifest.write_text(manifest.read_text()[:50])
+    with pytest.raises(fusion.FusionRuntimeError,
+                       match="is not a fusion manifest"):
+        fusion.load(tmp_path / "saved", model)
+
+
+def test_keyword_inputs_are_refused():
+    model = LinearLeakyRelu(8, 6)
+    compiled = fusion.compile(model, (torch.randn(4, 8),), target="cpu")
+    with pytest.raises(fusion.FusionRuntimeError,
+                       match="takes its inputs by position, got keyword "
+                             "arguments x"):
+        compiled(x=torch.randn(4, 8))

@@ -212,3 +212,22 @@ def test_batch_norm_applied_twice_in_inference_imports():
     function = import_module(SharedBatchNorm().eval(), (torch.randn(4, 8),),
                              training=False)
     assert function.text.count("fusion.batch_norm") == 2
+
+
+class DataDependentBranch(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 6)
+
+    def forward(self, x):
+        if x.sum() > 0:  # control flow on a tensor value: not traceable
+            return self.linear(x)
+        return self.linear(x) * 2.0
+
+
+def test_untraceable_forward_names_its_line():
+    with pytest.raises(fusion.UnsupportedOperationError,
+                       match=r"the forward of DataDependentBranch cannot be "
+                             r"traced.*\(.*test_importer\.py:\d+\)"):
+        import_module(DataDependentBranch(), (torch.randn(4, 8),),
+                      training=True)
