@@ -138,12 +138,25 @@ private:
 
   /// Reserves `bytes` (256-byte aligned) of the workspace.
   Value reserve(Value bytes);
-  /// Builds a kernel into the kernels' module.
+  /// Builds a kernel into the kernels' module, or reuses an identical one
+  /// already there: ops of the same shape and epilogue (64 batch norms of one
+  /// layer size) share one kernel, lowered and assembled once.
   template <typename Builder> Kernel buildKernel(Builder &&build) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(kernels.getBody());
-    return build();
+    Kernel kernel;
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToEnd(kernels.getBody());
+      kernel = build();
+    }
+    if (gpu::GPUFuncOp same = findIdenticalKernel(kernel.func)) {
+      kernel.func.erase();
+      kernel.func = same;
+    }
+    return kernel;
   }
+  /// A kernel of the module other than `kernel` that computes the same: the
+  /// same signature, attributes (but its name) and body.
+  gpu::GPUFuncOp findIdenticalKernel(gpu::GPUFuncOp kernel);
   /// Launches `kernel` over `rows` rows with `operands`, as its contract
   /// says.
   void launch(Kernel kernel, Value rows, ArrayRef<Value> operands);
@@ -255,6 +268,24 @@ Value HostEmitter::reserve(Value bytes) {
   Value offset = workspaceBytes;
   workspaceBytes = add(offset, mul(ceilDiv(bytes, 256), c64(256)));
   return offset;
+}
+
+gpu::GPUFuncOp HostEmitter::findIdenticalKernel(gpu::GPUFuncOp kernel) {
+  auto attributesButName = [](gpu::GPUFuncOp func) {
+    NamedAttrList attributes(func->getAttrDictionary());
+    attributes.erase(SymbolTable::getSymbolAttrName());
+    return attributes.getDictionary(func.getContext());
+  };
+  DictionaryAttr attributes = attributesButName(kernel);
+  for (auto other : kernels.getOps<gpu::GPUFuncOp>())
+    if (other != kernel &&
+        other.getFunctionType() == kernel.getFunctionType() &&
+        attributesButName(other) == attributes &&
+        OperationEquivalence::isRegionEquivalentTo(
+            &other.getBody(), &kernel.getBody(),
+            OperationEquivalence::IgnoreLocations))
+      return other;
+  return {};
 }
 
 Value HostEmitter::materialize(const RowExpr &expr, Value rows,

@@ -110,3 +110,46 @@ func.func @chain(%x: tensor<?x8xf32>, %w: tensor<5x8xf32>) -> (tensor<?x5xf32>, 
   %1 = fusion.leaky_relu %0, negative_slope = 0.2 : tensor<?x5xf32>
   return %1, %x : tensor<?x5xf32>, tensor<?x8xf32>
 }
+
+// -----
+
+// Ops that compute the same share one kernel, launched twice; an op whose
+// epilogue differs (another slope) gets its own.
+// CHECK-LABEL: llvm.func @shared_kernels(
+// CHECK: fusion_rt.launch @fusion_kernels::@shared_kernels_0_epilogue
+// CHECK: fusion_rt.launch @fusion_kernels::@shared_kernels_2_epilogue
+// CHECK: gpu.func @shared_kernels_0_epilogue(
+// CHECK-NOT: gpu.func @shared_kernels_1_epilogue(
+// CHECK: gpu.func @shared_kernels_2_epilogue(
+// CHECK-NOT: gpu.func @shared_kernels_1_epilogue(
+func.func @shared_kernels(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>, %v: tensor<16x8xf32>)
+    -> (tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x16xf32>) {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    %slope = arith.constant 0.1 : f32
+    %zero = arith.constant 0.0 : f32
+    %scaled = arith.mulf %acc, %slope : f32
+    %positive = arith.cmpf ogt, %acc, %zero : f32
+    %y = arith.select %positive, %acc, %scaled : f32
+    fusion.yield %y : f32
+  } : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+  %1 = fusion.fused_linear %x, %v epilogue {
+  ^bb0(%acc: f32):
+    %slope = arith.constant 0.1 : f32
+    %zero = arith.constant 0.0 : f32
+    %scaled = arith.mulf %acc, %slope : f32
+    %positive = arith.cmpf ogt, %acc, %zero : f32
+    %y = arith.select %positive, %acc, %scaled : f32
+    fusion.yield %y : f32
+  } : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+  %2 = fusion.fused_linear %x, %v epilogue {
+  ^bb0(%acc: f32):
+    %slope = arith.constant 0.2 : f32
+    %zero = arith.constant 0.0 : f32
+    %scaled = arith.mulf %acc, %slope : f32
+    %positive = arith.cmpf ogt, %acc, %zero : f32
+    %y = arith.select %positive, %acc, %scaled : f32
+    fusion.yield %y : f32
+  } : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+  return %0, %1, %2 : tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x16xf32>
+}
