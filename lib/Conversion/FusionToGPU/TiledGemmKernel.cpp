@@ -42,6 +42,11 @@ constexpr int64_t kChunksPerRow = kGemmChunksPerRow;
 /// Bytes of K one mma.sync consumes: k16 of 16-bit types, k8 of tf32.
 constexpr int64_t kMmaKBytes = 32;
 
+/// Whether `mma` rounds f32 operands to 16 bits for its mma.sync.
+inline bool roundsToHalf(std::optional<MmaKind> mma) {
+  return mma == MmaKind::f32_as_bf16 || mma == MmaKind::f32_as_f16;
+}
+
 class TiledGemmEmitter {
 public:
   TiledGemmEmitter(OpBuilder &builder, Location loc,

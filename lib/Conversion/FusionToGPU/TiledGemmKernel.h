@@ -17,11 +17,6 @@
 
 namespace mlir::fusion {
 
-/// Whether `mma` rounds f32 operands to 16 bits for its mma.sync.
-inline bool roundsToHalf(std::optional<MmaKind> mma) {
-  return mma == MmaKind::f32_as_bf16 || mma == MmaKind::f32_as_f16;
-}
-
 /// What one kernel computes, and how: out = epilogue(alpha * x.w^T + bias,
 /// columns), for x: [M, K] (M dynamic), w: [N, K], out: [M, N], all
 /// `elementType`, by a verified generated `config`.
