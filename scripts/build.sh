@@ -8,5 +8,6 @@ build="${1:-$root/build}"
 cmake -G Ninja -S "$root" -B "$build" \
   -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-  -DPython3_EXECUTABLE=/usr/bin/python3
+  -DPython3_EXECUTABLE="$root/.venv/bin/python" \
+  -Dpybind11_DIR="$("$root/.venv/bin/python" -m pybind11 --cmakedir)"
 cmake --build "$build"

@@ -58,7 +58,7 @@ config.substitutions.append(
      f"{config.python_executable} "
      + os.path.join(config.test_source_root, "Integration", "compare_outputs.py")))
 
-# PyTorch (Debian's python3-torch) checks the CPU reference's semantics.
+# PyTorch (the project's .venv, pinned) checks the CPU reference's semantics.
 import subprocess
 if subprocess.call([config.python_executable, "-c", "import torch"],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
