@@ -12,6 +12,7 @@ runtime and the modules it returns need only PyTorch (and CUDA for GPU
 libraries).
 """
 
+from . import dynamo  # Registers the torch.compile backend "fusion".
 from .errors import FusionRuntimeError, UnsupportedOperationError
 from .module import CompiledModule, compile, load
 

@@ -1,23 +1,19 @@
 """fusion.compile, fusion.load and the modules they return."""
 import dataclasses
-import itertools
 import json
 import os
 import pathlib
-import re
 import tempfile
 
 import torch
 
 from . import runtime
+from .cache import LIBRARY, LIBRARY_FILES, compiled_library
 from .dtypes import ELEMENT_TYPES, TORCH_DTYPES
 from .errors import FusionRuntimeError, UnsupportedOperationError
-from .torch import Argument, Result, has_batch_norm, import_module
+from .export import Argument, Result, has_batch_norm, import_module
 
 MANIFEST = "fusion_module.json"
-LIBRARY = "model.so"
-# The library and its signature and header files, as the compiler writes them.
-LIBRARY_FILES = (LIBRARY, "model.json", "model.h")
 
 
 @dataclasses.dataclass
@@ -42,8 +38,10 @@ class CompiledModule(torch.nn.Module):
     training or eval mode as the module is, running statistics and
     num_batches_tracked updated in place as PyTorch does."""
 
-    def __init__(self, original, files, manifest, source="the compile"):
+    def __init__(self, original, files, manifest, functions,
+                 source="the compile"):
         super().__init__()
+        self._functions = functions  # ImportedFunction by mode
         self.original = original
         self._files = files  # LIBRARY_FILES' contents, which save() writes
         self._manifest = manifest
@@ -59,7 +57,7 @@ class CompiledModule(torch.nn.Module):
                           for parent in original.modules()
                           for child_name, child in parent._modules.items()]
         self._batch_norms = [m for m in original.modules()
-                             if isinstance(m, torch.nn.BatchNorm1d)]
+                             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
         self._entries = {mode: _Entry.from_manifest(entry)
                          for mode, entry in manifest["entries"].items()}
         # (owning module, attribute) of each parameter and buffer argument,
@@ -87,18 +85,55 @@ class CompiledModule(torch.nn.Module):
                     f"forward input {index} must be a torch.Tensor, got "
                     f"{type(value).__name__}")
         self._check_unchanged()
-        entry = self._entries[self._mode()]
+        mode = self._mode()
+        entry = self._entries[mode]
+        # Inputs of rank > 2 flatten their leading dimensions into the batch.
+        leading = inputs[0].shape[:-1] if inputs and inputs[0].dim() else ()
+        inputs = tuple(x.reshape(-1, x.shape[-1]) if x.dim() > 2 else x
+                       for x in inputs)
         batch = inputs[0].shape[0] if inputs and inputs[0].dim() else None
         self._check_batch_statistics(entry, batch)
         tensors = self._arguments(entry, inputs)
-        self._check_no_gradients(entry, tensors)
-        outputs = self._library.call(entry.name,
-                                     [t.detach() for t in tensors])
+        if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+            outputs = _CallWithRecomputedBackward.apply(
+                self, mode, entry, leading, *tensors)
+        else:
+            outputs = self._library.call(entry.name, tensors)
         values = self._write_back(entry, outputs, batch)
+        ranks = self._manifest["output_ranks"]
+        values = [v.view(*leading, v.shape[-1]) if rank > 2 else v
+                  for v, rank in zip(values, ranks)]
         if self._manifest["output_structure"] == "tensor":
             return values[0]
         return tuple(values) if self._manifest["output_structure"] == \
             "tuple" else values
+
+    def _recompute(self, mode, entry, leading, tensors):
+        """The entry's results computed again by PyTorch, from the same
+        arguments, through the decomposed graph the library was compiled
+        from: what the backward pass differentiates."""
+        function = self._functions[mode]
+        by_argument = {(a.kind, a.index, a.name): t
+                       for a, t in zip(entry.arguments, tensors)}
+        graph_inputs = []
+        for argument in function.graph_arguments:
+            key = (argument.kind, argument.index, argument.name)
+            if key in by_argument:
+                tensor = by_argument[key]
+                if argument.kind == "input" and len(leading) > 1:
+                    tensor = tensor.view(*leading, tensor.shape[-1])
+                graph_inputs.append(tensor)
+            elif argument.kind == "input":
+                graph_inputs.append(None)  # Unused by the forward.
+            else:
+                path, _, leaf = argument.name.rpartition(".")
+                graph_inputs.append(
+                    getattr(self.original.get_submodule(path), leaf))
+        outputs = function.graph_module(*graph_inputs)
+        # The graph returns the buffers it updates first, then the outputs.
+        count = len(self._manifest["output_ranks"])
+        return [o.reshape(-1, o.shape[-1]) if o.dim() > 2 else o
+                for o in list(outputs)[len(outputs) - count:]]
 
     def _check_unchanged(self):
         """Refuses to run if the module's submodules or constants differ from
@@ -168,21 +203,6 @@ class CompiledModule(torch.nn.Module):
             tensors.append(value)
         return tensors
 
-    @staticmethod
-    def _check_no_gradients(entry, tensors):
-        # The library's outputs are not connected to autograd: a backward
-        # pass would silently leave the compiled parameters without grads.
-        if not torch.is_grad_enabled():
-            return
-        for argument, tensor in zip(entry.arguments, tensors):
-            if tensor.requires_grad:
-                what = f"input {argument.index}" if argument.kind == \
-                    "input" else f"{argument.kind} {argument.name}"
-                raise FusionRuntimeError(
-                    f"fusion does not compute gradients yet, and {what} "
-                    f"requires grad: run the compiled module for inference, "
-                    f"under torch.no_grad() or torch.inference_mode()")
-
     def _write_back(self, entry, outputs, batch):
         """The forward outputs among the library's results; the updated
         running statistics go into the batch norms, as PyTorch's do."""
@@ -211,6 +231,43 @@ class CompiledModule(torch.nn.Module):
             _replace_file(path / name, data)
         _replace_file(path / MANIFEST,
                       json.dumps(self._manifest, indent=1).encode())
+
+
+class _CallWithRecomputedBackward(torch.autograd.Function):
+    """The library's results in the forward pass; in the backward pass, the
+    gradients of the same computation recomputed through PyTorch's ops
+    (fusing the backward is a later step). Running statistics are outputs
+    without gradients."""
+
+    @staticmethod
+    def forward(ctx, module, mode, entry, leading, *tensors):
+        ctx.module, ctx.mode, ctx.entry, ctx.leading = \
+            module, mode, entry, leading
+        ctx.save_for_backward(*tensors)
+        outputs = module._library.call(entry.name,
+                                       [t.detach() for t in tensors])
+        ctx.mark_non_differentiable(*[
+            o for o, r in zip(outputs, entry.results) if r.kind != "output"])
+        return tuple(outputs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        tensors = ctx.saved_tensors
+        leaves = [t.detach().requires_grad_(t.requires_grad)
+                  for t in tensors]
+        with torch.enable_grad():
+            recomputed = ctx.module._recompute(ctx.mode, ctx.entry,
+                                               ctx.leading, leaves)
+        output_grads = [g for g, r in zip(grads, ctx.entry.results)
+                        if r.kind == "output"]
+        pairs = [(o, g) for o, g in zip(recomputed, output_grads)
+                 if g is not None and o.requires_grad]
+        wanted = [leaf for leaf in leaves if leaf.requires_grad]
+        found = iter(torch.autograd.grad(
+            [o for o, _ in pairs], wanted, [g for _, g in pairs],
+            allow_unused=True) if pairs and wanted else [None] * len(wanted))
+        return (None, None, None, None) + tuple(
+            next(found) if leaf.requires_grad else None for leaf in leaves)
 
 
 def _replace_file(path, data):
@@ -275,65 +332,62 @@ def load(path, module):
         raise FusionRuntimeError(
             f"{path / MANIFEST} is not a fusion manifest ({error}): save the "
             f"module again") from None
-    _check_same_ops(path, manifest, module)
-    return CompiledModule(module, _read_library(path), manifest, str(path))
+    functions = _check_same_ops(path, manifest, module)
+    return CompiledModule(module, _read_library(path), manifest, functions,
+                          str(path))
 
 
 def _import(module, example_inputs):
     """The module's forward as fusion functions, by mode ("train", and
-    "eval" if batch norms make it differ), and their text."""
+    "eval" if batch norms make it differ)."""
     modes = ("train", "eval") if has_batch_norm(module) else ("train",)
     functions = {mode: import_module(module, example_inputs,
                                      training=mode == "train",
                                      name=f"forward_{mode}")
                  for mode in modes}
-    return functions, "\n".join(f.text for f in functions.values())
+    functions.setdefault("eval", functions["train"])
+    return functions
+
+
+def _programs(functions):
+    return {f.name: f.program for f in functions.values()}
 
 
 def _manifest_entries(functions):
     """How each mode's entry point binds to the module (the manifest's)."""
-    entries = {mode: {"name": f.name,
-                      "arguments": [dataclasses.asdict(a)
-                                    for a in f.arguments],
-                      "results": [dataclasses.asdict(r) for r in f.results],
-                      "batch_statistics": f.batch_statistics}
-               for mode, f in functions.items()}
-    entries.setdefault("eval", entries["train"])
-    return entries
-
-
-def _without_locations(text):
-    # Where the model's source lies may differ between machines.
-    return re.sub(r' loc\("[^"]*":\d+:\d+\)', "", text)
+    return {mode: {"name": f.name,
+                   "arguments": [dataclasses.asdict(a) for a in f.arguments],
+                   "results": [dataclasses.asdict(r) for r in f.results],
+                   "batch_statistics": f.batch_statistics}
+            for mode, f in functions.items()}
 
 
 def _check_same_ops(path, manifest, module):
-    """Refuses `module` unless it imports as the functions the library was
-    compiled from (the manifest's "ir", source locations aside): the same
-    ops, constants, parameter shapes and dtypes. The pure-Python importer
-    needs no compiler."""
-    if "example_inputs" not in manifest:
+    """Refuses `module` unless it imports as the programs the library was
+    compiled from (the manifest's, source locations aside): the same ops,
+    constants, parameter shapes and dtypes. Importing needs no compiler.
+    Returns the module's imported functions."""
+    if "programs" not in manifest:
         raise FusionRuntimeError(
-            f"{path} was saved by an older fusion, without the example "
-            f"inputs that checking the module needs: compile and save again")
-    examples = [torch.empty(1, features, dtype=TORCH_DTYPES[element])
-                for features, element in manifest["example_inputs"]]
+            f"{path} was saved by an older fusion, without the programs that "
+            f"checking the module needs: compile and save again")
+    examples = [torch.randn(shape, dtype=TORCH_DTYPES[element])
+                for shape, element in manifest["example_inputs"]]
     try:
-        functions, text = _import(module, examples)
+        functions = _import(module, examples)
     except UnsupportedOperationError as error:
         raise FusionRuntimeError(
             f"{path} was compiled from other ops than this "
             f"{type(module).__name__}, which does not import for the saved "
             f"example inputs: {error}") from error
-    saved = _without_locations(manifest["ir"]).splitlines()
-    now = _without_locations(text).splitlines()
-    for old, new in itertools.zip_longest(saved, now, fillvalue="(nothing)"):
-        if old != new:
+    for name, program in _programs(functions).items():
+        saved = manifest["programs"].get(name)
+        if saved != json.loads(json.dumps(program.without_locations())):
             raise FusionRuntimeError(
                 f"{path} was compiled from other ops than this "
-                f"{type(module).__name__}: the library has `{old.strip()}` "
-                f"where the module has `{new.strip()}`; compile the module "
-                f"instead")
+                f"{type(module).__name__} (its {name} differs: "
+                f"{_first_difference(saved, program.without_locations())}); "
+                f"compile the module instead")
     # The same ops on parameters and buffers of other names.
     entries = _manifest_entries(functions)
     if entries != manifest["entries"]:
@@ -341,6 +395,19 @@ def _check_same_ops(path, manifest, module):
             f"{path} binds {_state_names(manifest['entries'])}, this "
             f"{type(module).__name__} has {_state_names(entries)}: compile "
             f"the module instead")
+    return functions
+
+
+def _first_difference(saved, now):
+    """The first op (or the signature) in which two programs differ."""
+    saved = saved or {"ops": [], "arguments": []}
+    if saved["arguments"] != now["arguments"]:
+        return f"arguments {saved['arguments']} vs {now['arguments']}"
+    for old, new in zip(saved["ops"] + [None] * len(now["ops"]),
+                        now["ops"] + [None] * len(saved["ops"])):
+        if old != new:
+            return f"the library has {old}, the module {new}"
+    return "results"
 
 
 def _state_names(entries):
@@ -351,36 +418,36 @@ def _state_names(entries):
 
 def compile(module, example_inputs, *, target="sm_80", precision=None,
             strategy="auto", fp32_math="tf32x3", tile=None):
-    """Compiles `module`'s forward for `example_inputs` (2-D tensors whose
-    first dimension, the batch, stays free) into a library for `target`
-    ("sm_80" and newer GPUs, or "cpu"). `precision` is the GEMM precision of
-    float32 models: "fp32" (default, PyTorch's), "tf32", "bf16" or "f16".
-    `strategy` is the GPU backend of the fused GEMMs: "auto" (default: per
-    op, by the measured rule of docs/architecture.md), "cublas" (cuBLASLt +
-    generated epilogue kernels) or "tiled" (generated tensor-core kernels
-    with the epilogue in registers). `fp32_math` is how generated kernels
-    multiply float32 in fp32 precision: "tf32x3" (tensor cores, split
-    operands, fp32-accurate) or "simt" (fma on the CUDA cores). `tile`
-    ("BMxBN,WMxWN,STAGES") overrides the generated kernels' tiling. The
-    options are checked by the compiler, as fusion-compile's are."""
-    from . import _fusion
-
+    """Compiles `module`'s forward for `example_inputs` (tensors of rank >= 2
+    [..., features] whose leading dimensions stay free; they flatten into
+    the batch) into a library for `target` ("sm_80" and newer GPUs, or
+    "cpu"), through torch.export and the ATen importer. The module's
+    train/eval mode is followed at every call. `precision` is the GEMM
+    precision of float32 models: "fp32" (default, PyTorch's), "tf32", "bf16"
+    or "f16". `strategy` is the GPU backend of the fused GEMMs: "auto"
+    (default: per op, by the measured rule of docs/architecture.md),
+    "cublas" (cuBLASLt + generated epilogue kernels) or "tiled" (generated
+    tensor-core kernels with the epilogue in registers). `fp32_math` is how
+    generated kernels multiply float32 in fp32 precision: "tf32x3" (tensor
+    cores, split operands, fp32-accurate) or "simt" (fma on the CUDA
+    cores). `tile` ("BMxBN,WMxWN,STAGES") overrides the generated kernels'
+    tiling. The options are checked by the compiler, as fusion-compile's
+    are. Libraries are cached (fusion/cache.py)."""
     example_inputs = tuple(example_inputs)
-    functions, text = _import(module, example_inputs)
-    context = _fusion.Context()
-    compiled = _fusion.Module.parse(context, text, "model")
-    with tempfile.TemporaryDirectory(prefix="fusion-") as directory:
-        compiled.compile(str(pathlib.Path(directory) / LIBRARY),
-                         target=target, strategy=strategy,
-                         precision=precision or "", fp32_math=fp32_math,
-                         tile=tile or "")
-        files = _read_library(directory)
+    functions = _import(module, example_inputs)
+    programs = _programs(functions)
+    files = compiled_library(programs, {
+        "target": target, "strategy": strategy, "precision": precision or "",
+        "fp32_math": fp32_math, "tile": tile or ""})
     manifest = {"entries": _manifest_entries(functions),
                 "inputs": len(example_inputs),
                 "output_structure": functions["train"].output_structure,
+                "output_ranks": functions["train"].output_ranks,
                 "target": target, "precision": precision or "fp32",
-                "module": type(module).__name__, "ir": text,
+                "module": type(module).__name__,
+                "programs": {name: p.without_locations()
+                             for name, p in programs.items()},
                 # What load's import of a module to check needs.
-                "example_inputs": [[x.shape[1], ELEMENT_TYPES[x.dtype]]
+                "example_inputs": [[list(x.shape), ELEMENT_TYPES[x.dtype]]
                                    for x in example_inputs]}
-    return CompiledModule(module, files, manifest)
+    return CompiledModule(module, files, manifest, functions)

@@ -1,0 +1,60 @@
+"""The compiled-library cache: libraries on disk, keyed by the programs, the
+compile options and the compiler (like inductor's FX graph cache), so that a
+second process, or a machine without the compiler, does not compile again.
+
+The cache lives in $FUSION_CACHE_DIR, by default ~/.cache/fusion; each entry
+is a folder named by its key holding the library and its signature files.
+"""
+import os
+import pathlib
+import shutil
+import tempfile
+
+from .errors import UnsupportedOperationError
+from .program import build, cache_key
+
+LIBRARY = "model.so"
+# The library and its signature and header files, as the compiler writes them.
+LIBRARY_FILES = (LIBRARY, "model.json", "model.h")
+
+
+def directory():
+    return pathlib.Path(os.environ.get("FUSION_CACHE_DIR") or
+                        pathlib.Path.home() / ".cache" / "fusion")
+
+
+def compiler_id():
+    """The compiler's identity, written next to the package at build time."""
+    path = pathlib.Path(__file__).with_name("compiler_id")
+    return path.read_text().strip() if path.exists() else "unknown"
+
+
+def compiled_library(programs, options):
+    """The library files ({name: bytes}) of `programs` ({function name:
+    Program}) compiled with `options` (fusion-compile's option names), from
+    the cache or compiled now and cached."""
+    key = cache_key(programs, options, compiler_id())
+    entry = directory() / key
+    if all((entry / name).exists() for name in LIBRARY_FILES):
+        return {name: (entry / name).read_bytes() for name in LIBRARY_FILES}
+    try:
+        from . import _fusion  # noqa: F401
+    except ImportError as error:
+        raise UnsupportedOperationError(
+            f"the library is not in the cache ({entry}) and this machine has "
+            f"no fusion compiler to compile it ({error})") from None
+    module = build(programs)
+    directory().mkdir(parents=True, exist_ok=True)
+    staging = pathlib.Path(tempfile.mkdtemp(prefix=f".{key}-",
+                                            dir=directory()))
+    try:
+        module.compile(str(staging / LIBRARY), **options)
+        files = {name: (staging / name).read_bytes() for name in LIBRARY_FILES}
+        try:
+            # Atomic: a concurrent process sees the whole entry or none.
+            os.rename(staging, entry)
+        except OSError:
+            pass  # Another process cached the same library first.
+        return files
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

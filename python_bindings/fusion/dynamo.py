@@ -1,0 +1,317 @@
+"""`torch.compile(model, backend="fusion")`: the fusible parts of each graph
+compiled by fusion, the rest left to PyTorch.
+
+AOTAutograd lowers each dynamo graph to core ATen (so gradients stay
+PyTorch's: the forward graph it hands over already returns what the backward
+needs). In the forward graph, every GEMM with a transposed-weight operand
+(`linear`) grows into a partition with the elementwise ops and batch norms
+that follow it (ops of fusion/aten.py's table whose other operands are
+numbers or per-column vectors). Values that leave the partition become its
+results; a partition stops before a second value would leave it, so that
+the GEMM's output still makes one trip through memory. Each partition is
+imported, compiled (or found in the disk cache, fusion/cache.py) and called
+through the custom op `fusion::run`, which torch.compile, FX graphs and CUDA
+graph capture see as one op. The batch dimension is dynamic.
+
+Options (`torch.compile(..., options={...})`): "target" ("sm_80", ...,
+"cpu"; default: the inputs' device), "precision", "strategy", "fp32_math",
+"tile" (as fusion.compile's), and "compile_only" (compile and cache the
+libraries, for example for another machine's target, but run the graph as
+PyTorch would).
+"""
+import functools
+import operator
+
+import torch
+import torch.fx
+from torch._decomp import core_aten_decompositions
+from torch._dynamo import register_backend
+from torch._dynamo.backends.common import aot_autograd
+from torch._functorch.aot_autograd import make_boxed_func
+from torch.fx.passes.tools_common import legalize_graph
+
+from . import aten
+from .cache import compiled_library
+from .dtypes import TORCH_DTYPES
+from .errors import UnsupportedOperationError
+from .module import _open_library
+
+ENTRY = "fused"
+_OPTIONS = ("target", "precision", "strategy", "fp32_math", "tile")
+
+# The compiled partitions of this process, by cache key: the loaded library
+# and the shapes of its results.
+_LIBRARIES = {}
+
+_library = torch.library.Library("fusion", "DEF")
+_library.define("run(str key, Tensor[] args) -> Tensor[]")
+
+
+def _run(key, args):
+    return _LIBRARIES[key][0].call(ENTRY, list(args))
+
+
+_library.impl("run", _run, "CPU")
+_library.impl("run", _run, "CUDA")
+
+
+@torch.library.register_fake("fusion::run")
+def _run_fake(key, args):
+    library, results = _LIBRARIES[key]
+    entry = library.entries[ENTRY]
+    batch = next((t.shape[0] for spec, t in zip(entry["inputs"], args)
+                  if spec["shape"][0] is None), None)
+    return [args[0].new_empty([batch if d is None else d for d in shape],
+                              dtype=TORCH_DTYPES[dtype])
+            for shape, dtype in results]
+
+
+def _target_of(device):
+    if device.type == "cuda":
+        major, minor = torch.cuda.get_device_capability(device)
+        return f"sm_{major}{minor}"
+    return "cpu"
+
+
+class _Partition:
+    """A GEMM and the ops fused after it."""
+
+    def __init__(self, gemm, transpose):
+        self.gemm = gemm
+        self.members = [transpose, gemm]
+
+    def outputs(self):
+        """Member values used outside the partition, in graph order (the
+        transpose is not one: it stays for its other users)."""
+        members = set(self.members)
+        return [n for n in self.members if aten.op_name(n) not in
+                aten.TRANSPOSES and not _is_multi_result(n) and
+                any(u not in members for u in n.users)]
+
+    def inputs(self):
+        members, seen = set(self.members), []
+        for node in self.members:
+            for arg in node.all_input_nodes:
+                if arg not in members and arg not in seen and \
+                        isinstance(aten.tensor_meta(arg), torch.Tensor):
+                    seen.append(arg)
+        return seen
+
+
+def _is_multi_result(node):
+    return aten.op_name(node) in aten.BATCH_NORMS
+
+
+def _columns(node):
+    meta = aten.tensor_meta(node)
+    return meta.shape[-1] if meta is not None and meta.dim() == 2 else None
+
+
+def _joins(node, members, downstream, columns, dtype):
+    """Whether `node` can join a partition of `members` computing
+    [batch, columns] values of `dtype`."""
+    name = aten.op_name(node)
+    if node.target is operator.getitem:
+        return node.args[0] in members and node.args[1] in (0, 3, 4)
+    if name in aten.BATCH_NORMS:
+        # Its batch statistics (getitem 1, 2) are not computed by fusion.
+        if any(u.target is operator.getitem and u.args[1] in (1, 2) and
+               u.users for u in node.users):
+            return False
+    elif name not in aten.ELEMENTWISE and name not in aten.STRUCTURAL:
+        return False
+    meta = aten.tensor_meta(node) if name not in aten.BATCH_NORMS else \
+        aten.tensor_meta(node.args[0])
+    if meta is None or meta.dim() != 2 or meta.shape[-1] != columns or \
+            meta.dtype != dtype:
+        return False
+    inside = False
+    for arg in node.all_input_nodes:
+        if arg in members:
+            inside = True
+            continue
+        arg_meta = aten.tensor_meta(arg)
+        # Outside operands: per-column vectors computed before the GEMM.
+        if arg in downstream or arg_meta is None or \
+                tuple(arg_meta.shape) != (columns,) or arg_meta.dtype != dtype:
+            return False
+    return inside
+
+
+def _downstream(node):
+    seen, stack = set(), [node]
+    while stack:
+        for user in stack.pop().users:
+            if user not in seen:
+                seen.add(user)
+                stack.append(user)
+    return seen
+
+
+def _grow(gemm, order):
+    """The partition of `gemm`, or None when nothing fuses after it."""
+    if aten.op_name(gemm) == "aten.addmm.default":
+        transpose = gemm.args[2]
+        if gemm.kwargs.get("alpha", 1) != 1 or gemm.kwargs.get("beta", 1) != 1:
+            return None
+    elif aten.op_name(gemm) == "aten.mm.default":
+        transpose = gemm.args[1]
+    else:
+        return None
+    meta = aten.tensor_meta(gemm)
+    if not isinstance(transpose, torch.fx.Node) or \
+            aten.op_name(transpose) not in aten.TRANSPOSES or \
+            meta is None or meta.dtype not in aten.ELEMENT_TYPES or \
+            not isinstance(meta.shape[-1], int) or \
+            aten.tensor_meta(gemm.args[-2]).dim() != 2:
+        return None
+    if aten.op_name(transpose) == "aten.permute.default" and \
+            list(transpose.args[1]) != [1, 0]:
+        return None
+    partition = _Partition(gemm, transpose)
+    members = set(partition.members)
+    downstream = _downstream(gemm)
+    for node in order[order.index(gemm) + 1:]:
+        if _joins(node, members, downstream, meta.shape[-1], meta.dtype):
+            partition.members.append(node)
+            members.add(node)
+    # Stop before a second value leaves the partition (running statistics
+    # aside), so the GEMM output is not written out for its other users.
+    while True:
+        matrices = [n for n in partition.outputs()
+                    if not (n.target is operator.getitem and n.args[1] != 0)]
+        if len(matrices) <= 1:
+            break
+        cut = partition.members.index(matrices[0])
+        partition.members = partition.members[:cut + 1]
+    # Batch norms whose normalized output was cut off go too.
+    kept = set(partition.members)
+    partition.members = [n for n in partition.members if not (
+        _is_multi_result(n) and not any(
+            u in kept and u.args[1] == 0 for u in n.users))]
+    kept = set(partition.members)
+    partition.members = [n for n in partition.members if not (
+        n.target is operator.getitem and n.args[0] not in kept)]
+    if len(partition.members) <= 2 or gemm in partition.outputs():
+        return None  # A bare GEMM: nothing to fuse.
+    return partition
+
+
+def _compile_partition(partition, options, compile_only):
+    """The cache key of the partition's compiled library; loads it."""
+    outputs = partition.outputs()
+    inputs = partition.inputs()
+    program = aten.Importer(partition.members, inputs, outputs).run()
+    target = options.get("target")
+    if target is None:
+        target = _target_of(aten.tensor_meta(partition.gemm).device)
+    compile_options = {"target": target,
+                       "strategy": options.get("strategy", "auto"),
+                       "precision": options.get("precision") or "",
+                       "fp32_math": options.get("fp32_math", "tf32x3"),
+                       "tile": options.get("tile") or ""}
+    programs = {ENTRY: program}
+    from .program import cache_key
+    from .cache import compiler_id
+    key = cache_key(programs, compile_options, compiler_id())
+    if key not in _LIBRARIES:
+        files = compiled_library(programs, compile_options)
+        if compile_only:
+            return None
+        results = []
+        for value in program.results:
+            meta = aten.tensor_meta(_result_node(outputs, program, value))
+            results.append(([None] + [meta.shape[-1]] if meta.dim() == 2
+                            else [meta.shape[0]],
+                            aten.ELEMENT_TYPES[meta.dtype]))
+        _LIBRARIES[key] = (_open_library(files, "a fusion partition"),
+                           results)
+    return None if compile_only else (key, inputs, outputs)
+
+
+def _result_node(outputs, program, value):
+    return outputs[program.results.index(value)]
+
+
+def _replace(graph, key, inputs, outputs, members):
+    """The call of the library after the partition's last op; the users of
+    its results are put in order after it (legalize_graph)."""
+    order = {node: index for index, node in enumerate(graph.nodes)}
+    last = max(members, key=order.__getitem__)
+    with graph.inserting_after(last):
+        call = graph.call_function(torch.ops.fusion.run.default,
+                                   (key, list(inputs)))
+    for index, output in enumerate(outputs):
+        with graph.inserting_after(call):
+            item = graph.call_function(operator.getitem, (call, index))
+        item.meta = dict(output.meta)
+        output.replace_all_uses_with(
+            item, delete_user_cb=lambda user: user is not item)
+
+
+def fuse_graph(gm, options=None, compile_only=False):
+    """Replaces each fusible partition of the ATen graph `gm` by a call of
+    its compiled library; returns the partitions' member nodes' op names
+    (for tests and logs)."""
+    options = options or {}
+    graph = gm.graph
+    fused = []
+    for gemm in list(graph.nodes):
+        if aten.op_name(gemm) not in ("aten.addmm.default",
+                                      "aten.mm.default"):
+            continue
+        if gemm.graph is not graph:
+            continue
+        order = list(graph.nodes)
+        partition = _grow(gemm, order)
+        if partition is None:
+            continue
+        try:
+            compiled = _compile_partition(partition, options, compile_only)
+        except UnsupportedOperationError:
+            continue  # Left to PyTorch.
+        fused.append([aten.op_name(n) for n in partition.members])
+        if compiled is None:
+            continue
+        _replace(graph, *compiled, partition.members)
+        for node in reversed(partition.members):
+            if not node.users:
+                graph.erase_node(node)
+    legalize_graph(gm)
+    graph.lint()
+    gm.recompile()
+    return fused
+
+
+# The partitions fused by the last compile in this process, for tests.
+last_fused = []
+
+
+def _forward_compiler(options, gm, example_inputs):
+    global last_fused
+    last_fused = fuse_graph(gm, options,
+                            compile_only=options.get("compile_only", False))
+    return make_boxed_func(gm.forward)
+
+
+def _backward_compiler(gm, example_inputs):
+    return make_boxed_func(gm.forward)
+
+
+@register_backend(name="fusion")
+def fusion_backend(gm, example_inputs, options=None, mode=None):
+    """The dynamo backend registered as "fusion"."""
+    if mode not in (None, "default"):
+        raise UnsupportedOperationError(
+            f"torch.compile mode {mode!r} with backend 'fusion': capture the "
+            f"compiled model in a CUDA graph (torch.cuda.graph) instead")
+    options = dict(options or {})
+    unknown = set(options) - set(_OPTIONS) - {"compile_only"}
+    if unknown:
+        raise UnsupportedOperationError(
+            f"unknown fusion backend options {sorted(unknown)} (known: "
+            f"{', '.join(_OPTIONS)}, compile_only)")
+    return aot_autograd(
+        fw_compiler=functools.partial(_forward_compiler, options),
+        bw_compiler=_backward_compiler,
+        decompositions=core_aten_decompositions())(gm, example_inputs)

@@ -1,0 +1,222 @@
+"""Whole modules through torch.export: an nn.Module's forward, decomposed to
+core ATen, as one fusion program, and how its arguments and results bind to
+the module (parameters, buffers, inputs, outputs, running statistics).
+
+Inputs of rank >= 2 are accepted with the linear over the last dimension:
+the leading dimensions flatten into the batch (as in transformer MLPs) and
+the outputs take them back.
+"""
+import dataclasses
+
+import torch
+import torch.nn as nn
+from torch.export.graph_signature import InputKind, OutputKind
+
+from .aten import Importer, op_name, where
+from .errors import UnsupportedOperationError
+
+_VIEWS = {"aten.view.default", "aten._unsafe_view.default",
+          "aten.reshape.default"}
+
+
+@dataclasses.dataclass
+class Argument:
+    """A function argument: a forward input (`index`) or a parameter or
+    buffer of the module (`name`, its qualified name)."""
+    kind: str  # "input", "parameter" or "buffer"
+    index: int = -1
+    name: str = ""
+
+
+@dataclasses.dataclass
+class Result:
+    """A function result: a forward output (`index`), or the updated running
+    mean/variance of the batch norm `name`."""
+    kind: str  # "output", "running_mean" or "running_var"
+    index: int = -1
+    name: str = ""
+
+
+@dataclasses.dataclass
+class ImportedFunction:
+    name: str
+    program: object  # Program
+    arguments: list  # Argument
+    results: list  # Result
+    output_structure: str  # forward returns a "tensor", a "tuple" or a "list"
+    batch_statistics: list  # batch norms normalizing with batch statistics
+    # What the backward pass recomputes through PyTorch: the decomposed
+    # graph, and its placeholders as Arguments.
+    output_ranks: list = None  # rank > 2: the inputs' leading dimensions
+    graph_module: object = None
+    graph_arguments: list = None
+
+
+def _modes(module):
+    return {m: m.training for m in module.modules()}
+
+
+def _export(module, example_inputs, training):
+    """The core-ATen exported program of `module` in train or eval mode; the
+    module's own modes are left as they were."""
+    modes = _modes(module)
+    module.train(training)
+    try:
+        # The leading dimensions stay symbolic, so that the graph (which the
+        # backward pass recomputes) runs at any batch size.
+        dynamic = tuple({d: torch.export.Dim.AUTO for d in range(x.dim() - 1)}
+                        for x in example_inputs)
+        return torch.export.export(module, tuple(example_inputs),
+                                   dynamic_shapes=dynamic).run_decompositions()
+    except UnsupportedOperationError:
+        raise
+    except Exception as error:  # noqa: BLE001 (torch raises many kinds)
+        raise UnsupportedOperationError(
+            f"the forward of {type(module).__name__} cannot be exported by "
+            f"torch.export, which fusion needs: "
+            f"{str(error).strip().splitlines()[0]}") from None
+    finally:
+        for m, mode in modes.items():
+            m.training = mode
+
+
+def _flattened_input(node):
+    """The [batch, features] view of a user input of rank > 2: its users
+    must all flatten its leading dimensions (they become one)."""
+    shape = node.meta["val"].shape
+    # Shape queries (of a symbolic batch) read no data.
+    users = [u for u in node.users if op_name(u) != "aten.sym_size.int"]
+    for user in users:
+        if op_name(user) not in _VIEWS or user.meta["val"].dim() != 2 or \
+                user.meta["val"].shape[1] != shape[-1]:
+            raise UnsupportedOperationError(
+                f"input {node.name} has shape {tuple(shape)}: fusion "
+                f"flattens the leading dimensions of inputs of rank > 2 into "
+                f"the batch, and needs them used as [batch, {shape[-1]}] "
+                f"only, not by {op_name(user)} ({where(user)})")
+    for user in users[1:]:
+        user.replace_all_uses_with(users[0])
+        node.graph.erase_node(user)
+    return users[0]
+
+
+def import_module(module, example_inputs, *, training, name="forward"):
+    """The fusion program of `module`'s forward, batch norms in training
+    mode if `training` (else inference, where they use running
+    statistics), and how its arguments and results map to the module."""
+    for index, example in enumerate(example_inputs):
+        if not isinstance(example, torch.Tensor) or example.dim() < 2:
+            raise UnsupportedOperationError(
+                f"input {index} must be a tensor of rank >= 2 "
+                f"[..., features], got "
+                f"{tuple(example.shape) if isinstance(example, torch.Tensor) else type(example).__name__}")
+    for qualified, sub in module.named_modules():
+        if isinstance(sub, nn.modules.batchnorm._BatchNorm) and \
+                sub.momentum is None and (training or
+                                          sub.running_mean is None):
+            raise UnsupportedOperationError(
+                f"batch norm {qualified} has momentum=None (a cumulative "
+                f"average of the batches), which fusion does not compute")
+    ep = _export(module, example_inputs, training)
+    graph = ep.graph
+    output_node = graph.output_node()
+    outputs, results = [], []
+    structure = "tensor"
+    user_outputs = []
+    for spec, value in zip(ep.graph_signature.output_specs,
+                           output_node.args[0]):
+        if spec.kind == OutputKind.USER_OUTPUT:
+            user_outputs.append(value)
+        elif spec.kind == OutputKind.BUFFER_MUTATION:
+            bn, _, stat = spec.target.rpartition(".")
+            if stat == "num_batches_tracked":
+                continue  # CompiledModule counts the batches itself.
+            if stat not in ("running_mean", "running_var"):
+                raise UnsupportedOperationError(
+                    f"the forward of {type(module).__name__} updates buffer "
+                    f"{spec.target}, which fusion does not compute")
+            results.append(Result(stat, name=bn))
+            outputs.append(value)
+        else:
+            raise UnsupportedOperationError(
+                f"the forward of {type(module).__name__} has a "
+                f"{spec.kind.name} output, which fusion does not compute")
+    output_ranks = []
+    leading = [str(d) for d in next(
+        n for n in graph.nodes if n.op == "placeholder" and
+        n.name == ep.graph_signature.user_inputs[0]).meta["val"].shape[:-1]]
+    for index, value in enumerate(user_outputs):
+        meta = value.meta.get("val") if isinstance(value, torch.fx.Node) \
+            else None
+        if meta is None or meta.dim() < 2 or \
+                [str(d) for d in meta.shape[:-1]] != leading:
+            raise UnsupportedOperationError(
+                f"output {index} of {type(module).__name__} has shape "
+                f"{tuple(meta.shape) if meta is not None else None}; fusion "
+                f"computes outputs of the inputs' leading dimensions "
+                f"{tuple(example_inputs[0].shape[:-1])} and its features")
+        output_ranks.append(meta.dim())
+        results.insert(index, Result("output", index=index))
+        outputs.insert(index, value)
+    spec = ep.call_spec.out_spec
+    if spec is not None and spec.type in (tuple, list):
+        structure = spec.type.__name__
+    # The nodes the results need (the batch counters' updates are not).
+    needed, stack = set(), list(outputs)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, torch.fx.Node) and node not in needed:
+            needed.add(node)
+            stack += node.all_input_nodes
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    graph_arguments, inputs = [], []
+    for spec, node in zip(ep.graph_signature.input_specs, placeholders):
+        if spec.kind == InputKind.USER_INPUT:
+            argument = Argument("input", index=len(
+                [a for a in graph_arguments if a.kind == "input"]))
+        elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER):
+            argument = Argument("parameter" if spec.kind ==
+                                InputKind.PARAMETER else "buffer",
+                                name=spec.target)
+        else:
+            raise UnsupportedOperationError(
+                f"the forward of {type(module).__name__} reads {spec.kind.name}"
+                f" {spec.target}, which fusion cannot bind")
+        graph_arguments.append(argument)
+        if not any(user in needed for user in node.users):
+            continue
+        if argument.kind == "input" and node.meta["val"].dim() > 2:
+            view = _flattened_input(node)
+            inputs.append((argument, view))
+        else:
+            inputs.append((argument, node))
+
+    used = {node for _, node in inputs}
+    nodes = [n for n in graph.nodes if n.op == "call_function" and
+             n in needed and n not in used]
+    program = Importer(nodes, [node for _, node in inputs], outputs).run()
+    batch_statistics = [
+        _batch_norm_name(n) for n in nodes
+        if op_name(n).startswith("aten._native_batch_norm_legit") and
+        "no_training" not in op_name(n)]
+    for name in batch_statistics:
+        if batch_statistics.count(name) > 1:
+            # PyTorch counts each application in num_batches_tracked.
+            raise UnsupportedOperationError(
+                f"batch norm {name} is applied more than once in training "
+                f"mode, which fusion does not compute")
+    return ImportedFunction(name, program, [a for a, _ in inputs], results,
+                            structure, batch_statistics, output_ranks,
+                            ep.graph_module,
+                            graph_arguments)
+
+
+def _batch_norm_name(node):
+    """The qualified name of the batch norm module that made `node`."""
+    stack = list((node.meta.get("nn_module_stack") or {}).values())
+    return stack[-1][0] if stack else node.name
+
+
+def has_batch_norm(module):
+    return any(isinstance(m, nn.modules.batchnorm._BatchNorm)
+               for m in module.modules())

@@ -1,0 +1,208 @@
+"""Programs: what the importer makes of a model or a graph partition, before
+it is IR.
+
+A Program is plain data (JSON): its arguments' shapes and element types, its
+ops (linear, elementwise with the expression of its scalar function,
+batch_norm) on numbered values, and its results. Being plain data, it is
+- the key of the compiled-library cache (without source locations), and
+- what a saved module's library is checked against when it is loaded,
+neither of which needs the compiler. `build` turns programs into a fusion
+module through the native extension's op builders.
+"""
+import hashlib
+import json
+
+
+class Program:
+    def __init__(self, data=None):
+        self.data = data or {"arguments": [], "ops": [], "results": []}
+        self._count = sum(len(op.get("results", [1]))
+                          for op in self.data["ops"]) + \
+            len(self.data["arguments"])
+
+    def _value(self):
+        self._count += 1
+        return self._count - 1
+
+    def _op(self, record, location, results=1):
+        if location is not None:
+            record["loc"] = [location[0], location[1]]
+        ids = [self._value() for _ in range(results)]
+        record["results"] = ids
+        self.data["ops"].append(record)
+        return ids[0] if results == 1 else ids
+
+    def argument(self, shape, element):
+        self.data["arguments"].append({"shape": list(shape),
+                                       "dtype": element})
+        return self._value()
+
+    def linear(self, x, weight, bias, location):
+        return self._op({"op": "linear", "operands": [x, weight, bias]},
+                        location)
+
+    def elementwise(self, root, expr, location):
+        body, columns = _serialize(expr)
+        return self._op({"op": "elementwise", "operands": [root] + columns,
+                         "body": body}, location)
+
+    def batch_norm(self, x, *, training, epsilon, momentum, weight, bias,
+                   running_mean, running_var, location):
+        updates = training and running_mean is not None
+        results = self._op(
+            {"op": "batch_norm",
+             "operands": [x, weight, bias, running_mean, running_var],
+             "training": training, "epsilon": epsilon, "momentum": momentum},
+            location, results=3 if updates else 1)
+        return results if updates else [results]
+
+    def result(self, value):
+        self.data["results"].append(value)
+
+    @property
+    def arguments(self):
+        return self.data["arguments"]
+
+    @property
+    def results(self):
+        return self.data["results"]
+
+    def without_locations(self):
+        ops = [{k: v for k, v in op.items() if k != "loc"}
+               for op in self.data["ops"]]
+        return dict(self.data, ops=ops)
+
+    def fingerprint(self):
+        """What identifies the computation: the program without where in the
+        model's source it came from."""
+        return json.dumps(self.without_locations(), sort_keys=True)
+
+
+def _serialize(expr):
+    """The expression DAG as a list of nodes, operands first; an operand is
+    {"ref": i} (an earlier node), a number, a string or None. Returns it and
+    the column vectors it reads, in order (its region's arguments)."""
+    nodes, index, columns = [], {}, []
+
+    def visit(e):
+        if id(e) in index:
+            return {"ref": index[id(e)]}
+        if e.fn == "column":
+            if e.args[0] not in columns:
+                columns.append(e.args[0])
+            node = {"fn": "column", "index": columns.index(e.args[0])}
+        else:
+            node = {"fn": e.fn,
+                    "args": [visit(a) if hasattr(a, "fn") else a
+                             for a in e.args],
+                    "kwargs": {k: visit(v) if hasattr(v, "fn") else v
+                               for k, v in e.kwargs}}
+        index[id(e)] = len(nodes)
+        nodes.append(node)
+        return {"ref": index[id(e)]}
+
+    visit(expr)
+    return nodes, columns
+
+
+class ScalarBuilder:
+    """Arithmetic on the scalars of the native builder, with Python numbers
+    as f32 constants, for the ELEMENTWISE table's formulas."""
+
+    def __init__(self, native):
+        self.native = native
+
+    def value(self, v):
+        return self.native.constant(float(v)) if isinstance(v, (int, float)) \
+            else v
+
+    def op(self, name, *operands):
+        return self.native.op(name, [self.value(v) for v in operands])
+
+    def cmp(self, predicate, a, b):
+        return self.native.op("arith.cmpf", [self.value(a), self.value(b)],
+                              predicate=predicate)
+
+    def select(self, condition, a, b):
+        return self.op("arith.select", condition, a, b)
+
+    def add(self, a, b):
+        return self.op("arith.addf", a, b)
+
+    def sub(self, a, b):
+        return self.op("arith.subf", a, b)
+
+    def mul(self, a, b):
+        return self.op("arith.mulf", a, b)
+
+    def div(self, a, b):
+        return self.op("arith.divf", a, b)
+
+    def neg(self, a):
+        return self.op("arith.negf", a)
+
+
+def _replay(body, native, x, columns):
+    """Emits a serialized expression's scalar ops; returns its value."""
+    from .aten import ELEMENTWISE
+    s = ScalarBuilder(native)
+    values = []
+
+    def operand(a):
+        return values[a["ref"]] if isinstance(a, dict) else a
+
+    for node in body:
+        if node["fn"] == "x":
+            values.append(x)
+        elif node["fn"] == "column":
+            values.append(columns[node["index"]])
+        else:
+            values.append(ELEMENTWISE[node["fn"]](
+                s, *[operand(a) for a in node["args"]],
+                **{k: operand(v) for k, v in node["kwargs"].items()}))
+    return s.value(values[-1])
+
+
+def build(programs):
+    """A fusion module holding each program of `programs` ({name: Program})
+    as a function, built with the native extension's op builders."""
+    from . import _fusion
+
+    module = _fusion.Module.create(_fusion.Context(), "model")
+    for name, program in programs.items():
+        f = module.add_function(name)
+        values = [f.argument(a["shape"], a["dtype"])
+                  for a in program.arguments]
+
+        def get(i):
+            return None if i is None else values[i]
+
+        for op in program.data["ops"]:
+            loc = tuple(op["loc"]) if "loc" in op else None
+            operands = [get(i) for i in op["operands"]]
+            if op["op"] == "linear":
+                values.append(f.linear(*operands, loc=loc))
+            elif op["op"] == "elementwise":
+                body = op["body"]
+                values.append(f.elementwise(
+                    operands[0], operands[1:],
+                    lambda native, x, cols, body=body:
+                        _replay(body, native, x, cols), loc=loc))
+            elif op["op"] == "batch_norm":
+                x, weight, bias, mean, var = operands
+                values.extend(f.batch_norm(
+                    x, training=op["training"], epsilon=op["epsilon"],
+                    momentum=op["momentum"], weight=weight, bias=bias,
+                    running_mean=mean, running_var=var, loc=loc))
+        f.finish([values[i] for i in program.results])
+    return module
+
+
+def cache_key(programs, options, compiler_id):
+    """The compiled library's identity: the computation, the compile options
+    and the compiler."""
+    text = json.dumps({"programs": {n: p.without_locations()
+                                    for n, p in programs.items()},
+                       "options": options, "compiler": compiler_id},
+                      sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]

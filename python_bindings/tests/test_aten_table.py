@@ -1,0 +1,91 @@
+"""Every op of the importer's table, compiled for the CPU target after a
+linear layer, against PyTorch in float64 (relative error <= 1e-5)."""
+import pytest
+import torch
+import torch.nn as nn
+
+import fusion
+from fusion.aten import ELEMENTWISE
+
+aten = torch.ops.aten
+
+# name -> f(y, column vector) applying the op, in ATen form, to the linear
+# output y; comparisons select between two values. Negative constants and
+# the per-column vector are included.
+SAMPLES = {
+    "aten.relu.default": lambda y, v: aten.relu(y),
+    "aten.leaky_relu.default": lambda y, v: aten.leaky_relu(y, -0.3),
+    "aten.gelu.default": lambda y, v: aten.gelu(y),
+    "aten.sigmoid.default": lambda y, v: aten.sigmoid(y),
+    "aten.silu.default": lambda y, v: aten.silu(y),
+    "aten.tanh.default": lambda y, v: aten.tanh(y),
+    "aten.hardtanh.default": lambda y, v: aten.hardtanh(y, -0.5, 0.75),
+    "aten.elu.default": lambda y, v: aten.elu(y, 1.5, 1.1, 0.9),
+    "aten.exp.default": lambda y, v: aten.exp(y),
+    "aten.expm1.default": lambda y, v: aten.expm1(y),
+    "aten.log.default": lambda y, v: aten.log(aten.abs(y) + 0.5),
+    "aten.log1p.default": lambda y, v: aten.log1p(aten.abs(y)),
+    "aten.erf.default": lambda y, v: aten.erf(y),
+    "aten.sqrt.default": lambda y, v: aten.sqrt(aten.abs(y)),
+    "aten.rsqrt.default": lambda y, v: aten.rsqrt(aten.abs(y) + 0.5),
+    "aten.abs.default": lambda y, v: aten.abs(y),
+    "aten.neg.default": lambda y, v: aten.neg(y),
+    "aten.reciprocal.default": lambda y, v: aten.reciprocal(aten.abs(y) + 1),
+    "aten.pow.Tensor_Scalar": lambda y, v: aten.pow(y, 2) + aten.pow(y, 3) +
+        aten.pow(aten.abs(y) + 1, -0.5) + aten.pow(aten.abs(y) + 1, 1.7),
+    "aten.clamp.default": lambda y, v: aten.clamp(y, -0.25, 0.5),
+    "aten.clamp_min.default": lambda y, v: aten.clamp_min(y, -0.25),
+    "aten.clamp_max.default": lambda y, v: aten.clamp_max(y, 0.25),
+    "aten.add.Tensor": lambda y, v: aten.add(y, v, alpha=-2) + y,
+    "aten.add.Scalar": lambda y, v: aten.add(y, -1.5),
+    "aten.sub.Tensor": lambda y, v: aten.sub(v, y, alpha=3),
+    "aten.sub.Scalar": lambda y, v: aten.sub(y, 2.5),
+    "aten.rsub.Scalar": lambda y, v: aten.rsub(y, 2.5),
+    "aten.mul.Tensor": lambda y, v: aten.mul(y, v) * y,
+    "aten.mul.Scalar": lambda y, v: aten.mul(y, -3.0),
+    "aten.div.Tensor": lambda y, v: aten.div(y, v),
+    "aten.div.Scalar": lambda y, v: aten.div(y, -7.0),
+    "aten.div.Tensor_mode": lambda y, v: aten.div(y, v, rounding_mode=None),
+    "aten.maximum.default": lambda y, v: aten.maximum(y, v),
+    "aten.minimum.default": lambda y, v: aten.minimum(y, v),
+    "aten.where.self": lambda y, v: aten.where(aten.gt(y, v), y, v),
+    "aten.gt.Scalar": lambda y, v: aten.where(aten.gt(y, 0.1), y, -y),
+    "aten.gt.Tensor": lambda y, v: aten.where(aten.gt(y, v), y, -y),
+    "aten.ge.Scalar": lambda y, v: aten.where(aten.ge(y, 0.1), y, -y),
+    "aten.ge.Tensor": lambda y, v: aten.where(aten.ge(y, v), y, -y),
+    "aten.lt.Scalar": lambda y, v: aten.where(aten.lt(y, 0.1), y, -y),
+    "aten.lt.Tensor": lambda y, v: aten.where(aten.lt(y, v), y, -y),
+    "aten.le.Scalar": lambda y, v: aten.where(aten.le(y, 0.1), y, -y),
+    "aten.le.Tensor": lambda y, v: aten.where(aten.le(y, v), y, -y),
+    "aten.eq.Scalar": lambda y, v: aten.where(aten.eq(y, 0.0), v, y),
+    "aten.eq.Tensor": lambda y, v: aten.where(aten.eq(y, y), v, y),
+    "aten.ne.Scalar": lambda y, v: aten.where(aten.ne(y, 0.0), y, v),
+    "aten.ne.Tensor": lambda y, v: aten.where(aten.ne(y, v), y, v),
+}
+
+
+def test_every_table_op_has_a_sample():
+    assert set(SAMPLES) == set(ELEMENTWISE)
+
+
+class Apply(nn.Module):
+    def __init__(self, name):
+        super().__init__()
+        self.linear = nn.Linear(19, 13)
+        self.vector = nn.Parameter(torch.randn(13))
+        self.name = name
+
+    def forward(self, x):
+        return SAMPLES[self.name](self.linear(x), self.vector)
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_table_op_on_cpu_against_float64(name):
+    model = Apply(name)
+    x = torch.randn(11, 19)
+    compiled = fusion.compile(model, (x,), target="cpu")
+    with torch.no_grad():
+        out = compiled(x)
+        reference = model.double()(x.double())
+    error = (out.double() - reference).norm() / reference.norm()
+    assert error <= 1e-5, f"{name}: relative error {error:.3g}"

@@ -1,0 +1,182 @@
+"""torch.compile(model, backend="fusion"): partitioning, the fallback to
+PyTorch, the dynamic batch, the disk cache across processes, train/eval
+modes with running statistics, gradients against eager, rank-3 inputs and
+CUDA-graph capture."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import fusion
+import fusion.dynamo
+
+from conftest import LinearScaleBatchNorm
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo(tmp_path, monkeypatch):
+    monkeypatch.setenv("FUSION_CACHE_DIR", str(tmp_path / "cache"))
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def relative_error(out, reference):
+    return ((out.double() - reference.double()).norm() /
+            reference.double().norm()).item()
+
+
+class Mixed(nn.Module):
+    """Two fusible chains around an op fusion does not compute."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Linear(24, 20)
+        self.second = nn.Linear(20, 12)
+        self.scale = nn.Parameter(torch.randn(12))
+
+    def forward(self, x):
+        h = F.gelu(self.first(x) * -0.5)
+        h = torch.cumsum(h, dim=1)  # not fusible: stays with PyTorch
+        return F.silu(self.second(h) * self.scale + 1.0)
+
+
+def test_mixed_model_runs_with_its_chains_fused():
+    model = Mixed()
+    compiled = torch.compile(model, backend="fusion")
+    x = torch.randn(9, 24)
+    with torch.no_grad():
+        out = compiled(x)
+        reference = model.double()(x.double())
+    assert relative_error(out, reference) <= 1e-5
+    fused = fusion.dynamo.last_fused
+    assert len(fused) == 2
+    assert fused[0][:2] == ["aten.permute.default", "aten.addmm.default"]
+    assert "aten.gelu.default" in fused[0]
+    assert "aten.cumsum.default" not in sum(fused, [])
+    assert "aten.sigmoid.default" in fused[1] or "aten.silu.default" in \
+        fused[1]
+
+
+def test_dynamic_batch():
+    model = Mixed()
+    compiled = torch.compile(model, backend="fusion", dynamic=True)
+    with torch.no_grad():
+        for batch in (5, 17, 3):
+            x = torch.randn(batch, 24)
+            assert relative_error(compiled(x),
+                                  model.double()(x.double())) <= 1e-5
+            model.float()
+
+
+def test_unfusible_model_runs_unchanged():
+    model = nn.Sequential(nn.Linear(8, 8), nn.Softmax(dim=0))
+    compiled = torch.compile(model, backend="fusion")
+    x = torch.randn(4, 8)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x))
+    assert fusion.dynamo.last_fused == []
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_modes_and_running_statistics(training):
+    model = LinearScaleBatchNorm(16, 10, momentum=0.3).train(training)
+    twin = LinearScaleBatchNorm(16, 10, momentum=0.3).train(training)
+    twin.load_state_dict(model.state_dict())
+    compiled = torch.compile(model, backend="fusion")
+    with torch.no_grad():
+        for _ in range(2):
+            x = torch.randn(7, 16)
+            assert relative_error(compiled(x), twin(x)) <= 1e-5
+    for name in ("running_mean", "running_var"):
+        assert relative_error(getattr(model.bn, name),
+                              getattr(twin.bn, name)) <= 1e-5
+    assert model.bn.num_batches_tracked == twin.bn.num_batches_tracked
+    assert any("aten._native_batch_norm_legit" in op
+               for op in sum(fusion.dynamo.last_fused, []))
+
+
+def test_training_step_gradients_match_eager():
+    model = Mixed()
+    twin = Mixed()
+    twin.load_state_dict(model.state_dict())
+    compiled = torch.compile(model, backend="fusion")
+    x = torch.randn(6, 24, requires_grad=True)
+    x_twin = x.detach().clone().requires_grad_()
+    compiled(x).square().sum().backward()
+    twin(x_twin).square().sum().backward()
+    assert relative_error(x.grad, x_twin.grad) <= 1e-5
+    for (name, p), q in zip(model.named_parameters(), twin.parameters()):
+        assert p.grad is not None, name
+        assert relative_error(p.grad, q.grad) <= 1e-5, name
+
+
+def test_rank_3_inputs():
+    model = nn.Sequential(nn.Linear(16, 12), nn.GELU(approximate="tanh"))
+    compiled = torch.compile(model, backend="fusion")
+    x = torch.randn(2, 5, 16)
+    with torch.no_grad():
+        assert relative_error(compiled(x), model.double()(x.double())) \
+            <= 1e-5
+    assert len(fusion.dynamo.last_fused) == 1
+
+
+def test_unknown_option_is_refused():
+    compiled = torch.compile(nn.Linear(4, 4), backend="fusion",
+                             options={"tiles": "64x64"})
+    with pytest.raises(Exception, match="unknown fusion backend options"):
+        compiled(torch.randn(2, 4))
+
+
+def test_cache_hit_in_a_second_process(tmp_path):
+    """The second process finds the library in the disk cache: it runs with
+    the compiler made unavailable."""
+    script = textwrap.dedent("""
+        import sys, torch, torch.nn as nn, torch.nn.functional as F
+        import fusion, fusion.program
+        if sys.argv[1] == "without-compiler":
+            def refuse(programs):
+                raise RuntimeError("compiled again")
+            fusion.program.build = refuse
+            import fusion.cache
+            fusion.cache.build = refuse
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 6), nn.Hardswish())
+        with torch.no_grad():
+            out = torch.compile(model, backend="fusion")(torch.randn(3, 8))
+        assert len(fusion.dynamo.last_fused) == 1, fusion.dynamo.last_fused
+        print("ok")
+    """)
+    env = dict(os.environ, FUSION_CACHE_DIR=str(tmp_path / "shared"))
+    for mode in ("with-compiler", "without-compiler"):
+        result = subprocess.run([sys.executable, "-c", script, mode],
+                                env=env, capture_output=True, text=True,
+                                timeout=300)
+        assert result.returncode == 0 and "ok" in result.stdout, \
+            result.stderr[-2000:]
+    assert len(list((tmp_path / "shared").iterdir())) == 1
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_cuda_graph_capture():
+    model = nn.Sequential(nn.Linear(64, 48), nn.GELU()).cuda()
+    compiled = torch.compile(model, backend="fusion")
+    x = torch.randn(32, 64, device="cuda")
+    with torch.no_grad():
+        reference = model.double()(x.double())
+        model.float()
+        compiled(x)  # compiles outside the capture
+        graph = torch.cuda.CUDAGraph()
+        out = torch.full((32, 48), float("nan"), device="cuda")
+        with torch.cuda.graph(graph):
+            out.copy_(compiled(x))
+        x.copy_(torch.randn(32, 64, device="cuda"))
+        graph.replay()
+        reference = model.double()(x.double())
+    torch.cuda.synchronize()
+    assert relative_error(out, reference) <= 1e-5

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""The PyTorch front end on the GPU: workloads A and B and a
+transformer-style MLP block through torch.compile(backend="fusion") and
+fusion.compile, against eager, torch.compile (inductor) and the bare library
+call; host overhead per call at tiny shapes; CUDA-graph capture.
+
+    frontend_bench.py prepare   (build machine: compiler, no GPU) fills the
+        library cache ($FUSION_CACHE_DIR) for sm_90 with every library the
+        run needs;
+    frontend_bench.py run       (GPU machine, no compiler) checks and times
+        everything and prints the tables last.
+"""
+import ctypes
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import fusion
+import fusion.dynamo
+
+TARGET = "sm_90"
+
+
+class WorkloadA(nn.Module):
+    def __init__(self, k, n):
+        super().__init__()
+        self.linear = nn.Linear(k, n)
+
+    def forward(self, x):
+        return F.leaky_relu(self.linear(x) * 2.0, 0.1)
+
+
+class WorkloadB(nn.Module):
+    def __init__(self, k, n):
+        super().__init__()
+        self.linear = nn.Linear(k, n)
+        self.scale = nn.Parameter(torch.rand(n) * 3 - 1.5)
+        self.bn = nn.BatchNorm1d(n)
+
+    def forward(self, x):
+        return self.bn(self.linear(x) * self.scale)
+
+
+class MLPBlock(nn.Module):
+    """LayerNorm -> linear -> GELU -> linear -> residual."""
+
+    def __init__(self, d, hidden):
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.up = nn.Linear(d, hidden)
+        self.down = nn.Linear(hidden, d)
+
+    def forward(self, x):
+        return x + self.down(F.gelu(self.up(self.norm(x))))
+
+
+def workloads():
+    """(name, model factory, input shape, whole-module AOT possible)."""
+    return [("A 1024x8192x8192", lambda: WorkloadA(8192, 8192),
+             (1024, 8192), True),
+            ("B 16384x4096x4096 train", lambda: WorkloadB(4096, 4096),
+             (16384, 4096), True),
+            ("MLP 8x512x1024>4096", lambda: MLPBlock(1024, 4096),
+             (8, 512, 1024), False)]
+
+
+# (name, model dtype, fusion precision option, eager allows tf32)
+PRECISIONS = [("fp32", torch.float32, "", False),
+              ("tf32", torch.float32, "tf32", True),
+              ("bf16", torch.bfloat16, "", False)]
+
+
+def options(precision, **extra):
+    return dict({"target": TARGET, "precision": precision}, **extra)
+
+
+def prepare():
+    """Compiles (into the cache) what `run` loads, on CPU tensors of the
+    same shapes and dtypes: the graphs do not depend on the device."""
+    graph_case = ("graph", lambda: WorkloadB(256, 192).eval(), (100, 256),
+                  False)
+    for name, make, shape, aot in workloads() + [tiny(), graph_case]:
+        for pname, dtype, precision, _ in PRECISIONS:
+            torch.manual_seed(0)
+            model = make().to(dtype)
+            x = torch.randn(*([2, 3] if len(shape) == 3 else [4]), shape[-1],
+                            dtype=dtype)
+            torch._dynamo.reset()
+            with torch.no_grad():
+                torch.compile(model, backend="fusion", options=options(
+                    precision, compile_only=True))(x)
+            if aot:
+                fusion.compile(model, (x,), target=TARGET,
+                               precision=precision or None)
+            print(f"prepared {name} {pname}: {fusion.dynamo.last_fused}",
+                  flush=True)
+
+
+def tiny():
+    return ("tiny 8x64x64", lambda: WorkloadA(64, 64), (8, 64), True)
+
+
+def timed(fn, warmup=3, iters=10):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def relative_error(out, reference):
+    return ((out.double() - reference).norm() / reference.norm()).item()
+
+
+BOUNDS = {"fp32": 1e-5, "tf32": 5e-3, "bf16": 2e-2}
+
+
+def bare_call(compiled, inputs):
+    """The library's entry point through ctypes with everything prepared:
+    the floor of any Python front end."""
+    library = compiled._library
+    entry = compiled._entries[compiled._mode()]
+    tensors = compiled._arguments(entry, inputs)
+    spec = library.entries[entry.name]
+    batch = inputs[0].shape[0]
+    outputs = [torch.empty([batch if d is None else d for d in o["shape"]],
+                           dtype=tensors[0].dtype, device="cuda")
+               for o in spec["outputs"]]
+    function = library._function(entry.name)
+    stream = torch.cuda.current_stream().cuda_stream
+    args = [ctypes.c_void_p(stream)] + \
+        ([ctypes.c_int64(batch)] if spec["batch"] else []) + \
+        [ctypes.c_void_p(t.data_ptr()) for t in tensors + outputs]
+    return lambda: function(*args)
+
+
+def run():
+    rows, failures = [], []
+    device = torch.cuda.get_device_name()
+    for name, make, shape, aot in workloads():
+        for pname, dtype, precision, allow_tf32 in PRECISIONS:
+            torch.backends.cuda.matmul.allow_tf32 = allow_tf32
+            torch.manual_seed(0)
+            model = make().to(dtype).cuda()
+            reference_model = make().double().cuda()
+            reference_model.load_state_dict(model.state_dict())
+            x = torch.randn(*shape, device="cuda", dtype=dtype)
+            torch._dynamo.reset()
+            with torch.no_grad():
+                reference = reference_model(x.double())
+                eager = lambda: model(x)
+                dynamo = torch.compile(model, backend="fusion",
+                                       options=options(precision))
+                out = dynamo(x)
+                fused = fusion.dynamo.last_fused
+                error = relative_error(out, reference)
+                ok = error <= BOUNDS[pname] and len(fused) >= 1
+                times = {"eager": timed(eager),
+                         "fusion dynamo": timed(lambda: dynamo(x))}
+                if aot:
+                    compiled = fusion.compile(model, (x,), target=TARGET,
+                                              precision=precision or None)
+                    aot_error = relative_error(compiled(x), reference)
+                    ok = ok and aot_error <= BOUNDS[pname]
+                    times["fusion.compile"] = timed(lambda: compiled(x))
+                    times["bare library"] = timed(bare_call(compiled, (x,)))
+                torch._dynamo.reset()
+                inductor = torch.compile(model)
+                inductor(x)
+                times["torch.compile"] = timed(lambda: inductor(x))
+            rows.append((name, pname, error, ok, times, len(fused)))
+            if not ok:
+                failures.append(f"{name} {pname}: error {error:.3g}, "
+                                f"fused {fused}")
+            print(name, pname, f"{error:.2e}", times, flush=True)
+    overhead = host_overhead()
+    graph_ok = cuda_graph_capture()
+    print(f"\n## Front end, {device}, torch {torch.__version__}")
+    print("| workload | precision | rel. err | eager ms | torch.compile ms "
+          "| fusion dynamo ms | fusion.compile ms | bare library ms | "
+          "dynamo/bare | vs eager | vs torch.compile |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, pname, error, ok, t, _ in rows:
+        bare = t.get("bare library")
+        print(f"| {name} | {pname} | {error:.1e}{'' if ok else ' FAIL'} | "
+              f"{t['eager']:.3f} | {t['torch.compile']:.3f} | "
+              f"{t['fusion dynamo']:.3f} | "
+              f"{t.get('fusion.compile', float('nan')):.3f} | "
+              f"{bare if bare else float('nan'):.3f} | "
+              f"{t['fusion dynamo'] / bare if bare else float('nan'):.3f} | "
+              f"{t['eager'] / t['fusion dynamo']:.2f}x | "
+              f"{t['torch.compile'] / t['fusion dynamo']:.2f}x |")
+    print("\n| host time per call, tiny 8x64x64 (us) | value |")
+    print("|---|---|")
+    for key, value in overhead.items():
+        print(f"| {key} | {value:.2f} |")
+    print(f"\nCUDA graph capture of the torch.compile'd model: "
+          f"{'ok' if graph_ok else 'FAILED'}")
+    print("failures:", failures or "none")
+    return 1 if failures or not graph_ok else 0
+
+
+def host_overhead(calls=3000):
+    """Host time per call (us), measured as the CPU time of many calls at a
+    shape whose kernels take a few microseconds."""
+    name, make, shape, _ = tiny()
+    torch.manual_seed(0)
+    model = make().cuda()
+    x = torch.randn(*shape, device="cuda")
+    results = {}
+    with torch.no_grad():
+        compiled = fusion.compile(model, (x,), target=TARGET)
+        torch._dynamo.reset()
+        dynamo = torch.compile(model, backend="fusion",
+                               options=options(""))
+        dynamo(x)
+        run_bare = bare_call(compiled, (x,))
+        linear = model.linear
+        cases = {"bare C ABI call (ctypes)": run_bare,
+                 "fusion.compile module": lambda: compiled(x),
+                 "torch.compile(backend=fusion)": lambda: dynamo(x),
+                 "eager F.linear alone": lambda: F.linear(x, linear.weight,
+                                                          linear.bias),
+                 "eager model": lambda: model(x)}
+        for case, fn in cases.items():
+            try:
+                for _ in range(50):
+                    fn()
+                torch.cuda.synchronize()
+                start = time.perf_counter()
+                for _ in range(calls):
+                    fn()
+                results[case] = (time.perf_counter() - start) / calls * 1e6
+                torch.cuda.synchronize()
+            except Exception as error:  # noqa: BLE001
+                print(f"{case}: {error}")
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            dynamo(x)
+        start = time.perf_counter()
+        for _ in range(calls):
+            graph.replay()
+        results["CUDA graph replay (same model)"] = \
+            (time.perf_counter() - start) / calls * 1e6
+        torch.cuda.synchronize()
+    return results
+
+
+def cuda_graph_capture():
+    """The torch.compile'd model captured in a CUDA graph, replayed on new
+    inputs, against float64."""
+    torch.manual_seed(0)
+    model = WorkloadB(256, 192).cuda().eval()
+    x = torch.randn(100, 256, device="cuda")
+    with torch.no_grad():
+        torch._dynamo.reset()
+        dynamo = torch.compile(model, backend="fusion",
+                               options=options(""))
+        dynamo(x)
+        out = torch.full((100, 192), float("nan"), device="cuda")
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out.copy_(dynamo(x))
+        x.copy_(torch.randn(100, 256, device="cuda"))
+        graph.replay()
+        torch.cuda.synchronize()
+        reference = model.double()(x.double())
+    error = relative_error(out, reference)
+    print(f"CUDA graph: relative error {error:.2e}")
+    return error <= 1e-5
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "prepare":
+        prepare()
+    else:
+        sys.exit(run())
