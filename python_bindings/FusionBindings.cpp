@@ -2,182 +2,166 @@
 //
 // `fusion._fusion`: an MLIR context with the fusion dialect and everything the
 // compiler uses, modules parsed from text, printed, verified, transformed by
-// pass pipelines, and compiled into libraries as fusion-compile does. MLIR
-// diagnostics become `MLIRError` exceptions carrying their locations.
+// pass pipelines, and compiled into libraries as fusion-compile does; or
+// built op by op (IRBuilders.cpp). MLIR diagnostics become `MLIRError`
+// exceptions carrying their locations.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Bindings.h"
+
 #include "fusion/Compiler/Compiler.h"
-#include "fusion/Dialect/Fusion/IR/FusionAttrs.h"
 #include "fusion/Conversion/Passes.h"
+#include "fusion/Dialect/Fusion/IR/FusionAttrs.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
 #include "fusion/Pipelines/Pipelines.h"
 #include "fusion/Tools/KnownParserCrashes.h"
 
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
-#include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
-
-#include <memory>
-#include <stdexcept>
 
 namespace py = pybind11;
 using namespace mlir;
+using namespace mlir::fusion::python;
 
-namespace {
+Context::Context() {
+  static bool registered = [] {
+    registerAllPasses();
+    fusion::registerFusionTransformsPasses();
+    fusion::registerFusionConversionPasses();
+    fusion::registerFusionPipelines();
+    return true;
+  }();
+  (void)registered;
+  DialectRegistry registry;
+  fusion::registerCompilerDialects(registry);
+  context = std::make_unique<MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+}
 
-/// Thrown with the collected diagnostics; Python sees fusion.MLIRError.
-struct MLIRError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+DiagnosticCollector::DiagnosticCollector(MLIRContext *context)
+    : handler(context, [this](Diagnostic &diagnostic) {
+        record(diagnostic);
+        for (Diagnostic &note : diagnostic.getNotes())
+          record(note);
+        return success();
+      }) {}
 
-struct Context {
-  Context() {
-    static bool registered = [] {
-      registerAllPasses();
-      fusion::registerFusionTransformsPasses();
-      fusion::registerFusionConversionPasses();
-      fusion::registerFusionPipelines();
-      return true;
-    }();
-    (void)registered;
-    DialectRegistry registry;
-    fusion::registerCompilerDialects(registry);
-    context = std::make_unique<MLIRContext>(registry);
-    context->loadAllAvailableDialects();
+void DiagnosticCollector::raise(const std::string &what) {
+  throw MLIRError(text.empty() ? what : what + ":\n" + text);
+}
+
+void DiagnosticCollector::record(Diagnostic &diagnostic) {
+  std::string line;
+  llvm::raw_string_ostream os(line);
+  os << diagnostic.getLocation() << ": ";
+  switch (diagnostic.getSeverity()) {
+  case DiagnosticSeverity::Error:
+    os << "error: ";
+    break;
+  case DiagnosticSeverity::Warning:
+    os << "warning: ";
+    break;
+  case DiagnosticSeverity::Note:
+    os << "note: ";
+    break;
+  case DiagnosticSeverity::Remark:
+    os << "remark: ";
+    break;
   }
-  std::unique_ptr<MLIRContext> context;
-};
+  os << diagnostic.str();
+  text += line + "\n";
+}
 
-/// Collects every diagnostic emitted while it lives, with its location.
-class DiagnosticCollector {
-public:
-  explicit DiagnosticCollector(MLIRContext *context)
-      : handler(context, [this](Diagnostic &diagnostic) {
-          record(diagnostic);
-          for (Diagnostic &note : diagnostic.getNotes())
-            record(note);
-          return success();
-        }) {}
-
-  [[noreturn]] void raise(const std::string &what) {
-    throw MLIRError(text.empty() ? what : what + ":\n" + text);
+std::shared_ptr<Module> Module::parse(std::shared_ptr<Context> context,
+                                      const std::string &source,
+                                      const std::string &name) {
+  DiagnosticCollector diagnostics(context->context.get());
+  if (size_t at = fusion::findDenseIndexArray(source);
+      at != llvm::StringRef::npos) {
+    StringRef before = StringRef(source).take_front(at);
+    unsigned line = before.count('\n') + 1;
+    unsigned column = at - (before.rfind('\n') + 1) + 1;
+    emitError(FileLineColLoc::get(context->context.get(), name, line, column))
+        << "dense arrays of 'index' are not supported (elements must be "
+           "i1 to i64, f32 or f64): MLIR 22's parser crashes on them, so "
+           "the input is refused before parsing (docs/known-issues.md)";
+    diagnostics.raise("cannot parse " + name);
   }
+  ParserConfig config(context->context.get());
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source, config, name);
+  if (!module)
+    diagnostics.raise("cannot parse " + name);
+  auto parsed = std::make_shared<Module>();
+  parsed->context = std::move(context);
+  parsed->module = std::move(module);
+  return parsed;
+}
 
-private:
-  void record(Diagnostic &diagnostic) {
-    std::string line;
-    llvm::raw_string_ostream os(line);
-    os << diagnostic.getLocation() << ": ";
-    switch (diagnostic.getSeverity()) {
-    case DiagnosticSeverity::Error:
-      os << "error: ";
-      break;
-    case DiagnosticSeverity::Warning:
-      os << "warning: ";
-      break;
-    case DiagnosticSeverity::Note:
-      os << "note: ";
-      break;
-    case DiagnosticSeverity::Remark:
-      os << "remark: ";
-      break;
-    }
-    os << diagnostic.str();
-    text += line + "\n";
-  }
-
+std::string Module::str() {
   std::string text;
-  ScopedDiagnosticHandler handler;
-};
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  return text;
+}
 
-struct Module {
-  std::shared_ptr<Context> context;
-  OwningOpRef<ModuleOp> module;
+void Module::verify() {
+  DiagnosticCollector diagnostics(context->context.get());
+  if (failed(mlir::verify(*module)))
+    diagnostics.raise("the module is invalid");
+}
 
-  static Module parse(std::shared_ptr<Context> context,
-                      const std::string &source, const std::string &name) {
-    DiagnosticCollector diagnostics(context->context.get());
-    if (size_t at = fusion::findDenseIndexArray(source);
-        at != llvm::StringRef::npos) {
-      StringRef before = StringRef(source).take_front(at);
-      unsigned line = before.count('\n') + 1;
-      unsigned column = at - (before.rfind('\n') + 1) + 1;
-      emitError(FileLineColLoc::get(context->context.get(), name, line,
-                                    column))
-          << "dense arrays of 'index' are not supported (elements must be "
-             "i1 to i64, f32 or f64): MLIR 22's parser crashes on them, so "
-             "the input is refused before parsing (docs/known-issues.md)";
-      diagnostics.raise("cannot parse " + name);
-    }
-    ParserConfig config(context->context.get());
-    OwningOpRef<ModuleOp> module =
-        parseSourceString<ModuleOp>(source, config, name);
-    if (!module)
-      diagnostics.raise("cannot parse " + name);
-    return Module{std::move(context), std::move(module)};
-  }
+/// `pipeline` is anchored on the module, e.g. 'builtin.module(cse)'.
+void Module::runPipeline(const std::string &pipeline) {
+  DiagnosticCollector diagnostics(context->context.get());
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  FailureOr<OpPassManager> parsed = parsePassPipeline(pipeline, os);
+  if (failed(parsed) || parsed->getOpAnchorName() != "builtin.module")
+    throw MLIRError("invalid pass pipeline '" + pipeline +
+                    "' (expected builtin.module(...)): " + error);
+  // Passes assume valid IR: a function still being built (no terminator
+  // yet, an elementwise body being filled) could crash them.
+  if (failed(mlir::verify(*module)))
+    diagnostics.raise("the module is invalid; pass pipeline '" + pipeline +
+                      "' not run");
+  PassManager pm(context->context.get());
+  static_cast<OpPassManager &>(pm) = *parsed;
+  // Whatever the outcome, the passes may have rewritten what the builders
+  // point into.
+  ++generation;
+  if (failed(pm.run(*module)))
+    diagnostics.raise("pass pipeline '" + pipeline + "' failed");
+}
 
-  std::string str() {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    module->print(os);
-    return text;
-  }
-
-  void verify() {
-    DiagnosticCollector diagnostics(context->context.get());
-    if (failed(mlir::verify(*module)))
-      diagnostics.raise("the module is invalid");
-  }
-
-  /// `pipeline` is anchored on the module, e.g. 'builtin.module(cse)'.
-  void runPipeline(const std::string &pipeline) {
-    DiagnosticCollector diagnostics(context->context.get());
-    std::string error;
-    llvm::raw_string_ostream os(error);
-    FailureOr<OpPassManager> parsed = parsePassPipeline(pipeline, os);
-    if (failed(parsed) || parsed->getOpAnchorName() != "builtin.module")
-      throw MLIRError("invalid pass pipeline '" + pipeline +
-                      "' (expected builtin.module(...)): " + error);
-    PassManager pm(context->context.get());
-    static_cast<OpPassManager &>(pm) = *parsed;
-    if (failed(pm.run(*module)))
-      diagnostics.raise("pass pipeline '" + pipeline + "' failed");
-  }
-
-  /// Compiles a copy: the module itself stays as it is.
-  void compile(const std::string &output, const std::string &target,
-               const std::string &strategy, const std::string &precision,
-               const std::string &emit, const std::string &fp32Math,
-               const std::string &tile) {
-    fusion::CompileOptionText text;
-    text.target = target;
-    text.strategy = strategy;
-    text.precision = precision;
-    text.emit = emit;
-    text.fp32Math = fp32Math;
-    text.tile = tile;
-    std::string error;
-    FailureOr<fusion::CompileOptions> options =
-        fusion::parseCompileOptions(text, error);
-    if (failed(options))
-      throw MLIRError(error);
-    DiagnosticCollector diagnostics(context->context.get());
-    OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
-    if (failed(fusion::compileModule(*copy, *options, output)))
-      diagnostics.raise("compilation failed");
-  }
-};
-
-} // namespace
+/// Compiles a copy: the module itself stays as it is.
+void Module::compile(const std::string &output, const std::string &target,
+                     const std::string &strategy, const std::string &precision,
+                     const std::string &emit, const std::string &fp32Math,
+                     const std::string &tile) {
+  fusion::CompileOptionText text;
+  text.target = target;
+  text.strategy = strategy;
+  text.precision = precision;
+  text.emit = emit;
+  text.fp32Math = fp32Math;
+  text.tile = tile;
+  std::string error;
+  FailureOr<fusion::CompileOptions> options =
+      fusion::parseCompileOptions(text, error);
+  if (failed(options))
+    throw MLIRError(error);
+  DiagnosticCollector diagnostics(context->context.get());
+  OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
+  if (failed(fusion::compileModule(*copy, *options, output)))
+    diagnostics.raise("compilation failed");
+}
 
 PYBIND11_MODULE(_fusion, m) {
   const fusion::CompileOptionText kDefaults;
@@ -193,9 +177,8 @@ PYBIND11_MODULE(_fusion, m) {
       "element_types",
       [] {
         std::vector<std::string> names;
-        for (uint32_t code = 0;
-             std::optional<fusion::ElementType> type =
-                 fusion::symbolizeElementType(code);
+        for (uint32_t code = 0; std::optional<fusion::ElementType> type =
+                                    fusion::symbolizeElementType(code);
              ++code)
           names.push_back(fusion::stringifyElementType(*type).str());
         return names;
@@ -203,7 +186,8 @@ PYBIND11_MODULE(_fusion, m) {
       "The names of the element types fusion computes on, in the order of "
       "their codes in the runtime's C ABI.");
 
-  py::class_<Module>(m, "Module")
+  ModuleClass module(m, "Module");
+  module
       .def_static("parse", &Module::parse, py::arg("context"),
                   py::arg("source"), py::arg("name") = "<string>",
                   "Parses and verifies a module; raises MLIRError.")
@@ -221,4 +205,5 @@ PYBIND11_MODULE(_fusion, m) {
            py::arg("tile") = kDefaults.tile,
            "Compiles as fusion-compile does, writing `output` (and its "
            ".json/.h signature files).");
+  bindIRBuilders(m, module);
 }

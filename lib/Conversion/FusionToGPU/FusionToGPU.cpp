@@ -374,7 +374,9 @@ LogicalResult HostEmitter::checkSupported() {
     if (failed(checkType(type, func.getLoc())))
       return failure();
   WalkResult walk = func.walk([&](Operation *op) {
-    if (op == func || op->getParentOfType<FusedLinearOp>())
+    // Ops nested in a fusion op (an epilogue, an elementwise body) are its
+    // scalar function, which the op's own verifier restricts.
+    if (op == func || op->getParentOp() != func)
       return WalkResult::advance();
     if (auto fused = dyn_cast<FusedLinearOp>(op)) {
       if (getConfig(fused))

@@ -163,3 +163,64 @@ func.func @relu(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
   %1 = fusion.relu %0 : tensor<?x4xf32>
   return %1 : tensor<?x4xf32>
 }
+
+// -----
+
+// Two general elementwise ops fuse into one epilogue, their bodies appended
+// in order; their column operands become epilogue operands.
+// CHECK-LABEL: func.func @elementwise_chain
+// CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32>, %[[W:.*]]: tensor<4x8xf32>, %[[A:.*]]: tensor<4xf32>, %[[B:.*]]: tensor<4xf32>)
+// CHECK: %[[F:.*]] = fusion.fused_linear %[[X]], %[[W]] epilogue(%[[A]], %[[B]]) {
+// CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32, %[[CA:.*]]: f32, %[[CB:.*]]: f32):
+// CHECK-NEXT: %[[E:.*]] = math.erf %[[ACC]] : f32
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[E]], %[[CA]] : f32
+// CHECK-NEXT: %[[T:.*]] = math.tanh %[[M]] : f32
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[T]], %[[CB]] : f32
+// CHECK-NEXT: fusion.yield %[[S]] : f32
+// CHECK-NEXT: } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+// CHECK-NOT: fusion.elementwise
+// CHECK: return %[[F]]
+func.func @elementwise_chain(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %a: tensor<4xf32>,
+                             %b: tensor<4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %1 = fusion.elementwise %0 columns(%a) : tensor<?x4xf32>, tensor<4xf32> {
+  ^bb0(%v: f32, %c: f32):
+    %e = math.erf %v : f32
+    %m = arith.mulf %e, %c : f32
+    fusion.yield %m : f32
+  }
+  %2 = fusion.elementwise %1 columns(%b) : tensor<?x4xf32>, tensor<4xf32> {
+  ^bb0(%v: f32, %c: f32):
+    %t = math.tanh %v : f32
+    %s = arith.addf %t, %c : f32
+    fusion.yield %s : f32
+  }
+  return %2 : tensor<?x4xf32>
+}
+
+// -----
+
+// An elementwise op on an argument, or on a linear result that something
+// else also reads, stays as it is (fusing the latter would recompute it).
+// CHECK-LABEL: func.func @elementwise_unfusable
+// CHECK: %[[E0:.*]] = fusion.elementwise %{{.*}} : tensor<?x4xf32> {
+// CHECK: %[[F:.*]] = fusion.fused_linear
+// CHECK: fusion.yield %{{.*}} : f32
+// CHECK-NEXT: } : (
+// CHECK: %[[E1:.*]] = fusion.elementwise %[[F]] : tensor<?x4xf32> {
+// CHECK: return %[[E0]], %[[E1]], %[[F]]
+func.func @elementwise_unfusable(%y: tensor<?x4xf32>, %x: tensor<?x8xf32>, %w: tensor<4x8xf32>)
+    -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+  %0 = fusion.elementwise %y : tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    %e = math.exp %v : f32
+    fusion.yield %e : f32
+  }
+  %1 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %2 = fusion.elementwise %1 : tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    %e = math.exp %v : f32
+    fusion.yield %e : f32
+  }
+  return %0, %2, %1 : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+}

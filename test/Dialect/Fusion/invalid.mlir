@@ -474,7 +474,7 @@ func.func @yield_type(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
 // -----
 
 func.func @yield_outside(%v: f32) {
-  // expected-error @+1 {{expects parent op 'fusion.fused_linear'}}
+  // expected-error @+1 {{expects parent op to be one of 'fusion.fused_linear, fusion.elementwise'}}
   fusion.yield %v : f32
 }
 
@@ -506,4 +506,96 @@ func.func @relu_vector(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{operand #0 must be 2D tensor of 32-bit float or bfloat16 type or 16-bit float values}}
   %0 = fusion.relu %x : tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @elementwise_region_arity(%x: tensor<?x4xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{body has 1 arguments but expects 2 (the input element and one per column operand)}}
+  %0 = fusion.elementwise %x columns(%s) : tensor<?x4xf32>, tensor<4xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+func.func @elementwise_region_arg_type(%x: tensor<?x4xf16>, %s: tensor<4xf16>) {
+  // expected-error @+1 {{body argument #1 has type 'f16' but body arguments are f32}}
+  %0 = fusion.elementwise %x columns(%s) : tensor<?x4xf16>, tensor<4xf16> {
+  ^bb0(%v: f32, %c: f16):
+    fusion.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+func.func @elementwise_column_length(%x: tensor<?x4xf32>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{column operand #0 has 8 elements but there are 4 columns}}
+  %0 = fusion.elementwise %x columns(%s) : tensor<?x4xf32>, tensor<8xf32> {
+  ^bb0(%v: f32, %c: f32):
+    fusion.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+func.func @elementwise_column_element_type(%x: tensor<?x4xf32>, %s: tensor<4xbf16>) {
+  // expected-error @+1 {{column operand #0 element type 'bf16' does not match the input element type 'f32'}}
+  %0 = fusion.elementwise %x columns(%s) : tensor<?x4xf32>, tensor<4xbf16> {
+  ^bb0(%v: f32, %c: f32):
+    fusion.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+func.func @elementwise_dynamic_columns(%x: tensor<?x?xf32>) {
+  // expected-error @+1 {{input 'tensor<?x?xf32>' must have a static column dimension}}
+  %0 = fusion.elementwise %x : tensor<?x?xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+func.func @elementwise_disallowed_op(%x: tensor<?x4xf32>) {
+  %0 = fusion.elementwise %x : tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    // expected-error @+1 {{'math.erfc' op is not allowed in an elementwise body (allowed: arith.constant, addf}}
+    %e = math.erfc %v : f32
+    fusion.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+func.func @elementwise_result_type(%x: tensor<?x4xf32>) {
+  %0 = fusion.elementwise %x : tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    // expected-error @+1 {{'arith.constant' op result #0 has type 'f64' but elementwise body values are f32 (i1 for conditions)}}
+    %c = arith.constant 1.0 : f64
+    fusion.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+func.func @elementwise_captures(%x: tensor<?x4xf32>, %k: f32) {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %0 = fusion.elementwise %x : tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    // expected-error @+1 {{using value defined outside the region}}
+    %m = arith.mulf %v, %k : f32
+    fusion.yield %m : f32
+  }
+  return
 }

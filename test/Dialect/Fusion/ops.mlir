@@ -113,3 +113,35 @@ func.func @relu(%x: tensor<?x4xbf16>) -> tensor<?x4xbf16> {
   %0 = fusion.relu %x : tensor<?x4xbf16>
   return %0 : tensor<?x4xbf16>
 }
+
+// The general elementwise op: its body is cloned as written, block
+// arguments named after what they carry.
+// CHECK-LABEL: func.func @elementwise_body
+// CHECK: %[[Y:.*]] = fusion.elementwise %{{.*}} columns(%{{.*}}, %{{.*}}) : tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16> {
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[C0:.*]]: f32, %[[C1:.*]]: f32):
+// CHECK-NEXT: %[[H:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK-NEXT: %[[E:.*]] = math.erf %[[IN]] : f32
+// CHECK-NEXT: %[[M:.*]] = math.fma %[[E]], %[[C0]], %[[C1]] : f32
+// CHECK-NEXT: %[[P:.*]] = arith.cmpf olt, %[[M]], %[[H]] : f32
+// CHECK-NEXT: %[[S:.*]] = arith.select %[[P]], %[[M]], %[[H]] : f32
+// CHECK-NEXT: fusion.yield %[[S]] : f32
+// CHECK-NEXT: }
+// CHECK: fusion.elementwise %[[Y]] : tensor<?x4xbf16> {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32):
+// CHECK-NEXT: fusion.yield
+func.func @elementwise_body(%x: tensor<?x4xbf16>, %a: tensor<4xbf16>, %b: tensor<4xbf16>) -> tensor<?x4xbf16> {
+  %0 = fusion.elementwise %x columns(%a, %b) : tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16> {
+  ^bb0(%v: f32, %c0: f32, %c1: f32):
+    %half = arith.constant 0.5 : f32
+    %e = math.erf %v : f32
+    %m = math.fma %e, %c0, %c1 : f32
+    %p = arith.cmpf olt, %m, %half : f32
+    %s = arith.select %p, %m, %half : f32
+    fusion.yield %s : f32
+  }
+  %1 = fusion.elementwise %0 : tensor<?x4xbf16> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return %1 : tensor<?x4xbf16>
+}

@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -130,6 +131,82 @@ static LogicalResult verifyBatchNorm(Operation *op, BatchNormConfigAttr config,
              << "updated running statistic type " << updated.getType()
              << " does not match the running statistic type "
              << runningMean.getType();
+  return success();
+}
+
+/// The ops a scalar region (a fused_linear epilogue, an elementwise body)
+/// may hold: exactly those that the CPU reference (arith/math to LLVM, libm)
+/// and the GPU kernels (NVVM, libdevice) both lower on f32 scalars. Keep in
+/// sync with the dialect documentation of fused_linear and with
+/// test/Dialect/Fusion/epilogue-ops.mlir.
+bool mlir::fusion::isAllowedScalarOp(Operation &op) {
+  return isa<arith::ConstantOp, arith::AddFOp, arith::SubFOp, arith::MulFOp,
+             arith::DivFOp, arith::NegFOp, arith::MaximumFOp,
+             arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
+             arith::CmpFOp, arith::SelectOp, arith::AndIOp, arith::OrIOp,
+             arith::XOrIOp, math::AbsFOp, math::CeilOp, math::FloorOp,
+             math::ErfOp, math::ExpOp, math::Exp2Op,
+             math::ExpM1Op, math::FmaOp, math::LogOp, math::Log1pOp,
+             math::Log2Op, math::PowFOp, math::RsqrtOp, math::SqrtOp,
+             math::TanhOp>(op);
+}
+
+static constexpr const char *kAllowedScalarOps =
+    "arith.constant, addf, subf, mulf, divf, negf, maximumf, minimumf, "
+    "maxnumf, minnumf, cmpf, select, andi, ori, xori; math.absf, ceil, "
+    "floor, erf, exp, exp2, expm1, fma, log, log1p, log2, powf, "
+    "rsqrt, sqrt, tanh";
+
+StringRef mlir::fusion::getAllowedScalarOpsDescription() {
+  return kAllowedScalarOps;
+}
+
+/// Scalar region values are f32; i1 carries comparisons into selects.
+static bool isScalarRegionType(Type type) {
+  return type.isF32() || type.isSignlessInteger(1);
+}
+
+namespace {
+/// How the diagnostics of `verifyScalarRegion` name the region.
+struct ScalarRegionKind {
+  StringRef name;       // "epilogue"
+  StringRef phrase;     // "a fused_linear epilogue"
+  StringRef valuesOf;   // "fused_linear epilogue"
+  StringRef arguments;  // what the block arguments stand for
+};
+} // namespace
+
+/// The one set of rules for a region computing a scalar function of f32
+/// block arguments, shared by fused_linear and elementwise, so that whatever
+/// an elementwise body holds can be appended to an epilogue unchanged.
+static LogicalResult verifyScalarRegion(Operation *owner, Block &body,
+                                        size_t expectedArgs,
+                                        const ScalarRegionKind &kind) {
+  if (body.getNumArguments() != expectedArgs)
+    return owner->emitOpError()
+           << kind.name << " has " << body.getNumArguments()
+           << " arguments but expects " << expectedArgs << " ("
+           << kind.arguments << ")";
+  for (BlockArgument arg : body.getArguments())
+    if (!arg.getType().isF32())
+      return owner->emitOpError()
+             << kind.name << " argument #" << arg.getArgNumber()
+             << " has type " << arg.getType() << " but " << kind.name
+             << " arguments are f32";
+  if (body.empty() || !isa<YieldOp>(body.back()))
+    return owner->emitOpError() << kind.name << " must end with fusion.yield";
+  for (Operation &op : body.without_terminator()) {
+    if (!isAllowedScalarOp(op))
+      return op.emitOpError() << "is not allowed in " << kind.phrase
+                              << " (allowed: " << kAllowedScalarOps << ")";
+    // Operands are block arguments (f32, checked above) or results of
+    // earlier ops (checked here), so results are all there is to check.
+    for (auto [index, type] : llvm::enumerate(op.getResultTypes()))
+      if (!isScalarRegionType(type))
+        return op.emitOpError()
+               << "result #" << index << " has type " << type << " but "
+               << kind.valuesOf << " values are f32 (i1 for conditions)";
+  }
   return success();
 }
 
@@ -265,6 +342,58 @@ Value ReluOp::buildScalar(OpBuilder &builder, Location loc, Value x,
   // IEEE maximum: NaN propagates, -inf gives 0, as torch.relu.
   return arith::MaximumFOp::create(builder, loc, x,
                                    buildF32Constant(builder, loc, 0.0));
+}
+
+//===----------------------------------------------------------------------===//
+// ElementwiseOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ElementwiseOp::verify() {
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  if (failed(verifyMatrix(*this, "input", inputType)))
+    return failure();
+  for (auto [index, operand] : llvm::enumerate(getColumnOperands()))
+    if (failed(verifyColumnVector(*this,
+                                  "column operand #" + std::to_string(index),
+                                  operand, inputType.getDimSize(1),
+                                  inputType.getElementType())))
+      return failure();
+  return success();
+}
+
+LogicalResult ElementwiseOp::verifyRegions() {
+  ScalarRegionKind kind{"body", "an elementwise body", "elementwise body",
+                        "the input element and one per column operand"};
+  return verifyScalarRegion(*this, getBodyBlock(),
+                            1 + getColumnOperands().size(), kind);
+}
+
+YieldOp ElementwiseOp::getBodyYield() {
+  return cast<YieldOp>(getBodyBlock().getTerminator());
+}
+
+/// The body, cloned with its arguments bound to `x` and `columns`. The
+/// cloned ops keep their own locations (the front end's source lines); the
+/// region is isolated from above, so nothing else needs mapping.
+Value ElementwiseOp::buildScalar(OpBuilder &builder, Location, Value x,
+                                 ValueRange columns) {
+  Block &body = getBodyBlock();
+  IRMapping mapping;
+  mapping.map(body.getArgument(0), x);
+  mapping.map(body.getArguments().drop_front(), columns);
+  for (Operation &op : body.without_terminator())
+    builder.clone(op, mapping);
+  return mapping.lookup(getBodyYield().getValue());
+}
+
+void ElementwiseOp::getAsmBlockArgumentNames(Region &region,
+                                             OpAsmSetValueNameFn setNameFn) {
+  Block &block = region.front();
+  if (block.getNumArguments() == 0)
+    return;
+  setNameFn(block.getArgument(0), "in");
+  for (BlockArgument arg : block.getArguments().drop_front())
+    setNameFn(arg, "col");
 }
 
 //===----------------------------------------------------------------------===//
@@ -418,61 +547,12 @@ LogicalResult FusedLinearOp::verify() {
   return success();
 }
 
-/// The ops an epilogue may hold: exactly those that the CPU reference
-/// (arith/math to LLVM, libm) and the GPU kernels (NVVM, libdevice) both
-/// lower on f32 scalars. Keep in sync with the dialect documentation of
-/// fused_linear and with test/Dialect/Fusion/epilogue-ops.mlir.
-static bool isAllowedEpilogueOp(Operation &op) {
-  return isa<arith::ConstantOp, arith::AddFOp, arith::SubFOp, arith::MulFOp,
-             arith::DivFOp, arith::NegFOp, arith::MaximumFOp,
-             arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
-             arith::CmpFOp, arith::SelectOp, arith::AndIOp, arith::OrIOp,
-             arith::XOrIOp, math::AbsFOp, math::CeilOp, math::FloorOp,
-             math::ErfOp, math::ExpOp, math::Exp2Op,
-             math::ExpM1Op, math::FmaOp, math::LogOp, math::Log1pOp,
-             math::Log2Op, math::PowFOp, math::RsqrtOp, math::SqrtOp,
-             math::TanhOp>(op);
-}
-
-static constexpr const char *kAllowedEpilogueOps =
-    "arith.constant, addf, subf, mulf, divf, negf, maximumf, minimumf, "
-    "maxnumf, minnumf, cmpf, select, andi, ori, xori; math.absf, ceil, "
-    "floor, erf, exp, exp2, expm1, fma, log, log1p, log2, powf, "
-    "rsqrt, sqrt, tanh";
-
-/// Epilogue values are f32; i1 carries comparisons into selects.
-static bool isEpilogueType(Type type) {
-  return type.isF32() || type.isSignlessInteger(1);
-}
 LogicalResult FusedLinearOp::verifyRegions() {
-  Block &body = getEpilogueBlock();
-  size_t expectedArgs = 1 + getEpilogueOperands().size();
-  if (body.getNumArguments() != expectedArgs)
-    return emitOpError() << "epilogue has " << body.getNumArguments()
-                         << " arguments but expects " << expectedArgs
-                         << " (the accumulator and one per epilogue operand)";
-  for (BlockArgument arg : body.getArguments())
-    if (!arg.getType().isF32())
-      return emitOpError() << "epilogue argument #" << arg.getArgNumber()
-                           << " has type " << arg.getType()
-                           << " but epilogue arguments are f32";
-  if (!isa<YieldOp>(body.back()))
-    return emitOpError("epilogue must end with fusion.yield");
-  for (Operation &op : body.without_terminator()) {
-    if (!isAllowedEpilogueOp(op))
-      return op.emitOpError()
-             << "is not allowed in a fused_linear epilogue (allowed: "
-             << kAllowedEpilogueOps << ")";
-    // Operands are block arguments (f32, checked above) or results of
-    // earlier ops (checked here), so results are all there is to check.
-    for (auto [index, type] : llvm::enumerate(op.getResultTypes()))
-      if (!isEpilogueType(type))
-        return op.emitOpError()
-               << "result #" << index << " has type " << type
-               << " but fused_linear epilogue values are f32 (i1 for "
-                  "conditions)";
-  }
-  return success();
+  ScalarRegionKind kind{"epilogue", "a fused_linear epilogue",
+                        "fused_linear epilogue",
+                        "the accumulator and one per epilogue operand"};
+  return verifyScalarRegion(*this, getEpilogueBlock(),
+                            1 + getEpilogueOperands().size(), kind);
 }
 
 namespace {

@@ -32,6 +32,18 @@ std::optional<ElementType> mlir::fusion::getElementTypeKind(Type type) {
   return std::nullopt;
 }
 
+Type mlir::fusion::getElementTypeOf(ElementType kind, MLIRContext *context) {
+  switch (kind) {
+  case ElementType::f32:
+    return Float32Type::get(context);
+  case ElementType::bf16:
+    return BFloat16Type::get(context);
+  case ElementType::f16:
+    return Float16Type::get(context);
+  }
+  llvm_unreachable("every ElementType has an MLIR type");
+}
+
 const ChipInfo &mlir::fusion::getChipInfo(Chip chip) {
   for (const ChipInfo &info : kChips)
     if (info.chip == chip)

@@ -121,6 +121,48 @@ def Fusion_ReluOp : Fusion_Op<"relu",
   let hasVerifier = 1;
 }
 
+def Fusion_ElementwiseOp : Fusion_Op<"elementwise",
+    [Pure, IsolatedFromAbove, AllTypesMatch<["input", "result"]>,
+     // The ODS accessor of $column_operands is the interface's
+     // getColumnOperands.
+     DeclareOpInterfaceMethods<Fusion_ElementwiseOpInterface>,
+     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
+  let summary = "an arbitrary scalar function applied to every element";
+  let description = [{
+    `y[m, n] = body(x[m, n], c_0[n], ..., c_j[n])`: the region is a scalar
+    function of one input element and one element of each per-column
+    operand (broadcast over the rows), as `linalg.map` carries its body, so
+    that a new activation (gelu, silu, clamp, ...) needs a new body, not a
+    new op. The body computes in f32 and its result is rounded once to the
+    element type. It may hold exactly the ops of a `fused_linear` epilogue
+    (see there), which is what lets the fusion patterns append it to one.
+
+    ```mlir
+    %y = fusion.elementwise %x columns(%c) : tensor<?x256xf32>, tensor<256xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %half = arith.constant 0.5 : f32
+      %0 = arith.mulf %a, %half : f32
+      %1 = arith.addf %0, %b : f32
+      fusion.yield %1 : f32
+    }
+    ```
+  }];
+  let arguments = (ins Fusion_Matrix:$input,
+                       Variadic<Fusion_Vector>:$column_operands);
+  let results = (outs Fusion_Matrix:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $input (`columns` `(` $column_operands^ `)`)? attr-dict
+    `:` type($input) (`,` type($column_operands)^)? $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    YieldOp getBodyYield();
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // batch_norm
 //===----------------------------------------------------------------------===//
@@ -263,8 +305,9 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
 }
 
 def Fusion_YieldOp : Fusion_Op<"yield",
-    [Pure, Terminator, ReturnLike, HasParent<"FusedLinearOp">]> {
-  let summary = "yields the epilogue's f32 value";
+    [Pure, Terminator, ReturnLike,
+     ParentOneOf<["FusedLinearOp", "ElementwiseOp"]>]> {
+  let summary = "yields the f32 value of an epilogue or elementwise body";
   let arguments = (ins F32:$value);
   let assemblyFormat = "$value attr-dict `:` type($value)";
 }

@@ -21,6 +21,8 @@ namespace mlir::fusion {
 
 /// The ElementType of `type`, if fusion computes on it.
 std::optional<ElementType> getElementTypeKind(Type type);
+/// The MLIR type of `kind`, the inverse of `getElementTypeKind`.
+Type getElementTypeOf(ElementType kind, MLIRContext *context);
 
 /// What fusion needs to know of a chip.
 struct ChipInfo {

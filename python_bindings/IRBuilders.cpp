@@ -1,0 +1,572 @@
+//===- IRBuilders.cpp - fusion IR built op by op from Python --------------===//
+//
+// The front end builds a module through these builders instead of printing
+// MLIR text: `Module.add_function` returns a FunctionBuilder whose methods
+// create fusion ops through their ODS builders and return Values, and
+// `FunctionBuilder.elementwise` lets a Python callback fill a
+// fusion.elementwise body through a ScalarBuilder. Every op is verified as it
+// is created, so a mistake is reported at the call that made it, as an
+// MLIRError carrying the op's location (the model's source line).
+//
+// Handles (Value, Scalar) hold the state of the function, or body, that made
+// them, which holds the Module: Python may drop the Module while builders
+// live, and a handle of another function or of a closed body is refused
+// instead of being used to build invalid IR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Bindings.h"
+
+#include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Dialect/Fusion/IR/GemmConfig.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/ScopeExit.h"
+
+#include <pybind11/stl.h>
+
+#include <limits>
+#include <optional>
+#include <vector>
+
+namespace py = pybind11;
+using namespace mlir;
+using namespace mlir::fusion;
+using namespace mlir::fusion::python;
+
+namespace {
+
+/// A function under construction, shared by its builder and its values.
+struct FunctionState {
+  std::shared_ptr<Module> module;
+  func::FuncOp func;
+  std::string name;
+  /// The module's generation when the function was created: a pass pipeline
+  /// run since may have rewritten or erased what the handles point to.
+  uint64_t generation;
+  bool finished = false;
+  bool fillingBody = false;
+
+  MLIRContext *getContext() { return module->context->context.get(); }
+  Block &getBody() { return func.getBody().front(); }
+
+  void checkOpen() const {
+    if (module->generation != generation)
+      throw MLIRError("function @" + name +
+                      ": its module was transformed by a pass pipeline "
+                      "since; build functions before running pipelines");
+    if (finished)
+      throw MLIRError("function @" + name + " is finished");
+  }
+
+  /// Open, and not in the middle of an elementwise body, whose region is
+  /// incomplete until its callback returns.
+  void checkBuildable() const {
+    checkOpen();
+    if (fillingBody)
+      throw MLIRError("function @" + name +
+                      " is filling an elementwise body; inside its callback "
+                      "only the ScalarBuilder builds");
+  }
+};
+
+/// A tensor value of a function being built. Its type is kept apart: types
+/// live as long as the context, while a pass pipeline may erase the value.
+struct ValueHandle {
+  ValueHandle(std::shared_ptr<FunctionState> function, Value value)
+      : function(std::move(function)), value(value), type(value.getType()) {}
+  std::shared_ptr<FunctionState> function;
+  Value value;
+  Type type;
+};
+
+/// An elementwise body being filled; closed once its callback returns.
+struct BodyState {
+  std::shared_ptr<FunctionState> function;
+  OpBuilder builder;
+  Location loc;
+  bool open = true;
+
+  void checkOpen() const {
+    if (!open)
+      throw MLIRError("the elementwise body this ScalarBuilder filled is "
+                      "complete; scalars are built inside its callback");
+    function->checkOpen();
+  }
+};
+
+/// An f32 (or i1) value of an elementwise body; as a ValueHandle, its type
+/// outlives it (an invalid body is erased).
+struct ScalarHandle {
+  ScalarHandle(std::shared_ptr<BodyState> body, Value value)
+      : body(std::move(body)), value(value), type(value.getType()) {}
+  std::shared_ptr<BodyState> body;
+  Value value;
+  Type type;
+};
+
+std::string describe(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+/// `("model.py", 12)` -> model.py:12:0; None -> unknown.
+Location toLocation(MLIRContext *context, const py::object &loc) {
+  if (loc.is_none())
+    return UnknownLoc::get(context);
+  if (py::isinstance<py::tuple>(loc) && py::len(loc) == 2) {
+    auto pair = loc.cast<py::tuple>();
+    if (py::isinstance<py::str>(pair[0]) && py::isinstance<py::int_>(pair[1])) {
+      auto line = pair[1].cast<int64_t>();
+      if (line >= 0 && line <= std::numeric_limits<unsigned>::max())
+        return FileLineColLoc::get(context, pair[0].cast<std::string>(),
+                                   static_cast<unsigned>(line), 0);
+    }
+  }
+  throw MLIRError("loc must be None or a (file: str, line: int >= 0) tuple, "
+                  "got " +
+                  py::repr(loc).cast<std::string>());
+}
+
+/// Verifies an op just created; an invalid one is erased and reported with
+/// the verifier's diagnostics. `diagnostics` must have lived since before the
+/// op was created.
+void verifyOrErase(Operation *op, DiagnosticCollector &diagnostics) {
+  if (succeeded(mlir::verify(op)))
+    return;
+  std::string name = op->getName().getStringRef().str();
+  op->erase();
+  diagnostics.raise("invalid " + name);
+}
+
+std::vector<ValueHandle> wrap(const std::shared_ptr<FunctionState> &function,
+                              ResultRange results) {
+  std::vector<ValueHandle> handles;
+  for (Value result : results)
+    handles.emplace_back(function, result);
+  return handles;
+}
+
+class ScalarBuilder {
+public:
+  explicit ScalarBuilder(std::shared_ptr<BodyState> body)
+      : body(std::move(body)) {}
+
+  ScalarHandle constant(double value) {
+    body->checkOpen();
+    OpBuilder &b = body->builder;
+    return {body,
+            arith::ConstantOp::create(b, body->loc, b.getF32FloatAttr(value))};
+  }
+
+  /// Any op by name. The result type is i1 for arith.cmpf and the last
+  /// operand's otherwise, which covers the whole allow-list (select's last
+  /// operand is a value, not its condition).
+  ScalarHandle op(const std::string &name,
+                  const std::vector<ScalarHandle> &operands,
+                  const std::optional<std::string> &predicate) {
+    body->checkOpen();
+    MLIRContext *context = body->function->getContext();
+    std::optional<RegisteredOperationName> info =
+        RegisteredOperationName::lookup(name, context);
+    if (!info)
+      throw MLIRError("unknown operation '" + name + "'");
+    if (operands.empty())
+      throw MLIRError("'" + name +
+                      "' needs operands (constant() builds "
+                      "constants)");
+    SmallVector<Value> values;
+    for (const ScalarHandle &operand : operands) {
+      if (operand.body != body)
+        throw MLIRError("an operand of '" + name +
+                        "' is a scalar of another elementwise body");
+      values.push_back(operand.value);
+    }
+    bool isCmpF = name == arith::CmpFOp::getOperationName();
+    OperationState state(body->loc, *info);
+    state.addOperands(values);
+    state.addTypes(isCmpF ? Type(IntegerType::get(context, 1))
+                          : values.back().getType());
+    if (isCmpF != predicate.has_value())
+      throw MLIRError(isCmpF ? "arith.cmpf needs a predicate"
+                             : "a predicate is only for arith.cmpf, not '" +
+                                   name + "'");
+    if (predicate) {
+      std::optional<arith::CmpFPredicate> kind =
+          arith::symbolizeCmpFPredicate(*predicate);
+      if (!kind)
+        throw MLIRError("unknown arith.cmpf predicate '" + *predicate + "'");
+      state.addAttribute("predicate",
+                         arith::CmpFPredicateAttr::get(context, *kind));
+    }
+    DiagnosticCollector diagnostics(context);
+    Operation *op = body->builder.create(state);
+    // Checked before anything reads the op: an op outside the allow-list may
+    // lack what its accessors assume (regions, attributes).
+    if (!isAllowedScalarOp(*op)) {
+      op->erase();
+      throw MLIRError("'" + name +
+                      "' is not allowed in an elementwise body "
+                      "(allowed: " +
+                      getAllowedScalarOpsDescription().str() + ")");
+    }
+    verifyOrErase(op, diagnostics);
+    return {body, op->getResult(0)};
+  }
+
+private:
+  std::shared_ptr<BodyState> body;
+};
+
+class FunctionBuilder {
+public:
+  explicit FunctionBuilder(std::shared_ptr<FunctionState> state)
+      : state(std::move(state)) {}
+
+  ValueHandle argument(const std::vector<std::optional<int64_t>> &shape,
+                       const std::string &dtype, const py::object &loc) {
+    state->checkBuildable();
+    MLIRContext *context = state->getContext();
+    std::optional<ElementType> kind = symbolizeElementType(dtype);
+    if (!kind)
+      throw MLIRError("unknown dtype '" + dtype +
+                      "' (expected f32, bf16 or "
+                      "f16)");
+    SmallVector<int64_t> dims;
+    for (std::optional<int64_t> dim : shape) {
+      if (dim && *dim < 0)
+        throw MLIRError("dimension " + std::to_string(*dim) +
+                        " is negative (None is a dynamic dimension)");
+      dims.push_back(dim ? *dim : ShapedType::kDynamic);
+    }
+    auto type = RankedTensorType::get(dims, getElementTypeOf(*kind, context));
+    BlockArgument arg =
+        state->getBody().addArgument(type, toLocation(context, loc));
+    state->func.setFunctionType(FunctionType::get(
+        context, state->getBody().getArgumentTypes(), TypeRange()));
+    return {state, arg};
+  }
+
+  ValueHandle linear(const ValueHandle &x, const ValueHandle &w,
+                     const std::optional<ValueHandle> &bias,
+                     const py::object &loc) {
+    state->checkBuildable();
+    Value input = use(x, "input"), weight = use(w, "weight");
+    Value b = bias ? use(*bias, "bias") : Value();
+    auto resultType = RankedTensorType::get(
+        {rows(input, "input"), rows(weight, "weight")}, getElementType(input));
+    return build(loc, [&](OpBuilder &builder, Location location) {
+      return LinearOp::create(builder, location, resultType, input, weight, b);
+    });
+  }
+
+  ValueHandle mulScalar(const ValueHandle &x, double multiplier,
+                        const py::object &loc) {
+    state->checkBuildable();
+    Value input = use(x, "input");
+    return build(loc, [&](OpBuilder &builder, Location location) {
+      return MulScalarOp::create(builder, location, input.getType(), input,
+                                 builder.getF64FloatAttr(multiplier));
+    });
+  }
+
+  ValueHandle mul(const ValueHandle &x, const ValueHandle &scale,
+                  const py::object &loc) {
+    state->checkBuildable();
+    Value input = use(x, "input"), vector = use(scale, "scale");
+    return build(loc, [&](OpBuilder &builder, Location location) {
+      return MulOp::create(builder, location, input.getType(), input, vector);
+    });
+  }
+
+  ValueHandle relu(const ValueHandle &x, const py::object &loc) {
+    state->checkBuildable();
+    Value input = use(x, "input");
+    return build(loc, [&](OpBuilder &builder, Location location) {
+      return ReluOp::create(builder, location, input.getType(), input);
+    });
+  }
+
+  ValueHandle leakyRelu(const ValueHandle &x, double slope,
+                        const py::object &loc) {
+    state->checkBuildable();
+    Value input = use(x, "input");
+    return build(loc, [&](OpBuilder &builder, Location location) {
+      return LeakyReluOp::create(builder, location, input.getType(), input,
+                                 builder.getF64FloatAttr(slope));
+    });
+  }
+
+  std::vector<ValueHandle>
+  batchNorm(const ValueHandle &x, bool training, double epsilon,
+            double momentum, const std::optional<ValueHandle> &weight,
+            const std::optional<ValueHandle> &bias,
+            const std::optional<ValueHandle> &runningMean,
+            const std::optional<ValueHandle> &runningVar,
+            const py::object &loc) {
+    state->checkBuildable();
+    MLIRContext *context = state->getContext();
+    Value input = use(x, "input");
+    Value g = useOptional(weight, "weight"), b = useOptional(bias, "bias");
+    Value mean = useOptional(runningMean, "running_mean");
+    Value var = useOptional(runningVar, "running_var");
+    Location location = toLocation(context, loc);
+    DiagnosticCollector diagnostics(context);
+    auto config = BatchNormConfigAttr::getChecked(
+        [&] { return emitError(location); }, context,
+        training ? BatchNormMode::training : BatchNormMode::inference,
+        llvm::APFloat(epsilon), llvm::APFloat(momentum));
+    if (!config)
+      diagnostics.raise("invalid batch_norm configuration");
+    // Training with running statistics also returns their update; the
+    // verifier reports a mean given without a variance.
+    SmallVector<Type> updated;
+    if (training && mean && var)
+      updated = {mean.getType(), var.getType()};
+    OpBuilder builder = atEnd();
+    auto op = BatchNormOp::create(builder, location, input.getType(), updated,
+                                  input, g, b, mean, var, config);
+    verifyOrErase(op, diagnostics);
+    return wrap(state, op->getResults());
+  }
+
+  ValueHandle elementwise(const ValueHandle &x,
+                          const std::vector<ValueHandle> &columns,
+                          const py::function &fill, const py::object &loc) {
+    state->checkBuildable();
+    MLIRContext *context = state->getContext();
+    Value input = use(x, "input");
+    SmallVector<Value> columnValues;
+    for (const ValueHandle &column : columns)
+      columnValues.push_back(use(column, "column operand"));
+    Location location = toLocation(context, loc);
+    DiagnosticCollector diagnostics(context);
+    OpBuilder builder = atEnd();
+    auto op = ElementwiseOp::create(builder, location, input.getType(), input,
+                                    columnValues);
+    // Until it verifies, the op is undone on any error, the callback's
+    // own exceptions included; unless the callback ran a pass pipeline,
+    // which may have erased it already.
+    uint64_t generation = state->module->generation;
+    llvm::scope_exit undo([&] {
+      if (state->module->generation == generation)
+        op->erase();
+    });
+    size_t numArgs = 1 + columnValues.size();
+    Block *block = builder.createBlock(
+        &op.getBody(), {},
+        SmallVector<Type>(numArgs, Float32Type::get(context)),
+        SmallVector<Location>(numArgs, location));
+    auto body = std::make_shared<BodyState>(
+        BodyState{state, OpBuilder::atBlockEnd(block), location});
+    state->fillingBody = true;
+    llvm::scope_exit close([&] {
+      body->open = false;
+      state->fillingBody = false;
+    });
+    ScalarBuilder scalars(body);
+    std::vector<ScalarHandle> columnScalars;
+    for (BlockArgument arg : block->getArguments().drop_front())
+      columnScalars.push_back({body, arg});
+    py::object returned =
+        fill(scalars, ScalarHandle{body, block->getArgument(0)}, columnScalars);
+    // The callback may have run a pipeline.
+    state->checkOpen();
+    if (!py::isinstance<ScalarHandle>(returned))
+      throw MLIRError("the elementwise body must return a Scalar, got " +
+                      py::repr(returned).cast<std::string>());
+    auto result = returned.cast<ScalarHandle>();
+    if (result.body != body)
+      throw MLIRError("the elementwise body returned a scalar of another body");
+    YieldOp::create(body->builder, location, result.value);
+    if (failed(mlir::verify(op)))
+      diagnostics.raise("invalid fusion.elementwise");
+    undo.release();
+    return {state, op.getResult()};
+  }
+
+  /// Returns `results` and verifies the whole function; a function that
+  /// does not verify stays open.
+  void finish(const std::vector<ValueHandle> &results, const py::object &loc) {
+    state->checkBuildable();
+    MLIRContext *context = state->getContext();
+    SmallVector<Value> values;
+    for (const ValueHandle &result : results)
+      values.push_back(use(result, "result"));
+    DiagnosticCollector diagnostics(context);
+    OpBuilder builder = atEnd();
+    auto ret =
+        func::ReturnOp::create(builder, toLocation(context, loc), values);
+    FunctionType open = state->func.getFunctionType();
+    state->func.setFunctionType(
+        FunctionType::get(context, state->getBody().getArgumentTypes(),
+                          ValueRange(values).getTypes()));
+    if (failed(mlir::verify(state->func))) {
+      ret->erase();
+      state->func.setFunctionType(open);
+      diagnostics.raise("function @" + state->name + " is invalid");
+    }
+    state->finished = true;
+  }
+
+  const std::string &getName() const { return state->name; }
+
+private:
+  OpBuilder atEnd() { return OpBuilder::atBlockEnd(&state->getBody()); }
+
+  Value use(const ValueHandle &handle, const char *what) const {
+    if (handle.function != state)
+      throw MLIRError(std::string(what) +
+                      " is a value of another function "
+                      "(@" +
+                      handle.function->name + "), not of @" + state->name);
+    return handle.value;
+  }
+
+  Value useOptional(const std::optional<ValueHandle> &handle,
+                    const char *what) const {
+    return handle ? use(*handle, what) : Value();
+  }
+
+  static int64_t rows(Value value, const char *what) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getRank() == 0)
+      throw MLIRError(std::string(what) + " " + describe(type) +
+                      " is a scalar, not a matrix");
+    return type.getDimSize(0);
+  }
+
+  static Type getElementType(Value value) {
+    return cast<RankedTensorType>(value.getType()).getElementType();
+  }
+
+  /// Creates an op of one result at the end of the function and verifies it.
+  template <typename BuildFn>
+  ValueHandle build(const py::object &loc, BuildFn &&buildOp) {
+    MLIRContext *context = state->getContext();
+    Location location = toLocation(context, loc);
+    DiagnosticCollector diagnostics(context);
+    OpBuilder builder = atEnd();
+    Operation *op = buildOp(builder, location);
+    verifyOrErase(op, diagnostics);
+    return {state, op->getResult(0)};
+  }
+
+  std::shared_ptr<FunctionState> state;
+};
+
+FunctionBuilder addFunction(const std::shared_ptr<Module> &module,
+                            const std::string &name, const py::object &loc) {
+  MLIRContext *context = module->context->context.get();
+  ModuleOp moduleOp = module->module.get();
+  if (name.empty())
+    throw MLIRError("a function needs a name");
+  if (SymbolTable::lookupSymbolIn(moduleOp, name))
+    throw MLIRError("the module already has a symbol @" + name);
+  OpBuilder builder = OpBuilder::atBlockEnd(moduleOp.getBody());
+  auto func = func::FuncOp::create(builder, toLocation(context, loc), name,
+                                   FunctionType::get(context, {}, {}));
+  func.addEntryBlock();
+  auto state = std::make_shared<FunctionState>(
+      FunctionState{module, func, name, module->generation});
+  return FunctionBuilder(std::move(state));
+}
+
+std::shared_ptr<Module> createModule(std::shared_ptr<Context> context,
+                                     const std::optional<std::string> &name) {
+  MLIRContext *mlirContext = context->context.get();
+  auto module = std::make_shared<Module>();
+  module->context = std::move(context);
+  std::optional<StringRef> symbol;
+  if (name)
+    symbol = *name;
+  module->module = ModuleOp::create(UnknownLoc::get(mlirContext), symbol);
+  return module;
+}
+
+std::optional<std::string> dtypeOf(const ValueHandle &handle) {
+  Type element = cast<ShapedType>(handle.type).getElementType();
+  if (std::optional<ElementType> kind = getElementTypeKind(element))
+    return stringifyElementType(*kind).str();
+  return std::nullopt;
+}
+
+std::vector<std::optional<int64_t>> shapeOf(const ValueHandle &handle) {
+  std::vector<std::optional<int64_t>> shape;
+  for (int64_t dim : cast<ShapedType>(handle.type).getShape())
+    shape.push_back(ShapedType::isDynamic(dim) ? std::nullopt
+                                               : std::optional<int64_t>(dim));
+  return shape;
+}
+
+} // namespace
+
+void mlir::fusion::python::bindIRBuilders(py::module_ &m, ModuleClass &module) {
+  module
+      .def_static("create", &createModule, py::arg("context"),
+                  py::arg("name") = py::none(),
+                  "An empty module, named `name` if given.")
+      .def("add_function", &addFunction, py::arg("name"),
+           py::arg("loc") = py::none(),
+           "Appends an empty func.func; returns its FunctionBuilder.");
+
+  py::class_<ValueHandle>(m, "Value", "A tensor of a function being built.")
+      .def_property_readonly("shape", &shapeOf,
+                             "Dimensions, None where dynamic.")
+      .def_property_readonly("dtype", &dtypeOf)
+      .def("__repr__", [](const ValueHandle &handle) {
+        return "<fusion Value " + describe(handle.type) + ">";
+      });
+
+  py::class_<ScalarHandle>(m, "Scalar",
+                           "An f32 (or i1) value of an elementwise body.")
+      .def("__repr__", [](const ScalarHandle &handle) {
+        return "<fusion Scalar " + describe(handle.type) + ">";
+      });
+
+  py::class_<ScalarBuilder>(m, "ScalarBuilder",
+                            "Builds the ops of an elementwise body.")
+      .def("constant", &ScalarBuilder::constant, py::arg("value"),
+           "An f32 arith.constant.")
+      .def("op", &ScalarBuilder::op, py::arg("name"), py::arg("operands"),
+           py::arg("predicate") = py::none(),
+           "Any op of the epilogue allow-list by name, e.g. 'math.erf'; "
+           "arith.cmpf takes a predicate ('olt', 'oge', ...).");
+
+  py::class_<FunctionBuilder>(m, "FunctionBuilder",
+                              "Appends fusion ops to a func.func.")
+      .def_property_readonly("name", &FunctionBuilder::getName)
+      .def("argument", &FunctionBuilder::argument, py::arg("shape"),
+           py::arg("dtype"), py::arg("loc") = py::none(),
+           "A new argument; None in `shape` is a dynamic dimension, `dtype` "
+           "is f32, bf16 or f16.")
+      .def("linear", &FunctionBuilder::linear, py::arg("x"), py::arg("w"),
+           py::arg("b") = py::none(), py::arg("loc") = py::none())
+      .def("mul_scalar", &FunctionBuilder::mulScalar, py::arg("x"),
+           py::arg("multiplier"), py::arg("loc") = py::none())
+      .def("mul", &FunctionBuilder::mul, py::arg("x"), py::arg("scale"),
+           py::arg("loc") = py::none())
+      .def("relu", &FunctionBuilder::relu, py::arg("x"),
+           py::arg("loc") = py::none())
+      .def("leaky_relu", &FunctionBuilder::leakyRelu, py::arg("x"),
+           py::arg("negative_slope"), py::arg("loc") = py::none())
+      .def("batch_norm", &FunctionBuilder::batchNorm, py::arg("x"),
+           py::arg("training") = true, py::arg("epsilon") = 1e-5,
+           py::arg("momentum") = 0.1, py::arg("weight") = py::none(),
+           py::arg("bias") = py::none(), py::arg("running_mean") = py::none(),
+           py::arg("running_var") = py::none(), py::arg("loc") = py::none(),
+           "[y], or [y, new_mean, new_var] in training with running stats.")
+      .def("elementwise", &FunctionBuilder::elementwise, py::arg("x"),
+           py::arg("columns"), py::arg("body"), py::arg("loc") = py::none(),
+           "fusion.elementwise; body(s, x, columns) -> Scalar fills its "
+           "region once.")
+      .def("finish", &FunctionBuilder::finish, py::arg("results"),
+           py::arg("loc") = py::none(),
+           "Returns `results` and verifies the function.");
+}

@@ -1,0 +1,300 @@
+"""The native IR builders: modules built op by op, not printed as text."""
+import gc
+import json
+import math
+
+import pytest
+
+from fusion import _fusion
+
+LOC = ("model.py", 12)
+
+
+@pytest.fixture
+def context():
+    return _fusion.Context()
+
+
+def gelu(s, x, columns):
+    """0.5 * x * (1 + erf(x / sqrt(2))), scaled by the column operand."""
+    scaled = s.op("arith.mulf", [x, s.constant(1 / math.sqrt(2))])
+    one_plus = s.op("arith.addf", [s.op("math.erf", [scaled]), s.constant(1.0)])
+    half_x = s.op("arith.mulf", [x, s.constant(0.5)])
+    return s.op("arith.mulf", [s.op("arith.mulf", [half_x, one_plus]),
+                               columns[0]])
+
+
+def build_model(context):
+    """linear -> elementwise(gelu via erf) -> batch_norm (training, stats)."""
+    m = _fusion.Module.create(context, "model")
+    f = m.add_function("forward_train")
+    x = f.argument([None, 16], "f32")
+    w = f.argument([8, 16], "f32")
+    b = f.argument([8], "f32")
+    scale = f.argument([8], "f32")
+    mean = f.argument([8], "f32")
+    var = f.argument([8], "f32")
+    y = f.linear(x, w, b, loc=LOC)
+    y = f.elementwise(y, [scale], gelu, loc=("model.py", 13))
+    outs = f.batch_norm(y, training=True, epsilon=1e-5, momentum=0.1,
+                        running_mean=mean, running_var=var,
+                        loc=("model.py", 14))
+    f.finish(outs)
+    return m
+
+
+def test_build_print_and_round_trip(context):
+    m = build_model(context)
+    m.verify()
+    text = str(m)
+    assert text.startswith("module @model")
+    assert "func.func @forward_train(%arg0: tensor<?x16xf32>" in text
+    assert "fusion.linear" in text
+    assert "fusion.elementwise" in text and "columns(" in text
+    assert "math.erf" in text and "fusion.yield" in text
+    assert "fusion.batch_norm" in text
+    assert "-> (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>)" in text
+    again = _fusion.Module.parse(context, text)
+    assert str(again) == text
+
+
+def test_locations_are_the_models_lines(context):
+    m = build_model(context)
+    m.run_pipeline("builtin.module(fusion-optimize)")
+    text = str(m)
+    assert "fusion.fused_linear" in text and "math.erf" in text
+    assert "fusion.elementwise" not in text
+    generic = _fusion.Module.parse(context, text)
+    assert str(generic) == text
+
+
+def test_values_report_shape_and_dtype(context):
+    m = _fusion.Module.create(context, "model")
+    f = m.add_function("f")
+    x = f.argument([None, 4], "bf16")
+    w = f.argument([3, 4], "bf16")
+    y = f.linear(x, w, None)
+    assert y.shape == [None, 3] and y.dtype == "bf16"
+    assert "tensor<?x3xbf16>" in repr(y)
+
+
+def test_simple_ops(context):
+    m = _fusion.Module.create(context, "model")
+    f = m.add_function("f")
+    x = f.argument([None, 4], "f16")
+    v = f.argument([4], "f16")
+    y = f.relu(f.leaky_relu(f.mul(f.mul_scalar(x, 2.0), v), 0.1))
+    (z,) = f.batch_norm(y, training=True)
+    f.finish([z, y])
+    text = str(m)
+    for op in ["fusion.mul_scalar", "fusion.mul ", "fusion.leaky_relu",
+               "fusion.relu", "fusion.batch_norm"]:
+        assert op in text
+    m.verify()
+
+
+def test_compile_cpu_library(context, tmp_path):
+    m = build_model(context)
+    library = tmp_path / "model.so"
+    m.compile(str(library), target="cpu")
+    assert library.stat().st_size > 0
+    signature = json.loads((tmp_path / "model.json").read_text())
+    assert signature["entry_points"][0]["name"] == "forward_train"
+
+
+def test_module_outlives_its_python_object(context):
+    m = _fusion.Module.create(context, "model")
+    f = m.add_function("f")
+    x = f.argument([None, 4], "f32")
+    del m, context
+    gc.collect()
+    y = f.relu(x)
+    f.finish([y])
+
+
+def test_comparisons_and_selects(context):
+    m = _fusion.Module.create(context)
+    f = m.add_function("clamp")
+    x = f.argument([2, 4], "f32")
+
+    def clamp(s, v, columns):
+        lo, hi = s.constant(-1.0), s.constant(1.0)
+        below = s.op("arith.cmpf", [v, lo], predicate="olt")
+        v = s.op("arith.select", [below, lo, v])
+        above = s.op("arith.cmpf", [v, hi], predicate="ogt")
+        return s.op("arith.select", [above, hi, v])
+
+    f.finish([f.elementwise(x, [], clamp)])
+    assert "arith.cmpf olt" in str(m) and "arith.cmpf ogt" in str(m)
+
+
+# Errors: each raises MLIRError and leaves the function usable.
+
+@pytest.fixture
+def function(context):
+    m = _fusion.Module.create(context, "model")
+    return m, m.add_function("f")
+
+
+def test_bad_dtype(function):
+    _, f = function
+    with pytest.raises(_fusion.MLIRError, match="unknown dtype 'f64'"):
+        f.argument([2, 4], "f64")
+    with pytest.raises(_fusion.MLIRError, match="negative"):
+        f.argument([-2, 4], "f32")
+
+
+def test_shape_mismatch_reported_by_the_verifier(function):
+    _, f = function
+    x = f.argument([None, 8], "f32")
+    w = f.argument([4, 6], "f32")
+    with pytest.raises(_fusion.MLIRError) as error:
+        f.linear(x, w, None, loc=LOC)
+    message = str(error.value)
+    assert "model.py\":12:0" in message
+    assert "weight in_features 6 does not match input K 8" in message
+    v = f.argument([5], "f32")
+    with pytest.raises(_fusion.MLIRError, match="scale has 5 elements"):
+        f.mul(x, v)
+    with pytest.raises(_fusion.MLIRError,
+                       match="column operand #0 has 5 elements"):
+        f.elementwise(x, [v], lambda s, a, c: a)
+    # Nothing invalid was left behind.
+    f.finish([f.relu(x)])
+
+
+def test_values_of_another_function_or_module(context):
+    m = _fusion.Module.create(context, "a")
+    f, g = m.add_function("f"), m.add_function("g")
+    x = f.argument([None, 4], "f32")
+    with pytest.raises(_fusion.MLIRError, match="another function"):
+        g.relu(x)
+    other = _fusion.Module.create(context, "b").add_function("f")
+    with pytest.raises(_fusion.MLIRError, match="another function"):
+        other.finish([x])
+    with pytest.raises(_fusion.MLIRError, match="already has a symbol @f"):
+        m.add_function("f")
+
+
+def test_calls_after_finish(function):
+    _, f = function
+    x = f.argument([None, 4], "f32")
+    f.finish([x])
+    with pytest.raises(_fusion.MLIRError, match="is finished"):
+        f.relu(x)
+    with pytest.raises(_fusion.MLIRError, match="is finished"):
+        f.finish([x])
+
+
+def test_pipelines_wait_for_open_functions(function):
+    m, f = function
+    x = f.argument([None, 4], "f32")
+    # An open function has no terminator yet: the module is invalid, and no
+    # pass runs on it.
+    with pytest.raises(_fusion.MLIRError, match="not run"):
+        m.run_pipeline("builtin.module(fusion-optimize)")
+    f.finish([f.relu(x)])
+    m.run_pipeline("builtin.module(fusion-optimize)")
+    # Functions added after a pipeline build as usual.
+    h = m.add_function("h")
+    h.finish([h.relu(h.argument([None, 4], "f32"))])
+    m.verify()
+
+
+def test_scalar_errors(function):
+    _, f = function
+    x = f.argument([None, 4], "f32")
+    cases = [
+        (lambda s, v, c: s.op("arith.nosuch", [v]), "unknown operation"),
+        (lambda s, v, c: s.op("math.erfc", [v]), "'math.erfc' is not allowed"),
+        (lambda s, v, c: s.op("func.return", [v]), "'func.return' is not allowed"),
+        (lambda s, v, c: s.op("arith.addf", [v]), "invalid arith.addf"),
+        (lambda s, v, c: s.op("arith.cmpf", [v, v]), "needs a predicate"),
+        (lambda s, v, c: s.op("arith.cmpf", [v, v], predicate="bigger"),
+         "unknown arith.cmpf predicate 'bigger'"),
+        (lambda s, v, c: s.op("arith.addf", [v, v], predicate="olt"),
+         "only for arith.cmpf"),
+        (lambda s, v, c: s.op("arith.select", [v, v, v]), "invalid arith.select"),
+        (lambda s, v, c: s.op("arith.addf", []), "needs operands"),
+        (lambda s, v, c: 1.0, "must return a Scalar"),
+        (lambda s, v, c: s.op("arith.cmpf", [v, v], predicate="olt"),
+         "invalid fusion.elementwise"),
+    ]
+    for body, message in cases:
+        with pytest.raises(_fusion.MLIRError, match=message):
+            f.elementwise(x, [], body)
+    f.finish([x])
+    assert "fusion.elementwise" not in str(function[0])
+
+
+def test_scalars_do_not_escape_their_body(function):
+    _, f = function
+    x = f.argument([None, 4], "f32")
+    kept = []
+
+    def body(s, v, columns):
+        kept.append((s, v))
+        return v
+
+    f.elementwise(x, [], body)
+    s, v = kept[0]
+    with pytest.raises(_fusion.MLIRError, match="complete"):
+        s.constant(1.0)
+    with pytest.raises(_fusion.MLIRError, match="another elementwise body"):
+        f.elementwise(x, [], lambda s2, v2, c: s2.op("arith.addf", [v2, v]))
+    with pytest.raises(_fusion.MLIRError, match="scalar of another body"):
+        f.elementwise(x, [], lambda s2, v2, c: v)
+
+
+def test_python_exception_in_body_propagates(function):
+    m, f = function
+    x = f.argument([None, 4], "f32")
+
+    def body(s, v, columns):
+        raise KeyError("boom")
+
+    with pytest.raises(KeyError, match="boom"):
+        f.elementwise(x, [], body)
+    f.finish([x])
+    m.verify()
+
+
+def test_bad_location(function):
+    _, f = function
+    x = f.argument([None, 4], "f32")
+    with pytest.raises(_fusion.MLIRError, match="loc must be None"):
+        f.relu(x, loc="model.py:3")
+
+
+def test_invalid_batch_norm_config(function):
+    _, f = function
+    x = f.argument([None, 4], "f32")
+    with pytest.raises(_fusion.MLIRError, match="batch_norm"):
+        f.batch_norm(x, training=True, epsilon=-1.0)
+    mean = f.argument([4], "f32")
+    with pytest.raises(_fusion.MLIRError, match="given together"):
+        f.batch_norm(x, running_mean=mean)
+
+
+def test_body_callback_cannot_close_or_transform_its_function(function):
+    m, f = function
+    x = f.argument([None, 4], "f32")
+
+    def finishes(s, v, columns):
+        f.finish([x])
+        return v
+
+    with pytest.raises(_fusion.MLIRError, match="filling an elementwise body"):
+        f.elementwise(x, [], finishes)
+    f.finish([x])
+    m.verify()
+    g = m.add_function("g")
+    y = g.argument([None, 4], "f32")
+
+    def transforms(s, v, columns):
+        with pytest.raises(_fusion.MLIRError, match="not run"):
+            m.run_pipeline("builtin.module(fusion-optimize)")
+        return v
+
+    g.finish([g.elementwise(y, [], transforms)])
+    m.verify()
