@@ -103,8 +103,10 @@ def _is_multi_result(node):
 
 
 def _columns(node):
+    """The features of a value of rank >= 2 (the partition's values are
+    [batch, features] matrices, or views of them with the rows regrouped)."""
     meta = aten.tensor_meta(node)
-    return meta.shape[-1] if meta is not None and meta.dim() == 2 else None
+    return meta.shape[-1] if meta is not None and meta.dim() >= 2 else None
 
 
 def _joins(node, members, downstream, columns, dtype):
@@ -113,6 +115,8 @@ def _joins(node, members, downstream, columns, dtype):
     name = aten.op_name(node)
     if node.target is operator.getitem:
         return node.args[0] in members and node.args[1] in (0, 3, 4)
+    if name in aten.ROW_VIEWS:
+        return node.args[0] in members and _columns(node) == columns
     if name in aten.BATCH_NORMS:
         # Its batch statistics (getitem 1, 2) are not computed by fusion.
         if any(u.target is operator.getitem and u.args[1] in (1, 2) and
@@ -120,10 +124,10 @@ def _joins(node, members, downstream, columns, dtype):
             return False
     elif name not in aten.ELEMENTWISE and name not in aten.STRUCTURAL:
         return False
-    meta = aten.tensor_meta(node) if name not in aten.BATCH_NORMS else \
-        aten.tensor_meta(node.args[0])
-    if meta is None or meta.dim() != 2 or meta.shape[-1] != columns or \
-            meta.dtype != dtype:
+    value = node.args[0] if name in aten.BATCH_NORMS else node
+    meta = aten.tensor_meta(value)
+    if meta is None or _columns(value) != columns or meta.dtype != dtype or \
+            (name in aten.BATCH_NORMS and meta.dim() != 2):
         return False
     inside = False
     for arg in node.all_input_nodes:
@@ -221,7 +225,7 @@ def _compile_partition(partition, options, compile_only):
         results = []
         for value in program.results:
             meta = aten.tensor_meta(_result_node(outputs, program, value))
-            results.append(([None] + [meta.shape[-1]] if meta.dim() == 2
+            results.append(([None, meta.shape[-1]] if meta.dim() >= 2
                             else [meta.shape[0]],
                             aten.ELEMENT_TYPES[meta.dtype]))
         _LIBRARIES[key] = (_open_library(files, "a fusion partition"),
@@ -244,9 +248,27 @@ def _replace(graph, key, inputs, outputs, members):
     for index, output in enumerate(outputs):
         with graph.inserting_after(call):
             item = graph.call_function(operator.getitem, (call, index))
-        item.meta = dict(output.meta)
+        result = item
+        if aten.tensor_meta(output).dim() > 2:
+            # The library's [batch, features] result, its rows regrouped as
+            # the partition's view did.
+            with graph.inserting_after(item):
+                result = graph.call_function(
+                    torch.ops.aten.view.default,
+                    (item, _regrouping_view(output, members).args[1]))
+        result.meta = dict(output.meta)
         output.replace_all_uses_with(
-            item, delete_user_cb=lambda user: user is not item)
+            result, delete_user_cb=lambda user: user not in (item, result))
+
+
+def _regrouping_view(output, members):
+    """The member view that gave `output` its rank."""
+    node = output
+    while aten.op_name(node) not in aten.ROW_VIEWS or \
+            aten.tensor_meta(node).dim() != aten.tensor_meta(output).dim():
+        node = next(a for a in node.all_input_nodes if a in members and
+                    _columns(a) == _columns(output))
+    return node
 
 
 def fuse_graph(gm, options=None, compile_only=False):

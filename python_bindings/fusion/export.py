@@ -199,11 +199,11 @@ def import_module(module, example_inputs, *, training, name="forward"):
         _batch_norm_name(n) for n in nodes
         if op_name(n).startswith("aten._native_batch_norm_legit") and
         "no_training" not in op_name(n)]
-    for name in batch_statistics:
-        if batch_statistics.count(name) > 1:
+    for bn in batch_statistics:
+        if batch_statistics.count(bn) > 1:
             # PyTorch counts each application in num_batches_tracked.
             raise UnsupportedOperationError(
-                f"batch norm {name} is applied more than once in training "
+                f"batch norm {bn} is applied more than once in training "
                 f"mode, which fusion does not compute")
     return ImportedFunction(name, program, [a for a, _ in inputs], results,
                             structure, batch_statistics, output_ranks,

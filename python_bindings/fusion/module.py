@@ -243,7 +243,11 @@ class _CallWithRecomputedBackward(torch.autograd.Function):
     def forward(ctx, module, mode, entry, leading, *tensors):
         ctx.module, ctx.mode, ctx.entry, ctx.leading = \
             module, mode, entry, leading
-        ctx.save_for_backward(*tensors)
+        # Buffers as they are now: the forward updates running statistics
+        # in place.
+        ctx.save_for_backward(*[
+            t.clone() if a.kind == "buffer" else t
+            for a, t in zip(entry.arguments, tensors)])
         outputs = module._library.call(entry.name,
                                        [t.detach() for t in tensors])
         ctx.mark_non_differentiable(*[

@@ -43,3 +43,10 @@ def no_grad():
     torch.no_grad() (test_compiled_module.py checks the refusal)."""
     with torch.no_grad():
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_library_cache(tmp_path_factory):
+    """The tests compile into a cache of their own, never the user's."""
+    import os
+    os.environ["FUSION_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))

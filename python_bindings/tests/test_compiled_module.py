@@ -133,20 +133,41 @@ def test_empty_batch_in_training_leaves_statistics_as_pytorch():
     assert int(model.bn.num_batches_tracked) == 1
 
 
-@pytest.mark.parametrize("needs_grad", ["parameter", "input"])
-def test_call_needing_gradients_refused(needs_grad):
-    model = LinearLeakyRelu(8, 6)
+@pytest.mark.parametrize("model_factory", [
+    lambda: LinearLeakyRelu(8, 6),
+    lambda: LinearScaleBatchNorm(8, 6),
+    lambda: LinearScaleBatchNorm(8, 6).eval()])
+def test_gradients_match_eager(model_factory):
+    """Regression: the compiled module passed detached parameters, so they
+    silently got no gradients. The backward now recomputes through
+    PyTorch's ops; the running statistics are updated once, by the
+    forward."""
+    torch.manual_seed(1)
+    model = model_factory()
+    torch.manual_seed(1)
+    reference = model_factory()
     compiled = fusion.compile(model, (torch.randn(4, 8),), target="cpu")
-    x = torch.randn(3, 8)
-    if needs_grad == "input":
-        model.requires_grad_(False)
-        x.requires_grad_(True)
+    x = torch.randn(5, 8, requires_grad=True)
+    x_reference = x.detach().clone().requires_grad_()
     with torch.enable_grad():
-        with pytest.raises(fusion.FusionRuntimeError,
-                           match="does not compute gradients yet.*no_grad"):
-            compiled(x)
-    with torch.inference_mode():
-        assert torch.allclose(compiled(x), model(x), rtol=1e-5, atol=1e-6)
+        (compiled(x) * torch.arange(6.0)).sum().backward()
+        (reference(x_reference) * torch.arange(6.0)).sum().backward()
+    assert torch.allclose(x.grad, x_reference.grad, rtol=1e-5, atol=1e-6)
+    for (name, p), q in zip(model.named_parameters(),
+                            reference.parameters()):
+        assert p.grad is not None, name
+        assert torch.allclose(p.grad, q.grad, rtol=1e-5, atol=1e-6), name
+    assert_same_state(model, reference)
+
+
+def test_gradients_of_rank_3_inputs():
+    model = LinearLeakyRelu(8, 6)
+    compiled = fusion.compile(model, (torch.randn(2, 3, 8),), target="cpu")
+    x = torch.randn(4, 5, 8, requires_grad=True)
+    with torch.enable_grad():
+        compiled(x).sum().backward()
+        expected = torch.autograd.grad(model(x).sum(), x)[0]
+    assert torch.allclose(x.grad, expected, rtol=1e-5, atol=1e-6)
 
 
 def test_call_without_gradients_needed_runs_in_grad_mode():
@@ -154,7 +175,9 @@ def test_call_without_gradients_needed_runs_in_grad_mode():
     compiled = fusion.compile(model, (torch.randn(4, 8),), target="cpu")
     x = torch.randn(3, 8)
     with torch.enable_grad():
-        assert torch.allclose(compiled(x), model(x), rtol=1e-5, atol=1e-6)
+        out = compiled(x)
+        assert not out.requires_grad
+        assert torch.allclose(out, model(x), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("change, message", [

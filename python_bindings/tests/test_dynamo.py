@@ -87,6 +87,9 @@ def test_unfusible_model_runs_unchanged():
 def test_batch_norm_modes_and_running_statistics(training):
     model = LinearScaleBatchNorm(16, 10, momentum=0.3).train(training)
     twin = LinearScaleBatchNorm(16, 10, momentum=0.3).train(training)
+    with torch.no_grad():
+        model.bn.running_mean.uniform_(-1, 1)
+        model.bn.running_var.uniform_(0.5, 2)
     twin.load_state_dict(model.state_dict())
     compiled = torch.compile(model, backend="fusion")
     with torch.no_grad():

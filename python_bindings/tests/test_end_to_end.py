@@ -144,18 +144,14 @@ def test_save_over_the_loaded_library(tmp_path):
 
 @pytest.mark.parametrize("other, message", [
     (lambda: LinearLeakyRelu(8, 6, slope=0.7, multiplier=-1.0),
-     r"has `%v2 = fusion.mul_scalar %v1, 2.0 .*` where the module has "
-     r"`%v2 = fusion.mul_scalar %v1, -1.0 "),
+     r"its forward_train differs: the library has .*2\.0.*, the module "
+     r".*-1\.0"),
     (lambda: LinearLeakyRelu(16, 6), "does not import for the saved example "
-     "inputs: module linear: weight in_features 16 does not match input "
-     "features 8"),
-    (lambda: LinearLeakyRelu(8, 6).to(torch.bfloat16), "does not import.*"
-     "parameter linear.weight .* has dtype torch.bfloat16"),
+     "inputs"),
+    (lambda: LinearLeakyRelu(8, 6).to(torch.bfloat16), "does not import"),
     (lambda: nn.Sequential(nn.Linear(8, 6), nn.ReLU()), "the library has "
-     "`%v2 = fusion.mul_scalar .*` where the module has `%v2 = "
-     "fusion.relu %v1"),
-    (lambda: LinearScaleBatchNorm(8, 6), "where the module has "
-     "`func.func @forward_train.*%arg7"),
+     ".*aten.mul.Tensor.*, the module .*aten.relu.default"),
+    (lambda: LinearScaleBatchNorm(8, 6), "its forward_train differs: arguments"),
 ])
 def test_load_refuses_other_ops(tmp_path, other, message):
     model = LinearLeakyRelu(8, 6)
