@@ -264,6 +264,10 @@ def test_bad_location(function):
     x = f.argument([None, 4], "f32")
     with pytest.raises(_fusion.MLIRError, match="loc must be None"):
         f.relu(x, loc="model.py:3")
+    with pytest.raises(_fusion.MLIRError, match="loc must be None"):
+        f.relu(x, loc=("model.py", 2**70))
+    with pytest.raises(_fusion.MLIRError, match="loc must be None"):
+        f.relu(x, loc=("model.py", -1))
 
 
 def test_invalid_batch_norm_config(function):
