@@ -123,7 +123,12 @@ Location toLocation(MLIRContext *context, const py::object &loc) {
   if (py::isinstance<py::tuple>(loc) && py::len(loc) == 2) {
     auto pair = loc.cast<py::tuple>();
     if (py::isinstance<py::str>(pair[0]) && py::isinstance<py::int_>(pair[1])) {
-      auto line = pair[1].cast<int64_t>();
+      // A line beyond int64 fails the cast; beyond `unsigned`, the check.
+      int64_t line = -1;
+      try {
+        line = pair[1].cast<int64_t>();
+      } catch (const py::cast_error &) {
+      }
       if (line >= 0 && line <= std::numeric_limits<unsigned>::max())
         return FileLineColLoc::get(context, pair[0].cast<std::string>(),
                                    static_cast<unsigned>(line), 0);
@@ -212,8 +217,7 @@ public:
     if (!isAllowedScalarOp(*op)) {
       op->erase();
       throw MLIRError("'" + name +
-                      "' is not allowed in an elementwise body "
-                      "(allowed: " +
+                      "' is not allowed in an elementwise body (allowed: " +
                       getAllowedScalarOpsDescription().str() + ")");
     }
     verifyOrErase(op, diagnostics);
@@ -236,8 +240,7 @@ public:
     std::optional<ElementType> kind = symbolizeElementType(dtype);
     if (!kind)
       throw MLIRError("unknown dtype '" + dtype +
-                      "' (expected f32, bf16 or "
-                      "f16)");
+                      "' (expected f32, bf16 or f16)");
     SmallVector<int64_t> dims;
     for (std::optional<int64_t> dim : shape) {
       if (dim && *dim < 0)
@@ -351,8 +354,9 @@ public:
     auto op = ElementwiseOp::create(builder, location, input.getType(), input,
                                     columnValues);
     // Until it verifies, the op is undone on any error, the callback's
-    // own exceptions included; unless the callback ran a pass pipeline,
-    // which may have erased it already.
+    // own exceptions included; unless a pass pipeline ran meanwhile and may
+    // have erased it (Module.run_pipeline refuses the invalid module an
+    // open function makes, so this is a second line of defense).
     uint64_t generation = state->module->generation;
     llvm::scope_exit undo([&] {
       if (state->module->generation == generation)
@@ -376,7 +380,6 @@ public:
       columnScalars.push_back({body, arg});
     py::object returned =
         fill(scalars, ScalarHandle{body, block->getArgument(0)}, columnScalars);
-    // The callback may have run a pipeline.
     state->checkOpen();
     if (!py::isinstance<ScalarHandle>(returned))
       throw MLIRError("the elementwise body must return a Scalar, got " +

@@ -102,6 +102,46 @@ def test_compile_cpu_library(context, tmp_path):
     assert signature["entry_points"][0]["name"] == "forward_train"
 
 
+def test_compiled_cpu_library_computes_torchs_numbers(context, tmp_path):
+    torch = pytest.importorskip("torch")
+    from fusion.runtime import Library
+    import torch.nn.functional as F
+
+    m = build_model(context)
+    library = tmp_path / "model.so"
+    m.compile(str(library), target="cpu")
+    x, w = torch.randn(5, 16), torch.randn(8, 16)
+    b, scale = torch.randn(8), torch.rand(8) + 0.5
+    mean, var = torch.randn(8), torch.rand(8) + 0.5
+    y, new_mean, new_var = Library(library).call(
+        "forward_train", [x, w, b, scale, mean, var])
+    expected_mean, expected_var = mean.clone(), var.clone()
+    expected = F.batch_norm(F.gelu(F.linear(x, w, b)) * scale, expected_mean,
+                            expected_var, training=True, momentum=0.1,
+                            eps=1e-5)
+    torch.testing.assert_close(y, expected, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(new_mean, expected_mean, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(new_var, expected_var, rtol=1e-4, atol=1e-4)
+
+
+def test_unfused_elementwise_on_the_cpu(context, tmp_path):
+    # After a batch norm nothing fuses: the elementwise op is compiled as is.
+    torch = pytest.importorskip("torch")
+    from fusion.runtime import Library
+    import torch.nn.functional as F
+
+    m = _fusion.Module.create(context, "model")
+    f = m.add_function("bn_gelu")
+    x, scale = f.argument([None, 8], "f32"), f.argument([8], "f32")
+    (y,) = f.batch_norm(x, training=True)
+    f.finish([f.elementwise(y, [scale], gelu)])
+    m.compile(str(tmp_path / "bn.so"), target="cpu")
+    xs, ss = torch.randn(6, 8), torch.rand(8)
+    (out,) = Library(tmp_path / "bn.so").call("bn_gelu", [xs, ss])
+    expected = F.gelu(F.batch_norm(xs, None, None, training=True)) * ss
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-4)
+
+
 def test_module_outlives_its_python_object(context):
     m = _fusion.Module.create(context, "model")
     f = m.add_function("f")
@@ -264,6 +304,10 @@ def test_bad_location(function):
     x = f.argument([None, 4], "f32")
     with pytest.raises(_fusion.MLIRError, match="loc must be None"):
         f.relu(x, loc="model.py:3")
+    with pytest.raises(_fusion.MLIRError, match="loc must be None"):
+        f.relu(x, loc=("model.py", 2**70))
+    with pytest.raises(_fusion.MLIRError, match="loc must be None"):
+        f.relu(x, loc=("model.py", -1))
 
 
 def test_invalid_batch_norm_config(function):

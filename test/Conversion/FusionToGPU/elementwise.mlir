@@ -1,7 +1,7 @@
 // fusion.elementwise after a training batch_norm (nothing to fuse into)
 // becomes an elementwise kernel through ElementwiseOpInterface: its body,
 // cloned once per lane, with the column operand loaded as one vector.
-// RUN: fusion-opt %s --fusion-select-gemm-config --fusion-lower-to-gpu | FileCheck %s
+// RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config --fusion-lower-to-gpu | FileCheck %s
 
 // CHECK-LABEL: llvm.func @bn_gelu(
 // CHECK: fusion_rt.launch @fusion_kernels::@bn_gelu_0_stats
@@ -28,4 +28,37 @@ func.func @bn_gelu(%x: tensor<?x8xf32>, %s: tensor<8xf32>) -> tensor<?x8xf32> {
     fusion.yield %r : f32
   }
   return %g : tensor<?x8xf32>
+}
+
+// -----
+
+// Bodies that compute the same (names and locations aside) share one kernel;
+// another body gets its own.
+// CHECK-LABEL: llvm.func @shared_bodies(
+// CHECK: fusion_rt.launch @fusion_kernels::@shared_bodies_0_elementwise
+// CHECK: fusion_rt.launch @fusion_kernels::@shared_bodies_0_elementwise
+// CHECK: fusion_rt.launch @fusion_kernels::@shared_bodies_2_elementwise
+// CHECK: gpu.func @shared_bodies_0_elementwise(
+// CHECK: math.exp
+// CHECK-NOT: gpu.func @shared_bodies_1_elementwise(
+// CHECK: gpu.func @shared_bodies_2_elementwise(
+// CHECK: math.tanh
+// CHECK-NOT: gpu.func @shared_bodies_1_elementwise(
+func.func @shared_bodies(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %0 = fusion.elementwise %x : tensor<?x8xf32> {
+  ^bb0(%v: f32):
+    %e = math.exp %v : f32
+    fusion.yield %e : f32
+  }
+  %1 = fusion.elementwise %0 : tensor<?x8xf32> {
+  ^bb0(%w: f32):
+    %f = math.exp %w : f32 loc("other.py":3:0)
+    fusion.yield %f : f32
+  }
+  %2 = fusion.elementwise %1 : tensor<?x8xf32> {
+  ^bb0(%v: f32):
+    %t = math.tanh %v : f32
+    fusion.yield %t : f32
+  }
+  return %2 : tensor<?x8xf32>
 }

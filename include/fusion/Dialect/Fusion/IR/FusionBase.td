@@ -11,8 +11,9 @@ def Fusion_Dialect : Dialect {
   let summary = "Graph-level ops for linear layers and their cheap epilogues";
   let description = [{
     The `fusion` dialect captures the hot path of ML models whose work is a
-    linear layer followed by cheap ops (`mul`, `leaky_relu`, `batch_norm`),
-    and the single `fusion.fused_linear` op those chains are rewritten into.
+    linear layer followed by cheap ops (`mul`, `leaky_relu`, `batch_norm`,
+    any scalar function as a `fusion.elementwise` body), and the single
+    `fusion.fused_linear` op those chains are rewritten into.
     All ops have value semantics on ranked tensors of `f32`, `bf16` or `f16`.
     Matrices are `[M, K]`/`[M, N]` with the row dimension `M` possibly
     dynamic; `K` and `N` are static. Semantics follow PyTorch exactly.

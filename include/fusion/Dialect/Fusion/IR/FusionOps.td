@@ -227,7 +227,8 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
        scalar function of the accumulator and one element of each per-column
        `epilogue` operand, made of `arith`/`math` ops on f32 values (the way
        `linalg.generic` carries its body). New elementwise ops (relu, gelu,
-       clamp, ...) need no new op, only new region bodies. The region may
+       clamp, ...) need no new op, only new region bodies: a
+       `fusion.elementwise` body is appended as it is. The region may
        hold exactly the ops every backend lowers: `arith.constant`, `addf`,
        `subf`, `mulf`, `divf`, `negf`, `maximumf`, `minimumf`, `maxnumf`,
        `minnumf`, `cmpf`, `select`, `andi`, `ori`, `xori` and `math.absf`,
