@@ -83,7 +83,7 @@ case "$step" in
     "$compile" "$root/test/Tools/fusion-compile/many-batch-norms.mlir" \
       --strategy=tiled --target=sm_90 -o "$dir/many/tiled.so"
     # The same workloads from their PyTorch definitions, via fusion.compile.
-    PYTHONPATH="$root/build/python_packages" /usr/bin/python3 \
+    PYTHONPATH="$root/build/python_packages" "$root/.venv/bin/python" \
       "$root/scripts/gpu/make_python_artifacts.py" "$dir/python"
     printf 'commit=%s\ndate=%s\n' "$(git -C "$root" rev-parse --short HEAD)" \
       "$(date -u +%F)" > "$dir/BUILD_INFO"

@@ -166,6 +166,13 @@ BATCH_NORMS = {"aten._native_batch_norm_legit_functional.default",
                "aten._native_batch_norm_legit.no_stats"}
 
 
+def is_float_conversion(node):
+    """`_to_copy` that only changes the float type."""
+    return set(node.kwargs) <= {"dtype", "layout"} and \
+        node.kwargs.get("dtype") in ELEMENT_TYPES and \
+        node.kwargs.get("layout", torch.strided) == torch.strided
+
+
 def op_name(node):
     return str(node.target)
 
@@ -457,6 +464,18 @@ class Importer:
                         "fusion computes")
         self.values[node] = self.values[source]
 
+    def _float_conversion(self, node):
+        """Conversions between float types (low-precision batch norms
+        compute in float32): fusion computes every chain value in float32
+        and rounds the results once to the element type, so they pass
+        their value on."""
+        source = node.args[0]
+        if not is_float_conversion(node) or \
+                not isinstance(self.values.get(source), (_Chain, int)):
+            unsupported(node, "only conversions between float32, bfloat16 "
+                        "and float16 of values fusion computes")
+        self.values[node] = self.values[source]
+
     def _full(self, node):
         size, value = node.args[:2]
         if list(size) != []:
@@ -486,6 +505,8 @@ class Importer:
                 self.values[node] = self.values.get(node.args[0])
             elif name in ROW_VIEWS:
                 self._row_view(node)
+            elif name == "aten._to_copy.default":
+                self._float_conversion(node)
             elif name == "aten.full.default":
                 self._full(node)
             else:
@@ -497,5 +518,10 @@ class Importer:
                             else output[0], "its result is not one fusion "
                             "computes")
             node = output if isinstance(output, torch.fx.Node) else output[0]
+            meta = tensor_meta(node)
+            if meta is not None and ELEMENT_TYPES.get(meta.dtype) != \
+                    self.element:
+                unsupported(node, f"its result is {meta.dtype}, the "
+                            f"model's tensors {self.element}")
             self.program.result(self.materialize(self.values[key], node))
         return self.program

@@ -122,11 +122,17 @@ def _joins(node, members, downstream, columns, dtype):
         if any(u.target is operator.getitem and u.args[1] in (1, 2) and
                u.users for u in node.users):
             return False
+    elif name == "aten._to_copy.default":
+        meta = aten.tensor_meta(node)
+        return node.args[0] in members and aten.is_float_conversion(node) \
+            and meta is not None and meta.shape[-1] == columns
     elif name not in aten.ELEMENTWISE and name not in aten.STRUCTURAL:
         return False
     value = node.args[0] if name in aten.BATCH_NORMS else node
     meta = aten.tensor_meta(value)
-    if meta is None or _columns(value) != columns or meta.dtype != dtype or \
+    # Float32 values inside a low-precision chain (as around batch norms).
+    if meta is None or _columns(value) != columns or \
+            meta.dtype not in (dtype, torch.float32) or \
             (name in aten.BATCH_NORMS and meta.dim() != 2):
         return False
     inside = False
@@ -137,7 +143,8 @@ def _joins(node, members, downstream, columns, dtype):
         arg_meta = aten.tensor_meta(arg)
         # Outside operands: per-column vectors computed before the GEMM.
         if arg in downstream or arg_meta is None or \
-                tuple(arg_meta.shape) != (columns,) or arg_meta.dtype != dtype:
+                tuple(arg_meta.shape) != (columns,) or \
+                arg_meta.dtype not in (dtype, torch.float32):
             return False
     return inside
 
@@ -182,8 +189,7 @@ def _grow(gemm, order):
     # Stop before a second value leaves the partition (running statistics
     # aside), so the GEMM output is not written out for its other users.
     while True:
-        matrices = [n for n in partition.outputs()
-                    if not (n.target is operator.getitem and n.args[1] != 0)]
+        matrices = [n for n in partition.outputs() if _columns(n) is not None]
         if len(matrices) <= 1:
             break
         cut = partition.members.index(matrices[0])
@@ -196,7 +202,9 @@ def _grow(gemm, order):
     kept = set(partition.members)
     partition.members = [n for n in partition.members if not (
         n.target is operator.getitem and n.args[0] not in kept)]
-    if len(partition.members) <= 2 or gemm in partition.outputs():
+    computing = [n for n in partition.members[2:] if
+                 aten.op_name(n) in aten.ELEMENTWISE or _is_multi_result(n)]
+    if not computing or gemm in partition.outputs():
         return None  # A bare GEMM: nothing to fuse.
     return partition
 
