@@ -36,6 +36,13 @@ class Library:
         if name not in self._functions:
             fn = getattr(self._lib, name)
             fn.restype = ctypes.c_int32 if self.is_gpu else None
+            if self.is_gpu:
+                # Plain integers in: no ctypes objects built per call.
+                entry = self.entries[name]
+                fn.argtypes = [ctypes.c_void_p] + \
+                    [ctypes.c_int64] * bool(entry["batch"]) + \
+                    [ctypes.c_void_p] * (len(entry["inputs"]) +
+                                         len(entry["outputs"]))
             self._functions[name] = fn
         return self._functions[name]
 
@@ -105,14 +112,14 @@ class Library:
         return batch
 
     def _call_gpu(self, name, entry, batch, device, inputs, outputs):
-        stream = torch.cuda.current_stream(device).cuda_stream
-        args = [ctypes.c_void_p(stream)]
-        if entry["batch"]:
-            args.append(ctypes.c_int64(batch))
-        args += [ctypes.c_void_p(t.data_ptr()) for t in inputs + outputs]
+        # The raw stream and device queries are PyTorch's fast ones (as
+        # inductor's generated code uses).
+        stream = torch._C._cuda_getCurrentRawStream(device.index)
+        args = [stream] + ([batch] if entry["batch"] else []) + \
+            [t.data_ptr() for t in inputs + outputs]
         # The library runs on its stream's device; the default stream (NULL)
         # is the current device's, so that device must be current.
-        if device.index == torch.cuda.current_device():
+        if device.index == torch._C._cuda_getDevice():
             status = self._function(name)(*args)
         else:
             with torch.cuda.device(device):

@@ -183,6 +183,7 @@ def test_cuda_graph_capture():
         out = torch.full((32, 48), float("nan"), device="cuda")
         with torch.cuda.graph(graph):
             out.copy_(compiled(x))
+        assert len(fusion.dynamo.last_fused) == 1
         x.copy_(torch.randn(32, 64, device="cuda"))
         graph.replay()
         reference = model.double()(x.double())

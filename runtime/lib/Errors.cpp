@@ -26,7 +26,18 @@ DeviceGuard::DeviceGuard(void *stream) {
   if (status_ != FUSION_SUCCESS)
     return;
   device_ = previous_;
+  // cudaStreamGetDevice would invalidate a CUDA graph capture; a capturing
+  // stream runs on the current device (the caller made it current, as
+  // PyTorch does while capturing).
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   if (stream) {
+    status_ = checkCuda(
+        cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capture),
+        "cudaStreamIsCapturing");
+    if (status_ != FUSION_SUCCESS)
+      return;
+  }
+  if (stream && capture == cudaStreamCaptureStatusNone) {
     status_ = checkCuda(
         cudaStreamGetDevice(static_cast<cudaStream_t>(stream), &device_),
         "cudaStreamGetDevice");

@@ -120,6 +120,33 @@ def timed(fn, warmup=3, iters=10):
     return statistics.median(times)
 
 
+def timed_graph(fn):
+    """`fn` captured in a CUDA graph, timed by replays: its GPU time without
+    host overhead."""
+    fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return timed(graph.replay)
+
+
+def profile_calls(what, fn, calls=20):
+    """Where the host time of a call goes (cProfile, top functions)."""
+    import cProfile
+    import pstats
+    fn()
+    torch.cuda.synchronize()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(calls):
+        fn()
+    profiler.disable()
+    torch.cuda.synchronize()
+    print(f"--- host profile of {calls} calls: {what}")
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
+
+
 def relative_error(out, reference):
     return ((out.double() - reference).norm() / reference.norm()).item()
 
@@ -168,7 +195,9 @@ def run():
                 error = relative_error(out, reference)
                 ok = error <= BOUNDS[pname] and len(fused) >= 1
                 times = {"eager": timed(eager),
-                         "fusion dynamo": timed(lambda: dynamo(x))}
+                         "fusion dynamo": timed(lambda: dynamo(x)),
+                         "dynamo in CUDA graph": timed_graph(
+                             lambda: dynamo(x))}
                 if aot:
                     compiled = fusion.compile(model, (x,), target=TARGET,
                                               precision=precision or None)
@@ -176,6 +205,9 @@ def run():
                     ok = ok and aot_error <= BOUNDS[pname]
                     times["fusion.compile"] = timed(lambda: compiled(x))
                     times["bare library"] = timed(bare_call(compiled, (x,)))
+                    if name.startswith("B") and pname == "bf16":
+                        profile_calls("fusion.compile", lambda: compiled(x))
+                        profile_calls("fusion dynamo", lambda: dynamo(x))
                 torch._dynamo.reset()
                 inductor = torch.compile(model)
                 inductor(x)
@@ -189,17 +221,19 @@ def run():
     graph_ok = cuda_graph_capture()
     print(f"\n## Front end, {device}, torch {torch.__version__}")
     print("| workload | precision | rel. err | eager ms | torch.compile ms "
-          "| fusion dynamo ms | fusion.compile ms | bare library ms | "
-          "dynamo/bare | vs eager | vs torch.compile |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| fusion dynamo ms | dynamo in CUDA graph ms | fusion.compile ms "
+          "| bare library ms | dynamo/bare | graph/bare | vs eager | "
+          "vs torch.compile |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, pname, error, ok, t, _ in rows:
         bare = t.get("bare library")
         print(f"| {name} | {pname} | {error:.1e}{'' if ok else ' FAIL'} | "
               f"{t['eager']:.3f} | {t['torch.compile']:.3f} | "
-              f"{t['fusion dynamo']:.3f} | "
+              f"{t['fusion dynamo']:.3f} | {t['dynamo in CUDA graph']:.3f} | "
               f"{t.get('fusion.compile', float('nan')):.3f} | "
               f"{bare if bare else float('nan'):.3f} | "
               f"{t['fusion dynamo'] / bare if bare else float('nan'):.3f} | "
+              f"{t['dynamo in CUDA graph'] / bare if bare else float('nan'):.3f} | "
               f"{t['eager'] / t['fusion dynamo']:.2f}x | "
               f"{t['torch.compile'] / t['fusion dynamo']:.2f}x |")
     print("\n| host time per call, tiny 8x64x64 (us) | value |")
