@@ -317,6 +317,20 @@ def fuse_graph(gm, options=None, compile_only=False):
 last_fused = []
 
 
+# Ops that run best as PyTorch's own kernels and that fusion does not import:
+# AOTAutograd leaves them whole (core ATen would split a layer norm or a
+# backward op into many pointwise kernels, run one by one). Everything else
+# is decomposed to core ATen, the importer's vocabulary.
+_KEPT_WHOLE = ("layer_norm", "group_norm", "rms_norm", "softmax",
+               "logsumexp", "dropout", "_backward", "embedding",
+               "convolution", "pool", "aten::norm")
+
+
+def _decompositions():
+    return {op: fn for op, fn in core_aten_decompositions().items()
+            if not any(kept in op.name() for kept in _KEPT_WHOLE)}
+
+
 def _forward_compiler(options, gm, example_inputs):
     global last_fused
     last_fused = fuse_graph(gm, options,
@@ -344,4 +358,4 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
     return aot_autograd(
         fw_compiler=functools.partial(_forward_compiler, options),
         bw_compiler=_backward_compiler,
-        decompositions=core_aten_decompositions())(gm, example_inputs)
+        decompositions=_decompositions())(gm, example_inputs)

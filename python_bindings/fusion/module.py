@@ -375,7 +375,11 @@ def _check_same_ops(path, manifest, module):
         raise FusionRuntimeError(
             f"{path} was saved by an older fusion, without the programs that "
             f"checking the module needs: compile and save again")
-    examples = [torch.randn(shape, dtype=TORCH_DTYPES[element])
+    # On the module's device: exporting mixes no devices.
+    device = next((t.device for t in module.parameters()),
+                  torch.device("cpu"))
+    examples = [torch.randn(shape, dtype=TORCH_DTYPES[element],
+                            device=device)
                 for shape, element in manifest["example_inputs"]]
     try:
         functions = _import(module, examples)

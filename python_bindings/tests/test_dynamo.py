@@ -134,6 +134,45 @@ def test_rank_3_inputs():
     assert len(fusion.dynamo.last_fused) == 1
 
 
+class MLPBlock(nn.Module):
+    """LayerNorm -> linear -> GELU -> linear -> residual."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(16)
+        self.up = nn.Linear(16, 40)
+        self.down = nn.Linear(40, 16)
+
+    def forward(self, x):
+        return x + self.down(F.gelu(self.up(self.norm(x))))
+
+
+def test_transformer_mlp_block():
+    """The up projection and its GELU fuse; the layer norm stays one
+    PyTorch kernel (not decomposed), the rest runs as PyTorch."""
+    model = MLPBlock()
+    graphs = []
+    original = fusion.dynamo.fuse_graph
+
+    def spy(gm, *args, **kwargs):
+        graphs.append([str(n.target) for n in gm.graph.nodes])
+        return original(gm, *args, **kwargs)
+
+    fusion.dynamo.fuse_graph = spy
+    try:
+        compiled = torch.compile(model, backend="fusion")
+        x = torch.randn(2, 7, 16)
+        with torch.no_grad():
+            out = compiled(x)
+            reference = model.double()(x.double())
+    finally:
+        fusion.dynamo.fuse_graph = original
+    assert relative_error(out, reference) <= 1e-5
+    assert [ops[1:4] for ops in fusion.dynamo.last_fused] == [
+        ["aten.addmm.default", "aten.view.default", "aten.gelu.default"]]
+    assert "aten.native_layer_norm.default" in graphs[0]
+
+
 def test_unknown_option_is_refused():
     compiled = torch.compile(nn.Linear(4, 4), backend="fusion",
                              options={"tiles": "64x64"})
