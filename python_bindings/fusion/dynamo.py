@@ -15,9 +15,11 @@ graph capture see as one op. The batch dimension is dynamic.
 
 Options (`torch.compile(..., options={...})`): "target" ("sm_80", ...,
 "cpu"; default: the inputs' device), "precision", "strategy", "fp32_math",
-"tile" (as fusion.compile's), and "compile_only" (compile and cache the
-libraries, for example for another machine's target, but run the graph as
-PyTorch would).
+"tile" (as fusion.compile's), "fallback" ("eager", the default: the
+other ops run as PyTorch's ATen kernels; "inductor": inductor compiles them,
+calling fusion::run as an extern kernel), and "compile_only" (compile and
+cache the libraries, for example for another machine's target, but run the
+graph as PyTorch would).
 """
 import functools
 import operator
@@ -326,7 +328,11 @@ _KEPT_WHOLE = ("layer_norm", "group_norm", "rms_norm", "softmax",
                "convolution", "pool", "aten::norm")
 
 
-def _decompositions():
+def _decompositions(fallback):
+    if fallback == "inductor":
+        # Inductor lowers what its own table leaves.
+        from torch._inductor.decomposition import select_decomp_table
+        return select_decomp_table()
     return {op: fn for op, fn in core_aten_decompositions().items()
             if not any(kept in op.name() for kept in _KEPT_WHOLE)}
 
@@ -335,10 +341,15 @@ def _forward_compiler(options, gm, example_inputs):
     global last_fused
     last_fused = fuse_graph(gm, options,
                             compile_only=options.get("compile_only", False))
-    return make_boxed_func(gm.forward)
+    return _run_rest(options, gm, example_inputs)
 
 
-def _backward_compiler(gm, example_inputs):
+def _run_rest(options, gm, example_inputs):
+    """The graph's other ops as PyTorch's ATen kernels, or compiled by
+    inductor (which calls fusion::run as an extern kernel)."""
+    if options.get("fallback", "eager") == "inductor":
+        from torch._inductor.compile_fx import compile_fx_inner
+        return compile_fx_inner(gm, example_inputs)
     return make_boxed_func(gm.forward)
 
 
@@ -350,12 +361,17 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
             f"torch.compile mode {mode!r} with backend 'fusion': capture the "
             f"compiled model in a CUDA graph (torch.cuda.graph) instead")
     options = dict(options or {})
-    unknown = set(options) - set(_OPTIONS) - {"compile_only"}
+    unknown = set(options) - set(_OPTIONS) - {"compile_only", "fallback"}
     if unknown:
         raise UnsupportedOperationError(
             f"unknown fusion backend options {sorted(unknown)} (known: "
-            f"{', '.join(_OPTIONS)}, compile_only)")
+            f"{', '.join(_OPTIONS)}, fallback, compile_only)")
+    if options.get("fallback", "eager") not in ("eager", "inductor"):
+        raise UnsupportedOperationError(
+            f"fusion backend option fallback={options['fallback']!r}: "
+            f"'eager' (default) or 'inductor'")
     return aot_autograd(
         fw_compiler=functools.partial(_forward_compiler, options),
-        bw_compiler=_backward_compiler,
-        decompositions=_decompositions())(gm, example_inputs)
+        bw_compiler=functools.partial(_run_rest, options),
+        decompositions=_decompositions(options.get("fallback")))(
+            gm, example_inputs)

@@ -173,10 +173,39 @@ def test_transformer_mlp_block():
     assert "aten.native_layer_norm.default" in graphs[0]
 
 
-def test_unknown_option_is_refused():
+def test_inductor_compiles_the_rest():
+    """fallback="inductor": the partitions are fusion's, inductor compiles
+    the other ops (and calls fusion::run); forward and gradients as eager."""
+    model = MLPBlock()
+    twin = MLPBlock()
+    twin.load_state_dict(model.state_dict())
+    compiled = torch.compile(model, backend="fusion",
+                             options={"fallback": "inductor"})
+    with torch.no_grad():
+        compiled(torch.randn(2, 7, 16))
+    assert len(fusion.dynamo.last_fused) == 1
+    # With gradients the GEMM's output is saved for GELU's backward, so it
+    # leaves the partition: PyTorch (here inductor) computes that layer.
+    x = torch.randn(2, 7, 16, requires_grad=True)
+    x_twin = x.detach().clone().requires_grad_()
+    out = compiled(x)
+    reference = twin(x_twin)
+    assert relative_error(out, reference) <= 1e-5
+    out.square().sum().backward()
+    reference.square().sum().backward()
+    assert relative_error(x.grad, x_twin.grad) <= 1e-5
+    for p, q in zip(model.parameters(), twin.parameters()):
+        assert relative_error(p.grad, q.grad) <= 1e-5
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"tiles": "64x64"}, "unknown fusion backend options"),
+    ({"fallback": "triton"}, "fallback='triton'"),
+])
+def test_bad_options_are_refused(options, message):
     compiled = torch.compile(nn.Linear(4, 4), backend="fusion",
-                             options={"tiles": "64x64"})
-    with pytest.raises(Exception, match="unknown fusion backend options"):
+                             options=options)
+    with pytest.raises(Exception, match=message):
         compiled(torch.randn(2, 4))
 
 

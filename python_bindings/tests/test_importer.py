@@ -274,3 +274,23 @@ def test_unexportable_forward_is_refused():
                              r"exported"):
         import_module(DataDependentBranch(), (torch.randn(4, 8),),
                       training=True)
+
+
+class FunctionalSoftmax(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 6)
+
+    def forward(self, x):
+        return F.softmax(F.leaky_relu(self.linear(x)), dim=1)  # the line
+
+
+def test_functional_ops_name_the_models_line():
+    """Regression: functional ops reported torch/overrides.py as their
+    source line instead of the model's."""
+    with pytest.raises(fusion.UnsupportedOperationError) as error:
+        import_module(FunctionalSoftmax(), (torch.randn(4, 8),),
+                      training=False)
+    line = FunctionalSoftmax.forward.__code__.co_firstlineno + 1
+    assert "aten._softmax.default is not supported" in str(error.value)
+    assert str(error.value).endswith(f"test_importer.py:{line})")
