@@ -17,6 +17,9 @@ from .errors import FusionRuntimeError
 from .dtypes import TORCH_DTYPES
 
 
+_INVALID = object()
+
+
 class Library:
     def __init__(self, path):
         self.path = pathlib.Path(path)
@@ -27,6 +30,8 @@ class Library:
         if self.is_gpu:
             self._lib.fusion_last_error_message.restype = ctypes.c_char_p
         self._functions = {}
+        self._inputs = {}
+        self._outputs = {}
 
     @property
     def is_gpu(self):
@@ -56,21 +61,68 @@ class Library:
             raise FusionRuntimeError(
                 f"{name} takes {len(entry['inputs'])} tensors, got "
                 f"{len(inputs)}")
-        device = self._check_device(name, inputs)
-        batch = None
-        for spec, tensor in zip(entry["inputs"], inputs):
-            batch = self._check_tensor(name, spec, tensor, batch)
-        if entry["batch"] and batch is None:
-            raise FusionRuntimeError(f"{name}: no input gives the batch size")
-        outputs = [torch.empty([batch if d is None else d
-                                for d in spec["shape"]],
-                               dtype=TORCH_DTYPES[spec["dtype"]], device=device)
-                   for spec in entry["outputs"]]
+        batch = self._batch_if_valid(name, inputs)
+        if batch is _INVALID:
+            # The slow path says what is wrong.
+            self._check_device(name, inputs)
+            batch = None
+            for spec, tensor in zip(entry["inputs"], inputs):
+                batch = self._check_tensor(name, spec, tensor, batch)
+            if entry["batch"] and batch is None:
+                raise FusionRuntimeError(
+                    f"{name}: no input gives the batch size")
+        device = inputs[0].device
+        outputs = [torch.empty([batch if d is None else d for d in shape],
+                               dtype=dtype, device=device)
+                   for shape, dtype in self._output_specs(name)]
         if self.is_gpu:
             self._call_gpu(name, entry, batch, device, inputs, outputs)
         else:
             self._call_cpu(name, inputs, outputs)
         return outputs
+
+    def _batch_if_valid(self, name, inputs):
+        """The batch size when every tensor matches the signature (one
+        device of the library's kind, dtypes, shapes, contiguity), else
+        _INVALID: the per-call check, kept lean."""
+        if not inputs:
+            return _INVALID
+        device = inputs[0].device
+        if device.type != ("cuda" if self.is_gpu else "cpu"):
+            return _INVALID
+        batch = None
+        for (dtype, shape), tensor in zip(self._input_specs(name), inputs):
+            if tensor.dtype != dtype or tensor.device != device or \
+                    not tensor.is_contiguous():
+                return _INVALID
+            sizes = tensor.shape
+            if len(sizes) != len(shape):
+                return _INVALID
+            for want, got in zip(shape, sizes):
+                if want is None:
+                    if batch is None:
+                        batch = got
+                    elif got != batch:
+                        return _INVALID
+                elif want != got:
+                    return _INVALID
+        if batch is None and self.entries[name]["batch"]:
+            return _INVALID
+        return batch
+
+    def _input_specs(self, name):
+        if name not in self._inputs:
+            self._inputs[name] = [
+                (TORCH_DTYPES[spec["dtype"]], tuple(spec["shape"]))
+                for spec in self.entries[name]["inputs"]]
+        return self._inputs[name]
+
+    def _output_specs(self, name):
+        if name not in self._outputs:
+            self._outputs[name] = [
+                (tuple(spec["shape"]), TORCH_DTYPES[spec["dtype"]])
+                for spec in self.entries[name]["outputs"]]
+        return self._outputs[name]
 
     def _check_device(self, name, inputs):
         devices = {t.device for t in inputs}
