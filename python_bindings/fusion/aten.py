@@ -166,9 +166,17 @@ BATCH_NORMS = {"aten._native_batch_norm_legit_functional.default",
                "aten._native_batch_norm_legit.no_stats"}
 
 
+FLOAT_CONVERSIONS = {"aten._to_copy.default",
+                     "prims.convert_element_type.default"}
+
+
 def is_float_conversion(node):
-    """`_to_copy` that only changes the float type."""
-    return set(node.kwargs) <= {"dtype", "layout"} and \
+    """`_to_copy` or `convert_element_type` that only changes the float
+    type."""
+    if op_name(node) == "prims.convert_element_type.default":
+        return len(node.args) == 2 and node.args[1] in ELEMENT_TYPES
+    return op_name(node) == "aten._to_copy.default" and \
+        set(node.kwargs) <= {"dtype", "layout"} and \
         node.kwargs.get("dtype") in ELEMENT_TYPES and \
         node.kwargs.get("layout", torch.strided) == torch.strided
 
@@ -505,7 +513,7 @@ class Importer:
                 self.values[node] = self.values.get(node.args[0])
             elif name in ROW_VIEWS:
                 self._row_view(node)
-            elif name == "aten._to_copy.default":
+            elif name in FLOAT_CONVERSIONS:
                 self._float_conversion(node)
             elif name == "aten.full.default":
                 self._full(node)

@@ -124,7 +124,7 @@ def _joins(node, members, downstream, columns, dtype):
         if any(u.target is operator.getitem and u.args[1] in (1, 2) and
                u.users for u in node.users):
             return False
-    elif name == "aten._to_copy.default":
+    elif name in aten.FLOAT_CONVERSIONS:
         meta = aten.tensor_meta(node)
         return node.args[0] in members and aten.is_float_conversion(node) \
             and meta is not None and meta.shape[-1] == columns

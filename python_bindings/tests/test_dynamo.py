@@ -198,6 +198,20 @@ def test_inductor_compiles_the_rest():
         assert relative_error(p.grad, q.grad) <= 1e-5
 
 
+def test_inductor_rest_in_bf16():
+    """Inductor's decompositions compute low-precision pointwise ops in
+    float32 between conversions; the partition takes those in."""
+    model = MLPBlock().to(torch.bfloat16)
+    compiled = torch.compile(model, backend="fusion",
+                             options={"fallback": "inductor"})
+    x = torch.randn(3, 5, 16)
+    with torch.no_grad():
+        out = compiled(x.to(torch.bfloat16))
+        reference = model.double()(x.double())
+    assert len(fusion.dynamo.last_fused) == 1
+    assert relative_error(out, reference) <= 2e-2
+
+
 @pytest.mark.parametrize("options, message", [
     ({"tiles": "64x64"}, "unknown fusion backend options"),
     ({"fallback": "triton"}, "fallback='triton'"),
