@@ -132,9 +132,10 @@ def _joins(node, members, downstream, columns, dtype):
         return False
     value = node.args[0] if name in aten.BATCH_NORMS else node
     meta = aten.tensor_meta(value)
-    # Float32 values inside a low-precision chain (as around batch norms).
+    # Float32 values inside a low-precision chain (as around batch norms),
+    # and comparison results.
     if meta is None or _columns(value) != columns or \
-            meta.dtype not in (dtype, torch.float32) or \
+            meta.dtype not in (dtype, torch.float32, torch.bool) or \
             (name in aten.BATCH_NORMS and meta.dim() != 2):
         return False
     inside = False
@@ -195,7 +196,14 @@ def _grow(gemm, order):
         if len(matrices) <= 1:
             break
         cut = partition.members.index(matrices[0])
-        partition.members = partition.members[:cut + 1]
+        # Vectors computed from what stays (running statistics) stay too.
+        kept = partition.members[:cut + 1]
+        for node in partition.members[cut + 1:]:
+            if _columns(node) is None and \
+                    all(arg in kept for arg in node.all_input_nodes
+                        if arg in members):
+                kept.append(node)
+        partition.members = kept
     # Batch norms whose normalized output was cut off go too.
     kept = set(partition.members)
     partition.members = [n for n in partition.members if not (

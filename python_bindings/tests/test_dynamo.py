@@ -109,6 +109,45 @@ def test_batch_norm_modes_and_running_statistics(training, dtype, bound):
                for op in sum(fusion.dynamo.last_fused, []))
 
 
+class BatchNormMish(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 6)
+        self.bn = nn.BatchNorm1d(6)
+
+    def forward(self, x):
+        return F.mish(self.bn(self.linear(x)))
+
+
+def test_ops_after_a_batch_norm_join_its_partition():
+    """The decomposed mish (with a comparison) after a training batch norm
+    joins the partition, and no batch norm is left for PyTorch to compute
+    again (for its running statistics)."""
+    model = BatchNormMish()
+    twin = BatchNormMish()
+    twin.load_state_dict(model.state_dict())
+    left = []
+    original = fusion.dynamo.fuse_graph
+
+    def spy(gm, *args, **kwargs):
+        fused = original(gm, *args, **kwargs)
+        left.extend(str(n.target) for n in gm.graph.nodes)
+        return fused
+
+    fusion.dynamo.fuse_graph = spy
+    try:
+        with torch.no_grad():
+            x = torch.randn(9, 8)
+            out = torch.compile(model, backend="fusion")(x)
+            reference = twin(x)
+    finally:
+        fusion.dynamo.fuse_graph = original
+    assert relative_error(out, reference) <= 1e-5
+    assert relative_error(model.bn.running_var, twin.bn.running_var) <= 1e-5
+    assert "aten.where.self" in fusion.dynamo.last_fused[0]
+    assert not [op for op in left if "batch_norm" in op]
+
+
 def test_training_step_gradients_match_eager():
     model = Mixed()
     twin = Mixed()
