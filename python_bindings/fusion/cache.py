@@ -29,11 +29,16 @@ def compiler_id():
     return path.read_text().strip() if path.exists() else "unknown"
 
 
+def library_key(programs, options):
+    """The cache key of `programs` ({function name: Program}) compiled with
+    `options` (fusion-compile's option names) by this compiler."""
+    return cache_key(programs, options, compiler_id())
+
+
 def compiled_library(programs, options):
-    """The library files ({name: bytes}) of `programs` ({function name:
-    Program}) compiled with `options` (fusion-compile's option names), from
-    the cache or compiled now and cached."""
-    key = cache_key(programs, options, compiler_id())
+    """The library files ({name: bytes}) of `programs` compiled with
+    `options`, from the cache or compiled now and cached."""
+    key = library_key(programs, options)
     entry = directory() / key
     if all((entry / name).exists() for name in LIBRARY_FILES):
         return {name: (entry / name).read_bytes() for name in LIBRARY_FILES}

@@ -33,7 +33,7 @@ from torch._functorch.aot_autograd import make_boxed_func
 from torch.fx.passes.tools_common import legalize_graph
 
 from . import aten
-from .cache import compiled_library
+from .cache import compiled_library, library_key
 from .dtypes import TORCH_DTYPES
 from .errors import UnsupportedOperationError
 from .module import _open_library
@@ -220,7 +220,9 @@ def _grow(gemm, order):
 
 
 def _compile_partition(partition, options, compile_only):
-    """The cache key of the partition's compiled library; loads it."""
+    """Compiles the partition (or finds it in the cache) and loads its
+    library; returns (cache key, inputs, outputs) of the call to make, or
+    None when only compiling."""
     outputs = partition.outputs()
     inputs = partition.inputs()
     program = aten.Importer(partition.members, inputs, outputs).run()
@@ -233,26 +235,18 @@ def _compile_partition(partition, options, compile_only):
                        "fp32_math": options.get("fp32_math", "tf32x3"),
                        "tile": options.get("tile") or ""}
     programs = {ENTRY: program}
-    from .program import cache_key
-    from .cache import compiler_id
-    key = cache_key(programs, compile_options, compiler_id())
+    key = library_key(programs, compile_options)
     if key not in _LIBRARIES:
         files = compiled_library(programs, compile_options)
         if compile_only:
             return None
-        results = []
-        for value in program.results:
-            meta = aten.tensor_meta(_result_node(outputs, program, value))
-            results.append(([None, meta.shape[-1]] if meta.dim() >= 2
-                            else [meta.shape[0]],
-                            aten.ELEMENT_TYPES[meta.dtype]))
+        # The shapes of the library's results (the program's, in order).
+        results = [([None, meta.shape[-1]] if meta.dim() >= 2
+                    else [meta.shape[0]], aten.ELEMENT_TYPES[meta.dtype])
+                   for meta in map(aten.tensor_meta, outputs)]
         _LIBRARIES[key] = (_open_library(files, "a fusion partition"),
                            results)
     return None if compile_only else (key, inputs, outputs)
-
-
-def _result_node(outputs, program, value):
-    return outputs[program.results.index(value)]
 
 
 def _replace(graph, key, inputs, outputs, members):
