@@ -103,6 +103,13 @@ def prepare():
                                precision=precision or None)
             print(f"prepared {name} {pname}: {fusion.dynamo.last_fused}",
                   flush=True)
+            if pname == "fp32" and not name.startswith("graph"):
+                # The training step's forward graph (with gradients).
+                torch._dynamo.reset()
+                torch.compile(model, backend="fusion", options=options(
+                    precision, compile_only=True))(x.requires_grad_())
+                print(f"prepared {name} training step: "
+                      f"{fusion.dynamo.last_fused}", flush=True)
 
 
 def tiny():
@@ -219,6 +226,9 @@ def run():
                 failures.append(f"{name} {pname}: error {error:.3g}, "
                                 f"fused {fused}")
             print(name, pname, f"{error:.2e}", times, flush=True)
+    steps = [training_step(*w) for w in workloads()]
+    failures += [f"training step {row[0]}: gradient error {row[1]:.3g}"
+                 for row in steps if not row[1] <= 1e-5]
     overhead = host_overhead()
     graph_ok = cuda_graph_capture()
     print(f"\n## Front end, {device}, torch {torch.__version__}")
@@ -239,6 +249,13 @@ def run():
               f"{t['dynamo in CUDA graph'] / bare if bare else float('nan'):.3f} | "
               f"{t['eager'] / t['fusion dynamo']:.2f}x | "
               f"{t['torch.compile'] / t['fusion dynamo']:.2f}x |")
+    print("\n| training step (fp32, forward + backward) | grad rel. err "
+          "fusion | grad rel. err eager fp32 | eager ms | fusion dynamo ms | "
+          "partitions fused |")
+    print("|---|---|---|---|---|---|")
+    for name, error, eager_error, eager_ms, fusion_ms, fused in steps:
+        print(f"| {name} | {error:.1e} | {eager_error:.1e} | {eager_ms:.3f} "
+              f"| {fusion_ms:.3f} | {fused} |")
     print("\n| host time per call, tiny 8x64x64 (us) | value |")
     print("|---|---|")
     for key, value in overhead.items():
@@ -247,6 +264,44 @@ def run():
           f"{'ok' if graph_ok else 'FAILED'}")
     print("failures:", failures or "none")
     return 1 if failures or not graph_ok else 0
+
+
+def training_step(name, make, shape, aot):
+    """torch.compile(backend="fusion") on a training step, fp32: gradients
+    of the inputs and parameters against float64 eager, and the time of
+    forward + backward."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.manual_seed(0)
+    model = make().cuda()
+    reference = make().double().cuda()
+    reference.load_state_dict(model.state_dict())
+    x = torch.randn(*shape, device="cuda")
+    weights = torch.randn(model(x).shape, device="cuda")
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="fusion", options=options(""))
+
+    def step(module, inputs):
+        inputs = inputs.detach().requires_grad_()
+        module.zero_grad(set_to_none=True)
+        (module(inputs) * weights.to(inputs.dtype)).sum().backward()
+        return [inputs.grad] + [p.grad for p in module.parameters()]
+
+    grads = step(compiled, x)
+    fused = len(fusion.dynamo.last_fused)
+    expected = step(reference, x.double())
+    eager = step(model, x)
+
+    def error(found):
+        # Over all gradients together: some are zero in exact arithmetic
+        # (a bias before a batch norm), which a per-tensor ratio would
+        # divide by.
+        return (sum((g.double() - e).norm() ** 2
+                    for g, e in zip(found, expected)) /
+                sum(e.norm() ** 2 for e in expected)).sqrt().item()
+
+    return (name, error(grads), error(eager),
+            timed(lambda: step(model, x), iters=5),
+            timed(lambda: step(compiled, x), iters=5), fused)
 
 
 def host_overhead(calls=3000):
