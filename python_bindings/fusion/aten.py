@@ -517,6 +517,11 @@ class Importer:
                 self._float_conversion(node)
             elif name == "aten.full.default":
                 self._full(node)
+            elif name == "aten.native_dropout.default":
+                unsupported(node, "dropout in training mode draws random "
+                            "numbers, which fusion does not reproduce as "
+                            "PyTorch does; in eval() mode it is the "
+                            "identity")
             else:
                 unsupported(node)
         for output in self.outputs:
