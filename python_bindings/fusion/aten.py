@@ -250,6 +250,9 @@ class Importer:
         self.outputs = list(outputs)
         self.program = Program()
         self.values = {}          # fx node (or (node, index)) -> value
+        # Inputs of one value (0-d or (1,)) that the caller broadcasts to a
+        # vector of this many features.
+        self.broadcasts = {}
         self.element = None
         self.weights = self._weights()
 
@@ -311,6 +314,13 @@ class Importer:
             raise UnsupportedOperationError(
                 f"input {node.name} is not a tensor ({where(node)})")
         element = self._element(node, f"input {node.name}")
+        if meta.numel() == 1 and meta.dim() <= 1 and node not in self.weights:
+            # A 0-d or (1,) tensor: its caller broadcasts it to the
+            # features of the chain that reads it, a per-column vector.
+            columns = self._single_value_columns(node)
+            self.broadcasts[node] = columns
+            self.values[node] = self.program.argument([columns], element)
+            return
         shape = [_static(d) for d in meta.shape]
         if meta.dim() == 2 and node not in self.weights:
             shape[0] = None  # The batch, free at run time.
@@ -327,6 +337,18 @@ class Importer:
         value = self.program.argument(shape, element)
         self.values[node] = value if meta.dim() == 1 or node in \
             self.weights else _Chain(value)
+
+    def _single_value_columns(self, node):
+        """The features of the elementwise ops reading `node`."""
+        widths = {self._columns(user) for user in node.users
+                  if user in self.nodes}
+        if len(widths) != 1 or None in widths:
+            raise UnsupportedOperationError(
+                f"input {node.name} (one value) is read by "
+                f"{', '.join(op_name(u) for u in node.users)}; fusion "
+                f"broadcasts such a tensor as an operand of elementwise ops "
+                f"on values of one feature count ({where(node)})")
+        return widths.pop()
 
     # Values.
     def _columns(self, node):
@@ -351,7 +373,8 @@ class Importer:
             return value
         # A per-column vector: its length must be the chain's columns.
         columns = self._columns(user)
-        if tensor_meta(arg).shape[0] != columns:
+        if arg not in self.broadcasts and \
+                tensor_meta(arg).shape[0] != columns:
             unsupported(user, f"its operand {arg.name} has shape "
                         f"{tuple(tensor_meta(arg).shape)}, neither a number "
                         f"nor a ({columns},) vector")

@@ -144,9 +144,10 @@ def _joins(node, members, downstream, columns, dtype):
             inside = True
             continue
         arg_meta = aten.tensor_meta(arg)
-        # Outside operands: per-column vectors computed before the GEMM.
+        # Outside operands: per-column vectors, or single values (0-d or
+        # (1,), broadcast), computed before the GEMM.
         if arg in downstream or arg_meta is None or \
-                tuple(arg_meta.shape) != (columns,) or \
+                tuple(arg_meta.shape) not in ((columns,), (1,), ()) or \
                 arg_meta.dtype not in (dtype, torch.float32):
             return False
     return inside
@@ -221,11 +222,12 @@ def _grow(gemm, order):
 
 def _compile_partition(partition, options, compile_only):
     """Compiles the partition (or finds it in the cache) and loads its
-    library; returns (cache key, inputs, outputs) of the call to make, or
-    None when only compiling."""
+    library; returns (cache key, inputs, outputs, single-value inputs to
+    broadcast) of the call to make, or None when only compiling."""
     outputs = partition.outputs()
     inputs = partition.inputs()
-    program = aten.Importer(partition.members, inputs, outputs).run()
+    importer = aten.Importer(partition.members, inputs, outputs)
+    program = importer.run()
     target = options.get("target")
     if target is None:
         target = _target_of(aten.tensor_meta(partition.gemm).device)
@@ -246,17 +248,32 @@ def _compile_partition(partition, options, compile_only):
                    for meta in map(aten.tensor_meta, outputs)]
         _LIBRARIES[key] = (_open_library(files, "a fusion partition"),
                            results)
-    return None if compile_only else (key, inputs, outputs)
+    return None if compile_only else (key, inputs, outputs,
+                                      importer.broadcasts)
 
 
-def _replace(graph, key, inputs, outputs, members):
+def _replace(graph, key, inputs, outputs, broadcasts, members):
     """The call of the library after the partition's last op; the users of
-    its results are put in order after it (legalize_graph)."""
+    its results are put in order after it (legalize_graph). Single-value
+    inputs are broadcast to the per-column vectors the library takes."""
     order = {node: index for index, node in enumerate(graph.nodes)}
     last = max(members, key=order.__getitem__)
+    arguments = []
+    for node in inputs:
+        if node in broadcasts:
+            with graph.inserting_after(last):
+                vector = graph.call_function(torch.ops.aten.expand.default,
+                                             (node, [broadcasts[node]]))
+            with graph.inserting_after(vector):
+                node = graph.call_function(torch.ops.aten.clone.default,
+                                           (vector,),
+                                           {"memory_format":
+                                            torch.contiguous_format})
+            last = node
+        arguments.append(node)
     with graph.inserting_after(last):
         call = graph.call_function(torch.ops.fusion.run.default,
-                                   (key, list(inputs)))
+                                   (key, arguments))
     for index, output in enumerate(outputs):
         with graph.inserting_after(call):
             item = graph.call_function(operator.getitem, (call, index))

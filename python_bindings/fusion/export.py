@@ -26,6 +26,8 @@ class Argument:
     kind: str  # "input", "parameter" or "buffer"
     index: int = -1
     name: str = ""
+    # A single value (0-d or (1,)) passed as a vector of this many features.
+    broadcast: int = 0
 
 
 @dataclasses.dataclass
@@ -194,7 +196,10 @@ def import_module(module, example_inputs, *, training, name="forward"):
     used = {node for _, node in inputs}
     nodes = [n for n in graph.nodes if n.op == "call_function" and
              n in needed and n not in used]
-    program = Importer(nodes, [node for _, node in inputs], outputs).run()
+    importer = Importer(nodes, [node for _, node in inputs], outputs)
+    program = importer.run()
+    for argument, node in inputs:
+        argument.broadcast = importer.broadcasts.get(node, 0)
     batch_statistics = [
         _batch_norm_name(n) for n in nodes
         if op_name(n).startswith("aten._native_batch_norm_legit") and

@@ -98,7 +98,8 @@ class CompiledModule(torch.nn.Module):
             outputs = _CallWithRecomputedBackward.apply(
                 self, mode, entry, leading, *tensors)
         else:
-            outputs = self._library.call(entry.name, tensors)
+            outputs = self._library.call(entry.name,
+                                         _library_inputs(entry, tensors))
         values = self._write_back(entry, outputs, batch)
         ranks = self._manifest["output_ranks"]
         values = [v.view(*leading, v.shape[-1]) if rank > 2 else v
@@ -233,6 +234,13 @@ class CompiledModule(torch.nn.Module):
                       json.dumps(self._manifest, indent=1).encode())
 
 
+def _library_inputs(entry, tensors):
+    """The library's arguments: single values broadcast to the vectors it
+    takes."""
+    return [t.expand(a.broadcast).contiguous() if a.broadcast else t
+            for a, t in zip(entry.arguments, tensors)]
+
+
 class _CallWithRecomputedBackward(torch.autograd.Function):
     """The library's results in the forward pass; in the backward pass, the
     gradients of the same computation recomputed through PyTorch's ops
@@ -248,8 +256,8 @@ class _CallWithRecomputedBackward(torch.autograd.Function):
         ctx.save_for_backward(*[
             t.clone() if a.kind == "buffer" else t
             for a, t in zip(entry.arguments, tensors)])
-        outputs = module._library.call(entry.name,
-                                       [t.detach() for t in tensors])
+        outputs = module._library.call(
+            entry.name, _library_inputs(entry, [t.detach() for t in tensors]))
         ctx.mark_non_differentiable(*[
             o for o, r in zip(outputs, entry.results) if r.kind != "output"])
         return tuple(outputs)

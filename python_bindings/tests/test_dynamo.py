@@ -310,3 +310,42 @@ def test_cuda_graph_capture():
         reference = model.double()(x.double())
     torch.cuda.synchronize()
     assert relative_error(out, reference) <= 1e-5
+
+
+class SingleValues(nn.Module):
+    """A 0-d buffer and a (1,) parameter as elementwise operands."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 6)
+        self.register_buffer("temperature", torch.tensor(-1.7))
+        self.shift = nn.Parameter(torch.tensor([0.3]))
+
+    def forward(self, x):
+        return torch.tanh(self.linear(x) * self.temperature) - self.shift
+
+
+def test_single_value_operands_are_broadcast():
+    model = SingleValues()
+    compiled = torch.compile(model, backend="fusion")
+    x = torch.randn(5, 8)
+    with torch.no_grad():
+        out = compiled(x)
+        reference = model.double()(x.double())
+    assert relative_error(out, reference) <= 1e-5
+    assert len(fusion.dynamo.last_fused) == 1
+
+
+def test_single_value_operands_through_fusion_compile():
+    model = SingleValues()
+    twin = SingleValues()
+    twin.load_state_dict(model.state_dict())
+    compiled = fusion.compile(model, (torch.randn(4, 8),), target="cpu")
+    x = torch.randn(7, 8)
+    out = compiled(x)
+    reference = twin(x)
+    assert relative_error(out, reference.detach()) <= 1e-5
+    (out * torch.arange(6.0)).sum().backward()
+    (reference * torch.arange(6.0)).sum().backward()
+    for p, q in zip(model.parameters(), twin.parameters()):
+        assert relative_error(p.grad, q.grad) <= 1e-5
