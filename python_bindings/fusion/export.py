@@ -161,7 +161,13 @@ def import_module(module, example_inputs, *, training, name="forward"):
         results.insert(index, Result("output", index=index))
         outputs.insert(index, value)
     spec = ep.call_spec.out_spec
-    if spec is not None and spec.type in (tuple, list):
+    if spec is not None and not spec.is_leaf():
+        if spec.type not in (tuple, list) or \
+                not all(child.is_leaf() for child in spec.children()):
+            raise UnsupportedOperationError(
+                f"the forward of {type(module).__name__} returns {spec}; "
+                f"fusion returns a tensor, or a flat tuple or list of "
+                f"tensors")
         structure = spec.type.__name__
     # The nodes the results need (the batch counters' updates are not).
     needed, stack = set(), list(outputs)

@@ -296,3 +296,27 @@ def test_functional_ops_name_the_models_line():
     line = FunctionalSoftmax.forward.__code__.co_firstlineno + 1
     assert "aten._softmax.default is not supported" in str(error.value)
     assert str(error.value).endswith(f"test_importer.py:{line})")
+
+
+class DictOutput(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 6)
+
+    def forward(self, x):
+        return {"y": torch.relu(self.linear(x))}
+
+
+class NestedOutput(DictOutput):
+    def forward(self, x):
+        y = self.linear(x)
+        return torch.relu(y), (y * 2,)
+
+
+@pytest.mark.parametrize("model", [DictOutput(), NestedOutput()])
+def test_outputs_other_than_flat_tensors_are_refused(model):
+    """Regression: they came back as a flat tuple or a single tensor."""
+    with pytest.raises(fusion.UnsupportedOperationError,
+                       match="fusion returns a tensor, or a flat tuple or "
+                             "list of tensors"):
+        import_module(model, (torch.randn(4, 8),), training=False)
