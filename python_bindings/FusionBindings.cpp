@@ -140,11 +140,13 @@ void Module::runPipeline(const std::string &pipeline) {
     diagnostics.raise("pass pipeline '" + pipeline + "' failed");
 }
 
-/// Compiles a copy: the module itself stays as it is.
-void Module::compile(const std::string &output, const std::string &target,
-                     const std::string &strategy, const std::string &precision,
-                     const std::string &emit, const std::string &fp32Math,
-                     const std::string &tile) {
+namespace {
+/// fusion-compile's options from their text; raises MLIRError naming a bad
+/// one.
+fusion::CompileOptions
+parseOptions(const std::string &target, const std::string &strategy,
+             const std::string &precision, const std::string &emit,
+             const std::string &fp32Math, const std::string &tile) {
   fusion::CompileOptionText text;
   text.target = target;
   text.strategy = strategy;
@@ -157,9 +159,20 @@ void Module::compile(const std::string &output, const std::string &target,
       fusion::parseCompileOptions(text, error);
   if (failed(options))
     throw MLIRError(error);
+  return *options;
+}
+} // namespace
+
+/// Compiles a copy: the module itself stays as it is.
+void Module::compile(const std::string &output, const std::string &target,
+                     const std::string &strategy, const std::string &precision,
+                     const std::string &emit, const std::string &fp32Math,
+                     const std::string &tile) {
+  fusion::CompileOptions options =
+      parseOptions(target, strategy, precision, emit, fp32Math, tile);
   DiagnosticCollector diagnostics(context->context.get());
   OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
-  if (failed(fusion::compileModule(*copy, *options, output)))
+  if (failed(fusion::compileModule(*copy, options, output)))
     diagnostics.raise("compilation failed");
 }
 
@@ -185,6 +198,22 @@ PYBIND11_MODULE(_fusion, m) {
       },
       "The names of the element types fusion computes on, in the order of "
       "their codes in the runtime's C ABI.");
+
+  m.def(
+      "check_compile_options",
+      [](const std::string &target, const std::string &strategy,
+         const std::string &precision, const std::string &fp32Math,
+         const std::string &tile) {
+        parseOptions(target, strategy, precision,
+                     fusion::CompileOptionText().emit, fp32Math,
+                     tile);
+      },
+      py::arg("target") = kDefaults.target,
+      py::arg("strategy") = kDefaults.strategy,
+      py::arg("precision") = kDefaults.precision,
+      py::arg("fp32_math") = kDefaults.fp32Math,
+      py::arg("tile") = kDefaults.tile,
+      "Raises MLIRError naming the first invalid option, as compile would.");
 
   ModuleClass module(m, "Module");
   module

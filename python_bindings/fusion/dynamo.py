@@ -68,6 +68,29 @@ def _run_fake(key, args):
             for shape, dtype in results]
 
 
+def _compile_options(options, device):
+    """fusion-compile's options for the backend's `options` (the target by
+    default that of `device`)."""
+    return {"target": options.get("target") or _target_of(device),
+            "strategy": options.get("strategy", "auto"),
+            "precision": options.get("precision") or "",
+            "fp32_math": options.get("fp32_math", "tf32x3"),
+            "tile": options.get("tile") or ""}
+
+
+def _check_options(options, example_inputs):
+    """Refuses bad options before any graph is compiled (whether or not
+    anything fuses), where the compiler is there to say which."""
+    try:
+        from ._fusion import check_compile_options
+    except ImportError:
+        return  # Cached libraries only: a bad option finds none.
+    devices = [t.device for t in example_inputs
+               if isinstance(t, torch.Tensor)]
+    check_compile_options(**_compile_options(
+        options, devices[0] if devices else torch.device("cpu")))
+
+
 def _target_of(device):
     if device.type == "cuda":
         major, minor = torch.cuda.get_device_capability(device)
@@ -228,14 +251,8 @@ def _compile_partition(partition, options, compile_only):
     inputs = partition.inputs()
     importer = aten.Importer(partition.members, inputs, outputs)
     program = importer.run()
-    target = options.get("target")
-    if target is None:
-        target = _target_of(aten.tensor_meta(partition.gemm).device)
-    compile_options = {"target": target,
-                       "strategy": options.get("strategy", "auto"),
-                       "precision": options.get("precision") or "",
-                       "fp32_math": options.get("fp32_math", "tf32x3"),
-                       "tile": options.get("tile") or ""}
+    compile_options = _compile_options(
+        options, aten.tensor_meta(partition.gemm).device)
     programs = {ENTRY: program}
     key = library_key(programs, compile_options)
     if key not in _LIBRARIES:
@@ -389,6 +406,7 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
         raise UnsupportedOperationError(
             f"fusion backend option fallback={options['fallback']!r}: "
             f"'eager' (default) or 'inductor'")
+    _check_options(options, example_inputs)
     return aot_autograd(
         fw_compiler=functools.partial(_forward_compiler, options),
         bw_compiler=functools.partial(_run_rest, options),

@@ -254,10 +254,12 @@ def test_inductor_rest_in_bf16():
 @pytest.mark.parametrize("options, message", [
     ({"tiles": "64x64"}, "unknown fusion backend options"),
     ({"fallback": "triton"}, "fallback='triton'"),
+    ({"strategy": "fastest"}, "invalid --strategy='fastest'"),
+    ({"target": "sm_75"}, "sm_75"),
 ])
 def test_bad_options_are_refused(options, message):
-    compiled = torch.compile(nn.Linear(4, 4), backend="fusion",
-                             options=options)
+    compiled = torch.compile(nn.Sequential(nn.Linear(4, 4), nn.GELU()),
+                             backend="fusion", options=options)
     with pytest.raises(Exception, match=message):
         compiled(torch.randn(2, 4))
 
