@@ -36,7 +36,7 @@ from . import aten
 from .cache import compiled_library, library_key
 from .dtypes import TORCH_DTYPES
 from .errors import UnsupportedOperationError
-from .module import _open_library
+from .module import _open_library, default_target
 
 ENTRY = "fused"
 _OPTIONS = ("target", "precision", "strategy", "fp32_math", "tile")
@@ -71,7 +71,7 @@ def _run_fake(key, args):
 def _compile_options(options, device):
     """fusion-compile's options for the backend's `options` (the target by
     default that of `device`)."""
-    return {"target": options.get("target") or _target_of(device),
+    return {"target": options.get("target") or default_target(device),
             "strategy": options.get("strategy", "auto"),
             "precision": options.get("precision") or "",
             "fp32_math": options.get("fp32_math", "tf32x3"),
@@ -89,13 +89,6 @@ def _check_options(options, example_inputs):
                if isinstance(t, torch.Tensor)]
     check_compile_options(**_compile_options(
         options, devices[0] if devices else torch.device("cpu")))
-
-
-def _target_of(device):
-    if device.type == "cuda":
-        major, minor = torch.cuda.get_device_capability(device)
-        return f"sm_{major}{minor}"
-    return "cpu"
 
 
 class _Partition:

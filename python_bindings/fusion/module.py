@@ -432,12 +432,22 @@ def _state_names(entries):
                    for a in entry["arguments"] if a["kind"] != "input"})
 
 
-def compile(module, example_inputs, *, target="sm_80", precision=None,
+def default_target(device):
+    """The compile target of tensors on `device`: its GPU's (sm_XY), or
+    "cpu"."""
+    if device.type == "cuda":
+        major, minor = torch.cuda.get_device_capability(device)
+        return f"sm_{major}{minor}"
+    return "cpu"
+
+
+def compile(module, example_inputs, *, target=None, precision=None,
             strategy="auto", fp32_math="tf32x3", tile=None):
     """Compiles `module`'s forward for `example_inputs` (tensors of rank >= 2
     [..., features] whose leading dimensions stay free; they flatten into
     the batch) into a library for `target` ("sm_80" and newer GPUs, or
-    "cpu"), through torch.export and the ATen importer. The module's
+    "cpu"; by default that of the example inputs' device), through
+    torch.export and the ATen importer. The module's
     train/eval mode is followed at every call. `precision` is the GEMM
     precision of float32 models: "fp32" (default, PyTorch's), "tf32", "bf16"
     or "f16". `strategy` is the GPU backend of the fused GEMMs: "auto"
@@ -450,6 +460,11 @@ def compile(module, example_inputs, *, target="sm_80", precision=None,
     tiling. The options are checked by the compiler, as fusion-compile's
     are. Libraries are cached (fusion/cache.py)."""
     example_inputs = tuple(example_inputs)
+    if target is None:
+        devices = [x.device for x in example_inputs
+                   if isinstance(x, torch.Tensor)]
+        target = default_target(devices[0] if devices
+                                else torch.device("cpu"))
     functions = _import(module, example_inputs)
     programs = _programs(functions)
     files = compiled_library(programs, {

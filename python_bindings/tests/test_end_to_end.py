@@ -110,9 +110,18 @@ def test_runtime_checks_arguments():
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_gpu_library_rejects_cpu_tensors():
-    compiled = fusion.compile(LinearLeakyRelu(8, 16), (torch.randn(4, 8),))
+    compiled = fusion.compile(LinearLeakyRelu(8, 16), (torch.randn(4, 8),),
+                              target="sm_80")
     with pytest.raises(fusion.FusionRuntimeError, match="runs on cuda"):
         compiled(torch.randn(4, 8))
+
+
+def test_target_follows_the_example_inputs_device():
+    compiled = fusion.compile(LinearLeakyRelu(8, 6), (torch.randn(4, 8),))
+    assert compiled._manifest["target"] == "cpu"
+    x = torch.randn(3, 8)
+    with torch.no_grad():
+        assert relative_error(compiled(x), compiled.original(x)) < 1e-5
 
 
 def test_no_temporary_files_left(tmp_path, monkeypatch):
