@@ -1,15 +1,17 @@
-"""fusion: compile PyTorch linear-layer chains into fused GPU (or CPU)
-libraries, and run them as drop-in replacements of the modules.
+"""fusion: compile PyTorch models' linear layers and the cheap ops after
+them into fused GPU (or CPU) kernels.
 
-    compiled = fusion.compile(model, (x,), precision="tf32")
-    with torch.no_grad():            # no gradients yet: inference only
-        y = compiled(x)              # same interface as model(x)
+    import fusion                    # registers the backend "fusion"
+    fast = torch.compile(model, backend="fusion")   # any model: the fusible
+    y = fast(x)                      # parts fused, the rest PyTorch's
+
+    compiled = fusion.compile(model, (x,), precision="tf32")  # whole module
+    y = compiled(x)                  # same interface and gradients as model
     compiled.save("model.fusion")    # the library and how to rebind it
     again = fusion.load("model.fusion", model)   # no compiler needed
 
-`fusion.compile` needs the native compiler extension; `fusion.load`, the
-runtime and the modules it returns need only PyTorch (and CUDA for GPU
-libraries).
+Compiling needs the native compiler extension; running compiled or cached
+libraries needs only PyTorch (and CUDA for GPU libraries).
 """
 
 from . import dynamo  # Registers the torch.compile backend "fusion".
