@@ -43,7 +43,9 @@ inline size_t findDenseIndexArray(llvm::StringRef text) {
     } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
       i = std::min(text.find('\n', i), text.size()) - 1;
     } else {
-      code[i] = c;
+      // MLIR's lexer skips NUL bytes (other than the buffer's end) as
+      // whitespace: `array\0<index` is `array<index` to the parser.
+      code[i] = c == '\0' ? ' ' : c;
     }
   }
   auto isIdentifierChar = [](char c) { return llvm::isAlnum(c) || c == '_'; };

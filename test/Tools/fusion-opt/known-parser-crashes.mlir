@@ -7,6 +7,12 @@
 // INDEX-NEXT: func.func private @f() attributes {a = array<index: 1>}
 // INDEX-NEXT: {{^ +\^$}}
 //
+// NUL bytes are whitespace to MLIR's lexer, so they hide nothing (found by
+// the fuzzer: `array\0\0<index: 1>`).
+// RUN: printf 'func.func private @f() attributes {a = array\000\000<index: 1>}\n' > %t.nul.mlir
+// RUN: not fusion-opt %t.nul.mlir 2>&1 | FileCheck %s --check-prefix=NUL
+// NUL: nul.mlir:1:40: error: dense arrays of 'index' are not supported
+//
 // Other dense arrays, and the words in a comment or a string, are parsed as
 // usual:
 // array<index: 1>.
