@@ -269,43 +269,6 @@ public:
     });
   }
 
-  ValueHandle mulScalar(const ValueHandle &x, double multiplier,
-                        const py::object &loc) {
-    state->checkBuildable();
-    Value input = use(x, "input");
-    return build(loc, [&](OpBuilder &builder, Location location) {
-      return MulScalarOp::create(builder, location, input.getType(), input,
-                                 builder.getF64FloatAttr(multiplier));
-    });
-  }
-
-  ValueHandle mul(const ValueHandle &x, const ValueHandle &scale,
-                  const py::object &loc) {
-    state->checkBuildable();
-    Value input = use(x, "input"), vector = use(scale, "scale");
-    return build(loc, [&](OpBuilder &builder, Location location) {
-      return MulOp::create(builder, location, input.getType(), input, vector);
-    });
-  }
-
-  ValueHandle relu(const ValueHandle &x, const py::object &loc) {
-    state->checkBuildable();
-    Value input = use(x, "input");
-    return build(loc, [&](OpBuilder &builder, Location location) {
-      return ReluOp::create(builder, location, input.getType(), input);
-    });
-  }
-
-  ValueHandle leakyRelu(const ValueHandle &x, double slope,
-                        const py::object &loc) {
-    state->checkBuildable();
-    Value input = use(x, "input");
-    return build(loc, [&](OpBuilder &builder, Location location) {
-      return LeakyReluOp::create(builder, location, input.getType(), input,
-                                 builder.getF64FloatAttr(slope));
-    });
-  }
-
   std::vector<ValueHandle>
   batchNorm(const ValueHandle &x, bool training, double epsilon,
             double momentum, const std::optional<ValueHandle> &weight,
@@ -551,14 +514,6 @@ void mlir::fusion::python::bindIRBuilders(py::module_ &m, ModuleClass &module) {
            "is f32, bf16 or f16.")
       .def("linear", &FunctionBuilder::linear, py::arg("x"), py::arg("w"),
            py::arg("b") = py::none(), py::arg("loc") = py::none())
-      .def("mul_scalar", &FunctionBuilder::mulScalar, py::arg("x"),
-           py::arg("multiplier"), py::arg("loc") = py::none())
-      .def("mul", &FunctionBuilder::mul, py::arg("x"), py::arg("scale"),
-           py::arg("loc") = py::none())
-      .def("relu", &FunctionBuilder::relu, py::arg("x"),
-           py::arg("loc") = py::none())
-      .def("leaky_relu", &FunctionBuilder::leakyRelu, py::arg("x"),
-           py::arg("negative_slope"), py::arg("loc") = py::none())
       .def("batch_norm", &FunctionBuilder::batchNorm, py::arg("x"),
            py::arg("training") = true, py::arg("epsilon") = 1e-5,
            py::arg("momentum") = 0.1, py::arg("weight") = py::none(),
