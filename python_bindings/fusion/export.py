@@ -12,11 +12,9 @@ import torch
 import torch.nn as nn
 from torch.export.graph_signature import InputKind, OutputKind
 
-from .aten import Importer, op_name, where
+from .aten import ROW_VIEWS, Importer, op_name, where
 from .errors import UnsupportedOperationError
 
-_VIEWS = {"aten.view.default", "aten._unsafe_view.default",
-          "aten.reshape.default"}
 
 
 @dataclasses.dataclass
@@ -89,7 +87,7 @@ def _flattened_input(node):
     # Shape queries (of a symbolic batch) read no data.
     users = [u for u in node.users if op_name(u) != "aten.sym_size.int"]
     for user in users:
-        if op_name(user) not in _VIEWS or user.meta["val"].dim() != 2 or \
+        if op_name(user) not in ROW_VIEWS or user.meta["val"].dim() != 2 or \
                 user.meta["val"].shape[1] != shape[-1]:
             raise UnsupportedOperationError(
                 f"input {node.name} has shape {tuple(shape)}: fusion "

@@ -14,11 +14,9 @@ import json
 
 
 class Program:
-    def __init__(self, data=None):
-        self.data = data or {"arguments": [], "ops": [], "results": []}
-        self._count = sum(len(op.get("results", [1]))
-                          for op in self.data["ops"]) + \
-            len(self.data["arguments"])
+    def __init__(self):
+        self.data = {"arguments": [], "ops": [], "results": []}
+        self._count = 0  # Values numbered so far.
 
     def _value(self):
         self._count += 1

@@ -26,6 +26,21 @@ def fresh_dynamo(tmp_path, monkeypatch):
     torch._dynamo.reset()
 
 
+@pytest.fixture
+def fused_graphs(monkeypatch):
+    """The ops of each forward graph the backend compiles, after fusion."""
+    graphs = []
+    original = fusion.dynamo.fuse_graph
+
+    def observe(gm, *args, **kwargs):
+        fused = original(gm, *args, **kwargs)
+        graphs.append([str(n.target) for n in gm.graph.nodes])
+        return fused
+
+    monkeypatch.setattr(fusion.dynamo, "fuse_graph", observe)
+    return graphs
+
+
 def relative_error(out, reference):
     return ((out.double() - reference.double()).norm() /
             reference.double().norm()).item()
@@ -119,33 +134,21 @@ class BatchNormMish(nn.Module):
         return F.mish(self.bn(self.linear(x)))
 
 
-def test_ops_after_a_batch_norm_join_its_partition():
+def test_ops_after_a_batch_norm_join_its_partition(fused_graphs):
     """The decomposed mish (with a comparison) after a training batch norm
     joins the partition, and no batch norm is left for PyTorch to compute
     again (for its running statistics)."""
     model = BatchNormMish()
     twin = BatchNormMish()
     twin.load_state_dict(model.state_dict())
-    left = []
-    original = fusion.dynamo.fuse_graph
-
-    def spy(gm, *args, **kwargs):
-        fused = original(gm, *args, **kwargs)
-        left.extend(str(n.target) for n in gm.graph.nodes)
-        return fused
-
-    fusion.dynamo.fuse_graph = spy
-    try:
-        with torch.no_grad():
-            x = torch.randn(9, 8)
-            out = torch.compile(model, backend="fusion")(x)
-            reference = twin(x)
-    finally:
-        fusion.dynamo.fuse_graph = original
+    with torch.no_grad():
+        x = torch.randn(9, 8)
+        out = torch.compile(model, backend="fusion")(x)
+        reference = twin(x)
     assert relative_error(out, reference) <= 1e-5
     assert relative_error(model.bn.running_var, twin.bn.running_var) <= 1e-5
     assert "aten.where.self" in fusion.dynamo.last_fused[0]
-    assert not [op for op in left if "batch_norm" in op]
+    assert not [op for op in fused_graphs[0] if "batch_norm" in op]
 
 
 def test_training_step_gradients_match_eager():
@@ -186,30 +189,19 @@ class MLPBlock(nn.Module):
         return x + self.down(F.gelu(self.up(self.norm(x))))
 
 
-def test_transformer_mlp_block():
+def test_transformer_mlp_block(fused_graphs):
     """The up projection and its GELU fuse; the layer norm stays one
     PyTorch kernel (not decomposed), the rest runs as PyTorch."""
     model = MLPBlock()
-    graphs = []
-    original = fusion.dynamo.fuse_graph
-
-    def spy(gm, *args, **kwargs):
-        graphs.append([str(n.target) for n in gm.graph.nodes])
-        return original(gm, *args, **kwargs)
-
-    fusion.dynamo.fuse_graph = spy
-    try:
-        compiled = torch.compile(model, backend="fusion")
-        x = torch.randn(2, 7, 16)
-        with torch.no_grad():
-            out = compiled(x)
-            reference = model.double()(x.double())
-    finally:
-        fusion.dynamo.fuse_graph = original
+    compiled = torch.compile(model, backend="fusion")
+    x = torch.randn(2, 7, 16)
+    with torch.no_grad():
+        out = compiled(x)
+        reference = model.double()(x.double())
     assert relative_error(out, reference) <= 1e-5
     assert [ops[1:4] for ops in fusion.dynamo.last_fused] == [
         ["aten.addmm.default", "aten.view.default", "aten.gelu.default"]]
-    assert "aten.native_layer_norm.default" in graphs[0]
+    assert "aten.native_layer_norm.default" in fused_graphs[0]
 
 
 def test_inductor_compiles_the_rest():
