@@ -304,57 +304,46 @@ public:
 
   ValueHandle elementwise(const ValueHandle &x,
                           const std::vector<ValueHandle> &columns,
-                          const py::function &fill, const py::object &loc) {
+                          const py::function &fill,
+                          const std::vector<ValueHandle> &rowOperands,
+                          const py::object &loc) {
     state->checkBuildable();
-    MLIRContext *context = state->getContext();
     Value input = use(x, "input");
-    SmallVector<Value> columnValues;
-    for (const ValueHandle &column : columns)
-      columnValues.push_back(use(column, "column operand"));
-    Location location = toLocation(context, loc);
-    DiagnosticCollector diagnostics(context);
-    OpBuilder builder = atEnd();
-    auto op = ElementwiseOp::create(builder, location, input.getType(), input,
-                                    columnValues);
-    // Until it verifies, the op is undone on any error, the callback's
-    // own exceptions included; unless a pass pipeline ran meanwhile and may
-    // have erased it (Module.run_pipeline refuses the invalid module an
-    // open function makes, so this is a second line of defense).
-    uint64_t generation = state->module->generation;
-    llvm::scope_exit undo([&] {
-      if (state->module->generation == generation)
-        op->erase();
-    });
-    size_t numArgs = 1 + columnValues.size();
-    Block *block = builder.createBlock(
-        &op.getBody(), {},
-        SmallVector<Type>(numArgs, Float32Type::get(context)),
-        SmallVector<Location>(numArgs, location));
-    auto body = std::make_shared<BodyState>(
-        BodyState{state, OpBuilder::atBlockEnd(block), location});
-    state->fillingBody = true;
-    llvm::scope_exit close([&] {
-      body->open = false;
-      state->fillingBody = false;
-    });
-    ScalarBuilder scalars(body);
-    std::vector<ScalarHandle> columnScalars;
-    for (BlockArgument arg : block->getArguments().drop_front())
-      columnScalars.push_back({body, arg});
-    py::object returned =
-        fill(scalars, ScalarHandle{body, block->getArgument(0)}, columnScalars);
-    state->checkOpen();
-    if (!py::isinstance<ScalarHandle>(returned))
-      throw MLIRError("the elementwise body must return a Scalar, got " +
-                      py::repr(returned).cast<std::string>());
-    auto result = returned.cast<ScalarHandle>();
-    if (result.body != body)
-      throw MLIRError("the elementwise body returned a scalar of another body");
-    YieldOp::create(body->builder, location, result.value);
-    if (failed(mlir::verify(op)))
-      diagnostics.raise("invalid fusion.elementwise");
-    undo.release();
-    return {state, op.getResult()};
+    SmallVector<Value> columnValues = useAll(columns, "column operand");
+    SmallVector<Value> rowValues = useAll(rowOperands, "row operand");
+    return buildScalarRegionOp(
+        "fusion.elementwise", loc, fill, columnValues.size(), rowValues.size(),
+        [&](OpBuilder &builder, Location location) {
+          auto op = ElementwiseOp::create(builder, location, input.getType(),
+                                          input, columnValues, rowValues);
+          return std::make_pair(op.getOperation(), &op.getBody());
+        });
+  }
+
+  ValueHandle reduce(const ValueHandle &x, const std::string &kind,
+                     int64_t groups, const std::vector<ValueHandle> &columns,
+                     const std::vector<ValueHandle> &rowOperands,
+                     const py::function &fill, const py::object &loc) {
+    state->checkBuildable();
+    Value input = use(x, "input");
+    std::optional<ReductionKind> reduction = symbolizeReductionKind(kind);
+    if (!reduction)
+      throw MLIRError("unknown reduction '" + kind +
+                      "' (expected sum, max or min)");
+    if (groups <= 0)
+      throw MLIRError("a reduction has a positive number of groups, got " +
+                      std::to_string(groups));
+    SmallVector<Value> columnValues = useAll(columns, "column operand");
+    SmallVector<Value> rowValues = useAll(rowOperands, "row operand");
+    auto resultType = RankedTensorType::get(
+        {FunctionBuilder::rows(input, "input"), groups}, getElementType(input));
+    return buildScalarRegionOp(
+        "fusion.reduce", loc, fill, columnValues.size(), rowValues.size(),
+        [&](OpBuilder &builder, Location location) {
+          auto op = ReduceOp::create(builder, location, resultType, *reduction,
+                                     input, columnValues, rowValues);
+          return std::make_pair(op.getOperation(), &op.getMap());
+        });
   }
 
   /// Returns `results` and verifies the whole function; a function that
@@ -384,6 +373,70 @@ public:
   const std::string &getName() const { return state->name; }
 
 private:
+  SmallVector<Value> useAll(const std::vector<ValueHandle> &handles,
+                            const char *what) {
+    SmallVector<Value> values;
+    for (const ValueHandle &handle : handles)
+      values.push_back(use(handle, what));
+    return values;
+  }
+
+  /// Creates an op with a scalar region (`create` returns it and the
+  /// region), lets the Python callback `fill(s, x, columns, rows)` fill the
+  /// region through a ScalarBuilder, and verifies the op.
+  template <typename Create>
+  ValueHandle buildScalarRegionOp(StringRef opName, const py::object &loc,
+                                  const py::function &fill, size_t columns,
+                                  size_t rows, Create create) {
+    MLIRContext *context = state->getContext();
+    Location location = toLocation(context, loc);
+    DiagnosticCollector diagnostics(context);
+    OpBuilder builder = atEnd();
+    auto [op, region] = create(builder, location);
+    // Until it verifies, the op is undone on any error, the callback's
+    // own exceptions included; unless a pass pipeline ran meanwhile and may
+    // have erased it (Module.run_pipeline refuses the invalid module an
+    // open function makes, so this is a second line of defense).
+    uint64_t generation = state->module->generation;
+    llvm::scope_exit undo([&, op = op] {
+      if (state->module->generation == generation)
+        op->erase();
+    });
+    size_t numArgs = 1 + columns + rows;
+    Block *block = builder.createBlock(
+        region, {}, SmallVector<Type>(numArgs, Float32Type::get(context)),
+        SmallVector<Location>(numArgs, location));
+    auto body = std::make_shared<BodyState>(
+        BodyState{state, OpBuilder::atBlockEnd(block), location});
+    state->fillingBody = true;
+    llvm::scope_exit close([&] {
+      body->open = false;
+      state->fillingBody = false;
+    });
+    ScalarBuilder scalars(body);
+    std::vector<ScalarHandle> columnScalars, rowScalars;
+    for (BlockArgument arg : block->getArguments().slice(1, columns))
+      columnScalars.push_back({body, arg});
+    for (BlockArgument arg : block->getArguments().drop_front(1 + columns))
+      rowScalars.push_back({body, arg});
+    py::object returned = fill(scalars, ScalarHandle{body, block->getArgument(0)},
+                               columnScalars, rowScalars);
+    state->checkOpen();
+    if (!py::isinstance<ScalarHandle>(returned))
+      throw MLIRError("the " + opName.str() +
+                      " region must return a Scalar, got " +
+                      py::repr(returned).cast<std::string>());
+    auto result = returned.cast<ScalarHandle>();
+    if (result.body != body)
+      throw MLIRError("the " + opName.str() +
+                      " region returned a scalar of another region");
+    YieldOp::create(body->builder, location, result.value);
+    if (failed(mlir::verify(op)))
+      diagnostics.raise(("invalid " + opName).str());
+    undo.release();
+    return {state, op->getResult(0)};
+  }
+
   OpBuilder atEnd() { return OpBuilder::atBlockEnd(&state->getBody()); }
 
   Value use(const ValueHandle &handle, const char *what) const {
@@ -521,9 +574,16 @@ void mlir::fusion::python::bindIRBuilders(py::module_ &m, ModuleClass &module) {
            py::arg("running_var") = py::none(), py::arg("loc") = py::none(),
            "[y], or [y, new_mean, new_var] in training with running stats.")
       .def("elementwise", &FunctionBuilder::elementwise, py::arg("x"),
-           py::arg("columns"), py::arg("body"), py::arg("loc") = py::none(),
-           "fusion.elementwise; body(s, x, columns) -> Scalar fills its "
-           "region once.")
+           py::arg("columns"), py::arg("body"),
+           py::arg("rows") = std::vector<ValueHandle>(),
+           py::arg("loc") = py::none(),
+           "fusion.elementwise; body(s, x, columns, rows) -> Scalar fills "
+           "its region once.")
+      .def("reduce", &FunctionBuilder::reduce, py::arg("x"), py::arg("kind"),
+           py::arg("groups"), py::arg("columns"), py::arg("rows"),
+           py::arg("body"), py::arg("loc") = py::none(),
+           "fusion.reduce of kind 'sum', 'max' or 'min' to [M, groups]; "
+           "body(s, x, columns, rows) -> Scalar fills its map once.")
       .def("finish", &FunctionBuilder::finish, py::arg("results"),
            py::arg("loc") = py::none(),
            "Returns `results` and verifies the function.");

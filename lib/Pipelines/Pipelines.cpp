@@ -25,6 +25,7 @@ void fusion::buildOptimizePipeline(OpPassManager &pm,
   FuseLinearEpiloguesOptions fuseOptions;
   fuseOptions.f32Precision = options.f32Precision;
   pm.addPass(createFuseLinearEpilogues(fuseOptions));
+  pm.addPass(createFuseElementwiseProducers());
   pm.addPass(createSimplifyFusion());
   pm.addPass(createCSEPass());
 }

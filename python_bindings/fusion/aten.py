@@ -7,14 +7,28 @@ One table, keyed by ATen op, says what fusion computes:
   arith/math ops. A chain of them over one GEMM output, however the ops
   combine (`x * tanh(softplus(x))`, `x + x`, per-column vectors, numbers),
   becomes one `fusion.elementwise` region; the compiler fuses it into the
-  GEMM's epilogue.
-- `STRUCTURAL`: ops that only pass their input on (clone, alias, ...).
+  GEMM's epilogue. Operands of other chains are row operands of that
+  region: a [B, N] value of another layer (a residual: `y + linear2(h)`),
+  or a narrower one broadcast over contiguous columns of the row (a
+  reduction's [B, 1] result, a group norm's [B, G, 1] statistics).
+- `REDUCTIONS` along the features (the trailing dimensions, within each
+  row: sum, mean, amax/amin, max/min values, var/std/var_mean with any
+  correction, logsumexp, vector norms) become `fusion.reduce` ops whose map
+  is the expression they reduce; `NORMALIZATIONS` (softmax, log_softmax,
+  layer norm, group norm over contiguous groups) are built from them, as
+  PyTorch computes them (maxima subtracted before exponentials, variances
+  in two passes around the mean).
+- `STRUCTURAL`: ops that only pass their input on (clone, alias, ...);
+  `VIEWS` that keep the rows (regrouping them, or the features, or adding
+  or dropping dimensions of size 1) and `EXPANDS` of values that
+  elementwise ops broadcast.
 - The GEMM (`addmm`, `mm` with a transposed weight, `linear`) and the batch
   norms (`_native_batch_norm_legit*`).
 
 Importing is pure Python and produces a `Program` (fusion/program.py), a
 JSON-able description that is the cache key and the saved module's check;
-only compiling it needs the native extension.
+only compiling it needs the native extension. The torch.compile backend
+(fusion/dynamo.py) asks the importer which ops a partition can hold.
 """
 import math
 import operator
@@ -155,7 +169,8 @@ ELEMENTWISE = {
 STRUCTURAL = {"aten.clone.default", "aten.alias.default",
               "aten.detach.default", "aten.lift_fresh_copy.default"}
 # Views that keep the features (the last dimension) of a contiguous value
-# only regroup its rows, which elementwise ops do not see.
+# only regroup its rows, which elementwise ops do not see (inputs of rank > 2
+# flatten through them).
 ROW_VIEWS = {"aten.view.default", "aten._unsafe_view.default",
              "aten.reshape.default"}
 
@@ -175,10 +190,13 @@ def is_float_conversion(node):
     type."""
     if op_name(node) == "prims.convert_element_type.default":
         return len(node.args) == 2 and node.args[1] in ELEMENT_TYPES
+    source = tensor_meta(node.args[0]) if node.args else None
     return op_name(node) == "aten._to_copy.default" and \
-        set(node.kwargs) <= {"dtype", "layout"} and \
+        set(node.kwargs) <= {"dtype", "layout", "device"} and \
         node.kwargs.get("dtype") in ELEMENT_TYPES and \
-        node.kwargs.get("layout", torch.strided) == torch.strided
+        node.kwargs.get("layout", torch.strided) == torch.strided and \
+        (source is not None and
+         node.kwargs.get("device", source.device) == source.device)
 
 
 def op_name(node):
@@ -216,10 +234,42 @@ def _static(size):
     return size if isinstance(size, int) else None
 
 
+def _int(size):
+    """A size as an int when it is static (symbolic sizes known to be a
+    number included), else None."""
+    if isinstance(size, int):
+        return size
+    node = getattr(size, "node", None)
+    as_int = getattr(node, "maybe_as_int", None)
+    return as_int() if as_int is not None else None
+
+
+def _same(a, b):
+    """Whether two sizes (ints or symbolic) are the same."""
+    a_int, b_int = _int(a), _int(b)
+    if a_int is not None or b_int is not None:
+        return a_int == b_int
+    return str(a) == str(b)
+
+
+def row_split(shape, width):
+    """The number of leading dimensions of a value of `shape` that holds
+    `width` values per row: the smallest k >= 1 whose trailing dimensions
+    shape[k:] are static and hold `width` values (the rest, the batch, may
+    be symbolic), or None."""
+    for k in range(1, len(shape) + 1):
+        tail = [_int(d) for d in shape[k:]]
+        if None not in tail and math.prod(tail) == width:
+            return k
+    return None
+
+
 class _Expr:
-    """A scalar expression over one GEMM-chain matrix element (`root`),
-    per-column vector elements and numbers; `args` hold _Expr, numbers,
-    strings or None."""
+    """A scalar expression over one element of a matrix (`x`, the root of
+    the op that computes it), elements of per-column vectors ("column") and
+    of per-row operands ("row", a [rows, G] matrix broadcast over N/G
+    contiguous columns) and numbers; `args` hold _Expr, numbers, strings or
+    None."""
     __slots__ = ("fn", "args", "kwargs")
 
     def __init__(self, fn, args=(), kwargs=()):
@@ -227,22 +277,112 @@ class _Expr:
 
 
 _ROOT = _Expr("x")
+_LEAVES = ("x", "column", "row")
+
+
+def _substitute(expr, leaf):
+    """`expr` with its root `x` replaced by `leaf`."""
+    memo = {}
+
+    def visit(e):
+        if not isinstance(e, _Expr):
+            return e
+        if e.fn == "x":
+            return leaf
+        if e.fn in _LEAVES:
+            return e
+        if id(e) not in memo:
+            memo[id(e)] = _Expr(e.fn, [visit(a) for a in e.args],
+                                [(k, visit(v)) for k, v in e.kwargs])
+        return memo[id(e)]
+
+    return visit(expr)
+
+
+def _reads_columns(expr):
+    seen, stack = set(), [expr]
+    while stack:
+        e = stack.pop()
+        if not isinstance(e, _Expr) or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if e.fn == "column":
+            return True
+        stack += list(e.args) + [v for _, v in e.kwargs]
+    return False
 
 
 class _Chain:
-    """A value the chain computes: `expr` over the matrix `root` (a program
-    value), not yet materialized unless `expr` is the root itself."""
-    __slots__ = ("root", "expr")
+    """A value computed per row: `expr` over the [rows, width] matrix `root`
+    (a program value), not yet materialized unless `expr` is the root
+    itself. `width` is the number of values per row: the features of a
+    GEMM output, 1 for a per-row value (a reduction's [B] or [B, 1]
+    result), G for grouped statistics ([B, G, 1]). Its PyTorch shape is
+    its node's."""
+    __slots__ = ("root", "expr", "width")
 
-    def __init__(self, root, expr=_ROOT):
-        self.root, self.expr = root, expr
+    def __init__(self, root, expr=_ROOT, width=None):
+        self.root, self.expr, self.width = root, expr, width
+
+
+def arguments(node):
+    """The arguments of an ATen op node by name, with their defaults."""
+    schema = node.target._schema
+    values, positional = {}, list(node.args)
+    for argument in schema.arguments:
+        if not argument.kwarg_only and positional:
+            values[argument.name] = positional.pop(0)
+        elif argument.name in node.kwargs:
+            values[argument.name] = node.kwargs[argument.name]
+        elif argument.has_default_value():
+            values[argument.name] = argument.default_value
+        else:
+            values[argument.name] = None
+    return values
+
+
+# Ops that reduce the features of each row (or contiguous groups of them,
+# the trailing dimensions of a value) and the normalizations, which
+# compute such reductions and broadcast them back over the row.
+REDUCTIONS = {"aten.sum.dim_IntList", "aten.mean.dim", "aten.amax.default",
+              "aten.amin.default", "aten.max.dim", "aten.min.dim",
+              "aten.var.correction", "aten.std.correction",
+              "aten.var_mean.correction", "aten.std_mean.correction",
+              "aten.logsumexp.default", "aten.linalg_vector_norm.default"}
+NORMALIZATIONS = {"aten._softmax.default", "aten._log_softmax.default",
+                  "aten.native_layer_norm.default",
+                  "aten.native_group_norm.default",
+                  "aten._fused_rms_norm.default"}
+# Views that drop or add dimensions of size 1 (of reduced values, say).
+VIEWS = ROW_VIEWS | {"aten.squeeze.dim", "aten.squeeze.dims",
+                     "aten.squeeze.default", "aten.unsqueeze.default"}
+EXPANDS = {"aten.expand.default"}
+CONSTANTS = {"aten.full.default", "aten.scalar_tensor.default"}
+
+
+def computes(node):
+    """Whether `node` computes something (as opposed to passing values on:
+    views, conversions, constants)."""
+    name = op_name(node)
+    return name in ELEMENTWISE or name in REDUCTIONS or \
+        name in NORMALIZATIONS or name in BATCH_NORMS
 
 
 class Importer:
     """Imports a set of ATen nodes (in graph order) whose tensor inputs are
     `inputs` (placeholders or values computed outside), as a Program whose
     arguments are those inputs, in order, and whose results are `outputs`
-    (nodes, or (node, index) for the outputs of multi-result ops)."""
+    (nodes, or (node, index) for the outputs of multi-result ops).
+
+    Values are per-column vectors (program values), numbers, and `_Chain`s:
+    expressions over a [rows, width] matrix. Elementwise ops combine chains
+    into one expression however they mix: a value of another chain of the
+    same width (a residual, another linear layer's output) or a narrower
+    one broadcast over the row (a reduction's result) becomes a row operand
+    of the expression. Reductions become `reduce` ops whose map is the
+    expression they reduce; only what is needed as a whole (GEMM inputs,
+    batch norms, results, row operands that read columns of another width)
+    is materialized."""
 
     def __init__(self, nodes, inputs, outputs):
         self.nodes = list(nodes)
@@ -251,10 +391,16 @@ class Importer:
         self.program = Program()
         self.values = {}          # fx node (or (node, index)) -> value
         # Inputs of one value (0-d or (1,)) that the caller broadcasts to a
-        # vector of this many features.
+        # vector of this many features (those of the ops reading them).
         self.broadcasts = {}
+        self.result_shapes = []   # the library's result shapes, in order
         self.element = None
         self.weights = self._weights()
+        # Single values: program value -> (node, argument index).
+        self._singles = {}
+        self._expanded = {}       # expand node -> shape before expanding
+        self._materialized = {}   # id(chain) -> (chain, program value)
+        self._inlined = {}        # id(chain) -> (chain, expression)
 
     def _weights(self):
         """Inputs used as the [N, K] weight of a GEMM (so of static shape)."""
@@ -308,6 +454,15 @@ class Importer:
                 f"({where(node)})")
         return element
 
+    def _check_dtype(self, node, meta):
+        """Values computed inside are the model's type, float32 (as in
+        low-precision chains) or comparison results."""
+        if meta is not None and meta.dtype not in (torch.float32,
+                                                   torch.bool) and \
+                ELEMENT_TYPES.get(meta.dtype) != self.element:
+            unsupported(node, f"it computes in {meta.dtype}, the model in "
+                        f"{self.element}")
+
     def _argument(self, node):
         meta = tensor_meta(node)
         if meta is None:
@@ -316,10 +471,11 @@ class Importer:
         element = self._element(node, f"input {node.name}")
         if meta.numel() == 1 and meta.dim() <= 1 and node not in self.weights:
             # A 0-d or (1,) tensor: its caller broadcasts it to the
-            # features of the chain that reads it, a per-column vector.
-            columns = self._single_value_columns(node)
-            self.broadcasts[node] = columns
-            self.values[node] = self.program.argument([columns], element)
+            # features of the ops that read it (known when one does), a
+            # per-column vector.
+            value = self.program.argument([None], element)
+            self._singles[value] = (node, len(self.program.arguments) - 1)
+            self.values[node] = value
             return
         shape = [_static(d) for d in meta.shape]
         if meta.dim() == 2 and node not in self.weights:
@@ -336,19 +492,7 @@ class Importer:
                 f"vectors ({where(node)})")
         value = self.program.argument(shape, element)
         self.values[node] = value if meta.dim() == 1 or node in \
-            self.weights else _Chain(value)
-
-    def _single_value_columns(self, node):
-        """The features of the elementwise ops reading `node`."""
-        widths = {self._columns(user) for user in node.users
-                  if user in self.nodes}
-        if len(widths) != 1 or None in widths:
-            raise UnsupportedOperationError(
-                f"input {node.name} (one value) is read by "
-                f"{', '.join(op_name(u) for u in node.users)}; fusion "
-                f"broadcasts such a tensor as an operand of elementwise ops "
-                f"on values of one feature count ({where(node)})")
-        return widths.pop()
+            self.weights else _Chain(value, width=shape[1])
 
     # Values.
     def _columns(self, node):
@@ -356,9 +500,106 @@ class Importer:
         meta = tensor_meta(node)
         return None if meta is None or meta.dim() < 2 else meta.shape[-1]
 
-    def _operand(self, arg, user):
+    def _shape(self, arg):
+        """The shape an operand broadcasts from (an expanded value's before
+        expanding)."""
+        if arg in self._expanded:
+            return self._expanded[arg]
+        return tuple(tensor_meta(arg).shape)
+
+    def _chain(self, arg, user, what="input"):
+        """The chain value of `arg`, an operand of `user`, and the number of
+        its leading (batch) dimensions."""
+        value = self.values.get(arg) if isinstance(arg, torch.fx.Node) \
+            else None
+        if not isinstance(value, _Chain):
+            unsupported(user, f"its {what} {arg} is not a [batch, features] "
+                        f"value fusion computes")
+        if arg in self._expanded:
+            unsupported(user, f"its {what} {arg.name} is an expanded value; "
+                        f"fusion broadcasts values only as operands of "
+                        f"elementwise ops")
+        shape = tuple(tensor_meta(arg).shape)
+        lead = row_split(shape, value.width)
+        if lead is None:
+            unsupported(user, f"its {what} {arg.name} of shape {shape} does "
+                        f"not keep {value.width} values per row")
+        return value, shape, lead
+
+    def _column(self, arg, user, width, shape=None, lead=None):
+        """Vector operand `arg` of an op computing `width` values per row
+        (of PyTorch `shape`, whose first `lead` dimensions are the batch):
+        a per-column vector element."""
+        value = self.values[arg]
+        if value in self._singles:
+            node, index = self._singles[value]
+            if node not in self.broadcasts:
+                self.broadcasts[node] = width
+                self.program.arguments[index]["shape"] = [width]
+            elif self.broadcasts[node] != width:
+                unsupported(user, f"its operand {arg.name} (one value) is "
+                            f"also read by ops on {self.broadcasts[node]} "
+                            f"values per row, this one {width}: fusion "
+                            f"broadcasts it to one feature count")
+            return _Expr("column", (value,))
+        own = self._shape(arg)
+        ok = math.prod(_int(d) or 0 for d in own) == width
+        if ok and shape is not None:
+            # Broadcast as PyTorch does (the last dimensions aligned): over
+            # the batch, and matching the features.
+            if len(own) > len(shape):
+                ok = False
+            else:
+                aligned = (1,) * (len(shape) - len(own)) + tuple(own)
+                ok = all(_int(d) == 1 for d in aligned[:lead]) and all(
+                    _same(a, b) for a, b in zip(aligned[lead:], shape[lead:]))
+        if not ok:
+            unsupported(user, f"its operand {arg.name} has shape "
+                        f"{tuple(own)}, neither a number nor a vector of "
+                        f"the {width} features of each row"
+                        f"{f' {tuple(shape[lead:])}' if shape else ''}")
+        return _Expr("column", (value,))
+
+    def _join(self, fn, args, kwargs=(), node=None):
+        """The chain computing scalar function `fn` of `args`/`kwargs`:
+        chains (the widest give the width; narrower ones hold a value per
+        contiguous group of columns), numbers, column expressions. Its root
+        is the latest-computed root of the widest chains; the other chains'
+        expressions are inlined, their roots becoming row operands."""
+        chains = [a for a in list(args) + [v for _, v in kwargs]
+                  if isinstance(a, _Chain)]
+        width = max(c.width for c in chains)
+        primary = max((c for c in chains if c.width == width),
+                      key=lambda c: c.root)
+
+        def convert(a):
+            if not isinstance(a, _Chain):
+                return a
+            if a.root == primary.root:
+                return a.expr
+            return self._foreign(a, width, node)
+
+        return _Chain(primary.root,
+                      _Expr(fn, [convert(a) for a in args],
+                            [(k, convert(v)) for k, v in kwargs]), width)
+
+    def _foreign(self, chain, width, node):
+        """The expression of `chain` inside an op of another root of
+        `width` values per row: its root a row operand. Its per-column
+        vectors have its own width, so a narrower chain reading some is
+        materialized first (and one materialized already is read as it
+        is)."""
+        if id(chain) in self._materialized or (
+                chain.width != width and _reads_columns(chain.expr)):
+            return _Expr("row", (self.materialize(chain, node),))
+        if id(chain) not in self._inlined:
+            self._inlined[id(chain)] = (chain, _substitute(
+                chain.expr, _Expr("row", (chain.root,))))
+        return self._inlined[id(chain)][1]
+
+    def _operand(self, arg, user, width, shape, lead):
         """`arg` of elementwise `user` as an expression operand: a number,
-        a per-column vector element or a chain expression."""
+        a per-column vector element or a chain."""
         if arg is None or isinstance(arg, (bool, str)):
             return arg
         if isinstance(arg, (int, float)):
@@ -367,54 +608,90 @@ class Importer:
             unsupported(user, f"its operand {arg} is not a value fusion "
                         f"computes")
         value = self.values[arg]
-        if isinstance(value, float):
+        if isinstance(value, (float, _Chain)):
             return value
-        if isinstance(value, _Chain):
-            return value
-        # A per-column vector: its length must be the chain's columns.
-        columns = self._columns(user)
-        if arg not in self.broadcasts and \
-                tensor_meta(arg).shape[0] != columns:
-            unsupported(user, f"its operand {arg.name} has shape "
-                        f"{tuple(tensor_meta(arg).shape)}, neither a number "
-                        f"nor a ({columns},) vector")
-        return _Expr("column", (value,))
+        return self._column(arg, user, width, shape, lead)
 
     def _elementwise(self, node):
-        if self._columns(node) is None:
+        meta = tensor_meta(node)
+        if meta is None or meta.dim() < 1:
             unsupported(node, "fusion computes elementwise ops on "
-                        "[..., features] values")
-        args = [self._operand(a, node) for a in node.args]
-        kwargs = [(k, self._operand(v, node))
+                        "[batch, ...] values")
+        self._check_dtype(node, meta)
+        shape = tuple(meta.shape)
+        for arg in list(node.args) + list(node.kwargs.values()):
+            if isinstance(arg, torch.fx.Node) and arg not in self.values:
+                unsupported(node, f"its operand {arg.name} is not a value "
+                            f"fusion computes")
+        operands = [a for a in list(node.args) + list(node.kwargs.values())
+                    if isinstance(a, torch.fx.Node) and
+                    isinstance(self.values[a], _Chain)]
+        # The batch dimensions of the result, as its chain operands say
+        # (PyTorch broadcasts from the last dimension).
+        lead = None
+        for arg in operands:
+            own = self._shape(arg)
+            own_lead = row_split(own, self.values[arg].width)
+            if own_lead is None:
+                unsupported(node, f"its operand {arg.name} of shape {own} "
+                            f"does not hold {self.values[arg].width} values "
+                            f"per row")
+            at = own_lead + len(shape) - len(own)
+            if lead is None:
+                lead = at
+            elif at != lead:
+                unsupported(node, f"its operand {arg.name} of shape {own} "
+                            f"broadcasts along the features (PyTorch aligns "
+                            f"the last dimensions); fusion broadcasts "
+                            f"per-row values over the row")
+        if lead is None:
+            unsupported(node, "an elementwise op on no [batch, features] "
+                        "value fusion computes")
+        tail = [_int(d) for d in shape[lead:]]
+        if None in tail:
+            unsupported(node, f"its result {shape} has dynamic features")
+        width = math.prod(tail)
+        for arg in operands:
+            chain = self.values[arg]
+            own = self._shape(arg)
+            aligned = (1,) * (len(shape) - len(own)) + own
+            if not all(_same(a, b) for a, b in
+                       zip(aligned[:lead], shape[:lead])):
+                unsupported(node, f"its operand {arg.name} of shape {own} "
+                            f"broadcasts over the batch {shape[:lead]}")
+            end = lead
+            while end < len(shape) and _same(aligned[end], shape[end]):
+                end += 1
+            if any(_int(d) != 1 for d in aligned[end:]) or \
+                    math.prod(_int(d) for d in aligned[lead:end]) != \
+                    chain.width:
+                unsupported(node, f"its operand {arg.name} of shape {own} "
+                            f"is broadcast to {shape} other than over "
+                            f"contiguous columns of each row")
+        if not any(self.values[a].width == width for a in operands):
+            unsupported(node, f"it broadcasts per-row values to {shape}, "
+                        f"with no [batch, features] value of that width to "
+                        f"compute on")
+        args = [self._operand(a, node, width, shape, lead) for a in node.args]
+        kwargs = [(k, self._operand(v, node, width, shape, lead))
                   for k, v in sorted(node.kwargs.items())]
-        chains = [a for a in args + [v for _, v in kwargs]
-                  if isinstance(a, _Chain)]
-        roots = {c.root for c in chains}
-        if len(roots) != 1:
-            unsupported(node, "an elementwise op between values of different "
-                        "GEMM chains" if roots else
-                        "an elementwise op on no GEMM output")
-        unwrap = lambda a: a.expr if isinstance(a, _Chain) else a
-        expr = _Expr(op_name(node), [unwrap(a) for a in args],
-                     [(k, unwrap(v)) for k, v in kwargs])
-        self.values[node] = _Chain(roots.pop(), expr)
+        self.values[node] = self._join(op_name(node), args, kwargs, node)
 
     def materialize(self, value, node):
-        """The program value of a chain value: its elementwise expression,
-        if any, as one `fusion.elementwise` op."""
+        """The program value of a chain value: its expression, if any, as
+        one `fusion.elementwise` op (once per chain)."""
         if not isinstance(value, _Chain):
             return value
         if value.expr is _ROOT:
             return value.root
-        return self.program.elementwise(value.root, value.expr,
-                                        location(node))
+        if id(value) not in self._materialized:
+            self._materialized[id(value)] = (value, self.program.elementwise(
+                value.root, value.expr, location(node)))
+        return self._materialized[id(value)][1]
 
     def _matrix(self, arg, user):
-        if not isinstance(arg, torch.fx.Node) or arg not in self.values or \
-                not isinstance(self.values[arg], _Chain):
-            unsupported(user, f"its input {arg} is not a [batch, features] "
-                        f"matrix fusion computes")
-        return self.materialize(self.values[arg], arg)
+        chain, _, _ = self._chain(arg, user)
+        return self.materialize(chain, arg)
 
     def _vector(self, arg, user, length):
         if arg is None:
@@ -426,6 +703,8 @@ class Importer:
                 tuple(meta.shape) != (length,):
             unsupported(user, f"its operand {arg} must be a ({length},) "
                         f"parameter or buffer")
+        if value in self._singles:
+            self._column(arg, user, length)
         return value
 
     # Ops.
@@ -435,14 +714,15 @@ class Importer:
         if weight not in self.values or w_meta is None or w_meta.dim() != 2:
             unsupported(node, "the weight must be an input of the model")
         out_features, in_features = w_meta.shape
-        if self._columns(x) != in_features:
-            unsupported(node, f"its input has {self._columns(x)} features, "
-                        f"the weight {in_features}")
+        chain, shape, _ = self._chain(x, node)
+        if chain.width != in_features or _int(shape[-1]) != in_features:
+            unsupported(node, f"its input has shape {shape}, the weight "
+                        f"{in_features} input features")
         self._element(node, op_name(node))
         value = self.program.linear(
-            self._matrix(x, node), self.values[weight],
+            self.materialize(chain, x), self.values[weight],
             self._vector(bias, node, out_features), location(node))
-        self.values[node] = _Chain(value)
+        self.values[node] = _Chain(value, width=out_features)
 
     def _batch_norm(self, node):
         name = op_name(node)
@@ -475,10 +755,233 @@ class Importer:
             running_mean=self._vector(mean, node, columns),
             running_var=self._vector(var, node, columns),
             location=location(node))
-        self.values[(node, 0)] = _Chain(results[0])
+        self.values[(node, 0)] = _Chain(results[0], width=columns)
         if len(results) == 3:
             self.values[(node, 3)] = results[1]
             self.values[(node, 4)] = results[2]
+
+    # Reductions and normalizations.
+    def _reduced(self, node, arg, dims):
+        """(chain, groups, size) of a reduction of value `arg` over
+        dimensions `dims`: they must be its trailing dimensions, within the
+        features (each row reduces `groups` contiguous groups of `size`
+        values)."""
+        chain, shape, lead = self._chain(arg, node)
+        if dims is None or (isinstance(dims, (list, tuple)) and not dims):
+            unsupported(node, f"a reduction over all dimensions of a "
+                        f"{shape} value, the batch included: fusion reduces "
+                        f"the features of each row")
+        dims = sorted({d % len(shape) for d in
+                       (dims if isinstance(dims, (list, tuple)) else [dims])})
+        if dims[0] < lead:
+            unsupported(node, f"a reduction over dimension "
+                        f"{', '.join(map(str, dims))} of a {shape} value, "
+                        f"across the batch: fusion reduces the features of "
+                        f"each row")
+        if dims != list(range(dims[0], len(shape))):
+            unsupported(node, f"a reduction over dimensions {dims} of a "
+                        f"{shape} value: fusion reduces the last "
+                        f"dimensions (contiguous features of each row)")
+        size = math.prod(_int(d) for d in shape[dims[0]:])
+        return chain, chain.width // size, size
+
+    def _reduce(self, chain, kind, groups, node):
+        value = self.program.reduce(chain.root, kind, groups, chain.expr,
+                                    location(node))
+        return _Chain(value, width=groups)
+
+    def _number(self, chain, fn, number, node):
+        return self._join(fn, [chain, float(number)], (), node)
+
+    def _unary(self, fn, chain, node):
+        return self._join(fn, [chain], (), node)
+
+    def _moments(self, chain, groups, size, correction, node):
+        """Mean, variance (two passes: the mean is a row operand of the
+        second reduction's map) and the centred values."""
+        mean = self._number(self._reduce(chain, "sum", groups, node),
+                            "aten.div.Tensor", size, node)
+        centred = self._join("aten.sub.Tensor", [chain, mean], (), node)
+        squares = self._join("aten.mul.Tensor", [centred, centred], (), node)
+        var = self._number(self._reduce(squares, "sum", groups, node),
+                           "aten.div.Tensor", max(0.0, size - correction),
+                           node)
+        return mean, var, centred
+
+    def _reduction(self, node):
+        name = op_name(node)
+        a = arguments(node)
+        x = a["self"]
+        meta = tensor_meta(node)
+        if meta is not None:
+            self._check_dtype(node, meta)
+        if a.get("dtype") is not None and a["dtype"] not in ELEMENT_TYPES:
+            unsupported(node, f"a reduction computing in {a['dtype']}")
+        if name in ("aten.max.dim", "aten.min.dim"):
+            chain, groups, _ = self._reduced(node, x, a["dim"])
+            kind = "max" if name == "aten.max.dim" else "min"
+            self.values[(node, 0)] = self._reduce(chain, kind, groups, node)
+            return
+        if name in ("aten.amax.default", "aten.amin.default"):
+            chain, groups, _ = self._reduced(node, x, a["dim"])
+            self.values[node] = self._reduce(
+                chain, "max" if name == "aten.amax.default" else "min",
+                groups, node)
+            return
+        chain, groups, size = self._reduced(node, x, a["dim"])
+        if name == "aten.sum.dim_IntList":
+            self.values[node] = self._reduce(chain, "sum", groups, node)
+        elif name == "aten.mean.dim":
+            self.values[node] = self._number(
+                self._reduce(chain, "sum", groups, node), "aten.div.Tensor",
+                size, node)
+        elif name == "aten.logsumexp.default":
+            self.values[node] = self._logsumexp(chain, groups, node)
+        elif name == "aten.linalg_vector_norm.default":
+            self.values[node] = self._norm(node, chain, groups, a["ord"])
+        else:  # The variances.
+            correction = 1 if a["correction"] is None else a["correction"]
+            mean, var, _ = self._moments(chain, groups, size, correction,
+                                         node)
+            if name.startswith("aten.std"):
+                var = self._unary("aten.sqrt.default", var, node)
+            if name.endswith("_mean.correction"):
+                self.values[(node, 0)] = var
+                self.values[(node, 1)] = mean
+            else:
+                self.values[node] = var
+
+    def _logsumexp(self, chain, groups, node):
+        """PyTorch's: the maximum (0 where infinite) subtracted."""
+        top = self._reduce(chain, "max", groups, node)
+        infinite = self._number(self._unary("aten.abs.default", top, node),
+                                "aten.eq.Scalar", math.inf, node)
+        top = self._join("aten.where.self", [infinite, 0.0, top], (), node)
+        exp = self._unary("aten.exp.default", self._join(
+            "aten.sub.Tensor", [chain, top], (), node), node)
+        log = self._unary("aten.log.default",
+                          self._reduce(exp, "sum", groups, node), node)
+        return self._join("aten.add.Tensor", [log, top], (), node)
+
+    def _norm(self, node, chain, groups, order):
+        order = float(order)
+        magnitude = self._unary("aten.abs.default", chain, node)
+        if order == math.inf:
+            return self._reduce(magnitude, "max", groups, node)
+        if order == -math.inf:
+            return self._reduce(magnitude, "min", groups, node)
+        if order == 2.0:
+            squares = self._join("aten.mul.Tensor", [chain, chain], (), node)
+            return self._unary("aten.sqrt.default", self._reduce(
+                squares, "sum", groups, node), node)
+        if order == 1.0:
+            return self._reduce(magnitude, "sum", groups, node)
+        if order <= 0.0:
+            unsupported(node, f"a vector norm of order {order}")
+        powers = self._number(magnitude, "aten.pow.Tensor_Scalar", order,
+                              node)
+        return self._number(self._reduce(powers, "sum", groups, node),
+                            "aten.pow.Tensor_Scalar", 1.0 / order, node)
+
+    def _normalization(self, node):
+        name = op_name(node)
+        a = arguments(node)
+        if name in ("aten._softmax.default", "aten._log_softmax.default"):
+            self._check_dtype(node, tensor_meta(node))
+            if a["half_to_float"]:
+                unsupported(node, "a softmax of half values into float32")
+            chain, groups, _ = self._reduced(node, a["self"], [a["dim"]])
+            top = self._reduce(chain, "max", groups, node)
+            shifted = self._join("aten.sub.Tensor", [chain, top], (), node)
+            exp = self._unary("aten.exp.default", shifted, node)
+            total = self._reduce(exp, "sum", groups, node)
+            if name == "aten._softmax.default":
+                self.values[node] = self._join("aten.div.Tensor",
+                                               [exp, total], (), node)
+            else:
+                self.values[node] = self._join("aten.sub.Tensor", [
+                    shifted, self._unary("aten.log.default", total, node)],
+                    (), node)
+            return
+        if name == "aten._fused_rms_norm.default":
+            self._rms_norm(node, a)
+            return
+        if name == "aten.native_layer_norm.default":
+            x, shape = a["input"], list(a["normalized_shape"])
+            dims = list(range(-len(shape), 0))
+            if not dims:
+                unsupported(node, "a layer norm over no dimension")
+        else:
+            x = a["input"]
+            if _int(a["HxW"]) != 1 or tensor_meta(x).dim() != 2:
+                unsupported(node, "a group norm over a [batch, channels] "
+                            "matrix only (no spatial dimensions)")
+            dims = None
+        chain, value_shape, lead = self._chain(x, node)
+        if dims is not None:
+            chain, groups, size = self._reduced(node, x, dims)
+        else:
+            groups = a["group"]
+            if _int(a["C"]) != chain.width or chain.width % groups:
+                unsupported(node, f"{groups} groups of {chain.width} "
+                            f"channels")
+            size = chain.width // groups
+        for result in node.meta["val"]:
+            self._check_dtype(node, result)
+        mean, var, centred = self._moments(chain, groups, size, 0, node)
+        rstd = self._unary("aten.rsqrt.default", self._number(
+            var, "aten.add.Tensor", a["eps"], node), node)
+        out = self._join("aten.mul.Tensor", [centred, rstd], (), node)
+        out = self._affine(node, a, out, chain.width,
+                           groups != 1 and dims is not None, value_shape)
+        self.values[(node, 0)] = out
+        self.values[(node, 1)] = mean
+        self.values[(node, 2)] = rstd
+
+    def _affine(self, node, a, out, width, grouped, shape):
+        """`out` times the op's weight plus its bias (per-column vectors),
+        those it has."""
+        for key, fn in (("weight", "aten.mul.Tensor"),
+                        ("bias", "aten.add.Tensor")):
+            vector = a.get(key)
+            if vector is None:
+                continue
+            if not isinstance(vector, torch.fx.Node) or \
+                    not isinstance(self.values.get(vector), int):
+                unsupported(node, f"its {key} {vector} is not a parameter "
+                            f"or buffer")
+            if grouped:
+                unsupported(node, f"a norm with a {key} over the last "
+                            f"dimensions of a {shape} value, whose features "
+                            f"it does not span")
+            column = self._column(vector, node, width)
+            out = self._join(fn, [out, column], (), node)
+        return out
+
+    def _rms_norm(self, node, a):
+        """PyTorch's: x * rsqrt(mean(x^2) + eps) * weight, eps by default
+        float32's machine epsilon (the computation's type)."""
+        x, shape = a["input"], list(a["normalized_shape"])
+        if not shape:
+            unsupported(node, "an RMS norm over no dimension")
+        chain, groups, size = self._reduced(node, x,
+                                            list(range(-len(shape), 0)))
+        for result in node.meta["val"]:
+            self._check_dtype(node, result)
+        eps = torch.finfo(torch.float32).eps if a["eps"] is None \
+            else a["eps"]
+        # The ops of PyTorch's decomposition (which export applies on the
+        # CPU), so that the program is the same for a model exported there.
+        squares = self._number(chain, "aten.pow.Tensor_Scalar", 2, node)
+        mean = self._number(self._reduce(squares, "sum", groups, node),
+                            "aten.div.Tensor", size, node)
+        rstd = self._unary("aten.rsqrt.default", self._number(
+            mean, "aten.add.Scalar", eps, node), node)
+        out = self._join("aten.mul.Tensor", [chain, rstd], (), node)
+        self.values[(node, 0)] = self._affine(
+            node, a, out, chain.width, groups != 1,
+            tuple(tensor_meta(x).shape))
+        self.values[(node, 1)] = rstd
 
     def _getitem(self, node):
         source, index = node.args
@@ -487,77 +990,144 @@ class Importer:
                         f"computes")
         self.values[node] = self.values[(source, index)]
 
-    def _row_view(self, node):
+    def _view(self, node):
+        """Views keep the values (of a contiguous value, in order): of a
+        chain they must keep the batch dimensions' product, only
+        regrouping the rows or the features; of a vector, its length."""
         source = node.args[0]
-        if not isinstance(self.values.get(source), _Chain) or \
-                self._columns(node) != self._columns(source):
-            unsupported(node, "only views that keep the features of a value "
-                        "fusion computes")
-        self.values[node] = self.values[source]
+        value = self.values.get(source)
+        if source in self._expanded:
+            unsupported(node, "a view of an expanded value")
+        if isinstance(value, _Chain):
+            if row_split(tuple(tensor_meta(node).shape), value.width) is None:
+                unsupported(node, "only views that keep the rows (the "
+                            "batch) of a value fusion computes, regrouping "
+                            "its rows or its features")
+        elif not isinstance(value, (int, float)):
+            unsupported(node, "a view of a value fusion does not compute")
+        self.values[node] = value
+
+    def _expand(self, node):
+        source = node.args[0]
+        value = self.values.get(source)
+        if not isinstance(value, (_Chain, int, float)):
+            unsupported(node, "an expand of a value fusion does not compute")
+        if not isinstance(value, float):
+            self._expanded[node] = self._shape(source)
+        self.values[node] = value
+
+    def _pass_on(self, node, value_check):
+        source = node.args[0]
+        value = self.values.get(source)
+        if not value_check(value):
+            return False
+        if source in self._expanded:
+            self._expanded[node] = self._expanded[source]
+        self.values[node] = value
+        return True
 
     def _float_conversion(self, node):
         """Conversions between float types (low-precision batch norms
         compute in float32): fusion computes every chain value in float32
         and rounds the results once to the element type, so they pass
         their value on."""
-        source = node.args[0]
-        if not is_float_conversion(node) or \
-                not isinstance(self.values.get(source), (_Chain, int)):
+        if not is_float_conversion(node) or not self._pass_on(
+                node, lambda v: isinstance(v, (_Chain, int, float))):
             unsupported(node, "only conversions between float32, bfloat16 "
                         "and float16 of values fusion computes")
-        self.values[node] = self.values[source]
 
-    def _full(self, node):
+    def _constant(self, node):
+        if op_name(node) == "aten.scalar_tensor.default":
+            self.values[node] = float(node.args[0])
+            return
         size, value = node.args[:2]
         if list(size) != []:
             unsupported(node, "only a 0-d constant")
         self.values[node] = float(value)
 
+    def result_problem(self, output):
+        """Why the imported value `output` cannot be a result, or None."""
+        value = self.values.get(output)
+        if value is None or isinstance(value, float):
+            return "its result is not one fusion computes"
+        if output in self._expanded:
+            return ("its result is an expanded value; fusion returns values "
+                    "as they are computed")
+        meta = tensor_meta(output)
+        if meta is not None and ELEMENT_TYPES.get(meta.dtype) != \
+                self.element:
+            return f"its result is {meta.dtype}, the model's tensors " \
+                f"{self.element}"
+        return None
+
+    def width(self, node):
+        """Values per row of an imported value, None for others."""
+        value = self.values.get(node)
+        return value.width if isinstance(value, _Chain) else None
+
+    def import_node(self, node):
+        name = op_name(node)
+        if node.op != "call_function":
+            unsupported(node)
+        if isinstance(node.meta.get("val"), (torch.SymInt, int)):
+            return  # Size arithmetic (of a symbolic batch), for views.
+        if node.target is operator.getitem:
+            self._getitem(node)
+        elif name in GEMMS:
+            self._gemm(node)
+        elif name in TRANSPOSES:
+            return  # Read by its GEMM.
+        elif name in BATCH_NORMS:
+            self._batch_norm(node)
+        elif name in ELEMENTWISE:
+            self._elementwise(node)
+        elif name in REDUCTIONS:
+            self._reduction(node)
+        elif name in NORMALIZATIONS:
+            self._normalization(node)
+        elif name in STRUCTURAL:
+            self._pass_on(node, lambda v: True)
+        elif name in VIEWS:
+            self._view(node)
+        elif name in EXPANDS:
+            self._expand(node)
+        elif name in FLOAT_CONVERSIONS:
+            self._float_conversion(node)
+        elif name in CONSTANTS:
+            self._constant(node)
+        elif name == "aten.native_dropout.default":
+            unsupported(node, "dropout in training mode draws random "
+                        "numbers, which fusion does not reproduce as "
+                        "PyTorch does; in eval() mode it is the identity")
+        else:
+            unsupported(node)
+
     def run(self):
         for node in self.inputs:
             self._argument(node)
         for node in self.nodes:
-            name = op_name(node)
-            if node.op != "call_function":
-                unsupported(node)
-            if isinstance(node.meta.get("val"), (torch.SymInt, int)):
-                continue  # Size arithmetic (of a symbolic batch), for views.
-            if node.target is operator.getitem:
-                self._getitem(node)
-            elif name in GEMMS:
-                self._gemm(node)
-            elif name in TRANSPOSES:
-                continue  # Read by its GEMM.
-            elif name in BATCH_NORMS:
-                self._batch_norm(node)
-            elif name in ELEMENTWISE:
-                self._elementwise(node)
-            elif name in STRUCTURAL:
-                self.values[node] = self.values.get(node.args[0])
-            elif name in ROW_VIEWS:
-                self._row_view(node)
-            elif name in FLOAT_CONVERSIONS:
-                self._float_conversion(node)
-            elif name == "aten.full.default":
-                self._full(node)
-            elif name == "aten.native_dropout.default":
-                unsupported(node, "dropout in training mode draws random "
-                            "numbers, which fusion does not reproduce as "
-                            "PyTorch does; in eval() mode it is the "
-                            "identity")
-            else:
-                unsupported(node)
+            self.import_node(node)
         for output in self.outputs:
             key = output
-            if key not in self.values or isinstance(self.values[key], float):
-                unsupported(output if isinstance(output, torch.fx.Node)
-                            else output[0], "its result is not one fusion "
-                            "computes")
             node = output if isinstance(output, torch.fx.Node) else output[0]
-            meta = tensor_meta(node)
-            if meta is not None and ELEMENT_TYPES.get(meta.dtype) != \
-                    self.element:
-                unsupported(node, f"its result is {meta.dtype}, the "
-                            f"model's tensors {self.element}")
-            self.program.result(self.materialize(self.values[key], node))
+            problem = self.result_problem(output)
+            if problem:
+                unsupported(node, problem)
+            value = self.values[key]
+            if isinstance(output, torch.fx.Node):
+                meta = tensor_meta(node)
+            else:
+                val = node.meta.get("val")
+                meta = val[output[1]] if isinstance(val, (list, tuple)) \
+                    else None
+            if isinstance(value, _Chain):
+                self.result_shapes.append([None, value.width])
+            else:
+                self.result_shapes.append([meta.shape[0] if meta is not None
+                                           else None])
+            self.program.result(self.materialize(value, node))
+        for value, (node, index) in self._singles.items():
+            if node not in self.broadcasts:  # Read by nothing.
+                self.broadcasts[node] = 1
+                self.program.arguments[index]["shape"] = [1]
         return self.program

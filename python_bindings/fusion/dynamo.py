@@ -4,11 +4,15 @@ compiled by fusion, the rest left to PyTorch.
 AOTAutograd lowers each dynamo graph to core ATen (so gradients stay
 PyTorch's: the forward graph it hands over already returns what the backward
 needs). In the forward graph, every GEMM with a transposed-weight operand
-(`linear`) grows into a partition with the elementwise ops and batch norms
-that follow it (ops of fusion/aten.py's table whose other operands are
-numbers or per-column vectors). Values that leave the partition become its
-results; a partition stops before a second value would leave it, so that
-the GEMM's output still makes one trip through memory. Each partition is
+(`linear`) grows into a partition with the ops that follow it and that the
+importer (fusion/aten.py) takes, tried one by one in graph order: elementwise
+ops, reductions along the features, softmax, layer, group and batch norms;
+their other operands are numbers, per-column vectors, single values, or
+values computed before the GEMM (a residual, another layer's output) or in
+it. Values that leave the partition become its results; a partition stops
+before a second [batch, features] matrix would leave it (narrower values,
+such as reductions, may), so that the GEMM's output still makes one trip
+through memory. Each partition is
 imported, compiled (or found in the disk cache, fusion/cache.py) and called
 through the custom op `fusion::run`, which torch.compile, FX graphs and CUDA
 graph capture see as one op. The batch dimension is dynamic.
@@ -99,74 +103,63 @@ class _Partition:
         self.members = [transpose, gemm]
 
     def outputs(self):
-        """Member values used outside the partition, in graph order (the
-        transpose is not one: it stays for its other users)."""
+        """Member values used outside the partition, in graph order: those
+        computed from members (the transpose, and views of outside vectors
+        or constants pulled in, stay for their other users)."""
         members = set(self.members)
         return [n for n in self.members if aten.op_name(n) not in
                 aten.TRANSPOSES and not _is_multi_result(n) and
+                any(a in members for a in n.all_input_nodes) and
                 any(u not in members for u in n.users)]
 
     def inputs(self):
-        members, seen = set(self.members), []
-        for node in self.members:
-            for arg in node.all_input_nodes:
-                if arg not in members and arg not in seen and \
-                        isinstance(aten.tensor_meta(arg), torch.Tensor):
-                    seen.append(arg)
-        return seen
+        return _inputs(self.members)
+
+
+def _inputs(members):
+    """The tensors that `members` (a list) read from outside, in order."""
+    inside, seen = set(members), []
+    for node in members:
+        for arg in node.all_input_nodes:
+            if arg not in inside and arg not in seen and \
+                    isinstance(aten.tensor_meta(arg), torch.Tensor):
+                seen.append(arg)
+    return seen
 
 
 def _is_multi_result(node):
-    return aten.op_name(node) in aten.BATCH_NORMS
+    return isinstance(node.meta.get("val"), (tuple, list))
 
 
-def _columns(node):
-    """The features of a value of rank >= 2 (the partition's values are
-    [batch, features] matrices, or views of them with the rows regrouped)."""
+def _importer(members, outputs=()):
+    """The importer of `members` (run), or None when it refuses them: the
+    importer alone says what a partition can hold."""
+    try:
+        importer = aten.Importer(members, _inputs(members), list(outputs))
+        importer.run()
+    except UnsupportedOperationError:
+        return None
+    return importer
+
+
+def _pulled(arg, members):
+    """The nodes to take into the partition with outside operand `arg`:
+    constants and views of outside vectors or single values (which the
+    importer reads through), else none (`arg` is an input)."""
+    chain, node = [], arg
+    while node not in members and (aten.op_name(node) in aten.VIEWS or
+                                   aten.op_name(node) in aten.EXPANDS):
+        chain.append(node)
+        node = node.args[0]
+        if not isinstance(node, torch.fx.Node):
+            return []
+    if node not in members and aten.op_name(node) in aten.CONSTANTS:
+        return [node] + chain[::-1]
     meta = aten.tensor_meta(node)
-    return meta.shape[-1] if meta is not None and meta.dim() >= 2 else None
-
-
-def _joins(node, members, downstream, columns, dtype):
-    """Whether `node` can join a partition of `members` computing
-    [batch, columns] values of `dtype`."""
-    name = aten.op_name(node)
-    if node.target is operator.getitem:
-        return node.args[0] in members and node.args[1] in (0, 3, 4)
-    if name in aten.ROW_VIEWS:
-        return node.args[0] in members and _columns(node) == columns
-    if name in aten.BATCH_NORMS:
-        # Its batch statistics (getitem 1, 2) are not computed by fusion.
-        if any(u.target is operator.getitem and u.args[1] in (1, 2) and
-               u.users for u in node.users):
-            return False
-    elif name in aten.FLOAT_CONVERSIONS:
-        meta = aten.tensor_meta(node)
-        return node.args[0] in members and aten.is_float_conversion(node) \
-            and meta is not None and meta.shape[-1] == columns
-    elif name not in aten.ELEMENTWISE and name not in aten.STRUCTURAL:
-        return False
-    value = node.args[0] if name in aten.BATCH_NORMS else node
-    meta = aten.tensor_meta(value)
-    # Float32 values inside a low-precision chain (as around batch norms),
-    # and comparison results.
-    if meta is None or _columns(value) != columns or \
-            meta.dtype not in (dtype, torch.float32, torch.bool) or \
-            (name in aten.BATCH_NORMS and meta.dim() != 2):
-        return False
-    inside = False
-    for arg in node.all_input_nodes:
-        if arg in members:
-            inside = True
-            continue
-        arg_meta = aten.tensor_meta(arg)
-        # Outside operands: per-column vectors, or single values (0-d or
-        # (1,), broadcast), computed before the GEMM.
-        if arg in downstream or arg_meta is None or \
-                tuple(arg_meta.shape) not in ((columns,), (1,), ()) or \
-                arg_meta.dtype not in (dtype, torch.float32):
-            return False
-    return inside
+    if chain and node not in members and meta is not None and \
+            meta.dim() <= 1:
+        return chain[::-1]
+    return []
 
 
 def _downstream(node):
@@ -177,6 +170,15 @@ def _downstream(node):
                 seen.add(user)
                 stack.append(user)
     return seen
+
+
+def _without(members, node):
+    """`members` without `node` and the members computed from it."""
+    gone = {node}
+    for member in members:
+        if any(a in gone for a in member.all_input_nodes):
+            gone.add(member)
+    return [m for m in members if m not in gone]
 
 
 def _grow(gemm, order):
@@ -200,50 +202,123 @@ def _grow(gemm, order):
             list(transpose.args[1]) != [1, 0]:
         return None
     partition = _Partition(gemm, transpose)
+    if _importer(partition.members) is None:
+        return None
     members = set(partition.members)
     downstream = _downstream(gemm)
     for node in order[order.index(gemm) + 1:]:
-        if _joins(node, members, downstream, meta.shape[-1], meta.dtype):
-            partition.members.append(node)
-            members.add(node)
-    # Stop before a second value leaves the partition (running statistics
-    # aside), so the GEMM output is not written out for its other users.
+        if node.op != "call_function" or aten.op_name(node) in aten.GEMMS \
+                or not any(a in members for a in node.all_input_nodes):
+            continue  # One GEMM per partition, and the ops reading it.
+        pulled, outside = [], [a for a in node.all_input_nodes
+                               if a not in members]
+        # Outside operands computed from the GEMM's output would make a
+        # cycle (size arithmetic of views aside).
+        if any(a in downstream and (aten.tensor_meta(a) is not None or
+                                    aten.op_name(node) not in aten.VIEWS)
+               for a in outside):
+            continue
+        for arg in outside:
+            pulled += [p for p in _pulled(arg, members) if p not in pulled]
+        candidate = partition.members + pulled + [node]
+        if _importer(candidate) is not None:
+            partition.members = candidate
+            members.update(pulled + [node])
+    columns = meta.shape[-1]
     while True:
-        matrices = [n for n in partition.outputs() if _columns(n) is not None]
-        if len(matrices) <= 1:
-            break
-        cut = partition.members.index(matrices[0])
-        # Vectors computed from what stays (running statistics) stay too.
-        kept = partition.members[:cut + 1]
-        for node in partition.members[cut + 1:]:
-            if _columns(node) is None and \
-                    all(arg in kept for arg in node.all_input_nodes
-                        if arg in members):
-                kept.append(node)
-        partition.members = kept
-    # Batch norms whose normalized output was cut off go too.
-    kept = set(partition.members)
-    partition.members = [n for n in partition.members if not (
-        _is_multi_result(n) and not any(
-            u in kept and u.args[1] == 0 for u in n.users))]
-    kept = set(partition.members)
-    partition.members = [n for n in partition.members if not (
-        n.target is operator.getitem and n.args[0] not in kept)]
-    computing = [n for n in partition.members[2:] if
-                 aten.op_name(n) in aten.ELEMENTWISE or _is_multi_result(n)]
+        members = set(partition.members)
+        # Views and constants pulled in for ops that were cut go too.
+        orphans = [n for n in partition.members[2:] if not any(
+            a in members for a in n.all_input_nodes) and not any(
+            u in members for u in n.users)]
+        if orphans:
+            partition.members = [n for n in partition.members
+                                 if n not in orphans]
+            continue
+        importer = _importer(partition.members)
+        outputs = partition.outputs()
+        # Values fusion does not return (other dtypes, expanded values)
+        # stay PyTorch's, and what is computed from them.
+        bad = [n for n in outputs if importer.result_problem(n)]
+        if bad:
+            partition.members = _without(partition.members, bad[0])
+            continue
+        # Stop before a second matrix leaves the partition (narrower values
+        # such as running statistics or reductions aside), so that the
+        # GEMM output is not written out for its other users.
+        matrices = [n for n in outputs
+                    if (importer.width(n) or 0) >= columns]
+        if len(matrices) > 1:
+            cut = partition.members.index(matrices[0])
+            kept = partition.members[:cut + 1]
+            for node in partition.members[cut + 1:]:
+                if (importer.width(node) or 0) < columns and \
+                        all(arg in kept for arg in node.all_input_nodes
+                            if arg in members):
+                    kept.append(node)
+            partition.members = kept
+            continue
+        # A multi-result op (batch norm, layer norm, ...) stays only with
+        # all its used results, which PyTorch would compute again otherwise.
+        kept = set(partition.members)
+        split = [n for n in partition.members if _is_multi_result(n) and any(
+            u not in kept for u in n.users if u.users or
+            u.op == "output")]
+        if split:
+            partition.members = _without(partition.members, split[0])
+            continue
+        break
+    computing = [n for n in partition.members[2:] if aten.computes(n)]
     if not computing or gemm in partition.outputs():
         return None  # A bare GEMM: nothing to fuse.
     return partition
 
 
+def _view_shapes(graph, outputs, result_shapes):
+    """The shape of each output, as `aten.view` arguments, for the results
+    the library returns as [batch, values per row]; None where it is
+    that."""
+    symbols = {}
+    for node in graph.nodes:
+        value = node.meta.get("val")
+        if isinstance(value, torch.SymInt):
+            symbols.setdefault(str(value), node)
+    shapes = []
+    for output, library in zip(outputs, result_shapes):
+        shape = list(aten.tensor_meta(output).shape)
+        if len(shape) == len(library) and all(
+                want is None or aten._int(got) == want
+                for got, want in zip(shape, library)):
+            shapes.append(None)
+            continue
+        arguments, free = [], False
+        for size in shape:
+            if aten._int(size) is not None:
+                arguments.append(aten._int(size))
+            elif str(size) in symbols:
+                arguments.append(symbols[str(size)])
+            elif not free:
+                arguments.append(-1)
+                free = True
+            else:
+                raise UnsupportedOperationError(
+                    f"output {output.name} has shape {tuple(shape)}, whose "
+                    f"sizes the graph does not compute")
+        shapes.append(arguments)
+    return shapes
+
+
 def _compile_partition(partition, options, compile_only):
     """Compiles the partition (or finds it in the cache) and loads its
     library; returns (cache key, inputs, outputs, single-value inputs to
-    broadcast) of the call to make, or None when only compiling."""
+    broadcast, the outputs' view shapes) of the call to make, or None when
+    only compiling."""
     outputs = partition.outputs()
     inputs = partition.inputs()
     importer = aten.Importer(partition.members, inputs, outputs)
     program = importer.run()
+    views = _view_shapes(partition.gemm.graph, outputs,
+                         importer.result_shapes)
     compile_options = _compile_options(
         options, aten.tensor_meta(partition.gemm).device)
     programs = {ENTRY: program}
@@ -253,19 +328,21 @@ def _compile_partition(partition, options, compile_only):
         if compile_only:
             return None
         # The shapes of the library's results (the program's, in order).
-        results = [([None, meta.shape[-1]] if meta.dim() >= 2
-                    else [meta.shape[0]], aten.ELEMENT_TYPES[meta.dtype])
-                   for meta in map(aten.tensor_meta, outputs)]
+        results = [(shape, aten.ELEMENT_TYPES[meta.dtype])
+                   for shape, meta in zip(importer.result_shapes,
+                                          map(aten.tensor_meta, outputs))]
         _LIBRARIES[key] = (_open_library(files, "a fusion partition"),
                            results)
     return None if compile_only else (key, inputs, outputs,
-                                      importer.broadcasts)
+                                      importer.broadcasts, views)
 
 
-def _replace(graph, key, inputs, outputs, broadcasts, members):
+def _replace(graph, key, inputs, outputs, broadcasts, views, members):
     """The call of the library after the partition's last op; the users of
     its results are put in order after it (legalize_graph). Single-value
-    inputs are broadcast to the per-column vectors the library takes."""
+    inputs are broadcast to the per-column vectors the library takes; the
+    library's [batch, values per row] results are viewed as the outputs'
+    shapes."""
     order = {node: index for index, node in enumerate(graph.nodes)}
     last = max(members, key=order.__getitem__)
     arguments = []
@@ -284,30 +361,17 @@ def _replace(graph, key, inputs, outputs, broadcasts, members):
     with graph.inserting_after(last):
         call = graph.call_function(torch.ops.fusion.run.default,
                                    (key, arguments))
-    for index, output in enumerate(outputs):
+    for index, (output, view) in enumerate(zip(outputs, views)):
         with graph.inserting_after(call):
             item = graph.call_function(operator.getitem, (call, index))
         result = item
-        if aten.tensor_meta(output).dim() > 2:
-            # The library's [batch, features] result, its rows regrouped as
-            # the partition's view did.
+        if view is not None:
             with graph.inserting_after(item):
-                result = graph.call_function(
-                    torch.ops.aten.view.default,
-                    (item, _regrouping_view(output, members).args[1]))
+                result = graph.call_function(torch.ops.aten.view.default,
+                                             (item, view))
         result.meta = dict(output.meta)
         output.replace_all_uses_with(
             result, delete_user_cb=lambda user: user not in (item, result))
-
-
-def _regrouping_view(output, members):
-    """The member view that gave `output` its rank."""
-    node = output
-    while aten.op_name(node) not in aten.ROW_VIEWS or \
-            aten.tensor_meta(node).dim() != aten.tensor_meta(output).dim():
-        node = next(a for a in node.all_input_nodes if a in members and
-                    _columns(a) == _columns(output))
-    return node
 
 
 def fuse_graph(gm, options=None, compile_only=False):
@@ -349,12 +413,14 @@ last_fused = []
 
 
 # Ops that run best as PyTorch's own kernels and that fusion does not import:
-# AOTAutograd leaves them whole (core ATen would split a layer norm or a
-# backward op into many pointwise kernels, run one by one). Everything else
-# is decomposed to core ATen, the importer's vocabulary.
-_KEPT_WHOLE = ("layer_norm", "group_norm", "rms_norm", "softmax",
-               "logsumexp", "dropout", "_backward", "embedding",
-               "convolution", "pool", "aten::norm")
+# AOTAutograd leaves them whole (core ATen would split a backward op into
+# many pointwise kernels, run one by one). Everything else is decomposed to
+# core ATen, the importer's vocabulary: layer and group norms and softmax
+# stay whole there (native_layer_norm, native_group_norm, _softmax, which
+# the importer takes, and PyTorch runs as one kernel where nothing fuses);
+# logsumexp and rms_norm become reductions and elementwise ops.
+_KEPT_WHOLE = ("dropout", "_backward", "embedding", "convolution", "pool",
+               "aten::norm")
 
 
 def _decompositions(fallback):

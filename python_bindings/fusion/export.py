@@ -4,9 +4,12 @@ the module (parameters, buffers, inputs, outputs, running statistics).
 
 Inputs of rank >= 2 are accepted with the linear over the last dimension:
 the leading dimensions flatten into the batch (as in transformer MLPs) and
-the outputs take them back.
+the outputs take them back. An output is the inputs' leading dimensions
+followed by static ones (`output_shapes`, none for a value per row such as
+`y.sum(1)`); the library returns it as [batch, their product].
 """
 import dataclasses
+import math
 
 import torch
 import torch.nn as nn
@@ -47,9 +50,11 @@ class ImportedFunction:
     batch_statistics: list  # batch norms normalizing with batch statistics
     # What the backward pass recomputes through PyTorch: the decomposed
     # graph, and its placeholders as Arguments.
-    output_ranks: list = None  # rank > 2: the inputs' leading dimensions
+    output_ranks: list = None  # the outputs' ranks
     graph_module: object = None
     graph_arguments: list = None
+    # Each output's dimensions after the inputs' leading ones.
+    output_shapes: list = None
 
 
 def _modes(module):
@@ -141,21 +146,30 @@ def import_module(module, example_inputs, *, training, name="forward"):
             raise UnsupportedOperationError(
                 f"the forward of {type(module).__name__} has a "
                 f"{spec.kind.name} output, which fusion does not compute")
-    output_ranks = []
+    output_ranks, output_shapes = [], []
+    # Outputs of other shapes are refused after importing: an op that makes
+    # them (a reduction over the batch, say) is named there, with its line.
+    shape_problems = []
     leading = [str(d) for d in next(
         n for n in graph.nodes if n.op == "placeholder" and
         n.name == ep.graph_signature.user_inputs[0]).meta["val"].shape[:-1]]
     for index, value in enumerate(user_outputs):
         meta = value.meta.get("val") if isinstance(value, torch.fx.Node) \
             else None
-        if meta is None or meta.dim() < 2 or \
-                [str(d) for d in meta.shape[:-1]] != leading:
-            raise UnsupportedOperationError(
+        tail = list(meta.shape[len(leading):]) if meta is not None else []
+        if meta is None or \
+                [str(d) for d in meta.shape[:len(leading)]] != leading or \
+                not all(isinstance(d, int) for d in tail):
+            shape_problems.append(
                 f"output {index} of {type(module).__name__} has shape "
                 f"{tuple(meta.shape) if meta is not None else None}; fusion "
                 f"computes outputs of the inputs' leading dimensions "
-                f"{tuple(example_inputs[0].shape[:-1])} and its features")
+                f"{tuple(example_inputs[0].shape[:-1])} followed by "
+                f"features")
+            if meta is None:
+                raise UnsupportedOperationError(shape_problems[0])
         output_ranks.append(meta.dim())
+        output_shapes.append(tail)
         results.insert(index, Result("output", index=index))
         outputs.insert(index, value)
     spec = ep.call_spec.out_spec
@@ -202,8 +216,17 @@ def import_module(module, example_inputs, *, training, name="forward"):
              n in needed and n not in used]
     importer = Importer(nodes, [node for _, node in inputs], outputs)
     program = importer.run()
+    if shape_problems:
+        raise UnsupportedOperationError(shape_problems[0])
     for argument, node in inputs:
         argument.broadcast = importer.broadcasts.get(node, 0)
+    for index, (tail, shape) in enumerate(zip(output_shapes,
+                                              importer.result_shapes)):
+        if math.prod(tail) != shape[-1]:
+            raise UnsupportedOperationError(
+                f"output {index} of {type(module).__name__} has shape "
+                f"{tuple(user_outputs[index].meta['val'].shape)}, computed "
+                f"with {shape[-1]} values per row")
     batch_statistics = [
         _batch_norm_name(n) for n in nodes
         if op_name(n).startswith("aten._native_batch_norm_legit") and
@@ -217,7 +240,7 @@ def import_module(module, example_inputs, *, training, name="forward"):
     return ImportedFunction(name, program, [a for a, _ in inputs], results,
                             structure, batch_statistics, output_ranks,
                             ep.graph_module,
-                            graph_arguments)
+                            graph_arguments, output_shapes)
 
 
 def _batch_norm_name(node):

@@ -1,6 +1,7 @@
 """fusion.compile, fusion.load and the modules they return."""
 import dataclasses
 import json
+import math
 import os
 import pathlib
 import tempfile
@@ -60,6 +61,14 @@ class CompiledModule(torch.nn.Module):
                              if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
         self._entries = {mode: _Entry.from_manifest(entry)
                          for mode, entry in manifest["entries"].items()}
+        # Each output's dimensions after the inputs' leading ones (the
+        # library returns [batch, their product]).
+        self._output_shapes = manifest.get("output_shapes") or \
+            functions["train"].output_shapes
+        self._output_widths = [math.prod(tail)
+                               for tail in self._output_shapes]
+        self._plain_outputs = all(len(tail) == 1
+                                  for tail in self._output_shapes)
         # (owning module, attribute) of each parameter and buffer argument,
         # read at every call, so that replaced parameters are seen.
         self._owners = {}
@@ -101,9 +110,9 @@ class CompiledModule(torch.nn.Module):
             outputs = self._library.call(entry.name,
                                          _library_inputs(entry, tensors))
         values = self._write_back(entry, outputs, batch)
-        ranks = self._manifest["output_ranks"]
-        values = [v.view(*leading, v.shape[-1]) if rank > 2 else v
-                  for v, rank in zip(values, ranks)]
+        if len(leading) != 1 or not self._plain_outputs:
+            values = [v.view(*leading, *tail)
+                      for v, tail in zip(values, self._output_shapes)]
         if self._manifest["output_structure"] == "tensor":
             return values[0]
         return tuple(values) if self._manifest["output_structure"] == \
@@ -131,10 +140,11 @@ class CompiledModule(torch.nn.Module):
                 graph_inputs.append(
                     getattr(self.original.get_submodule(path), leaf))
         outputs = function.graph_module(*graph_inputs)
-        # The graph returns the buffers it updates first, then the outputs.
-        count = len(self._manifest["output_ranks"])
-        return [o.reshape(-1, o.shape[-1]) if o.dim() > 2 else o
-                for o in list(outputs)[len(outputs) - count:]]
+        # The graph returns the buffers it updates first, then the outputs,
+        # which the library returns as [batch, values per row].
+        count = len(self._output_widths)
+        return [o.reshape(-1, width) for o, width in zip(
+            list(outputs)[len(outputs) - count:], self._output_widths)]
 
     def _check_unchanged(self):
         """Refuses to run if the module's submodules or constants differ from
@@ -474,6 +484,7 @@ def compile(module, example_inputs, *, target=None, precision=None,
                 "inputs": len(example_inputs),
                 "output_structure": functions["train"].output_structure,
                 "output_ranks": functions["train"].output_ranks,
+                "output_shapes": functions["train"].output_shapes,
                 "target": target, "precision": precision or "fp32",
                 "module": type(module).__name__,
                 "programs": {name: p.without_locations()

@@ -2,8 +2,29 @@
 it is IR.
 
 A Program is plain data (JSON): its arguments' shapes and element types, its
-ops (linear, elementwise with the expression of its scalar function,
-batch_norm) on numbered values, and its results. Being plain data, it is
+ops on numbered values, and its results. The ops:
+
+- {"op": "linear", "operands": [x, weight, bias or null]}
+- {"op": "elementwise", "operands": [x, *columns, *rows], "columns": C,
+  "body": [...]}: y[m, n] = body(x[m, n], columns[i][n],
+  rows[j][m, n // (N / G_j)]), a row operand being a [M, G_j] value (G_j
+  dividing N: 1 for a value per row, N for a whole matrix such as a
+  residual, a group count in between).
+- {"op": "reduce", "kind": "sum" | "max" | "min", "groups": G,
+  "operands": [x, *columns, *rows], "columns": C, "body": [...]}: a [M, G]
+  result, out[m, g] = the kind's combination over the g-th of G contiguous
+  groups of row m of body(x[m, n], columns, rows) (the map, as an
+  elementwise op's body).
+- {"op": "batch_norm", "operands": [x, weight, bias, running_mean,
+  running_var], "training", "epsilon", "momentum"}
+
+A body is a list of nodes, operands first: {"fn": "x"}, {"fn": "column",
+"index": i}, {"fn": "row", "index": j}, or {"fn": ATen op name, "args",
+"kwargs"} whose scalar formula is fusion/aten.py's ELEMENTWISE entry;
+an argument is {"ref": node index}, a number, a string or null. Every op
+may carry "loc": [file, line].
+
+Being plain data, a program is
 - the key of the compiled-library cache (without source locations), and
 - what a saved module's library is checked against when it is loaded,
 neither of which needs the compiler. `build` turns programs into a fusion
@@ -17,6 +38,9 @@ class Program:
     def __init__(self):
         self.data = {"arguments": [], "ops": [], "results": []}
         self._count = 0  # Values numbered so far.
+        # The value of each pure op computed so far (elementwise ops and
+        # reductions), by its record: the same computation is made once.
+        self._pure = {}
 
     def _value(self):
         self._count += 1
@@ -39,10 +63,27 @@ class Program:
         return self._op({"op": "linear", "operands": [x, weight, bias]},
                         location)
 
+    def _pure_op(self, record, location):
+        key = json.dumps(record, sort_keys=True)
+        if key not in self._pure:
+            self._pure[key] = self._op(record, location)
+        return self._pure[key]
+
     def elementwise(self, root, expr, location):
-        body, columns = _serialize(expr)
-        return self._op({"op": "elementwise", "operands": [root] + columns,
-                         "body": body}, location)
+        body, columns, rows = _serialize(expr)
+        return self._pure_op({"op": "elementwise",
+                              "operands": [root] + columns + rows,
+                              "columns": len(columns), "body": body},
+                             location)
+
+    def reduce(self, root, kind, groups, expr, location):
+        """A [rows, groups] value: the `kind` ("sum", "max", "min") of
+        `expr` over each of `groups` contiguous groups of a row."""
+        body, columns, rows = _serialize(expr)
+        return self._pure_op({"op": "reduce", "kind": kind, "groups": groups,
+                              "operands": [root] + columns + rows,
+                              "columns": len(columns), "body": body},
+                             location)
 
     def batch_norm(self, x, *, training, epsilon, momentum, weight, bias,
                    running_mean, running_var, location):
@@ -79,28 +120,35 @@ class Program:
 def _serialize(expr):
     """The expression DAG as a list of nodes, operands first; an operand is
     {"ref": i} (an earlier node), a number, a string or None. Returns it and
-    the column vectors it reads, in order (its region's arguments)."""
-    nodes, index, columns = [], {}, []
+    the column vectors and row operands it reads, in order (its region's
+    arguments)."""
+    nodes, index, columns, rows = [], {}, [], []
+    leaves = {"column": columns, "row": rows}
 
     def visit(e):
-        if id(e) in index:
-            return {"ref": index[id(e)]}
-        if e.fn == "column":
-            if e.args[0] not in columns:
-                columns.append(e.args[0])
-            node = {"fn": "column", "index": columns.index(e.args[0])}
+        key = (e.fn, e.args[0]) if e.fn in leaves else \
+            ("x",) if e.fn == "x" else id(e)
+        if key in index:
+            return {"ref": index[key]}
+        if e.fn in leaves:
+            operands = leaves[e.fn]
+            if e.args[0] not in operands:
+                operands.append(e.args[0])
+            node = {"fn": e.fn, "index": operands.index(e.args[0])}
+        elif e.fn == "x":
+            node = {"fn": "x"}
         else:
             node = {"fn": e.fn,
                     "args": [visit(a) if hasattr(a, "fn") else a
                              for a in e.args],
                     "kwargs": {k: visit(v) if hasattr(v, "fn") else v
                                for k, v in e.kwargs}}
-        index[id(e)] = len(nodes)
+        index[key] = len(nodes)
         nodes.append(node)
-        return {"ref": index[id(e)]}
+        return {"ref": index[key]}
 
     visit(expr)
-    return nodes, columns
+    return nodes, columns, rows
 
 
 class ScalarBuilder:
@@ -140,7 +188,7 @@ class ScalarBuilder:
         return self.op("arith.negf", a)
 
 
-def _replay(body, native, x, columns):
+def _replay(body, native, x, columns, rows):
     """Emits a serialized expression's scalar ops; returns its value."""
     from .aten import ELEMENTWISE
     s = ScalarBuilder(native)
@@ -154,6 +202,8 @@ def _replay(body, native, x, columns):
             values.append(x)
         elif node["fn"] == "column":
             values.append(columns[node["index"]])
+        elif node["fn"] == "row":
+            values.append(rows[node["index"]])
         else:
             values.append(ELEMENTWISE[node["fn"]](
                 s, *[operand(a) for a in node["args"]],
@@ -180,12 +230,21 @@ def build(programs):
             operands = [get(i) for i in op["operands"]]
             if op["op"] == "linear":
                 values.append(f.linear(*operands, loc=loc))
-            elif op["op"] == "elementwise":
+            elif op["op"] in ("elementwise", "reduce"):
+                count = op.get("columns", len(operands) - 1)
+                columns, rows = operands[1:1 + count], operands[1 + count:]
                 body = op["body"]
-                values.append(f.elementwise(
-                    operands[0], operands[1:],
-                    lambda native, x, cols, body=body:
-                        _replay(body, native, x, cols), loc=loc))
+
+                def fill(native, x, cols, row_values, body=body):
+                    return _replay(body, native, x, cols, row_values)
+
+                if op["op"] == "reduce":
+                    values.append(f.reduce(operands[0], op["kind"],
+                                           op["groups"], columns, rows, fill,
+                                           loc=loc))
+                else:
+                    values.append(f.elementwise(operands[0], columns, fill,
+                                                rows=rows, loc=loc))
             elif op["op"] == "batch_norm":
                 x, weight, bias, mean, var = operands
                 values.extend(f.batch_norm(

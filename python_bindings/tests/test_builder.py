@@ -15,7 +15,7 @@ def context():
     return _fusion.Context()
 
 
-def gelu(s, x, columns):
+def gelu(s, x, columns, rows):
     """0.5 * x * (1 + erf(x / sqrt(2))), scaled by the column operand."""
     scaled = s.op("arith.mulf", [x, s.constant(1 / math.sqrt(2))])
     one_plus = s.op("arith.addf", [s.op("math.erf", [scaled]), s.constant(1.0)])
@@ -27,7 +27,7 @@ def gelu(s, x, columns):
 def relu(f, x):
     """relu(x) as the front end builds it: an elementwise op."""
     return f.elementwise(
-        x, [], lambda s, v, c: s.op("arith.maximumf", [v, s.constant(0.0)]))
+        x, [], lambda s, v, c, r: s.op("arith.maximumf", [v, s.constant(0.0)]))
 
 
 def build_model(context):
@@ -89,7 +89,7 @@ def test_half_precision_chain(context):
     f = m.add_function("f")
     x = f.argument([None, 4], "f16")
     v = f.argument([4], "f16")
-    y = f.elementwise(x, [v], lambda s, a, c: s.op("arith.mulf", [a, c[0]]))
+    y = f.elementwise(x, [v], lambda s, a, c, r: s.op("arith.mulf", [a, c[0]]))
     (z,) = f.batch_norm(relu(f, y), training=True)
     f.finish([z, y])
     text = str(m)
@@ -147,6 +147,63 @@ def test_unfused_elementwise_on_the_cpu(context, tmp_path):
     torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-4)
 
 
+def test_layer_norm_from_reductions_on_the_cpu(context, tmp_path):
+    # linear, then a layer norm composed of two row sums (the second of
+    # (x - mean)^2, the mean a row operand) and a normalizing elementwise op,
+    # and group maxima (3 groups of 4 columns).
+    torch = pytest.importorskip("torch")
+    from fusion.runtime import Library
+    import torch.nn.functional as F
+
+    m = _fusion.Module.create(context, "model")
+    f = m.add_function("norm")
+    x, w = f.argument([None, 16], "f32"), f.argument([12, 16], "f32")
+    y = f.linear(x, w)
+    sum_ = f.reduce(y, "sum", 1, [], [], lambda s, v, c, r: v)
+    mean = f.elementwise(sum_, [], lambda s, v, c, r:
+                         s.op("arith.divf", [v, s.constant(12.0)]))
+    squares = f.reduce(y, "sum", 1, [], [mean], lambda s, v, c, r:
+                       s.op("arith.mulf", [s.op("arith.subf", [v, r[0]]),
+                                           s.op("arith.subf", [v, r[0]])]))
+
+    def normalize(s, v, c, r):
+        variance = s.op("arith.divf", [r[1], s.constant(12.0)])
+        invstd = s.op("math.rsqrt",
+                      [s.op("arith.addf", [variance, s.constant(1e-5)])])
+        return s.op("arith.mulf", [s.op("arith.subf", [v, r[0]]), invstd])
+
+    out = f.elementwise(y, [], normalize, rows=[mean, squares])
+    maxima = f.reduce(y, "max", 3, [], [], lambda s, v, c, r: v)
+    f.finish([out, maxima])
+    text = str(m)
+    assert "fusion.reduce sum" in text and "fusion.reduce max" in text
+    m.compile(str(tmp_path / "norm.so"), target="cpu")
+    xs, ws = torch.randn(7, 16), torch.randn(12, 16)
+    normalized, group_max = Library(tmp_path / "norm.so").call(
+        "norm", [xs, ws])
+    reference = F.linear(xs.double(), ws.double())
+    torch.testing.assert_close(
+        normalized, F.layer_norm(reference, (12,)).float(),
+        rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(
+        group_max, reference.view(7, 3, 4).amax(-1).float(),
+        rtol=1e-5, atol=1e-5)
+
+
+def test_reduce_arguments_checked(function):
+    m, f = function
+    x = f.argument([None, 6], "f32")
+    with pytest.raises(_fusion.MLIRError, match="unknown reduction 'prod'"):
+        f.reduce(x, "prod", 1, [], [], lambda s, v, c, r: v)
+    with pytest.raises(_fusion.MLIRError, match="positive number of groups"):
+        f.reduce(x, "sum", 0, [], [], lambda s, v, c, r: v)
+    with pytest.raises(_fusion.MLIRError, match="invalid fusion.reduce"):
+        f.reduce(x, "sum", 4, [], [], lambda s, v, c, r: v)
+    with pytest.raises(_fusion.MLIRError, match="invalid fusion.elementwise"):
+        g = f.reduce(x, "sum", 2, [], [], lambda s, v, c, r: v)
+        f.elementwise(g, [], lambda s, v, c, r: v, rows=[x])
+
+
 def test_module_outlives_its_python_object(context):
     m = _fusion.Module.create(context, "model")
     f = m.add_function("f")
@@ -162,7 +219,7 @@ def test_comparisons_and_selects(context):
     f = m.add_function("clamp")
     x = f.argument([2, 4], "f32")
 
-    def clamp(s, v, columns):
+    def clamp(s, v, columns, rows):
         lo, hi = s.constant(-1.0), s.constant(1.0)
         below = s.op("arith.cmpf", [v, lo], predicate="olt")
         v = s.op("arith.select", [below, lo, v])
@@ -201,7 +258,7 @@ def test_shape_mismatch_reported_by_the_verifier(function):
     v = f.argument([5], "f32")
     with pytest.raises(_fusion.MLIRError,
                        match="column operand #0 has 5 elements"):
-        f.elementwise(x, [v], lambda s, a, c: a)
+        f.elementwise(x, [v], lambda s, a, c, r: a)
     # Nothing invalid was left behind.
     f.finish([relu(f, x)])
 
@@ -248,19 +305,19 @@ def test_scalar_errors(function):
     _, f = function
     x = f.argument([None, 4], "f32")
     cases = [
-        (lambda s, v, c: s.op("arith.nosuch", [v]), "unknown operation"),
-        (lambda s, v, c: s.op("math.erfc", [v]), "'math.erfc' is not allowed"),
-        (lambda s, v, c: s.op("func.return", [v]), "'func.return' is not allowed"),
-        (lambda s, v, c: s.op("arith.addf", [v]), "invalid arith.addf"),
-        (lambda s, v, c: s.op("arith.cmpf", [v, v]), "needs a predicate"),
-        (lambda s, v, c: s.op("arith.cmpf", [v, v], predicate="bigger"),
+        (lambda s, v, c, r: s.op("arith.nosuch", [v]), "unknown operation"),
+        (lambda s, v, c, r: s.op("math.erfc", [v]), "'math.erfc' is not allowed"),
+        (lambda s, v, c, r: s.op("func.return", [v]), "'func.return' is not allowed"),
+        (lambda s, v, c, r: s.op("arith.addf", [v]), "invalid arith.addf"),
+        (lambda s, v, c, r: s.op("arith.cmpf", [v, v]), "needs a predicate"),
+        (lambda s, v, c, r: s.op("arith.cmpf", [v, v], predicate="bigger"),
          "unknown arith.cmpf predicate 'bigger'"),
-        (lambda s, v, c: s.op("arith.addf", [v, v], predicate="olt"),
+        (lambda s, v, c, r: s.op("arith.addf", [v, v], predicate="olt"),
          "only for arith.cmpf"),
-        (lambda s, v, c: s.op("arith.select", [v, v, v]), "invalid arith.select"),
-        (lambda s, v, c: s.op("arith.addf", []), "needs operands"),
-        (lambda s, v, c: 1.0, "must return a Scalar"),
-        (lambda s, v, c: s.op("arith.cmpf", [v, v], predicate="olt"),
+        (lambda s, v, c, r: s.op("arith.select", [v, v, v]), "invalid arith.select"),
+        (lambda s, v, c, r: s.op("arith.addf", []), "needs operands"),
+        (lambda s, v, c, r: 1.0, "must return a Scalar"),
+        (lambda s, v, c, r: s.op("arith.cmpf", [v, v], predicate="olt"),
          "invalid fusion.elementwise"),
     ]
     for body, message in cases:
@@ -275,7 +332,7 @@ def test_scalars_do_not_escape_their_body(function):
     x = f.argument([None, 4], "f32")
     kept = []
 
-    def body(s, v, columns):
+    def body(s, v, columns, rows):
         kept.append((s, v))
         return v
 
@@ -284,16 +341,16 @@ def test_scalars_do_not_escape_their_body(function):
     with pytest.raises(_fusion.MLIRError, match="complete"):
         s.constant(1.0)
     with pytest.raises(_fusion.MLIRError, match="another elementwise body"):
-        f.elementwise(x, [], lambda s2, v2, c: s2.op("arith.addf", [v2, v]))
-    with pytest.raises(_fusion.MLIRError, match="scalar of another body"):
-        f.elementwise(x, [], lambda s2, v2, c: v)
+        f.elementwise(x, [], lambda s2, v2, c, r: s2.op("arith.addf", [v2, v]))
+    with pytest.raises(_fusion.MLIRError, match="scalar of another region"):
+        f.elementwise(x, [], lambda s2, v2, c, r: v)
 
 
 def test_python_exception_in_body_propagates(function):
     m, f = function
     x = f.argument([None, 4], "f32")
 
-    def body(s, v, columns):
+    def body(s, v, columns, rows):
         raise KeyError("boom")
 
     with pytest.raises(KeyError, match="boom"):
@@ -327,7 +384,7 @@ def test_body_callback_cannot_close_or_transform_its_function(function):
     m, f = function
     x = f.argument([None, 4], "f32")
 
-    def finishes(s, v, columns):
+    def finishes(s, v, columns, rows):
         f.finish([x])
         return v
 
@@ -338,7 +395,7 @@ def test_body_callback_cannot_close_or_transform_its_function(function):
     g = m.add_function("g")
     y = g.argument([None, 4], "f32")
 
-    def transforms(s, v, columns):
+    def transforms(s, v, columns, rows):
         with pytest.raises(_fusion.MLIRError, match="not run"):
             m.run_pipeline("builtin.module(fusion-optimize)")
         return v

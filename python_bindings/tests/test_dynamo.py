@@ -343,3 +343,148 @@ def test_single_value_operands_through_fusion_compile():
     (reference * torch.arange(6.0)).sum().backward()
     for p, q in zip(model.parameters(), twin.parameters()):
         assert relative_error(p.grad, q.grad) <= 1e-5
+
+
+class NormSoftmax(nn.Module):
+    """LayerNorm -> GELU -> softmax after a linear layer, and a second
+    linear layer of the same input added to it."""
+
+    def __init__(self, residual=False):
+        super().__init__()
+        self.linear = nn.Linear(16, 24)
+        self.side = nn.Linear(16, 24) if residual else None
+        self.norm = nn.LayerNorm(24)
+
+    def forward(self, x):
+        y = F.softmax(F.gelu(self.norm(self.linear(x))), dim=-1)
+        return y + self.side(x) if self.side is not None else y
+
+
+def test_norm_and_softmax_fuse_into_the_partition(fused_graphs):
+    """The layer norm and the softmax (core ATen keeps them whole) join the
+    GEMM's partition: no PyTorch kernel of theirs is left."""
+    model = NormSoftmax()
+    x = torch.randn(9, 16)
+    with torch.no_grad():
+        out = torch.compile(model, backend="fusion")(x)
+        reference = model.double()(x.double())
+    assert relative_error(out, reference) <= 1e-5
+    (fused,) = fusion.dynamo.last_fused
+    assert {"aten.native_layer_norm.default", "aten.gelu.default",
+            "aten._softmax.default"} <= set(fused)
+    assert not [op for op in fused_graphs[0]
+                if "layer_norm" in op or "softmax" in op]
+
+
+def test_residual_of_another_linear_layer_fuses():
+    model = NormSoftmax(residual=True)
+    x = torch.randn(9, 16)
+    with torch.no_grad():
+        out = torch.compile(model, backend="fusion")(x)
+        reference = model.double()(x.double())
+    assert relative_error(out, reference) <= 1e-5
+    assert any("aten.add.Tensor" in fused
+               for fused in fusion.dynamo.last_fused)
+
+
+class Reductions(nn.Module):
+    """Per-row results ([..., ] and [..., 1]) of a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(16, 20)
+
+    def forward(self, x):
+        y = self.linear(x)
+        return torch.logsumexp(y, -1), y.amax(-1, keepdim=True) * 2.0, \
+            F.softmax(y, dim=-1)
+
+
+@pytest.mark.parametrize("shape", [(7, 16), (2, 5, 16)])
+def test_reduced_results_with_a_dynamic_batch(shape):
+    model = Reductions()
+    compiled = torch.compile(model, backend="fusion", dynamic=True)
+    with torch.no_grad():
+        for batch in (3, 8):
+            x = torch.randn(batch, *shape[1:])
+            outs = compiled(x)
+            references = model.double()(x.double())
+            model.float()
+            for out, reference in zip(outs, references):
+                assert out.shape == reference.shape
+                assert relative_error(out, reference) <= 1e-5
+    assert len(fusion.dynamo.last_fused) == 1
+
+
+@pytest.mark.parametrize("fallback", ["eager", "inductor"])
+def test_bf16_norms_and_reductions(fallback):
+    """Low-precision norms and softmax compute in float32 (explicitly so in
+    inductor's decompositions) and round once."""
+    model = NormSoftmax().to(torch.bfloat16)
+    compiled = torch.compile(model, backend="fusion",
+                             options={"fallback": fallback})
+    x = torch.randn(9, 16)
+    with torch.no_grad():
+        out = compiled(x.to(torch.bfloat16))
+        reference = model.double()(x.double())
+    assert out.dtype == torch.bfloat16
+    assert relative_error(out, reference) <= 2e-2
+    assert len(fusion.dynamo.last_fused) == 1
+    assert any("softmax" in op or "aten.amax.default" == op
+               for op in fusion.dynamo.last_fused[0])
+
+
+class GroupNormCentre(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(16, 24)
+        self.norm = nn.GroupNorm(4, 24)
+
+    def forward(self, x):
+        y = torch.tanh(self.norm(self.linear(x)))
+        return y - y.mean(dim=1, keepdim=True)
+
+
+def test_training_step_through_norms_matches_eager():
+    """With gradients, what the backward needs leaves the partition."""
+    model = GroupNormCentre()
+    twin = GroupNormCentre()
+    twin.load_state_dict(model.state_dict())
+    compiled = torch.compile(model, backend="fusion")
+    x = torch.randn(6, 16, requires_grad=True)
+    x_twin = x.detach().clone().requires_grad_()
+    out = compiled(x)
+    reference = twin(x_twin)
+    assert relative_error(out, reference) <= 1e-5
+    out.square().sum().backward()
+    reference.square().sum().backward()
+    assert relative_error(x.grad, x_twin.grad) <= 1e-5
+    for (name, p), q in zip(model.named_parameters(), twin.parameters()):
+        assert relative_error(p.grad, q.grad) <= 1e-5, name
+
+
+class BatchSoftmax(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 6)
+
+    def forward(self, x):
+        h = F.gelu(self.linear(x))
+        return F.softmax(h, dim=0), h.max(1)  # over the batch; indices
+
+
+def test_partition_stops_before_what_the_importer_refuses(fused_graphs):
+    """A softmax over the batch and max with its indices stay PyTorch's;
+    the GELU before them fuses."""
+    model = BatchSoftmax()
+    x = torch.randn(5, 8)
+    with torch.no_grad():
+        out, (values, indices) = torch.compile(model, backend="fusion")(x)
+        reference, (ref_values, ref_indices) = model(x)
+    torch.testing.assert_close(out, reference)
+    torch.testing.assert_close(values, ref_values)
+    assert torch.equal(indices, ref_indices)
+    (fused,) = fusion.dynamo.last_fused
+    assert "aten.gelu.default" in fused
+    assert "aten._softmax.default" not in fused
+    assert "aten._softmax.default" in fused_graphs[0]

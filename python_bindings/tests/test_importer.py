@@ -1,6 +1,8 @@
 """The ATen importer (torch.export, core ATen): the programs it makes of
 modules, and the errors for what it cannot import. Runs without the
 compiler."""
+import math
+
 import pytest
 import torch
 import torch.nn as nn
@@ -183,22 +185,11 @@ class Dropout(nn.Module):
         return self.drop(self.linear(x))
 
 
-class Residual(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = nn.Linear(8, 8)
-
-    def forward(self, x):
-        return self.linear(x) * x
-
-
 @pytest.mark.parametrize("model, names", [
     (Cumsum(), r"aten.cumsum.default is not supported by fusion"),
     (Dropout().train(), r"aten.native_dropout.default is not supported by "
                         r"fusion: dropout in training mode.*eval\(\) mode "
                         r"it is the identity"),
-    (Residual(), r"aten.mul.Tensor is not supported by fusion: an "
-                 r"elementwise op between values of different GEMM chains"),
 ])
 def test_unsupported_operations_name_op_and_line(model, names):
     with pytest.raises(fusion.UnsupportedOperationError,
@@ -284,12 +275,12 @@ class FunctionalSoftmax(nn.Module):
         self.linear = nn.Linear(8, 6)
 
     def forward(self, x):
-        return F.softmax(F.leaky_relu(self.linear(x)), dim=1)  # the line
+        return F.softmax(F.leaky_relu(self.linear(x)), dim=0)  # the line
 
 
 def test_functional_ops_name_the_models_line():
     """Regression: functional ops reported torch/overrides.py as their
-    source line instead of the model's."""
+    source line instead of the model's. (A softmax over the batch.)"""
     with pytest.raises(fusion.UnsupportedOperationError) as error:
         import_module(FunctionalSoftmax(), (torch.randn(4, 8),),
                       training=False)
@@ -320,3 +311,245 @@ def test_outputs_other_than_flat_tensors_are_refused(model):
                        match="fusion returns a tensor, or a flat tuple or "
                              "list of tensors"):
         import_module(model, (torch.randn(4, 8),), training=False)
+
+
+# Reductions, normalizations, softmax, and values of several chains.
+class Apply(nn.Module):
+    """body(linear(x), module, x), with a second linear layer, vectors and
+    norms at hand."""
+
+    def __init__(self, body, features=12, **norms):
+        super().__init__()
+        self.linear = nn.Linear(8, features)
+        self.side = nn.Linear(8, features)
+        self.scale = nn.Parameter(torch.randn(features))
+        self.norms = nn.ModuleDict(norms)
+        self.body = body
+
+    def forward(self, x):
+        return self.body(self.linear(x), self, x)
+
+
+def program(body, shape=(4, 8), **norms):
+    return import_module(Apply(body, **norms), (torch.randn(*shape),),
+                         training=False)
+
+
+def operands(op):
+    """(root, columns, rows) of an elementwise or reduce op."""
+    count = op["columns"]
+    return (op["operands"][0], op["operands"][1:1 + count],
+            op["operands"][1 + count:])
+
+
+def test_softmax_is_two_reductions_and_one_elementwise_op():
+    """max, then the sum of exp(x - max) (the map fused into the
+    reduction), then exp(x - max) / sum: the maps read the GEMM output and
+    the reductions' [B, 1] results as row operands."""
+    f = program(lambda y, m, x: F.softmax(y, dim=1))
+    assert ops(f) == ["linear", "reduce", "reduce", "elementwise"]
+    linear, top, total, out = f.program.data["ops"]
+    (gemm,) = linear["results"]
+    assert (top["kind"], top["groups"], body(top)) == ("max", 1, ["x"])
+    assert total["kind"] == "sum" and total["groups"] == 1
+    assert operands(total) == (gemm, [], top["results"])
+    assert body(total) == ["x", "row", "aten.sub.Tensor", "aten.exp.default"]
+    assert operands(out) == (gemm, [], top["results"] + total["results"])
+    assert body(out) == ["x", "row", "aten.sub.Tensor", "aten.exp.default",
+                         "row", "aten.div.Tensor"]
+    assert f.program.results == out["results"]
+    assert f.output_shapes == [[12]]
+    for op in f.program.data["ops"]:
+        assert op["loc"][0].endswith("test_importer.py"), op
+
+
+def test_log_softmax_inlines_the_log_of_the_sum():
+    f = program(lambda y, m, x: F.log_softmax(y * -2.0, dim=-1))
+    assert ops(f) == ["linear", "reduce", "reduce", "elementwise"]
+    assert body(f.program.data["ops"][-1]).count("aten.log.default") == 1
+    assert body(f.program.data["ops"][-1]).count("aten.mul.Tensor") == 1
+
+
+@pytest.mark.parametrize("reduce, kinds, shape", [
+    (lambda y: y.sum(1), ["sum"], []),
+    (lambda y: y.sum(-1, keepdim=True), ["sum"], [1]),
+    (lambda y: y.amax(1), ["max"], []),
+    (lambda y: y.max(1, keepdim=True).values, ["max"], [1]),
+    (lambda y: torch.min(y, dim=1)[0], ["min"], []),
+    (lambda y: y.amin(1, keepdim=True), ["min"], [1]),
+    (lambda y: y.mean(1), ["sum"], []),
+    (lambda y: y.var(1), ["sum", "sum"], []),
+    (lambda y: y.std(1, correction=0, keepdim=True), ["sum", "sum"], [1]),
+    (lambda y: torch.logsumexp(y, 1), ["max", "sum"], []),
+    (lambda y: y.view(-1, 3, 4).sum(-1), ["sum"], [3]),
+    (lambda y: y.view(-1, 3, 4).amax(-1, keepdim=True), ["max"], [3, 1]),
+])
+def test_reductions_along_the_features(reduce, kinds, shape):
+    f = program(lambda y, m, x: reduce(y))
+    reductions = [op for op in f.program.data["ops"] if op["op"] == "reduce"]
+    assert [op["kind"] for op in reductions] == kinds
+    assert {op["groups"] for op in reductions} == {math.prod(shape)}
+    assert f.output_shapes == [shape]
+
+
+def test_variance_is_two_passes_with_the_mean_as_row_operand():
+    f = program(lambda y, m, x: y.var(1, correction=1))
+    linear, total, squares, var = f.program.data["ops"]
+    assert operands(squares) == (linear["results"][0], [], total["results"])
+    assert body(squares) == ["x", "row", "aten.div.Tensor",
+                             "aten.sub.Tensor", "aten.mul.Tensor"]
+    assert squares["body"][2]["args"][1] == 12.0  # the mean: sum / 12
+    assert body(var) == ["x", "aten.div.Tensor"]
+    assert var["body"][1]["args"][1] == 11.0  # / (12 - correction)
+
+
+@pytest.mark.parametrize("norm, groups, columns", [
+    (nn.LayerNorm(12), 1, 2),
+    (nn.LayerNorm(12, elementwise_affine=False), 1, 0),
+    (nn.LayerNorm(12, bias=False), 1, 1),
+    (nn.GroupNorm(3, 12), 3, 2),
+    (nn.GroupNorm(4, 12, affine=False), 4, 0),
+])
+def test_normalizations(norm, groups, columns):
+    f = program(lambda y, m, x: F.gelu(m.norms["n"](y)), n=norm)
+    assert ops(f) == ["linear", "reduce", "reduce", "elementwise"]
+    linear, total, squares, out = f.program.data["ops"]
+    assert total["groups"] == squares["groups"] == groups
+    root, vectors, rows = operands(out)
+    assert root == linear["results"][0] and len(vectors) == columns
+    assert rows == total["results"] + squares["results"]
+    assert body(out)[-1] == "aten.gelu.default"
+    assert "aten.rsqrt.default" in body(out)
+
+
+@pytest.mark.parametrize("rms_norm", [
+    lambda y, w: F.rms_norm(y, (12,), w),  # decomposed when exported
+    lambda y, w: torch.ops.aten._fused_rms_norm(y, [12], w, None)[0],  # CUDA's
+])
+def test_rms_norm(rms_norm):
+    f = program(lambda y, m, x: rms_norm(y, m.scale))
+    assert ops(f) == ["linear", "reduce", "elementwise"]
+    assert "column" in body(f.program.data["ops"][-1])
+
+
+def test_reduced_values_broadcast_back_and_reduced_again():
+    f = program(lambda y, m, x: (y - y.mean(1, keepdim=True)).abs().amax(1))
+    assert ops(f) == ["linear", "reduce", "reduce"]
+    assert body(f.program.data["ops"][-1]) == [
+        "x", "row", "aten.div.Tensor", "aten.sub.Tensor", "aten.abs.default"]
+    assert f.output_shapes == [[]]
+
+
+def test_same_reduction_is_computed_once():
+    f = program(lambda y, m, x: F.softmax(y, 1) * y.amax(1, keepdim=True))
+    assert [op.get("kind") for op in f.program.data["ops"]] == [
+        None, "max", "sum", None]
+
+
+def test_ops_on_reduced_values_are_one_elementwise_op():
+    f = program(lambda y, m, x: F.gelu(torch.logsumexp(y, 1)) * 2.0)
+    assert ops(f) == ["linear", "reduce", "reduce", "elementwise"]
+    root, columns, rows = operands(f.program.data["ops"][-1])
+    assert root == f.program.data["ops"][2]["results"][0]  # the sum
+    assert rows == f.program.data["ops"][1]["results"]  # the max
+    assert body(f.program.data["ops"][-1])[-2:] == [
+        "aten.gelu.default", "aten.mul.Tensor"]
+
+
+def test_input_of_the_chain_is_a_row_operand():
+    """linear(x) * x: the input is a [B, N] operand of the GEMM's chain."""
+    f = program(lambda y, m, x: torch.sigmoid(y) * x, features=8)
+    linear, out = f.program.data["ops"]
+    root, columns, rows = operands(out)
+    assert root == linear["results"][0] and columns == []
+    assert f.program.arguments[rows[0]] == {"shape": [None, 8],
+                                            "dtype": "f32"}
+
+
+def test_residual_of_another_linear_layer():
+    """y + side(x): fused into the later GEMM's epilogue, reading the
+    earlier GEMM's output as a [B, N] row operand."""
+    f = program(lambda y, m, x: F.gelu(y) + m.side(x) * m.scale)
+    assert ops(f) == ["linear", "linear", "elementwise"]
+    first, second, out = f.program.data["ops"]
+    root, columns, rows = operands(out)
+    assert root == second["results"][0]
+    assert rows == first["results"]
+    assert body(out) == ["row", "aten.gelu.default", "x", "column",
+                         "aten.mul.Tensor", "aten.add.Tensor"]
+
+
+def test_residual_within_the_chain_stays_one_expression():
+    f = program(lambda y, m, x: torch.relu(y * m.scale) + y)
+    assert ops(f) == ["linear", "elementwise"]
+    assert operands(f.program.data["ops"][1])[2] == []
+
+
+def test_expanded_reduction_is_a_row_operand():
+    f = program(lambda y, m, x: F.normalize(y, dim=1))
+    assert ops(f) == ["linear", "reduce", "elementwise"]
+    assert "row" in body(f.program.data["ops"][-1])
+
+
+class Located(nn.Module):
+    def __init__(self, body):
+        super().__init__()
+        self.linear = nn.Linear(8, 12)
+        self.scale = nn.Parameter(torch.randn(12))
+        self.norm = nn.LayerNorm(4)
+        self.body = body
+
+    def forward(self, x):
+        return self.body(self.linear(x), self)
+
+
+@pytest.mark.parametrize("body, message", [
+    (lambda y, m: y.sum(0),
+     r"aten.sum.dim_IntList is not supported by fusion: a reduction over "
+     r"dimension 0 of a \(s\d+, 12\) value, across the batch"),
+    (lambda y, m: y.sum((0, 1)),
+     r"aten.sum.dim_IntList is not supported by fusion: a reduction over "
+     r"dimension 0, 1 of a .*across the batch"),
+    (lambda y, m: y.sum(),
+     r"aten.sum.dim_IntList is not supported by fusion: a reduction over "
+     r"all dimensions"),
+    (lambda y, m: y.amax(0, keepdim=True),
+     r"aten.amax.default is not supported by fusion: .*across the batch"),
+    (lambda y, m: F.softmax(y, 0),
+     r"aten._softmax.default is not supported by fusion: .*across the "
+     r"batch"),
+    (lambda y, m: y.view(-1, 3, 4).sum(1),
+     r"aten.sum.dim_IntList is not supported by fusion: a reduction over "
+     r"dimensions \[1\] of a \(s\d+, 3, 4\) value: fusion reduces the last "
+     r"dimensions"),
+    (lambda y, m: y.view(-1, 3, 4).mean((1, 2)) + y.view(-1, 3, 4).sum(1),
+     r"aten.sum.dim_IntList is not supported by fusion: a reduction over "
+     r"dimensions \[1\]"),
+    (lambda y, m: torch.argmax(y, 1, keepdim=True) * 1.0,
+     r"aten.argmax.default is not supported by fusion"),
+    (lambda y, m: y.max(1).indices * 1.0,
+     r"aten.max.dim is not supported by fusion: its result 1 is not one "
+     r"fusion computes"),
+    (lambda y, m: y.sum(1, keepdim=True) * m.scale,
+     r"aten.mul.Tensor is not supported by fusion: it broadcasts per-row "
+     r"values to \(s\d+, 12\), with no \[batch, features\] value"),
+    (lambda y, m: m.norm(y.view(-1, 3, 4)),
+     r"aten.native_layer_norm.default is not supported by fusion: a norm "
+     r"with a weight over the last dimensions"),
+    (lambda y, m: torch.cumsum(y, 1).sum(1),
+     r"aten.cumsum.default is not supported by fusion"),
+])
+def test_unsupported_reductions_name_op_and_line(body, message):
+    with pytest.raises(fusion.UnsupportedOperationError,
+                       match=message + r".*\(.*test_importer\.py:\d+\)"):
+        import_module(Located(body), (torch.randn(4, 8),), training=False)
+
+
+def test_bf16_reductions_import_in_bf16():
+    model = Apply(lambda y, m, x: F.softmax(m.norms["n"](y), 1),
+                  n=nn.LayerNorm(12)).to(torch.bfloat16)
+    f = import_module(model, (torch.randn(4, 8, dtype=torch.bfloat16),),
+                      training=False)
+    assert {a["dtype"] for a in f.program.arguments} == {"bf16"}
+    assert ops(f) == ["linear", "reduce", "reduce", "reduce", "reduce",
+                      "elementwise"]

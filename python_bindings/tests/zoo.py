@@ -1,10 +1,14 @@
 """A zoo of models of the GEMM-epilogue family that fusion compiles: a
-linear layer and the cheap ops after it, in the forms users write them.
+linear layer and the cheap ops after it, in the forms users write them:
+elementwise ops, batch norms, reductions along the features (sums, means,
+extrema, variances, logsumexp; results of shape [B] and [B, 1]), softmax,
+layer and group norms, and binary ops with another layer's output.
 Ragged sizes (no tile multiples), negative constants, train and eval modes.
 Used by test_zoo.py (CPU, both front ends) and scripts/gpu/zoo_check.py.
 
 Each entry: name -> (factory, input shape, training). The factory builds
 the model with its parameters; the batch is the first input dimension.
+Every model returns one tensor.
 """
 import torch
 import torch.nn as nn
@@ -15,7 +19,7 @@ class Chain(nn.Module):
     """linear(x) followed by `body(y, module)`."""
 
     def __init__(self, in_features, out_features, body, bias=True,
-                 batch_norm=False, second=None):
+                 batch_norm=False, second=None, norm=None, after=None):
         super().__init__()
         self.linear = nn.Linear(in_features, out_features, bias=bias)
         self.scale = nn.Parameter(torch.rand(out_features) * 3 - 1.5)
@@ -25,15 +29,64 @@ class Chain(nn.Module):
         self.bn = nn.BatchNorm1d(out_features, momentum=0.2) \
             if batch_norm else None
         self.second = nn.Linear(out_features, second) if second else None
+        # A normalization module (LayerNorm, GroupNorm) of the features.
+        self.norm = norm(out_features) if norm is not None else None
         self.body = body
+        self.after = after  # ops after the second layer
 
     def forward(self, x):
         y = self.body(self.linear(x), self)
-        return self.second(y) if self.second is not None else y
+        if self.second is None:
+            return y
+        z = self.second(y)
+        return self.after(z, self) if self.after is not None else z
+
+
+class TwoLinear(nn.Module):
+    """body(linear(x), side, module): `side` is a second linear layer of
+    the same input (`x -> side(x)`) or of the first's output."""
+
+    def __init__(self, body, in_features=37, out_features=45, on_input=True):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.side = nn.Linear(in_features if on_input else out_features,
+                              out_features)
+        self.scale = nn.Parameter(torch.rand(out_features) * 3 - 1.5)
+        self.on_input = on_input
+        self.body = body
+
+    def forward(self, x):
+        y = self.linear(x)
+        return self.body(y, self.side(x if self.on_input else F.gelu(y)),
+                         self)
+
+
+class GatedByInput(nn.Module):
+    """sigmoid(linear(x)) * x: the input is a [B, N] operand of the
+    linear layer's chain."""
+
+    def __init__(self, features):
+        super().__init__()
+        self.linear = nn.Linear(features, features)
+
+    def forward(self, x):
+        return torch.sigmoid(self.linear(x)) * x - 0.5
 
 
 def _chain(body, **kwargs):
     return lambda: Chain(37, 45, body, **kwargs)
+
+
+def _layer_norm(**kwargs):
+    return lambda features: nn.LayerNorm(features, **kwargs)
+
+
+def _group_norm(groups, **kwargs):
+    return lambda features: nn.GroupNorm(groups, features, **kwargs)
+
+
+def _centre(y):
+    return y - y.mean(dim=1, keepdim=True)
 
 
 ZOO = {
@@ -93,4 +146,115 @@ ZOO = {
     "two_layers_bn": (_chain(lambda y, m: torch.tanh(m.bn(y)),
                              batch_norm=True, second=29), (33, 37), True),
     "rank_3": (_chain(lambda y, m: F.gelu(y) * m.scale), (3, 11, 37), False),
+    # (d) reductions along the features, keepdim or not ([B] and [B, 1]
+    # results), and ops on them.
+    "sum": (_chain(lambda y, m: y.sum(1)), (33, 37), False),
+    "sum_keepdim_tanh": (_chain(
+        lambda y, m: torch.tanh(y).sum(dim=-1, keepdim=True)),
+        (33, 37), False),
+    "mean": (_chain(lambda y, m: y.mean(-1)), (33, 37), False),
+    "mean_keepdim_scaled": (_chain(
+        lambda y, m: (y * m.scale).mean(1, keepdim=True) * -3.0),
+        (33, 37), False),
+    "amax_times_two": (_chain(lambda y, m: y.amax(1) * 2.0), (33, 37), False),
+    "amax_keepdim": (_chain(lambda y, m: y.amax(1, keepdim=True)),
+                     (33, 37), False),
+    "amin_negative": (_chain(lambda y, m: (-1.5 * y).amin(-1)),
+                      (33, 37), False),
+    "amin_keepdim_leaky_relu": (_chain(
+        lambda y, m: F.leaky_relu(y.amin(1, keepdim=True) + 0.5, 0.2)),
+        (33, 37), False),
+    "max_values": (_chain(lambda y, m: y.max(dim=1).values), (33, 37), False),
+    "min_keepdim": (_chain(lambda y, m: torch.min(y, 1, keepdim=True)[0]),
+                    (33, 37), False),
+    "max_minus_min": (_chain(lambda y, m: y.amax(1) - y.amin(1)),
+                      (33, 37), False),
+    "single_value_of_reduction": (_chain(lambda y, m: y.amax(1) * m.gain),
+                                  (33, 37), False),
+    "var_unbiased": (_chain(lambda y, m: y.var(1)), (33, 37), False),
+    "var_biased_keepdim": (_chain(
+        lambda y, m: y.var(1, correction=0, keepdim=True)), (33, 37), False),
+    "std": (_chain(lambda y, m: y.std(1)), (33, 37), False),
+    "std_biased_keepdim": (_chain(
+        lambda y, m: torch.std(y, 1, correction=0, keepdim=True)),
+        (33, 37), False),
+    "var_mean_sum": (_chain(lambda y, m: sum(torch.var_mean(y, 1))),
+                     (33, 37), False),
+    "logsumexp": (_chain(lambda y, m: torch.logsumexp(y, 1)),
+                  (33, 37), False),
+    "gelu_logsumexp_keepdim": (_chain(lambda y, m: F.gelu(
+        torch.logsumexp(y * -0.5, dim=1, keepdim=True))), (33, 37), False),
+    "vector_norm": (_chain(lambda y, m: torch.linalg.vector_norm(y, dim=1)),
+                    (33, 37), False),
+    # (e) softmax, and reduced values broadcast back over the row.
+    "softmax": (_chain(lambda y, m: F.softmax(y, dim=1)), (33, 37), False),
+    "softmax_temperature": (_chain(
+        lambda y, m: F.softmax(y * -0.5, dim=-1), bias=False),
+        (33, 37), False),
+    "log_softmax_shift": (_chain(
+        lambda y, m: F.log_softmax(y - m.shift, dim=1)), (33, 37), False),
+    "log_softmax_by_hand": (_chain(
+        lambda y, m: y - torch.logsumexp(y, 1, keepdim=True)),
+        (33, 37), False),
+    "centre": (_chain(lambda y, m: _centre(y)), (33, 37), False),
+    "reduce_broadcast_ops": (_chain(
+        lambda y, m: torch.relu(y - y.amax(1, keepdim=True) + 1.0) *
+        (y / y.abs().sum(1, keepdim=True))), (33, 37), False),
+    "softmax_then_sum": (_chain(
+        lambda y, m: (F.softmax(y, 1) * m.scale).sum(1)), (33, 37), False),
+    "centred_abs_max": (_chain(lambda y, m: _centre(y).abs().amax(1)),
+                        (33, 37), False),
+    "rms_norm": (_chain(lambda y, m: F.rms_norm(y, (45,)) * m.scale),
+                 (33, 37), False),
+    "fused_rms_norm_op": (_chain(lambda y, m: torch.ops.aten._fused_rms_norm(
+        y, [45], m.scale, None)[0] - 0.5), (33, 37), False),  # CUDA's form
+    "normalize": (_chain(lambda y, m: F.normalize(y, dim=1)),
+                  (33, 37), False),
+    "grouped_softmax": (_chain(
+        lambda y, m: y.view(-1, 5, 9).softmax(-1).view(-1, 45)),
+        (33, 37), False),
+    "grouped_sums": (_chain(lambda y, m: y.view(-1, 3, 15).sum(-1)),
+                     (33, 37), False),
+    # (f) layer and group norms followed by further ops.
+    "layer_norm": (_chain(lambda y, m: m.norm(y), norm=_layer_norm()),
+                   (33, 37), False),
+    "layer_norm_plain_gelu": (_chain(
+        lambda y, m: F.gelu(m.norm(y)),
+        norm=_layer_norm(elementwise_affine=False)), (33, 37), False),
+    "layer_norm_no_bias": (_chain(
+        lambda y, m: m.norm(y * m.scale) * -2.0,
+        norm=_layer_norm(bias=False, eps=1e-3)), (33, 37), False),
+    "group_norm_3_silu": (_chain(lambda y, m: F.silu(m.norm(y)),
+                                 norm=_group_norm(3)), (33, 37), False),
+    "group_norm_5_plain": (_chain(
+        lambda y, m: torch.relu(m.norm(y)) - 0.25,
+        norm=_group_norm(5, affine=False)), (33, 37), False),
+    "group_norm_15_tanh": (_chain(lambda y, m: torch.tanh(m.norm(y)),
+                                  norm=_group_norm(15)), (33, 37), False),
+    "norm_gelu_softmax": (_chain(lambda y, m: F.softmax(
+        F.gelu(m.norm(y)), dim=1), norm=_layer_norm()), (33, 37), False),
+    "batch_norm_softmax_train": (_chain(
+        lambda y, m: F.softmax(m.bn(y), dim=1), batch_norm=True),
+        (33, 37), True),
+    "batch_norm_layer_norm_eval": (_chain(
+        lambda y, m: m.norm(m.bn(y)), batch_norm=True,
+        norm=_layer_norm()), (33, 37), False),
+    "rank_3_layer_norm": (_chain(lambda y, m: m.norm(y),
+                                 norm=_layer_norm()), (3, 11, 37), False),
+    "rank_3_logsumexp": (_chain(lambda y, m: torch.logsumexp(y, -1)),
+                         (3, 11, 37), False),
+    # (g) binary ops between layers, and two layers with reductions.
+    "residual_second_linear": (lambda: TwoLinear(lambda y, s, m: y + s),
+                               (33, 37), False),
+    "gelu_plus_second_linear": (lambda: TwoLinear(
+        lambda y, s, m: F.gelu(y) * -0.5 + s * m.scale), (33, 37), False),
+    "second_linear_of_first": (lambda: TwoLinear(
+        lambda y, s, m: torch.tanh(s) + y, on_input=False), (33, 37), False),
+    "gated_by_input": (lambda: GatedByInput(37), (33, 37), False),
+    "two_layers_reductions": (_chain(
+        lambda y, m: _centre(y), second=29,
+        after=lambda z, m: torch.logsumexp(z, 1)), (33, 37), False),
+    "two_layers_norms": (_chain(
+        lambda y, m: F.gelu(m.norm(y)), second=29, norm=_layer_norm(),
+        after=lambda z, m: F.log_softmax(z, 1)), (33, 37), False),
 }

@@ -13,12 +13,14 @@
 
 namespace mlir::fusion {
 
-/// out = fn(in, col[n]) per element, for M x N matrices of `shape`.
-/// Launch operands: (ptr in, ptr out, ptr column...), `in` may equal `out`;
-/// columns have `columnTypes` elements.
+/// out = fn(in, col[n]..., row[m, n / (N / G)]...) per element, for M x N
+/// matrices of `shape`. Launch operands: (ptr in, ptr out, ptr column...,
+/// ptr row...), `in` may equal `out`; columns have `columnTypes` elements,
+/// the row operands the element type of `shape` and `rowGroups` columns.
 Kernel buildElementwiseKernel(OpBuilder &builder, Location loc, StringRef name,
                               MatrixShape shape, TypeRange columnTypes,
-                              const ScalarFn &fn);
+                              const ScalarFn &fn,
+                              ArrayRef<int64_t> rowGroups = {});
 
 } // namespace mlir::fusion
 

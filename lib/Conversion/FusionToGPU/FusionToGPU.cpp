@@ -12,6 +12,8 @@
 
 #include "BatchNormKernels.h"
 #include "ElementwiseKernel.h"
+#include "ReductionKernel.h"
+#include "RowProgramKernel.h"
 #include "TiledGemmKernel.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
 #include "fusion/Dialect/Fusion/IR/GemmConfig.h"
@@ -172,18 +174,38 @@ private:
                      Value rowsPerChunk);
   /// The statistics kernels' chunk of rows for a batch norm of `columns`.
   Value statisticsChunkRows(Value rows, int64_t columns, int64_t vectorWidth);
-  void emitFusedLinear(FusedLinearOp op);
-  void emitTiledFusedLinear(FusedLinearOp op, GemmConfigAttr config);
+  /// `after` (or null): an elementwise op of the batch-norm stage's output
+  /// computed by its normalizing pass.
+  void emitFusedLinear(FusedLinearOp op, ElementwiseOpInterface after);
+  void emitTiledFusedLinear(FusedLinearOp op, GemmConfigAttr config,
+                            ElementwiseOpInterface after);
+  /// The elementwise op at `next` if the normalizing pass of the batch norm
+  /// `op` (a batch_norm or a fused_linear with a batch-norm stage) can
+  /// compute it: it reads only the normalized output, which nothing else
+  /// reads. Advances `next` past it.
+  ElementwiseOpInterface takeNormalizedEpilogue(Operation *op,
+                                                Block::iterator &next,
+                                                Block::iterator end);
   void emitElementwise(ElementwiseOpInterface op);
+  void emitReduce(ReduceOp op);
+  /// The row program that starts with the whole-row reduction `first` and
+  /// takes the ops after it (up to `end`) that can join it; returns the op
+  /// after its last one.
+  Block::iterator emitRowProgram(ReduceOp first, Block::iterator end);
   /// The batch norm `op` of `input` (after `fn` of `columns`) into
   /// `output`; with `statistics` false, the chunks' moments are already in
   /// the scratch space.
+  /// The batch norm `op` of `input` (after `fn` of `columns`) into
+  /// `output`, or into the result of `after` computed on it; with
+  /// `statistics` false, the chunks' moments are already in the scratch
+  /// space.
   void emitBatchNorm(Operation *op, Buffer input, Buffer output,
                      MatrixShape shape, ValueRange columns, const ScalarFn &fn,
                      BatchNormConfigAttr config, Value weight, Value bias,
                      Value runningMean, Value runningVar, ValueRange updated,
-                     bool statistics = true);
-  SmallVector<Value> columnPtrs(ValueRange tensors);
+                     ElementwiseOpInterface after, bool statistics = true);
+  /// The device pointers of `tensors`.
+  SmallVector<Value> bufferPtrs(ValueRange tensors);
 
   func::FuncOp func;
   std::string entryName;
@@ -341,7 +363,7 @@ void HostEmitter::launch(Kernel kernel, Value rows,
       b.getI32IntegerAttr(contract.dynamicSharedBytes), stream, args));
 }
 
-SmallVector<Value> HostEmitter::columnPtrs(ValueRange tensors) {
+SmallVector<Value> HostEmitter::bufferPtrs(ValueRange tensors) {
   return llvm::map_to_vector(tensors,
                              [&](Value v) { return buffers.lookup(v).ptr; });
 }
@@ -385,11 +407,12 @@ LogicalResult HostEmitter::checkSupported() {
                         "--fusion-select-gemm-config)");
       return WalkResult::interrupt();
     }
-    if (isa<BatchNormOp, ElementwiseOpInterface, func::ReturnOp>(op))
+    if (isa<BatchNormOp, ElementwiseOpInterface, ReduceOp, func::ReturnOp>(op))
       return WalkResult::advance();
     op->emitOpError("cannot be compiled by the GPU backends (run "
                     "--fusion-optimize first; only fused_linear, "
-                    "elementwise fusion ops and batch_norm are supported)");
+                    "elementwise fusion ops, reduce and batch_norm are "
+                    "supported)");
     return WalkResult::interrupt();
   });
   if (walk.wasInterrupted())
@@ -428,12 +451,13 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
                                 const ScalarFn &fn, BatchNormConfigAttr config,
                                 Value weight, Value bias, Value runningMean,
                                 Value runningVar, ValueRange updated,
+                                ElementwiseOpInterface after,
                                 bool statistics) {
   const BatchNormScratch &s = scratch.at(op);
   Type f32 = b.getF32Type();
   SmallVector<Type> columnTypes = llvm::map_to_vector(
       columns, [](Value v) { return tensorType(v).getElementType(); });
-  SmallVector<Value> columnBuffers = columnPtrs(columns);
+  SmallVector<Value> columnBuffers = bufferPtrs(columns);
   if (config.isTraining() && statistics) {
     Kernel stats = buildKernel([&] {
       return buildColumnStatsKernel(b, loc, kernelName(op, "stats"), shape,
@@ -473,6 +497,9 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
   SmallVector<Type> normalizeTypes(columnTypes);
   normalizeTypes.append(3, f32);
   unsigned userColumns = columnTypes.size();
+  ValueRange afterColumns =
+      after ? after.getColumnOperands() : ValueRange();
+  normalizeTypes.append(afterColumns.size(), shape.elementType);
   Kernel normalize = buildKernel([&] {
     return buildElementwiseKernel(
         b, loc, kernelName(op, "normalize"), shape, normalizeTypes,
@@ -482,17 +509,40 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
               arith::SubFOp::create(nb, nl, value, cols[userColumns]);
           Value scaled =
               arith::MulFOp::create(nb, nl, centered, cols[userColumns + 1]);
-          return arith::AddFOp::create(nb, nl, scaled, cols[userColumns + 2]);
+          Value normalized =
+              arith::AddFOp::create(nb, nl, scaled, cols[userColumns + 2]);
+          if (!after)
+            return normalized;
+          return after.buildScalar(nb, nl, normalized,
+                                   cols.drop_front(userColumns + 3),
+                                   ValueRange());
         });
   });
-  SmallVector<Value> normalizeOperands{input.ptr, output.ptr};
+  SmallVector<Value> normalizeOperands{
+      input.ptr, after ? buffers.lookup(after->getResult(0)).ptr : output.ptr};
   normalizeOperands.append(columnBuffers);
   normalizeOperands.append({s.center, s.scale, s.shift});
+  normalizeOperands.append(bufferPtrs(afterColumns));
   launch(normalize, input.rows, normalizeOperands);
 }
 
+ElementwiseOpInterface
+HostEmitter::takeNormalizedEpilogue(Operation *op, Block::iterator &next,
+                                    Block::iterator end) {
+  if (next == end)
+    return {};
+  auto after = dyn_cast<ElementwiseOpInterface>(*next);
+  Value normalized = op->getResult(0);
+  if (!after || after.getMatrixInput() != normalized ||
+      !after.getRowOperands().empty() || !normalized.hasOneUse())
+    return {};
+  ++next;
+  return after;
+}
+
 void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
-                                       GemmConfigAttr config) {
+                                       GemmConfigAttr config,
+                                       ElementwiseOpInterface after) {
   RankedTensorType weightType = tensorType(op.getWeight());
   TiledGemmProblem problem;
   problem.elementType = weightType.getElementType();
@@ -515,7 +565,7 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   if (op.getBias())
     operands.push_back(buffers.lookup(op.getBias()).ptr);
   operands.push_back(out.ptr);
-  operands.append(columnPtrs(op.getEpilogueOperands()));
+  operands.append(bufferPtrs(op.getEpilogueOperands()));
   if (problem.statistics) {
     const BatchNormScratch &s = scratch.at(op);
     operands.append({s.mean, s.m2});
@@ -528,15 +578,16 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
                       getVectorWidth(problem.elementType, problem.n)};
     emitBatchNorm(op, out, out, shape, ValueRange(), identityFn(), batchNorm,
                   op.getBnWeight(), op.getBnBias(), op.getRunningMean(),
-                  op.getRunningVar(), op.getUpdatedRunningStats(),
+                  op.getRunningVar(), op.getUpdatedRunningStats(), after,
                   /*statistics=*/false);
   }
 }
 
-void HostEmitter::emitFusedLinear(FusedLinearOp op) {
+void HostEmitter::emitFusedLinear(FusedLinearOp op,
+                                  ElementwiseOpInterface after) {
   GemmConfigAttr config = getConfig(op);
   if (config.isGenerated())
-    return emitTiledFusedLinear(op, config);
+    return emitTiledFusedLinear(op, config, after);
   Buffer x = buffers.lookup(op.getInput());
   Buffer out = buffers.lookup(op.getResult());
   RankedTensorType weightType = tensorType(op.getWeight());
@@ -557,7 +608,7 @@ void HostEmitter::emitFusedLinear(FusedLinearOp op) {
   if (BatchNormConfigAttr batchNorm = op.getBatchNormAttr()) {
     emitBatchNorm(op, out, out, shape, op.getEpilogueOperands(), fn, batchNorm,
                   op.getBnWeight(), op.getBnBias(), op.getRunningMean(),
-                  op.getRunningVar(), op.getUpdatedRunningStats());
+                  op.getRunningVar(), op.getUpdatedRunningStats(), after);
     return;
   }
   if (isIdentityEpilogue(op))
@@ -568,31 +619,184 @@ void HostEmitter::emitFusedLinear(FusedLinearOp op) {
                                   columnTypes, fn);
   });
   SmallVector<Value> operands{out.ptr, out.ptr};
-  operands.append(columnPtrs(op.getEpilogueOperands()));
+  operands.append(bufferPtrs(op.getEpilogueOperands()));
   launch(epilogue, out.rows, operands);
+}
+
+/// The columns of the [M, G] row operands `rows`.
+static SmallVector<int64_t> rowGroupsOf(ValueRange rows) {
+  return llvm::map_to_vector(
+      rows, [](Value row) { return tensorType(row).getDimSize(1); });
+}
+
+/// The shape of the [M, N] matrix `matrix`.
+static MatrixShape shapeOf(Value matrix) {
+  RankedTensorType type = tensorType(matrix);
+  int64_t n = type.getDimSize(1);
+  return {type.getElementType(), n, getVectorWidth(type.getElementType(), n)};
 }
 
 void HostEmitter::emitElementwise(ElementwiseOpInterface op) {
   Value input = op.getMatrixInput();
-  Value result = op->getResult(0);
-  Buffer in = buffers.lookup(input), out = buffers.lookup(result);
-  RankedTensorType type = tensorType(input);
-  int64_t n = type.getDimSize(1);
-  MatrixShape shape{type.getElementType(), n,
-                    getVectorWidth(type.getElementType(), n)};
+  Buffer in = buffers.lookup(input), out = buffers.lookup(op->getResult(0));
+  MatrixShape shape = shapeOf(input);
   SmallVector<Type> columnTypes(op.getColumnOperands().size(),
-                                type.getElementType());
+                                shape.elementType);
+  size_t columnCount = columnTypes.size();
   Kernel kernel = buildKernel([&] {
     return buildElementwiseKernel(
         b, loc, kernelName(op, "elementwise"), shape, columnTypes,
-        [op](OpBuilder &nb, Location nl, Value x, ValueRange cols) {
+        [op, columnCount](OpBuilder &nb, Location nl, Value x,
+                          ValueRange operands) {
           ElementwiseOpInterface elementwise = op;
-          return elementwise.buildScalar(nb, nl, x, cols);
-        });
+          return elementwise.buildScalar(nb, nl, x,
+                                         operands.take_front(columnCount),
+                                         operands.drop_front(columnCount));
+        },
+        rowGroupsOf(op.getRowOperands()));
   });
   SmallVector<Value> operands{in.ptr, out.ptr};
-  operands.append(columnPtrs(op.getColumnOperands()));
+  operands.append(bufferPtrs(op.getColumnOperands()));
+  operands.append(bufferPtrs(op.getRowOperands()));
   launch(kernel, in.rows, operands);
+}
+
+void HostEmitter::emitReduce(ReduceOp op) {
+  Buffer in = buffers.lookup(op.getInput());
+  RowReduction reduction;
+  reduction.shape = shapeOf(op.getInput());
+  reduction.groups = op.getGroups();
+  reduction.kind = op.getKind();
+  reduction.columnTypes.assign(op.getColumnOperands().size(),
+                               reduction.shape.elementType);
+  reduction.rowGroups = rowGroupsOf(op.getRowOperands());
+  size_t columnCount = reduction.columnTypes.size();
+  reduction.fn = [op, columnCount](OpBuilder &nb, Location, Value x,
+                                   ValueRange operands) {
+    ReduceOp reduce = op;
+    return reduce.buildMap(nb, x, operands.take_front(columnCount),
+                           operands.drop_front(columnCount));
+  };
+  Kernel kernel = buildKernel([&] {
+    return buildRowReductionKernel(b, loc, kernelName(op, "reduce"),
+                                   reduction);
+  });
+  SmallVector<Value> operands{in.ptr, buffers.lookup(op.getResult()).ptr};
+  operands.append(bufferPtrs(op.getColumnOperands()));
+  operands.append(bufferPtrs(op.getRowOperands()));
+  launch(kernel, in.rows, operands);
+}
+
+Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
+                                            Block::iterator end) {
+  Value input = first.getInput();
+  // The ops of the program and the row values ([M, 1]) they compute, in
+  // order: reductions of rows of `input`, elementwise ops of `input` and
+  // elementwise ops of row values.
+  llvm::MapVector<Operation *, unsigned> steps;
+  DenseSet<Value> rowValues;
+  auto isRowValue = [&](Value v) { return rowValues.contains(v); };
+  // Row operands must be row values of the program or come from before it.
+  auto operandsAvailable = [&](ValueRange rows) {
+    return llvm::all_of(rows, [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return !def || !steps.count(def) || isRowValue(v);
+    });
+  };
+  Block::iterator next = first->getIterator();
+  for (; next != end; ++next) {
+    Operation *op = &*next;
+    bool joins = false;
+    if (auto reduce = dyn_cast<ReduceOp>(op))
+      joins = reduce.getInput() == input && reduce.getGroups() == 1 &&
+              operandsAvailable(reduce.getRowOperands());
+    else if (auto elementwise = dyn_cast<ElementwiseOpInterface>(op))
+      joins = (elementwise.getMatrixInput() == input ||
+               isRowValue(elementwise.getMatrixInput())) &&
+              operandsAvailable(elementwise.getRowOperands());
+    if (!joins)
+      break;
+    steps.insert({op, steps.size()});
+    Value result = op->getResult(0);
+    if (tensorType(result).getDimSize(1) == 1 && result != input &&
+        (isa<ReduceOp>(op) ||
+         isRowValue(cast<ElementwiseOpInterface>(op).getMatrixInput())))
+      rowValues.insert(result);
+  }
+
+  RowProgram program;
+  program.shape = shapeOf(input);
+  llvm::MapVector<Value, unsigned> pointers;
+  auto pointerOf = [&](Value tensor) {
+    return pointers.insert({tensor, pointers.size()}).first->second;
+  };
+  auto operandsOf = [&](ValueRange columns, ValueRange rows) {
+    SmallVector<RowOperand> operands;
+    for (Value column : columns)
+      operands.push_back({RowOperand::Kind::Column, pointerOf(column),
+                          tensorType(column).getElementType()});
+    for (Value row : rows) {
+      if (isRowValue(row)) {
+        operands.push_back({RowOperand::Kind::StepValue,
+                            steps.lookup(row.getDefiningOp()), Type()});
+        continue;
+      }
+      RankedTensorType type = tensorType(row);
+      operands.push_back({RowOperand::Kind::Rows, pointerOf(row),
+                          type.getElementType(), type.getDimSize(1)});
+    }
+    return operands;
+  };
+  for (auto [op, index] : steps) {
+    RowStep step;
+    if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      step.kind = RowStep::Kind::Reduce;
+      step.reduction = reduce.getKind();
+      step.operands =
+          operandsOf(reduce.getColumnOperands(), reduce.getRowOperands());
+      size_t columnCount = reduce.getColumnOperands().size();
+      step.fn = [reduce, columnCount](OpBuilder &nb, Location, Value x,
+                                      ValueRange operands) {
+        ReduceOp op = reduce;
+        return op.buildMap(nb, x, operands.take_front(columnCount),
+                           operands.drop_front(columnCount));
+      };
+    } else {
+      auto elementwise = cast<ElementwiseOpInterface>(op);
+      Value from = elementwise.getMatrixInput();
+      step.kind = from == input ? RowStep::Kind::Map : RowStep::Kind::Scalar;
+      if (step.kind == RowStep::Kind::Scalar)
+        step.input = steps.lookup(from.getDefiningOp());
+      step.operands = operandsOf(elementwise.getColumnOperands(),
+                                 elementwise.getRowOperands());
+      size_t columnCount = elementwise.getColumnOperands().size();
+      step.fn = [elementwise, columnCount](OpBuilder &nb, Location nl, Value x,
+                                           ValueRange operands) {
+        ElementwiseOpInterface op = elementwise;
+        return op.buildScalar(nb, nl, x, operands.take_front(columnCount),
+                              operands.drop_front(columnCount));
+      };
+    }
+    // Stored if anything after the program reads it (or it is an [M, N]
+    // output, which nothing in the program reads).
+    Value result = op->getResult(0);
+    if (step.kind == RowStep::Kind::Map ||
+        llvm::any_of(result.getUsers(),
+                     [&](Operation *user) { return !steps.count(user); }))
+      step.output = pointerOf(result);
+    program.steps.push_back(std::move(step));
+  }
+  program.pointers = pointers.size();
+
+  Kernel kernel = buildKernel([&] {
+    return buildRowProgramKernel(b, loc, kernelName(first, "rows"), program);
+  });
+  Buffer in = buffers.lookup(input);
+  SmallVector<Value> operands{in.ptr};
+  for (auto &entry : pointers)
+    operands.push_back(buffers.lookup(entry.first).ptr);
+  launch(kernel, in.rows, operands);
+  return next;
 }
 
 LogicalResult HostEmitter::emit() {
@@ -701,9 +905,18 @@ LogicalResult HostEmitter::emit() {
                          &entry.second.shift})
       *slice = offsetPtr(workspace, *slice);
 
-  for (Operation &op : body.without_terminator()) {
+  for (auto it = body.begin(), end = body.without_terminator().end();
+       it != end;) {
+    Operation &op = *it++;
+    if (auto reduce = dyn_cast<ReduceOp>(op); reduce && reduce.getGroups() == 1) {
+      it = emitRowProgram(reduce, end);
+      continue;
+    }
     if (auto fused = dyn_cast<FusedLinearOp>(op)) {
-      emitFusedLinear(fused);
+      ElementwiseOpInterface after;
+      if (fused.getBatchNormAttr())
+        after = takeNormalizedEpilogue(fused, it, end);
+      emitFusedLinear(fused, after);
     } else if (auto bn = dyn_cast<BatchNormOp>(op)) {
       RankedTensorType type = tensorType(bn.getInput());
       int64_t n = type.getDimSize(1);
@@ -713,7 +926,10 @@ LogicalResult HostEmitter::emit() {
                     buffers.lookup(bn.getResult()), shape, ValueRange(),
                     identityFn(), bn.getConfig(), bn.getWeight(), bn.getBias(),
                     bn.getRunningMean(), bn.getRunningVar(),
-                    bn.getUpdatedRunningStats());
+                    bn.getUpdatedRunningStats(),
+                    takeNormalizedEpilogue(bn, it, end));
+    } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      emitReduce(reduce);
     } else {
       emitElementwise(cast<ElementwiseOpInterface>(op));
     }

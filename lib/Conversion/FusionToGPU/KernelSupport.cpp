@@ -2,7 +2,10 @@
 
 #include "KernelSupport.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::fusion;
@@ -55,3 +58,89 @@ void mlir::fusion::emitGuarded(OpBuilder &builder, Location loc,
   gpu::ReturnOp::create(builder, loc);
 }
 
+
+Value mlir::fusion::combine(OpBuilder &b, Location loc, ReductionKind kind,
+                            Value l, Value r) {
+  switch (kind) {
+  case ReductionKind::sum:
+    return arith::AddFOp::create(b, loc, l, r);
+  case ReductionKind::max:
+    return arith::MaximumFOp::create(b, loc, l, r);
+  case ReductionKind::min:
+    return arith::MinimumFOp::create(b, loc, l, r);
+  }
+  llvm_unreachable("unknown reduction kind");
+}
+
+double mlir::fusion::identityOf(ReductionKind kind) {
+  switch (kind) {
+  case ReductionKind::sum:
+    return 0.0;
+  case ReductionKind::max:
+    return -std::numeric_limits<double>::infinity();
+  case ReductionKind::min:
+    return std::numeric_limits<double>::infinity();
+  }
+  llvm_unreachable("unknown reduction kind");
+}
+
+Value mlir::fusion::addReductionScratch(OpBuilder &builder, Location loc,
+                                        gpu::GPUFuncOp kernel,
+                                        int64_t threads) {
+  int64_t warps = threads / kWarpSize;
+  if (warps == 1)
+    return {};
+  return kernel.addWorkgroupAttribution(
+      MemRefType::get({warps}, builder.getF32Type(),
+                      MemRefLayoutAttrInterface(),
+                      gpu::AddressSpaceAttr::get(
+                          builder.getContext(),
+                          gpu::GPUDialect::getWorkgroupAddressSpace())),
+      loc);
+}
+
+Value mlir::fusion::reduceAcrossThreads(OpBuilder &b, Location loc,
+                                        ReductionKind kind, Value value,
+                                        Value lane, int64_t threads,
+                                        Value scratch) {
+  KernelEmitter e(b, loc);
+  Value total = value;
+  Value width =
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(kWarpSize));
+  for (int32_t distance = kWarpSize / 2; distance > 0; distance /= 2) {
+    Value offset =
+        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(distance));
+    Value other = gpu::ShuffleOp::create(b, loc, total, offset, width,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    total = combine(b, loc, kind, total, other);
+  }
+  int64_t warps = threads / kWarpSize;
+  if (warps == 1)
+    return total;
+  auto index = [&](Value v) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  };
+  Value warpLane = arith::RemUIOp::create(b, loc, lane, e.i64(kWarpSize));
+  Value isLeader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         warpLane, e.i64(0));
+  auto writer = scf::IfOp::create(b, loc, isLeader, false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&writer.getThenRegion().front());
+    memref::StoreOp::create(
+        b, loc, total, scratch,
+        index(arith::DivUIOp::create(b, loc, lane, e.i64(kWarpSize))));
+  }
+  gpu::BarrierOp::create(b, loc);
+  total = memref::LoadOp::create(
+      b, loc, scratch, ValueRange{arith::ConstantIndexOp::create(b, loc, 0)});
+  for (int64_t w = 1; w < warps; ++w)
+    total = combine(b, loc, kind, total,
+                    memref::LoadOp::create(
+                        b, loc, scratch,
+                        ValueRange{arith::ConstantIndexOp::create(b, loc, w)}));
+  // The scratch is free again once every thread has read it.
+  gpu::BarrierOp::create(b, loc);
+  return total;
+}

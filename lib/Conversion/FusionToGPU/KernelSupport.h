@@ -20,7 +20,8 @@
 
 namespace mlir::fusion {
 
-/// An f32 scalar function of an element and one element per column vector.
+/// An f32 scalar function of an element and one element per operand: the
+/// column vectors' first, then the row operands'.
 using ScalarFn = std::function<Value(OpBuilder &, Location, Value, ValueRange)>;
 
 /// Threads per block of the elementwise and statistics kernels, and per
@@ -57,6 +58,32 @@ gpu::GPUFuncOp createKernel(OpBuilder &builder, Location loc, StringRef name,
 /// Runs `body` under `if (condition)` and ends the kernel.
 void emitGuarded(OpBuilder &builder, Location loc, Value condition,
                  function_ref<void()> body);
+
+/// `kind`'s combination of two f32 values, and its identity.
+Value combine(OpBuilder &builder, Location loc, ReductionKind kind, Value l,
+              Value r);
+double identityOf(ReductionKind kind);
+
+/// The threads a reduction of `chunks` chunks of a row (or group) spreads
+/// over: a block of kBlockSize for long ones, so that a few long rows still
+/// fill the GPU, a warp for short ones.
+inline int64_t threadsPerReduction(int64_t chunks) {
+  return chunks >= 1024 ? kBlockSize : kWarpSize;
+}
+
+/// Shared memory for the warp totals of a reduction over `threads` threads,
+/// if it spans several warps: a workgroup attribution of `kernel`.
+Value addReductionScratch(OpBuilder &builder, Location loc,
+                          gpu::GPUFuncOp kernel, int64_t threads);
+
+/// Combines `value` across the `threads` consecutive threads (a warp or the
+/// block) reducing one row, of which `lane` is the index: a butterfly in
+/// each warp, then the warp totals through `scratch` in warp order; every
+/// thread gets the total, the same bits on every run. All `threads` threads
+/// must call it.
+Value reduceAcrossThreads(OpBuilder &builder, Location loc, ReductionKind kind,
+                          Value value, Value lane, int64_t threads,
+                          Value scratch);
 
 /// Emits kernel bodies: i64 index math in arith, memory through llvm ops.
 class KernelEmitter {
@@ -120,6 +147,30 @@ public:
       lanes.push_back(vector::ExtractOp::create(b, loc, vector, lane));
     return lanes;
   }
+  /// The elements of an [M, groups] row operand at `base` that cover the
+  /// `width` consecutive columns from `column` (a multiple of `width`) of
+  /// row `row` of an [M, columns] matrix, as f32 lanes.
+  SmallVector<Value> loadRowLanes(Value base, Type elementType, Value row,
+                                  Value column, int64_t width, int64_t groups,
+                                  int64_t columns) {
+    int64_t groupSize = columns / groups;
+    if (groupSize == 1) // A whole matrix, laid out as the input.
+      return loadLanes(base, elementType, add(mul(row, i64(columns)), column),
+                       width);
+    Value rowStart = mul(row, i64(groups));
+    auto loadAt = [&](Value n) {
+      Value g = arith::DivUIOp::create(b, loc, n, i64(groupSize));
+      return widen(load(elementType, base, elementType, add(rowStart, g),
+                        elementBytes(elementType)));
+    };
+    if (groupSize % width == 0) // The lanes share one group.
+      return SmallVector<Value>(width, loadAt(column));
+    SmallVector<Value> lanes;
+    for (int64_t lane = 0; lane < width; ++lane)
+      lanes.push_back(loadAt(add(column, i64(lane))));
+    return lanes;
+  }
+
   void storeLanes(ArrayRef<Value> lanes, Value base, Type elementType,
                   Value index) {
     int64_t width = lanes.size();

@@ -8,6 +8,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <limits>
+
 namespace mlir::fusion {
 #define GEN_PASS_DEF_CONVERTFUSIONTOLINALG
 #include "fusion/Conversion/Passes.h.inc"
@@ -70,21 +72,87 @@ public:
     Value output, runningMean, runningVar;
   };
 
-  /// [M, N] f32: `fn` of each element of `matrix` and the matching elements
-  /// of the [N] `columns`.
-  Value mapMatrix(Value matrix, ValueRange columns, ElementFn fn) {
+  /// [M, N] f32: `fn` of each element of `matrix`, the matching elements
+  /// of the [N] `columns` and those of the [M, G] `rows` (in that order).
+  Value mapMatrix(Value matrix, ValueRange columns, ElementFn fn,
+                  ValueRange rows = {}) {
     int64_t width = getType(matrix).getDimSize(1);
     Value init = emptyMatrix(matrix, width);
     SmallVector<AffineMap> maps{identity(2)};
     maps.append(columns.size(), columnOf(2));
+    AffineExpr m = getAffineDimExpr(0, b.getContext());
+    AffineExpr n = getAffineDimExpr(1, b.getContext());
+    for (Value row : rows)
+      maps.push_back(AffineMap::get(2, 0, {m, groupOf(n, row, width)},
+                                    b.getContext()));
     maps.push_back(identity(2));
     SmallVector<Value> inputs{matrix};
     llvm::append_range(inputs, columns);
+    llvm::append_range(inputs, rows);
     return genericOp(
         inputs, init, maps, {parallel(), parallel()},
         [&](OpBuilder &nb, Location nl, ValueRange args) {
           SmallVector<Value> wide = widenAll(nb, nl, args.drop_back());
           return fn(nb, nl, wide.front(), ArrayRef(wide).drop_front());
+        });
+  }
+
+  /// [M, G] f32: each group of N/G contiguous columns of each row of
+  /// `matrix` reduced by `kind`, after `fn` of each element, the matching
+  /// elements of the [N] `columns` and those of the [M, R] `rows`.
+  Value reduceGroups(Value matrix, int64_t groups, ReductionKind kind,
+                     ValueRange columns, ValueRange rows, ElementFn fn) {
+    MLIRContext *ctx = b.getContext();
+    int64_t width = getType(matrix).getDimSize(1);
+    int64_t groupSize = width / groups;
+    double identityValue =
+        kind == ReductionKind::sum ? 0.0
+        : kind == ReductionKind::max
+            ? -std::numeric_limits<double>::infinity()
+            : std::numeric_limits<double>::infinity();
+    Value init = linalg::FillOp::create(
+                     b, loc, buildF32Constant(b, loc, identityValue),
+                     emptyMatrix(matrix, groups))
+                     .getResult(0);
+    // (m, g, s): row m, element s of group g, column g * N/G + s; the
+    // matrix and the columns seen as [M, G, N/G] and [G, N/G].
+    AffineExpr m = getAffineDimExpr(0, ctx), g = getAffineDimExpr(1, ctx),
+               s = getAffineDimExpr(2, ctx);
+    AffineExpr n = g * groupSize + s;
+    SmallVector<AffineMap> maps{AffineMap::get(3, 0, {m, g, s}, ctx)};
+    maps.append(columns.size(), AffineMap::get(3, 0, {g, s}, ctx));
+    for (Value row : rows)
+      maps.push_back(AffineMap::get(3, 0, {m, groupOf(n, row, width)}, ctx));
+    maps.push_back(AffineMap::get(3, 0, {m, g}, ctx));
+    RankedTensorType type = getType(matrix);
+    SmallVector<Value> inputs{tensor::ExpandShapeOp::create(
+        b, loc,
+        RankedTensorType::get({type.getDimSize(0), groups, groupSize},
+                              type.getElementType()),
+        matrix, ArrayRef<ReassociationIndices>{{0}, {1, 2}})};
+    for (Value column : columns)
+      inputs.push_back(tensor::ExpandShapeOp::create(
+          b, loc,
+          RankedTensorType::get({groups, groupSize},
+                                getType(column).getElementType()),
+          column, ArrayRef<ReassociationIndices>{{0, 1}}));
+    llvm::append_range(inputs, rows);
+    return genericOp(
+        inputs, init, maps,
+        {parallel(), parallel(), utils::IteratorType::reduction},
+        [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          SmallVector<Value> wide = widenAll(nb, nl, args.drop_back());
+          Value term = fn(nb, nl, wide.front(), ArrayRef(wide).drop_front());
+          Value acc = args.back();
+          switch (kind) {
+          case ReductionKind::sum:
+            return arith::AddFOp::create(nb, nl, acc, term);
+          case ReductionKind::max:
+            return arith::MaximumFOp::create(nb, nl, acc, term);
+          case ReductionKind::min:
+            return arith::MinimumFOp::create(nb, nl, acc, term);
+          }
+          llvm_unreachable("unknown reduction kind");
         });
   }
 
@@ -268,6 +336,11 @@ private:
   AffineMap identity(unsigned rank) {
     return AffineMap::getMultiDimIdentityMap(rank, b.getContext());
   }
+  /// The column of the [M, R] row operand `row` that covers column `n` of
+  /// an [M, width] matrix.
+  static AffineExpr groupOf(AffineExpr n, Value row, int64_t width) {
+    return n.floorDiv(width / getType(row).getDimSize(1));
+  }
   /// (m, n) -> (n): a per-column vector broadcast over the rows.
   AffineMap columnOf(unsigned rank) {
     return AffineMap::get(rank, 0, getAffineDimExpr(rank - 1, b.getContext()));
@@ -329,14 +402,37 @@ struct LowerElementwise : OpInterfaceRewritePattern<ElementwiseOpInterface> {
   LogicalResult matchAndRewrite(ElementwiseOpInterface op,
                                 PatternRewriter &rewriter) const override {
     ReferenceEmitter emit(rewriter, op.getLoc());
+    size_t columnCount = op.getColumnOperands().size();
     Value result = emit.mapMatrix(
         op.getMatrixInput(), op.getColumnOperands(),
-        [&](OpBuilder &nb, Location nl, Value element, ValueRange columns) {
-          return op.buildScalar(nb, nl, element, columns);
-        });
+        [&](OpBuilder &nb, Location nl, Value element, ValueRange operands) {
+          return op.buildScalar(nb, nl, element,
+                                operands.take_front(columnCount),
+                                operands.drop_front(columnCount));
+        },
+        op.getRowOperands());
     Type elementType =
         cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
     rewriter.replaceOp(op, emit.convert(result, elementType));
+    return success();
+  }
+};
+
+struct LowerReduce : OpRewritePattern<ReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    ReferenceEmitter emit(rewriter, op.getLoc());
+    size_t columnCount = op.getColumnOperands().size();
+    Value result = emit.reduceGroups(
+        op.getInput(), op.getGroups(), op.getKind(), op.getColumnOperands(),
+        op.getRowOperands(),
+        [&](OpBuilder &nb, Location, Value element, ValueRange operands) {
+          return op.buildMap(nb, element, operands.take_front(columnCount),
+                             operands.drop_front(columnCount));
+        });
+    rewriter.replaceOp(
+        op, emit.convert(result, op.getResult().getType().getElementType()));
     return success();
   }
 };
@@ -431,6 +527,7 @@ struct ConvertFusionToLinalgPass
 } // namespace
 
 void mlir::fusion::populateFusionToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerLinear, LowerElementwise, LowerBatchNorm, LowerFusedLinear>(
+  patterns.add<LowerLinear, LowerElementwise, LowerReduce, LowerBatchNorm,
+               LowerFusedLinear>(
       patterns.getContext());
 }

@@ -28,7 +28,7 @@
 
 // EXEC: sizes = [3, 4]
 func.func @gelu(%x: tensor<?x4xbf16>, %s: tensor<4xbf16>) -> tensor<?x4xbf16> {
-  %0 = fusion.elementwise %x columns(%s) : tensor<?x4xbf16>, tensor<4xbf16> {
+  %0 = fusion.elementwise %x columns(%s : tensor<4xbf16>) : tensor<?x4xbf16> {
   ^bb0(%v: f32, %c: f32):
     %half = arith.constant 0.5 : f32
     %one = arith.constant 1.0 : f32

@@ -183,13 +183,13 @@ func.func @relu(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
 func.func @elementwise_chain(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %a: tensor<4xf32>,
                              %b: tensor<4xf32>) -> tensor<?x4xf32> {
   %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
-  %1 = fusion.elementwise %0 columns(%a) : tensor<?x4xf32>, tensor<4xf32> {
+  %1 = fusion.elementwise %0 columns(%a : tensor<4xf32>) : tensor<?x4xf32> {
   ^bb0(%v: f32, %c: f32):
     %e = math.erf %v : f32
     %m = arith.mulf %e, %c : f32
     fusion.yield %m : f32
   }
-  %2 = fusion.elementwise %1 columns(%b) : tensor<?x4xf32>, tensor<4xf32> {
+  %2 = fusion.elementwise %1 columns(%b : tensor<4xf32>) : tensor<?x4xf32> {
   ^bb0(%v: f32, %c: f32):
     %t = math.tanh %v : f32
     %s = arith.addf %t, %c : f32
@@ -223,4 +223,25 @@ func.func @elementwise_unfusable(%y: tensor<?x4xf32>, %x: tensor<?x8xf32>, %w: t
     fusion.yield %e : f32
   }
   return %0, %2, %1 : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// An elementwise op with row operands (a residual, a row statistic) stays a
+// kernel of its own: the epilogue reads only the accumulator and per-column
+// vectors.
+// CHECK-LABEL: func.func @elementwise_with_rows
+// CHECK: %[[F:.*]] = fusion.fused_linear
+// CHECK: fusion.yield %{{.*}} : f32
+// CHECK-NEXT: } : (
+// CHECK: fusion.elementwise %[[F]] rows(%{{.*}} : tensor<?x4xf32>) : tensor<?x4xf32>
+func.func @elementwise_with_rows(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>,
+                                 %r: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %1 = fusion.elementwise %0 rows(%r : tensor<?x4xf32>) : tensor<?x4xf32> {
+  ^bb0(%v: f32, %res: f32):
+    %s = arith.addf %v, %res : f32
+    fusion.yield %s : f32
+  }
+  return %1 : tensor<?x4xf32>
 }

@@ -474,7 +474,7 @@ func.func @yield_type(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
 // -----
 
 func.func @yield_outside(%v: f32) {
-  // expected-error @+1 {{expects parent op to be one of 'fusion.fused_linear, fusion.elementwise'}}
+  // expected-error @+1 {{expects parent op to be one of 'fusion.fused_linear, fusion.elementwise, fusion.reduce'}}
   fusion.yield %v : f32
 }
 
@@ -511,8 +511,8 @@ func.func @relu_vector(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @elementwise_region_arity(%x: tensor<?x4xf32>, %s: tensor<4xf32>) {
-  // expected-error @+1 {{body has 1 arguments but expects 2 (the input element and one per column operand)}}
-  %0 = fusion.elementwise %x columns(%s) : tensor<?x4xf32>, tensor<4xf32> {
+  // expected-error @+1 {{body has 1 arguments but expects 2 (the input element, one per column operand and one per row operand)}}
+  %0 = fusion.elementwise %x columns(%s : tensor<4xf32>) : tensor<?x4xf32> {
   ^bb0(%v: f32):
     fusion.yield %v : f32
   }
@@ -523,7 +523,7 @@ func.func @elementwise_region_arity(%x: tensor<?x4xf32>, %s: tensor<4xf32>) {
 
 func.func @elementwise_region_arg_type(%x: tensor<?x4xf16>, %s: tensor<4xf16>) {
   // expected-error @+1 {{body argument #1 has type 'f16' but body arguments are f32}}
-  %0 = fusion.elementwise %x columns(%s) : tensor<?x4xf16>, tensor<4xf16> {
+  %0 = fusion.elementwise %x columns(%s : tensor<4xf16>) : tensor<?x4xf16> {
   ^bb0(%v: f32, %c: f16):
     fusion.yield %v : f32
   }
@@ -534,7 +534,7 @@ func.func @elementwise_region_arg_type(%x: tensor<?x4xf16>, %s: tensor<4xf16>) {
 
 func.func @elementwise_column_length(%x: tensor<?x4xf32>, %s: tensor<8xf32>) {
   // expected-error @+1 {{column operand #0 has 8 elements but there are 4 columns}}
-  %0 = fusion.elementwise %x columns(%s) : tensor<?x4xf32>, tensor<8xf32> {
+  %0 = fusion.elementwise %x columns(%s : tensor<8xf32>) : tensor<?x4xf32> {
   ^bb0(%v: f32, %c: f32):
     fusion.yield %v : f32
   }
@@ -545,7 +545,7 @@ func.func @elementwise_column_length(%x: tensor<?x4xf32>, %s: tensor<8xf32>) {
 
 func.func @elementwise_column_element_type(%x: tensor<?x4xf32>, %s: tensor<4xbf16>) {
   // expected-error @+1 {{column operand #0 element type 'bf16' does not match the input element type 'f32'}}
-  %0 = fusion.elementwise %x columns(%s) : tensor<?x4xf32>, tensor<4xbf16> {
+  %0 = fusion.elementwise %x columns(%s : tensor<4xbf16>) : tensor<?x4xf32> {
   ^bb0(%v: f32, %c: f32):
     fusion.yield %v : f32
   }
@@ -596,6 +596,140 @@ func.func @elementwise_captures(%x: tensor<?x4xf32>, %k: f32) {
     // expected-error @+1 {{using value defined outside the region}}
     %m = arith.mulf %v, %k : f32
     fusion.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+func.func @row_operand_element_type(%x: tensor<?x4xf32>, %r: tensor<?x1xbf16>) {
+  // expected-error @+1 {{'fusion.elementwise' op row operand #0 element type 'bf16' does not match the input element type 'f32'}}
+  %0 = fusion.elementwise %x rows(%r : tensor<?x1xbf16>) : tensor<?x4xf32> {
+  ^bb0(%v: f32, %w: f32):
+    fusion.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+func.func @row_operand_rows(%x: tensor<?x4xf32>, %r: tensor<3x1xf32>) {
+  // expected-error @+1 {{'fusion.elementwise' op row operand #0 has 3 rows but the input has ?}}
+  %0 = fusion.elementwise %x rows(%r : tensor<3x1xf32>) : tensor<?x4xf32> {
+  ^bb0(%v: f32, %w: f32):
+    fusion.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+func.func @row_operand_groups(%x: tensor<?x4xf32>, %r: tensor<?x3xf32>) {
+  // expected-error @+1 {{'fusion.elementwise' op row operand #0 has 3 columns, which do not divide the input's 4 into groups}}
+  %0 = fusion.elementwise %x rows(%r : tensor<?x3xf32>) : tensor<?x4xf32> {
+  ^bb0(%v: f32, %w: f32):
+    fusion.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+func.func @row_operand_missing_argument(%x: tensor<?x4xf32>, %r: tensor<?x1xf32>) {
+  // expected-error @+1 {{'fusion.elementwise' op body has 1 arguments but expects 2 (the input element, one per column operand and one per row operand)}}
+  %0 = fusion.elementwise %x rows(%r : tensor<?x1xf32>) : tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_groups(%x: tensor<?x6xf32>) {
+  // expected-error @+1 {{'fusion.reduce' op result has 4 columns, which do not divide the input's 6 into groups}}
+  %0 = fusion.reduce sum %x : tensor<?x6xf32> -> tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_result_rows(%x: tensor<?x6xf32>) {
+  // expected-error @+1 {{'fusion.reduce' op result has 2 rows but the input has ?}}
+  %0 = fusion.reduce max %x : tensor<?x6xf32> -> tensor<2x1xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_result_element_type(%x: tensor<?x6xbf16>) {
+  // expected-error @+1 {{'fusion.reduce' op result element type 'f32' does not match the input element type 'bf16'}}
+  %0 = fusion.reduce max %x : tensor<?x6xbf16> -> tensor<?x1xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_map_arguments(%x: tensor<?x6xf32>, %c: tensor<6xf32>) {
+  // expected-error @+1 {{'fusion.reduce' op map has 1 arguments but expects 2 (the input element, one per column operand and one per row operand)}}
+  %0 = fusion.reduce sum %x columns(%c : tensor<6xf32>) : tensor<?x6xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_map_column_operand(%x: tensor<?x6xf32>, %c: tensor<5xf32>) {
+  // expected-error @+1 {{'fusion.reduce' op column operand #0 has 5 elements but there are 6 columns}}
+  %0 = fusion.reduce sum %x columns(%c : tensor<5xf32>) : tensor<?x6xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32, %w: f32):
+    fusion.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_map_ops(%x: tensor<?x6xf32>) {
+  %0 = fusion.reduce sum %x : tensor<?x6xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32):
+    // expected-error @+1 {{'math.erfc' op is not allowed in a reduction map}}
+    %e = math.erfc %v : f32
+    fusion.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_map_f64(%x: tensor<?x6xf32>) {
+  // expected-error @+1 {{'fusion.reduce' op map argument #0 has type 'f64' but map arguments are f32}}
+  %0 = fusion.reduce sum %x : tensor<?x6xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f64):
+    %c = arith.constant 1.0 : f32
+    fusion.yield %c : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_kind(%x: tensor<?x6xf32>) {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [sum, max, min]}}
+  %0 = fusion.reduce prod %x : tensor<?x6xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
   }
   return
 }

@@ -117,7 +117,7 @@ func.func @relu(%x: tensor<?x4xbf16>) -> tensor<?x4xbf16> {
 // The general elementwise op: its body is cloned as written, block
 // arguments named after what they carry.
 // CHECK-LABEL: func.func @elementwise_body
-// CHECK: %[[Y:.*]] = fusion.elementwise %{{.*}} columns(%{{.*}}, %{{.*}}) : tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16> {
+// CHECK: %[[Y:.*]] = fusion.elementwise %{{.*}} columns(%{{.*}}, %{{.*}} : tensor<4xbf16>, tensor<4xbf16>) : tensor<?x4xbf16> {
 // CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[C0:.*]]: f32, %[[C1:.*]]: f32):
 // CHECK-NEXT: %[[H:.*]] = arith.constant 5.000000e-01 : f32
 // CHECK-NEXT: %[[E:.*]] = math.erf %[[IN]] : f32
@@ -130,7 +130,7 @@ func.func @relu(%x: tensor<?x4xbf16>) -> tensor<?x4xbf16> {
 // CHECK-NEXT: ^bb0(%{{.*}}: f32):
 // CHECK-NEXT: fusion.yield
 func.func @elementwise_body(%x: tensor<?x4xbf16>, %a: tensor<4xbf16>, %b: tensor<4xbf16>) -> tensor<?x4xbf16> {
-  %0 = fusion.elementwise %x columns(%a, %b) : tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16> {
+  %0 = fusion.elementwise %x columns(%a, %b : tensor<4xbf16>, tensor<4xbf16>) : tensor<?x4xbf16> {
   ^bb0(%v: f32, %c0: f32, %c1: f32):
     %half = arith.constant 0.5 : f32
     %e = math.erf %v : f32
@@ -144,4 +144,51 @@ func.func @elementwise_body(%x: tensor<?x4xbf16>, %a: tensor<4xbf16>, %b: tensor
     fusion.yield %v : f32
   }
   return %1 : tensor<?x4xbf16>
+}
+
+// Row operands: one value per row (G = 1), per group of columns (G = 2) and
+// a whole matrix (G = N); reductions to one value per row and per group.
+// CHECK-LABEL: func.func @rows_and_reductions
+// CHECK: %[[MAX:.*]] = fusion.reduce max %{{.*}} : tensor<?x4xf32> -> tensor<?x1xf32> {
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32):
+// CHECK-NEXT: fusion.yield %[[IN]] : f32
+// CHECK: %[[SUMS:.*]] = fusion.reduce sum %{{.*}} columns(%{{.*}} : tensor<4xf32>) rows(%[[MAX]] : tensor<?x1xf32>) : tensor<?x4xf32> -> tensor<?x2xf32> {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK: fusion.reduce min %{{.*}} : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK: fusion.elementwise %{{.*}} columns(%{{.*}} : tensor<4xf32>) rows(%[[MAX]], %[[SUMS]], %{{.*}} : tensor<?x1xf32>, tensor<?x2xf32>, tensor<?x4xf32>) : tensor<?x4xf32> {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+func.func @rows_and_reductions(%x: tensor<?x4xf32>, %c: tensor<4xf32>,
+                               %r: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %max = fusion.reduce max %x : tensor<?x4xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  %sums = fusion.reduce sum %x columns(%c : tensor<4xf32>)
+      rows(%max : tensor<?x1xf32>) : tensor<?x4xf32> -> tensor<?x2xf32> {
+  ^bb0(%v: f32, %col: f32, %m: f32):
+    %0 = arith.subf %v, %m : f32
+    %1 = math.exp %0 : f32
+    %2 = arith.mulf %1, %col : f32
+    fusion.yield %2 : f32
+  }
+  %same = fusion.reduce min %x : tensor<?x4xf32> -> tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  %y = fusion.elementwise %x columns(%c : tensor<4xf32>)
+      rows(%max, %sums, %r : tensor<?x1xf32>, tensor<?x2xf32>, tensor<?x4xf32>)
+      : tensor<?x4xf32> {
+  ^bb0(%v: f32, %col: f32, %m: f32, %s: f32, %res: f32):
+    %0 = arith.subf %v, %m : f32
+    %1 = arith.divf %0, %s : f32
+    %2 = arith.addf %1, %res : f32
+    %3 = arith.mulf %2, %col : f32
+    fusion.yield %3 : f32
+  }
+  %z = fusion.elementwise %y rows(%same : tensor<?x4xf32>) : tensor<?x4xf32> {
+  ^bb0(%v: f32, %w: f32):
+    %0 = arith.addf %v, %w : f32
+    fusion.yield %0 : f32
+  }
+  return %z : tensor<?x4xf32>
 }

@@ -48,6 +48,75 @@ static LogicalResult verifyColumnVector(Operation *op, StringRef name,
   return success();
 }
 
+/// `operand` must be an [M, G] row operand of an [M, N] `input`: the same
+/// rows and element type, and G dividing N.
+static LogicalResult verifyRowOperand(Operation *op, StringRef name,
+                                      Value operand, RankedTensorType input) {
+  auto type = cast<RankedTensorType>(operand.getType());
+  if (type.getElementType() != input.getElementType())
+    return op->emitOpError()
+           << name << " element type " << type.getElementType()
+           << " does not match the input element type "
+           << input.getElementType();
+  if (type.getDimSize(0) != input.getDimSize(0))
+    return op->emitOpError()
+           << name << " has " << dimToString(type.getDimSize(0))
+           << " rows but the input has " << dimToString(input.getDimSize(0));
+  int64_t groups = type.getDimSize(1), columns = input.getDimSize(1);
+  if (ShapedType::isDynamic(groups) || groups == 0 || columns % groups != 0)
+    return op->emitOpError()
+           << name << " has " << dimToString(groups)
+           << " columns, which do not divide the input's " << columns
+           << " into groups";
+  return success();
+}
+
+/// The operand rules of an elementwise body or reduction map over `input`.
+static LogicalResult verifyScalarOperands(Operation *op,
+                                          RankedTensorType input,
+                                          ValueRange columns,
+                                          ValueRange rows) {
+  if (failed(verifyMatrix(op, "input", input)))
+    return failure();
+  for (auto [index, operand] : llvm::enumerate(columns))
+    if (failed(verifyColumnVector(op,
+                                  "column operand #" + std::to_string(index),
+                                  operand, input.getDimSize(1),
+                                  input.getElementType())))
+      return failure();
+  for (auto [index, operand] : llvm::enumerate(rows))
+    if (failed(verifyRowOperand(op, "row operand #" + std::to_string(index),
+                                operand, input)))
+      return failure();
+  return success();
+}
+
+/// Clones a scalar region (an elementwise body, a reduction map) at the
+/// builder's insertion point with its arguments bound to `x`, `columns` and
+/// `rows`; returns the yielded value. The cloned ops keep their own
+/// locations (the front end's source lines); the regions are isolated from
+/// above, so nothing else needs mapping.
+static Value cloneScalarRegion(OpBuilder &builder, Block &body, Value x,
+                               ValueRange columns, ValueRange rows) {
+  IRMapping mapping;
+  mapping.map(body.getArgument(0), x);
+  mapping.map(body.getArguments().slice(1, columns.size()), columns);
+  mapping.map(body.getArguments().drop_front(1 + columns.size()), rows);
+  for (Operation &op : body.without_terminator())
+    builder.clone(op, mapping);
+  return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+}
+
+/// Names the arguments of a scalar region: the input element, then one per
+/// column operand and one per row operand.
+static void nameScalarRegionArguments(Block &block, unsigned columns,
+                                      OpAsmSetValueNameFn setNameFn) {
+  for (BlockArgument arg : block.getArguments())
+    setNameFn(arg, arg.getArgNumber() == 0          ? "in"
+                   : arg.getArgNumber() <= columns ? "col"
+                                                    : "row");
+}
+
 /// The shape rules shared by `linear` and `fused_linear`.
 static LogicalResult verifyLinear(Operation *op, Value input, Value weight,
                                   Value bias, Type resultType) {
@@ -245,7 +314,7 @@ OpFoldResult MulScalarOp::fold(FoldAdaptor) {
 }
 
 Value MulScalarOp::buildScalar(OpBuilder &builder, Location loc, Value x,
-                               ValueRange) {
+                               ValueRange, ValueRange) {
   Value multiplier =
       buildF32Constant(builder, loc, getMultiplier().convertToDouble());
   return arith::MulFOp::create(builder, loc, x, multiplier);
@@ -296,7 +365,7 @@ LogicalResult MulOp::verify() {
 ValueRange MulOp::getColumnOperands() { return getODSOperands(1); }
 
 Value MulOp::buildScalar(OpBuilder &builder, Location loc, Value x,
-                         ValueRange columns) {
+                         ValueRange columns, ValueRange) {
   return arith::MulFOp::create(builder, loc, x, columns.front());
 }
 
@@ -319,7 +388,7 @@ LogicalResult LeakyReluOp::verify() {
 }
 
 Value LeakyReluOp::buildScalar(OpBuilder &builder, Location loc, Value x,
-                               ValueRange) {
+                               ValueRange, ValueRange) {
   return buildLeakyRelu(builder, loc, x, getNegativeSlope().convertToDouble());
 }
 
@@ -338,7 +407,7 @@ LogicalResult ReluOp::verify() {
 }
 
 Value ReluOp::buildScalar(OpBuilder &builder, Location loc, Value x,
-                          ValueRange) {
+                          ValueRange, ValueRange) {
   // IEEE maximum: NaN propagates, -inf gives 0, as torch.relu.
   return arith::MaximumFOp::create(builder, loc, x,
                                    buildF32Constant(builder, loc, 0.0));
@@ -349,51 +418,69 @@ Value ReluOp::buildScalar(OpBuilder &builder, Location loc, Value x,
 //===----------------------------------------------------------------------===//
 
 LogicalResult ElementwiseOp::verify() {
-  auto inputType = cast<RankedTensorType>(getInput().getType());
-  if (failed(verifyMatrix(*this, "input", inputType)))
-    return failure();
-  for (auto [index, operand] : llvm::enumerate(getColumnOperands()))
-    if (failed(verifyColumnVector(*this,
-                                  "column operand #" + std::to_string(index),
-                                  operand, inputType.getDimSize(1),
-                                  inputType.getElementType())))
-      return failure();
-  return success();
+  return verifyScalarOperands(*this,
+                              cast<RankedTensorType>(getInput().getType()),
+                              getColumnOperands(), getRowOperands());
 }
 
 LogicalResult ElementwiseOp::verifyRegions() {
   ScalarRegionKind kind{"body", "an elementwise body", "elementwise body",
-                        "the input element and one per column operand"};
-  return verifyScalarRegion(*this, getBodyBlock(),
-                            1 + getColumnOperands().size(), kind);
+                        "the input element, one per column operand and one "
+                        "per row operand"};
+  return verifyScalarRegion(
+      *this, getBodyBlock(),
+      1 + getColumnOperands().size() + getRowOperands().size(), kind);
 }
 
 YieldOp ElementwiseOp::getBodyYield() {
   return cast<YieldOp>(getBodyBlock().getTerminator());
 }
 
-/// The body, cloned with its arguments bound to `x` and `columns`. The
-/// cloned ops keep their own locations (the front end's source lines); the
-/// region is isolated from above, so nothing else needs mapping.
 Value ElementwiseOp::buildScalar(OpBuilder &builder, Location, Value x,
-                                 ValueRange columns) {
-  Block &body = getBodyBlock();
-  IRMapping mapping;
-  mapping.map(body.getArgument(0), x);
-  mapping.map(body.getArguments().drop_front(), columns);
-  for (Operation &op : body.without_terminator())
-    builder.clone(op, mapping);
-  return mapping.lookup(getBodyYield().getValue());
+                                 ValueRange columns, ValueRange rows) {
+  return cloneScalarRegion(builder, getBodyBlock(), x, columns, rows);
 }
 
 void ElementwiseOp::getAsmBlockArgumentNames(Region &region,
                                              OpAsmSetValueNameFn setNameFn) {
-  Block &block = region.front();
-  if (block.getNumArguments() == 0)
-    return;
-  setNameFn(block.getArgument(0), "in");
-  for (BlockArgument arg : block.getArguments().drop_front())
-    setNameFn(arg, "col");
+  nameScalarRegionArguments(region.front(), getColumnOperands().size(),
+                            setNameFn);
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::verify() {
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  if (failed(verifyScalarOperands(*this, inputType, getColumnOperands(),
+                                  getRowOperands())))
+    return failure();
+  return verifyRowOperand(*this, "result", getResult(), inputType);
+}
+
+LogicalResult ReduceOp::verifyRegions() {
+  ScalarRegionKind kind{"map", "a reduction map", "reduction map",
+                        "the input element, one per column operand and one "
+                        "per row operand"};
+  return verifyScalarRegion(
+      *this, getMapBlock(),
+      1 + getColumnOperands().size() + getRowOperands().size(), kind);
+}
+
+YieldOp ReduceOp::getMapYield() {
+  return cast<YieldOp>(getMapBlock().getTerminator());
+}
+
+Value ReduceOp::buildMap(OpBuilder &builder, Value x, ValueRange columns,
+                         ValueRange rows) {
+  return cloneScalarRegion(builder, getMapBlock(), x, columns, rows);
+}
+
+void ReduceOp::getAsmBlockArgumentNames(Region &region,
+                                        OpAsmSetValueNameFn setNameFn) {
+  nameScalarRegionArguments(region.front(), getColumnOperands().size(),
+                            setNameFn);
 }
 
 //===----------------------------------------------------------------------===//

@@ -63,6 +63,9 @@ struct AbsorbElementwiseIntoEpilogue
 
   LogicalResult matchAndRewrite(ElementwiseOpInterface op,
                                 PatternRewriter &rewriter) const override {
+    // The epilogue reads only the accumulator and per-column vectors.
+    if (!op.getRowOperands().empty())
+      return rewriter.notifyMatchFailure(op, "it has row operands");
     FailureOr<FusedLinearOp> claimed =
         claimProducer(op.getMatrixInput(), op, rewriter);
     if (failed(claimed))
@@ -79,7 +82,8 @@ struct AbsorbElementwiseIntoEpilogue
       YieldOp yield = producer.getEpilogueYield();
       rewriter.setInsertionPoint(yield);
       Value result =
-          op.buildScalar(rewriter, op.getLoc(), yield.getValue(), columns);
+          op.buildScalar(rewriter, op.getLoc(), yield.getValue(), columns,
+                          ValueRange());
       yield.getValueMutable().assign(result);
       producer->setLoc(rewriter.getFusedLoc({producer.getLoc(), op.getLoc()}));
     });

@@ -27,6 +27,16 @@ def Fusion_PrecisionAttr : EnumAttr<Fusion_Dialect, Fusion_Precision,
   }];
 }
 
+// Printed as a bare keyword in op syntax (`fusion.reduce max %x ...`).
+def Fusion_ReductionKind : I32EnumAttr<"ReductionKind",
+    "how a row reduction combines the values of a group: the f32 sum, or the "
+    "IEEE maximum/minimum, NaN propagating, as torch.amax/amin", [
+      I32EnumAttrCase<"sum", 0>,
+      I32EnumAttrCase<"max", 1>,
+      I32EnumAttrCase<"min", 2>]> {
+  let cppNamespace = "::mlir::fusion";
+}
+
 def Fusion_BatchNormMode : I32EnumAttr<"BatchNormMode",
     "whether batch normalization uses batch or running statistics", [
       I32EnumAttrCase<"training", 0>,

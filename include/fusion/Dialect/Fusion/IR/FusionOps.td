@@ -122,44 +122,114 @@ def Fusion_ReluOp : Fusion_Op<"relu",
 }
 
 def Fusion_ElementwiseOp : Fusion_Op<"elementwise",
-    [Pure, IsolatedFromAbove, AllTypesMatch<["input", "result"]>,
-     // The ODS accessor of $column_operands is the interface's
-     // getColumnOperands.
-     DeclareOpInterfaceMethods<Fusion_ElementwiseOpInterface>,
+    [Pure, IsolatedFromAbove, AttrSizedOperandSegments,
+     AllTypesMatch<["input", "result"]>,
+     // The ODS accessors of $column_operands and $row_operands are the
+     // interface's getColumnOperands and getRowOperands.
+     DeclareOpInterfaceMethods<Fusion_ElementwiseOpInterface,
+                               ["getRowOperands"]>,
      DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
   let summary = "an arbitrary scalar function applied to every element";
   let description = [{
-    `y[m, n] = body(x[m, n], c_0[n], ..., c_j[n])`: the region is a scalar
-    function of one input element and one element of each per-column
-    operand (broadcast over the rows), as `linalg.map` carries its body, so
-    that a new activation (gelu, silu, clamp, ...) needs a new body, not a
-    new op. The body computes in f32 and its result is rounded once to the
+    `y[m, n] = body(x[m, n], c_0[n], ..., c_j[n], r_0[m, n / (N / G_0)],
+    ...)`: the region is a scalar function of one input element, one
+    element of each per-column operand (broadcast over the rows) and one
+    element of each row operand, as `linalg.map` carries its body, so that
+    a new activation (gelu, silu, clamp, ...) needs a new body, not a new
+    op. A row operand is an [M, G] matrix, G dividing N, whose element
+    (m, g) covers the N/G contiguous columns of group g: G = 1 broadcasts
+    one value per row (a row statistic), G = N is a whole matrix (a
+    residual), anything between a statistic per group of columns (group
+    norm). The body computes in f32 and its result is rounded once to the
     element type. It may hold exactly the ops of a `fused_linear` epilogue
     (see there), which is what lets the fusion patterns append it to one.
 
     ```mlir
-    %y = fusion.elementwise %x columns(%c) : tensor<?x256xf32>, tensor<256xf32> {
-    ^bb0(%a: f32, %b: f32):
-      %half = arith.constant 0.5 : f32
-      %0 = arith.mulf %a, %half : f32
+    %y = fusion.elementwise %x columns(%c : tensor<256xf32>)
+        rows(%mean : tensor<?x1xf32>) : tensor<?x256xf32> {
+    ^bb0(%a: f32, %b: f32, %m: f32):
+      %0 = arith.subf %a, %m : f32
       %1 = arith.addf %0, %b : f32
       fusion.yield %1 : f32
     }
     ```
   }];
   let arguments = (ins Fusion_Matrix:$input,
-                       Variadic<Fusion_Vector>:$column_operands);
+                       Variadic<Fusion_Vector>:$column_operands,
+                       Variadic<Fusion_Matrix>:$row_operands);
   let results = (outs Fusion_Matrix:$result);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $input (`columns` `(` $column_operands^ `)`)? attr-dict
-    `:` type($input) (`,` type($column_operands)^)? $body
+    $input (`columns` `(` $column_operands^ `:` type($column_operands) `)`)?
+    (`rows` `(` $row_operands^ `:` type($row_operands) `)`)?
+    attr-dict `:` type($input) $body
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::Block &getBodyBlock() { return getBody().front(); }
     YieldOp getBodyYield();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// reduce
+//===----------------------------------------------------------------------===//
+
+def Fusion_ReduceOp : Fusion_Op<"reduce",
+    [Pure, IsolatedFromAbove, AttrSizedOperandSegments,
+     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
+  let summary = "reduces each group of contiguous columns of every row";
+  let description = [{
+    `y[m, g] = combine_{n in group g} map(x[m, n], c_0[n], ..., r_0[m,
+    n / (N / G_0)], ...)` for an [M, N] input and an [M, G] result, G
+    dividing N: group g holds the N/G contiguous columns from g * N/G. G = 1
+    reduces whole rows (`x.sum(dim=-1, keepdim=True)`), G > 1 the groups of
+    a group norm or the windows of a pooling without overlap. The `map`
+    region is the scalar function applied to each element before it is
+    combined, with the operands and rules of a `fusion.elementwise` body,
+    so that an elementwise producer (softmax's `exp(x - max)`) is computed
+    on the fly instead of materialized. `combine` is the `kind`:
+    `sum` (in f32), `max` or `min` (NaN propagating). The result is rounded
+    once to the element type.
+
+    Means, variances, norms, softmax and logsumexp are compositions: a
+    variance is a `sum` of `(x - mean)^2`, the mean a row operand of its
+    map (two passes, as stable as Welford's).
+
+    ```mlir
+    %max = fusion.reduce max %x : tensor<?x256xf32> -> tensor<?x1xf32> {
+    ^bb0(%a: f32):
+      fusion.yield %a : f32
+    }
+    ```
+  }];
+  let arguments = (ins Fusion_ReductionKind:$kind,
+                       Fusion_Matrix:$input,
+                       Variadic<Fusion_Vector>:$column_operands,
+                       Variadic<Fusion_Matrix>:$row_operands);
+  let results = (outs Fusion_Matrix:$result);
+  let regions = (region SizedRegion<1>:$map);
+  let assemblyFormat = [{
+    $kind $input
+    (`columns` `(` $column_operands^ `:` type($column_operands) `)`)?
+    (`rows` `(` $row_operands^ `:` type($row_operands) `)`)?
+    attr-dict `:` type($input) `->` type($result) $map
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block &getMapBlock() { return getMap().front(); }
+    YieldOp getMapYield();
+    /// The map region applied to `x`, `columns` and `rows` at the builder's
+    /// insertion point; returns the mapped value.
+    ::mlir::Value buildMap(::mlir::OpBuilder &builder, ::mlir::Value x,
+                           ::mlir::ValueRange columns, ::mlir::ValueRange rows);
+    /// The number of groups G of the result.
+    int64_t getGroups() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getResult().getType())
+          .getDimSize(1);
+    }
   }];
 }
 
@@ -307,8 +377,8 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
 
 def Fusion_YieldOp : Fusion_Op<"yield",
     [Pure, Terminator, ReturnLike,
-     ParentOneOf<["FusedLinearOp", "ElementwiseOp"]>]> {
-  let summary = "yields the f32 value of an epilogue or elementwise body";
+     ParentOneOf<["FusedLinearOp", "ElementwiseOp", "ReduceOp"]>]> {
+  let summary = "yields the f32 value of an epilogue, elementwise body or map";
   let arguments = (ins F32:$value);
   let assemblyFormat = "$value attr-dict `:` type($value)";
 }

@@ -25,6 +25,9 @@ namespace fusion {
 void populateFuseLinearEpiloguesPatterns(RewritePatternSet &patterns,
                                          std::optional<Precision> f32Precision);
 
+/// The patterns of `fusion-fuse-elementwise-producers`.
+void populateFuseElementwiseProducersPatterns(RewritePatternSet &patterns);
+
 /// The algebraic simplifications of `fusion-simplify`.
 void populateSimplifyFusionPatterns(RewritePatternSet &patterns);
 

@@ -5,6 +5,55 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FuseElementwiseProducers : Pass<"fusion-fuse-elementwise-producers"> {
+  let summary = "Compute each elementwise op inside the reductions and "
+                "elementwise ops that read it";
+  let description = [{
+    An op implementing `ElementwiseOpInterface` whose result is read only as
+    the input of `fusion.reduce` and elementwise ops is computed inside each
+    of them: a reduction takes it into its `map` region, an elementwise op
+    composes it before its own body, and its column and row operands join
+    the reader's (after the reader's own). Its [M, N] result is then never
+    materialized (softmax's `exp(x - max)` before its sum, a layer norm's
+    output before a softmax), and every reader reads the producer's input,
+    which lets the GPU backend compute all of them in one pass over each
+    row. Recomputing an elementwise function costs less than a trip of its
+    result through memory.
+
+    An elementwise op read by anything else (a result, a linear, a batch
+    norm, a row operand) stays where it is: its result is materialized
+    anyway. Runs after `fusion-fuse-linear-epilogues`, so that a function
+    every reader applies is computed once, in the GEMM epilogue.
+
+    ```mlir
+    %e = fusion.elementwise %y rows(%max : tensor<?x1xf32>) : tensor<?x8xf32> {
+    ^bb0(%in: f32, %row: f32):
+      %0 = arith.subf %in, %row : f32
+      %1 = math.exp %0 : f32
+      fusion.yield %1 : f32
+    }
+    %s = fusion.reduce sum %e : tensor<?x8xf32> -> tensor<?x1xf32> {
+    ^bb0(%in: f32):
+      fusion.yield %in : f32
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    %s = fusion.reduce sum %y rows(%max : tensor<?x1xf32>)
+        : tensor<?x8xf32> -> tensor<?x1xf32> {
+    ^bb0(%in: f32, %row: f32):
+      %0 = arith.subf %in, %row : f32
+      %1 = math.exp %0 : f32
+      fusion.yield %1 : f32
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def FuseLinearEpilogues : Pass<"fusion-fuse-linear-epilogues"> {
   let summary = "Fuse each linear and the elementwise ops and batch_norm after "
                 "it into one fusion.fused_linear";

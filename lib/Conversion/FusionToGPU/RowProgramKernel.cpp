@@ -1,0 +1,172 @@
+//===- RowProgramKernel.cpp - several row-local ops in one pass -----------===//
+
+#include "RowProgramKernel.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
+                                           StringRef name,
+                                           const RowProgram &program) {
+  OpBuilder::InsertionGuard insertion(builder);
+  const MatrixShape &shape = program.shape;
+  int64_t width = shape.vectorWidth;
+  int64_t chunks = shape.columns / width;
+  int64_t threads = threadsPerReduction(chunks);
+  int64_t rowsPerBlock = kBlockSize / threads;
+
+  Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
+  SmallVector<Type> argTypes{ptr, builder.getI64Type()};
+  argTypes.append(program.pointers, ptr);
+  gpu::GPUFuncOp kernel = createKernel(builder, loc, name, argTypes);
+  Value scratch = addReductionScratch(builder, loc, kernel, threads);
+  KernelEmitter e(builder, loc);
+  auto args = kernel.getArguments();
+  auto pointer = [&](unsigned index) { return args[2 + index]; };
+  Value thread = e.id(gpu::Dimension::x, false);
+  Value row =
+      e.add(e.mul(e.id(gpu::Dimension::x, true), e.i64(rowsPerBlock)),
+            arith::DivUIOp::create(builder, loc, thread, e.i64(threads)));
+  Value lane = arith::RemUIOp::create(builder, loc, thread, e.i64(threads));
+  auto isLeader = [&] {
+    return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, lane,
+                                 e.i64(0));
+  };
+  // Uniform across each warp, and across the block when a block computes one
+  // row (the grid has exactly one block per row): the shuffles and barriers
+  // of the reductions see every thread they wait for.
+  emitGuarded(builder, loc, e.lessThan(row, args[1]), [&] {
+    Value rowStart = e.mul(row, e.i64(shape.columns));
+    SmallVector<Value> stepValues(program.steps.size());
+    // The operand lanes of a step over the `width` columns from `column`.
+    auto operandLanes = [&](KernelEmitter &le, const RowStep &step,
+                            Value column) {
+      SmallVector<SmallVector<Value>> lanes;
+      for (const RowOperand &operand : step.operands) {
+        switch (operand.kind) {
+        case RowOperand::Kind::Column:
+          lanes.push_back(le.loadLanes(pointer(operand.index),
+                                       operand.elementType, column, width));
+          break;
+        case RowOperand::Kind::Rows:
+          lanes.push_back(le.loadRowLanes(pointer(operand.index),
+                                          operand.elementType, row, column,
+                                          width, operand.groups,
+                                          shape.columns));
+          break;
+        case RowOperand::Kind::StepValue:
+          lanes.push_back(
+              SmallVector<Value>(width, stepValues[operand.index]));
+          break;
+        }
+      }
+      return lanes;
+    };
+    auto laneOperands = [&](ArrayRef<SmallVector<Value>> lanes, int64_t l) {
+      return llvm::map_to_vector(
+          lanes, [&](const SmallVector<Value> &values) { return values[l]; });
+    };
+    // Thread `lane` visits the chunks of `width` columns lane,
+    // lane + threads, ... in order.
+    auto overRow = [&](ValueRange init,
+                       function_ref<SmallVector<Value>(KernelEmitter &, Value,
+                                                       ValueRange)>
+                           body) {
+      auto index = [&](Value v) -> Value {
+        return arith::IndexCastOp::create(builder, loc,
+                                          builder.getIndexType(), v);
+      };
+      return scf::ForOp::create(
+          builder, loc, index(lane),
+          arith::ConstantIndexOp::create(builder, loc, chunks),
+          arith::ConstantIndexOp::create(builder, loc, threads), init,
+          [&](OpBuilder &nb, Location nl, Value chunk, ValueRange state) {
+            KernelEmitter le(nb, nl);
+            Value column = le.mul(
+                arith::IndexCastOp::create(nb, nl, nb.getI64Type(), chunk),
+                le.i64(width));
+            scf::YieldOp::create(nb, nl, body(le, column, state));
+          });
+    };
+
+    for (auto [index, step] : llvm::enumerate(program.steps)) {
+      switch (step.kind) {
+      case RowStep::Kind::Reduce: {
+        auto loop = overRow(
+            ValueRange{e.f32(identityOf(step.reduction))},
+            [&](KernelEmitter &le, Value column, ValueRange state) {
+              SmallVector<Value> xs = le.loadLanes(
+                  args[0], shape.elementType, le.add(rowStart, column), width);
+              auto lanes = operandLanes(le, step, column);
+              Value acc = state.front();
+              for (int64_t l = 0; l < width; ++l)
+                acc = combine(le.b, le.loc, step.reduction, acc,
+                              step.fn(le.b, le.loc, xs[l],
+                                      laneOperands(lanes, l)));
+              return SmallVector<Value>{acc};
+            });
+        stepValues[index] =
+            reduceAcrossThreads(builder, loc, step.reduction,
+                                loop.getResult(0), lane, threads, scratch);
+        break;
+      }
+      case RowStep::Kind::Scalar: {
+        SmallVector<Value> operands;
+        for (const RowOperand &operand : step.operands) {
+          switch (operand.kind) {
+          case RowOperand::Kind::Column:
+            operands.push_back(
+                e.loadColumn(pointer(operand.index), operand.elementType,
+                             e.i64(0)));
+            break;
+          case RowOperand::Kind::Rows:
+            operands.push_back(e.loadColumn(pointer(operand.index),
+                                            operand.elementType, row));
+            break;
+          case RowOperand::Kind::StepValue:
+            operands.push_back(stepValues[operand.index]);
+            break;
+          }
+        }
+        stepValues[index] =
+            step.fn(builder, loc, stepValues[step.input], operands);
+        break;
+      }
+      case RowStep::Kind::Map:
+        overRow(ValueRange(),
+                [&](KernelEmitter &le, Value column, ValueRange) {
+                  Value first = le.add(rowStart, column);
+                  SmallVector<Value> xs =
+                      le.loadLanes(args[0], shape.elementType, first, width);
+                  auto lanes = operandLanes(le, step, column);
+                  for (int64_t l = 0; l < width; ++l)
+                    xs[l] = step.fn(le.b, le.loc, xs[l],
+                                    laneOperands(lanes, l));
+                  le.storeLanes(xs, pointer(*step.output), shape.elementType,
+                                first);
+                  return SmallVector<Value>();
+                });
+        break;
+      }
+      if (step.kind != RowStep::Kind::Map && step.output) {
+        auto leader = scf::IfOp::create(builder, loc, isLeader(), false);
+        OpBuilder::InsertionGuard guard(builder);
+        builder.setInsertionPointToStart(&leader.getThenRegion().front());
+        e.store(e.narrow(stepValues[index], shape.elementType),
+                pointer(*step.output), shape.elementType, row,
+                elementBytes(shape.elementType));
+      }
+    }
+  });
+
+  LaunchContract launch;
+  launch.gridX = RowExpr::ceilDiv(1, rowsPerBlock);
+  launch.blockSize = kBlockSize;
+  launch.arguments = {KernelArgument::fromOperand(0),
+                      KernelArgument::fromValue(RowExpr::rows())};
+  for (unsigned index = 0; index < program.pointers; ++index)
+    launch.arguments.push_back(KernelArgument::fromOperand(1 + index));
+  return {kernel, std::move(launch)};
+}

@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""The GEMM-epilogue family on the GPU: the whole zoo (python_bindings/tests/
+zoo.py) checked with both strategies in every precision, and one model per
+category timed at the sizes users run against eager PyTorch, torch.compile
+and the raw GEMM.
+
+    epilogue_family.py prepare check|bench   (build machine) compiles every
+        library the run loads into the cache ($FUSION_CACHE_DIR), for sm_90;
+    epilogue_family.py run check|bench [PART]   (GPU machine) checks or
+        times them; prints the tables last. The bench runs in parts
+        (`tf32`: every size with torch.compile, whose Triton compilations
+        take most of the time; `rest`: fp32 and bf16 against eager and the
+        raw GEMM; `autotune`: torch.compile max-autotune-no-cudagraphs on a
+        few cases), each within one device call.
+"""
+import math
+import pathlib
+import statistics
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import fusion
+import fusion.dynamo
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] /
+                       "python_bindings" / "tests"))
+from zoo import ZOO  # noqa: E402
+
+TARGET = "sm_90"
+STRATEGIES = ("tiled", "cublas")
+# name -> (dtype, fusion precision, error bound against float64).
+PRECISIONS = {"fp32": (torch.float32, None, 1e-5),
+              "tf32": (torch.float32, "tf32", 5e-3),
+              "bf16": (torch.bfloat16, None, 2e-2)}
+
+
+# ---------------------------------------------------------------- the check
+
+def twins(name, device, dtype):
+    make, shape, training = ZOO[name]
+    torch.manual_seed(0)
+    model = make().train(training).to(device=device, dtype=dtype)
+    reference = make().train(training).to(device)
+    reference.load_state_dict(model.state_dict())
+    x = torch.randn(*shape, device=device).to(dtype)
+    return model, reference.double(), x
+
+
+def error(out, reference):
+    return ((out.double() - reference).norm() /
+            reference.norm().clamp_min(1e-30)).item()
+
+
+def state_error(model, reference):
+    return max([error(model.get_buffer(n), b) for n, b in
+                reference.named_buffers() if b.dtype == torch.float64],
+               default=0.0)
+
+
+def prepare_check():
+    for name in sorted(ZOO):
+        for pname, (dtype, precision, _) in PRECISIONS.items():
+            for strategy in STRATEGIES:
+                model, _, x = twins(name, "cpu", dtype)
+                fusion.compile(model, (x,), target=TARGET, strategy=strategy,
+                               precision=precision)
+        torch._dynamo.reset()
+        model, _, x = twins(name, "cpu", torch.float32)
+        with torch.no_grad():
+            torch.compile(model, backend="fusion", options={
+                "target": TARGET, "compile_only": True})(x)
+        print(f"prepared {name}", flush=True)
+
+
+def run_check():
+    columns = [(p, s) for p in PRECISIONS for s in STRATEGIES]
+    rows, failures = [], []
+    with torch.no_grad():
+        for name in sorted(ZOO):
+            errors = []
+            for pname, strategy in columns:
+                dtype, precision, bound = PRECISIONS[pname]
+                model, reference, x = twins(name, "cuda", dtype)
+                compiled = fusion.compile(model, (x,), target=TARGET,
+                                          strategy=strategy,
+                                          precision=precision)
+                out = compiled(x)
+                e = max(error(out, reference(x.double())),
+                        state_error(model, reference))
+                errors.append(e)
+                if not e <= bound:
+                    failures.append(f"{name} {pname} {strategy}: {e:.3g}")
+            torch._dynamo.reset()
+            model, reference, x = twins(name, "cuda", torch.float32)
+            out = torch.compile(model, backend="fusion",
+                                options={"target": TARGET})(x)
+            e = max(error(out, reference(x.double())),
+                    state_error(model, reference))
+            if not fusion.dynamo.last_fused:
+                e = float("inf")
+            errors.append(e)
+            if not e <= 1e-5:
+                failures.append(f"{name} dynamo fp32: {e:.3g}")
+            rows.append((name, errors))
+    print(f"\n## The zoo on {torch.cuda.get_device_name()}: relative error "
+          f"against float64 (outputs and running statistics); bounds fp32 "
+          f"1e-5, tf32 5e-3, bf16 2e-2")
+    print("| model | " + " | ".join(f"{p} {s}" for p, s in columns) +
+          " | dynamo fp32 |\n|---|" + "---|" * (len(columns) + 1))
+    for name, errors in rows:
+        print(f"| {name} | " + " | ".join(f"{e:.1e}" for e in errors) + " |")
+    total = len(rows) * (len(columns) + 1)
+    print(f"\n{total - len(failures)}/{total} within bounds; failures: "
+          f"{failures or 'none'}")
+    return 1 if failures else 0
+
+
+# ---------------------------------------------------------------- the bench
+
+class Linear(nn.Module):
+    """linear(x) then `body(y, x, module)`; `norm` makes the module's
+    LayerNorm, GroupNorm or BatchNorm1d."""
+
+    def __init__(self, k, n, body, norm=None):
+        super().__init__()
+        self.linear = nn.Linear(k, n)
+        self.shift = nn.Parameter(torch.randn(n) * 0.1)
+        self.norm = norm(n) if norm else None
+        self.body = body
+
+    def forward(self, x):
+        return self.body(self.linear(x), x, self)
+
+
+# category -> (model name, body, norm, training, needs k == n)
+BENCH = [
+    ("a", "leaky_relu(2y)", lambda y, x, m: F.leaky_relu(y * 2.0, 0.1),
+     None, False, False),
+    ("a", "gelu(y + shift)", lambda y, x, m: F.gelu(y + m.shift),
+     None, False, False),
+    ("b", "y * sigmoid(y)", lambda y, x, m: y * torch.sigmoid(y),
+     None, False, False),
+    ("b", "gelu(y) + x", lambda y, x, m: F.gelu(y) + x, None, False, True),
+    ("c", "relu(bn(y)) train", lambda y, x, m: F.relu(m.norm(y)),
+     lambda n: nn.BatchNorm1d(n), True, False),
+    ("d", "layer_norm(y)", lambda y, x, m: m.norm(y),
+     lambda n: nn.LayerNorm(n), False, False),
+    ("d", "group_norm(y, 32)", lambda y, x, m: m.norm(y),
+     lambda n: nn.GroupNorm(32, n), False, False),
+    ("e", "logsumexp(y)", lambda y, x, m: torch.logsumexp(y, 1),
+     None, False, False),
+    ("e", "y - y.mean(1)", lambda y, x, m: y - y.mean(1, keepdim=True),
+     None, False, False),
+    ("softmax", "softmax(y)", lambda y, x, m: F.softmax(y, -1),
+     None, False, False),
+    ("softmax", "softmax(gelu(ln(y)))",
+     lambda y, x, m: F.softmax(F.gelu(m.norm(y)), -1),
+     lambda n: nn.LayerNorm(n), False, False),
+]
+# (batch, in_features, out_features), with the precisions timed there.
+SIZES = [((1024, 8192, 8192), ("tf32", "fp32", "bf16")),
+         ((16384, 4096, 4096), ("tf32", "fp32", "bf16")),
+         ((32768, 1024, 4096), ("tf32",)),
+         ((128, 16384, 16384), ("tf32",))]
+FUSION_STRATEGIES = ("auto", "tiled", "cublas")
+# The part of the bench each device call runs: which precisions, and which
+# torch.compile modes.
+PARTS = {"tf32": (("tf32",), ("default",)),
+         "rest": (("fp32", "bf16"), ()),
+         "autotune": (("tf32",), ("max-autotune-no-cudagraphs",))}
+AUTOTUNED = ("leaky_relu(2y)", "layer_norm(y)", "softmax(y)")
+
+
+def bench_cases(part=None):
+    precisions, modes = PARTS[part] if part else (tuple(PRECISIONS), ())
+    for (m, k, n), timed_precisions in SIZES:
+        for category, name, body, norm, training, square in BENCH:
+            if square and k != n:
+                continue
+            if part == "autotune" and (name not in AUTOTUNED or
+                                       (m, k, n) != SIZES[0][0]):
+                continue
+            for pname in timed_precisions:
+                if pname in precisions:
+                    yield (category, name, body, norm, training, m, k, n,
+                           pname, modes)
+
+
+def bench_model(body, norm, training, k, n, dtype, device):
+    torch.manual_seed(0)
+    return Linear(k, n, body, norm).train(training).to(device=device,
+                                                       dtype=dtype)
+
+
+def prepare_bench():
+    for category, name, body, norm, training, m, k, n, pname, _ in \
+            bench_cases():
+        dtype, precision, _ = PRECISIONS[pname]
+        model = bench_model(body, norm, training, k, n, dtype, "cpu")
+        x = torch.randn(4, k, dtype=dtype)
+        for strategy in FUSION_STRATEGIES:
+            fusion.compile(model, (x,), target=TARGET, strategy=strategy,
+                           precision=precision)
+        print(f"prepared {name} {m}x{k}x{n} {pname}", flush=True)
+
+
+def timed(fn, warmup=3, iters=10, back_to_back=5):
+    """Median ms per call over `back_to_back` calls between two events."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(back_to_back):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / back_to_back)
+    return statistics.median(times)
+
+
+def geomean(values):
+    values = [v for v in values if v == v and v > 0]
+    return math.exp(sum(map(math.log, values)) / len(values)) \
+        if values else float("nan")
+
+
+def run_bench(part):
+    rows = []
+    with torch.no_grad():
+        for case in bench_cases(part):
+            category, name, body, norm, training, m, k, n, pname, modes = case
+            dtype, precision, _ = PRECISIONS[pname]
+            tf32 = pname == "tf32"
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            torch.backends.cudnn.allow_tf32 = tf32
+            model = bench_model(body, norm, training, k, n, dtype, "cuda")
+            x = torch.randn(m, k, device="cuda", dtype=dtype)
+            times = {}
+            if part != "autotune":
+                for strategy in FUSION_STRATEGIES:
+                    compiled = fusion.compile(model, (x,), target=TARGET,
+                                              strategy=strategy,
+                                              precision=precision)
+                    times[strategy] = timed(lambda: compiled(x))
+                    del compiled
+            times["eager"] = timed(lambda: model(x))
+            w, b = model.linear.weight, model.linear.bias
+            times["gemm"] = timed(lambda: F.linear(x, w, b))
+            for mode in modes:
+                torch._dynamo.reset()
+                inductor = torch.compile(model, mode=mode)
+                times[mode] = timed(lambda: inductor(x))
+                del inductor
+            torch._dynamo.reset()
+            rows.append((category, name, f"{m}x{k}x{n}", pname, times))
+            print(f"timed {name} {m}x{k}x{n} {pname}: " + ", ".join(
+                f"{key} {value:.3f}" for key, value in times.items()),
+                flush=True)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    modes = PARTS[part][1]
+    keys = ([] if part == "autotune" else list(FUSION_STRATEGIES)) + \
+        ["eager"] + list(modes) + ["gemm"]
+    print(f"\n## The epilogue family on {torch.cuda.get_device_name()} "
+          f"({part}), ms per call (median of 10 x 5 calls), fusion.compile "
+          f"with each strategy")
+    print("| cat | model | M x K x N | prec | " + " | ".join(keys) +
+          " |\n|---|---|---|---|" + "---|" * len(keys))
+    for category, name, size, pname, t in rows:
+        print(f"| {category} | {name} | {size} | {pname} | " +
+              " | ".join(f"{t[key]:.3f}" for key in keys) + " |")
+    if part == "autotune":
+        return 0
+    print("\n## Geometric means: fusion auto's speed-up over eager and "
+          "torch.compile, and its time over the raw GEMM's")
+    print("| group | precision | cases | over eager | over torch.compile | "
+          "auto / raw GEMM |\n|---|---|---|---|---|---|")
+    groups = sorted({r[0] for r in rows}) + ["all"]
+    for group in groups:
+        for pname in PRECISIONS:
+            picked = [r[4] for r in rows if r[3] == pname and
+                      (group == "all" or r[0] == group)]
+            if not picked:
+                continue
+            compiled = geomean([t["default"] / t["auto"] for t in picked
+                                if "default" in t])
+            print(f"| {group} | {pname} | {len(picked)} | "
+                  f"{geomean([t['eager'] / t['auto'] for t in picked]):.2f}"
+                  f" | {compiled:.2f} | "
+                  f"{geomean([t['auto'] / t['gemm'] for t in picked]):.2f} |")
+    slower = [f"{r[1]} {r[2]}" for r in rows
+              if "default" in r[4] and r[4]["auto"] > r[4]["default"]]
+    print(f"\nslower than torch.compile default: {slower or 'none'}")
+    return 0
+
+
+if __name__ == "__main__":
+    action, what = sys.argv[1], sys.argv[2]
+    if action == "prepare":
+        sys.exit(prepare_check() if what == "check" else prepare_bench())
+    sys.exit(run_check() if what == "check" else run_bench(sys.argv[3]))

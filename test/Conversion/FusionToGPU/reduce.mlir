@@ -1,0 +1,115 @@
+// Reductions of whole rows and the ops that read them become row programs:
+// one kernel (a warp per short row, a block per long one) computing, row by
+// row, each reduction (each thread's columns in a fixed order, then a
+// butterfly and the warp totals in warp order: the same bits on every run),
+// the scalar functions of the results and the elementwise ops reading them.
+// Reductions of groups of columns get a kernel of their own (a warp per
+// group). Row operands are loaded as one value per group, or as vectors for
+// a whole matrix.
+// RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config --fusion-lower-to-gpu | FileCheck %s
+// RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config --fusion-lower-to-gpu --fusion-lower-kernels-to-nvvm | FileCheck %s --check-prefix=NVVM
+
+// Softmax over 40 columns, with its maximum returned too: one launch over
+// ceil(M / 8) blocks of 8 warps, the input and 2 pointers (the output and
+// the maximum; the sum stays in registers).
+// CHECK-LABEL: llvm.func @softmax(
+// CHECK: fusion_rt.launch @fusion_kernels::@softmax_0_rows grid(%{{.*}}, %{{.*}}) block 256 shared 0 stream(%{{.*}}) args(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : !llvm.ptr, i64, !llvm.ptr, !llvm.ptr) : i32
+// CHECK-NOT: fusion_rt.launch
+// CHECK: gpu.func @softmax_0_rows(%[[IN:.*]]: !llvm.ptr, %[[M:.*]]: i64, %[[MAXOUT:.*]]: !llvm.ptr, %[[OUT:.*]]: !llvm.ptr) kernel
+// CHECK-NOT: workgroup
+// CHECK: scf.for
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK-COUNT-4: arith.maximumf
+// CHECK: gpu.shuffle  xor %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: llvm.getelementptr %[[MAXOUT]]
+// CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr
+// CHECK: scf.for
+// CHECK-COUNT-4: math.exp
+// CHECK: gpu.shuffle  xor
+// CHECK: scf.for
+// CHECK-COUNT-4: math.exp
+// CHECK: llvm.getelementptr %[[OUT]]
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr
+// NVVM-LABEL: llvm.func @softmax_0_rows(
+// NVVM: nvvm.shfl.sync bfly
+func.func @softmax(%x: tensor<?x40xf32>) -> (tensor<?x40xf32>, tensor<?x1xf32>) {
+  %max = fusion.reduce max %x : tensor<?x40xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  %sum = fusion.reduce sum %x rows(%max : tensor<?x1xf32>)
+      : tensor<?x40xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32, %m: f32):
+    %0 = arith.subf %v, %m : f32
+    %1 = math.exp %0 : f32
+    fusion.yield %1 : f32
+  }
+  %y = fusion.elementwise %x rows(%max, %sum : tensor<?x1xf32>, tensor<?x1xf32>)
+      : tensor<?x40xf32> {
+  ^bb0(%v: f32, %m: f32, %s: f32):
+    %0 = arith.subf %v, %m : f32
+    %1 = math.exp %0 : f32
+    %2 = arith.divf %1, %s : f32
+    fusion.yield %2 : f32
+  }
+  return %y, %max : tensor<?x40xf32>, tensor<?x1xf32>
+}
+
+// -----
+
+// A mean of rows of 8192 bf16 columns: a block of 256 threads per row,
+// 16-byte loads, eight warp totals through shared memory after a barrier;
+// the division by 8192 a scalar step of the same program.
+// CHECK-LABEL: llvm.func @long_rows(
+// CHECK: gpu.func @long_rows_0_rows(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: !llvm.ptr) workgroup(%[[PARTIALS:.*]] : memref<8xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
+// CHECK-COUNT-8: arith.addf
+// CHECK: gpu.shuffle  xor
+// CHECK: memref.store %{{.*}}, %[[PARTIALS]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-8: memref.load %[[PARTIALS]]
+// CHECK: gpu.barrier
+// CHECK: arith.divf
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// NVVM-LABEL: llvm.func @long_rows_0_rows(
+// NVVM: nvvm.barrier
+func.func @long_rows(%x: tensor<?x8192xbf16>) -> tensor<?x1xbf16> {
+  %sum = fusion.reduce sum %x : tensor<?x8192xbf16> -> tensor<?x1xbf16> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  %mean = fusion.elementwise %sum : tensor<?x1xbf16> {
+  ^bb0(%v: f32):
+    %n = arith.constant 8192.0 : f32
+    %0 = arith.divf %v, %n : f32
+    fusion.yield %0 : f32
+  }
+  return %mean : tensor<?x1xbf16>
+}
+
+// -----
+
+// Group statistics (4 groups of 6 columns: scalar loads, 6 is no multiple
+// of 4) and a residual matrix read as vectors like the input.
+// CHECK-LABEL: llvm.func @groups_and_residual(
+// CHECK: gpu.func @groups_and_residual_0_reduce(
+// CHECK: gpu.func @groups_and_residual_1_elementwise(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) kernel
+// CHECK-COUNT-3: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK-NOT: llvm.load {{.*}}vector<4xf32>
+// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> f32
+func.func @groups_and_residual(%x: tensor<?x24xf32>, %r: tensor<?x24xf32>,
+                               %c: tensor<24xf32>) -> tensor<?x24xf32> {
+  %sums = fusion.reduce sum %x : tensor<?x24xf32> -> tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  %y = fusion.elementwise %x columns(%c : tensor<24xf32>)
+      rows(%r, %sums : tensor<?x24xf32>, tensor<?x4xf32>) : tensor<?x24xf32> {
+  ^bb0(%v: f32, %col: f32, %res: f32, %s: f32):
+    %0 = arith.subf %v, %s : f32
+    %1 = arith.addf %0, %res : f32
+    %2 = arith.mulf %1, %col : f32
+    fusion.yield %2 : f32
+  }
+  return %y : tensor<?x24xf32>
+}
