@@ -39,7 +39,8 @@ RankedTensorType tensorType(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
-/// The epilogue region of `op` as a scalar function.
+/// The epilogue region of `op` as a scalar function of the accumulator and
+/// the epilogue operands' elements, then the row operands'.
 ScalarFn epilogueFn(FusedLinearOp op) {
   return [op](OpBuilder &builder, Location, Value acc, ValueRange columns) {
     FusedLinearOp fused = op;
@@ -65,6 +66,19 @@ GemmConfigAttr getConfig(FusedLinearOp op) {
 bool isIdentityEpilogue(FusedLinearOp op) {
   return op.getEpilogueYield().getValue() ==
          op.getEpilogueBlock().getArgument(0);
+}
+
+/// The columns of the [M, G] row operands `rows`.
+static SmallVector<int64_t> rowGroupsOf(ValueRange rows) {
+  return llvm::map_to_vector(
+      rows, [](Value row) { return tensorType(row).getDimSize(1); });
+}
+
+/// The shape of the [M, N] matrix `matrix`.
+static MatrixShape shapeOf(Value matrix) {
+  RankedTensorType type = tensorType(matrix);
+  int64_t n = type.getDimSize(1);
+  return {type.getElementType(), n, getVectorWidth(type.getElementType(), n)};
 }
 
 /// A device buffer and the row count of the tensor it holds.
@@ -552,6 +566,7 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   problem.hasBias = static_cast<bool>(op.getBias());
   problem.columnTypes.assign(op.getEpilogueOperands().size(),
                              problem.elementType);
+  problem.rowGroups = rowGroupsOf(op.getEpilogueRows());
   problem.epilogue = epilogueFn(op);
   BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
   problem.statistics = batchNorm && batchNorm.isTraining();
@@ -566,6 +581,7 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
     operands.push_back(buffers.lookup(op.getBias()).ptr);
   operands.push_back(out.ptr);
   operands.append(bufferPtrs(op.getEpilogueOperands()));
+  operands.append(bufferPtrs(op.getEpilogueRows()));
   if (problem.statistics) {
     const BatchNormScratch &s = scratch.at(op);
     operands.append({s.mean, s.m2});
@@ -616,24 +632,13 @@ void HostEmitter::emitFusedLinear(FusedLinearOp op,
   SmallVector<Type> columnTypes(op.getEpilogueOperands().size(), elementType);
   Kernel epilogue = buildKernel([&] {
     return buildElementwiseKernel(b, loc, kernelName(op, "epilogue"), shape,
-                                  columnTypes, fn);
+                                  columnTypes, fn,
+                                  rowGroupsOf(op.getEpilogueRows()));
   });
   SmallVector<Value> operands{out.ptr, out.ptr};
   operands.append(bufferPtrs(op.getEpilogueOperands()));
+  operands.append(bufferPtrs(op.getEpilogueRows()));
   launch(epilogue, out.rows, operands);
-}
-
-/// The columns of the [M, G] row operands `rows`.
-static SmallVector<int64_t> rowGroupsOf(ValueRange rows) {
-  return llvm::map_to_vector(
-      rows, [](Value row) { return tensorType(row).getDimSize(1); });
-}
-
-/// The shape of the [M, N] matrix `matrix`.
-static MatrixShape shapeOf(Value matrix) {
-  RankedTensorType type = tensorType(matrix);
-  int64_t n = type.getDimSize(1);
-  return {type.getElementType(), n, getVectorWidth(type.getElementType(), n)};
 }
 
 void HostEmitter::emitElementwise(ElementwiseOpInterface op) {

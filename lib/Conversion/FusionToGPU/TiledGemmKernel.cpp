@@ -114,6 +114,9 @@ private:
   /// shared memory, where the epilogue finds them.
   void loadColumnConstants();
   void emitEpilogue(ArrayRef<Value> accumulators);
+  /// The row operands' elements for the output at `row`, `column` of the
+  /// block tile, as f32.
+  SmallVector<Value> loadRowOperands(Value row, Value column);
   /// Writes the epilogue's output tile out of shared memory, 16 bytes a
   /// thread per store.
   void storeStagedTile(Value staging);
@@ -181,6 +184,8 @@ private:
   /// [bias, columns...] x blockN, f32, in shared memory.
   Value columnConstants;
   SmallVector<Value> columns;
+  /// [M, G] row operands of the epilogue, read in global memory.
+  SmallVector<Value> rowOperands;
   // Per-thread values.
   Value thread, lane, warpM, warpN, rows, blockRowTiles, tileM, rowBase,
       columnBase, sharedA, sharedB, sharedRaw;
@@ -199,6 +204,8 @@ void TiledGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   out = args[next++];
   for (size_t i = 0; i < p.columnTypes.size(); ++i)
     columns.push_back(args[next++]);
+  for (size_t i = 0; i < p.rowGroups.size(); ++i)
+    rowOperands.push_back(args[next++]);
   if (p.statistics) {
     mean = args[next++];
     m2 = args[next++];
@@ -636,8 +643,11 @@ void TiledGemmEmitter::emitEpilogue(ArrayRef<Value> accumulators) {
         v = arith::MulFOp::create(b, loc, v, f32(p.alpha));
       if (bias)
         v = arith::AddFOp::create(b, loc, v, columnValues.front());
-      results.push_back(p.epilogue(b, loc, v,
-                                   columnValues.drop_front(bias ? 1 : 0)));
+      SmallVector<Value> operands(columnValues.drop_front(bias ? 1 : 0));
+      llvm::append_range(operands,
+                         loadRowOperands(add(firstRow, run.row),
+                                         add(firstColumn, run.column + j)));
+      results.push_back(p.epilogue(b, loc, v, operands));
     }
     int64_t width = results.size();
     Value vector = vector::FromElementsOp::create(
@@ -652,6 +662,23 @@ void TiledGemmEmitter::emitEpilogue(ArrayRef<Value> accumulators) {
   storeStagedTile(staging);
   if (p.statistics)
     emitStatistics(staging);
+}
+
+SmallVector<Value> TiledGemmEmitter::loadRowOperands(Value row, Value column) {
+  SmallVector<Value> values;
+  if (rowOperands.empty())
+    return values;
+  // Rows and columns past the matrix (a ragged last tile) read its last
+  // element instead: their results are never stored.
+  Value globalRow = arith::MinUIOp::create(
+      b, loc, add(rowBase, row), arith::SubIOp::create(b, loc, rows, idx(1)));
+  Value globalColumn =
+      arith::MinUIOp::create(b, loc, add(columnBase, column), idx(p.n - 1));
+  for (auto [operand, groups] : llvm::zip(rowOperands, p.rowGroups))
+    values.push_back(widen(memref::LoadOp::create(
+        b, loc, operand,
+        ValueRange{globalRow, div(globalColumn, p.n / groups)})));
+  return values;
 }
 
 void TiledGemmEmitter::storeStagedTile(Value staging) {
@@ -887,6 +914,8 @@ Kernel mlir::fusion::buildTiledGemmKernel(OpBuilder &builder, Location loc,
   addMemRef({dynamic, n}, type, {rows, RowExpr::constant(n)});
   for (Type columnType : problem.columnTypes)
     addMemRef({n}, columnType, {RowExpr::constant(n)});
+  for (int64_t groups : problem.rowGroups)
+    addMemRef({dynamic, groups}, type, {rows, RowExpr::constant(groups)});
   // The moments of each block row of each column.
   int64_t blockM = config.getBlockM();
   int64_t columnBlocks = (n + config.getBlockN() - 1) / config.getBlockN();

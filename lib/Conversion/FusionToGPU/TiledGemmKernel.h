@@ -26,6 +26,9 @@ struct TiledGemmProblem {
   double alpha;
   bool hasBias;
   SmallVector<Type> columnTypes; ///< element types of the epilogue columns
+  /// The columns G of each [M, G] row operand of the epilogue (of
+  /// `elementType`).
+  SmallVector<int64_t> rowGroups;
   ScalarFn epilogue;
   /// Also writes each block row's column moments (training batch norm).
   bool statistics;
@@ -35,7 +38,8 @@ struct TiledGemmProblem {
 };
 
 /// Launch operands: (ptr x, ptr w, [ptr bias], ptr out, ptr column...,
-/// [ptr mean, ptr m2]), passed to the kernel as memref descriptors. With
+/// ptr row..., [ptr mean, ptr m2]), passed to the kernel as memref
+/// descriptors. With
 /// statistics, the moments of block row r (its min(blockM, M - r * blockM)
 /// rows) of column n are at [n * ceil(M / blockM) + r] of `mean` and `m2`.
 Kernel buildTiledGemmKernel(OpBuilder &builder, Location loc, StringRef name,

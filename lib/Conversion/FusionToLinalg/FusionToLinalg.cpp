@@ -479,21 +479,23 @@ struct LowerFusedLinear : OpRewritePattern<FusedLinearOp> {
     double alpha = op.getAlpha().convertToDouble();
     Block &epilogue = op.getEpilogueBlock();
     Value result = emit.mapMatrix(
-        acc, columns, [&](OpBuilder &nb, Location nl, Value sum, ValueRange c) {
+        acc, columns,
+        [&](OpBuilder &nb, Location nl, Value sum, ValueRange operands) {
           Value value = sum;
           if (alpha != 1.0)
             value = arith::MulFOp::create(nb, nl, value,
                                           buildF32Constant(nb, nl, alpha));
           if (bias)
-            value = arith::AddFOp::create(nb, nl, value, c.front());
+            value = arith::AddFOp::create(nb, nl, value, operands.front());
           IRMapping mapping;
           mapping.map(epilogue.getArgument(0), value);
           mapping.map(epilogue.getArguments().drop_front(),
-                      c.drop_front(bias ? 1 : 0));
+                      operands.drop_front(bias ? 1 : 0));
           for (Operation &bodyOp : epilogue.without_terminator())
             nb.clone(bodyOp, mapping);
           return mapping.lookup(op.getEpilogueYield().getValue());
-        });
+        },
+        op.getEpilogueRows());
 
     Type elementType = op.getResult().getType().getElementType();
     BatchNormConfigAttr config = op.getBatchNormAttr();

@@ -227,21 +227,54 @@ func.func @elementwise_unfusable(%y: tensor<?x4xf32>, %x: tensor<?x8xf32>, %w: t
 
 // -----
 
-// An elementwise op with row operands (a residual, a row statistic) stays a
-// kernel of its own: the epilogue reads only the accumulator and per-column
-// vectors.
+// An elementwise op with row operands (a residual matrix, a statistic per
+// row) joins the epilogue too: its row operands become the fused op's, their
+// block arguments after the column operands', which a later op's column
+// operand is placed before.
 // CHECK-LABEL: func.func @elementwise_with_rows
-// CHECK: %[[F:.*]] = fusion.fused_linear
-// CHECK: fusion.yield %{{.*}} : f32
-// CHECK-NEXT: } : (
-// CHECK: fusion.elementwise %[[F]] rows(%{{.*}} : tensor<?x4xf32>) : tensor<?x4xf32>
+// CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32>, %[[W:.*]]: tensor<4x8xf32>, %[[R:.*]]: tensor<?x4xf32>, %[[S:.*]]: tensor<?x1xf32>, %[[C:.*]]: tensor<4xf32>)
+// CHECK: %[[F:.*]] = fusion.fused_linear %[[X]], %[[W]] epilogue(%[[C]]) rows(%[[R]], %[[S]]) {
+// CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32, %[[COL:.*]]: f32, %[[RES:.*]]: f32, %[[STAT:.*]]: f32):
+// CHECK-NEXT: %[[A:.*]] = arith.addf %[[ACC]], %[[RES]] : f32
+// CHECK-NEXT: %[[B:.*]] = arith.subf %[[A]], %[[STAT]] : f32
+// CHECK-NEXT: %[[D:.*]] = arith.mulf %[[B]], %[[COL]] : f32
+// CHECK-NEXT: fusion.yield %[[D]] : f32
+// CHECK-NEXT: } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<?x4xf32>, tensor<?x1xf32>) -> tensor<?x4xf32>
+// CHECK-NOT: fusion.elementwise
 func.func @elementwise_with_rows(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>,
+                                 %r: tensor<?x4xf32>, %s: tensor<?x1xf32>,
+                                 %c: tensor<4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %1 = fusion.elementwise %0 rows(%r, %s : tensor<?x4xf32>, tensor<?x1xf32>) : tensor<?x4xf32> {
+  ^bb0(%v: f32, %res: f32, %stat: f32):
+    %a = arith.addf %v, %res : f32
+    %b = arith.subf %a, %stat : f32
+    fusion.yield %b : f32
+  }
+  %2 = fusion.elementwise %1 columns(%c : tensor<4xf32>) : tensor<?x4xf32> {
+  ^bb0(%v: f32, %col: f32):
+    %d = arith.mulf %v, %col : f32
+    fusion.yield %d : f32
+  }
+  return %2 : tensor<?x4xf32>
+}
+
+// -----
+
+// A batch norm after an epilogue with row operands stays a batch_norm: the
+// statistics kernels read no row operands.
+// CHECK-LABEL: func.func @batch_norm_after_rows
+// CHECK: %[[F:.*]] = fusion.fused_linear %{{.*}}, %{{.*}} epilogue rows(%{{.*}}) {
+// CHECK: fusion.batch_norm %[[F]]
+func.func @batch_norm_after_rows(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>,
                                  %r: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
   %1 = fusion.elementwise %0 rows(%r : tensor<?x4xf32>) : tensor<?x4xf32> {
   ^bb0(%v: f32, %res: f32):
-    %s = arith.addf %v, %res : f32
-    fusion.yield %s : f32
+    %a = arith.addf %v, %res : f32
+    fusion.yield %a : f32
   }
-  return %1 : tensor<?x4xf32>
+  %2 = fusion.batch_norm %1, <training, epsilon = 1.0e-05, momentum = 0.1>
+      : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %2 : tensor<?x4xf32>
 }

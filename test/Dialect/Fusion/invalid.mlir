@@ -336,7 +336,7 @@ func.func @fused_linear_bn_weight_size(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>,
 // -----
 
 func.func @fused_linear_region_arity(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %s: tensor<4xf32>) {
-  // expected-error @+1 {{epilogue has 1 arguments but expects 2 (the accumulator and one per epilogue operand)}}
+  // expected-error @+1 {{epilogue has 1 arguments but expects 2 (the accumulator, one per epilogue operand and one per row operand)}}
   %0 = fusion.fused_linear %x, %w epilogue(%s) {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
@@ -731,5 +731,39 @@ func.func @reduce_kind(%x: tensor<?x6xf32>) {
   ^bb0(%v: f32):
     fusion.yield %v : f32
   }
+  return
+}
+
+// -----
+
+func.func @fused_rows_groups(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %r: tensor<?x3xf32>) {
+  // expected-error @+1 {{'fusion.fused_linear' op row operand #0 has 3 columns, which do not divide the input's 4 into groups}}
+  %0 = fusion.fused_linear %x, %w epilogue rows(%r) {
+  ^bb0(%acc: f32, %v: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<?x3xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_rows_arguments(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %r: tensor<?x4xf32>) {
+  // expected-error @+1 {{'fusion.fused_linear' op epilogue has 1 arguments but expects 2 (the accumulator, one per epilogue operand and one per row operand)}}
+  %0 = fusion.fused_linear %x, %w epilogue rows(%r) {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_rows_batch_norm(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %r: tensor<?x4xf32>) {
+  // expected-error @+1 {{'fusion.fused_linear' op a batch_norm stage needs an epilogue without row operands}}
+  %0 = fusion.fused_linear %x, %w epilogue rows(%r) {
+  ^bb0(%acc: f32, %v: f32):
+    fusion.yield %acc : f32
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 0.1>
+    : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
   return
 }

@@ -192,3 +192,17 @@ func.func @rows_and_reductions(%x: tensor<?x4xf32>, %c: tensor<4xf32>,
   }
   return %z : tensor<?x4xf32>
 }
+
+// CHECK-LABEL: func.func @fused_linear_rows
+// CHECK: fusion.fused_linear %{{.*}}, %{{.*}} epilogue(%{{.*}}) rows(%{{.*}}) {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+func.func @fused_linear_rows(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>,
+                             %c: tensor<4xf32>, %r: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue(%c) rows(%r) {
+  ^bb0(%acc: f32, %col: f32, %res: f32):
+    %0 = arith.mulf %acc, %col : f32
+    %1 = arith.addf %0, %res : f32
+    fusion.yield %1 : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}

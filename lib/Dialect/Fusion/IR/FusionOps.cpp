@@ -518,7 +518,8 @@ void FusedLinearOp::build(OpBuilder &builder, OperationState &state,
       RankedTensorType::get({inputType.getDimSize(0), weightType.getDimSize(0)},
                             inputType.getElementType());
   build(builder, state, TypeRange{resultType}, input, weight, bias,
-        /*epilogue_operands=*/ValueRange(), /*bn_weight=*/Value(),
+        /*epilogue_operands=*/ValueRange(), /*epilogue_rows=*/ValueRange(),
+        /*bn_weight=*/Value(),
         /*bn_bias=*/Value(), /*running_mean=*/Value(),
         /*running_var=*/Value(), /*precision=*/PrecisionAttr(),
         /*alpha=*/builder.getF64FloatAttr(1.0),
@@ -581,8 +582,9 @@ void FusedLinearOp::getAsmBlockArgumentNames(Region &region,
   if (block.getNumArguments() == 0)
     return;
   setNameFn(block.getArgument(0), "acc");
+  unsigned columns = getEpilogueOperands().size();
   for (BlockArgument arg : block.getArguments().drop_front())
-    setNameFn(arg, "col");
+    setNameFn(arg, arg.getArgNumber() <= columns ? "col" : "row");
 }
 
 /// Whether a half-precision tensor can be fed to a GEMM of `precision`
@@ -606,6 +608,13 @@ LogicalResult FusedLinearOp::verify() {
                                   "epilogue operand #" + std::to_string(index),
                                   operand, columns, elementType)))
       return failure();
+  for (auto [index, operand] : llvm::enumerate(getEpilogueRows()))
+    if (failed(verifyRowOperand(*this, "row operand #" + std::to_string(index),
+                                operand, resultType)))
+      return failure();
+  if (getBatchNormAttr() && !getEpilogueRows().empty())
+    return emitOpError("a batch_norm stage needs an epilogue without row "
+                       "operands");
 
   if (!std::isfinite(getAlpha().convertToDouble()))
     return emitOpError() << "alpha must be finite, got " << getAlphaAttr();
@@ -637,13 +646,29 @@ LogicalResult FusedLinearOp::verify() {
 LogicalResult FusedLinearOp::verifyRegions() {
   ScalarRegionKind kind{"epilogue", "a fused_linear epilogue",
                         "fused_linear epilogue",
-                        "the accumulator and one per epilogue operand"};
-  return verifyScalarRegion(*this, getEpilogueBlock(),
-                            1 + getEpilogueOperands().size(), kind);
+                        "the accumulator, one per epilogue operand and one "
+                        "per row operand"};
+  return verifyScalarRegion(
+      *this, getEpilogueBlock(),
+      1 + getEpilogueOperands().size() + getEpilogueRows().size(), kind);
+}
+
+BlockArgument FusedLinearOp::addEpilogueColumn(Value vector) {
+  unsigned position = 1 + getEpilogueOperands().size();
+  getEpilogueOperandsMutable().append(vector);
+  return getEpilogueBlock().insertArgument(
+      position, Float32Type::get(getContext()), vector.getLoc());
+}
+
+BlockArgument FusedLinearOp::addEpilogueRow(Value matrix) {
+  getEpilogueRowsMutable().append(matrix);
+  return getEpilogueBlock().addArgument(Float32Type::get(getContext()),
+                                        matrix.getLoc());
 }
 
 namespace {
-/// Drops epilogue operands whose block argument the epilogue never reads.
+/// Drops epilogue and row operands whose block argument the epilogue never
+/// reads.
 struct DropUnusedEpilogueOperands : OpRewritePattern<FusedLinearOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FusedLinearOp op,
@@ -655,12 +680,17 @@ struct DropUnusedEpilogueOperands : OpRewritePattern<FusedLinearOp> {
         unused.set(arg.getArgNumber());
     if (unused.none())
       return rewriter.notifyMatchFailure(op, "every epilogue operand is used");
-    SmallVector<Value> kept;
+    size_t columns = op.getEpilogueOperands().size();
+    SmallVector<Value> keptColumns, keptRows;
     for (auto [index, operand] : llvm::enumerate(op.getEpilogueOperands()))
       if (!unused.test(index + 1))
-        kept.push_back(operand);
+        keptColumns.push_back(operand);
+    for (auto [index, operand] : llvm::enumerate(op.getEpilogueRows()))
+      if (!unused.test(index + 1 + columns))
+        keptRows.push_back(operand);
     rewriter.modifyOpInPlace(op, [&] {
-      op.getEpilogueOperandsMutable().assign(kept);
+      op.getEpilogueOperandsMutable().assign(keptColumns);
+      op.getEpilogueRowsMutable().assign(keptRows);
       body.eraseArguments(unused);
     });
     return success();

@@ -63,27 +63,21 @@ struct AbsorbElementwiseIntoEpilogue
 
   LogicalResult matchAndRewrite(ElementwiseOpInterface op,
                                 PatternRewriter &rewriter) const override {
-    // The epilogue reads only the accumulator and per-column vectors.
-    if (!op.getRowOperands().empty())
-      return rewriter.notifyMatchFailure(op, "it has row operands");
     FailureOr<FusedLinearOp> claimed =
         claimProducer(op.getMatrixInput(), op, rewriter);
     if (failed(claimed))
       return failure();
     FusedLinearOp producer = *claimed;
-    ValueRange columnOperands = op.getColumnOperands();
     rewriter.modifyOpInPlace(producer, [&] {
-      producer.getEpilogueOperandsMutable().append(columnOperands);
-      Block &body = producer.getEpilogueBlock();
-      SmallVector<Value> columns;
-      for (Value operand : columnOperands)
-        columns.push_back(
-            body.addArgument(rewriter.getF32Type(), operand.getLoc()));
+      SmallVector<Value> columns, rows;
+      for (Value operand : op.getColumnOperands())
+        columns.push_back(producer.addEpilogueColumn(operand));
+      for (Value operand : op.getRowOperands())
+        rows.push_back(producer.addEpilogueRow(operand));
       YieldOp yield = producer.getEpilogueYield();
       rewriter.setInsertionPoint(yield);
-      Value result =
-          op.buildScalar(rewriter, op.getLoc(), yield.getValue(), columns,
-                          ValueRange());
+      Value result = op.buildScalar(rewriter, op.getLoc(), yield.getValue(),
+                                    columns, rows);
       yield.getValueMutable().assign(result);
       producer->setLoc(rewriter.getFusedLoc({producer.getLoc(), op.getLoc()}));
     });
@@ -98,6 +92,10 @@ struct AbsorbBatchNormIntoStage : OpRewritePattern<BatchNormOp> {
 
   LogicalResult matchAndRewrite(BatchNormOp op,
                                 PatternRewriter &rewriter) const override {
+    auto reads = op.getInput().getDefiningOp<FusedLinearOp>();
+    if (reads && !reads.getEpilogueRows().empty())
+      return rewriter.notifyMatchFailure(
+          op, "the statistics kernels read no row operands");
     FailureOr<FusedLinearOp> claimed =
         claimProducer(op.getInput(), op, rewriter);
     if (failed(claimed))
@@ -107,7 +105,8 @@ struct AbsorbBatchNormIntoStage : OpRewritePattern<BatchNormOp> {
         rewriter, rewriter.getFusedLoc({producer.getLoc(), op.getLoc()}),
         op.getResult().getType(), op.getUpdatedRunningStats().getTypes(),
         producer.getInput(), producer.getWeight(), producer.getBias(),
-        producer.getEpilogueOperands(), op.getWeight(), op.getBias(),
+        producer.getEpilogueOperands(), ValueRange(), op.getWeight(),
+        op.getBias(),
         op.getRunningMean(), op.getRunningVar(), producer.getPrecisionAttr(),
         producer.getAlphaAttr(), op.getConfig());
     rewriter.inlineRegionBefore(producer.getEpilogue(), fused.getEpilogue(),

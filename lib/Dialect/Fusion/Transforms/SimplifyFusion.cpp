@@ -106,8 +106,7 @@ struct BatchNormInferenceIntoEpilogue : OpRewritePattern<FusedLinearOp> {
       auto addColumn = [&](Value operand) -> Value {
         if (!operand)
           return {};
-        op.getEpilogueOperandsMutable().append(operand);
-        return body.addArgument(rewriter.getF32Type(), operand.getLoc());
+        return op.addEpilogueColumn(operand);
       };
       Value meanArg = addColumn(mean), varArg = addColumn(var);
       Value gammaArg = addColumn(gamma), betaArg = addColumn(beta);

@@ -293,10 +293,12 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
     1. `acc[m, n] = alpha * sum_k x[m, k] * w[n, k] (+ bias[n])`, products
        in the GEMM `precision`, accumulation in f32; `alpha` (default 1) is
        the GEMM's scalar multiplier, as in cuBLAS.
-    2. `e[m, n] = epilogue(acc[m, n], c_0[n], ..., c_j[n])`: the region is a
-       scalar function of the accumulator and one element of each per-column
-       `epilogue` operand, made of `arith`/`math` ops on f32 values (the way
-       `linalg.generic` carries its body). New elementwise ops (relu, gelu,
+    2. `e[m, n] = epilogue(acc[m, n], c_0[n], ..., c_j[n], r_0[m, n / (N /
+       G_0)], ...)`: the region is a scalar function of the accumulator, one
+       element of each per-column `epilogue` operand and one element of each
+       row operand (`rows`, [M, G] matrices as `fusion.elementwise` reads
+       them: a residual matrix, a statistic per row), made of `arith`/`math`
+       ops on f32 values (the way `linalg.generic` carries its body). New elementwise ops (relu, gelu,
        clamp, ...) need no new op, only new region bodies: a
        `fusion.elementwise` body is appended as it is. The region may
        hold exactly the ops every backend lowers: `arith.constant`, `addf`,
@@ -306,7 +308,8 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
        `log`, `log1p`, `log2`, `powf`, `rsqrt`, `sqrt`, `tanh`, on f32
        values (i1 for comparison results, conditions and their logic);
        anything else is a verifier error naming the op.
-    3. If a `batch_norm` stage is present, `e` is batch-normalized exactly as
+    3. If a `batch_norm` stage is present (then without row operands), `e` is
+       batch-normalized exactly as
        `fusion.batch_norm` with the stage's config, `bn_weight`, `bn_bias`
        and `running_stats` do; in training mode with running stats the op
        also returns the updated running mean and variance.
@@ -334,6 +337,7 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
                        Fusion_Matrix:$weight,
                        Optional<Fusion_Vector>:$bias,
                        Variadic<Fusion_Vector>:$epilogue_operands,
+                       Variadic<Fusion_Matrix>:$epilogue_rows,
                        Optional<Fusion_Vector>:$bn_weight,
                        Optional<Fusion_Vector>:$bn_bias,
                        Optional<Fusion_Vector>:$running_mean,
@@ -348,7 +352,8 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
     $input `,` $weight (`bias` `(` $bias^ `)`)?
     (`precision` custom<PrecisionKeyword>($precision)^)?
     (`alpha` $alpha^)?
-    `epilogue` (`(` $epilogue_operands^ `)`)? $epilogue
+    `epilogue` (`(` $epilogue_operands^ `)`)?
+    (`rows` `(` $epilogue_rows^ `)`)? $epilogue
     (`batch_norm` $batch_norm^)?
     (`bn_weight` `(` $bn_weight^ `)`)?
     (`bn_bias` `(` $bn_bias^ `)`)?
@@ -370,6 +375,10 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
     static Precision getDefaultPrecision(::mlir::Type elementType);
     ::mlir::Block &getEpilogueBlock() { return getEpilogue().front(); }
     YieldOp getEpilogueYield();
+    /// Appends an epilogue (column) operand or a row operand and returns the
+    /// epilogue's block argument for it, placed after those of its kind.
+    ::mlir::BlockArgument addEpilogueColumn(::mlir::Value vector);
+    ::mlir::BlockArgument addEpilogueRow(::mlir::Value matrix);
     ::mlir::Value getUpdatedRunningMean();
     ::mlir::Value getUpdatedRunningVar();
   }];
