@@ -18,6 +18,10 @@ One table, keyed by ATen op, says what fusion computes:
   layer norm, group norm over contiguous groups) are built from them, as
   PyTorch computes them (maxima subtracted before exponentials, variances
   in two passes around the mean).
+- `POOLS`: max and average pooling (plain and adaptive) whose windows are
+  contiguous groups of each row's features without overlap, padding or
+  dilation (`F.max_pool1d(y.unsqueeze(1), k)`: a `max` reduce of N / k
+  groups; average pools a `sum` reduce divided by k or divisor_override).
 - `STRUCTURAL`: ops that only pass their input on (clone, alias, ...);
   `VIEWS` that keep the rows (regrouping them, or the features, or adding
   or dropping dimensions of size 1) and `EXPANDS` of values that
@@ -353,6 +357,23 @@ NORMALIZATIONS = {"aten._softmax.default", "aten._log_softmax.default",
                   "aten.native_layer_norm.default",
                   "aten.native_group_norm.default",
                   "aten._fused_rms_norm.default"}
+# Pooling: op -> (kind, pooled dimensions (None: the kernel's length),
+# adaptive). The 1-D functions arrive as the 2-D ops on a view with a
+# height of 1; inductor's decompositions turn max pools into
+# `_low_memory_max_pool_with_offsets`. Non-overlapping windows that are
+# contiguous groups of each row's features are `reduce` ops (average
+# pools: sums divided by the window, or divisor_override).
+POOLS = {
+    **{f"aten.max_pool{d}d{suffix}.default": ("max", d, False)
+       for d in (1, 2, 3) for suffix in ("", "_with_indices")},
+    **{f"aten.avg_pool{d}d.default": ("avg", d, False) for d in (1, 2, 3)},
+    **{f"aten.adaptive_max_pool{d}d.default": ("max", d, True)
+       for d in (1, 2, 3)},
+    **{f"aten.{prefix}adaptive_avg_pool{d}d.default": ("avg", d, True)
+       for d in (1, 2, 3) for prefix in ("", "_")
+       if (prefix, d) != ("_", 1)},
+    "prims._low_memory_max_pool_with_offsets.default": ("max", None, False),
+}
 # Views that drop or add dimensions of size 1 (of reduced values, say).
 VIEWS = ROW_VIEWS | {"aten.squeeze.dim", "aten.squeeze.dims",
                      "aten.squeeze.default", "aten.unsqueeze.default"}
@@ -365,7 +386,7 @@ def computes(node):
     views, conversions, constants)."""
     name = op_name(node)
     return name in ELEMENTWISE or name in REDUCTIONS or \
-        name in NORMALIZATIONS or name in BATCH_NORMS
+        name in NORMALIZATIONS or name in BATCH_NORMS or name in POOLS
 
 
 class Importer:
@@ -983,6 +1004,115 @@ class Importer:
             tuple(tensor_meta(x).shape))
         self.values[(node, 1)] = rstd
 
+    def _pool(self, node):
+        """A pooling whose windows are contiguous groups of each row's
+        features, without overlap or padding: a `max` reduce, or a `sum`
+        reduce divided by the window size (or divisor_override)."""
+        kind, spatial, adaptive = POOLS[op_name(node)]
+        a = arguments(node)
+        results = node.meta.get("val")
+        multi = isinstance(results, (tuple, list))
+        out = results[0] if multi else results
+        self._check_dtype(node, out)
+        if multi and any(user.target is operator.getitem and
+                         user.args[1] != 0 and user.users
+                         for user in node.users):
+            unsupported(node, "its indices are used (return_indices=True, "
+                        "or saved for a backward pass); fusion computes "
+                        "the pooled values only")
+        chain, shape, lead = self._chain(a["self"], node)
+        if spatial is None:
+            spatial = len(a["kernel_size"])
+        if len(shape) < spatial + 1:
+            unsupported(node, f"a {spatial}-D pooling of a {shape} value")
+        dims = list(range(len(shape) - spatial, len(shape)))
+        sizes = [shape[d] for d in dims]
+
+        def expand(value, default):
+            if value is None or (isinstance(value, (list, tuple)) and
+                                 not value):
+                return default
+            value = list(value) if isinstance(value, (list, tuple)) \
+                else [value]
+            return value * spatial if len(value) == 1 else value
+
+        if adaptive:
+            windows = []
+            for dim, size, count in zip(dims, sizes, expand(
+                    a["output_size"], None)):
+                if _same(size, count):
+                    windows.append(1)
+                elif _int(size) is None or dim < lead:
+                    unsupported(node, f"an adaptive pooling of dimension "
+                                f"{dim} of a {shape} value into {count} "
+                                f"windows, across the batch: fusion pools "
+                                f"the features of each row")
+                elif _int(size) % count:
+                    unsupported(node, f"an adaptive pooling of {size} "
+                                f"values into {count} windows: {count} does "
+                                f"not divide {size}, so PyTorch's windows "
+                                f"differ in size and overlap; fusion pools "
+                                f"equal windows without overlap")
+                else:
+                    windows.append(_int(size) // count)
+        else:
+            windows = expand(a["kernel_size"], None)
+            stride = expand(a.get("stride"), windows)
+            padding = expand(a.get("padding"), [0] * spatial)
+            dilation = expand(a.get("dilation"), [1] * spatial)
+            if any(padding):
+                unsupported(node, f"padding {padding}: fusion pools windows "
+                            f"of the features themselves, without padding")
+            if any(d != 1 for d in dilation):
+                unsupported(node, f"dilation {dilation}: fusion pools "
+                            f"windows of contiguous values")
+            if stride != windows:
+                how = "with gaps between them" if all(
+                    s >= k for s, k in zip(stride, windows)) \
+                    else "overlapping"
+                unsupported(node, f"windows of {windows} with stride "
+                            f"{stride}, {how}: fusion pools non-overlapping "
+                            f"windows (stride = kernel_size)")
+        pooled = [dim for dim, window in zip(dims, windows) if window != 1]
+        if pooled and pooled[0] < lead:
+            unsupported(node, f"a pooling over dimension {pooled[0]} of a "
+                        f"{shape} value, across the batch: fusion pools "
+                        f"the features of each row")
+        for dim, window in zip(dims, windows):
+            if pooled and dim > pooled[0] and window != _int(shape[dim]):
+                unsupported(node, f"windows of {windows} over the last "
+                            f"{spatial} dimensions of a {shape} value, not "
+                            f"contiguous features of a row (a window "
+                            f"spans whole dimensions after its first)")
+        if pooled:
+            first = pooled[0]
+            window, size = windows[first - dims[0]], _int(shape[first])
+            if size % window:
+                unsupported(node, f"windows of {window} of {size} values, "
+                            f"not a multiple: PyTorch drops (or with "
+                            f"ceil_mode pools) a partial last window; "
+                            f"fusion pools whole windows")
+            group = window * math.prod(_int(d) for d in shape[first + 1:])
+        else:
+            group = 1
+        groups = chain.width // group
+        tail = [_int(d) for d in out.shape[lead:]]
+        if None in tail or math.prod(tail) != groups:
+            unsupported(node, f"its result {tuple(out.shape)} is not the "
+                        f"{groups} windows of {group} values of each row "
+                        f"of its {shape} input")
+        if group == 1:  # Windows of one value.
+            value = chain
+        else:
+            value = self._reduce(chain, "max" if kind == "max" else "sum",
+                                 groups, node)
+        if kind == "avg":
+            divisor = a.get("divisor_override") or group
+            if divisor != 1:
+                value = self._number(value, "aten.div.Tensor", divisor,
+                                     node)
+        self.values[(node, 0) if multi else node] = value
+
     def _getitem(self, node):
         source, index = node.args
         if (source, index) not in self.values:
@@ -1085,6 +1215,8 @@ class Importer:
             self._reduction(node)
         elif name in NORMALIZATIONS:
             self._normalization(node)
+        elif name in POOLS:
+            self._pool(node)
         elif name in STRUCTURAL:
             self._pass_on(node, lambda v: True)
         elif name in VIEWS:

@@ -6,10 +6,10 @@ PyTorch's: the forward graph it hands over already returns what the backward
 needs). In the forward graph, every GEMM with a transposed-weight operand
 (`linear`) grows into a partition with the ops that follow it and that the
 importer (fusion/aten.py) takes, tried one by one in graph order: elementwise
-ops, reductions along the features, softmax, layer, group and batch norms;
-their other operands are numbers, per-column vectors, single values, or
-values computed before the GEMM (a residual, another layer's output) or in
-it. Values that leave the partition become its results; a partition stops
+ops, reductions along the features, softmax, layer, group and batch norms,
+pooling of the features; their other operands are numbers, per-column
+vectors, single values, or values computed before the GEMM (a residual,
+another layer's output) or in it. Values that leave the partition become its results; a partition stops
 before a second [batch, features] matrix would leave it (narrower values,
 such as reductions, may), so that the GEMM's output still makes one trip
 through memory. Each partition is
@@ -412,20 +412,26 @@ def fuse_graph(gm, options=None, compile_only=False):
 last_fused = []
 
 
-# Ops that run best as PyTorch's own kernels and that fusion does not import:
-# AOTAutograd leaves them whole (core ATen would split a backward op into
+# Ops that run best as PyTorch's own kernels where fusion does not import
+# them: AOTAutograd leaves them whole (core ATen would split a backward op into
 # many pointwise kernels, run one by one). Everything else is decomposed to
 # core ATen, the importer's vocabulary: layer and group norms and softmax
 # stay whole there (native_layer_norm, native_group_norm, _softmax, which
 # the importer takes, and PyTorch runs as one kernel where nothing fuses);
-# logsumexp and rms_norm become reductions and elementwise ops.
+# logsumexp and rms_norm become reductions and elementwise ops. Pooling
+# stays whole too (max_pool2d_with_indices, avg_pool2d, adaptive_max_pool2d,
+# _adaptive_avg_pool2d: the 1-D functions are 2-D pools of a view), which
+# the importer takes where the windows are contiguous groups of features.
 _KEPT_WHOLE = ("dropout", "_backward", "embedding", "convolution", "pool",
                "aten::norm")
 
 
 def _decompositions(fallback):
     if fallback == "inductor":
-        # Inductor lowers what its own table leaves.
+        # Inductor lowers what its own table leaves. Some of its
+        # decompositions (max pools) consult its lowerings, which
+        # compile_fx imports only later.
+        import torch._inductor.lowering  # noqa: F401
         from torch._inductor.decomposition import select_decomp_table
         return select_decomp_table()
     return {op: fn for op, fn in core_aten_decompositions().items()

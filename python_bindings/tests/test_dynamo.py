@@ -488,3 +488,57 @@ def test_partition_stops_before_what_the_importer_refuses(fused_graphs):
     assert "aten.gelu.default" in fused
     assert "aten._softmax.default" not in fused
     assert "aten._softmax.default" in fused_graphs[0]
+
+
+class Pools(nn.Module):
+    """Max, adaptive max and average pools of a linear layer's features
+    ([B, 1, N] views), with ops after them."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(16, 30)
+
+    def forward(self, x):
+        y = self.linear(x)
+        return F.max_pool1d(y.unsqueeze(1), 5).squeeze(1) * -2.0, \
+            nn.AdaptiveMaxPool1d(3)(y.view(-1, 1, 30)), \
+            torch.tanh(F.avg_pool1d(y.unsqueeze(1), 3)).sum(-1)
+
+
+@pytest.mark.parametrize("fallback", ["eager", "inductor"])
+def test_pools_fuse_into_the_partition(fused_graphs, fallback):
+    """Pools arrive whole (max_pool2d_with_indices, avg_pool2d, ...; with
+    inductor's decompositions max pools are _low_memory_max_pool...) and
+    join the GEMM's partition; results keep PyTorch's shapes at any batch."""
+    model = Pools()
+    compiled = torch.compile(model, backend="fusion", dynamic=True,
+                             options={"fallback": fallback})
+    with torch.no_grad():
+        for batch in (3, 8):
+            x = torch.randn(batch, 16)
+            outs = compiled(x)
+            references = model.double()(x.double())
+            model.float()
+            for out, reference in zip(outs, references):
+                assert out.shape == reference.shape
+                assert relative_error(out, reference) <= 1e-5
+    (fused,) = fusion.dynamo.last_fused
+    assert len([op for op in fused if "pool" in op]) == 3
+    assert not [op for op in fused_graphs[0] if "pool" in op]
+
+
+def test_pool_indices_stay_with_pytorch():
+    """Indices (return_indices=True) are PyTorch's: the pool is not fused,
+    the ops before it are."""
+    model = nn.Sequential(nn.Linear(8, 12), nn.GELU(),
+                          nn.Unflatten(1, (1, 12)),
+                          nn.MaxPool1d(4, return_indices=True))
+    x = torch.randn(5, 8)
+    with torch.no_grad():
+        values, indices = torch.compile(model, backend="fusion")(x)
+        ref_values, ref_indices = model(x)
+    torch.testing.assert_close(values, ref_values)
+    assert torch.equal(indices, ref_indices)
+    (fused,) = fusion.dynamo.last_fused
+    assert "aten.gelu.default" in fused
+    assert not [op for op in fused if "pool" in op]

@@ -553,3 +553,131 @@ def test_bf16_reductions_import_in_bf16():
     assert {a["dtype"] for a in f.program.arguments} == {"bf16"}
     assert ops(f) == ["linear", "reduce", "reduce", "reduce", "reduce",
                       "elementwise"]
+
+
+# Pooling along the features: non-overlapping windows of a [B, 1, N] view
+# (the 1-D functions arrive as 2-D pools of a [B, 1, 1, N] view).
+def test_max_pool_is_one_max_reduce():
+    f = program(lambda y, m, x: F.max_pool1d(y.unsqueeze(1), 4).squeeze(1))
+    assert ops(f) == ["linear", "reduce"]
+    linear, pool = f.program.data["ops"]
+    assert (pool["kind"], pool["groups"], body(pool)) == ("max", 3, ["x"])
+    assert operands(pool) == (linear["results"][0], [], [])
+    assert f.program.results == pool["results"]
+    assert f.output_shapes == [[3]]
+    assert pool["loc"][0].endswith("test_importer.py")
+
+
+@pytest.mark.parametrize("pool, kind, groups, divisor, shape", [
+    (lambda y: nn.MaxPool1d(3)(y.view(-1, 1, 12)), "max", 4, None, [1, 4]),
+    (lambda y: F.max_pool1d(y.unsqueeze(1), 2, stride=2, ceil_mode=True),
+     "max", 6, None, [1, 6]),
+    (lambda y: F.max_pool1d(y.view(-1, 3, 4), 2), "max", 6, None, [3, 2]),
+    (lambda y: F.max_pool2d(y.view(-1, 1, 4, 3), (2, 3)), "max", 2, None,
+     [1, 2, 1]),
+    (lambda y: F.avg_pool1d(y.unsqueeze(1), 4).squeeze(1), "sum", 3, 4.0,
+     [3]),
+    (lambda y: nn.AvgPool1d(6)(y.unsqueeze(1)), "sum", 2, 6.0, [1, 2]),
+    (lambda y: F.avg_pool2d(y.view(-1, 1, 1, 12), (1, 4),
+                            divisor_override=3), "sum", 3, 3.0, [1, 1, 3]),
+    (lambda y: F.adaptive_max_pool1d(y.unsqueeze(1), 6).squeeze(1), "max",
+     6, None, [6]),
+    (lambda y: F.adaptive_avg_pool1d(y.unsqueeze(1), 3), "sum", 3, 4.0,
+     [1, 3]),
+    (lambda y: nn.AdaptiveAvgPool1d(1)(y.unsqueeze(1)), "sum", 1, 12.0,
+     [1, 1]),
+])
+def test_pools_are_reductions_of_windows(pool, kind, groups, divisor, shape):
+    """Max pools are max reduces of the windows; average pools sums divided
+    by the window (or divisor_override); the result keeps PyTorch's
+    shape."""
+    f = program(lambda y, m, x: pool(y))
+    reductions = [op for op in f.program.data["ops"] if op["op"] == "reduce"]
+    assert [(op["kind"], op["groups"]) for op in reductions] == \
+        [(kind, groups)]
+    if divisor is None:
+        assert ops(f) == ["linear", "reduce"]
+    else:
+        assert ops(f) == ["linear", "reduce", "elementwise"]
+        out = f.program.data["ops"][-1]
+        assert body(out) == ["x", "aten.div.Tensor"]
+        assert out["body"][1]["args"][1] == divisor
+    assert f.output_shapes == [shape]
+
+
+def test_ops_after_a_pool_read_the_pooled_values():
+    """gelu(pool) * 2 is one elementwise op on the reduce; a softmax of the
+    pooled values reduces them again."""
+    f = program(lambda y, m, x: F.softmax(F.gelu(F.avg_pool1d(
+        (y * m.scale).unsqueeze(1), 3)) * 2.0, dim=-1).squeeze(1))
+    assert ops(f) == ["linear", "reduce", "reduce", "reduce", "elementwise"]
+    linear, pool, top, total, out = f.program.data["ops"]
+    assert (pool["kind"], pool["groups"]) == ("sum", 4)
+    assert len(operands(pool)[1]) == 1  # the scale, a column of the map
+    assert (top["kind"], top["groups"]) == ("max", 1)
+    assert operands(top)[0] == pool["results"][0]
+    assert f.output_shapes == [[4]]
+
+
+def test_pool_after_a_layer_norm_and_grouped_ops_on_it():
+    f = program(lambda y, m, x: (y.view(-1, 3, 4) - F.max_pool1d(
+        m.norms["n"](y).unsqueeze(1), 4).view(-1, 3, 1)).view(-1, 12),
+        n=nn.LayerNorm(12))
+    assert ops(f) == ["linear", "reduce", "reduce", "reduce", "elementwise"]
+    pool = f.program.data["ops"][3]
+    assert (pool["kind"], pool["groups"]) == ("max", 3)
+    assert "aten.rsqrt.default" in body(pool)
+    assert f.program.data["ops"][-1]["operands"][-1] == pool["results"][0]
+
+
+@pytest.mark.parametrize("body, message", [
+    (lambda y, m: F.max_pool1d(y.unsqueeze(1), 4, stride=2),
+     r"aten.max_pool2d_with_indices.default is not supported by fusion: "
+     r"windows of \[1, 4\] with stride \[1, 2\], overlapping: fusion pools "
+     r"non-overlapping windows"),
+    (lambda y, m: F.avg_pool1d(y.unsqueeze(1), 2, stride=3),
+     r"aten.avg_pool2d.default is not supported by fusion: windows of "
+     r"\[1, 2\] with stride \[1, 3\], with gaps between them"),
+    (lambda y, m: F.max_pool1d(y.unsqueeze(1), 4, padding=1),
+     r"aten.max_pool2d_with_indices.default is not supported by fusion: "
+     r"padding \[0, 1\]: fusion pools windows of the features themselves"),
+    (lambda y, m: F.avg_pool1d(y.unsqueeze(1), 4, padding=2,
+                               count_include_pad=False),
+     r"aten.avg_pool2d.default is not supported by fusion: padding"),
+    (lambda y, m: F.max_pool1d(y.unsqueeze(1), 2, stride=2, dilation=2),
+     r"aten.max_pool2d_with_indices.default is not supported by fusion: "
+     r"dilation \[1, 2\]: fusion pools windows of contiguous values"),
+    (lambda y, m: F.max_pool1d(y.unsqueeze(1), 5, ceil_mode=True),
+     r"aten.max_pool2d_with_indices.default is not supported by fusion: "
+     r"windows of 5 of 12 values, not a multiple: PyTorch drops \(or with "
+     r"ceil_mode pools\) a partial last window"),
+    (lambda y, m: F.avg_pool1d(y.unsqueeze(1), 5),
+     r"aten.avg_pool2d.default is not supported by fusion: windows of 5 of "
+     r"12 values, not a multiple"),
+    (lambda y, m: F.adaptive_avg_pool1d(y.unsqueeze(1), 5),
+     r"aten._adaptive_avg_pool2d.default is not supported by fusion: an "
+     r"adaptive pooling of 12 values into 5 windows: 5 does not divide 12, "
+     r"so PyTorch's windows differ in size and overlap"),
+    (lambda y, m: F.adaptive_max_pool1d(y.unsqueeze(1), 8),
+     r"aten.adaptive_max_pool2d.default is not supported by fusion: an "
+     r"adaptive pooling of 12 values into 8 windows"),
+    (lambda y, m: F.max_pool1d(y.unsqueeze(1), 4,
+                               return_indices=True)[1] * 1.0,
+     r"aten.max_pool2d_with_indices.default is not supported by fusion: "
+     r"its indices are used \(return_indices=True"),
+    (lambda y, m: F.max_pool2d(y.unsqueeze(0), (2, 1)),
+     r"aten.max_pool2d_with_indices.default is not supported by fusion: a "
+     r"pooling over dimension 1 of a \(1, s\d+, 12\) value, across the "
+     r"batch: fusion pools the features of each row"),
+    (lambda y, m: F.adaptive_avg_pool2d(y.unsqueeze(0), (1, 12)),
+     r"aten._adaptive_avg_pool2d.default is not supported by fusion: an "
+     r"adaptive pooling of dimension 1 .*across the batch"),
+    (lambda y, m: F.max_pool2d(y.view(-1, 1, 2, 6), (2, 3)),
+     r"aten.max_pool2d_with_indices.default is not supported by fusion: "
+     r"windows of \[2, 3\] over the last 2 dimensions of a "
+     r"\(s\d+, 1, 2, 6\) value, not contiguous features of a row"),
+])
+def test_unsupported_pools_name_op_and_line(body, message):
+    with pytest.raises(fusion.UnsupportedOperationError,
+                       match=message + r".*\(.*test_importer\.py:\d+\)"):
+        import_module(Located(body), (torch.randn(4, 8),), training=False)

@@ -2,7 +2,8 @@
 linear layer and the cheap ops after it, in the forms users write them:
 elementwise ops, batch norms, reductions along the features (sums, means,
 extrema, variances, logsumexp; results of shape [B] and [B, 1]), softmax,
-layer and group norms, and binary ops with another layer's output.
+layer and group norms, max and average pooling of the features, and binary
+ops with another layer's output.
 Ragged sizes (no tile multiples), negative constants, train and eval modes.
 Used by test_zoo.py (CPU, both front ends) and scripts/gpu/zoo_check.py.
 
@@ -243,6 +244,45 @@ ZOO = {
                                  norm=_layer_norm()), (3, 11, 37), False),
     "rank_3_logsumexp": (_chain(lambda y, m: torch.logsumexp(y, -1)),
                          (3, 11, 37), False),
+    # (h) pooling along the features: non-overlapping windows of a
+    # [B, 1, N] (or [B, C, L]) view, results in PyTorch's shape.
+    "max_pool": (_chain(lambda y, m: F.max_pool1d(y.unsqueeze(1), 5)
+                        .squeeze(1)), (33, 37), False),
+    "max_pool_module_3d_result": (_chain(
+        lambda y, m: nn.MaxPool1d(9)(y.view(-1, 1, 45))), (33, 37), False),
+    "min_pool_negated": (_chain(
+        lambda y, m: -F.max_pool1d(-1.5 * y.unsqueeze(1), 3, stride=3)),
+        (33, 37), False),
+    "max_pool_channels": (_chain(
+        lambda y, m: F.max_pool1d(y.view(-1, 3, 15), 5, ceil_mode=True) *
+        m.gain), (33, 37), False),  # ceil_mode: no partial window here
+    "avg_pool_gelu": (_chain(lambda y, m: F.gelu(
+        F.avg_pool1d((y * m.scale).unsqueeze(1), 3).squeeze(1) * -2.0 +
+        0.5)), (33, 37), False),
+    "avg_pool_module_softmax": (_chain(lambda y, m: F.softmax(
+        nn.AvgPool1d(5)(y.unsqueeze(1)), dim=-1)), (33, 37), False),
+    "avg_pool_divisor_override": (_chain(lambda y, m: F.avg_pool2d(
+        y.view(-1, 1, 1, 45), (1, 9), divisor_override=4)), (33, 37), False),
+    "max_pool_then_sum": (_chain(
+        lambda y, m: F.max_pool1d(torch.tanh(y).unsqueeze(1), 9).sum(-1)),
+        (33, 37), False),
+    "window_max_subtracted": (_chain(lambda y, m: (
+        y.view(-1, 9, 5) -
+        F.max_pool1d(y.unsqueeze(1), 5).view(-1, 9, 1)).view(-1, 45)),
+        (33, 37), False),
+    "adaptive_avg_pool": (_chain(
+        lambda y, m: F.adaptive_avg_pool1d(y.unsqueeze(1), 9)),
+        (33, 37), False),
+    "adaptive_max_pool_shift": (_chain(lambda y, m: nn.AdaptiveMaxPool1d(15)(
+        y.unsqueeze(1)).squeeze(1) - 0.25), (33, 37), False),
+    "layer_norm_max_pool": (_chain(lambda y, m: F.max_pool1d(
+        m.norm(y).unsqueeze(1), 5).squeeze(1), norm=_layer_norm()),
+        (33, 37), False),
+    "batch_norm_avg_pool_train": (_chain(lambda y, m: F.avg_pool1d(
+        m.bn(y).unsqueeze(1), 9).squeeze(1), batch_norm=True),
+        (33, 37), True),
+    "rank_3_max_pool": (_chain(lambda y, m: F.max_pool1d(y, 3)),
+                        (3, 11, 37), False),
     # (g) binary ops between layers, and two layers with reductions.
     "residual_second_linear": (lambda: TwoLinear(lambda y, s, m: y + s),
                                (33, 37), False),

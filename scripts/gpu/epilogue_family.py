@@ -15,7 +15,6 @@ and the raw GEMM.
 """
 import math
 import pathlib
-import statistics
 import sys
 
 import torch
@@ -28,6 +27,7 @@ import fusion.dynamo
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] /
                        "python_bindings" / "tests"))
 from zoo import ZOO  # noqa: E402
+from frontend_bench import timed  # noqa: E402
 
 TARGET = "sm_90"
 STRATEGIES = ("tiled", "cublas")
@@ -207,24 +207,6 @@ def prepare_bench():
         print(f"prepared {name} {m}x{k}x{n} {pname}", flush=True)
 
 
-def timed(fn, warmup=3, iters=10, back_to_back=5):
-    """Median ms per call over `back_to_back` calls between two events."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(back_to_back):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / back_to_back)
-    return statistics.median(times)
-
-
 def geomean(values):
     values = [v for v in values if v == v and v > 0]
     return math.exp(sum(map(math.log, values)) / len(values)) \
@@ -268,7 +250,7 @@ def run_bench(part):
     keys = ([] if part == "autotune" else list(FUSION_STRATEGIES)) + \
         ["eager"] + list(modes) + ["gemm"]
     print(f"\n## The epilogue family on {torch.cuda.get_device_name()} "
-          f"({part}), ms per call (median of 10 x 5 calls), fusion.compile "
+          f"({part}), ms per call (median of 10 x 10 calls), fusion.compile "
           f"with each strategy")
     print("| cat | model | M x K x N | prec | " + " | ".join(keys) +
           " |\n|---|---|---|---|" + "---|" * len(keys))

@@ -62,13 +62,17 @@ def FuseLinearEpilogues : Pass<"fusion-fuse-linear-epilogues"> {
     epilogue. Then, greedily, each op implementing `ElementwiseOpInterface`
     (`mul_scalar`, `mul`, `leaky_relu`, ...) whose input is a fused value is
     appended to that op's epilogue region, its per-column operands becoming
-    epilogue operands; a `batch_norm` on a fused value becomes the fused op's
-    batch-norm stage. Each chain ends up as exactly one fused op.
+    epilogue operands and its row operands (a residual matrix, a row
+    statistic) the fused op's row operands; a `batch_norm` on a fused value
+    without row operands becomes the fused op's batch-norm stage. Each chain
+    ends up as exactly one fused op.
 
     Fusion stops at a value with several users: the fused op ends there and
     its result feeds every user, and the ops after it stay as they are (they
     are not recomputed, and the value is not lost). Nothing is fused after a
-    batch-norm stage, since it depends on statistics over all rows.
+    batch-norm stage here, since it depends on statistics over all rows; the
+    GPU backends compute an elementwise op that alone reads its output in
+    its normalizing pass.
 
     Worked example (`fusion-opt --fusion-fuse-linear-epilogues`):
 
