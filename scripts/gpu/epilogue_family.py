@@ -105,6 +105,8 @@ def run_check():
             if not e <= 1e-5:
                 failures.append(f"{name} dynamo fp32: {e:.3g}")
             rows.append((name, errors))
+            print(f"checked {name}: " + " ".join(f"{e:.1e}" for e in errors),
+                  flush=True)
     print(f"\n## The zoo on {torch.cuda.get_device_name()}: relative error "
           f"against float64 (outputs and running statistics); bounds fp32 "
           f"1e-5, tf32 5e-3, bf16 2e-2")
