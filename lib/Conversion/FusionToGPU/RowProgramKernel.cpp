@@ -91,7 +91,8 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
           });
     };
 
-    for (auto [index, step] : llvm::enumerate(program.steps)) {
+    for (size_t index = 0; index < program.steps.size(); ++index) {
+      const RowStep &step = program.steps[index];
       switch (step.kind) {
       case RowStep::Kind::Reduce: {
         auto loop = overRow(

@@ -102,7 +102,6 @@ struct BatchNormInferenceIntoEpilogue : OpRewritePattern<FusedLinearOp> {
     Value mean = op.getRunningMean(), var = op.getRunningVar();
     Value gamma = op.getBnWeight(), beta = op.getBnBias();
     rewriter.modifyOpInPlace(op, [&] {
-      Block &body = op.getEpilogueBlock();
       auto addColumn = [&](Value operand) -> Value {
         if (!operand)
           return {};
