@@ -46,6 +46,16 @@ def relative_error(out, reference):
             reference.double().norm()).item()
 
 
+def compiled_error(model, x):
+    """The relative error of torch.compile(model, backend="fusion") on `x`
+    against the model in float64."""
+    compiled = torch.compile(model, backend="fusion")
+    with torch.no_grad():
+        out = compiled(x)
+        reference = model.double()(x.double())
+    return relative_error(out, reference)
+
+
 class Mixed(nn.Module):
     """Two fusible chains around an op fusion does not compute."""
 
@@ -63,12 +73,8 @@ class Mixed(nn.Module):
 
 def test_mixed_model_runs_with_its_chains_fused():
     model = Mixed()
-    compiled = torch.compile(model, backend="fusion")
     x = torch.randn(9, 24)
-    with torch.no_grad():
-        out = compiled(x)
-        reference = model.double()(x.double())
-    assert relative_error(out, reference) <= 1e-5
+    assert compiled_error(model, x) <= 1e-5
     fused = fusion.dynamo.last_fused
     assert len(fused) == 2
     assert fused[0][:2] == ["aten.permute.default", "aten.addmm.default"]
@@ -193,12 +199,8 @@ def test_transformer_mlp_block(fused_graphs):
     """The up projection and its GELU fuse; the layer norm stays one
     PyTorch kernel (not decomposed), the rest runs as PyTorch."""
     model = MLPBlock()
-    compiled = torch.compile(model, backend="fusion")
     x = torch.randn(2, 7, 16)
-    with torch.no_grad():
-        out = compiled(x)
-        reference = model.double()(x.double())
-    assert relative_error(out, reference) <= 1e-5
+    assert compiled_error(model, x) <= 1e-5
     assert [ops[1:4] for ops in fusion.dynamo.last_fused] == [
         ["aten.addmm.default", "aten.view.default", "aten.gelu.default"]]
     assert "aten.native_layer_norm.default" in fused_graphs[0]
@@ -321,12 +323,8 @@ class SingleValues(nn.Module):
 
 def test_single_value_operands_are_broadcast():
     model = SingleValues()
-    compiled = torch.compile(model, backend="fusion")
     x = torch.randn(5, 8)
-    with torch.no_grad():
-        out = compiled(x)
-        reference = model.double()(x.double())
-    assert relative_error(out, reference) <= 1e-5
+    assert compiled_error(model, x) <= 1e-5
     assert len(fusion.dynamo.last_fused) == 1
 
 
@@ -365,10 +363,7 @@ def test_norm_and_softmax_fuse_into_the_partition(fused_graphs):
     GEMM's partition: no PyTorch kernel of theirs is left."""
     model = NormSoftmax()
     x = torch.randn(9, 16)
-    with torch.no_grad():
-        out = torch.compile(model, backend="fusion")(x)
-        reference = model.double()(x.double())
-    assert relative_error(out, reference) <= 1e-5
+    assert compiled_error(model, x) <= 1e-5
     (fused,) = fusion.dynamo.last_fused
     assert {"aten.native_layer_norm.default", "aten.gelu.default",
             "aten._softmax.default"} <= set(fused)
@@ -379,10 +374,7 @@ def test_norm_and_softmax_fuse_into_the_partition(fused_graphs):
 def test_residual_of_another_linear_layer_fuses():
     model = NormSoftmax(residual=True)
     x = torch.randn(9, 16)
-    with torch.no_grad():
-        out = torch.compile(model, backend="fusion")(x)
-        reference = model.double()(x.double())
-    assert relative_error(out, reference) <= 1e-5
+    assert compiled_error(model, x) <= 1e-5
     assert any("aten.add.Tensor" in fused
                for fused in fusion.dynamo.last_fused)
 

@@ -722,11 +722,9 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
     if (!joins)
       break;
     steps.insert({op, steps.size()});
-    Value result = op->getResult(0);
-    if (tensorType(result).getDimSize(1) == 1 && result != input &&
-        (isa<ReduceOp>(op) ||
-         isRowValue(cast<ElementwiseOpInterface>(op).getMatrixInput())))
-      rowValues.insert(result);
+    if (isa<ReduceOp>(op) ||
+        isRowValue(cast<ElementwiseOpInterface>(op).getMatrixInput()))
+      rowValues.insert(op->getResult(0));
   }
 
   RowProgram program;

@@ -5,7 +5,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
-#include <limits>
 
 using namespace mlir;
 using namespace mlir::fusion;
@@ -59,31 +58,6 @@ void mlir::fusion::emitGuarded(OpBuilder &builder, Location loc,
 }
 
 
-Value mlir::fusion::combine(OpBuilder &b, Location loc, ReductionKind kind,
-                            Value l, Value r) {
-  switch (kind) {
-  case ReductionKind::sum:
-    return arith::AddFOp::create(b, loc, l, r);
-  case ReductionKind::max:
-    return arith::MaximumFOp::create(b, loc, l, r);
-  case ReductionKind::min:
-    return arith::MinimumFOp::create(b, loc, l, r);
-  }
-  llvm_unreachable("unknown reduction kind");
-}
-
-double mlir::fusion::identityOf(ReductionKind kind) {
-  switch (kind) {
-  case ReductionKind::sum:
-    return 0.0;
-  case ReductionKind::max:
-    return -std::numeric_limits<double>::infinity();
-  case ReductionKind::min:
-    return std::numeric_limits<double>::infinity();
-  }
-  llvm_unreachable("unknown reduction kind");
-}
-
 Value mlir::fusion::addReductionScratch(OpBuilder &builder, Location loc,
                                         gpu::GPUFuncOp kernel,
                                         int64_t threads) {
@@ -113,7 +87,7 @@ Value mlir::fusion::reduceAcrossThreads(OpBuilder &b, Location loc,
     Value other = gpu::ShuffleOp::create(b, loc, total, offset, width,
                                          gpu::ShuffleMode::XOR)
                       .getShuffleResult();
-    total = combine(b, loc, kind, total, other);
+    total = buildReductionCombine(b, loc, kind, total, other);
   }
   int64_t warps = threads / kWarpSize;
   if (warps == 1)
@@ -136,7 +110,7 @@ Value mlir::fusion::reduceAcrossThreads(OpBuilder &b, Location loc,
   total = memref::LoadOp::create(
       b, loc, scratch, ValueRange{arith::ConstantIndexOp::create(b, loc, 0)});
   for (int64_t w = 1; w < warps; ++w)
-    total = combine(b, loc, kind, total,
+    total = buildReductionCombine(b, loc, kind, total,
                     memref::LoadOp::create(
                         b, loc, scratch,
                         ValueRange{arith::ConstantIndexOp::create(b, loc, w)}));

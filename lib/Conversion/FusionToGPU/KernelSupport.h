@@ -59,11 +59,6 @@ gpu::GPUFuncOp createKernel(OpBuilder &builder, Location loc, StringRef name,
 void emitGuarded(OpBuilder &builder, Location loc, Value condition,
                  function_ref<void()> body);
 
-/// `kind`'s combination of two f32 values, and its identity.
-Value combine(OpBuilder &builder, Location loc, ReductionKind kind, Value l,
-              Value r);
-double identityOf(ReductionKind kind);
-
 /// The threads a reduction of `chunks` chunks of a row (or group) spreads
 /// over: a block of kBlockSize for long ones, so that a few long rows still
 /// fill the GPU, a warp for short ones.

@@ -53,7 +53,7 @@ Kernel mlir::fusion::buildRowReductionKernel(OpBuilder &builder, Location loc,
         builder, loc, toIndex(lane),
         arith::ConstantIndexOp::create(builder, loc, groupSize / width),
         arith::ConstantIndexOp::create(builder, loc, threads),
-        ValueRange{e.f32(identityOf(r.kind))},
+        ValueRange{e.f32(getReductionIdentity(r.kind))},
         [&](OpBuilder &nb, Location nl, Value chunk, ValueRange state) {
           KernelEmitter le(nb, nl);
           Value offset = le.mul(
@@ -75,7 +75,7 @@ Kernel mlir::fusion::buildRowReductionKernel(OpBuilder &builder, Location loc,
             SmallVector<Value> operands;
             for (auto &values : operandLanes)
               operands.push_back(values[l]);
-            acc = combine(nb, nl, r.kind, acc, r.fn(nb, nl, lanes[l], operands));
+            acc = buildReductionCombine(nb, nl, r.kind, acc, r.fn(nb, nl, lanes[l], operands));
           }
           scf::YieldOp::create(nb, nl, acc);
         });

@@ -96,14 +96,14 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
       switch (step.kind) {
       case RowStep::Kind::Reduce: {
         auto loop = overRow(
-            ValueRange{e.f32(identityOf(step.reduction))},
+            ValueRange{e.f32(getReductionIdentity(step.reduction))},
             [&](KernelEmitter &le, Value column, ValueRange state) {
               SmallVector<Value> xs = le.loadLanes(
                   args[0], shape.elementType, le.add(rowStart, column), width);
               auto lanes = operandLanes(le, step, column);
               Value acc = state.front();
               for (int64_t l = 0; l < width; ++l)
-                acc = combine(le.b, le.loc, step.reduction, acc,
+                acc = buildReductionCombine(le.b, le.loc, step.reduction, acc,
                               step.fn(le.b, le.loc, xs[l],
                                       laneOperands(lanes, l)));
               return SmallVector<Value>{acc};

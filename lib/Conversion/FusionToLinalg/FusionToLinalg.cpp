@@ -8,7 +8,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/DialectConversion.h"
 
-#include <limits>
 
 namespace mlir::fusion {
 #define GEN_PASS_DEF_CONVERTFUSIONTOLINALG
@@ -105,13 +104,8 @@ public:
     MLIRContext *ctx = b.getContext();
     int64_t width = getType(matrix).getDimSize(1);
     int64_t groupSize = width / groups;
-    double identityValue =
-        kind == ReductionKind::sum ? 0.0
-        : kind == ReductionKind::max
-            ? -std::numeric_limits<double>::infinity()
-            : std::numeric_limits<double>::infinity();
     Value init = linalg::FillOp::create(
-                     b, loc, buildF32Constant(b, loc, identityValue),
+                     b, loc, buildF32Constant(b, loc, getReductionIdentity(kind)),
                      emptyMatrix(matrix, groups))
                      .getResult(0);
     // (m, g, s): row m, element s of group g, column g * N/G + s; the
@@ -143,16 +137,7 @@ public:
         [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
           SmallVector<Value> wide = widenAll(nb, nl, args.drop_back());
           Value term = fn(nb, nl, wide.front(), ArrayRef(wide).drop_front());
-          Value acc = args.back();
-          switch (kind) {
-          case ReductionKind::sum:
-            return arith::AddFOp::create(nb, nl, acc, term);
-          case ReductionKind::max:
-            return arith::MaximumFOp::create(nb, nl, acc, term);
-          case ReductionKind::min:
-            return arith::MinimumFOp::create(nb, nl, acc, term);
-          }
-          llvm_unreachable("unknown reduction kind");
+          return buildReductionCombine(nb, nl, kind, args.back(), term);
         });
   }
 

@@ -7,6 +7,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 
@@ -62,4 +63,30 @@ Value mlir::fusion::buildBatchNormNormalize(OpBuilder &builder, Location loc,
   if (bias)
     normalized = arith::AddFOp::create(builder, loc, normalized, bias);
   return normalized;
+}
+
+Value mlir::fusion::buildReductionCombine(OpBuilder &builder, Location loc,
+                                          ReductionKind kind, Value acc,
+                                          Value value) {
+  switch (kind) {
+  case ReductionKind::sum:
+    return arith::AddFOp::create(builder, loc, acc, value);
+  case ReductionKind::max:
+    return arith::MaximumFOp::create(builder, loc, acc, value);
+  case ReductionKind::min:
+    return arith::MinimumFOp::create(builder, loc, acc, value);
+  }
+  llvm_unreachable("unknown reduction kind");
+}
+
+double mlir::fusion::getReductionIdentity(ReductionKind kind) {
+  switch (kind) {
+  case ReductionKind::sum:
+    return 0.0;
+  case ReductionKind::max:
+    return -std::numeric_limits<double>::infinity();
+  case ReductionKind::min:
+    return std::numeric_limits<double>::infinity();
+  }
+  llvm_unreachable("unknown reduction kind");
 }

@@ -9,6 +9,7 @@
 #ifndef FUSION_DIALECT_FUSION_IR_SCALARBUILDERS_H
 #define FUSION_DIALECT_FUSION_IR_SCALARBUILDERS_H
 
+#include "fusion/Dialect/Fusion/IR/FusionAttrs.h"
 #include "mlir/IR/Builders.h"
 
 #include <optional>
@@ -48,6 +49,13 @@ Value buildLeakyRelu(OpBuilder &builder, Location loc, Value x, double slope);
 Value buildBatchNormNormalize(OpBuilder &builder, Location loc, Value x,
                               Value mean, Value invstd, Value weight,
                               Value bias);
+
+/// `kind`'s combination of an accumulated f32 value and the next one: the
+/// f32 sum, or the IEEE maximum/minimum (NaN propagating, as torch.amax and
+/// torch.amin); and the value a reduction of `kind` starts from.
+Value buildReductionCombine(OpBuilder &builder, Location loc,
+                            ReductionKind kind, Value acc, Value value);
+double getReductionIdentity(ReductionKind kind);
 
 /// `1 / sqrt(variance + epsilon)`.
 Value buildInvStd(OpBuilder &builder, Location loc, Value variance,
