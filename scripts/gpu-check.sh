@@ -24,9 +24,10 @@ compile_workloads() {
     # The tiled kernels are compiled for the H100 they run on (sm_90: the
     # same mma.sync/ldmatrix/cp.async code, 4 pipeline stages instead of
     # the 3 that fit an A100's shared memory).
-    for strategy in cublas tiled; do
+    # backend 3 (wgmma, in dir/wgmma) is sm_90 alone.
+    for strategy in cublas tiled wgmma; do
       out="$dir"; target=sm_80
-      [ $strategy = tiled ] && out="$dir/tiled" && target=sm_90
+      [ $strategy != cublas ] && out="$dir/$strategy" && target=sm_90
       mkdir -p "$out"
       for precision in fp32 tf32 bf16 f16; do
         "$compile" "$dir/models/workloads_f32.mlir" --precision=$precision \
@@ -39,18 +40,23 @@ compile_workloads() {
       done
       # ptxas's report of the tiled kernels (registers, spills) and cubins
       # for the SASS check on the GPU machine.
-      if [ $strategy = tiled ]; then
+      if [ $strategy != cublas ]; then
+        arch=$target; [ $strategy = wgmma ] && arch=sm_90a
         : > "$out/ptxas-report.txt"
-        for variant in "bf16 bf16" "f32 tf32 --precision=tf32" \
-            "f32 fp32 --precision=fp32" \
-            "f32 simt --precision=fp32 --fp32-math=simt" \
-            "f32 f32_bf16 --precision=bf16"; do
+        variants=("bf16 bf16" "f32 tf32 --precision=tf32"
+                  "f32 fp32 --precision=fp32")
+        # wgmma has no SIMT variant and leaves f32 in bf16 to cuBLASLt.
+        [ $strategy = tiled ] && variants+=(
+            "f32 simt --precision=fp32 --fp32-math=simt"
+            "f32 f32_bf16 --precision=bf16")
+        for variant in "${variants[@]}"; do
           set -- $variant
           model=$1 name=$2; shift 2
-          "$compile" "$dir/models/workloads_$model.mlir" --strategy=tiled \
-            --target=$target --emit=ptx "$@" -o "$out/workloads_$name.ptx"
+          "$compile" "$dir/models/workloads_$model.mlir" \
+            --strategy=$strategy --target=$target --emit=ptx "$@" \
+            -o "$out/workloads_$name.ptx"
           echo "== $name" >> "$out/ptxas-report.txt"
-          "$root/scripts/ptxas-report.sh" "$out/workloads_$name.ptx" $target \
+          "$root/scripts/ptxas-report.sh" "$out/workloads_$name.ptx" $arch \
             | grep _gemm >> "$out/ptxas-report.txt"
         done
       fi

@@ -310,7 +310,7 @@ std::string setCompileOption(CompileOptions &options, StringRef name,
       options.strategy = *strategy;
       return "";
     }
-    return invalid("cublas, tiled or auto");
+    return invalid("cublas, tiled, wgmma or auto");
   }
   if (name == "fp32-math") {
     if (std::optional<Fp32Math> math = symbolizeFp32Math(value)) {

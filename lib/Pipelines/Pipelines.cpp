@@ -77,6 +77,9 @@ void fusion::buildKernelsToNVVMPipeline(OpPassManager &pm) {
   kernels.addPass(createConvertMathToLLVMPass());
   kernels.addPass(createArithToLLVMConversionPass());
   kernels.addPass(createConvertIndexToLLVMPass());
+  // NVVM ops built as inline PTX (wgmma, mbarrier waits).
+  kernels.addPass(createConvertNVVMToLLVMPass());
+  kernels.addPass(fusion::createLowerTensorMapArgs());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());

@@ -462,8 +462,9 @@ def compile(module, example_inputs, *, target=None, precision=None,
     precision of float32 models: "fp32" (default, PyTorch's), "tf32", "bf16"
     or "f16". `strategy` is the GPU backend of the fused GEMMs: "auto"
     (default: per op, by the measured rule of docs/architecture.md),
-    "cublas" (cuBLASLt + generated epilogue kernels) or "tiled" (generated
-    tensor-core kernels with the epilogue in registers). `fp32_math` is how
+    "cublas" (cuBLASLt + generated epilogue kernels), "tiled" (generated
+    sm_80 tensor-core kernels with the epilogue in registers) or "wgmma"
+    (generated Hopper kernels, TMA and wgmma, for sm_90). `fp32_math` is how
     generated kernels multiply float32 in fp32 precision: "tf32x3" (tensor
     cores, split operands, fp32-accurate) or "simt" (fma on the CUDA
     cores). `tile` ("BMxBN,WMxWN,STAGES") overrides the generated kernels'

@@ -76,6 +76,12 @@ int32_t __fusion_rt_gemm(void *stream, int32_t dtype, int32_t precision,
                          int64_t m, int64_t n, int64_t k, const void *x,
                          const void *w, const void *bias, float alpha,
                          void *out);
+/* Encodes into `map` (128 bytes, 64-byte aligned) the TMA tensor map of the
+ * row-major [rows, columns] matrix of `dtype` at `base`, read in boxes of
+ * boxRows x boxColumns, 128-byte swizzled, zeros past its edges. */
+int32_t __fusion_rt_tensor_map(void *map, const void *base, int32_t dtype,
+                               int64_t rows, int64_t columns, int32_t boxRows,
+                               int32_t boxColumns);
 /* Launches `kernel` of the embedded fatbin `image` on a (gridX, gridY) grid
  * of `blockX`-thread blocks with `sharedBytes` of dynamic shared memory. */
 int32_t __fusion_rt_launch(const void *image, const char *kernel, int64_t gridX,

@@ -62,6 +62,14 @@ def model_a(x, w, b):
     return [F.leaky_relu(F.linear(x, w, b) * 2.0, 0.1)]
 
 
+def model_g(x, w, b):
+    """The GEMM alone (identity epilogue)."""
+    return [F.linear(x, w, b)]
+
+
+MODELS = {"a": model_a, "g": model_g}
+
+
 def model_b(x, w, b, s, g, beta, rm, rv):
     rm, rv = rm.clone(), rv.clone()
     y = F.batch_norm(F.linear(x, w, b) * s, rm, rv, g, beta, training=True,
@@ -73,7 +81,7 @@ def make_inputs(kind, m, k, n, dtype):
     g = lambda *shape: torch.randn(*shape, device="cuda").to(dtype)
     scale = 1.0 / k ** 0.5
     x, w, b = g(m, k), (g(n, k) * scale).to(dtype), g(n)
-    if kind == "a":
+    if kind != "b":
         return [x, w, b]
     s = torch.rand(n, device="cuda").mul(3).sub(1.5).to(dtype)  # +/- scales
     gamma, beta = g(n), g(n)
@@ -100,7 +108,7 @@ def check(lib, name, kind, m, k, n, dtype, precision, failures, rows):
                for o in entry["outputs"]]
     lib.run(name, m, inputs, outputs)
     torch.cuda.synchronize()
-    model = model_a if kind == "a" else model_b
+    model = MODELS.get(kind, model_b)
     refs = model(*[t.double() for t in inputs])
     errors = [relative_error(o, r) for o, r in zip(outputs, refs)]
     bound = BOUNDS[precision]
@@ -217,7 +225,7 @@ def bench(libs, name, kind, m, k, n, dtype, precision, modes):
     precision_setup(precision)
     inputs = make_inputs(kind, m, k, n, dtype)
     x, w, b = inputs[:3]
-    model = model_a if kind == "a" else model_b
+    model = MODELS.get(kind, model_b)
     times = {}
     for strategy, lib in libs.items():
         outputs = [torch.empty([m if d is None else d for d in o["shape"]],
@@ -289,7 +297,8 @@ def main():
             dtype, precision = torch.float32, stem.rsplit("_", 1)[1]
         precision_setup(precision)
         for name, entry in lib.entries.items():
-            kind = "a" if name.startswith(("a_", "linear_leaky")) else "b"
+            kind = ("a" if name.startswith(("a_", "linear_leaky")) else
+                    "g" if name.startswith("g_") else "b")
             k = entry["inputs"][0]["shape"][1]
             n = entry["outputs"][0]["shape"][1]
             batches = [1000, 77] if (k, n) in [(1000, 4000), (513, 129)] \

@@ -4,9 +4,11 @@ zoo.py) checked with both strategies in every precision, and one model per
 category timed at the sizes users run against eager PyTorch, torch.compile
 and the raw GEMM.
 
-    epilogue_family.py prepare check|bench   (build machine) compiles every
-        library the run loads into the cache ($FUSION_CACHE_DIR), for sm_90;
-    epilogue_family.py run check|bench [PART]   (GPU machine) checks or
+    epilogue_family.py prepare check [STRATEGIES]|bench   (build machine)
+        compiles every library the run loads into the cache
+        ($FUSION_CACHE_DIR), for sm_90;
+    epilogue_family.py run check [STRATEGIES]|bench PART   (GPU machine)
+        checks or
         times them; prints the tables last. The bench runs in parts
         (`tf32`: every size with torch.compile, whose Triton compilations
         take most of the time; `rest`: fp32 and bf16 against eager and the
@@ -30,7 +32,9 @@ from zoo import ZOO  # noqa: E402
 from frontend_bench import timed  # noqa: E402
 
 TARGET = "sm_90"
-STRATEGIES = ("tiled", "cublas")
+# The zoo check's strategies; `prepare check STRATEGY,...` and `run check
+# STRATEGY,...` take a subset.
+STRATEGIES = ("tiled", "cublas", "wgmma")
 # name -> (dtype, fusion precision, error bound against float64).
 PRECISIONS = {"fp32": (torch.float32, None, 1e-5),
               "tf32": (torch.float32, "tf32", 5e-3),
@@ -60,10 +64,10 @@ def state_error(model, reference):
                default=0.0)
 
 
-def prepare_check():
+def prepare_check(strategies=STRATEGIES):
     for name in sorted(ZOO):
         for pname, (dtype, precision, _) in PRECISIONS.items():
-            for strategy in STRATEGIES:
+            for strategy in strategies:
                 model, _, x = twins(name, "cpu", dtype)
                 fusion.compile(model, (x,), target=TARGET, strategy=strategy,
                                precision=precision)
@@ -75,8 +79,8 @@ def prepare_check():
         print(f"prepared {name}", flush=True)
 
 
-def run_check():
-    columns = [(p, s) for p in PRECISIONS for s in STRATEGIES]
+def run_check(strategies=STRATEGIES):
+    columns = [(p, s) for p in PRECISIONS for s in strategies]
     rows, failures = [], []
     with torch.no_grad():
         for name in sorted(ZOO):
@@ -167,7 +171,7 @@ SIZES = [((1024, 8192, 8192), ("tf32", "fp32", "bf16")),
          ((16384, 4096, 4096), ("tf32", "fp32", "bf16")),
          ((32768, 1024, 4096), ("tf32",)),
          ((128, 16384, 16384), ("tf32",))]
-FUSION_STRATEGIES = ("auto", "tiled", "cublas")
+FUSION_STRATEGIES = ("auto", "wgmma", "cublas")
 # The part of the bench each device call runs: which precisions, and which
 # torch.compile modes.
 PARTS = {"tf32": (("tf32",), ("default",)),
@@ -286,6 +290,9 @@ def run_bench(part):
 
 if __name__ == "__main__":
     action, what = sys.argv[1], sys.argv[2]
-    if action == "prepare":
-        sys.exit(prepare_check() if what == "check" else prepare_bench())
-    sys.exit(run_check() if what == "check" else run_bench(sys.argv[3]))
+    if what == "check":
+        picked = tuple(sys.argv[3].split(",")) if len(sys.argv) > 3 \
+            else STRATEGIES
+        sys.exit((prepare_check if action == "prepare" else run_check)(picked))
+    sys.exit(prepare_bench() if action == "prepare" else
+             run_bench(sys.argv[3]))

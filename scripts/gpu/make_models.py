@@ -13,6 +13,7 @@ import pathlib
 SHAPES = {
     "a": [(8192, 8192), (1000, 4000), (513, 129)],
     "b": [(4096, 4096), (8192, 8192), (1000, 4000), (513, 129)],
+    "g": [(8192, 8192), (4096, 4096)],
 }
 
 
@@ -25,6 +26,18 @@ func.func @a_{k}x{n}(%x: {x}, %w: {w}, %b: {v}) -> {y} {{
   %1 = fusion.mul_scalar %0, 2.0 : {y}
   %2 = fusion.leaky_relu %1, negative_slope = 0.1 : {y}
   return %2 : {y}
+}}
+"""
+
+
+def workload_g(k, n, t):
+    """The GEMM alone (identity epilogue): the mainloop against cuBLAS."""
+    x, w, v, y = f"tensor<?x{k}x{t}>", f"tensor<{n}x{k}x{t}>", \
+        f"tensor<{n}x{t}>", f"tensor<?x{n}x{t}>"
+    return f"""
+func.func @g_{k}x{n}(%x: {x}, %w: {w}, %b: {v}) -> {y} {{
+  %0 = fusion.linear %x, %w, %b : {x}, {w}, {v} -> {y}
+  return %0 : {y}
 }}
 """
 
@@ -53,6 +66,7 @@ def main():
     for t in ["f32", "bf16", "f16"]:
         text = "".join(workload_a(k, n, t) for k, n in SHAPES["a"])
         text += "".join(workload_b(k, n, t) for k, n in SHAPES["b"])
+        text += "".join(workload_g(k, n, t) for k, n in SHAPES["g"])
         (args.out / f"workloads_{t}.mlir").write_text(text)
 
 

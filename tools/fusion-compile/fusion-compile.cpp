@@ -1,6 +1,6 @@
 //===- fusion-compile.cpp - fusion models to GPU shared libraries ---------===//
 //
-//   fusion-compile model.mlir -o model.so [--target=sm_80] [--strategy=auto|cublas|tiled]
+//   fusion-compile model.mlir -o model.so [--target=sm_80] [--strategy=auto|cublas|tiled|wgmma]
 //                  [--precision=fp32|tf32|bf16|f16] [--emit=so|mlir|ptx]
 //
 // Writes model.so, whose entry points follow runtime/include/fusion_runtime.h,
@@ -34,8 +34,8 @@ int main(int argc, char **argv) {
       cl::init(defaults.target));
   cl::opt<std::string> strategy(
       "strategy",
-      cl::desc("backend of fused GEMMs: auto (the measured rule), cublas or "
-               "tiled"),
+      cl::desc("backend of fused GEMMs: auto (the measured rule), cublas, "
+               "tiled (sm_80 instructions) or wgmma (Hopper, sm_90)"),
       cl::init(defaults.strategy));
   cl::opt<std::string> precision(
       "precision",

@@ -72,7 +72,15 @@ def ConvertFusionToGPU : Pass<"fusion-lower-to-gpu", "::mlir::ModuleOp"> {
     (one thread a column, over the output tile staged in shared memory);
     the finalize kernel merges them in fixed order and one normalizing pass
     follows. The tiling, pipeline depth and MMA kind are the config's.
-    Kernels target the chip of the module's `fusion.target`.
+    With a `wgmma` config (sm_90) the op is one warp-specialized Hopper
+    kernel (`WgmmaGemmKernel.cpp`): a producer warpgroup's TMA loads
+    (`nvgpu.tma.async.load`, tensor maps the host encodes per call and
+    passes by value) fill a ring of 128-byte-swizzled stages, full/empty
+    `nvgpu.mbarrier` pairs hand them to consumer warpgroups, which multiply
+    with `nvvm.wgmma.mma_async` (bf16, f16, tf32; 3xTF32 from operands split
+    in shared memory) and run the same epilogue as the sm_80 kernel.
+    Kernels target the chip of the module's `fusion.target`; a module with
+    wgmma kernels targets its arch-specific variant (`sm_90a`).
 
     Intermediates and statistics live in one workspace per call
     (`cudaMallocAsync` on the stream). Kernels go into `gpu.module
@@ -119,6 +127,26 @@ def EmbedKernelImage : Pass<"fusion-embed-kernel-image", "::mlir::ModuleOp"> {
     object, for `__fusion_rt_launch` to load.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def LowerTensorMapArgs
+    : Pass<"fusion-lower-tensor-map-args", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Make the tensor-map arguments of lowered kernels byval "
+                "grid constants";
+  let description = [{
+    On each `llvm.func` kernel (after `convert-gpu-to-nvvm`) with a
+    `fusion_rt.tensor_map_args` attribute, the listed `!llvm.ptr` arguments
+    become `llvm.byval = !llvm.array<16 x i64>`, `llvm.align = 64`,
+    `nvvm.grid_constant` parameters: the launch passes the 128-byte
+    CUtensorMap by value, and the kernel's TMA instructions read it in
+    parameter space through its generic address (as CUDA's
+    `const __grid_constant__ CUtensorMap`), so a tensor map needs no device
+    memory and no copy per call. `convert-gpu-to-nvvm` keeps only `llvm.`
+    argument attributes, hence this step after it. The attribute is
+    removed.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
 }
 
 #endif // FUSION_CONVERSION_PASSES_TD

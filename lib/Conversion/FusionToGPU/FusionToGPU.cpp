@@ -15,6 +15,7 @@
 #include "ReductionKernel.h"
 #include "RowProgramKernel.h"
 #include "TiledGemmKernel.h"
+#include "WgmmaGemmKernel.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
 #include "fusion/Dialect/Fusion/IR/GemmConfig.h"
 #include "fusion/Dialect/FusionRuntime/IR/FusionRuntimeDialect.h"
@@ -365,6 +366,22 @@ void HostEmitter::launch(Kernel kernel, Value rows,
       args.append(strides.rbegin(), strides.rend());
       break;
     }
+    case KernelArgument::Kind::TensorMap: {
+      // Encoded on the host for this call's pointer and rows, passed by
+      // value.
+      Type mapType = fusion_rt::FusionRuntimeDialect::getTensorMapType(
+          b.getContext());
+      Value map = LLVM::AllocaOp::create(b, loc, ptrType, mapType, c64(1), 64);
+      int32_t type = static_cast<int32_t>(
+          *getElementTypeKind(argument.elementType));
+      checked("__fusion_rt_tensor_map",
+              {map, operands[argument.operand], c32(type),
+               materialize(argument.shape[0], rows, operands),
+               materialize(argument.shape[1], rows, operands),
+               c32(argument.box[0]), c32(argument.box[1])});
+      args.push_back(LLVM::LoadOp::create(b, loc, mapType, map));
+      break;
+    }
     }
   }
   auto symbol = SymbolRefAttr::get(
@@ -558,7 +575,7 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
                                        GemmConfigAttr config,
                                        ElementwiseOpInterface after) {
   RankedTensorType weightType = tensorType(op.getWeight());
-  TiledGemmProblem problem;
+  GemmKernelProblem problem;
   problem.elementType = weightType.getElementType();
   problem.n = weightType.getDimSize(0);
   problem.k = weightType.getDimSize(1);
@@ -571,8 +588,11 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
   problem.statistics = batchNorm && batchNorm.isTraining();
   problem.config = config;
-  Kernel gemm = buildKernel(
-      [&] { return buildTiledGemmKernel(b, loc, kernelName(op, "gemm"), problem); });
+  Kernel gemm = buildKernel([&] {
+    std::string name = kernelName(op, "gemm");
+    return config.isWgmma() ? buildWgmmaGemmKernel(b, loc, name, problem)
+                            : buildTiledGemmKernel(b, loc, name, problem);
+  });
 
   Buffer x = buffers.lookup(op.getInput());
   Buffer out = buffers.lookup(op.getResult());
@@ -975,10 +995,18 @@ struct ConvertFusionToGPUPass
     builder.setInsertionPointToEnd(module.getBody());
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     builder.getUnitAttr());
-    auto target =
-        NVVM::NVVMTargetAttr::get(module.getContext(), /*O=*/3,
-                                  /*triple=*/"nvptx64-nvidia-cuda",
-                                  stringifyChip(chip.getChip()));
+    // wgmma and setmaxnreg exist only in the arch-specific sm_90a target
+    // (PTX 8.0), whose code runs on sm_90 parts alone.
+    bool archSpecific = false;
+    module.walk([&](FusedLinearOp op) {
+      if (GemmConfigAttr config = getConfig(op); config && config.isWgmma())
+        archSpecific = true;
+    });
+    std::string chipName = stringifyChip(chip.getChip()).str();
+    auto target = NVVM::NVVMTargetAttr::get(
+        module.getContext(), /*O=*/3, /*triple=*/"nvptx64-nvidia-cuda",
+        archSpecific ? chipName + "a" : chipName,
+        archSpecific ? "+ptx80" : "");
     auto kernels =
         gpu::GPUModuleOp::create(builder, module.getLoc(), kKernelModuleName,
                                  builder.getArrayAttr({target}));

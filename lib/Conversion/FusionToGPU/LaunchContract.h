@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
+#include <array>
 #include <optional>
 
 namespace mlir::fusion {
@@ -46,11 +47,17 @@ struct KernelArgument {
     Operand,    ///< the operand as it is
     Descriptor, ///< a dense row-major memref of `shape` at the operand
     Value,      ///< the i64 `value`
+    /// A TMA tensor map of the [shape[0], shape[1]] row-major matrix of
+    /// `elementType` at the operand, in boxes of `box` (rows, columns),
+    /// 128-byte swizzled, passed by value.
+    TensorMap,
   };
   Kind kind;
   unsigned operand = 0;
   SmallVector<RowExpr, 2> shape;
   RowExpr value;
+  Type elementType;
+  std::array<int64_t, 2> box = {0, 0};
 
   static KernelArgument fromOperand(unsigned operand) {
     return {Kind::Operand, operand, {}, {}};
@@ -61,6 +68,12 @@ struct KernelArgument {
   }
   static KernelArgument fromValue(RowExpr value) {
     return {Kind::Value, 0, {}, value};
+  }
+  static KernelArgument tensorMap(unsigned operand,
+                                  SmallVector<RowExpr, 2> shape,
+                                  Type elementType,
+                                  std::array<int64_t, 2> box) {
+    return {Kind::TensorMap, operand, std::move(shape), {}, elementType, box};
   }
 };
 

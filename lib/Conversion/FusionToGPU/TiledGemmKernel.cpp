@@ -25,7 +25,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/StringExtras.h"
 
-#include <map>
 
 using namespace mlir;
 using namespace mlir::fusion;
@@ -50,9 +49,9 @@ inline bool roundsToHalf(std::optional<MmaKind> mma) {
 class TiledGemmEmitter {
 public:
   TiledGemmEmitter(OpBuilder &builder, Location loc,
-                   const TiledGemmProblem &problem)
+                   const GemmKernelProblem &problem)
       : b(builder), loc(loc), p(problem), c(problem.config),
-        mma(problem.config.getMma()), layout(problem.sharedLayout()),
+        mma(problem.config.getMma()),
         elementType(problem.elementType),
         chunkElements(kChunkBytes / elementBytes(elementType)),
         tileK(kRowBytes / elementBytes(elementType)),
@@ -110,18 +109,9 @@ private:
   void multiplyStep(ArrayRef<Value> fragments, MutableArrayRef<Value> acc);
   SmallVector<Value> toTf32(Value fragment, bool split);
   Value mmaSyncBF16(Value lhs, Value rhs, Value sum);
-  /// Copies the block's bias and epilogue columns, widened to f32, into
-  /// shared memory, where the epilogue finds them.
-  void loadColumnConstants();
+  /// The epilogue on the accumulators: each thread's runs of adjacent
+  /// outputs.
   void emitEpilogue(ArrayRef<Value> accumulators);
-  /// The row operands' elements for the output at `row`, `column` of the
-  /// block tile, as f32.
-  SmallVector<Value> loadRowOperands(Value row, Value column);
-  /// Writes the epilogue's output tile out of shared memory, 16 bytes a
-  /// thread per store.
-  void storeStagedTile(Value staging);
-  /// Each column's moments over the block's rows of the staged tile.
-  void emitStatistics(Value staging);
   void guarded(Value cond, function_ref<void()> body) {
     auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
@@ -171,21 +161,16 @@ private:
 
   OpBuilder &b;
   Location loc;
-  const TiledGemmProblem &p;
+  const GemmKernelProblem &p;
   GemmConfigAttr c;
   /// The tensor-core multiply; none for SIMT.
   std::optional<MmaKind> mma;
-  GemmSharedLayout layout;
   Type elementType;
   int64_t chunkElements, tileK, mmaK, fragmentWidth;
 
   // Kernel arguments.
-  Value x, w, bias, out, mean, m2, flatX, flatW;
-  /// [bias, columns...] x blockN, f32, in shared memory.
-  Value columnConstants;
-  SmallVector<Value> columns;
-  /// [M, G] row operands of the epilogue, read in global memory.
-  SmallVector<Value> rowOperands;
+  Value x, w, flatX, flatW;
+  std::optional<GemmEpilogueEmitter> epilogue;
   // Per-thread values.
   Value thread, lane, warpM, warpN, rows, blockRowTiles, tileM, rowBase,
       columnBase, sharedA, sharedB, sharedRaw;
@@ -197,19 +182,8 @@ int64_t ceilDiv(int64_t l, int64_t r) { return (l + r - 1) / r; }
 
 void TiledGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   auto args = kernel.getArguments();
-  unsigned next = 0;
-  x = args[next++];
-  w = args[next++];
-  bias = p.hasBias ? args[next++] : Value();
-  out = args[next++];
-  for (size_t i = 0; i < p.columnTypes.size(); ++i)
-    columns.push_back(args[next++]);
-  for (size_t i = 0; i < p.rowGroups.size(); ++i)
-    rowOperands.push_back(args[next++]);
-  if (p.statistics) {
-    mean = args[next++];
-    m2 = args[next++];
-  }
+  x = args[0];
+  w = args[1];
 
   thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   lane = rem(thread, fusion::kWarpSize);
@@ -228,22 +202,11 @@ void TiledGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   flatX = collapse(x);
   flatW = collapse(w);
 
-  // Rasterization: blocks run in groups of `groupM` block rows that sweep
-  // the block columns together, so a wave of blocks shares its x rows and
-  // w rows in L2.
-  int64_t tilesN = ceilDiv(p.n, c.getBlockN());
-  blockRowTiles = arith::CeilDivUIOp::create(b, loc, rows, idx(c.getBlockM()));
-  Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  Value group = div(block, c.getGroupM() * tilesN);
-  Value firstRow = mul(group, c.getGroupM());
-  Value groupRows = arith::MinUIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, blockRowTiles, firstRow),
-      idx(c.getGroupM()));
-  Value inGroup = rem(block, c.getGroupM() * tilesN);
-  tileM = add(firstRow, arith::RemUIOp::create(b, loc, inGroup, groupRows));
-  Value tileN = arith::DivUIOp::create(b, loc, inGroup, groupRows);
-  rowBase = mul(tileM, c.getBlockM());
-  columnBase = mul(tileN, c.getBlockN());
+  GemmTilePosition position = rasterizeGemmTile(b, loc, rows, p.n, c);
+  blockRowTiles = position.blockRowTiles;
+  tileM = position.tileM;
+  rowBase = position.rowBase;
+  columnBase = position.columnBase;
 
   auto workgroup = gpu::AddressSpaceAttr::get(
       b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
@@ -254,37 +217,11 @@ void TiledGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   sharedA = sharedView(0, {c.getStages(), c.getBlockM(), tileK}, elementType);
   sharedB = sharedView(c.getStages() * c.getBlockM() * kRowBytes,
                        {c.getStages(), c.getBlockN(), tileK}, elementType);
-}
-
-void TiledGemmEmitter::loadColumnConstants() {
-  SmallVector<Value> sources;
-  if (bias)
-    sources.push_back(bias);
-  sources.append(columns);
-  if (sources.empty())
-    return;
-  columnConstants =
-      sharedView(layout.constants, {static_cast<int64_t>(sources.size()),
-                                    c.getBlockN()},
-                 b.getF32Type());
-  // Columns past N hold 0; their outputs are never stored.
-  for (int64_t first = 0; first < c.getBlockN(); first += c.getThreads()) {
-    Value column = add(thread, first);
-    Value globalColumn = add(columnBase, column);
-    Value ok = lessThan(globalColumn, idx(p.n));
-    Value safe = select(ok, globalColumn, idx(0));
-    auto store = [&] {
-      for (auto [i, source] : llvm::enumerate(sources)) {
-        Value v = widen(memref::LoadOp::create(b, loc, source, safe));
-        memref::StoreOp::create(b, loc, select(ok, v, f32(0.0)),
-                                columnConstants, ValueRange{idx(i), column});
-      }
-    };
-    if (first + c.getThreads() <= c.getBlockN())
-      store();
-    else
-      guarded(lessThan(column, idx(c.getBlockN())), store);
-  }
+  GemmTile tile{thread,   c.getThreads(), rows,       tileM,
+                blockRowTiles, rowBase,   columnBase, sharedRaw,
+                [this] { gpu::BarrierOp::create(b, loc); }};
+  epilogue.emplace(b, loc, p, tile,
+                   GemmEpilogueArguments::take(p, args.drop_front(2)));
 }
 
 void TiledGemmEmitter::loadTile(Value flat, Value globalRowBase, Value globalRows,
@@ -580,11 +517,7 @@ Value TiledGemmEmitter::mmaSyncBF16(Value lhs, Value rhs, Value sum) {
 void TiledGemmEmitter::emitEpilogue(ArrayRef<Value> accumulators) {
   // The thread's outputs as runs of adjacent columns, at offsets from its
   // first row and column in the block tile.
-  struct Run {
-    int64_t row, column;
-    SmallVector<Value> values;
-  };
-  SmallVector<Run> runs;
+  SmallVector<AccumulatorRun> runs;
   Value firstRow, firstColumn;
   if (simt()) {
     firstRow = simtRow;
@@ -611,163 +544,12 @@ void TiledGemmEmitter::emitEpilogue(ArrayRef<Value> accumulators) {
         }
   }
 
-  // Bias and epilogue columns of each column of the thread, loaded once.
-  std::map<int64_t, SmallVector<Value>> constantsAt;
-  auto constants = [&](int64_t offset) -> ArrayRef<Value> {
-    auto [it, inserted] = constantsAt.try_emplace(offset);
-    if (inserted && columnConstants) {
-      Value column = add(firstColumn, offset);
-      int64_t vectors = (bias ? 1 : 0) + columns.size();
-      for (int64_t i = 0; i < vectors; ++i)
-        it->second.push_back(memref::LoadOp::create(
-            b, loc, columnConstants, ValueRange{idx(i), column}));
-    }
-    return it->second;
-  };
-  for (const Run &run : runs)
-    for (size_t j = 0; j < run.values.size(); ++j)
-      (void)constants(run.column + j);
-
-  // The output tile goes through shared memory (the pipeline's buffers,
-  // free once every warp is past the main loop), so that it leaves in
-  // 16-byte row chunks instead of the accumulators' scattered runs.
-  gpu::BarrierOp::create(b, loc);
-  Value staging = sharedView(0, {c.getBlockM(), layout.stagingRowElements},
-                             elementType);
-  for (const Run &run : runs) {
-    SmallVector<Value> results;
-    for (auto [j, accumulator] : llvm::enumerate(run.values)) {
-      ArrayRef<Value> columnValues = constants(run.column + j);
-      Value v = accumulator;
-      if (p.alpha != 1.0)
-        v = arith::MulFOp::create(b, loc, v, f32(p.alpha));
-      if (bias)
-        v = arith::AddFOp::create(b, loc, v, columnValues.front());
-      SmallVector<Value> operands(columnValues.drop_front(bias ? 1 : 0));
-      llvm::append_range(operands,
-                         loadRowOperands(add(firstRow, run.row),
-                                         add(firstColumn, run.column + j)));
-      results.push_back(p.epilogue(b, loc, v, operands));
-    }
-    int64_t width = results.size();
-    Value vector = vector::FromElementsOp::create(
-        b, loc, VectorType::get({width}, b.getF32Type()), results);
-    vector::StoreOp::create(
-        b, loc, narrowTo(b, loc, vector, elementType), staging,
-        ValueRange{add(firstRow, run.row), add(firstColumn, run.column)},
-        /*nontemporal=*/false,
-        llvm::Align(width * elementBytes(elementType)));
-  }
-  gpu::BarrierOp::create(b, loc);
-  storeStagedTile(staging);
-  if (p.statistics)
-    emitStatistics(staging);
-}
-
-SmallVector<Value> TiledGemmEmitter::loadRowOperands(Value row, Value column) {
-  SmallVector<Value> values;
-  if (rowOperands.empty())
-    return values;
-  // Rows and columns past the matrix (a ragged last tile) read its last
-  // element instead: their results are never stored.
-  Value globalRow = arith::MinUIOp::create(
-      b, loc, add(rowBase, row), arith::SubIOp::create(b, loc, rows, idx(1)));
-  Value globalColumn =
-      arith::MinUIOp::create(b, loc, add(columnBase, column), idx(p.n - 1));
-  for (auto [operand, groups] : llvm::zip(rowOperands, p.rowGroups))
-    values.push_back(widen(memref::LoadOp::create(
-        b, loc, operand,
-        ValueRange{globalRow, div(globalColumn, p.n / groups)})));
-  return values;
-}
-
-void TiledGemmEmitter::storeStagedTile(Value staging) {
-  int64_t chunksPerRow = c.getBlockN() / chunkElements;
-  int64_t chunks = c.getBlockM() * chunksPerRow;
-  // Rows of `out` are 16-byte aligned when N is a multiple of a chunk; the
-  // chunks are then all in or all out of range.
-  bool vectorStores = p.n % chunkElements == 0;
-  auto chunkType = VectorType::get({chunkElements}, elementType);
-  for (int64_t first = 0; first < chunks; first += c.getThreads()) {
-    Value id = add(thread, first);
-    Value row = div(id, chunksPerRow);
-    Value column = mul(rem(id, chunksPerRow), chunkElements);
-    Value globalRow = add(rowBase, row);
-    Value globalColumn = add(columnBase, column);
-    Value rowOk = lessThan(globalRow, rows);
-    Value chunk = vector::LoadOp::create(b, loc, chunkType, staging,
-                                         ValueRange{row, column},
-                                         /*nontemporal=*/false,
-                                         llvm::Align(kChunkBytes));
-    if (vectorStores) {
-      guarded(both(rowOk, lessThan(globalColumn, idx(p.n))), [&] {
-        vector::StoreOp::create(b, loc, chunk, out,
-                                ValueRange{globalRow, globalColumn},
-                                /*nontemporal=*/false,
-                                llvm::Align(kChunkBytes));
-      });
-      continue;
-    }
-    for (int64_t e = 0; e < chunkElements; ++e) {
-      Value elementColumn = add(globalColumn, e);
-      guarded(both(rowOk, lessThan(elementColumn, idx(p.n))), [&] {
-        memref::StoreOp::create(b, loc,
-                                vector::ExtractOp::create(b, loc, chunk, e),
-                                out, ValueRange{globalRow, elementColumn});
-      });
-    }
-  }
-}
-
-void TiledGemmEmitter::emitStatistics(Value staging) {
-  // One thread a column of the staged tile: the moments of its valid rows,
-  // in two passes (mean, then squared deviations: no cancellation), of the
-  // values as stored, which are what the batch norm normalizes.
-  Value validRows = arith::MinUIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, rows, rowBase), idx(c.getBlockM()));
-  Value count = arith::UIToFPOp::create(
-      b, loc, b.getF32Type(),
-      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), validRows));
-  for (int64_t first = 0; first < c.getBlockN(); first += c.getThreads()) {
-    Value column = add(thread, first);
-    Value globalColumn = add(columnBase, column);
-    guarded(both(lessThan(column, idx(c.getBlockN())),
-                 lessThan(globalColumn, idx(p.n))),
-            [&] {
-              auto sumOver = [&](function_ref<Value(Value)> term) -> Value {
-                auto loop = scf::ForOp::create(
-                    b, loc, idx(0), validRows, idx(1), ValueRange{f32(0.0)},
-                    [&](OpBuilder &nb, Location, Value row, ValueRange sum) {
-                      OpBuilder::InsertionGuard guard(b);
-                      b.setInsertionPoint(nb.getInsertionBlock(),
-                                          nb.getInsertionPoint());
-                      Value v = widen(memref::LoadOp::create(
-                          b, loc, staging, ValueRange{row, column}));
-                      scf::YieldOp::create(
-                          b, loc,
-                          ValueRange{arith::AddFOp::create(b, loc, sum[0],
-                                                           term(v))});
-                    });
-                return loop.getResult(0);
-              };
-              Value columnMean = arith::DivFOp::create(
-                  b, loc, sumOver([](Value v) { return v; }), count);
-              Value squares = sumOver([&](Value v) -> Value {
-                Value d = arith::SubFOp::create(b, loc, v, columnMean);
-                return arith::MulFOp::create(b, loc, d, d);
-              });
-              Value index = add(
-                  arith::MulIOp::create(b, loc, globalColumn, blockRowTiles),
-                  tileM);
-              memref::StoreOp::create(b, loc, columnMean, mean, index);
-              memref::StoreOp::create(b, loc, squares, m2, index);
-            });
-  }
+  epilogue->emit(firstRow, firstColumn, runs);
 }
 
 void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
   setUp(kernel);
-  loadColumnConstants();
+  epilogue->loadColumnConstants();
   int64_t tilesK = ceilDiv(p.k, tileK);
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
 
@@ -882,47 +664,26 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
 
 } // namespace
 
-GemmSharedLayout TiledGemmProblem::sharedLayout() const {
-  int64_t vectors = (hasBias ? 1 : 0) + columnTypes.size();
-  return GemmSharedLayout::of(config, elementBytes(elementType), vectors);
-}
-
 Kernel mlir::fusion::buildTiledGemmKernel(OpBuilder &builder, Location loc,
                                           StringRef name,
-                                          const TiledGemmProblem &problem) {
+                                          const GemmKernelProblem &problem) {
   OpBuilder::InsertionGuard insertion(builder);
-  MLIRContext *context = builder.getContext();
   GemmConfigAttr config = problem.config;
   Type type = problem.elementType;
   int64_t n = problem.n, k = problem.k;
-  int64_t dynamic = ShapedType::kDynamic;
   // Memrefs, and the launch operand and shape each is described by.
   SmallVector<Type> argTypes;
   LaunchContract launch;
-  unsigned operand = 0;
-  auto addMemRef = [&](ArrayRef<int64_t> shape, Type elementType,
-                       SmallVector<RowExpr, 2> extents) {
-    argTypes.push_back(MemRefType::get(shape, elementType));
-    launch.arguments.push_back(
-        KernelArgument::descriptor(operand++, std::move(extents)));
-  };
-  RowExpr rows = RowExpr::rows();
-  addMemRef({dynamic, k}, type, {rows, RowExpr::constant(k)});
-  addMemRef({n, k}, type, {RowExpr::constant(n), RowExpr::constant(k)});
-  if (problem.hasBias)
-    addMemRef({n}, type, {RowExpr::constant(n)});
-  addMemRef({dynamic, n}, type, {rows, RowExpr::constant(n)});
-  for (Type columnType : problem.columnTypes)
-    addMemRef({n}, columnType, {RowExpr::constant(n)});
-  for (int64_t groups : problem.rowGroups)
-    addMemRef({dynamic, groups}, type, {rows, RowExpr::constant(groups)});
-  // The moments of each block row of each column.
+  int64_t dynamic = ShapedType::kDynamic;
+  argTypes.push_back(MemRefType::get({dynamic, k}, type));
+  launch.arguments.push_back(KernelArgument::descriptor(
+      0, {RowExpr::rows(), RowExpr::constant(k)}));
+  argTypes.push_back(MemRefType::get({n, k}, type));
+  launch.arguments.push_back(KernelArgument::descriptor(
+      1, {RowExpr::constant(n), RowExpr::constant(k)}));
+  appendEpilogueArguments(problem, argTypes, launch, /*operand=*/2);
   int64_t blockM = config.getBlockM();
   int64_t columnBlocks = (n + config.getBlockN() - 1) / config.getBlockN();
-  if (problem.statistics)
-    for (int i = 0; i < 2; ++i)
-      addMemRef({dynamic}, Float32Type::get(context),
-                {RowExpr::ceilDiv(1, blockM, n)});
   launch.gridX = RowExpr::ceilDiv(1, blockM, columnBlocks);
   launch.blockSize = config.getThreads();
   launch.dynamicSharedBytes = problem.sharedLayout().total;

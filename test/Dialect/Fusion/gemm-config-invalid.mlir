@@ -191,8 +191,8 @@ module attributes {fusion.target = #fusion.target<sm_86>} {
 
 // -----
 
-// expected-error @+1 {{unknown GEMM backend 'wgmma' (expected cublaslt, mma_sync or simt)}}
-#config = #fusion.gemm_config<wgmma>
+// expected-error @+1 {{unknown GEMM backend 'tcgen05' (expected cublaslt, mma_sync, simt or wgmma)}}
+#config = #fusion.gemm_config<tcgen05>
 
 // -----
 
@@ -229,3 +229,106 @@ module attributes {fusion.gemm_config = #fusion.gemm_config<cublaslt>} {}
 
 // expected-error @+1 {{unknown fusion attribute 'fusion.tile'}}
 module attributes {fusion.tile = 3} {}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{an wgmma GEMM config needs an mma kind}}
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{a wgmma GEMM config multiplies with bf16, f16, tf32 or tf32x3, not f32_as_bf16}}
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = f32_as_bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{tiling 128x256 with 2x4 warps: a wgmma kernel has one or two consumer warpgroups along M (warps = 4x1 or 8x1)}}
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{tiling 256x128 with 8x1 warps: each consumer warpgroup computes 64 rows}}
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 256x128, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{tiling 128x320 with 8x1 warps: wgmma tiles have at most 256 columns, a multiple of 16}}
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x320, warps = 8x1, stages = 2, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  // expected-error @+1 {{mma kind tf32 does not compute 'f32' tensors in bf16 precision (that is f32_as_bf16)}}
+  %0 = fusion.fused_linear %x, %w precision bf16 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x60xbf16>, %w: tensor<48x60xbf16>) -> tensor<?x48xbf16> {
+  // expected-error @+1 {{a wgmma GEMM loads rows of x and w with TMA, whose rows must be multiples of 16 bytes; K = 60 of 'bf16' is not}}
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x60xbf16>, tensor<48x60xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
+}
+
+// -----
+
+module attributes {fusion.target = #fusion.target<sm_80>} {
+  func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+    // expected-error @+1 {{wgmma GEMM kernels need TMA and wgmma (sm_90), which sm_80 lacks}}
+    %0 = fusion.fused_linear %x, %w epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+    return %0 : tensor<?x48xbf16>
+  }
+}
+
+// -----
+
+module attributes {fusion.target = #fusion.target<sm_90>} {
+  func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+    // expected-error @+1 {{tiling 128x256 with 6 stages needs 296032 bytes of shared memory, sm_90 has 232448}}
+    %0 = fusion.fused_linear %x, %w epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 6, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+    return %0 : tensor<?x48xbf16>
+  }
+}

@@ -25,3 +25,24 @@ module attributes {gpu.container_module, fusion.target = #fusion.target<sm_80>} 
     }
   }
 }
+
+// A kernel's tensor maps are passed by value: as the 128-byte array to the
+// gpu.func that lists them, as its byval type to the lowered llvm.func.
+// CHECK-LABEL: llvm.func @tensor_maps(
+// CHECK: fusion_rt.launch @maps::@gpu grid({{.*}}) block 384 shared 0 stream(%{{.*}}) args(%{{.*}}, %{{.*}} : !llvm.array<16 x i64>, !llvm.ptr) : i32
+// CHECK: fusion_rt.launch @maps::@lowered grid({{.*}}) block 384 shared 0 stream(%{{.*}}) args(%{{.*}} : !llvm.array<16 x i64>) : i32
+module attributes {gpu.container_module} {
+  llvm.func @tensor_maps(%stream: !llvm.ptr, %n: i64, %p: !llvm.ptr, %map: !llvm.array<16 x i64>) -> i32 {
+    %0 = fusion_rt.launch @maps::@gpu grid(%n, %n) block 384 shared 0 stream(%stream) args(%map, %p : !llvm.array<16 x i64>, !llvm.ptr) : i32
+    %1 = fusion_rt.launch @maps::@lowered grid(%n, %n) block 384 shared 0 stream(%stream) args(%map : !llvm.array<16 x i64>) : i32
+    llvm.return %1 : i32
+  }
+  gpu.module @maps {
+    gpu.func @gpu(%map: !llvm.ptr, %p: !llvm.ptr) kernel attributes {known_block_size = array<i32: 384, 1, 1>, fusion_rt.tensor_map_args = array<i64: 0>} {
+      gpu.return
+    }
+    llvm.func @lowered(%map: !llvm.ptr {llvm.byval = !llvm.array<16 x i64>, llvm.align = 64 : i32, nvvm.grid_constant}) attributes {gpu.kernel, nvvm.kernel} {
+      llvm.return
+    }
+  }
+}

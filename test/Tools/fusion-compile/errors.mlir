@@ -19,7 +19,7 @@
 // RUN: not fusion-compile %S/../../../examples/linear_leaky_relu.mlir -o %t.ptx --emit=ptx --strategy=tiled --precision=bf16 --tile=32x128,2x9223372036854775807,1024 2>&1 | FileCheck %s --check-prefix=WARPS
 
 // INVALID: errors.mlir:[[# @LINE + 3]]:8: error: 'fusion.linear' op weight in_features 4 does not match input K 8
-// STRATEGY: fusion-compile: invalid --strategy='fastest' (expected cublas, tiled or auto)
+// STRATEGY: fusion-compile: invalid --strategy='fastest' (expected cublas, tiled, wgmma or auto)
 func.func @bad(%x: tensor<?x8xf32>, %w: tensor<16x4xf32>) -> tensor<?x16xf32> {
   %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<16x4xf32> -> tensor<?x16xf32>
   return %0 : tensor<?x16xf32>

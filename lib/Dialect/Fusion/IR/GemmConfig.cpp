@@ -15,10 +15,10 @@ namespace {
 // Shared memory per block with the opt-in carve-out (CUDA programming guide,
 // compute capabilities table); SM counts of the A100, RTX A6000, L40S, H100.
 constexpr ChipInfo kChips[] = {
-    {Chip::sm_80, 163 * 1024, 108, true},
-    {Chip::sm_86, 99 * 1024, 84, true},
-    {Chip::sm_89, 99 * 1024, 142, true},
-    {Chip::sm_90, 227 * 1024, 132, true},
+    {Chip::sm_80, 163 * 1024, 108, true, false},
+    {Chip::sm_86, 99 * 1024, 84, true, false},
+    {Chip::sm_89, 99 * 1024, 142, true, false},
+    {Chip::sm_90, 227 * 1024, 132, true, true},
 };
 } // namespace
 
@@ -71,12 +71,27 @@ GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
   layout.stagingRowElements = config.getBlockN() + 8;
   int64_t staging =
       config.getBlockM() * layout.stagingRowElements * elementBytes;
-  int64_t pipeline = config.getStages() *
-                     (config.getBlockM() + config.getBlockN()) * kGemmRowBytes;
+  int64_t stageBytes =
+      (config.getBlockM() + config.getBlockN()) * kGemmRowBytes;
+  int64_t pipeline = config.getStages() * stageBytes;
+  if (config.isWgmma() && config.getMma() == MmaKind::tf32x3)
+    pipeline += 2 * stageBytes;
   layout.constants =
       llvm::alignTo(std::max(pipeline, staging), kGemmChunkBytes);
   layout.total = layout.constants + columnVectors * config.getBlockN() * 4;
+  layout.staticBytes = 0;
+  if (config.isWgmma()) {
+    // The shift to the first 1024-byte boundary; a full and an empty
+    // mbarrier per stage.
+    layout.total += kSwizzleAtomBytes;
+    layout.staticBytes = 2 * config.getStages() * 8;
+  }
   return layout;
+}
+
+bool mlir::fusion::isWgmmaKind(MmaKind mma) {
+  return mma == MmaKind::bf16 || mma == MmaKind::f16 ||
+         mma == MmaKind::tf32 || mma == MmaKind::tf32x3;
 }
 
 MmaKind mlir::fusion::getRequiredMmaKind(Type elementType,
@@ -116,17 +131,27 @@ LogicalResult mlir::fusion::verifyGemmConfig(FusedLinearOp op, GemmConfigAttr co
            << stringifyMmaKind(*config.getMma()) << " does not compute "
            << elementType << " tensors in " << stringifyPrecision(precision)
            << " precision (that is " << stringifyMmaKind(required) << ")";
+  int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
+  int64_t k = op.getWeight().getType().getDimSize(1);
+  if (config.isWgmma() && (k * elementBytes) % kGemmChunkBytes)
+    return op.emitOpError("a wgmma GEMM loads rows of x and w with TMA, "
+                          "whose rows must be multiples of 16 bytes; K = ")
+           << k << " of " << elementType << " is not";
   TargetAttr target = TargetAttr::lookup(op);
   if (!target)
     return success();
   const ChipInfo &chip = getChipInfo(target.getChip());
+  if (config.isWgmma() && !chip.hasWgmma)
+    return op.emitOpError("wgmma GEMM kernels need TMA and wgmma (sm_90), "
+                          "which ")
+           << stringifyChip(chip.chip) << " lacks";
   if (!chip.hasMmaSync)
     return op.emitOpError("generated GEMM kernels need cp.async and "
                           "mma.sync, which ")
            << stringifyChip(chip.chip) << " lacks";
   int64_t vectors = (op.getBias() ? 1 : 0) + op.getEpilogueOperands().size();
-  int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
-  int64_t bytes = GemmSharedLayout::of(config, elementBytes, vectors).total;
+  GemmSharedLayout layout = GemmSharedLayout::of(config, elementBytes, vectors);
+  int64_t bytes = layout.total + layout.staticBytes;
   if (bytes > chip.maxSharedBytesPerBlock)
     return op.emitOpError("tiling ")
            << config.getBlockM() << "x" << config.getBlockN() << " with "
@@ -168,8 +193,14 @@ GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                             "tiling";
     return success();
   }
-  if (backend == GemmBackend::mma_sync && !mma)
-    return emitError() << "an mma_sync GEMM config needs an mma kind";
+  if ((backend == GemmBackend::mma_sync || backend == GemmBackend::wgmma) &&
+      !mma)
+    return emitError() << "an " << stringifyGemmBackend(backend)
+                       << " GEMM config needs an mma kind";
+  if (backend == GemmBackend::wgmma && !isWgmmaKind(*mma))
+    return emitError() << "a wgmma GEMM config multiplies with bf16, f16, "
+                          "tf32 or tf32x3, not "
+                       << stringifyMmaKind(*mma);
   if (backend == GemmBackend::simt && mma)
     return emitError() << "a simt GEMM config takes no mma kind (it "
                           "multiplies with f32 fma)";
@@ -195,6 +226,20 @@ GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   };
   if (threads > 1024)
     return invalid() << threads << " threads, more than 1024 per block";
+  if (backend == GemmBackend::wgmma) {
+    // Each consumer warpgroup multiplies 64 rows of the tile by all its
+    // columns (one m64nNk wgmma, N <= 256), with N a multiple of the
+    // output's 16-byte stores (8 elements of 16 bits).
+    if (warpsN != 1 || (warpsM != 4 && warpsM != 8))
+      return invalid() << "a wgmma kernel has one or two consumer "
+                          "warpgroups along M (warps = 4x1 or 8x1)";
+    if (blockM != 16 * warpsM)
+      return invalid() << "each consumer warpgroup computes 64 rows";
+    if (blockN > 256 || blockN % 16)
+      return invalid() << "wgmma tiles have at most 256 columns, a "
+                          "multiple of 16";
+    return success();
+  }
   if (blockM % (16 * warpsM) || blockN % (16 * warpsN))
     return invalid() << "warp tiles must be multiples of 16x16";
   if (backend == GemmBackend::simt &&
@@ -220,7 +265,7 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
   if (!backend) {
     parser.emitError(backendLoc)
         << "unknown GEMM backend '" << backendName
-        << "' (expected cublaslt, mma_sync or simt)";
+        << "' (expected cublaslt, mma_sync, simt or wgmma)";
     return {};
   }
   std::optional<MmaKind> mma;

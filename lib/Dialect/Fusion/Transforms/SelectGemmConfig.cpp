@@ -26,30 +26,47 @@ struct SelectGemmConfigPass
   void runOnOperation() override;
 
 private:
-  /// The backend `strategy` gives `op`.
-  GemmBackend selectBackend(FusedLinearOp op) const;
+  /// The backend `strategy` gives `op` on `chip`.
+  GemmBackend selectBackend(FusedLinearOp op, const ChipInfo &chip) const;
   /// The config of `op`, the heuristic tiling with the options' overrides,
   /// or null after a diagnostic.
   GemmConfigAttr selectConfig(FusedLinearOp op, const ChipInfo &chip) const;
 };
 
-GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op) const {
+GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
+                                                const ChipInfo &chip) const {
   Type elementType = op.getWeight().getType().getElementType();
   Precision precision = op.getComputePrecision();
   bool fp32 = elementType.isF32() && precision == Precision::fp32;
   GemmBackend generated = fp32 && fp32Math == Fp32Math::simt
                               ? GemmBackend::simt
                               : GemmBackend::mma_sync;
+  int64_t k = op.getWeight().getType().getDimSize(1);
+  bool wgmmaComputes =
+      chip.hasWgmma &&
+      isWgmmaKind(getRequiredMmaKind(elementType, precision)) &&
+      (k * elementType.getIntOrFloatBitWidth() / 8) % kGemmChunkBytes == 0;
   switch (strategy) {
   case GemmStrategy::cublas:
     return GemmBackend::cublaslt;
   case GemmStrategy::tiled:
     return generated;
-  case GemmStrategy::Auto:
-    // The rule measured on the H100 (docs/benchmarks.md): only 3xTF32 beats
-    // cuBLAS, whose sm_90 GEMMs use wgmma and TMA.
+  case GemmStrategy::wgmma:
+    return wgmmaComputes ? GemmBackend::wgmma : GemmBackend::cublaslt;
+  case GemmStrategy::Auto: {
+    // The rule measured on the H100 (docs/benchmarks.md, run 9): the wgmma
+    // kernel for f32 tensors (3xTF32: 1.5-1.8x cuBLAS's SGEMM; tf32: at or
+    // above cuBLAS with the epilogue fused); cuBLASLt for 16-bit tensors,
+    // where its GEMM plus one pass still wins on elementwise epilogues.
+    // Elsewhere only 3xTF32 beats cuBLAS.
+    bool f32Tensors = elementType.isF32() &&
+                      (precision == Precision::fp32 ||
+                       precision == Precision::tf32);
+    if (wgmmaComputes && f32Tensors && generated == GemmBackend::mma_sync)
+      return GemmBackend::wgmma;
     return fp32 && generated == GemmBackend::mma_sync ? GemmBackend::mma_sync
                                                       : GemmBackend::cublaslt;
+  }
   }
   llvm_unreachable("unknown strategy");
 }
@@ -57,7 +74,7 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op) const {
 GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
                                                   const ChipInfo &chip) const {
   MLIRContext *context = op.getContext();
-  GemmBackend backend = selectBackend(op);
+  GemmBackend backend = selectBackend(op, chip);
   if (backend == GemmBackend::cublaslt)
     return GemmConfigAttr::get(context, backend);
 
@@ -66,7 +83,7 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
   int64_t n = weightType.getDimSize(0), k = weightType.getDimSize(1);
   int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
   std::optional<MmaKind> mma;
-  if (backend == GemmBackend::mma_sync)
+  if (backend == GemmBackend::mma_sync || backend == GemmBackend::wgmma)
     mma = getRequiredMmaKind(elementType, op.getComputePrecision());
 
   // 128x256 blocks of 8 warps, 64x64 warp tiles (128 accumulator registers
@@ -86,6 +103,14 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
   if (mma == MmaKind::tf32x3 || backend == GemmBackend::simt || !alignedK) {
     blockN = 128;
     warpsN = 4;
+  }
+  if (backend == GemmBackend::wgmma) {
+    // Two consumer warpgroups of m64n256 (128 accumulators a thread);
+    // 3xTF32 keeps each K slice's sums apart from the running ones, so
+    // m64n128.
+    blockN = mma == MmaKind::tf32x3 || n <= 128 ? 128 : 256;
+    warpsM = 8;
+    warpsN = 1;
   }
   if (!tile.empty()) {
     blockM = tile[0];
@@ -108,8 +133,9 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
   int64_t vectors = (op.getBias() ? 1 : 0) + op.getEpilogueOperands().size();
   GemmConfigAttr config = build(4);
   for (int64_t depth = 3; config && depth >= 2; --depth) {
-    if (GemmSharedLayout::of(config, elementBytes, vectors).total <=
-        chip.maxSharedBytesPerBlock)
+    GemmSharedLayout layout =
+        GemmSharedLayout::of(config, elementBytes, vectors);
+    if (layout.total + layout.staticBytes <= chip.maxSharedBytesPerBlock)
       break;
     config = build(depth);
   }

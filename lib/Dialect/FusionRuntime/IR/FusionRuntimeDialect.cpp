@@ -6,6 +6,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::fusion_rt;
@@ -17,6 +18,41 @@ void FusionRuntimeDialect::initialize() {
 #define GET_OP_LIST
 #include "fusion/Dialect/FusionRuntime/IR/FusionRuntimeOps.cpp.inc"
       >();
+}
+
+Type FusionRuntimeDialect::getTensorMapType(MLIRContext *context) {
+  return LLVM::LLVMArrayType::get(IntegerType::get(context, 64), 16);
+}
+
+LogicalResult
+FusionRuntimeDialect::verifyOperationAttribute(Operation *op,
+                                               NamedAttribute attr) {
+  if (attr.getName() != getTensorMapArgsAttrName())
+    return op->emitError() << "unknown fusion_rt attribute '"
+                           << attr.getName().getValue() << "'";
+  auto indices = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!indices || !function)
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' must be an array<i64> of argument indices "
+                              "on a kernel";
+  for (int64_t index : indices.asArrayRef()) {
+    if (index < 0 || index >= static_cast<int64_t>(function.getNumArguments()))
+      return op->emitError() << "tensor-map argument #" << index
+                             << " is out of range";
+    if (!isa<LLVM::LLVMPointerType>(function.getArgumentTypes()[index]))
+      return op->emitError() << "tensor-map argument #" << index
+                             << " must be an !llvm.ptr";
+  }
+  return success();
+}
+
+/// Whether argument `index` of `kernel` is a tensor map.
+static bool isTensorMapArg(Operation *kernel, size_t index) {
+  auto tensorMaps = kernel->getAttrOfType<DenseI64ArrayAttr>(
+      FusionRuntimeDialect::getTensorMapArgsAttrName());
+  return tensorMaps &&
+         llvm::is_contained(tensorMaps.asArrayRef(), static_cast<int64_t>(index));
 }
 
 /// The types of a kernel argument as the C ABI passes it: a memref as its
@@ -48,13 +84,26 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       return emitOpError("launches ")
              << getBlock() << " threads a block, the kernel is built for "
              << (*known)[0];
-    for (Type type : kernel.getArgumentTypes())
-      appendAbiTypes(type, expected);
+    for (auto [index, type] : llvm::enumerate(kernel.getArgumentTypes())) {
+      if (isTensorMapArg(kernel, index))
+        expected.push_back(FusionRuntimeDialect::getTensorMapType(getContext()));
+      else
+        appendAbiTypes(type, expected);
+    }
   } else if (auto lowered = dyn_cast_or_null<LLVM::LLVMFuncOp>(callee);
              lowered && lowered->hasAttr(
                             gpu::GPUDialect::getKernelFuncAttrName())) {
-    // Lowered to NVVM: its parameters are already the ABI's.
-    llvm::append_range(expected, lowered.getArgumentTypes());
+    // Lowered to NVVM: its parameters are the ABI's, a byval one passed as
+    // its value.
+    for (auto [index, type] : llvm::enumerate(lowered.getArgumentTypes())) {
+      if (auto byval = lowered.getArgAttrOfType<TypeAttr>(
+              index, LLVM::LLVMDialect::getByValAttrName()))
+        expected.push_back(byval.getValue());
+      else if (isTensorMapArg(lowered, index))
+        expected.push_back(FusionRuntimeDialect::getTensorMapType(getContext()));
+      else
+        expected.push_back(type);
+    }
   } else {
     return emitOpError("names ")
            << getKernelAttr() << ", which is not a kernel";

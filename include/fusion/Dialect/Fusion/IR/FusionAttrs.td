@@ -107,7 +107,9 @@ def Fusion_GemmStrategy : I32EnumAttr<"GemmStrategy",
     "how fusion-select-gemm-config chooses the backend of a fused GEMM", [
       I32EnumAttrCase<"cublas", 0>,
       I32EnumAttrCase<"tiled", 1>,
-      I32EnumAttrCase<"Auto", 2, "auto">]> {
+      I32EnumAttrCase<"Auto", 2, "auto">,
+      // The generated Hopper kernel (wgmma, TMA; sm_90 only).
+      I32EnumAttrCase<"wgmma", 3>]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::fusion";
 }
@@ -124,13 +126,14 @@ def Fusion_GemmBackend : I32EnumAttr<"GemmBackend",
     "the kernel family a fused GEMM is lowered to", [
       I32EnumAttrCase<"cublaslt", 0>,
       I32EnumAttrCase<"mma_sync", 1>,
-      I32EnumAttrCase<"simt", 2>]> {
+      I32EnumAttrCase<"simt", 2>,
+      I32EnumAttrCase<"wgmma", 3>]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::fusion";
 }
 
 def Fusion_MmaKind : I32EnumAttr<"MmaKind",
-    "the tensor-core multiply of an mma_sync kernel", [
+    "the tensor-core multiply of an mma_sync or wgmma kernel", [
       // mma.sync m16n8k16 on bf16 / f16 tensors.
       I32EnumAttrCase<"bf16", 0>,
       I32EnumAttrCase<"f16", 1>,
@@ -190,6 +193,12 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
       ldmatrix, mma.sync of the `mma` kind) with the epilogue in registers.
     - `simt`: the same kernel with f32 fma on the CUDA cores (f32 tensors
       in fp32 only).
+    - `wgmma`: one generated Hopper kernel (sm_90): a producer warpgroup
+      issues TMA loads into a ring of `stages` shared-memory buffers,
+      `warps / 4` consumer warpgroups multiply with wgmma (each 64 rows of
+      the tile), mbarriers hand the buffers over; the epilogue runs on the
+      accumulators. `warps` counts the consumer warps (4 per 64 rows, one
+      column of warpgroups: `warps = 8x1` for a 128-row tile).
 
     The generated kernels take a thread-block `tile` (BMxBN), a grid of
     `warps` (WMxWN), `stages` of cp.async pipeline and a rasterization
@@ -198,7 +207,8 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
     the shared memory against the module's `#fusion.target`.
 
     Examples: `#fusion.gemm_config<cublaslt>`,
-    `#fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8>`
+    `#fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8>`,
+    `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>`
   }];
   let parameters = (ins EnumParameter<Fusion_GemmBackend>:$backend,
                         OptionalParameter<"std::optional<MmaKind>">:$mma,
@@ -218,7 +228,16 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
   let extraClassDeclaration = [{
     /// Whether the GEMM is a generated kernel (mma_sync or simt).
     bool isGenerated() const { return getBackend() != GemmBackend::cublaslt; }
-    int64_t getThreads() const { return 32 * getWarpsM() * getWarpsN(); }
+    bool isWgmma() const { return getBackend() == GemmBackend::wgmma; }
+    /// Threads of the tile's consumers (all of them but a wgmma kernel's
+    /// producer warpgroup).
+    int64_t getConsumerThreads() const {
+      return 32 * getWarpsM() * getWarpsN();
+    }
+    /// Threads of a block: a wgmma kernel adds its producer warpgroup.
+    int64_t getThreads() const {
+      return getConsumerThreads() + (isWgmma() ? 128 : 0);
+    }
     int64_t getWarpTileM() const { return getBlockM() / getWarpsM(); }
     int64_t getWarpTileN() const { return getBlockN() / getWarpsN(); }
   }];

@@ -33,6 +33,9 @@ struct ChipInfo {
   int64_t smCount;
   /// cp.async, ldmatrix and mma.sync of bf16/f16/tf32 (sm_80 and newer).
   bool hasMmaSync;
+  /// TMA, mbarrier transactions and wgmma (sm_90, as its arch-specific
+  /// sm_90a target).
+  bool hasWgmma;
 };
 
 const ChipInfo &getChipInfo(Chip chip);
@@ -47,24 +50,36 @@ constexpr int64_t kGemmChunksPerRow = kGemmRowBytes / kGemmChunkBytes;
 /// SIMT kernels: threads along N of the block's thread grid.
 constexpr int64_t kSimtThreadsN = 16;
 
+/// TMA's 128-byte swizzle repeats every 8 rows of 128 bytes: a wgmma
+/// kernel's stage buffers start at multiples of this.
+constexpr int64_t kSwizzleAtomBytes = 1024;
+
 /// Where a generated GEMM kernel keeps what in its dynamic shared memory, in
 /// bytes. The pipeline's stages come first; past the main loop the epilogue
 /// reuses them for the output tile. The block's bias and epilogue columns
-/// (f32) live past both.
+/// (f32) live past both. A wgmma kernel's offsets count from the first
+/// 1024-byte boundary of its dynamic shared memory (`total` has room for
+/// the shift); with 3xTF32, two buffers of operand remainders follow its
+/// stages; its mbarriers are static shared memory.
 struct GemmSharedLayout {
   int64_t stagingRowElements; ///< one row of the output tile, padded
   int64_t constants;          ///< offset of the column constants
-  int64_t total;
+  int64_t total;              ///< dynamic shared memory
+  int64_t staticBytes;        ///< static shared memory (mbarriers)
   /// For `config` on elements of `elementBytes`, with `columnVectors`
   /// per-column vectors (bias and epilogue operands).
   static GemmSharedLayout of(GemmConfigAttr config, int64_t elementBytes,
                              int64_t columnVectors);
 };
 
-/// The MMA kind an mma_sync kernel must use for tensors of `elementType` in
+/// The MMA kind a generated kernel must use for tensors of `elementType` in
 /// `precision`: 16-bit tensors multiply natively (their products are exact
 /// in fp32 and tf32 too); f32 tensors by precision.
 MmaKind getRequiredMmaKind(Type elementType, Precision precision);
+
+/// Whether a wgmma kernel multiplies with `mma`: bf16, f16, tf32 and
+/// 3xTF32 (f32 operands rounded to 16 bits are mma_sync's alone).
+bool isWgmmaKind(MmaKind mma);
 
 class FusedLinearOp;
 /// The checks of `config` that need the op it lowers: the MMA kind against

@@ -252,7 +252,10 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
 
     `strategy` picks the backend: `cublas` (cuBLASLt + epilogue kernels),
     `tiled` (a generated kernel: `mma_sync` with the MMA kind the op's types
-    and precision need, or `simt` for f32 in fp32 with `fp32-math=simt`), or
+    and precision need, or `simt` for f32 in fp32 with `fp32-math=simt`),
+    `wgmma` (the generated Hopper kernel, for sm_90; ops it cannot compute,
+    f32 tensors in bf16/f16 precision or K rows that are not multiples of
+    16 bytes, get cuBLASLt), or
     `auto`, the measured rule of docs/architecture.md: the generated
     kernel for f32 GEMMs in fp32 with 3xTF32 (faster than cuBLAS's SGEMM on
     the H100, and more accurate), cuBLASLt for everything else (its sm_90
@@ -260,7 +263,8 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
 
     The tiling of a generated kernel comes from a heuristic: 128x256 blocks
     of 2x4 warps (128x128 when N <= 128; 128x128 of 2x4 warps for 3xTF32,
-    SIMT and K rows not 16-byte aligned), and as many pipeline stages (up to
+    SIMT and K rows not 16-byte aligned; wgmma: 128x256 with two consumer
+    warpgroups, 128x128 for 3xTF32), and as many pipeline stages (up to
     4) as the chip's shared memory holds. `tile`, `warps` and `stages`
     override it; the config's verifier range-checks the result.
 
@@ -290,6 +294,9 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
                         "cuBLASLt GEMM + generated epilogue kernels"),
              clEnumValN(::mlir::fusion::GemmStrategy::tiled, "tiled",
                         "one generated kernel, epilogue in registers"),
+             clEnumValN(::mlir::fusion::GemmStrategy::wgmma, "wgmma",
+                        "one generated Hopper kernel (TMA, wgmma), "
+                        "epilogue in registers; sm_90"),
              clEnumValN(::mlir::fusion::GemmStrategy::Auto, "auto",
                         "per op, by the measured rule"))}]>,
     Option<"fp32Math", "fp32-math", "::mlir::fusion::Fp32Math",

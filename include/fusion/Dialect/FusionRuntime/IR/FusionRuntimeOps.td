@@ -28,6 +28,19 @@ def FusionRuntime_Dialect : Dialect {
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::fusion::FusionDialect"];
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// On a kernel (gpu.func, or its llvm.func lowering): the indices of
+    /// its `!llvm.ptr` arguments that point to TMA tensor maps, which a
+    /// launch passes by value (the 128-byte CUtensorMap, as
+    /// `!llvm.array<16 x i64>`) and the kernel reads in parameter space
+    /// (`fusion-lower-tensor-map-args`).
+    static ::llvm::StringRef getTensorMapArgsAttrName() {
+      return "fusion_rt.tensor_map_args";
+    }
+    /// The type a launch passes a tensor map as.
+    static ::mlir::Type getTensorMapType(::mlir::MLIRContext *context);
+  }];
 }
 
 class FusionRuntime_Op<string mnemonic, list<Trait> traits = []>
@@ -42,7 +55,9 @@ def FusionRuntime_LaunchOp : FusionRuntime_Op<"launch",
     `shared` bytes of dynamic shared memory, on `stream`. `args` are the
     kernel's arguments as the C ABI passes them: a memref argument of rank
     r as its expanded descriptor (allocated and aligned pointer, offset, r
-    sizes, r strides), every other argument as it is.
+    sizes, r strides), a tensor-map argument (`fusion_rt.tensor_map_args`,
+    or lowered, an `llvm.byval` one) by value, every other argument as it
+    is.
 
     The verifier checks the launch against the kernel: it exists and is a
     kernel, `block` is its `known_block_size`, the arguments match its

@@ -1,0 +1,306 @@
+//===- GemmEpilogue.cpp - the epilogue of the generated GEMM kernels ------===//
+
+#include "GemmEpilogue.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+GemmSharedLayout GemmKernelProblem::sharedLayout() const {
+  int64_t vectors = (hasBias ? 1 : 0) + columnTypes.size();
+  return GemmSharedLayout::of(config, elementBytes(elementType), vectors);
+}
+
+GemmEpilogueArguments
+GemmEpilogueArguments::take(const GemmKernelProblem &problem,
+                            ValueRange kernelArgs) {
+  GemmEpilogueArguments args;
+  unsigned next = 0;
+  args.bias = problem.hasBias ? kernelArgs[next++] : Value();
+  args.out = kernelArgs[next++];
+  for (size_t i = 0; i < problem.columnTypes.size(); ++i)
+    args.columns.push_back(kernelArgs[next++]);
+  for (size_t i = 0; i < problem.rowGroups.size(); ++i)
+    args.rowOperands.push_back(kernelArgs[next++]);
+  if (problem.statistics) {
+    args.mean = kernelArgs[next++];
+    args.m2 = kernelArgs[next++];
+  }
+  return args;
+}
+
+void mlir::fusion::appendEpilogueArguments(const GemmKernelProblem &problem,
+                                           SmallVectorImpl<Type> &argTypes,
+                                           LaunchContract &launch,
+                                           unsigned operand) {
+  Type type = problem.elementType;
+  int64_t n = problem.n;
+  int64_t dynamic = ShapedType::kDynamic;
+  auto addMemRef = [&](ArrayRef<int64_t> shape, Type elementType,
+                       SmallVector<RowExpr, 2> extents) {
+    argTypes.push_back(MemRefType::get(shape, elementType));
+    launch.arguments.push_back(
+        KernelArgument::descriptor(operand++, std::move(extents)));
+  };
+  RowExpr rows = RowExpr::rows();
+  if (problem.hasBias)
+    addMemRef({n}, type, {RowExpr::constant(n)});
+  addMemRef({dynamic, n}, type, {rows, RowExpr::constant(n)});
+  for (Type columnType : problem.columnTypes)
+    addMemRef({n}, columnType, {RowExpr::constant(n)});
+  for (int64_t groups : problem.rowGroups)
+    addMemRef({dynamic, groups}, type, {rows, RowExpr::constant(groups)});
+  // The moments of each block row of each column.
+  if (problem.statistics)
+    for (int i = 0; i < 2; ++i)
+      addMemRef({dynamic}, Float32Type::get(type.getContext()),
+                {RowExpr::ceilDiv(1, problem.config.getBlockM(), n)});
+}
+
+GemmTilePosition mlir::fusion::rasterizeGemmTile(OpBuilder &b, Location loc,
+                                                 Value rows, int64_t n,
+                                                 GemmConfigAttr c) {
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  GemmTilePosition position;
+  int64_t tilesN = (n + c.getBlockN() - 1) / c.getBlockN();
+  position.blockRowTiles =
+      arith::CeilDivUIOp::create(b, loc, rows, idx(c.getBlockM()));
+  Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value groupTiles = idx(c.getGroupM() * tilesN);
+  Value group = arith::DivUIOp::create(b, loc, block, groupTiles);
+  Value firstRow = arith::MulIOp::create(b, loc, group, idx(c.getGroupM()));
+  Value groupRows = arith::MinUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, position.blockRowTiles, firstRow),
+      idx(c.getGroupM()));
+  Value inGroup = arith::RemUIOp::create(b, loc, block, groupTiles);
+  position.tileM = arith::AddIOp::create(
+      b, loc, firstRow, arith::RemUIOp::create(b, loc, inGroup, groupRows));
+  position.tileN = arith::DivUIOp::create(b, loc, inGroup, groupRows);
+  position.rowBase =
+      arith::MulIOp::create(b, loc, position.tileM, idx(c.getBlockM()));
+  position.columnBase =
+      arith::MulIOp::create(b, loc, position.tileN, idx(c.getBlockN()));
+  return position;
+}
+
+GemmEpilogueEmitter::GemmEpilogueEmitter(OpBuilder &builder, Location loc,
+                                         const GemmKernelProblem &problem,
+                                         const GemmTile &tile,
+                                         GemmEpilogueArguments args)
+    : b(builder), loc(loc), p(problem), c(problem.config),
+      layout(problem.sharedLayout()), elementType(problem.elementType),
+      chunkElements(kGemmChunkBytes / elementBytes(problem.elementType)),
+      t(tile), args(std::move(args)) {}
+
+void GemmEpilogueEmitter::guarded(Value cond, function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  body();
+}
+
+Value GemmEpilogueEmitter::sharedView(int64_t offset, ArrayRef<int64_t> shape,
+                                      Type type) {
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+  return memref::ViewOp::create(
+      b, loc,
+      MemRefType::get(shape, type, MemRefLayoutAttrInterface(), workgroup),
+      t.shared, idx(offset), ValueRange{});
+}
+
+void GemmEpilogueEmitter::loadColumnConstants() {
+  SmallVector<Value> sources;
+  if (args.bias)
+    sources.push_back(args.bias);
+  sources.append(args.columns);
+  if (sources.empty())
+    return;
+  columnConstants =
+      sharedView(layout.constants, {static_cast<int64_t>(sources.size()),
+                                    c.getBlockN()},
+                 b.getF32Type());
+  // Columns past N hold 0; their outputs are never stored.
+  for (int64_t first = 0; first < c.getBlockN(); first += t.threads) {
+    Value column = add(t.thread, first);
+    Value globalColumn = add(t.columnBase, column);
+    Value ok = lessThan(globalColumn, idx(p.n));
+    Value safe = select(ok, globalColumn, idx(0));
+    auto store = [&] {
+      for (auto [i, source] : llvm::enumerate(sources)) {
+        Value v = widen(memref::LoadOp::create(b, loc, source, safe));
+        memref::StoreOp::create(b, loc, select(ok, v, f32(0.0)),
+                                columnConstants, ValueRange{idx(i), column});
+      }
+    };
+    if (first + t.threads <= c.getBlockN())
+      store();
+    else
+      guarded(lessThan(column, idx(c.getBlockN())), store);
+  }
+}
+
+void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
+                               ArrayRef<AccumulatorRun> runs) {
+  // Bias and epilogue columns of each column of the thread, loaded once.
+  std::map<int64_t, SmallVector<Value>> constantsAt;
+  auto constants = [&](int64_t offset) -> ArrayRef<Value> {
+    auto [it, inserted] = constantsAt.try_emplace(offset);
+    if (inserted && columnConstants) {
+      Value column = add(firstColumn, offset);
+      int64_t vectors = (args.bias ? 1 : 0) + args.columns.size();
+      for (int64_t i = 0; i < vectors; ++i)
+        it->second.push_back(memref::LoadOp::create(
+            b, loc, columnConstants, ValueRange{idx(i), column}));
+    }
+    return it->second;
+  };
+  for (const AccumulatorRun &run : runs)
+    for (size_t j = 0; j < run.values.size(); ++j)
+      (void)constants(run.column + j);
+
+  // The output tile goes through shared memory (the pipeline's buffers,
+  // free once every thread is past the main loop), so that it leaves in
+  // 16-byte row chunks instead of the accumulators' scattered runs.
+  t.barrier();
+  Value staging = sharedView(0, {c.getBlockM(), layout.stagingRowElements},
+                             elementType);
+  for (const AccumulatorRun &run : runs) {
+    SmallVector<Value> results;
+    for (auto [j, accumulator] : llvm::enumerate(run.values)) {
+      ArrayRef<Value> columnValues = constants(run.column + j);
+      Value v = accumulator;
+      if (p.alpha != 1.0)
+        v = arith::MulFOp::create(b, loc, v, f32(p.alpha));
+      if (args.bias)
+        v = arith::AddFOp::create(b, loc, v, columnValues.front());
+      SmallVector<Value> operands(columnValues.drop_front(args.bias ? 1 : 0));
+      llvm::append_range(operands,
+                         loadRowOperands(add(firstRow, run.row),
+                                         add(firstColumn, run.column + j)));
+      results.push_back(p.epilogue(b, loc, v, operands));
+    }
+    int64_t width = results.size();
+    Value vector = vector::FromElementsOp::create(
+        b, loc, VectorType::get({width}, b.getF32Type()), results);
+    vector::StoreOp::create(
+        b, loc, narrowTo(b, loc, vector, elementType), staging,
+        ValueRange{add(firstRow, run.row), add(firstColumn, run.column)},
+        /*nontemporal=*/false,
+        llvm::Align(width * elementBytes(elementType)));
+  }
+  t.barrier();
+  storeStagedTile(staging);
+  if (p.statistics)
+    emitStatistics(staging);
+}
+
+SmallVector<Value> GemmEpilogueEmitter::loadRowOperands(Value row,
+                                                        Value column) {
+  SmallVector<Value> values;
+  if (args.rowOperands.empty())
+    return values;
+  // Rows and columns past the matrix (a ragged last tile) read its last
+  // element instead: their results are never stored.
+  Value globalRow =
+      arith::MinUIOp::create(b, loc, add(t.rowBase, row),
+                             arith::SubIOp::create(b, loc, t.rows, idx(1)));
+  Value globalColumn =
+      arith::MinUIOp::create(b, loc, add(t.columnBase, column), idx(p.n - 1));
+  for (auto [operand, groups] : llvm::zip(args.rowOperands, p.rowGroups))
+    values.push_back(widen(memref::LoadOp::create(
+        b, loc, operand,
+        ValueRange{globalRow, div(globalColumn, p.n / groups)})));
+  return values;
+}
+
+void GemmEpilogueEmitter::storeStagedTile(Value staging) {
+  int64_t chunksPerRow = c.getBlockN() / chunkElements;
+  int64_t chunks = c.getBlockM() * chunksPerRow;
+  // Rows of `out` are 16-byte aligned when N is a multiple of a chunk; the
+  // chunks are then all in or all out of range.
+  bool vectorStores = p.n % chunkElements == 0;
+  auto chunkType = VectorType::get({chunkElements}, elementType);
+  for (int64_t first = 0; first < chunks; first += t.threads) {
+    Value id = add(t.thread, first);
+    Value row = div(id, chunksPerRow);
+    Value column = mul(rem(id, chunksPerRow), chunkElements);
+    Value globalRow = add(t.rowBase, row);
+    Value globalColumn = add(t.columnBase, column);
+    Value rowOk = lessThan(globalRow, t.rows);
+    Value chunk = vector::LoadOp::create(b, loc, chunkType, staging,
+                                         ValueRange{row, column},
+                                         /*nontemporal=*/false,
+                                         llvm::Align(kGemmChunkBytes));
+    if (vectorStores) {
+      guarded(both(rowOk, lessThan(globalColumn, idx(p.n))), [&] {
+        vector::StoreOp::create(b, loc, chunk, args.out,
+                                ValueRange{globalRow, globalColumn},
+                                /*nontemporal=*/false,
+                                llvm::Align(kGemmChunkBytes));
+      });
+      continue;
+    }
+    for (int64_t e = 0; e < chunkElements; ++e) {
+      Value elementColumn = add(globalColumn, e);
+      guarded(both(rowOk, lessThan(elementColumn, idx(p.n))), [&] {
+        memref::StoreOp::create(b, loc,
+                                vector::ExtractOp::create(b, loc, chunk, e),
+                                args.out, ValueRange{globalRow, elementColumn});
+      });
+    }
+  }
+}
+
+void GemmEpilogueEmitter::emitStatistics(Value staging) {
+  // One thread a column of the staged tile: the moments of its valid rows,
+  // in two passes (mean, then squared deviations: no cancellation), of the
+  // values as stored, which are what the batch norm normalizes.
+  Value validRows = arith::MinUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, t.rows, t.rowBase),
+      idx(c.getBlockM()));
+  Value count = arith::UIToFPOp::create(
+      b, loc, b.getF32Type(),
+      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), validRows));
+  for (int64_t first = 0; first < c.getBlockN(); first += t.threads) {
+    Value column = add(t.thread, first);
+    Value globalColumn = add(t.columnBase, column);
+    guarded(both(lessThan(column, idx(c.getBlockN())),
+                 lessThan(globalColumn, idx(p.n))),
+            [&] {
+              auto sumOver = [&](function_ref<Value(Value)> term) -> Value {
+                auto loop = scf::ForOp::create(
+                    b, loc, idx(0), validRows, idx(1), ValueRange{f32(0.0)},
+                    [&](OpBuilder &nb, Location, Value row, ValueRange sum) {
+                      OpBuilder::InsertionGuard guard(b);
+                      b.setInsertionPoint(nb.getInsertionBlock(),
+                                          nb.getInsertionPoint());
+                      Value v = widen(memref::LoadOp::create(
+                          b, loc, staging, ValueRange{row, column}));
+                      scf::YieldOp::create(
+                          b, loc,
+                          ValueRange{arith::AddFOp::create(b, loc, sum[0],
+                                                           term(v))});
+                    });
+                return loop.getResult(0);
+              };
+              Value columnMean = arith::DivFOp::create(
+                  b, loc, sumOver([](Value v) { return v; }), count);
+              Value squares = sumOver([&](Value v) -> Value {
+                Value d = arith::SubFOp::create(b, loc, v, columnMean);
+                return arith::MulFOp::create(b, loc, d, d);
+              });
+              Value index = add(
+                  arith::MulIOp::create(b, loc, globalColumn, t.blockRowTiles),
+                  t.tileM);
+              memref::StoreOp::create(b, loc, columnMean, args.mean, index);
+              memref::StoreOp::create(b, loc, squares, args.m2, index);
+            });
+  }
+}

@@ -1,0 +1,517 @@
+//===- WgmmaGemmKernel.cpp - GPU backend 3: the Hopper GEMM kernel --------===//
+//
+// One thread block computes a blockM x blockN tile of out = x.w^T with
+// 128 + 128 * W threads: warpgroup 0 is the producer, whose first thread
+// streams 128-byte-deep K slices of x and w into `stages` shared-memory
+// buffers with TMA (the copy engine swizzles them by 128 bytes and fills
+// rows and K past the matrices with zeros); warpgroups 1..W are the
+// consumers, each multiplying 64 rows of the tile by all its columns with
+// wgmma straight from shared memory. Per stage a `full` mbarrier counts the
+// TMA bytes in and an `empty` one the consumers' release. setmaxnreg moves
+// the producer's registers to the consumers' accumulators.
+//
+// 3xTF32 (fp32 precision of f32 tensors): the consumers split each stage
+// in place into tf32 high parts and, in a second buffer, the exact
+// remainders; three wgmmas a K step (small terms first), each K slice
+// summed from zero and added to the running sums with round-to-nearest, as
+// the sm_80 kernel does (the tensor cores truncate when they accumulate).
+//
+// Both operands are K-contiguous, the layout wgmma reads without transpose
+// (tf32 has no other).
+//
+//===----------------------------------------------------------------------===//
+
+#include "WgmmaGemmKernel.h"
+
+#include "fusion/Dialect/FusionRuntime/IR/FusionRuntimeDialect.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+namespace {
+
+constexpr int64_t kWarpgroupThreads = 128;
+/// Bytes of K one wgmma consumes: k16 of 16-bit types, k8 of tf32.
+constexpr int64_t kMmaKBytes = 32;
+/// setmaxnreg with two consumer warpgroups: 128 * 40 + 256 * 232 = 64512 of
+/// the SM's 65536 registers.
+constexpr int32_t kProducerRegisters = 40;
+constexpr int32_t kConsumerRegisters = 232;
+/// The named barrier of the consumers (0 is the block's).
+constexpr int32_t kConsumerBarrier = 1;
+
+class WgmmaGemmEmitter {
+public:
+  WgmmaGemmEmitter(OpBuilder &builder, Location loc,
+                   const GemmKernelProblem &problem)
+      : b(builder), loc(loc), p(problem), c(problem.config),
+        mma(*problem.config.getMma()), layout(problem.sharedLayout()),
+        elementType(problem.elementType),
+        tileK(kGemmRowBytes / elementBytes(elementType)),
+        warpgroups(c.getConsumerThreads() / kWarpgroupThreads) {}
+
+  void emit(gpu::GPUFuncOp kernel);
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i64(int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  }
+  Value i32(int32_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  }
+  Value add(Value l, Value r) { return arith::AddIOp::create(b, loc, l, r); }
+  Value add(Value l, int64_t r) { return r ? add(l, idx(r)) : l; }
+  Value sub(Value l, Value r) { return arith::SubIOp::create(b, loc, l, r); }
+  Value sub(Value l, int64_t r) { return sub(l, idx(r)); }
+  Value mul(Value l, int64_t r) {
+    return r == 1 ? l : arith::MulIOp::create(b, loc, l, idx(r)).getResult();
+  }
+  Value div(Value l, int64_t r) {
+    return arith::DivUIOp::create(b, loc, l, idx(r));
+  }
+  Value rem(Value l, int64_t r) {
+    return arith::RemUIOp::create(b, loc, l, idx(r));
+  }
+  Value equal(Value l, int64_t r) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, l, idx(r));
+  }
+  /// Bit 0 of `index`, as the i1 phase parity of an mbarrier.
+  Value parityOf(Value index) {
+    return arith::IndexCastUIOp::create(b, loc, b.getI1Type(), rem(index, 2));
+  }
+  void guarded(Value cond, function_ref<void()> body) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    body();
+  }
+  Value sharedView(Value offset, ArrayRef<int64_t> shape, Type type) {
+    return memref::ViewOp::create(
+        b, loc,
+        MemRefType::get(shape, type, MemRefLayoutAttrInterface(), workgroup()),
+        shared, offset, ValueRange{});
+  }
+  Attribute workgroup() {
+    return gpu::AddressSpaceAttr::get(
+        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+  }
+  void consumerBarrier() {
+    NVVM::BarrierOp::create(b, loc, Type(), i32(kConsumerBarrier),
+                            i32(c.getConsumerThreads()), {}, Value());
+  }
+
+  bool split() const { return mma == MmaKind::tf32x3; }
+  /// Byte offsets of stage buffers (from the aligned origin): x's, w's, and
+  /// (3xTF32) the remainders' two buffers, each x's rows then w's.
+  int64_t aOffset(int64_t stage) const {
+    return stage * c.getBlockM() * kGemmRowBytes;
+  }
+  Value aOffset(Value stage) { return mul(stage, c.getBlockM() * kGemmRowBytes); }
+  Value bOffset(Value stage) {
+    return add(mul(stage, c.getBlockN() * kGemmRowBytes), aOffset(c.getStages()));
+  }
+  int64_t stageBytes() const {
+    return (c.getBlockM() + c.getBlockN()) * kGemmRowBytes;
+  }
+  Value remainderOffset(Value parity) {
+    return add(mul(parity, stageBytes()), c.getStages() * stageBytes());
+  }
+
+  void setUp(gpu::GPUFuncOp kernel);
+  void emitProducer();
+  void emitConsumer();
+  /// 3xTF32: stage `stage`'s x and w tiles split in place into their tf32
+  /// high parts, the remainders into buffer `parity`.
+  void splitStage(Value stage, Value parity);
+  /// The wgmma descriptor of the K-major, 128-byte-swizzled matrix at
+  /// shared byte address `address` (i64).
+  Value descriptor(Value address);
+  /// The wgmmas of one stage into `acc`; the first starts from zero when
+  /// `fromZero`.
+  Value multiplyStage(Value acc, Value stage, Value parity, bool fromZero);
+  Value wgmma(Value acc, Value a, Value bDescriptor, bool fromZero);
+  /// running + acc, element by element (round to nearest).
+  Value addAccumulators(Value running, Value acc);
+  void emitEpilogue(Value acc);
+
+  OpBuilder &b;
+  Location loc;
+  const GemmKernelProblem &p;
+  GemmConfigAttr c;
+  MmaKind mma;
+  GemmSharedLayout layout;
+  Type elementType;
+  int64_t tileK, warpgroups;
+
+  Value xMap, wMap, barriers, shared, sharedBase;
+  Value thread, warpgroup, rows, tilesK;
+  GemmTilePosition position;
+  std::optional<GemmEpilogueEmitter> epilogue;
+  LLVM::LLVMStructType accumulatorType;
+};
+
+void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
+  MLIRContext *context = b.getContext();
+  auto args = kernel.getArguments();
+  auto mapType = [&](int64_t boxRows) {
+    return nvgpu::TensorMapDescriptorType::get(
+        context,
+        MemRefType::get({boxRows, tileK}, elementType,
+                        MemRefLayoutAttrInterface(), workgroup()),
+        nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+        nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
+        nvgpu::TensorMapOOBKind::OOB_ZERO,
+        nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+  };
+  auto cast = [&](Value ptr, Type type) {
+    return UnrealizedConversionCastOp::create(b, loc, type, ptr).getResult(0);
+  };
+  xMap = cast(args[0], mapType(c.getBlockM()));
+  wMap = cast(args[1], mapType(c.getBlockN()));
+  GemmEpilogueArguments epilogueArgs =
+      GemmEpilogueArguments::take(p, args.drop_front(2));
+
+  thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  warpgroup = div(thread, kWarpgroupThreads);
+  rows = memref::DimOp::create(b, loc, epilogueArgs.out, 0);
+  tilesK = idx((p.k + tileK - 1) / tileK);
+  position = rasterizeGemmTile(b, loc, rows, p.n, c);
+
+  // The stage buffers start at a 1024-byte boundary, where TMA's and
+  // wgmma's 128-byte swizzles agree (the layout has room for the shift).
+  auto raw = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(), workgroup()));
+  Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
+  Value shift = rem(sub(idx(kSwizzleAtomBytes), rem(address, kSwizzleAtomBytes)),
+                    kSwizzleAtomBytes);
+  shared = memref::ViewOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(), workgroup()),
+      raw, shift, ValueRange{idx(layout.total - kSwizzleAtomBytes)});
+  sharedBase = arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
+                                            add(address, shift));
+
+  barriers = nvgpu::MBarrierCreateOp::create(
+      b, loc,
+      nvgpu::MBarrierGroupType::get(context, workgroup(), 2 * c.getStages()));
+
+  GemmTile tile{sub(thread, kWarpgroupThreads),
+                c.getConsumerThreads(),
+                rows,
+                position.tileM,
+                position.blockRowTiles,
+                position.rowBase,
+                position.columnBase,
+                shared,
+                [this] { consumerBarrier(); }};
+  epilogue.emplace(b, loc, p, tile, std::move(epilogueArgs));
+
+  int64_t columnsPerThread = c.getBlockN() / 2;
+  accumulatorType = LLVM::LLVMStructType::getLiteral(
+      context, SmallVector<Type>(columnsPerThread, b.getF32Type()));
+}
+
+void WgmmaGemmEmitter::emitProducer() {
+  if (warpgroups == 2)
+    NVVM::SetMaxRegisterOp::create(
+        b, loc, b.getI32IntegerAttr(kProducerRegisters),
+        NVVM::SetMaxRegisterActionAttr::get(
+            b.getContext(), NVVM::SetMaxRegisterAction::decrease));
+  guarded(equal(thread, 0), [&] {
+    int64_t bytes = stageBytes();
+    scf::ForOp::create(
+        b, loc, idx(0), tilesK, idx(1), ValueRange{},
+        [&](OpBuilder &nb, Location, Value kTile, ValueRange) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value stage = rem(kTile, c.getStages());
+          Value use = div(kTile, c.getStages());
+          // Use u of a stage waits for the consumers' release of use u - 1,
+          // phase u - 1 of its empty barrier; a fresh barrier counts its
+          // phase "-1" as complete.
+          Value released = arith::XOrIOp::create(
+              b, loc, parityOf(use),
+              arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+          nvgpu::MBarrierTryWaitParityOp::create(
+              b, loc, barriers, released, idx(0x989680),
+              add(stage, c.getStages()));
+          nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barriers, idx(bytes),
+                                                  stage, Value());
+          Value k = mul(kTile, tileK);
+          nvgpu::TmaAsyncLoadOp::create(
+              b, loc,
+              sharedView(aOffset(stage), {c.getBlockM(), tileK}, elementType),
+              barriers, xMap, ValueRange{k, position.rowBase}, stage,
+              Value(), Value());
+          nvgpu::TmaAsyncLoadOp::create(
+              b, loc,
+              sharedView(bOffset(stage), {c.getBlockN(), tileK}, elementType),
+              barriers, wMap, ValueRange{k, position.columnBase}, stage,
+              Value(), Value());
+          scf::YieldOp::create(b, loc);
+        });
+  });
+}
+
+Value WgmmaGemmEmitter::descriptor(Value address) {
+  // Start address (bits 0-13, in 16-byte units), leading byte offset 16
+  // (unused by swizzled K-major layouts), stride byte offset 1024 between
+  // groups of 8 rows (bits 32-45), 128-byte swizzle (bits 62-63 = 1).
+  Value start = arith::ShRUIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, address, i64(0x3ffff)), i64(4));
+  constexpr int64_t fixed = (int64_t(1) << 16) | (int64_t(64) << 32) |
+                            (int64_t(1) << 62);
+  return arith::OrIOp::create(b, loc, start, i64(fixed));
+}
+
+Value WgmmaGemmEmitter::wgmma(Value acc, Value aDescriptor, Value bDescriptor,
+                              bool fromZero) {
+  MLIRContext *context = b.getContext();
+  NVVM::WGMMATypes type = NVVM::WGMMATypes::tf32;
+  int64_t k = 8;
+  if (mma == MmaKind::bf16 || mma == MmaKind::f16) {
+    type = mma == MmaKind::bf16 ? NVVM::WGMMATypes::bf16
+                                : NVVM::WGMMATypes::f16;
+    k = 16;
+  }
+  return NVVM::WgmmaMmaAsyncOp::create(
+      b, loc, accumulatorType, acc, aDescriptor, bDescriptor,
+      NVVM::MMAShapeAttr::get(context, 64, c.getBlockN(), k), type, type,
+      NVVM::WGMMATypes::f32,
+      fromZero ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+      NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+      NVVM::MMALayout::col, /*satfinite=*/nullptr);
+}
+
+Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, Value parity,
+                                      bool fromZero) {
+  Value consumer = sub(warpgroup, 1);
+  auto address = [&](Value offset) {
+    return arith::AddIOp::create(
+        b, loc, sharedBase,
+        arith::IndexCastUIOp::create(b, loc, b.getI64Type(), offset));
+  };
+  // The consumer's 64 rows of x; w's rows all.
+  Value aRows = mul(consumer, 64 * kGemmRowBytes);
+  Value a = address(add(aOffset(stage), aRows));
+  Value bTile = address(bOffset(stage));
+  Value aLow, bLow;
+  if (split()) {
+    Value remainders = remainderOffset(parity);
+    aLow = address(add(remainders, aRows));
+    bLow = address(add(remainders, c.getBlockM() * kGemmRowBytes));
+  }
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t step = 0; step < kGemmRowBytes / kMmaKBytes; ++step) {
+    auto at = [&](Value base) {
+      return descriptor(
+          arith::AddIOp::create(b, loc, base, i64(step * kMmaKBytes)));
+    };
+    bool first = fromZero && step == 0;
+    if (split()) {
+      // Small terms first: they are lost if added to the large sum.
+      acc = wgmma(acc, at(aLow), at(bTile), first);
+      acc = wgmma(acc, at(a), at(bLow), false);
+      acc = wgmma(acc, at(a), at(bTile), false);
+      continue;
+    }
+    acc = wgmma(acc, at(a), at(bTile), first);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  return acc;
+}
+
+void WgmmaGemmEmitter::splitStage(Value stage, Value parity) {
+  // Each consumer thread takes 16-byte chunks of the x and w tiles; the
+  // layout does not matter, the remainder goes to the same offset.
+  Type f32 = b.getF32Type();
+  auto vectorType = VectorType::get({4}, f32);
+  auto intType = VectorType::get({4}, b.getI32Type());
+  auto splat = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
+  };
+  Value consumerThread = sub(thread, kWarpgroupThreads);
+  Value remainders = remainderOffset(parity);
+  auto splitTile = [&](Value offset, Value lowOffset, int64_t tileRows) {
+    int64_t chunks = tileRows * kGemmRowBytes / kGemmChunkBytes;
+    Value tile = sharedView(offset, {chunks * 4}, f32);
+    Value low = sharedView(lowOffset, {chunks * 4}, f32);
+    for (int64_t first = 0; first < chunks; first += c.getConsumerThreads()) {
+      Value element = mul(add(consumerThread, first), 4);
+      Value x = vector::LoadOp::create(b, loc, vectorType, tile, element);
+      // Round to nearest, ties away, at 10 mantissa bits (cvt.rna.tf32.f32,
+      // as the sm_80 kernel and the CPU reference); the rest is exact.
+      Value bits = arith::BitcastOp::create(b, loc, intType, x);
+      Value rounded = arith::AndIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, bits, splat(0x1000)),
+          splat(static_cast<int32_t>(0xffffe000u)));
+      Value high = arith::BitcastOp::create(b, loc, vectorType, rounded);
+      vector::StoreOp::create(b, loc, high, tile, element);
+      vector::StoreOp::create(b, loc, arith::SubFOp::create(b, loc, x, high),
+                              low, element);
+    }
+  };
+  splitTile(aOffset(stage), remainders, c.getBlockM());
+  splitTile(bOffset(stage), add(remainders, c.getBlockM() * kGemmRowBytes),
+            c.getBlockN());
+  // wgmma reads shared memory through the async proxy.
+  NVVM::FenceProxyOp::create(
+      b, loc,
+      NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  consumerBarrier();
+}
+
+Value WgmmaGemmEmitter::addAccumulators(Value running, Value acc) {
+  for (int64_t i = 0, e = c.getBlockN() / 2; i < e; ++i) {
+    Value sum = arith::AddFOp::create(
+        b, loc, LLVM::ExtractValueOp::create(b, loc, running, i),
+        LLVM::ExtractValueOp::create(b, loc, acc, i));
+    running = LLVM::InsertValueOp::create(b, loc, running, sum, i);
+  }
+  return running;
+}
+
+void WgmmaGemmEmitter::emitConsumer() {
+  if (warpgroups == 2)
+    NVVM::SetMaxRegisterOp::create(
+        b, loc, b.getI32IntegerAttr(kConsumerRegisters),
+        NVVM::SetMaxRegisterActionAttr::get(
+            b.getContext(), NVVM::SetMaxRegisterAction::increase));
+  epilogue->loadColumnConstants();
+  consumerBarrier();
+  Value zero = LLVM::ZeroOp::create(b, loc, accumulatorType);
+  auto loop = scf::ForOp::create(
+      b, loc, idx(0), tilesK, idx(1), ValueRange{zero, zero},
+      [&](OpBuilder &nb, Location, Value kTile, ValueRange state) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value stage = rem(kTile, c.getStages());
+        nvgpu::MBarrierTryWaitParityOp::create(
+            b, loc, barriers, parityOf(div(kTile, c.getStages())),
+            idx(0x989680), stage);
+        Value parity = rem(kTile, 2);
+        if (split())
+          splitStage(stage, parity);
+        Value acc;
+        Value running = state[1];
+        if (split()) {
+          // Each K slice from zero, then into the running sums.
+          acc = multiplyStage(state[0], stage, parity, /*fromZero=*/true);
+          NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+          nvgpu::MBarrierArriveOp::create(b, loc, barriers,
+                                          add(stage, c.getStages()));
+          running = addAccumulators(running, acc);
+        } else {
+          // One stage of wgmmas stays in flight: the previous one's stage
+          // is released once it is done.
+          acc = multiplyStage(state[0], stage, parity, /*fromZero=*/false);
+          NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(1));
+          guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                        kTile, idx(0)),
+                  [&] {
+                    Value previous = rem(add(kTile, c.getStages() - 1),
+                                         c.getStages());
+                    nvgpu::MBarrierArriveOp::create(
+                        b, loc, barriers, add(previous, c.getStages()));
+                  });
+        }
+        scf::YieldOp::create(b, loc, ValueRange{acc, running});
+      });
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+  emitEpilogue(loop.getResult(split() ? 1 : 0));
+}
+
+void WgmmaGemmEmitter::emitEpilogue(Value acc) {
+  // Lane l of warp w of a consumer warpgroup holds, of each n8 block j of
+  // its m64 tile, rows 16w + l / 4 (+ 8) and columns 8j + 2 (l % 4) (+ 1):
+  // elements 4j, 4j + 1 (+ 2, + 3).
+  Value local = rem(thread, kWarpgroupThreads);
+  Value warp = div(local, 32), lane = rem(local, 32);
+  Value firstRow = add(add(mul(sub(warpgroup, 1), 64), mul(warp, 16)),
+                       div(lane, 4));
+  Value firstColumn = mul(rem(lane, 4), 2);
+  SmallVector<AccumulatorRun> runs;
+  for (int64_t j = 0; j < c.getBlockN() / 8; ++j)
+    for (int64_t half = 0; half < 2; ++half) {
+      SmallVector<Value> pair;
+      for (int64_t e = 0; e < 2; ++e)
+        pair.push_back(
+            LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + 2 * half + e));
+      runs.push_back({8 * half, 8 * j, pair});
+    }
+  epilogue->emit(firstRow, firstColumn, runs);
+}
+
+void WgmmaGemmEmitter::emit(gpu::GPUFuncOp kernel) {
+  setUp(kernel);
+  guarded(equal(thread, 0), [&] {
+    for (int64_t s = 0; s < c.getStages(); ++s) {
+      nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(1), idx(s), Value());
+      nvgpu::MBarrierInitOp::create(b, loc, barriers,
+                                    idx(c.getConsumerThreads()),
+                                    idx(c.getStages() + s), Value());
+    }
+    nvgpu::TmaPrefetchOp::create(b, loc, xMap, Value());
+    nvgpu::TmaPrefetchOp::create(b, loc, wMap, Value());
+  });
+  gpu::BarrierOp::create(b, loc);
+  auto roles = scf::IfOp::create(b, loc, equal(warpgroup, 0),
+                                 /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&roles.getThenRegion().front());
+    emitProducer();
+    b.setInsertionPointToStart(&roles.getElseRegion().front());
+    emitConsumer();
+  }
+  gpu::ReturnOp::create(b, loc);
+}
+
+} // namespace
+
+Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
+                                          StringRef name,
+                                          const GemmKernelProblem &problem) {
+  OpBuilder::InsertionGuard insertion(builder);
+  GemmConfigAttr config = problem.config;
+  Type type = problem.elementType;
+  int64_t n = problem.n, k = problem.k;
+  int64_t tileK = kGemmRowBytes / elementBytes(type);
+  Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
+  SmallVector<Type> argTypes{ptr, ptr};
+  LaunchContract launch;
+  launch.arguments.push_back(KernelArgument::tensorMap(
+      0, {RowExpr::rows(), RowExpr::constant(k)}, type,
+      {config.getBlockM(), tileK}));
+  launch.arguments.push_back(KernelArgument::tensorMap(
+      1, {RowExpr::constant(n), RowExpr::constant(k)}, type,
+      {config.getBlockN(), tileK}));
+  appendEpilogueArguments(problem, argTypes, launch, /*operand=*/2);
+  int64_t columnBlocks = (n + config.getBlockN() - 1) / config.getBlockN();
+  launch.gridX = RowExpr::ceilDiv(1, config.getBlockM(), columnBlocks);
+  launch.blockSize = config.getThreads();
+  launch.dynamicSharedBytes = problem.sharedLayout().total;
+
+  gpu::GPUFuncOp kernel =
+      createKernel(builder, loc, name, argTypes, launch.blockSize);
+  kernel->setAttr(fusion_rt::FusionRuntimeDialect::getTensorMapArgsAttrName(),
+                  builder.getDenseI64ArrayAttr({0, 1}));
+  // One block an SM caps each thread's registers at entry (65536 / threads),
+  // which setmaxnreg needs.
+  kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  builder.getI32IntegerAttr(1));
+  WgmmaGemmEmitter(builder, loc, problem).emit(kernel);
+  return {kernel, std::move(launch)};
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The GPU check of backend 3 (the Hopper wgmma kernels) beyond the
+# workloads of wgmma_check.py, on an sm_90 machine:
+#
+#   hopper_check.sh sanitize   compute-sanitizer memcheck, racecheck and
+#       synccheck on small ragged shapes of every multiply (bf16, tf32,
+#       3xTF32 with a training batch norm);
+#   hopper_check.sh zoo        the zoo through fusion.compile with the
+#       wgmma strategy in fp32, tf32 and bf16, and torch.compile(backend=
+#       "fusion") in fp32 (auto: wgmma on sm_90), from the library cache
+#       that `epilogue_family.py prepare check wgmma` filled here and
+#       gpu-carry/cache.tar.xz carries (tar -C gpu-carry -cf - cache |
+#       xz --lzma2=preset=1,dict=400MiB: the libraries share their static
+#       CUDA runtime, 366 MB pack into 7);
+#   hopper_check.sh profile    ncu of the 3xTF32 and bf16 kernels (speed of
+#       light, warp stalls) at 16384x4096x4096.
+#
+# Needs the artifacts of `scripts/gpu-check.sh build` in artifacts/.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+here="$root/scripts/gpu"
+art="$root/artifacts/wgmma"
+case "${1:-}" in
+  sanitize)
+    status=0
+    for tool in memcheck racecheck synccheck; do
+      for call in "workloads_bf16.so a_1000x4000 77 bf16" \
+                  "workloads_f32_tf32.so g_4096x4096 130 tf32" \
+                  "workloads_f32_fp32.so b_1000x4000 77 fp32"; do
+        set -- $call
+        echo "== $tool $1 $2 M=$3"
+        compute-sanitizer --tool "$tool" --error-exitcode 9 \
+          python3 "$here/run_once.py" "$art/$1" "$2" "$3" "$4" 2>&1 |
+          grep -E "ERROR SUMMARY|RACECHECK SUMMARY|ok$|Error|error" | head -5
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      done
+    done
+    exit $status
+    ;;
+  zoo)
+    # The package's sources with the identity of the compiler that filled
+    # the cache (gpu-carry/compiler_id, from build/python_packages), which
+    # the cache keys include.
+    mkdir -p /tmp/fusion-cache /tmp/fusion-package
+    tar -C /tmp/fusion-cache -xJf "$root/gpu-carry/cache.tar.xz"
+    cp -r "$root/python_bindings/fusion" /tmp/fusion-package/
+    cp "$root/gpu-carry/compiler_id" /tmp/fusion-package/fusion/
+    FUSION_CACHE_DIR=/tmp/fusion-cache/cache PYTHONPATH=/tmp/fusion-package \
+      python3 "$here/epilogue_family.py" run check wgmma
+    ;;
+  profile)
+    for call in "workloads_f32_fp32.so g_4096x4096 fp32" \
+                "workloads_bf16.so g_4096x4096 bf16"; do
+      set -- $call
+      echo "== ncu $1 $2 M=16384"
+      ncu --section SpeedOfLight --section WarpStateStats \
+        --section MemoryWorkloadAnalysis -k "regex:_gemm" -c 1 \
+        python3 "$here/run_once.py" "$art/$1" "$2" 16384 "$3" 2>&1 |
+        grep -E "Duration|Throughput|SM Busy|Stall|Warp Cycles|Issued|Pipe|L2|DRAM" |
+        head -30
+    done
+    ;;
+  *)
+    echo "usage: $0 sanitize|zoo|profile" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,100 @@
+// The Hopper GEMM kernel (backend 3): host tensor maps passed by value, the
+// kernel's warp roles, mbarrier protocol, TMA loads and wgmma ops.
+// RUN: fusion-opt %s --split-input-file --fusion-optimize --fusion-select-gemm-config="strategy=wgmma target=sm_90" --fusion-lower-to-gpu | FileCheck %s
+
+// Host: a tensor map of x (M rows, the batch) and of w (48 rows) in boxes of
+// 128 rows x 64 bf16 (128 bytes), encoded per call and passed by value;
+// 128 + 256 threads; 4 stages of (128 + 128) x 128 bytes, the bias columns
+// and the 1024-byte alignment shift of dynamic shared memory.
+// CHECK-LABEL: llvm.func @wgmma(
+// CHECK: %[[XMAP:.*]] = llvm.alloca %{{.*}} x !llvm.array<16 x i64> {alignment = 64 : i64}
+// CHECK: llvm.call @__fusion_rt_tensor_map(%[[XMAP]], %arg2, %{{.*}}, %arg1, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: %[[X:.*]] = llvm.load %[[XMAP]] : !llvm.ptr -> !llvm.array<16 x i64>
+// CHECK: %[[WMAP:.*]] = llvm.alloca %{{.*}} x !llvm.array<16 x i64> {alignment = 64 : i64}
+// CHECK: llvm.call @__fusion_rt_tensor_map(%[[WMAP]], %arg3,
+// CHECK: %[[W:.*]] = llvm.load %[[WMAP]]
+// CHECK: fusion_rt.launch @fusion_kernels::@wgmma_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared 132608 stream(%arg0) args(%[[X]], %[[W]], {{.*}} : !llvm.array<16 x i64>, !llvm.array<16 x i64>, !llvm.ptr,
+//
+// The kernels are built for the arch-specific sm_90a (wgmma, setmaxnreg).
+// CHECK: gpu.module @fusion_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
+// CHECK: gpu.func @wgmma_0_gemm(%[[XARG:.*]]: !llvm.ptr, %[[WARG:.*]]: !llvm.ptr, %{{.*}}: memref<48xbf16>, %{{.*}}: memref<?x48xbf16>) kernel attributes {fusion_rt.tensor_map_args = array<i64: 0, 1>, known_block_size = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
+// CHECK: %[[XDESC:.*]] = builtin.unrealized_conversion_cast %[[XARG]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
+// CHECK: %[[WDESC:.*]] = builtin.unrealized_conversion_cast %[[WARG]]
+//
+// The stage buffers start at the first 1024-byte boundary of dynamic
+// shared memory.
+// CHECK: %[[RAW:.*]] = gpu.dynamic_shared_memory
+// CHECK: %[[ADDRESS:.*]] = memref.extract_aligned_pointer_as_index %[[RAW]]
+// CHECK: arith.remui %[[ADDRESS]], %c1024
+//
+// A full (1 arrival + TMA bytes) and an empty (256 consumer arrivals)
+// barrier per stage, set up by thread 0.
+// CHECK: %[[BARRIERS:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 8>
+// CHECK: nvgpu.mbarrier.init %[[BARRIERS]][%c0{{.*}}], %c1{{.*}}
+// CHECK: nvgpu.mbarrier.init %[[BARRIERS]][%c4], %c256
+// CHECK-COUNT-6: nvgpu.mbarrier.init
+// CHECK: nvgpu.tma.prefetch.descriptor %[[XDESC]]
+// CHECK: gpu.barrier
+//
+// Warpgroup 0, the producer: gives registers away; its first thread waits
+// for a stage's release, expects its bytes and issues both TMA loads.
+// CHECK: scf.if
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: scf.for
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]]
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BARRIERS]][%[[STAGE:.*]]], %c32768
+// CHECK: nvgpu.tma.async.load %[[XDESC]][%{{.*}}, %{{.*}}], %[[BARRIERS]][%[[STAGE]]] to %{{.*}} : {{.*}} -> memref<128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.tma.async.load %[[WDESC]][%{{.*}}, %{{.*}}], %[[BARRIERS]][%[[STAGE]]]
+//
+// The consumers: take registers, stage the bias columns, then per K tile
+// wait for the stage, issue 4 k16 wgmmas of m64n128 on swizzled
+// descriptors, keep one group in flight and release the stage before it.
+// CHECK: } else {
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (!llvm.struct<(f32,
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]]
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvgpu.mbarrier.arrive %[[BARRIERS]]
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+//
+// The epilogue on the accumulators: bias, leaky_relu, staged and stored in
+// 16-byte chunks between consumer barriers.
+// CHECK: llvm.extractvalue
+// CHECK: arith.cmpf
+// CHECK: nvvm.barrier id
+// CHECK: vector.store {{.*}} : memref<?x48xbf16>, vector<8xbf16>
+func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.linear %x, %w, %b : tensor<?x64xbf16>, tensor<48x64xbf16>, tensor<48xbf16> -> tensor<?x48xbf16>
+  %1 = fusion.leaky_relu %0, negative_slope = 0.1 : tensor<?x48xbf16>
+  return %1 : tensor<?x48xbf16>
+}
+
+// -----
+
+// 3xTF32: each stage split in place into tf32 high parts (rounded to
+// nearest, ties away) and remainders, fenced for the async proxy; three
+// m64n128k8 wgmmas a K step, small terms first, the K slice from zero (the
+// first with scale-d 0), waited for and added to the running sums.
+// CHECK-LABEL: gpu.func @fp32_0_gemm
+// CHECK: scf.for
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: arith.addi %{{.*}}, %cst{{.*}} : vector<4xi32>
+// CHECK: arith.andi
+// CHECK: arith.subf {{.*}} : vector<4xf32>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier id
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 8>, D[<f32>, <zero>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
+// CHECK-COUNT-11: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 8>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK-COUNT-64: arith.addf
+func.func @fp32(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x64xf32>, tensor<48x64xf32> -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}

@@ -1,0 +1,88 @@
+// fusion-select-gemm-config and the Hopper kernel: strategy=wgmma picks it
+// where it computes the op (sm_90, bf16/f16/tf32/3xTF32 multiplies, K rows
+// of 16-byte multiples) and cuBLASLt elsewhere; auto picks it on sm_90 for
+// f32 tensors in fp32 and tf32.
+// RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90" | FileCheck %s --check-prefix=WGMMA
+// RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_80" | FileCheck %s --check-prefix=SM80
+// RUN: fusion-opt %s --fusion-select-gemm-config="target=sm_90" | FileCheck %s --check-prefix=AUTO
+
+// Two consumer warpgroups; 128x256 tiles, 128x128 for 3xTF32 (each K slice
+// summed apart) and narrow outputs; 4 stages fit the 227 KiB of sm_90.
+// WGMMA-LABEL: func.func @fp32
+// WGMMA: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>
+// WGMMA-LABEL: func.func @tf32
+// WGMMA: #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>
+// WGMMA-LABEL: func.func @bf16
+// WGMMA: #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>
+// WGMMA-LABEL: func.func @narrow
+// WGMMA: #fusion.gemm_config<wgmma, mma = f16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>
+// f32 operands rounded to 16 bits and K rows TMA cannot load stay with
+// cuBLASLt.
+// WGMMA-LABEL: func.func @f32_in_f16
+// WGMMA: #fusion.gemm_config<cublaslt>
+// WGMMA-LABEL: func.func @unaligned_k
+// WGMMA: #fusion.gemm_config<cublaslt>
+
+// SM80-NOT: wgmma
+// SM80-COUNT-6: #fusion.gemm_config<cublaslt>
+
+// AUTO-LABEL: func.func @fp32
+// AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
+// AUTO-LABEL: func.func @tf32
+// AUTO: #fusion.gemm_config<wgmma, mma = tf32
+// AUTO-LABEL: func.func @bf16
+// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO-LABEL: func.func @narrow
+// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO-LABEL: func.func @f32_in_f16
+// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO-LABEL: func.func @unaligned_k
+// AUTO: #fusion.gemm_config<mma_sync, mma = tf32x3
+
+func.func @fp32(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
+
+func.func @tf32(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
+
+func.func @bf16(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>) -> tensor<?x256xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
+  return %0 : tensor<?x256xbf16>
+}
+
+func.func @narrow(%x: tensor<?x64xf16>, %w: tensor<96x64xf16>) -> tensor<?x96xf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf16>, tensor<96x64xf16>) -> tensor<?x96xf16>
+  return %0 : tensor<?x96xf16>
+}
+
+func.func @f32_in_f16(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x96xf32> {
+  %0 = fusion.fused_linear %x, %w precision f16 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
+  return %0 : tensor<?x96xf32>
+}
+
+func.func @unaligned_k(%x: tensor<?x30xf32>, %w: tensor<96x30xf32>) -> tensor<?x96xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x30xf32>, tensor<96x30xf32>) -> tensor<?x96xf32>
+  return %0 : tensor<?x96xf32>
+}

@@ -1,0 +1,47 @@
+// The PTX of the Hopper kernels (backend 3): sm_90a, tensor maps as 128-byte
+// grid-constant parameters, the producer's TMA loads completing on
+// mbarriers, the consumers' waits and wgmmas, setmaxnreg, named consumer
+// barriers, no local memory.
+// REQUIRES: cuda-toolkit
+// RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma -o - | FileCheck %s
+// RUN: fusion-compile %S/../../../examples/linear_scale_batch_norm.mlir --emit=ptx --target=sm_90 --strategy=wgmma --precision=fp32 -o - | FileCheck %s --check-prefix=FP32
+// RUN: fusion-compile %S/../../../examples/linear_leaky_relu.mlir --emit=ptx --target=sm_90 --strategy=wgmma --precision=tf32 -o - | FileCheck %s --check-prefix=TF32
+
+// CHECK: .target sm_90a
+// CHECK: .entry bf16_0_gemm(
+// CHECK-NEXT: .param .align 64 .b8 bf16_0_gemm_param_0[128],
+// CHECK-NEXT: .param .align 64 .b8 bf16_0_gemm_param_1[128],
+// CHECK: .maxntid 384, 1, 1
+// CHECK-NEXT: .minnctapersm 1
+// CHECK-NOT: .local
+// The producer's and the consumers' code, in whatever block order LLVM
+// chose.
+// CHECK-DAG: mbarrier.init.shared.b64
+// CHECK-DAG: prefetch.tensormap
+// CHECK-DAG: setmaxnreg.dec.sync.aligned.u32 40;
+// CHECK-DAG: mbarrier.arrive.expect_tx.shared.b64
+// CHECK-DAG: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// CHECK-DAG: mbarrier.try_wait.parity.shared.b64
+// CHECK-DAG: setmaxnreg.inc.sync.aligned.u32 232;
+// CHECK-DAG: bar.sync 1, 256;
+// CHECK-DAG: wgmma.fence.sync.aligned;
+// CHECK-DAG: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+// CHECK-DAG: wgmma.commit_group.sync.aligned;
+// CHECK-DAG: wgmma.wait_group.sync.aligned 1;
+// CHECK-DAG: mbarrier.arrive.shared.b64
+// CHECK-DAG: st.global.v4.b32
+func.func @bf16(%x: tensor<?x256xbf16>, %w: tensor<512x256xbf16>, %b: tensor<512xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.linear %x, %w, %b : tensor<?x256xbf16>, tensor<512x256xbf16>, tensor<512xbf16> -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// 3xTF32: the split in place, a proxy fence before the wgmmas read it, the
+// K slice from zero (scale-d false), k8 tf32 wgmmas of m64n128.
+// FP32: .entry linear_scale_batch_norm_0_gemm(
+// FP32: fence.proxy.async.shared::cta;
+// FP32: bar.sync 1, 256;
+// FP32: setp.ne.b32 p, 0, 0;
+// FP32: wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
+// FP32: wgmma.wait_group.sync.aligned 0;
+
+// TF32: wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32
