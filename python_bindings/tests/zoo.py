@@ -47,7 +47,7 @@ class TwoLinear(nn.Module):
     """body(linear(x), side, module): `side` is a second linear layer of
     the same input (`x -> side(x)`) or of the first's output."""
 
-    def __init__(self, body, in_features=37, out_features=45, on_input=True):
+    def __init__(self, in_features, body, out_features=45, on_input=True):
         super().__init__()
         self.linear = nn.Linear(in_features, out_features)
         self.side = nn.Linear(in_features if on_input else out_features,
@@ -74,10 +74,6 @@ class GatedByInput(nn.Module):
         return torch.sigmoid(self.linear(x)) * x - 0.5
 
 
-def _chain(body, **kwargs):
-    return lambda: Chain(37, 45, body, **kwargs)
-
-
 def _layer_norm(**kwargs):
     return lambda features: nn.LayerNorm(features, **kwargs)
 
@@ -90,211 +86,224 @@ def _centre(y):
     return y - y.mean(dim=1, keepdim=True)
 
 
-ZOO = {
-    # (a) elementwise with numbers, vectors and single values.
-    "scale_leaky_relu": (_chain(lambda y, m: F.leaky_relu(y * 2.0, 0.1)),
-                         (33, 37), False),
-    "negative_slope": (_chain(lambda y, m: F.leaky_relu(-1.5 * y, -0.2)),
-                       (33, 37), False),
-    "gelu_erf": (_chain(lambda y, m: F.gelu(y)), (33, 37), False),
-    "gelu_tanh": (_chain(lambda y, m: F.gelu(y, approximate="tanh")),
-                  (33, 37), False),
-    "sigmoid_no_bias": (_chain(lambda y, m: torch.sigmoid(y), bias=False),
-                        (33, 37), False),
-    "tanh_shift": (_chain(lambda y, m: torch.tanh(y - m.shift)),
-                   (33, 37), False),
-    "silu": (_chain(lambda y, m: F.silu(y)), (33, 37), False),
-    "mish": (_chain(lambda y, m: F.mish(y)), (33, 37), False),
-    "hardtanh": (_chain(lambda y, m: F.hardtanh(y, -0.5, 0.25)),
-                 (33, 37), False),
-    "hardswish": (_chain(lambda y, m: F.hardswish(y)), (33, 37), False),
-    "hardsigmoid": (_chain(lambda y, m: F.hardsigmoid(y)), (33, 37), False),
-    "softplus": (_chain(lambda y, m: F.softplus(y, beta=2.0, threshold=3.0)),
-                 (33, 37), False),
-    "elu": (_chain(lambda y, m: F.elu(y, alpha=0.7)), (33, 37), False),
-    "exp_log_abs_neg": (_chain(
-        lambda y, m: -torch.log(torch.exp(-y.abs()) + 1.0)), (33, 37), False),
-    "clamp_both": (_chain(lambda y, m: torch.clamp(y, -0.3, 0.4)),
-                   (33, 37), False),
-    "clamp_min": (_chain(lambda y, m: y.clamp(min=-0.1)), (33, 37), False),
-    "reversed_operands": (_chain(lambda y, m: 2.0 / (3.0 - y.abs()) - 1.0),
-                          (33, 37), False),
-    "vector_minimum": (_chain(lambda y, m: torch.minimum(m.scale, y)),
-                       (33, 37), False),
-    "single_values": (_chain(lambda y, m: y * m.temperature + m.gain),
-                      (33, 37), False),
-    "dropout_eval": (_chain(
-        lambda y, m: F.relu(F.dropout(y, 0.3, training=False))),
-        (33, 37), False),
-    # (b) binary ops between values of one chain.
-    "swish_by_hand": (_chain(lambda y, m: y * torch.sigmoid(y)),
-                      (33, 37), False),
-    "x_plus_x": (_chain(lambda y, m: y + y), (33, 37), False),
-    "residual_of_chain": (_chain(lambda y, m: torch.relu(y * m.scale) + y),
-                          (33, 37), False),
-    # (c) batch norms, train and eval, followed by further ops.
-    "batch_norm_train": (_chain(lambda y, m: m.bn(y * m.scale),
-                                batch_norm=True), (33, 37), True),
-    "batch_norm_eval": (_chain(lambda y, m: m.bn(y * m.scale),
-                               batch_norm=True), (33, 37), False),
-    "batch_norm_gelu_train": (_chain(lambda y, m: F.gelu(m.bn(y)),
-                                     batch_norm=True), (33, 37), True),
-    "batch_norm_mish_eval": (_chain(lambda y, m: F.mish(m.bn(y) * -2.0),
-                                    batch_norm=True), (33, 37), False),
-    # (f) compositions, two linear layers, rank 3.
-    "two_layers": (_chain(lambda y, m: F.silu(y * m.scale), second=29),
-                   (33, 37), False),
-    "two_layers_bn": (_chain(lambda y, m: torch.tanh(m.bn(y)),
-                             batch_norm=True, second=29), (33, 37), True),
-    "rank_3": (_chain(lambda y, m: F.gelu(y) * m.scale), (3, 11, 37), False),
-    # (d) reductions along the features, keepdim or not ([B] and [B, 1]
-    # results), and ops on them.
-    "sum": (_chain(lambda y, m: y.sum(1)), (33, 37), False),
-    "sum_keepdim_tanh": (_chain(
-        lambda y, m: torch.tanh(y).sum(dim=-1, keepdim=True)),
-        (33, 37), False),
-    "mean": (_chain(lambda y, m: y.mean(-1)), (33, 37), False),
-    "mean_keepdim_scaled": (_chain(
-        lambda y, m: (y * m.scale).mean(1, keepdim=True) * -3.0),
-        (33, 37), False),
-    "amax_times_two": (_chain(lambda y, m: y.amax(1) * 2.0), (33, 37), False),
-    "amax_keepdim": (_chain(lambda y, m: y.amax(1, keepdim=True)),
-                     (33, 37), False),
-    "amin_negative": (_chain(lambda y, m: (-1.5 * y).amin(-1)),
-                      (33, 37), False),
-    "amin_keepdim_leaky_relu": (_chain(
-        lambda y, m: F.leaky_relu(y.amin(1, keepdim=True) + 0.5, 0.2)),
-        (33, 37), False),
-    "max_values": (_chain(lambda y, m: y.max(dim=1).values), (33, 37), False),
-    "min_keepdim": (_chain(lambda y, m: torch.min(y, 1, keepdim=True)[0]),
-                    (33, 37), False),
-    "max_minus_min": (_chain(lambda y, m: y.amax(1) - y.amin(1)),
-                      (33, 37), False),
-    "single_value_of_reduction": (_chain(lambda y, m: y.amax(1) * m.gain),
-                                  (33, 37), False),
-    "var_unbiased": (_chain(lambda y, m: y.var(1)), (33, 37), False),
-    "var_biased_keepdim": (_chain(
-        lambda y, m: y.var(1, correction=0, keepdim=True)), (33, 37), False),
-    "std": (_chain(lambda y, m: y.std(1)), (33, 37), False),
-    "std_biased_keepdim": (_chain(
-        lambda y, m: torch.std(y, 1, correction=0, keepdim=True)),
-        (33, 37), False),
-    "var_mean_sum": (_chain(lambda y, m: sum(torch.var_mean(y, 1))),
-                     (33, 37), False),
-    "logsumexp": (_chain(lambda y, m: torch.logsumexp(y, 1)),
-                  (33, 37), False),
-    "gelu_logsumexp_keepdim": (_chain(lambda y, m: F.gelu(
-        torch.logsumexp(y * -0.5, dim=1, keepdim=True))), (33, 37), False),
-    "vector_norm": (_chain(lambda y, m: torch.linalg.vector_norm(y, dim=1)),
-                    (33, 37), False),
-    # (e) softmax, and reduced values broadcast back over the row.
-    "softmax": (_chain(lambda y, m: F.softmax(y, dim=1)), (33, 37), False),
-    "softmax_temperature": (_chain(
-        lambda y, m: F.softmax(y * -0.5, dim=-1), bias=False),
-        (33, 37), False),
-    "log_softmax_shift": (_chain(
-        lambda y, m: F.log_softmax(y - m.shift, dim=1)), (33, 37), False),
-    "log_softmax_by_hand": (_chain(
-        lambda y, m: y - torch.logsumexp(y, 1, keepdim=True)),
-        (33, 37), False),
-    "centre": (_chain(lambda y, m: _centre(y)), (33, 37), False),
-    "reduce_broadcast_ops": (_chain(
-        lambda y, m: torch.relu(y - y.amax(1, keepdim=True) + 1.0) *
-        (y / y.abs().sum(1, keepdim=True))), (33, 37), False),
-    "softmax_then_sum": (_chain(
-        lambda y, m: (F.softmax(y, 1) * m.scale).sum(1)), (33, 37), False),
-    "centred_abs_max": (_chain(lambda y, m: _centre(y).abs().amax(1)),
-                        (33, 37), False),
-    "rms_norm": (_chain(lambda y, m: F.rms_norm(y, (45,)) * m.scale),
-                 (33, 37), False),
-    "fused_rms_norm_op": (_chain(lambda y, m: torch.ops.aten._fused_rms_norm(
-        y, [45], m.scale, None)[0] - 0.5), (33, 37), False),  # CUDA's form
-    "normalize": (_chain(lambda y, m: F.normalize(y, dim=1)),
-                  (33, 37), False),
-    "grouped_softmax": (_chain(
-        lambda y, m: y.view(-1, 5, 9).softmax(-1).view(-1, 45)),
-        (33, 37), False),
-    "grouped_sums": (_chain(lambda y, m: y.view(-1, 3, 15).sum(-1)),
-                     (33, 37), False),
-    # (f) layer and group norms followed by further ops.
-    "layer_norm": (_chain(lambda y, m: m.norm(y), norm=_layer_norm()),
-                   (33, 37), False),
-    "layer_norm_plain_gelu": (_chain(
-        lambda y, m: F.gelu(m.norm(y)),
-        norm=_layer_norm(elementwise_affine=False)), (33, 37), False),
-    "layer_norm_no_bias": (_chain(
-        lambda y, m: m.norm(y * m.scale) * -2.0,
-        norm=_layer_norm(bias=False, eps=1e-3)), (33, 37), False),
-    "group_norm_3_silu": (_chain(lambda y, m: F.silu(m.norm(y)),
-                                 norm=_group_norm(3)), (33, 37), False),
-    "group_norm_5_plain": (_chain(
-        lambda y, m: torch.relu(m.norm(y)) - 0.25,
-        norm=_group_norm(5, affine=False)), (33, 37), False),
-    "group_norm_15_tanh": (_chain(lambda y, m: torch.tanh(m.norm(y)),
-                                  norm=_group_norm(15)), (33, 37), False),
-    "norm_gelu_softmax": (_chain(lambda y, m: F.softmax(
-        F.gelu(m.norm(y)), dim=1), norm=_layer_norm()), (33, 37), False),
-    "batch_norm_softmax_train": (_chain(
-        lambda y, m: F.softmax(m.bn(y), dim=1), batch_norm=True),
-        (33, 37), True),
-    "batch_norm_layer_norm_eval": (_chain(
-        lambda y, m: m.norm(m.bn(y)), batch_norm=True,
-        norm=_layer_norm()), (33, 37), False),
-    "rank_3_layer_norm": (_chain(lambda y, m: m.norm(y),
-                                 norm=_layer_norm()), (3, 11, 37), False),
-    "rank_3_logsumexp": (_chain(lambda y, m: torch.logsumexp(y, -1)),
-                         (3, 11, 37), False),
-    # (h) pooling along the features: non-overlapping windows of a
-    # [B, 1, N] (or [B, C, L]) view, results in PyTorch's shape.
-    "max_pool": (_chain(lambda y, m: F.max_pool1d(y.unsqueeze(1), 5)
-                        .squeeze(1)), (33, 37), False),
-    "max_pool_module_3d_result": (_chain(
-        lambda y, m: nn.MaxPool1d(9)(y.view(-1, 1, 45))), (33, 37), False),
-    "min_pool_negated": (_chain(
-        lambda y, m: -F.max_pool1d(-1.5 * y.unsqueeze(1), 3, stride=3)),
-        (33, 37), False),
-    "max_pool_channels": (_chain(
-        lambda y, m: F.max_pool1d(y.view(-1, 3, 15), 5, ceil_mode=True) *
-        m.gain), (33, 37), False),  # ceil_mode: no partial window here
-    "avg_pool_gelu": (_chain(lambda y, m: F.gelu(
-        F.avg_pool1d((y * m.scale).unsqueeze(1), 3).squeeze(1) * -2.0 +
-        0.5)), (33, 37), False),
-    "avg_pool_module_softmax": (_chain(lambda y, m: F.softmax(
-        nn.AvgPool1d(5)(y.unsqueeze(1)), dim=-1)), (33, 37), False),
-    "avg_pool_divisor_override": (_chain(lambda y, m: F.avg_pool2d(
-        y.view(-1, 1, 1, 45), (1, 9), divisor_override=4)), (33, 37), False),
-    "max_pool_then_sum": (_chain(
-        lambda y, m: F.max_pool1d(torch.tanh(y).unsqueeze(1), 9).sum(-1)),
-        (33, 37), False),
-    "window_max_subtracted": (_chain(lambda y, m: (
-        y.view(-1, 9, 5) -
-        F.max_pool1d(y.unsqueeze(1), 5).view(-1, 9, 1)).view(-1, 45)),
-        (33, 37), False),
-    "adaptive_avg_pool": (_chain(
-        lambda y, m: F.adaptive_avg_pool1d(y.unsqueeze(1), 9)),
-        (33, 37), False),
-    "adaptive_max_pool_shift": (_chain(lambda y, m: nn.AdaptiveMaxPool1d(15)(
-        y.unsqueeze(1)).squeeze(1) - 0.25), (33, 37), False),
-    "layer_norm_max_pool": (_chain(lambda y, m: F.max_pool1d(
-        m.norm(y).unsqueeze(1), 5).squeeze(1), norm=_layer_norm()),
-        (33, 37), False),
-    "batch_norm_avg_pool_train": (_chain(lambda y, m: F.avg_pool1d(
-        m.bn(y).unsqueeze(1), 9).squeeze(1), batch_norm=True),
-        (33, 37), True),
-    "rank_3_max_pool": (_chain(lambda y, m: F.max_pool1d(y, 3)),
-                        (3, 11, 37), False),
-    # (g) binary ops between layers, and two layers with reductions.
-    "residual_second_linear": (lambda: TwoLinear(lambda y, s, m: y + s),
-                               (33, 37), False),
-    "gelu_plus_second_linear": (lambda: TwoLinear(
-        lambda y, s, m: F.gelu(y) * -0.5 + s * m.scale), (33, 37), False),
-    "second_linear_of_first": (lambda: TwoLinear(
-        lambda y, s, m: torch.tanh(s) + y, on_input=False), (33, 37), False),
-    "gated_by_input": (lambda: GatedByInput(37), (33, 37), False),
-    "two_layers_reductions": (_chain(
-        lambda y, m: _centre(y), second=29,
-        after=lambda z, m: torch.logsumexp(z, 1)), (33, 37), False),
-    "two_layers_norms": (_chain(
-        lambda y, m: F.gelu(m.norm(y)), second=29, norm=_layer_norm(),
-        after=lambda z, m: F.log_softmax(z, 1)), (33, 37), False),
-}
+def zoo(in_features=37):
+    """The zoo for inputs of `in_features` features: 37 by default (rows of
+    x and w that are no multiple of 16 bytes), 40 for the Hopper kernels'
+    TMA loads, which need them."""
+    k = in_features
+
+    def chain(body, **kwargs):
+        return lambda: Chain(k, 45, body, **kwargs)
+
+    return {
+        # (a) elementwise with numbers, vectors and single values.
+        "scale_leaky_relu": (chain(lambda y, m: F.leaky_relu(y * 2.0, 0.1)),
+                             (33, k), False),
+        "negative_slope": (chain(lambda y, m: F.leaky_relu(-1.5 * y, -0.2)),
+                           (33, k), False),
+        "gelu_erf": (chain(lambda y, m: F.gelu(y)), (33, k), False),
+        "gelu_tanh": (chain(lambda y, m: F.gelu(y, approximate="tanh")),
+                      (33, k), False),
+        "sigmoid_no_bias": (chain(lambda y, m: torch.sigmoid(y), bias=False),
+                            (33, k), False),
+        "tanh_shift": (chain(lambda y, m: torch.tanh(y - m.shift)),
+                       (33, k), False),
+        "silu": (chain(lambda y, m: F.silu(y)), (33, k), False),
+        "mish": (chain(lambda y, m: F.mish(y)), (33, k), False),
+        "hardtanh": (chain(lambda y, m: F.hardtanh(y, -0.5, 0.25)),
+                     (33, k), False),
+        "hardswish": (chain(lambda y, m: F.hardswish(y)), (33, k), False),
+        "hardsigmoid": (chain(lambda y, m: F.hardsigmoid(y)), (33, k), False),
+        "softplus": (chain(lambda y, m: F.softplus(y, beta=2.0, threshold=3.0)),
+                     (33, k), False),
+        "elu": (chain(lambda y, m: F.elu(y, alpha=0.7)), (33, k), False),
+        "exp_log_abs_neg": (chain(
+            lambda y, m: -torch.log(torch.exp(-y.abs()) + 1.0)), (33, k), False),
+        "clamp_both": (chain(lambda y, m: torch.clamp(y, -0.3, 0.4)),
+                       (33, k), False),
+        "clamp_min": (chain(lambda y, m: y.clamp(min=-0.1)), (33, k), False),
+        "reversed_operands": (chain(lambda y, m: 2.0 / (3.0 - y.abs()) - 1.0),
+                              (33, k), False),
+        "vector_minimum": (chain(lambda y, m: torch.minimum(m.scale, y)),
+                           (33, k), False),
+        "single_values": (chain(lambda y, m: y * m.temperature + m.gain),
+                          (33, k), False),
+        "dropout_eval": (chain(
+            lambda y, m: F.relu(F.dropout(y, 0.3, training=False))),
+            (33, k), False),
+        # (b) binary ops between values of one chain.
+        "swish_by_hand": (chain(lambda y, m: y * torch.sigmoid(y)),
+                          (33, k), False),
+        "x_plus_x": (chain(lambda y, m: y + y), (33, k), False),
+        "residual_of_chain": (chain(lambda y, m: torch.relu(y * m.scale) + y),
+                              (33, k), False),
+        # (c) batch norms, train and eval, followed by further ops.
+        "batch_norm_train": (chain(lambda y, m: m.bn(y * m.scale),
+                                    batch_norm=True), (33, k), True),
+        "batch_norm_eval": (chain(lambda y, m: m.bn(y * m.scale),
+                                   batch_norm=True), (33, k), False),
+        "batch_norm_gelu_train": (chain(lambda y, m: F.gelu(m.bn(y)),
+                                         batch_norm=True), (33, k), True),
+        "batch_norm_mish_eval": (chain(lambda y, m: F.mish(m.bn(y) * -2.0),
+                                        batch_norm=True), (33, k), False),
+        # (f) compositions, two linear layers, rank 3.
+        "two_layers": (chain(lambda y, m: F.silu(y * m.scale), second=29),
+                       (33, k), False),
+        "two_layers_bn": (chain(lambda y, m: torch.tanh(m.bn(y)),
+                                 batch_norm=True, second=29), (33, k), True),
+        "rank_3": (chain(lambda y, m: F.gelu(y) * m.scale), (3, 11, k), False),
+        # (d) reductions along the features, keepdim or not ([B] and [B, 1]
+        # results), and ops on them.
+        "sum": (chain(lambda y, m: y.sum(1)), (33, k), False),
+        "sum_keepdim_tanh": (chain(
+            lambda y, m: torch.tanh(y).sum(dim=-1, keepdim=True)),
+            (33, k), False),
+        "mean": (chain(lambda y, m: y.mean(-1)), (33, k), False),
+        "mean_keepdim_scaled": (chain(
+            lambda y, m: (y * m.scale).mean(1, keepdim=True) * -3.0),
+            (33, k), False),
+        "amax_times_two": (chain(lambda y, m: y.amax(1) * 2.0), (33, k), False),
+        "amax_keepdim": (chain(lambda y, m: y.amax(1, keepdim=True)),
+                         (33, k), False),
+        "amin_negative": (chain(lambda y, m: (-1.5 * y).amin(-1)),
+                          (33, k), False),
+        "amin_keepdim_leaky_relu": (chain(
+            lambda y, m: F.leaky_relu(y.amin(1, keepdim=True) + 0.5, 0.2)),
+            (33, k), False),
+        "max_values": (chain(lambda y, m: y.max(dim=1).values), (33, k), False),
+        "min_keepdim": (chain(lambda y, m: torch.min(y, 1, keepdim=True)[0]),
+                        (33, k), False),
+        "max_minus_min": (chain(lambda y, m: y.amax(1) - y.amin(1)),
+                          (33, k), False),
+        "single_value_of_reduction": (chain(lambda y, m: y.amax(1) * m.gain),
+                                      (33, k), False),
+        "var_unbiased": (chain(lambda y, m: y.var(1)), (33, k), False),
+        "var_biased_keepdim": (chain(
+            lambda y, m: y.var(1, correction=0, keepdim=True)), (33, k), False),
+        "std": (chain(lambda y, m: y.std(1)), (33, k), False),
+        "std_biased_keepdim": (chain(
+            lambda y, m: torch.std(y, 1, correction=0, keepdim=True)),
+            (33, k), False),
+        "var_mean_sum": (chain(lambda y, m: sum(torch.var_mean(y, 1))),
+                         (33, k), False),
+        "logsumexp": (chain(lambda y, m: torch.logsumexp(y, 1)),
+                      (33, k), False),
+        "gelu_logsumexp_keepdim": (chain(lambda y, m: F.gelu(
+            torch.logsumexp(y * -0.5, dim=1, keepdim=True))), (33, k), False),
+        "vector_norm": (chain(lambda y, m: torch.linalg.vector_norm(y, dim=1)),
+                        (33, k), False),
+        # (e) softmax, and reduced values broadcast back over the row.
+        "softmax": (chain(lambda y, m: F.softmax(y, dim=1)), (33, k), False),
+        "softmax_temperature": (chain(
+            lambda y, m: F.softmax(y * -0.5, dim=-1), bias=False),
+            (33, k), False),
+        "log_softmax_shift": (chain(
+            lambda y, m: F.log_softmax(y - m.shift, dim=1)), (33, k), False),
+        "log_softmax_by_hand": (chain(
+            lambda y, m: y - torch.logsumexp(y, 1, keepdim=True)),
+            (33, k), False),
+        "centre": (chain(lambda y, m: _centre(y)), (33, k), False),
+        "reduce_broadcast_ops": (chain(
+            lambda y, m: torch.relu(y - y.amax(1, keepdim=True) + 1.0) *
+            (y / y.abs().sum(1, keepdim=True))), (33, k), False),
+        "softmax_then_sum": (chain(
+            lambda y, m: (F.softmax(y, 1) * m.scale).sum(1)), (33, k), False),
+        "centred_abs_max": (chain(lambda y, m: _centre(y).abs().amax(1)),
+                            (33, k), False),
+        "rms_norm": (chain(lambda y, m: F.rms_norm(y, (45,)) * m.scale),
+                     (33, k), False),
+        "fused_rms_norm_op": (chain(lambda y, m: torch.ops.aten._fused_rms_norm(
+            y, [45], m.scale, None)[0] - 0.5), (33, k), False),  # CUDA's form
+        "normalize": (chain(lambda y, m: F.normalize(y, dim=1)),
+                      (33, k), False),
+        "grouped_softmax": (chain(
+            lambda y, m: y.view(-1, 5, 9).softmax(-1).view(-1, 45)),
+            (33, k), False),
+        "grouped_sums": (chain(lambda y, m: y.view(-1, 3, 15).sum(-1)),
+                         (33, k), False),
+        # (f) layer and group norms followed by further ops.
+        "layer_norm": (chain(lambda y, m: m.norm(y), norm=_layer_norm()),
+                       (33, k), False),
+        "layer_norm_plain_gelu": (chain(
+            lambda y, m: F.gelu(m.norm(y)),
+            norm=_layer_norm(elementwise_affine=False)), (33, k), False),
+        "layer_norm_no_bias": (chain(
+            lambda y, m: m.norm(y * m.scale) * -2.0,
+            norm=_layer_norm(bias=False, eps=1e-3)), (33, k), False),
+        "group_norm_3_silu": (chain(lambda y, m: F.silu(m.norm(y)),
+                                     norm=_group_norm(3)), (33, k), False),
+        "group_norm_5_plain": (chain(
+            lambda y, m: torch.relu(m.norm(y)) - 0.25,
+            norm=_group_norm(5, affine=False)), (33, k), False),
+        "group_norm_15_tanh": (chain(lambda y, m: torch.tanh(m.norm(y)),
+                                      norm=_group_norm(15)), (33, k), False),
+        "norm_gelu_softmax": (chain(lambda y, m: F.softmax(
+            F.gelu(m.norm(y)), dim=1), norm=_layer_norm()), (33, k), False),
+        "batch_norm_softmax_train": (chain(
+            lambda y, m: F.softmax(m.bn(y), dim=1), batch_norm=True),
+            (33, k), True),
+        "batch_norm_layer_norm_eval": (chain(
+            lambda y, m: m.norm(m.bn(y)), batch_norm=True,
+            norm=_layer_norm()), (33, k), False),
+        "rank_3_layer_norm": (chain(lambda y, m: m.norm(y),
+                                     norm=_layer_norm()), (3, 11, k), False),
+        "rank_3_logsumexp": (chain(lambda y, m: torch.logsumexp(y, -1)),
+                             (3, 11, k), False),
+        # (h) pooling along the features: non-overlapping windows of a
+        # [B, 1, N] (or [B, C, L]) view, results in PyTorch's shape.
+        "max_pool": (chain(lambda y, m: F.max_pool1d(y.unsqueeze(1), 5)
+                            .squeeze(1)), (33, k), False),
+        "max_pool_module_3d_result": (chain(
+            lambda y, m: nn.MaxPool1d(9)(y.view(-1, 1, 45))), (33, k), False),
+        "min_pool_negated": (chain(
+            lambda y, m: -F.max_pool1d(-1.5 * y.unsqueeze(1), 3, stride=3)),
+            (33, k), False),
+        "max_pool_channels": (chain(
+            lambda y, m: F.max_pool1d(y.view(-1, 3, 15), 5, ceil_mode=True) *
+            m.gain), (33, k), False),  # ceil_mode: no partial window here
+        "avg_pool_gelu": (chain(lambda y, m: F.gelu(
+            F.avg_pool1d((y * m.scale).unsqueeze(1), 3).squeeze(1) * -2.0 +
+            0.5)), (33, k), False),
+        "avg_pool_module_softmax": (chain(lambda y, m: F.softmax(
+            nn.AvgPool1d(5)(y.unsqueeze(1)), dim=-1)), (33, k), False),
+        "avg_pool_divisor_override": (chain(lambda y, m: F.avg_pool2d(
+            y.view(-1, 1, 1, 45), (1, 9), divisor_override=4)), (33, k), False),
+        "max_pool_then_sum": (chain(
+            lambda y, m: F.max_pool1d(torch.tanh(y).unsqueeze(1), 9).sum(-1)),
+            (33, k), False),
+        "window_max_subtracted": (chain(lambda y, m: (
+            y.view(-1, 9, 5) -
+            F.max_pool1d(y.unsqueeze(1), 5).view(-1, 9, 1)).view(-1, 45)),
+            (33, k), False),
+        "adaptive_avg_pool": (chain(
+            lambda y, m: F.adaptive_avg_pool1d(y.unsqueeze(1), 9)),
+            (33, k), False),
+        "adaptive_max_pool_shift": (chain(lambda y, m: nn.AdaptiveMaxPool1d(15)(
+            y.unsqueeze(1)).squeeze(1) - 0.25), (33, k), False),
+        "layer_norm_max_pool": (chain(lambda y, m: F.max_pool1d(
+            m.norm(y).unsqueeze(1), 5).squeeze(1), norm=_layer_norm()),
+            (33, k), False),
+        "batch_norm_avg_pool_train": (chain(lambda y, m: F.avg_pool1d(
+            m.bn(y).unsqueeze(1), 9).squeeze(1), batch_norm=True),
+            (33, k), True),
+        "rank_3_max_pool": (chain(lambda y, m: F.max_pool1d(y, 3)),
+                            (3, 11, k), False),
+        # (g) binary ops between layers, and two layers with reductions.
+        "residual_second_linear": (lambda: TwoLinear(k, lambda y, s, m: y + s),
+                                   (33, k), False),
+        "gelu_plus_second_linear": (lambda: TwoLinear(k,
+            lambda y, s, m: F.gelu(y) * -0.5 + s * m.scale), (33, k), False),
+        "second_linear_of_first": (lambda: TwoLinear(k,
+            lambda y, s, m: torch.tanh(s) + y, on_input=False), (33, k), False),
+        "gated_by_input": (lambda: GatedByInput(k), (33, k), False),
+        "two_layers_reductions": (chain(
+            lambda y, m: _centre(y), second=29,
+            after=lambda z, m: torch.logsumexp(z, 1)), (33, k), False),
+        "two_layers_norms": (chain(
+            lambda y, m: F.gelu(m.norm(y)), second=29, norm=_layer_norm(),
+            after=lambda z, m: F.log_softmax(z, 1)), (33, k), False),
+    }
+
+
+ZOO = zoo()
+

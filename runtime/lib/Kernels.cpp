@@ -51,7 +51,9 @@ static int32_t getKernel(const void *image, const char *name, int device,
     if (int32_t status = checkCuda(
             cudaLibraryLoadData(&library, image, nullptr, nullptr, 0, nullptr,
                                 nullptr, 0),
-            "cudaLibraryLoadData (the kernels need sm_80 or newer)")) {
+            "cudaLibraryLoadData (the kernels need the GPU of the "
+            "library's --target or newer; Hopper (wgmma) kernels run on "
+            "sm_90 GPUs alone)")) {
       libraries.erase(image);
       return status;
     }

@@ -42,6 +42,11 @@ def main():
     parser.add_argument("--precisions", default="fp32,tf32,bf16")
     parser.add_argument("--compile", action="store_true",
                         help="also time torch.compile (default mode)")
+    parser.add_argument("--max-autotune", action="store_true",
+                        help="also time torch.compile max-autotune-no-"
+                        "cudagraphs (A and B)")
+    parser.add_argument("--workloads", default="A,B,G")
+    parser.add_argument("--no-check", action="store_true")
     parser.add_argument("--no-bench", action="store_true")
     args = parser.parse_args()
     precisions = args.precisions.split(",")
@@ -54,7 +59,7 @@ def main():
           f"{datetime.date.today()}", flush=True)
 
     failures, rows = [], []
-    for precision in precisions:
+    for precision in precisions if not args.no_check else []:
         precision_setup("fp32")  # references in float64 regardless
         lib = libs["wgmma", precision]
         for name, kind, batches in CHECKS:
@@ -62,17 +67,23 @@ def main():
             for m in batches:
                 check(lib, name, kind, m, k, n, DTYPES[precision], precision,
                       failures, rows)
-    errors = check_errors(libs["wgmma", precisions[0]], "a_1000x4000",
-                          failures)
+    errors = [] if args.no_check else check_errors(
+        libs["wgmma", precisions[0]], "a_1000x4000", failures)
 
     table = []
     if not args.no_bench:
         for precision in precisions:
             for workload, name, m in BENCH:
+                if workload not in args.workloads.split(","):
+                    continue
                 k, n = (int(v) for v in name.split("_")[1].split("x"))
                 kind = workload.lower()
                 strategy_libs = {s: libs[s, precision] for s in dirs}
-                modes = [None] if args.compile and workload != "G" else []
+                modes = []
+                if workload != "G":
+                    modes += [None] if args.compile else []
+                    modes += (["max-autotune-no-cudagraphs"]
+                              if args.max_autotune else [])
                 times = bench(strategy_libs, name, kind, m, k, n,
                               DTYPES[precision], precision, modes)
                 table.append((workload, precision, m, k, n, times))
@@ -93,11 +104,12 @@ def main():
         print(f"\n## Timing ({device}, ms, median of 10)\n")
         print("| workload | precision | MxKxN | wgmma | cublas | tiled | gemm "
               "| eager | compile | wgmma TFLOP/s | wgmma/gemm | cublas/gemm "
-              "| tiled/gemm | eager/wgmma | compile/wgmma |")
-        print("|" + "---|" * 15)
+              "| tiled/gemm | eager/wgmma | compile/wgmma | autotune/wgmma |")
+        print("|" + "---|" * 16)
         for workload, precision, m, k, n, t in table:
             tflops = 2 * m * k * n / (t["wgmma"] * 1e-3) / 1e12
             compiled = t.get("compile:default")
+            tuned = t.get("compile:max-autotune-no-cudagraphs")
             print(f"| {workload} | {precision} | {m}x{k}x{n} "
                   f"| {t['wgmma']:.3f} | {t['cublas']:.3f} | {t['tiled']:.3f}"
                   f" | {t['gemm']:.3f} | {t['eager']:.3f} | "
@@ -107,6 +119,7 @@ def main():
                   f" | {t['tiled'] / t['gemm']:.3f}"
                   f" | {t['eager'] / t['wgmma']:.2f} | "
                   + (f"{compiled / t['wgmma']:.2f}" if compiled else "-")
+                  + " | " + (f"{tuned / t['wgmma']:.2f}" if tuned else "-")
                   + " |")
     print(f"\n{len(rows) - len(failures)} passed, {len(failures)} failed")
     for failure in failures:

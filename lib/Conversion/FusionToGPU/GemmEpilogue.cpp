@@ -33,10 +33,10 @@ GemmEpilogueArguments::take(const GemmKernelProblem &problem,
   return args;
 }
 
-void mlir::fusion::appendEpilogueArguments(const GemmKernelProblem &problem,
-                                           SmallVectorImpl<Type> &argTypes,
-                                           LaunchContract &launch,
-                                           unsigned operand) {
+void mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
+                                      SmallVectorImpl<Type> &argTypes,
+                                      LaunchContract &launch) {
+  unsigned operand = 2;
   Type type = problem.elementType;
   int64_t n = problem.n;
   int64_t dynamic = ShapedType::kDynamic;
@@ -55,10 +55,15 @@ void mlir::fusion::appendEpilogueArguments(const GemmKernelProblem &problem,
   for (int64_t groups : problem.rowGroups)
     addMemRef({dynamic, groups}, type, {rows, RowExpr::constant(groups)});
   // The moments of each block row of each column.
+  GemmConfigAttr config = problem.config;
   if (problem.statistics)
     for (int i = 0; i < 2; ++i)
       addMemRef({dynamic}, Float32Type::get(type.getContext()),
-                {RowExpr::ceilDiv(1, problem.config.getBlockM(), n)});
+                {RowExpr::ceilDiv(1, config.getBlockM(), n)});
+  int64_t columnBlocks = (n + config.getBlockN() - 1) / config.getBlockN();
+  launch.gridX = RowExpr::ceilDiv(1, config.getBlockM(), columnBlocks);
+  launch.blockSize = config.getThreads();
+  launch.dynamicSharedBytes = problem.sharedLayout().total;
 }
 
 GemmTilePosition mlir::fusion::rasterizeGemmTile(OpBuilder &b, Location loc,
@@ -93,27 +98,10 @@ GemmEpilogueEmitter::GemmEpilogueEmitter(OpBuilder &builder, Location loc,
                                          const GemmKernelProblem &problem,
                                          const GemmTile &tile,
                                          GemmEpilogueArguments args)
-    : b(builder), loc(loc), p(problem), c(problem.config),
+    : IndexEmitter(builder, loc), p(problem), c(problem.config),
       layout(problem.sharedLayout()), elementType(problem.elementType),
       chunkElements(kGemmChunkBytes / elementBytes(problem.elementType)),
       t(tile), args(std::move(args)) {}
-
-void GemmEpilogueEmitter::guarded(Value cond, function_ref<void()> body) {
-  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  body();
-}
-
-Value GemmEpilogueEmitter::sharedView(int64_t offset, ArrayRef<int64_t> shape,
-                                      Type type) {
-  auto workgroup = gpu::AddressSpaceAttr::get(
-      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
-  return memref::ViewOp::create(
-      b, loc,
-      MemRefType::get(shape, type, MemRefLayoutAttrInterface(), workgroup),
-      t.shared, idx(offset), ValueRange{});
-}
 
 void GemmEpilogueEmitter::loadColumnConstants() {
   SmallVector<Value> sources;

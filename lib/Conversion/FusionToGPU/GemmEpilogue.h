@@ -50,13 +50,16 @@ struct GemmEpilogueArguments {
                                     ValueRange args);
 };
 
-/// Appends those arguments' memref types and launch descriptors (launch
-/// operands from `operand` on). With statistics, the moments of block row r
-/// (its min(blockM, M - r * blockM) rows) of column n are at
-/// [n * ceil(M / blockM) + r] of `mean` and `m2`.
-void appendEpilogueArguments(const GemmKernelProblem &problem,
-                             SmallVectorImpl<Type> &argTypes,
-                             LaunchContract &launch, unsigned operand);
+/// Completes the launch of a generated GEMM kernel whose contract has its
+/// x and w arguments (launch operands 0 and 1): appends the other
+/// arguments' memref types and descriptors (launch operands 2 and on), a
+/// block per output tile, the config's threads and the layout's shared
+/// memory. With statistics, the moments of block row r (its min(blockM, M
+/// - r * blockM) rows) of column n are at [n * ceil(M / blockM) + r] of
+/// `mean` and `m2`.
+void completeGemmLaunch(const GemmKernelProblem &problem,
+                        SmallVectorImpl<Type> &argTypes,
+                        LaunchContract &launch);
 
 /// Where a generated GEMM kernel's block is: blocks run in groups of
 /// `groupM` block rows that sweep the block columns together, so a wave of
@@ -92,7 +95,7 @@ struct AccumulatorRun {
   SmallVector<Value> values;
 };
 
-class GemmEpilogueEmitter {
+class GemmEpilogueEmitter : IndexEmitter {
 public:
   GemmEpilogueEmitter(OpBuilder &builder, Location loc,
                       const GemmKernelProblem &problem, const GemmTile &tile,
@@ -109,29 +112,9 @@ public:
   void emit(Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs);
 
 private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value l, Value r) { return arith::AddIOp::create(b, loc, l, r); }
-  Value add(Value l, int64_t r) { return r ? add(l, idx(r)) : l; }
-  Value mul(Value l, int64_t r) {
-    return r == 1 ? l : arith::MulIOp::create(b, loc, l, idx(r)).getResult();
+  Value sharedView(int64_t offset, ArrayRef<int64_t> shape, Type type) {
+    return viewOf(t.shared, idx(offset), shape, type);
   }
-  Value div(Value l, int64_t r) {
-    return arith::DivUIOp::create(b, loc, l, idx(r));
-  }
-  Value rem(Value l, int64_t r) {
-    return arith::RemUIOp::create(b, loc, l, idx(r));
-  }
-  Value lessThan(Value l, Value r) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, l, r);
-  }
-  Value both(Value l, Value r) { return arith::AndIOp::create(b, loc, l, r); }
-  Value select(Value cond, Value t, Value f) {
-    return arith::SelectOp::create(b, loc, cond, t, f);
-  }
-  Value f32(double v) { return buildF32Constant(b, loc, v); }
-  Value widen(Value v) { return widenToF32(b, loc, v); }
-  void guarded(Value cond, function_ref<void()> body);
-  Value sharedView(int64_t offset, ArrayRef<int64_t> shape, Type type);
 
   /// The row operands' elements for the output at `row`, `column` of the
   /// tile, as f32.
@@ -142,8 +125,6 @@ private:
   /// Each column's moments over the block's rows of the staged tile.
   void emitStatistics(Value staging);
 
-  OpBuilder &b;
-  Location loc;
   const GemmKernelProblem &p;
   GemmConfigAttr c;
   GemmSharedLayout layout;

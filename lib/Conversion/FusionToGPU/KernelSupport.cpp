@@ -118,3 +118,18 @@ Value mlir::fusion::reduceAcrossThreads(OpBuilder &b, Location loc,
   gpu::BarrierOp::create(b, loc);
   return total;
 }
+
+void IndexEmitter::guarded(Value cond, function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  body();
+}
+
+Value IndexEmitter::viewOf(Value bytes, Value offset, ArrayRef<int64_t> shape,
+                           Type type) {
+  return memref::ViewOp::create(
+      b, loc,
+      MemRefType::get(shape, type, MemRefLayoutAttrInterface(), workgroup()),
+      bytes, offset, ValueRange{});
+}

@@ -80,6 +80,54 @@ Value reduceAcrossThreads(OpBuilder &builder, Location loc, ReductionKind kind,
                           Value value, Value lane, int64_t threads,
                           Value scratch);
 
+/// The index arithmetic of kernel bodies that address memrefs (the GEMM
+/// kernels and their epilogue), with the builder and location they share.
+class IndexEmitter {
+public:
+  IndexEmitter(OpBuilder &builder, Location loc) : b(builder), loc(loc) {}
+
+protected:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value l, Value r) { return arith::AddIOp::create(b, loc, l, r); }
+  Value add(Value l, int64_t r) { return r ? add(l, idx(r)) : l; }
+  Value sub(Value l, Value r) { return arith::SubIOp::create(b, loc, l, r); }
+  Value sub(Value l, int64_t r) { return sub(l, idx(r)); }
+  Value mul(Value l, int64_t r) {
+    return r == 1 ? l : arith::MulIOp::create(b, loc, l, idx(r)).getResult();
+  }
+  Value div(Value l, int64_t r) {
+    return arith::DivUIOp::create(b, loc, l, idx(r));
+  }
+  Value rem(Value l, int64_t r) {
+    return arith::RemUIOp::create(b, loc, l, idx(r));
+  }
+  Value lessThan(Value l, Value r) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, l, r);
+  }
+  Value equal(Value l, int64_t r) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, l, idx(r));
+  }
+  Value both(Value l, Value r) { return arith::AndIOp::create(b, loc, l, r); }
+  Value select(Value cond, Value t, Value f) {
+    return arith::SelectOp::create(b, loc, cond, t, f);
+  }
+  Value f32(double v) { return buildF32Constant(b, loc, v); }
+  Value widen(Value v) { return widenToF32(b, loc, v); }
+  /// Runs `body` under `if (cond)`.
+  void guarded(Value cond, function_ref<void()> body);
+  /// The shared-memory address space.
+  Attribute workgroup() {
+    return gpu::AddressSpaceAttr::get(
+        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+  }
+  /// A `shape` x `type` view at byte `offset` of the i8 shared memref
+  /// `bytes`.
+  Value viewOf(Value bytes, Value offset, ArrayRef<int64_t> shape, Type type);
+
+  OpBuilder &b;
+  Location loc;
+};
+
 /// Emits kernel bodies: i64 index math in arith, memory through llvm ops.
 class KernelEmitter {
 public:

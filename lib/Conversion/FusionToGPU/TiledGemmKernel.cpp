@@ -46,11 +46,11 @@ inline bool roundsToHalf(std::optional<MmaKind> mma) {
   return mma == MmaKind::f32_as_bf16 || mma == MmaKind::f32_as_f16;
 }
 
-class TiledGemmEmitter {
+class TiledGemmEmitter : IndexEmitter {
 public:
   TiledGemmEmitter(OpBuilder &builder, Location loc,
                    const GemmKernelProblem &problem)
-      : b(builder), loc(loc), p(problem), c(problem.config),
+      : IndexEmitter(builder, loc), p(problem), c(problem.config),
         mma(problem.config.getMma()),
         elementType(problem.elementType),
         chunkElements(kChunkBytes / elementBytes(elementType)),
@@ -61,28 +61,6 @@ public:
   void emit(gpu::GPUFuncOp kernel);
 
 private:
-  // Index arithmetic.
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value l, Value r) { return arith::AddIOp::create(b, loc, l, r); }
-  Value add(Value l, int64_t r) { return r ? add(l, idx(r)) : l; }
-  Value mul(Value l, int64_t r) {
-    return r == 1 ? l : arith::MulIOp::create(b, loc, l, idx(r)).getResult();
-  }
-  Value div(Value l, int64_t r) {
-    return arith::DivUIOp::create(b, loc, l, idx(r));
-  }
-  Value rem(Value l, int64_t r) {
-    return arith::RemUIOp::create(b, loc, l, idx(r));
-  }
-  Value lessThan(Value l, Value r) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, l, r);
-  }
-  Value both(Value l, Value r) { return arith::AndIOp::create(b, loc, l, r); }
-  Value select(Value cond, Value t, Value f) {
-    return arith::SelectOp::create(b, loc, cond, t, f);
-  }
-  Value f32(double v) { return buildF32Constant(b, loc, v); }
-  Value widen(Value v) { return widenToF32(b, loc, v); }
   /// Column `chunk` of a shared-memory row with `rowLow3` = row % 8, in
   /// elements, after the swizzle.
   Value swizzledColumn(Value chunk, Value rowLow3) {
@@ -112,19 +90,8 @@ private:
   /// The epilogue on the accumulators: each thread's runs of adjacent
   /// outputs.
   void emitEpilogue(ArrayRef<Value> accumulators);
-  void guarded(Value cond, function_ref<void()> body) {
-    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    body();
-  }
   Value sharedView(int64_t offset, ArrayRef<int64_t> shape, Type type) {
-    auto workgroup = gpu::AddressSpaceAttr::get(
-        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
-    return memref::ViewOp::create(
-        b, loc,
-        MemRefType::get(shape, type, MemRefLayoutAttrInterface(), workgroup),
-        sharedRaw, idx(offset), ValueRange{});
+    return viewOf(sharedRaw, idx(offset), shape, type);
   }
 
   bool simt() const { return c.getBackend() == GemmBackend::simt; }
@@ -159,8 +126,6 @@ private:
     return mi * (c.getWarpTileN() / 8) + ni;
   }
 
-  OpBuilder &b;
-  Location loc;
   const GemmKernelProblem &p;
   GemmConfigAttr c;
   /// The tensor-core multiply; none for SIMT.
@@ -208,12 +173,10 @@ void TiledGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   rowBase = position.rowBase;
   columnBase = position.columnBase;
 
-  auto workgroup = gpu::AddressSpaceAttr::get(
-      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
   sharedRaw = gpu::DynamicSharedMemoryOp::create(
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface(), workgroup));
+                      MemRefLayoutAttrInterface(), workgroup()));
   sharedA = sharedView(0, {c.getStages(), c.getBlockM(), tileK}, elementType);
   sharedB = sharedView(c.getStages() * c.getBlockM() * kRowBytes,
                        {c.getStages(), c.getBlockN(), tileK}, elementType);
@@ -668,7 +631,6 @@ Kernel mlir::fusion::buildTiledGemmKernel(OpBuilder &builder, Location loc,
                                           StringRef name,
                                           const GemmKernelProblem &problem) {
   OpBuilder::InsertionGuard insertion(builder);
-  GemmConfigAttr config = problem.config;
   Type type = problem.elementType;
   int64_t n = problem.n, k = problem.k;
   // Memrefs, and the launch operand and shape each is described by.
@@ -681,12 +643,7 @@ Kernel mlir::fusion::buildTiledGemmKernel(OpBuilder &builder, Location loc,
   argTypes.push_back(MemRefType::get({n, k}, type));
   launch.arguments.push_back(KernelArgument::descriptor(
       1, {RowExpr::constant(n), RowExpr::constant(k)}));
-  appendEpilogueArguments(problem, argTypes, launch, /*operand=*/2);
-  int64_t blockM = config.getBlockM();
-  int64_t columnBlocks = (n + config.getBlockN() - 1) / config.getBlockN();
-  launch.gridX = RowExpr::ceilDiv(1, blockM, columnBlocks);
-  launch.blockSize = config.getThreads();
-  launch.dynamicSharedBytes = problem.sharedLayout().total;
+  completeGemmLaunch(problem, argTypes, launch);
 
   gpu::GPUFuncOp kernel =
       createKernel(builder, loc, name, argTypes, launch.blockSize);

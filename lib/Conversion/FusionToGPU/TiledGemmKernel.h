@@ -17,7 +17,7 @@ namespace mlir::fusion {
 
 /// Launch operands: (ptr x, ptr w, [ptr bias], ptr out, ptr column...,
 /// ptr row..., [ptr mean, ptr m2]), passed to the kernel as memref
-/// descriptors (see appendEpilogueArguments).
+/// descriptors (see completeGemmLaunch).
 Kernel buildTiledGemmKernel(OpBuilder &builder, Location loc, StringRef name,
                             const GemmKernelProblem &problem);
 

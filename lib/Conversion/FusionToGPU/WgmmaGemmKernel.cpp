@@ -10,11 +10,13 @@
 // TMA bytes in and an `empty` one the consumers' release. setmaxnreg moves
 // the producer's registers to the consumers' accumulators.
 //
-// 3xTF32 (fp32 precision of f32 tensors): the consumers split each stage
-// in place into tf32 high parts and, in a second buffer, the exact
-// remainders; three wgmmas a K step (small terms first), each K slice
-// summed from zero and added to the running sums with round-to-nearest, as
-// the sm_80 kernel does (the tensor cores truncate when they accumulate).
+// 3xTF32 (fp32 precision of f32 tensors): the tensor cores read a stage's
+// f32 values truncated to tf32, its high parts; the consumers write the
+// exact remainders to one of two buffers, the next K slice's while the
+// tensor cores multiply this one; three wgmmas a K step (small terms
+// first), each K slice summed from zero and added to the running sums with
+// round-to-nearest, as the sm_80 kernel does (the tensor cores truncate
+// when they accumulate).
 //
 // Both operands are K-contiguous, the layout wgmma reads without transpose
 // (tf32 has no other).
@@ -45,11 +47,11 @@ constexpr int32_t kConsumerRegisters = 232;
 /// The named barrier of the consumers (0 is the block's).
 constexpr int32_t kConsumerBarrier = 1;
 
-class WgmmaGemmEmitter {
+class WgmmaGemmEmitter : IndexEmitter {
 public:
   WgmmaGemmEmitter(OpBuilder &builder, Location loc,
                    const GemmKernelProblem &problem)
-      : b(builder), loc(loc), p(problem), c(problem.config),
+      : IndexEmitter(builder, loc), p(problem), c(problem.config),
         mma(*problem.config.getMma()), layout(problem.sharedLayout()),
         elementType(problem.elementType),
         tileK(kGemmRowBytes / elementBytes(elementType)),
@@ -58,48 +60,18 @@ public:
   void emit(gpu::GPUFuncOp kernel);
 
 private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value i64(int64_t v) {
     return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
   }
   Value i32(int32_t v) {
     return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
   }
-  Value add(Value l, Value r) { return arith::AddIOp::create(b, loc, l, r); }
-  Value add(Value l, int64_t r) { return r ? add(l, idx(r)) : l; }
-  Value sub(Value l, Value r) { return arith::SubIOp::create(b, loc, l, r); }
-  Value sub(Value l, int64_t r) { return sub(l, idx(r)); }
-  Value mul(Value l, int64_t r) {
-    return r == 1 ? l : arith::MulIOp::create(b, loc, l, idx(r)).getResult();
-  }
-  Value div(Value l, int64_t r) {
-    return arith::DivUIOp::create(b, loc, l, idx(r));
-  }
-  Value rem(Value l, int64_t r) {
-    return arith::RemUIOp::create(b, loc, l, idx(r));
-  }
-  Value equal(Value l, int64_t r) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, l, idx(r));
-  }
   /// Bit 0 of `index`, as the i1 phase parity of an mbarrier.
   Value parityOf(Value index) {
     return arith::IndexCastUIOp::create(b, loc, b.getI1Type(), rem(index, 2));
   }
-  void guarded(Value cond, function_ref<void()> body) {
-    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    body();
-  }
   Value sharedView(Value offset, ArrayRef<int64_t> shape, Type type) {
-    return memref::ViewOp::create(
-        b, loc,
-        MemRefType::get(shape, type, MemRefLayoutAttrInterface(), workgroup()),
-        shared, offset, ValueRange{});
-  }
-  Attribute workgroup() {
-    return gpu::AddressSpaceAttr::get(
-        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+    return viewOf(shared, offset, shape, type);
   }
   void consumerBarrier() {
     NVVM::BarrierOp::create(b, loc, Type(), i32(kConsumerBarrier),
@@ -126,8 +98,9 @@ private:
   void setUp(gpu::GPUFuncOp kernel);
   void emitProducer();
   void emitConsumer();
-  /// 3xTF32: stage `stage`'s x and w tiles split in place into their tf32
-  /// high parts, the remainders into buffer `parity`.
+  /// 3xTF32: the remainders of stage `stage`'s x and w tiles into buffer
+  /// `parity`, fenced for the tensor cores; a consumer barrier must follow
+  /// before they read them.
   void splitStage(Value stage, Value parity);
   /// The wgmma descriptor of the K-major, 128-byte-swizzled matrix at
   /// shared byte address `address` (i64).
@@ -140,8 +113,6 @@ private:
   Value addAccumulators(Value running, Value acc);
   void emitEpilogue(Value acc);
 
-  OpBuilder &b;
-  Location loc;
   const GemmKernelProblem &p;
   GemmConfigAttr c;
   MmaKind mma;
@@ -349,14 +320,14 @@ void WgmmaGemmEmitter::splitStage(Value stage, Value parity) {
     for (int64_t first = 0; first < chunks; first += c.getConsumerThreads()) {
       Value element = mul(add(consumerThread, first), 4);
       Value x = vector::LoadOp::create(b, loc, vectorType, tile, element);
-      // Round to nearest, ties away, at 10 mantissa bits (cvt.rna.tf32.f32,
-      // as the sm_80 kernel and the CPU reference); the rest is exact.
+      // The tensor cores read an f32 operand's top 19 bits (truncation, as
+      // CUTLASS's round-toward-zero tf32 conversion relies on): the high
+      // part is the stage as it is, the exact remainder x - trunc(x) goes
+      // to the remainder buffer.
       Value bits = arith::BitcastOp::create(b, loc, intType, x);
-      Value rounded = arith::AndIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, bits, splat(0x1000)),
-          splat(static_cast<int32_t>(0xffffe000u)));
-      Value high = arith::BitcastOp::create(b, loc, vectorType, rounded);
-      vector::StoreOp::create(b, loc, high, tile, element);
+      Value truncated = arith::AndIOp::create(
+          b, loc, bits, splat(static_cast<int32_t>(0xffffe000u)));
+      Value high = arith::BitcastOp::create(b, loc, vectorType, truncated);
       vector::StoreOp::create(b, loc, arith::SubFOp::create(b, loc, x, high),
                               low, element);
     }
@@ -370,7 +341,6 @@ void WgmmaGemmEmitter::splitStage(Value stage, Value parity) {
       NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
       NVVM::SharedSpaceAttr::get(b.getContext(),
                                  NVVM::SharedSpace::shared_cta));
-  consumerBarrier();
 }
 
 Value WgmmaGemmEmitter::addAccumulators(Value running, Value acc) {
@@ -392,31 +362,52 @@ void WgmmaGemmEmitter::emitConsumer() {
   epilogue->loadColumnConstants();
   consumerBarrier();
   Value zero = LLVM::ZeroOp::create(b, loc, accumulatorType);
+  auto waitFull = [&](Value kTile) {
+    nvgpu::MBarrierTryWaitParityOp::create(
+        b, loc, barriers, parityOf(div(kTile, c.getStages())),
+        idx(0x989680), rem(kTile, c.getStages()));
+  };
+  if (split()) {
+    // The first K slice is split before the loop; each iteration splits
+    // the next while the tensor cores multiply the current one.
+    waitFull(idx(0));
+    splitStage(idx(0), idx(0));
+    consumerBarrier();
+  }
+  // The accumulators, and with 3xTF32 the running sums apart from them.
+  SmallVector<Value> init(split() ? 2 : 1, zero);
   auto loop = scf::ForOp::create(
-      b, loc, idx(0), tilesK, idx(1), ValueRange{zero, zero},
+      b, loc, idx(0), tilesK, idx(1), init,
       [&](OpBuilder &nb, Location, Value kTile, ValueRange state) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
         Value stage = rem(kTile, c.getStages());
-        nvgpu::MBarrierTryWaitParityOp::create(
-            b, loc, barriers, parityOf(div(kTile, c.getStages())),
-            idx(0x989680), stage);
         Value parity = rem(kTile, 2);
-        if (split())
-          splitStage(stage, parity);
-        Value acc;
-        Value running = state[1];
+        SmallVector<Value> results;
         if (split()) {
-          // Each K slice from zero, then into the running sums.
-          acc = multiplyStage(state[0], stage, parity, /*fromZero=*/true);
+          // Each K slice from zero, then into the running sums. Slice t + 1
+          // goes to the other remainder buffer, which slice t - 1's wgmmas
+          // (waited for by both warpgroups before the last barrier) read.
+          Value acc =
+              multiplyStage(state[0], stage, parity, /*fromZero=*/true);
+          Value next = add(kTile, 1);
+          guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        next, tilesK),
+                  [&] {
+                    waitFull(next);
+                    splitStage(rem(next, c.getStages()), rem(next, 2));
+                  });
           NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
           nvgpu::MBarrierArriveOp::create(b, loc, barriers,
                                           add(stage, c.getStages()));
-          running = addAccumulators(running, acc);
+          results = {acc, addAccumulators(state[1], acc)};
+          consumerBarrier();
         } else {
+          waitFull(kTile);
           // One stage of wgmmas stays in flight: the previous one's stage
           // is released once it is done.
-          acc = multiplyStage(state[0], stage, parity, /*fromZero=*/false);
+          results = {multiplyStage(state[0], stage, parity,
+                                   /*fromZero=*/false)};
           NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(1));
           guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
                                         kTile, idx(0)),
@@ -427,10 +418,10 @@ void WgmmaGemmEmitter::emitConsumer() {
                         b, loc, barriers, add(previous, c.getStages()));
                   });
         }
-        scf::YieldOp::create(b, loc, ValueRange{acc, running});
+        scf::YieldOp::create(b, loc, results);
       });
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
-  emitEpilogue(loop.getResult(split() ? 1 : 0));
+  emitEpilogue(loop.getResults().back());
 }
 
 void WgmmaGemmEmitter::emitEpilogue(Value acc) {
@@ -498,11 +489,7 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
   launch.arguments.push_back(KernelArgument::tensorMap(
       1, {RowExpr::constant(n), RowExpr::constant(k)}, type,
       {config.getBlockN(), tileK}));
-  appendEpilogueArguments(problem, argTypes, launch, /*operand=*/2);
-  int64_t columnBlocks = (n + config.getBlockN() - 1) / config.getBlockN();
-  launch.gridX = RowExpr::ceilDiv(1, config.getBlockM(), columnBlocks);
-  launch.blockSize = config.getThreads();
-  launch.dynamicSharedBytes = problem.sharedLayout().total;
+  completeGemmLaunch(problem, argTypes, launch);
 
   gpu::GPUFuncOp kernel =
       createKernel(builder, loc, name, argTypes, launch.blockSize);

@@ -18,7 +18,7 @@ namespace mlir::fusion {
 /// Launch operands: (ptr x, ptr w, [ptr bias], ptr out, ptr column...,
 /// ptr row..., [ptr mean, ptr m2]); x and w reach the kernel as TMA tensor
 /// maps (128-byte K boxes, 128-byte swizzle, zero fill past the edges), the
-/// others as memref descriptors (see appendEpilogueArguments).
+/// others as memref descriptors (see completeGemmLaunch).
 Kernel buildWgmmaGemmKernel(OpBuilder &builder, Location loc, StringRef name,
                             const GemmKernelProblem &problem);
 

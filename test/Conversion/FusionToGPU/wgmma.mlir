@@ -75,25 +75,36 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 
 // -----
 
-// 3xTF32: each stage split in place into tf32 high parts (rounded to
-// nearest, ties away) and remainders, fenced for the async proxy; three
-// m64n128k8 wgmmas a K step, small terms first, the K slice from zero (the
-// first with scale-d 0), waited for and added to the running sums.
+// 3xTF32: each stage's remainders x - trunc_tf32(x) (the tensor cores
+// read x itself truncated) written to a remainder buffer, fenced for the
+// async proxy: the first slice before the loop, then slice t + 1 while the
+// tensor cores multiply slice t. Three m64n128k8 wgmmas a K step, small
+// terms first, the K slice from zero (the first with scale-d 0), waited
+// for, released and added to the running sums.
 // CHECK-LABEL: gpu.func @fp32_0_gemm
-// CHECK: scf.for
 // CHECK: nvgpu.mbarrier.try_wait.parity
-// CHECK: arith.addi %{{.*}}, %cst{{.*}} : vector<4xi32>
-// CHECK: arith.andi
-// CHECK: arith.subf {{.*}} : vector<4xf32>
+// CHECK: %[[X:.*]] = vector.load
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[X]] : vector<4xf32> to vector<4xi32>
+// CHECK: %[[TRUNC:.*]] = arith.andi %[[BITS]], %cst{{.*}} : vector<4xi32>
+// CHECK: %[[HIGH:.*]] = arith.bitcast %[[TRUNC]] : vector<4xi32> to vector<4xf32>
+// CHECK: %[[LOW:.*]] = arith.subf %[[X]], %[[HIGH]] : vector<4xf32>
+// CHECK-NEXT: vector.store %[[LOW]]
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.barrier id
+// CHECK: scf.for
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 8>, D[<f32>, <zero>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
 // CHECK-COUNT-11: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 8>, D[<f32>, <one>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: scf.if
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: arith.subf {{.*}} : vector<4xf32>
+// CHECK: nvvm.fence.proxy
+// CHECK: }
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvgpu.mbarrier.arrive
 // CHECK-COUNT-64: arith.addf
+// CHECK: nvvm.barrier id
 func.func @fp32(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   %0 = fusion.linear %x, %w : tensor<?x64xf32>, tensor<48x64xf32> -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
