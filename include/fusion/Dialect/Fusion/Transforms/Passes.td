@@ -256,10 +256,11 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     `wgmma` (the generated Hopper kernel, for sm_90; ops it cannot compute,
     f32 tensors in bf16/f16 precision or K rows that are not multiples of
     16 bytes, get cuBLASLt), or
-    `auto`, the measured rule of docs/architecture.md: the generated
-    kernel for f32 GEMMs in fp32 with 3xTF32 (faster than cuBLAS's SGEMM on
-    the H100, and more accurate), cuBLASLt for everything else (its sm_90
-    GEMMs use wgmma and TMA, which sm_80 code cannot).
+    `auto`, the measured rule of docs/architecture.md: on sm_90 the wgmma
+    kernel for f32 tensors in fp32 (3xTF32) and tf32, cuBLASLt for 16-bit
+    tensors; on older chips the `mma_sync` kernel for f32 in fp32 with
+    3xTF32 (faster than cuBLAS's SGEMM, and more accurate), cuBLASLt for
+    everything else.
 
     The tiling of a generated kernel comes from a heuristic: 128x256 blocks
     of 2x4 warps (128x128 when N <= 128; 128x128 of 2x4 warps for 3xTF32,
