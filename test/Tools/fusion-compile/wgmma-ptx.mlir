@@ -6,6 +6,12 @@
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma -o - | FileCheck %s
 // RUN: fusion-compile %S/../../../examples/linear_scale_batch_norm.mlir --emit=ptx --target=sm_90 --strategy=wgmma --precision=fp32 -o - | FileCheck %s --check-prefix=FP32
 // RUN: fusion-compile %S/../../../examples/linear_leaky_relu.mlir --emit=ptx --target=sm_90 --strategy=wgmma --precision=tf32 -o - | FileCheck %s --check-prefix=TF32
+// The whole library links: the entry point and the runtime's tensor-map
+// encoder it calls.
+// RUN: rm -rf %t && mkdir -p %t && fusion-compile %s --target=sm_90 --strategy=wgmma -o %t/m.so
+// RUN: nm %t/m.so | FileCheck %s --check-prefix=LIBRARY
+// LIBRARY-DAG: T __fusion_rt_tensor_map
+// LIBRARY-DAG: T bf16
 
 // CHECK: .target sm_90a
 // CHECK: .entry bf16_0_gemm(
