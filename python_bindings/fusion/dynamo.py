@@ -9,10 +9,10 @@ importer (fusion/aten.py) takes, tried one by one in graph order: elementwise
 ops, reductions along the features, softmax, layer, group and batch norms,
 pooling of the features; their other operands are numbers, per-column
 vectors, single values, or values computed before the GEMM (a residual,
-another layer's output) or in it. Values that leave the partition become its results; a partition stops
-before a second [batch, features] matrix would leave it (narrower values,
-such as reductions, may), so that the GEMM's output still makes one trip
-through memory. Each partition is
+another layer's output) or in it. Values that leave the partition become
+its results; a partition stops before a second [batch, features] matrix
+would leave it (narrower values, such as reductions, may), so that the
+GEMM's output still makes one trip through memory. Each partition is
 imported, compiled (or found in the disk cache, fusion/cache.py) and called
 through the custom op `fusion::run`, which torch.compile, FX graphs and CUDA
 graph capture see as one op. The batch dimension is dynamic.

@@ -46,6 +46,20 @@ def relative_error(out, reference):
             reference.double().norm()).item()
 
 
+def assert_results_at_batches(model, compiled, features):
+    """Each result of `compiled` has the shape of the model's and its
+    values in float64, at batches 3 and 8 of inputs [batch, *features]."""
+    with torch.no_grad():
+        for batch in (3, 8):
+            x = torch.randn(batch, *features)
+            outs = compiled(x)
+            references = model.double()(x.double())
+            model.float()
+            for out, reference in zip(outs, references):
+                assert out.shape == reference.shape
+                assert relative_error(out, reference) <= 1e-5
+
+
 def compiled_error(model, x):
     """The relative error of torch.compile(model, backend="fusion") on `x`
     against the model in float64."""
@@ -396,15 +410,7 @@ class Reductions(nn.Module):
 def test_reduced_results_with_a_dynamic_batch(shape):
     model = Reductions()
     compiled = torch.compile(model, backend="fusion", dynamic=True)
-    with torch.no_grad():
-        for batch in (3, 8):
-            x = torch.randn(batch, *shape[1:])
-            outs = compiled(x)
-            references = model.double()(x.double())
-            model.float()
-            for out, reference in zip(outs, references):
-                assert out.shape == reference.shape
-                assert relative_error(out, reference) <= 1e-5
+    assert_results_at_batches(model, compiled, shape[1:])
     assert len(fusion.dynamo.last_fused) == 1
 
 
@@ -505,15 +511,7 @@ def test_pools_fuse_into_the_partition(fused_graphs, fallback):
     model = Pools()
     compiled = torch.compile(model, backend="fusion", dynamic=True,
                              options={"fallback": fallback})
-    with torch.no_grad():
-        for batch in (3, 8):
-            x = torch.randn(batch, 16)
-            outs = compiled(x)
-            references = model.double()(x.double())
-            model.float()
-            for out, reference in zip(outs, references):
-                assert out.shape == reference.shape
-                assert relative_error(out, reference) <= 1e-5
+    assert_results_at_batches(model, compiled, (16,))
     (fused,) = fusion.dynamo.last_fused
     assert len([op for op in fused if "pool" in op]) == 3
     assert not [op for op in fused_graphs[0] if "pool" in op]

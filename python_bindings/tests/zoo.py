@@ -114,11 +114,13 @@ def zoo(in_features=37):
                      (33, k), False),
         "hardswish": (chain(lambda y, m: F.hardswish(y)), (33, k), False),
         "hardsigmoid": (chain(lambda y, m: F.hardsigmoid(y)), (33, k), False),
-        "softplus": (chain(lambda y, m: F.softplus(y, beta=2.0, threshold=3.0)),
+        "softplus": (chain(
+            lambda y, m: F.softplus(y, beta=2.0, threshold=3.0)),
                      (33, k), False),
         "elu": (chain(lambda y, m: F.elu(y, alpha=0.7)), (33, k), False),
         "exp_log_abs_neg": (chain(
-            lambda y, m: -torch.log(torch.exp(-y.abs()) + 1.0)), (33, k), False),
+            lambda y, m: -torch.log(torch.exp(-y.abs()) + 1.0)),
+            (33, k), False),
         "clamp_both": (chain(lambda y, m: torch.clamp(y, -0.3, 0.4)),
                        (33, k), False),
         "clamp_min": (chain(lambda y, m: y.clamp(min=-0.1)), (33, k), False),
@@ -162,7 +164,8 @@ def zoo(in_features=37):
         "mean_keepdim_scaled": (chain(
             lambda y, m: (y * m.scale).mean(1, keepdim=True) * -3.0),
             (33, k), False),
-        "amax_times_two": (chain(lambda y, m: y.amax(1) * 2.0), (33, k), False),
+        "amax_times_two": (chain(lambda y, m: y.amax(1) * 2.0),
+                           (33, k), False),
         "amax_keepdim": (chain(lambda y, m: y.amax(1, keepdim=True)),
                          (33, k), False),
         "amin_negative": (chain(lambda y, m: (-1.5 * y).amin(-1)),
@@ -170,7 +173,8 @@ def zoo(in_features=37):
         "amin_keepdim_leaky_relu": (chain(
             lambda y, m: F.leaky_relu(y.amin(1, keepdim=True) + 0.5, 0.2)),
             (33, k), False),
-        "max_values": (chain(lambda y, m: y.max(dim=1).values), (33, k), False),
+        "max_values": (chain(lambda y, m: y.max(dim=1).values),
+                       (33, k), False),
         "min_keepdim": (chain(lambda y, m: torch.min(y, 1, keepdim=True)[0]),
                         (33, k), False),
         "max_minus_min": (chain(lambda y, m: y.amax(1) - y.amin(1)),
@@ -179,7 +183,8 @@ def zoo(in_features=37):
                                       (33, k), False),
         "var_unbiased": (chain(lambda y, m: y.var(1)), (33, k), False),
         "var_biased_keepdim": (chain(
-            lambda y, m: y.var(1, correction=0, keepdim=True)), (33, k), False),
+            lambda y, m: y.var(1, correction=0, keepdim=True)),
+            (33, k), False),
         "std": (chain(lambda y, m: y.std(1)), (33, k), False),
         "std_biased_keepdim": (chain(
             lambda y, m: torch.std(y, 1, correction=0, keepdim=True)),
@@ -212,8 +217,10 @@ def zoo(in_features=37):
                             (33, k), False),
         "rms_norm": (chain(lambda y, m: F.rms_norm(y, (45,)) * m.scale),
                      (33, k), False),
-        "fused_rms_norm_op": (chain(lambda y, m: torch.ops.aten._fused_rms_norm(
-            y, [45], m.scale, None)[0] - 0.5), (33, k), False),  # CUDA's form
+        "fused_rms_norm_op": (chain(
+            lambda y, m: torch.ops.aten._fused_rms_norm(
+                y, [45], m.scale, None)[0] - 0.5),
+            (33, k), False),  # CUDA's form
         "normalize": (chain(lambda y, m: F.normalize(y, dim=1)),
                       (33, k), False),
         "grouped_softmax": (chain(
@@ -267,7 +274,8 @@ def zoo(in_features=37):
         "avg_pool_module_softmax": (chain(lambda y, m: F.softmax(
             nn.AvgPool1d(5)(y.unsqueeze(1)), dim=-1)), (33, k), False),
         "avg_pool_divisor_override": (chain(lambda y, m: F.avg_pool2d(
-            y.view(-1, 1, 1, 45), (1, 9), divisor_override=4)), (33, k), False),
+            y.view(-1, 1, 1, 45), (1, 9), divisor_override=4)),
+            (33, k), False),
         "max_pool_then_sum": (chain(
             lambda y, m: F.max_pool1d(torch.tanh(y).unsqueeze(1), 9).sum(-1)),
             (33, k), False),
@@ -278,8 +286,9 @@ def zoo(in_features=37):
         "adaptive_avg_pool": (chain(
             lambda y, m: F.adaptive_avg_pool1d(y.unsqueeze(1), 9)),
             (33, k), False),
-        "adaptive_max_pool_shift": (chain(lambda y, m: nn.AdaptiveMaxPool1d(15)(
-            y.unsqueeze(1)).squeeze(1) - 0.25), (33, k), False),
+        "adaptive_max_pool_shift": (chain(
+            lambda y, m: nn.AdaptiveMaxPool1d(15)(
+                y.unsqueeze(1)).squeeze(1) - 0.25), (33, k), False),
         "layer_norm_max_pool": (chain(lambda y, m: F.max_pool1d(
             m.norm(y).unsqueeze(1), 5).squeeze(1), norm=_layer_norm()),
             (33, k), False),
@@ -294,7 +303,8 @@ def zoo(in_features=37):
         "gelu_plus_second_linear": (lambda: TwoLinear(k,
             lambda y, s, m: F.gelu(y) * -0.5 + s * m.scale), (33, k), False),
         "second_linear_of_first": (lambda: TwoLinear(k,
-            lambda y, s, m: torch.tanh(s) + y, on_input=False), (33, k), False),
+            lambda y, s, m: torch.tanh(s) + y, on_input=False),
+            (33, k), False),
         "gated_by_input": (lambda: GatedByInput(k), (33, k), False),
         "two_layers_reductions": (chain(
             lambda y, m: _centre(y), second=29,

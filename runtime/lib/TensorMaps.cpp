@@ -13,30 +13,33 @@
 
 #include <cstring>
 #include <mutex>
+#include <string>
 
 using namespace fusion::runtime;
 
 namespace {
 
-PFN_cuTensorMapEncodeTiled_v12000 lookupEncode(int32_t *status) {
+/// cuTensorMapEncodeTiled, or null with `*error` saying why not.
+PFN_cuTensorMapEncodeTiled_v12000 lookupEncode(const std::string **error) {
   static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
-  static int32_t lookupStatus = FUSION_SUCCESS;
+  static std::string lookupError;
   static std::once_flag once;
   std::call_once(once, [] {
     void *function = nullptr;
     cudaDriverEntryPointQueryResult found;
-    lookupStatus = checkCuda(
-        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function,
-                                         12000, cudaEnableDefault, &found),
-        "cudaGetDriverEntryPointByVersion(cuTensorMapEncodeTiled)");
-    if (lookupStatus == FUSION_SUCCESS &&
-        (found != cudaDriverEntryPointSuccess || !function))
-      lookupStatus = fail(FUSION_ERROR_CUDA,
-                          "the driver has no cuTensorMapEncodeTiled (TMA "
-                          "needs CUDA 12 and an sm_90 GPU)");
-    encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
+    cudaError_t status = cudaGetDriverEntryPointByVersion(
+        "cuTensorMapEncodeTiled", &function, 12000, cudaEnableDefault, &found);
+    if (status != cudaSuccess)
+      lookupError = std::string("cudaGetDriverEntryPointByVersion("
+                                "cuTensorMapEncodeTiled): ") +
+                    cudaGetErrorString(status);
+    else if (found != cudaDriverEntryPointSuccess || !function)
+      lookupError = "the driver has no cuTensorMapEncodeTiled (TMA needs "
+                    "CUDA 12 and an sm_90 GPU)";
+    else
+      encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
   });
-  *status = lookupStatus;
+  *error = &lookupError;
   return encode;
 }
 
@@ -70,10 +73,11 @@ extern "C" int32_t __fusion_rt_tensor_map(void *map, const void *base,
     return fail(FUSION_ERROR_INVALID_ARGUMENT,
                 "tensor map of unknown element type " + std::to_string(dtype));
   }
-  int32_t status;
-  PFN_cuTensorMapEncodeTiled_v12000 encode = lookupEncode(&status);
-  if (status != FUSION_SUCCESS)
-    return status;
+  // Every failing call reports on its own thread.
+  const std::string *error;
+  PFN_cuTensorMapEncodeTiled_v12000 encode = lookupEncode(&error);
+  if (!encode)
+    return fail(FUSION_ERROR_CUDA, *error);
   // Innermost dimension first: the columns (K), then the rows.
   cuuint64_t sizes[2] = {static_cast<cuuint64_t>(columns),
                          static_cast<cuuint64_t>(rows)};
@@ -81,11 +85,11 @@ extern "C" int32_t __fusion_rt_tensor_map(void *map, const void *base,
   cuuint32_t box[2] = {static_cast<cuuint32_t>(boxColumns),
                        static_cast<cuuint32_t>(boxRows)};
   cuuint32_t elementStrides[2] = {1, 1};
-  CUresult result = encode(
-      static_cast<CUtensorMap *>(map), type, 2, const_cast<void *>(base),
-      sizes, strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  CUresult result =
+      encode(static_cast<CUtensorMap *>(map), type, 2, const_cast<void *>(base),
+             sizes, strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS)
     return fail(FUSION_ERROR_INVALID_ARGUMENT,
                 "cuTensorMapEncodeTiled failed (error " +

@@ -52,6 +52,8 @@ def main():
     precisions = args.precisions.split(",")
     dirs = {"wgmma": args.artifacts / "wgmma", "cublas": args.artifacts,
             "tiled": args.artifacts / "tiled"}
+    if args.no_bench:  # Only the wgmma libraries are checked.
+        dirs = {"wgmma": dirs["wgmma"]}
     libs = {(s, p): Library(d / LIBRARIES[p])
             for s, d in dirs.items() for p in precisions}
     device = torch.cuda.get_device_name()

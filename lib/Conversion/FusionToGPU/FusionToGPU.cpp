@@ -369,11 +369,11 @@ void HostEmitter::launch(Kernel kernel, Value rows,
     case KernelArgument::Kind::TensorMap: {
       // Encoded on the host for this call's pointer and rows, passed by
       // value.
-      Type mapType = fusion_rt::FusionRuntimeDialect::getTensorMapType(
-          b.getContext());
+      Type mapType =
+          fusion_rt::FusionRuntimeDialect::getTensorMapType(b.getContext());
       Value map = LLVM::AllocaOp::create(b, loc, ptrType, mapType, c64(1), 64);
-      int32_t type = static_cast<int32_t>(
-          *getElementTypeKind(argument.elementType));
+      int32_t type =
+          static_cast<int32_t>(*getElementTypeKind(argument.elementType));
       checked("__fusion_rt_tensor_map",
               {map, operands[argument.operand], c32(type),
                materialize(argument.shape[0], rows, operands),
@@ -1005,8 +1005,7 @@ struct ConvertFusionToGPUPass
     std::string chipName = stringifyChip(chip.getChip()).str();
     auto target = NVVM::NVVMTargetAttr::get(
         module.getContext(), /*O=*/3, /*triple=*/"nvptx64-nvidia-cuda",
-        archSpecific ? chipName + "a" : chipName,
-        archSpecific ? "+ptx80" : "");
+        archSpecific ? chipName + "a" : chipName, archSpecific ? "+ptx80" : "");
     auto kernels =
         gpu::GPUModuleOp::create(builder, module.getLoc(), kKernelModuleName,
                                  builder.getArrayAttr({target}));

@@ -110,10 +110,9 @@ void GemmEpilogueEmitter::loadColumnConstants() {
   sources.append(args.columns);
   if (sources.empty())
     return;
-  columnConstants =
-      sharedView(layout.constants, {static_cast<int64_t>(sources.size()),
-                                    c.getBlockN()},
-                 b.getF32Type());
+  columnConstants = sharedView(
+      layout.constants, {static_cast<int64_t>(sources.size()), c.getBlockN()},
+      b.getF32Type());
   // Columns past N hold 0; their outputs are never stored.
   for (int64_t first = 0; first < c.getBlockN(); first += t.threads) {
     Value column = add(t.thread, first);
@@ -157,8 +156,8 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
   // free once every thread is past the main loop), so that it leaves in
   // 16-byte row chunks instead of the accumulators' scattered runs.
   t.barrier();
-  Value staging = sharedView(0, {c.getBlockM(), layout.stagingRowElements},
-                             elementType);
+  Value staging =
+      sharedView(0, {c.getBlockM(), layout.stagingRowElements}, elementType);
   for (const AccumulatorRun &run : runs) {
     SmallVector<Value> results;
     for (auto [j, accumulator] : llvm::enumerate(run.values)) {
@@ -180,8 +179,7 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
     vector::StoreOp::create(
         b, loc, narrowTo(b, loc, vector, elementType), staging,
         ValueRange{add(firstRow, run.row), add(firstColumn, run.column)},
-        /*nontemporal=*/false,
-        llvm::Align(width * elementBytes(elementType)));
+        /*nontemporal=*/false, llvm::Align(width * elementBytes(elementType)));
   }
   t.barrier();
   storeStagedTile(staging);
@@ -222,16 +220,14 @@ void GemmEpilogueEmitter::storeStagedTile(Value staging) {
     Value globalRow = add(t.rowBase, row);
     Value globalColumn = add(t.columnBase, column);
     Value rowOk = lessThan(globalRow, t.rows);
-    Value chunk = vector::LoadOp::create(b, loc, chunkType, staging,
-                                         ValueRange{row, column},
-                                         /*nontemporal=*/false,
-                                         llvm::Align(kGemmChunkBytes));
+    Value chunk = vector::LoadOp::create(
+        b, loc, chunkType, staging, ValueRange{row, column},
+        /*nontemporal=*/false, llvm::Align(kGemmChunkBytes));
     if (vectorStores) {
       guarded(both(rowOk, lessThan(globalColumn, idx(p.n))), [&] {
-        vector::StoreOp::create(b, loc, chunk, args.out,
-                                ValueRange{globalRow, globalColumn},
-                                /*nontemporal=*/false,
-                                llvm::Align(kGemmChunkBytes));
+        vector::StoreOp::create(
+            b, loc, chunk, args.out, ValueRange{globalRow, globalColumn},
+            /*nontemporal=*/false, llvm::Align(kGemmChunkBytes));
       });
       continue;
     }
@@ -271,10 +267,9 @@ void GemmEpilogueEmitter::emitStatistics(Value staging) {
                                           nb.getInsertionPoint());
                       Value v = widen(memref::LoadOp::create(
                           b, loc, staging, ValueRange{row, column}));
-                      scf::YieldOp::create(
-                          b, loc,
-                          ValueRange{arith::AddFOp::create(b, loc, sum[0],
-                                                           term(v))});
+                      scf::YieldOp::create(b, loc,
+                                           ValueRange{arith::AddFOp::create(
+                                               b, loc, sum[0], term(v))});
                     });
                 return loop.getResult(0);
               };

@@ -1,4 +1,4 @@
-//===- GemmEpilogue.h - the epilogue of the generated GEMM kernels -*- C++ -*-===//
+//===- GemmEpilogue.h - the generated GEMMs' epilogue -----------*- C++ -*-===//
 //
 // What every generated GEMM kernel (mma_sync, simt, wgmma) does once its
 // accumulators hold the block's tile: alpha, bias, the epilogue region with
@@ -65,21 +65,20 @@ void completeGemmLaunch(const GemmKernelProblem &problem,
 /// `groupM` block rows that sweep the block columns together, so a wave of
 /// blocks shares its x rows and w rows in L2.
 struct GemmTilePosition {
-  Value blockRowTiles; ///< ceil(M / blockM)
-  Value tileM, tileN;  ///< the block's row and column of tiles
+  Value blockRowTiles;       ///< ceil(M / blockM)
+  Value tileM, tileN;        ///< the block's row and column of tiles
   Value rowBase, columnBase; ///< the tile's first row and column
 };
-GemmTilePosition rasterizeGemmTile(OpBuilder &builder, Location loc,
-                                   Value rows, int64_t n,
-                                   GemmConfigAttr config);
+GemmTilePosition rasterizeGemmTile(OpBuilder &builder, Location loc, Value rows,
+                                   int64_t n, GemmConfigAttr config);
 
 /// The block's place in the output and the threads that run its epilogue.
 struct GemmTile {
-  Value thread;  ///< index of the thread among the epilogue's threads
+  Value thread; ///< index of the thread among the epilogue's threads
   int64_t threads;
-  Value rows;    ///< M
-  Value tileM;   ///< the block's row of tiles
-  Value blockRowTiles; ///< ceil(M / blockM)
+  Value rows;                ///< M
+  Value tileM;               ///< the block's row of tiles
+  Value blockRowTiles;       ///< ceil(M / blockM)
   Value rowBase, columnBase; ///< the tile's first row and column
   /// The dynamic shared memory (i8) at the origin of the shared layout.
   Value shared;

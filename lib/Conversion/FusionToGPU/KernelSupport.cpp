@@ -5,7 +5,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
-
 using namespace mlir;
 using namespace mlir::fusion;
 
@@ -56,7 +55,6 @@ void mlir::fusion::emitGuarded(OpBuilder &builder, Location loc,
   }
   gpu::ReturnOp::create(builder, loc);
 }
-
 
 Value mlir::fusion::addReductionScratch(OpBuilder &builder, Location loc,
                                         gpu::GPUFuncOp kernel,
@@ -110,10 +108,11 @@ Value mlir::fusion::reduceAcrossThreads(OpBuilder &b, Location loc,
   total = memref::LoadOp::create(
       b, loc, scratch, ValueRange{arith::ConstantIndexOp::create(b, loc, 0)});
   for (int64_t w = 1; w < warps; ++w)
-    total = buildReductionCombine(b, loc, kind, total,
-                    memref::LoadOp::create(
-                        b, loc, scratch,
-                        ValueRange{arith::ConstantIndexOp::create(b, loc, w)}));
+    total = buildReductionCombine(
+        b, loc, kind, total,
+        memref::LoadOp::create(
+            b, loc, scratch,
+            ValueRange{arith::ConstantIndexOp::create(b, loc, w)}));
   // The scratch is free again once every thread has read it.
   gpu::BarrierOp::create(b, loc);
   return total;

@@ -75,7 +75,8 @@ Kernel mlir::fusion::buildRowReductionKernel(OpBuilder &builder, Location loc,
             SmallVector<Value> operands;
             for (auto &values : operandLanes)
               operands.push_back(values[l]);
-            acc = buildReductionCombine(nb, nl, r.kind, acc, r.fn(nb, nl, lanes[l], operands));
+            acc = buildReductionCombine(nb, nl, r.kind, acc,
+                                        r.fn(nb, nl, lanes[l], operands));
           }
           scf::YieldOp::create(nb, nl, acc);
         });

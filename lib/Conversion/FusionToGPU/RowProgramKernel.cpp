@@ -103,9 +103,9 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
               auto lanes = operandLanes(le, step, column);
               Value acc = state.front();
               for (int64_t l = 0; l < width; ++l)
-                acc = buildReductionCombine(le.b, le.loc, step.reduction, acc,
-                              step.fn(le.b, le.loc, xs[l],
-                                      laneOperands(lanes, l)));
+                acc = buildReductionCombine(
+                    le.b, le.loc, step.reduction, acc,
+                    step.fn(le.b, le.loc, xs[l], laneOperands(lanes, l)));
               return SmallVector<Value>{acc};
             });
         stepValues[index] =

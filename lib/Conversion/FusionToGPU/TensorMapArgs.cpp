@@ -16,7 +16,8 @@ struct LowerTensorMapArgsPass
     : fusion::impl::LowerTensorMapArgsBase<LowerTensorMapArgsPass> {
   void runOnOperation() override {
     MLIRContext *context = &getContext();
-    StringRef name = fusion_rt::FusionRuntimeDialect::getTensorMapArgsAttrName();
+    StringRef name =
+        fusion_rt::FusionRuntimeDialect::getTensorMapArgsAttrName();
     Type tensorMap = fusion_rt::FusionRuntimeDialect::getTensorMapType(context);
     for (auto kernel : getOperation().getOps<LLVM::LLVMFuncOp>()) {
       auto indices = kernel->getAttrOfType<DenseI64ArrayAttr>(name);

@@ -25,7 +25,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/StringExtras.h"
 
-
 using namespace mlir;
 using namespace mlir::fusion;
 
@@ -51,8 +50,7 @@ public:
   TiledGemmEmitter(OpBuilder &builder, Location loc,
                    const GemmKernelProblem &problem)
       : IndexEmitter(builder, loc), p(problem), c(problem.config),
-        mma(problem.config.getMma()),
-        elementType(problem.elementType),
+        mma(problem.config.getMma()), elementType(problem.elementType),
         chunkElements(kChunkBytes / elementBytes(elementType)),
         tileK(kRowBytes / elementBytes(elementType)),
         mmaK(kMmaKBytes / elementBytes(elementType)),
@@ -180,9 +178,10 @@ void TiledGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   sharedA = sharedView(0, {c.getStages(), c.getBlockM(), tileK}, elementType);
   sharedB = sharedView(c.getStages() * c.getBlockM() * kRowBytes,
                        {c.getStages(), c.getBlockN(), tileK}, elementType);
-  GemmTile tile{thread,   c.getThreads(), rows,       tileM,
-                blockRowTiles, rowBase,   columnBase, sharedRaw,
-                [this] { gpu::BarrierOp::create(b, loc); }};
+  GemmTile tile{
+      thread,     c.getThreads(), rows,
+      tileM,      blockRowTiles,  rowBase,
+      columnBase, sharedRaw,      [this] { gpu::BarrierOp::create(b, loc); }};
   epilogue.emplace(b, loc, p, tile,
                    GemmEpilogueArguments::take(p, args.drop_front(2)));
 }
@@ -191,7 +190,7 @@ void TiledGemmEmitter::loadTile(Value flat, Value globalRowBase, Value globalRow
                                 Value shared, int64_t tileRows, Value stage,
                                 Value kTile,
                                 SmallVectorImpl<ChunkCopy> &copies) {
-  bool aligned = p.k % chunkElements == 0;
+  bool aligned = hasChunkAlignedRows(elementType, p.k);
   // Thread t copies chunk t % 8 of rows t / 8 + i * rowsPerPass: one base
   // address a thread, the copies at constant offsets from it, and (with 64
   // threads or more) the same swizzled column for all of them.
@@ -519,7 +518,7 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
   // Rows of x and w that are not 16-byte aligned are copied with
   // synchronous element loads: no cp.async, so no groups to commit or wait
   // for (an empty group would not even print as valid IR).
-  bool async = p.k % chunkElements == 0;
+  bool async = hasChunkAlignedRows(elementType, p.k);
   // Prologue: stages 0 .. S-2 in flight, one cp.async group each.
   Value token;
   for (int64_t s = 0; s + 1 < c.getStages(); ++s) {
@@ -638,8 +637,8 @@ Kernel mlir::fusion::buildTiledGemmKernel(OpBuilder &builder, Location loc,
   LaunchContract launch;
   int64_t dynamic = ShapedType::kDynamic;
   argTypes.push_back(MemRefType::get({dynamic, k}, type));
-  launch.arguments.push_back(KernelArgument::descriptor(
-      0, {RowExpr::rows(), RowExpr::constant(k)}));
+  launch.arguments.push_back(
+      KernelArgument::descriptor(0, {RowExpr::rows(), RowExpr::constant(k)}));
   argTypes.push_back(MemRefType::get({n, k}, type));
   launch.arguments.push_back(KernelArgument::descriptor(
       1, {RowExpr::constant(n), RowExpr::constant(k)}));

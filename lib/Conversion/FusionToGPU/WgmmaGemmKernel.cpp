@@ -44,6 +44,8 @@ constexpr int64_t kMmaKBytes = 32;
 /// the SM's 65536 registers.
 constexpr int32_t kProducerRegisters = 40;
 constexpr int32_t kConsumerRegisters = 232;
+/// The suspend-time hint of an mbarrier wait, in ns (PTX's default range).
+constexpr int64_t kWaitHintNs = 10000000;
 /// The named barrier of the consumers (0 is the block's).
 constexpr int32_t kConsumerBarrier = 1;
 
@@ -84,9 +86,12 @@ private:
   int64_t aOffset(int64_t stage) const {
     return stage * c.getBlockM() * kGemmRowBytes;
   }
-  Value aOffset(Value stage) { return mul(stage, c.getBlockM() * kGemmRowBytes); }
+  Value aOffset(Value stage) {
+    return mul(stage, c.getBlockM() * kGemmRowBytes);
+  }
   Value bOffset(Value stage) {
-    return add(mul(stage, c.getBlockN() * kGemmRowBytes), aOffset(c.getStages()));
+    return add(mul(stage, c.getBlockN() * kGemmRowBytes),
+               aOffset(c.getStages()));
   }
   int64_t stageBytes() const {
     return (c.getBlockM() + c.getBlockN()) * kGemmRowBytes;
@@ -121,7 +126,8 @@ private:
   int64_t tileK, warpgroups;
 
   Value xMap, wMap, barriers, shared, sharedBase;
-  Value thread, warpgroup, rows, tilesK;
+  /// The thread's index in the block, and among the consumers.
+  Value thread, consumerThread, warpgroup, rows, tilesK;
   GemmTilePosition position;
   std::optional<GemmEpilogueEmitter> epilogue;
   LLVM::LLVMStructType accumulatorType;
@@ -149,6 +155,7 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
       GemmEpilogueArguments::take(p, args.drop_front(2));
 
   thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  consumerThread = sub(thread, kWarpgroupThreads);
   warpgroup = div(thread, kWarpgroupThreads);
   rows = memref::DimOp::create(b, loc, epilogueArgs.out, 0);
   tilesK = idx((p.k + tileK - 1) / tileK);
@@ -161,21 +168,22 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface(), workgroup()));
   Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
-  Value shift = rem(sub(idx(kSwizzleAtomBytes), rem(address, kSwizzleAtomBytes)),
-                    kSwizzleAtomBytes);
+  Value shift =
+      rem(sub(idx(kSwizzleAtomBytes), rem(address, kSwizzleAtomBytes)),
+          kSwizzleAtomBytes);
   shared = memref::ViewOp::create(
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface(), workgroup()),
       raw, shift, ValueRange{idx(layout.total - kSwizzleAtomBytes)});
-  sharedBase = arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
-                                            add(address, shift));
+  sharedBase =
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), add(address, shift));
 
   barriers = nvgpu::MBarrierCreateOp::create(
       b, loc,
       nvgpu::MBarrierGroupType::get(context, workgroup(), 2 * c.getStages()));
 
-  GemmTile tile{sub(thread, kWarpgroupThreads),
+  GemmTile tile{consumerThread,
                 c.getConsumerThreads(),
                 rows,
                 position.tileM,
@@ -212,17 +220,17 @@ void WgmmaGemmEmitter::emitProducer() {
           Value released = arith::XOrIOp::create(
               b, loc, parityOf(use),
               arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
-          nvgpu::MBarrierTryWaitParityOp::create(
-              b, loc, barriers, released, idx(0x989680),
-              add(stage, c.getStages()));
+          nvgpu::MBarrierTryWaitParityOp::create(b, loc, barriers, released,
+                                                 idx(kWaitHintNs),
+                                                 add(stage, c.getStages()));
           nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barriers, idx(bytes),
                                                   stage, Value());
           Value k = mul(kTile, tileK);
           nvgpu::TmaAsyncLoadOp::create(
               b, loc,
               sharedView(aOffset(stage), {c.getBlockM(), tileK}, elementType),
-              barriers, xMap, ValueRange{k, position.rowBase}, stage,
-              Value(), Value());
+              barriers, xMap, ValueRange{k, position.rowBase}, stage, Value(),
+              Value());
           nvgpu::TmaAsyncLoadOp::create(
               b, loc,
               sharedView(bOffset(stage), {c.getBlockN(), tileK}, elementType),
@@ -239,8 +247,8 @@ Value WgmmaGemmEmitter::descriptor(Value address) {
   // groups of 8 rows (bits 32-45), 128-byte swizzle (bits 62-63 = 1).
   Value start = arith::ShRUIOp::create(
       b, loc, arith::AndIOp::create(b, loc, address, i64(0x3ffff)), i64(4));
-  constexpr int64_t fixed = (int64_t(1) << 16) | (int64_t(64) << 32) |
-                            (int64_t(1) << 62);
+  constexpr int64_t fixed =
+      (int64_t(1) << 16) | (int64_t(64) << 32) | (int64_t(1) << 62);
   return arith::OrIOp::create(b, loc, start, i64(fixed));
 }
 
@@ -250,8 +258,8 @@ Value WgmmaGemmEmitter::wgmma(Value acc, Value aDescriptor, Value bDescriptor,
   NVVM::WGMMATypes type = NVVM::WGMMATypes::tf32;
   int64_t k = 8;
   if (mma == MmaKind::bf16 || mma == MmaKind::f16) {
-    type = mma == MmaKind::bf16 ? NVVM::WGMMATypes::bf16
-                                : NVVM::WGMMATypes::f16;
+    type =
+        mma == MmaKind::bf16 ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
     k = 16;
   }
   return NVVM::WgmmaMmaAsyncOp::create(
@@ -311,7 +319,6 @@ void WgmmaGemmEmitter::splitStage(Value stage, Value parity) {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
   };
-  Value consumerThread = sub(thread, kWarpgroupThreads);
   Value remainders = remainderOffset(parity);
   auto splitTile = [&](Value offset, Value lowOffset, int64_t tileRows) {
     int64_t chunks = tileRows * kGemmRowBytes / kGemmChunkBytes;
@@ -364,8 +371,8 @@ void WgmmaGemmEmitter::emitConsumer() {
   Value zero = LLVM::ZeroOp::create(b, loc, accumulatorType);
   auto waitFull = [&](Value kTile) {
     nvgpu::MBarrierTryWaitParityOp::create(
-        b, loc, barriers, parityOf(div(kTile, c.getStages())),
-        idx(0x989680), rem(kTile, c.getStages()));
+        b, loc, barriers, parityOf(div(kTile, c.getStages())), idx(kWaitHintNs),
+        rem(kTile, c.getStages()));
   };
   if (split()) {
     // The first K slice is split before the loop; each iteration splits
@@ -388,11 +395,10 @@ void WgmmaGemmEmitter::emitConsumer() {
           // Each K slice from zero, then into the running sums. Slice t + 1
           // goes to the other remainder buffer, which slice t - 1's wgmmas
           // (waited for by both warpgroups before the last barrier) read.
-          Value acc =
-              multiplyStage(state[0], stage, parity, /*fromZero=*/true);
+          Value acc = multiplyStage(state[0], stage, parity, /*fromZero=*/true);
           Value next = add(kTile, 1);
-          guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                        next, tilesK),
+          guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
+                                        tilesK),
                   [&] {
                     waitFull(next);
                     splitStage(rem(next, c.getStages()), rem(next, 2));
@@ -412,8 +418,8 @@ void WgmmaGemmEmitter::emitConsumer() {
           guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
                                         kTile, idx(0)),
                   [&] {
-                    Value previous = rem(add(kTile, c.getStages() - 1),
-                                         c.getStages());
+                    Value previous =
+                        rem(add(kTile, c.getStages() - 1), c.getStages());
                     nvgpu::MBarrierArriveOp::create(
                         b, loc, barriers, add(previous, c.getStages()));
                   });
@@ -430,8 +436,8 @@ void WgmmaGemmEmitter::emitEpilogue(Value acc) {
   // elements 4j, 4j + 1 (+ 2, + 3).
   Value local = rem(thread, kWarpgroupThreads);
   Value warp = div(local, 32), lane = rem(local, 32);
-  Value firstRow = add(add(mul(sub(warpgroup, 1), 64), mul(warp, 16)),
-                       div(lane, 4));
+  Value firstRow =
+      add(add(mul(sub(warpgroup, 1), 64), mul(warp, 16)), div(lane, 4));
   Value firstColumn = mul(rem(lane, 4), 2);
   SmallVector<AccumulatorRun> runs;
   for (int64_t j = 0; j < c.getBlockN() / 8; ++j)
@@ -483,12 +489,12 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
   Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
   SmallVector<Type> argTypes{ptr, ptr};
   LaunchContract launch;
-  launch.arguments.push_back(KernelArgument::tensorMap(
-      0, {RowExpr::rows(), RowExpr::constant(k)}, type,
-      {config.getBlockM(), tileK}));
-  launch.arguments.push_back(KernelArgument::tensorMap(
-      1, {RowExpr::constant(n), RowExpr::constant(k)}, type,
-      {config.getBlockN(), tileK}));
+  launch.arguments.push_back(
+      KernelArgument::tensorMap(0, {RowExpr::rows(), RowExpr::constant(k)},
+                                type, {config.getBlockM(), tileK}));
+  launch.arguments.push_back(
+      KernelArgument::tensorMap(1, {RowExpr::constant(n), RowExpr::constant(k)},
+                                type, {config.getBlockN(), tileK}));
   completeGemmLaunch(problem, argTypes, launch);
 
   gpu::GPUFuncOp kernel =

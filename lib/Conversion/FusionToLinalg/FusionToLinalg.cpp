@@ -8,7 +8,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/DialectConversion.h"
 
-
 namespace mlir::fusion {
 #define GEN_PASS_DEF_CONVERTFUSIONTOLINALG
 #include "fusion/Conversion/Passes.h.inc"
@@ -104,10 +103,11 @@ public:
     MLIRContext *ctx = b.getContext();
     int64_t width = getType(matrix).getDimSize(1);
     int64_t groupSize = width / groups;
-    Value init = linalg::FillOp::create(
-                     b, loc, buildF32Constant(b, loc, getReductionIdentity(kind)),
-                     emptyMatrix(matrix, groups))
-                     .getResult(0);
+    Value init =
+        linalg::FillOp::create(
+            b, loc, buildF32Constant(b, loc, getReductionIdentity(kind)),
+            emptyMatrix(matrix, groups))
+            .getResult(0);
     // (m, g, s): row m, element s of group g, column g * N/G + s; the
     // matrix and the columns seen as [M, G, N/G] and [G, N/G].
     AffineExpr m = getAffineDimExpr(0, ctx), g = getAffineDimExpr(1, ctx),

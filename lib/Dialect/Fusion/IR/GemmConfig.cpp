@@ -89,9 +89,13 @@ GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
   return layout;
 }
 
+bool mlir::fusion::hasChunkAlignedRows(Type elementType, int64_t k) {
+  return k * (elementType.getIntOrFloatBitWidth() / 8) % kGemmChunkBytes == 0;
+}
+
 bool mlir::fusion::isWgmmaKind(MmaKind mma) {
-  return mma == MmaKind::bf16 || mma == MmaKind::f16 ||
-         mma == MmaKind::tf32 || mma == MmaKind::tf32x3;
+  return mma == MmaKind::bf16 || mma == MmaKind::f16 || mma == MmaKind::tf32 ||
+         mma == MmaKind::tf32x3;
 }
 
 MmaKind mlir::fusion::getRequiredMmaKind(Type elementType,
@@ -131,9 +135,8 @@ LogicalResult mlir::fusion::verifyGemmConfig(FusedLinearOp op, GemmConfigAttr co
            << stringifyMmaKind(*config.getMma()) << " does not compute "
            << elementType << " tensors in " << stringifyPrecision(precision)
            << " precision (that is " << stringifyMmaKind(required) << ")";
-  int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
   int64_t k = op.getWeight().getType().getDimSize(1);
-  if (config.isWgmma() && (k * elementBytes) % kGemmChunkBytes)
+  if (config.isWgmma() && !hasChunkAlignedRows(elementType, k))
     return op.emitOpError("a wgmma GEMM loads rows of x and w with TMA, "
                           "whose rows must be multiples of 16 bytes; K = ")
            << k << " of " << elementType << " is not";
@@ -150,8 +153,9 @@ LogicalResult mlir::fusion::verifyGemmConfig(FusedLinearOp op, GemmConfigAttr co
                           "mma.sync, which ")
            << stringifyChip(chip.chip) << " lacks";
   int64_t vectors = (op.getBias() ? 1 : 0) + op.getEpilogueOperands().size();
-  GemmSharedLayout layout = GemmSharedLayout::of(config, elementBytes, vectors);
-  int64_t bytes = layout.total + layout.staticBytes;
+  int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
+  int64_t bytes =
+      GemmSharedLayout::of(config, elementBytes, vectors).footprint();
   if (bytes > chip.maxSharedBytesPerBlock)
     return op.emitOpError("tiling ")
            << config.getBlockM() << "x" << config.getBlockN() << " with "

@@ -41,11 +41,10 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
   GemmBackend generated = fp32 && fp32Math == Fp32Math::simt
                               ? GemmBackend::simt
                               : GemmBackend::mma_sync;
-  int64_t k = op.getWeight().getType().getDimSize(1);
   bool wgmmaComputes =
       chip.hasWgmma &&
       isWgmmaKind(getRequiredMmaKind(elementType, precision)) &&
-      (k * elementType.getIntOrFloatBitWidth() / 8) % kGemmChunkBytes == 0;
+      hasChunkAlignedRows(elementType, op.getWeight().getType().getDimSize(1));
   switch (strategy) {
   case GemmStrategy::cublas:
     return GemmBackend::cublaslt;
@@ -58,11 +57,10 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
     // kernel for f32 tensors (3xTF32: 1.5-1.8x cuBLAS's SGEMM; tf32: at or
     // above cuBLAS with the epilogue fused); cuBLASLt for 16-bit tensors,
     // where its GEMM plus one pass still wins on elementwise epilogues.
-    // Elsewhere only 3xTF32 beats cuBLAS.
-    bool f32Tensors = elementType.isF32() &&
-                      (precision == Precision::fp32 ||
-                       precision == Precision::tf32);
-    if (wgmmaComputes && f32Tensors && generated == GemmBackend::mma_sync)
+    // Elsewhere only 3xTF32 beats cuBLAS. (wgmma computes f32 tensors in
+    // fp32 and tf32 precision only.)
+    if (wgmmaComputes && elementType.isF32() &&
+        generated == GemmBackend::mma_sync)
       return GemmBackend::wgmma;
     return fp32 && generated == GemmBackend::mma_sync ? GemmBackend::mma_sync
                                                       : GemmBackend::cublaslt;
@@ -99,8 +97,8 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
     blockN = 128;
     warpsN = 2;
   }
-  bool alignedK = k * elementBytes % 16 == 0;
-  if (mma == MmaKind::tf32x3 || backend == GemmBackend::simt || !alignedK) {
+  if (mma == MmaKind::tf32x3 || backend == GemmBackend::simt ||
+      !hasChunkAlignedRows(elementType, k)) {
     blockN = 128;
     warpsN = 4;
   }
@@ -133,9 +131,8 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
   int64_t vectors = (op.getBias() ? 1 : 0) + op.getEpilogueOperands().size();
   GemmConfigAttr config = build(4);
   for (int64_t depth = 3; config && depth >= 2; --depth) {
-    GemmSharedLayout layout =
-        GemmSharedLayout::of(config, elementBytes, vectors);
-    if (layout.total + layout.staticBytes <= chip.maxSharedBytesPerBlock)
+    if (GemmSharedLayout::of(config, elementBytes, vectors).footprint() <=
+        chip.maxSharedBytesPerBlock)
       break;
     config = build(depth);
   }

@@ -38,11 +38,11 @@ FusionRuntimeDialect::verifyOperationAttribute(Operation *op,
                               "on a kernel";
   for (int64_t index : indices.asArrayRef()) {
     if (index < 0 || index >= static_cast<int64_t>(function.getNumArguments()))
-      return op->emitError() << "tensor-map argument #" << index
-                             << " is out of range";
+      return op->emitError()
+             << "tensor-map argument #" << index << " is out of range";
     if (!isa<LLVM::LLVMPointerType>(function.getArgumentTypes()[index]))
-      return op->emitError() << "tensor-map argument #" << index
-                             << " must be an !llvm.ptr";
+      return op->emitError()
+             << "tensor-map argument #" << index << " must be an !llvm.ptr";
   }
   return success();
 }
@@ -51,8 +51,8 @@ FusionRuntimeDialect::verifyOperationAttribute(Operation *op,
 static bool isTensorMapArg(Operation *kernel, size_t index) {
   auto tensorMaps = kernel->getAttrOfType<DenseI64ArrayAttr>(
       FusionRuntimeDialect::getTensorMapArgsAttrName());
-  return tensorMaps &&
-         llvm::is_contained(tensorMaps.asArrayRef(), static_cast<int64_t>(index));
+  return tensorMaps && llvm::is_contained(tensorMaps.asArrayRef(),
+                                          static_cast<int64_t>(index));
 }
 
 /// The types of a kernel argument as the C ABI passes it: a memref as its
@@ -86,7 +86,8 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
              << (*known)[0];
     for (auto [index, type] : llvm::enumerate(kernel.getArgumentTypes())) {
       if (isTensorMapArg(kernel, index))
-        expected.push_back(FusionRuntimeDialect::getTensorMapType(getContext()));
+        expected.push_back(
+            FusionRuntimeDialect::getTensorMapType(getContext()));
       else
         appendAbiTypes(type, expected);
     }
@@ -100,7 +101,8 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
               index, LLVM::LLVMDialect::getByValAttrName()))
         expected.push_back(byval.getValue());
       else if (isTensorMapArg(lowered, index))
-        expected.push_back(FusionRuntimeDialect::getTensorMapType(getContext()));
+        expected.push_back(
+            FusionRuntimeDialect::getTensorMapType(getContext()));
       else
         expected.push_back(type);
     }

@@ -66,6 +66,8 @@ struct GemmSharedLayout {
   int64_t constants;          ///< offset of the column constants
   int64_t total;              ///< dynamic shared memory
   int64_t staticBytes;        ///< static shared memory (mbarriers)
+  /// What a block asks of the chip's shared memory.
+  int64_t footprint() const { return total + staticBytes; }
   /// For `config` on elements of `elementBytes`, with `columnVectors`
   /// per-column vectors (bias and epilogue operands).
   static GemmSharedLayout of(GemmConfigAttr config, int64_t elementBytes,
@@ -76,6 +78,10 @@ struct GemmSharedLayout {
 /// `precision`: 16-bit tensors multiply natively (their products are exact
 /// in fp32 and tf32 too); f32 tensors by precision.
 MmaKind getRequiredMmaKind(Type elementType, Precision precision);
+
+/// Whether rows of K elements of `elementType` (of x and w) are multiples of
+/// 16 bytes: one cp.async chunk, and the unit of TMA's strides.
+bool hasChunkAlignedRows(Type elementType, int64_t k);
 
 /// Whether a wgmma kernel multiplies with `mma`: bf16, f16, tf32 and
 /// 3xTF32 (f32 operands rounded to 16 bits are mma_sync's alone).
