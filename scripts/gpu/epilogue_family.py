@@ -4,10 +4,11 @@ zoo.py) checked with both strategies in every precision, and one model per
 category timed at the sizes users run against eager PyTorch, torch.compile
 and the raw GEMM.
 
-    epilogue_family.py prepare check [STRATEGIES]|bench   (build machine)
-        compiles every library the run loads into the cache
+    epilogue_family.py prepare check [STRATEGIES [MODELS]]|bench   (build
+        machine) compiles every library the run loads into the cache
         ($FUSION_CACHE_DIR), for sm_90;
-    epilogue_family.py run check [STRATEGIES]|bench PART   (GPU machine)
+    epilogue_family.py run check [STRATEGIES [MODELS]]|bench PART   (GPU
+        machine)
         checks or
         times them; prints the tables last. The bench runs in parts
         (`tf32`: every size with torch.compile, whose Triton compilations
@@ -68,8 +69,8 @@ def state_error(model, reference):
                default=0.0)
 
 
-def prepare_check(strategies=STRATEGIES):
-    for name in sorted(ZOO):
+def prepare_check(strategies=STRATEGIES, models=ZOO):
+    for name in sorted(models):
         for pname, (dtype, precision, _) in PRECISIONS.items():
             for strategy in strategies:
                 model, _, x = twins(name, "cpu", dtype)
@@ -83,11 +84,11 @@ def prepare_check(strategies=STRATEGIES):
         print(f"prepared {name}", flush=True)
 
 
-def run_check(strategies=STRATEGIES):
+def run_check(strategies=STRATEGIES, models=ZOO):
     columns = [(p, s) for p in PRECISIONS for s in strategies]
     rows, failures = [], []
     with torch.no_grad():
-        for name in sorted(ZOO):
+        for name in sorted(models):
             errors = []
             for pname, strategy in columns:
                 dtype, precision, bound = PRECISIONS[pname]
@@ -297,6 +298,8 @@ if __name__ == "__main__":
     if what == "check":
         picked = tuple(sys.argv[3].split(",")) if len(sys.argv) > 3 \
             else STRATEGIES
-        sys.exit((prepare_check if action == "prepare" else run_check)(picked))
+        models = sys.argv[4].split(",") if len(sys.argv) > 4 else ZOO
+        sys.exit((prepare_check if action == "prepare" else run_check)(
+            picked, models))
     sys.exit(prepare_bench() if action == "prepare" else
              run_bench(sys.argv[3]))

@@ -5,21 +5,36 @@
 #   hopper_check.sh sanitize   compute-sanitizer memcheck, racecheck and
 #       synccheck on small ragged shapes of every multiply (bf16, tf32,
 #       3xTF32 with a training batch norm);
-#   hopper_check.sh zoo        the zoo through fusion.compile with the
-#       wgmma strategy in fp32, tf32 and bf16, and torch.compile(backend=
+#   hopper_check.sh zoo [STRATEGIES [MODELS]]   the zoo (or the MODELS)
+#       through fusion.compile with the wgmma strategy (or the STRATEGIES)
+#       in fp32, tf32 and bf16, and torch.compile(backend=
 #       "fusion") in fp32 (auto: wgmma on sm_90), from the library cache
 #       that `epilogue_family.py prepare check wgmma` filled here and
 #       gpu-carry/cache.tar.xz carries (tar -C gpu-carry -cf - cache |
 #       xz --lzma2=preset=1,dict=400MiB: the libraries share their static
 #       CUDA runtime, 366 MB pack into 7);
 #   hopper_check.sh profile    ncu of the 3xTF32 and bf16 kernels (speed of
-#       light, warp stalls) at 16384x4096x4096.
+#       light, warp stalls) at 16384x4096x4096;
+#   hopper_check.sh reductions check|bench   tile_reductions.py: reductions
+#       of whole rows taken from the GEMM's tiles, from the cache that
+#       `tile_reductions.py prepare check` and `prepare bench` filled (carried
+#       as for zoo); reductions-sanitize: two of its models under
+#       compute-sanitizer.
 #
 # Needs the artifacts of `scripts/gpu-check.sh build` in artifacts/.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 here="$root/scripts/gpu"
 art="$root/artifacts/wgmma"
+# The library cache and the package's sources with the identity of the
+# compiler that filled it (gpu-carry/compiler_id, from build/python_packages),
+# which the cache keys include.
+unpack_cache() {
+  mkdir -p /tmp/fusion-cache /tmp/fusion-package
+  tar -C /tmp/fusion-cache -xJf "$root/gpu-carry/cache.tar.xz"
+  cp -r "$root/python_bindings/fusion" /tmp/fusion-package/
+  cp "$root/gpu-carry/compiler_id" /tmp/fusion-package/fusion/
+}
 case "${1:-}" in
   sanitize)
     status=0
@@ -38,15 +53,29 @@ case "${1:-}" in
     exit $status
     ;;
   zoo)
-    # The package's sources with the identity of the compiler that filled
-    # the cache (gpu-carry/compiler_id, from build/python_packages), which
-    # the cache keys include.
-    mkdir -p /tmp/fusion-cache /tmp/fusion-package
-    tar -C /tmp/fusion-cache -xJf "$root/gpu-carry/cache.tar.xz"
-    cp -r "$root/python_bindings/fusion" /tmp/fusion-package/
-    cp "$root/gpu-carry/compiler_id" /tmp/fusion-package/fusion/
+    unpack_cache
     FUSION_CACHE_DIR=/tmp/fusion-cache/cache PYTHONPATH=/tmp/fusion-package \
-      python3 "$here/epilogue_family.py" run check wgmma
+      python3 "$here/epilogue_family.py" run check "${2:-wgmma}" ${3:+"$3"}
+    ;;
+  reductions)
+    unpack_cache
+    FUSION_CACHE_DIR=/tmp/fusion-cache/cache PYTHONPATH=/tmp/fusion-package \
+      python3 "$here/tile_reductions.py" run "${2:-check}" ${3:+"$3"}
+    ;;
+  reductions-sanitize)
+    # The tile reductions' kernels (plain, shifted exp and shifted square
+    # partials; both generated backends) under each tool.
+    unpack_cache
+    status=0
+    for tool in memcheck racecheck synccheck; do
+      echo "== $tool"
+      FUSION_CACHE_DIR=/tmp/fusion-cache/cache PYTHONPATH=/tmp/fusion-package \
+        compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        python3 "$here/tile_reductions.py" run check "logsumexp(y),var(y)" 2>&1 |
+        grep -E "ERROR SUMMARY|RACECHECK SUMMARY|within bounds|Error" | head -5
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    done
+    exit $status
     ;;
   profile)
     for call in "workloads_f32_fp32.so g_4096x4096 fp32" \
@@ -61,7 +90,7 @@ case "${1:-}" in
     done
     ;;
   *)
-    echo "usage: $0 sanitize|zoo|profile" >&2
+    echo "usage: $0 sanitize|zoo|profile|reductions check|bench|reductions-sanitize" >&2
     exit 2
     ;;
 esac

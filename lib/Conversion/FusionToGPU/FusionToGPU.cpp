@@ -14,6 +14,7 @@
 #include "ElementwiseKernel.h"
 #include "ReductionKernel.h"
 #include "RowProgramKernel.h"
+#include "RowProgramOps.h"
 #include "TiledGemmKernel.h"
 #include "WgmmaGemmKernel.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
@@ -96,6 +97,16 @@ constexpr int64_t kMaxBufferBytes = int64_t(1) << 40;
 struct BatchNormScratch {
   Value rowsPerChunk, chunks;
   Value mean, m2, center, scale, shift;
+};
+
+/// A GEMM output that only the reductions of its row program read: the
+/// generated GEMM reduces the rows of its tiles instead of writing it.
+struct TileReductions {
+  SmallVector<TileReducedStep> steps;
+  int64_t columnTiles;
+  /// The [M, columnTiles] f32 partial matrices, in the steps' order:
+  /// offsets into the workspace until it is allocated, then pointers.
+  SmallVector<Value> partials;
 };
 
 /// Emits the host function of one entry point.
@@ -205,8 +216,12 @@ private:
   void emitReduce(ReduceOp op);
   /// The row program that starts with the whole-row reduction `first` and
   /// takes the ops after it (up to `end`) that can join it; returns the op
-  /// after its last one.
+  /// after its last one. When a GEMM reduced its input's tiles, its
+  /// reductions merge their partials in tile order.
   Block::iterator emitRowProgram(ReduceOp first, Block::iterator end);
+  /// Plans the tile reductions of `op`'s output if a generated GEMM
+  /// computes it and only the reductions of one row program read it.
+  void planGemmTileReductions(FusedLinearOp op, Block::iterator end);
   /// The batch norm `op` of `input` (after `fn` of `columns`) into
   /// `output`; with `statistics` false, the chunks' moments are already in
   /// the scratch space.
@@ -235,6 +250,7 @@ private:
   llvm::MapVector<Value, Buffer> buffers;
   DenseMap<Operation *, unsigned> opIndex;
   DenseMap<Operation *, BatchNormScratch> scratch;
+  DenseMap<Value, TileReductions> tileReductions;
   llvm::StringMap<LLVM::GlobalOp> strings;
   Value workspaceBytes;
 };
@@ -588,6 +604,13 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
   problem.statistics = batchNorm && batchNorm.isTraining();
   problem.config = config;
+  auto tiles = tileReductions.find(op.getResult());
+  bool reducesTiles = tiles != tileReductions.end();
+  if (reducesTiles) {
+    problem.storesOutput = false;
+    for (const TileReducedStep &step : tiles->second.steps)
+      problem.rowReductions.push_back(step.reduction);
+  }
   Kernel gemm = buildKernel([&] {
     std::string name = kernelName(op, "gemm");
     return config.isWgmma() ? buildWgmmaGemmKernel(b, loc, name, problem)
@@ -595,23 +618,26 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   });
 
   Buffer x = buffers.lookup(op.getInput());
-  Buffer out = buffers.lookup(op.getResult());
   SmallVector<Value> operands{x.ptr, buffers.lookup(op.getWeight()).ptr};
   if (op.getBias())
     operands.push_back(buffers.lookup(op.getBias()).ptr);
-  operands.push_back(out.ptr);
+  if (!reducesTiles)
+    operands.push_back(buffers.lookup(op.getResult()).ptr);
   operands.append(bufferPtrs(op.getEpilogueOperands()));
   operands.append(bufferPtrs(op.getEpilogueRows()));
   if (problem.statistics) {
     const BatchNormScratch &s = scratch.at(op);
     operands.append({s.mean, s.m2});
   }
+  if (reducesTiles)
+    operands.append(tiles->second.partials);
   launch(gemm, x.rows, operands);
   if (batchNorm) {
     // The kernel wrote the epilogue's output and its moments: what is left
     // is the finalize kernel and one normalizing pass.
     MatrixShape shape{problem.elementType, problem.n,
                       getVectorWidth(problem.elementType, problem.n)};
+    Buffer out = buffers.lookup(op.getResult());
     emitBatchNorm(op, out, out, shape, ValueRange(), identityFn(), batchNorm,
                   op.getBnWeight(), op.getBnBias(), op.getRunningMean(),
                   op.getRunningVar(), op.getUpdatedRunningStats(), after,
@@ -714,41 +740,20 @@ void HostEmitter::emitReduce(ReduceOp op) {
 
 Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
                                             Block::iterator end) {
-  Value input = first.getInput();
-  // The ops of the program and the row values ([M, 1]) they compute, in
-  // order: reductions of rows of `input`, elementwise ops of `input` and
-  // elementwise ops of row values.
-  llvm::MapVector<Operation *, unsigned> steps;
-  DenseSet<Value> rowValues;
-  auto isRowValue = [&](Value v) { return rowValues.contains(v); };
-  // Row operands must be row values of the program or come from before it.
-  auto operandsAvailable = [&](ValueRange rows) {
-    return llvm::all_of(rows, [&](Value v) {
-      Operation *def = v.getDefiningOp();
-      return !def || !steps.count(def) || isRowValue(v);
-    });
-  };
-  Block::iterator next = first->getIterator();
-  for (; next != end; ++next) {
-    Operation *op = &*next;
-    bool joins = false;
-    if (auto reduce = dyn_cast<ReduceOp>(op))
-      joins = reduce.getInput() == input && reduce.getGroups() == 1 &&
-              operandsAvailable(reduce.getRowOperands());
-    else if (auto elementwise = dyn_cast<ElementwiseOpInterface>(op))
-      joins = (elementwise.getMatrixInput() == input ||
-               isRowValue(elementwise.getMatrixInput())) &&
-              operandsAvailable(elementwise.getRowOperands());
-    if (!joins)
-      break;
-    steps.insert({op, steps.size()});
-    if (isa<ReduceOp>(op) ||
-        isRowValue(cast<ElementwiseOpInterface>(op).getMatrixInput()))
-      rowValues.insert(op->getResult(0));
-  }
+  RowProgramOps ops = collectRowProgram(first, end);
+  Value input = ops.input;
+  auto tiles = tileReductions.find(input);
+  bool mergesTiles = tiles != tileReductions.end();
 
   RowProgram program;
-  program.shape = shapeOf(input);
+  MatrixShape inputShape = shapeOf(input);
+  program.resultType = inputShape.elementType;
+  // A merge reads the [M, tiles] f32 partial matrices.
+  program.shape = mergesTiles
+                      ? MatrixShape{b.getF32Type(), tiles->second.columnTiles,
+                                    getVectorWidth(b.getF32Type(),
+                                                   tiles->second.columnTiles)}
+                      : inputShape;
   llvm::MapVector<Value, unsigned> pointers;
   auto pointerOf = [&](Value tensor) {
     return pointers.insert({tensor, pointers.size()}).first->second;
@@ -759,9 +764,9 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
       operands.push_back({RowOperand::Kind::Column, pointerOf(column),
                           tensorType(column).getElementType()});
     for (Value row : rows) {
-      if (isRowValue(row)) {
+      if (ops.isRowValue(row)) {
         operands.push_back({RowOperand::Kind::StepValue,
-                            steps.lookup(row.getDefiningOp()), Type()});
+                            ops.steps.lookup(row.getDefiningOp()), Type()});
         continue;
       }
       RankedTensorType type = tensorType(row);
@@ -770,9 +775,24 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
     }
     return operands;
   };
-  for (auto [op, index] : steps) {
+  // The partials of the tile reductions, in order.
+  unsigned nextPartial = 0;
+  const TileReducedStep *nextTileStep =
+      mergesTiles ? tiles->second.steps.begin() : nullptr;
+  auto partialPointer = [&] {
+    Value partial = tiles->second.partials[nextPartial++];
+    return pointers.insert({partial, pointers.size()}).first->second;
+  };
+  for (auto [op, index] : ops.steps) {
     RowStep step;
-    if (auto reduce = dyn_cast<ReduceOp>(op)) {
+    if (isa<ReduceOp>(op) && mergesTiles) {
+      const TileReducedStep &tileStep = *nextTileStep++;
+      SmallVector<unsigned> partials;
+      for (unsigned i = 0; i < tileStep.reduction.partialCount(); ++i)
+        partials.push_back(partialPointer());
+      step =
+          mergeTileReductionStep(tileStep, partials, tiles->second.columnTiles);
+    } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
       step.kind = RowStep::Kind::Reduce;
       step.reduction = reduce.getKind();
       step.operands =
@@ -789,7 +809,7 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
       Value from = elementwise.getMatrixInput();
       step.kind = from == input ? RowStep::Kind::Map : RowStep::Kind::Scalar;
       if (step.kind == RowStep::Kind::Scalar)
-        step.input = steps.lookup(from.getDefiningOp());
+        step.input = ops.steps.lookup(from.getDefiningOp());
       step.operands = operandsOf(elementwise.getColumnOperands(),
                                  elementwise.getRowOperands());
       size_t columnCount = elementwise.getColumnOperands().size();
@@ -805,7 +825,7 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
     Value result = op->getResult(0);
     if (step.kind == RowStep::Kind::Map ||
         llvm::any_of(result.getUsers(),
-                     [&](Operation *user) { return !steps.count(user); }))
+                     [&](Operation *user) { return !ops.steps.count(user); }))
       step.output = pointerOf(result);
     program.steps.push_back(std::move(step));
   }
@@ -814,12 +834,46 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
   Kernel kernel = buildKernel([&] {
     return buildRowProgramKernel(b, loc, kernelName(first, "rows"), program);
   });
-  Buffer in = buffers.lookup(input);
-  SmallVector<Value> operands{in.ptr};
+  // A merge's steps name their partial matrices; its input is the first.
+  Value in =
+      mergesTiles ? tiles->second.partials.front() : buffers.lookup(input).ptr;
+  SmallVector<Value> operands{in};
   for (auto &entry : pointers)
-    operands.push_back(buffers.lookup(entry.first).ptr);
-  launch(kernel, in.rows, operands);
-  return next;
+    operands.push_back(isa<LLVM::LLVMPointerType>(entry.first.getType())
+                           ? entry.first
+                           : buffers.lookup(entry.first).ptr);
+  launch(kernel, rowsOf(input), operands);
+  return ops.end;
+}
+
+void HostEmitter::planGemmTileReductions(FusedLinearOp op,
+                                         Block::iterator end) {
+  Value result = op.getResult();
+  GemmConfigAttr config = getConfig(op);
+  if (!config.isGenerated() || op.getBatchNormAttr() || buffers.count(result) ||
+      result.use_empty())
+    return;
+  // The row program would start at the first reader.
+  Operation *first = *result.getUsers().begin();
+  for (Operation *user : result.getUsers())
+    if (user->isBeforeInBlock(first))
+      first = user;
+  auto reduce = dyn_cast<ReduceOp>(first);
+  if (!reduce || reduce.getInput() != result || reduce.getGroups() != 1)
+    return;
+  std::optional<SmallVector<TileReducedStep>> steps =
+      planTileReductions(collectRowProgram(reduce, end));
+  if (!steps)
+    return;
+  TileReductions tiles;
+  tiles.steps = std::move(*steps);
+  int64_t n = tensorType(result).getDimSize(1);
+  tiles.columnTiles = (n + config.getBlockN() - 1) / config.getBlockN();
+  Value bytes = mul(rowsOf(result), c64(tiles.columnTiles * 4));
+  for (const TileReducedStep &step : tiles.steps)
+    for (unsigned i = 0; i < step.reduction.partialCount(); ++i)
+      tiles.partials.push_back(reserve(bytes));
+  tileReductions[result] = std::move(tiles);
 }
 
 LogicalResult HostEmitter::emit() {
@@ -898,11 +952,13 @@ LogicalResult HostEmitter::emit() {
   SmallVector<std::pair<Value, Value>> intermediates; // (tensor, offset)
   for (Operation &op : body.without_terminator()) {
     opIndex[&op] = index++;
+    auto fused = dyn_cast<FusedLinearOp>(op);
+    if (fused)
+      planGemmTileReductions(fused, body.without_terminator().end());
     for (Value result : op.getResults())
-      if (!buffers.count(result))
+      if (!buffers.count(result) && !tileReductions.count(result))
         intermediates.push_back(
             {result, reserve(bytesOf(result, rowsOf(result)))});
-    auto fused = dyn_cast<FusedLinearOp>(op);
     if (!isa<BatchNormOp>(op) && !(fused && fused.getBatchNormAttr()))
       continue;
     Value result = op.getResult(0);
@@ -922,6 +978,9 @@ LogicalResult HostEmitter::emit() {
   workspace = LLVM::LoadOp::create(b, loc, ptrType, workspaceSlot);
   for (auto [tensor, offset] : intermediates)
     buffers[tensor] = {offsetPtr(workspace, offset), rowsOf(tensor)};
+  for (auto &entry : tileReductions)
+    for (Value &partial : entry.second.partials)
+      partial = offsetPtr(workspace, partial);
   for (auto &entry : scratch)
     for (Value *slice : {&entry.second.mean, &entry.second.m2,
                          &entry.second.center, &entry.second.scale,

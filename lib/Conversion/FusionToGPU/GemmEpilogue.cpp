@@ -2,9 +2,11 @@
 
 #include "GemmEpilogue.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <cmath>
 #include <map>
 
 using namespace mlir;
@@ -21,7 +23,7 @@ GemmEpilogueArguments::take(const GemmKernelProblem &problem,
   GemmEpilogueArguments args;
   unsigned next = 0;
   args.bias = problem.hasBias ? kernelArgs[next++] : Value();
-  args.out = kernelArgs[next++];
+  args.out = problem.storesOutput ? kernelArgs[next++] : Value();
   for (size_t i = 0; i < problem.columnTypes.size(); ++i)
     args.columns.push_back(kernelArgs[next++]);
   for (size_t i = 0; i < problem.rowGroups.size(); ++i)
@@ -30,6 +32,9 @@ GemmEpilogueArguments::take(const GemmKernelProblem &problem,
     args.mean = kernelArgs[next++];
     args.m2 = kernelArgs[next++];
   }
+  for (const GemmRowReduction &reduction : problem.rowReductions)
+    for (unsigned i = 0; i < reduction.partialCount(); ++i)
+      args.partials.push_back(kernelArgs[next++]);
   return args;
 }
 
@@ -49,7 +54,8 @@ void mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
   RowExpr rows = RowExpr::rows();
   if (problem.hasBias)
     addMemRef({n}, type, {RowExpr::constant(n)});
-  addMemRef({dynamic, n}, type, {rows, RowExpr::constant(n)});
+  if (problem.storesOutput)
+    addMemRef({dynamic, n}, type, {rows, RowExpr::constant(n)});
   for (Type columnType : problem.columnTypes)
     addMemRef({n}, columnType, {RowExpr::constant(n)});
   for (int64_t groups : problem.rowGroups)
@@ -60,8 +66,12 @@ void mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
     for (int i = 0; i < 2; ++i)
       addMemRef({dynamic}, Float32Type::get(type.getContext()),
                 {RowExpr::ceilDiv(1, config.getBlockM(), n)});
-  int64_t columnBlocks = (n + config.getBlockN() - 1) / config.getBlockN();
-  launch.gridX = RowExpr::ceilDiv(1, config.getBlockM(), columnBlocks);
+  int64_t columnTiles = problem.columnTiles();
+  for (const GemmRowReduction &reduction : problem.rowReductions)
+    for (unsigned i = 0; i < reduction.partialCount(); ++i)
+      addMemRef({dynamic, columnTiles}, Float32Type::get(type.getContext()),
+                {rows, RowExpr::constant(columnTiles)});
+  launch.gridX = RowExpr::ceilDiv(1, config.getBlockM(), columnTiles);
   launch.blockSize = config.getThreads();
   launch.dynamicSharedBytes = problem.sharedLayout().total;
 }
@@ -182,9 +192,12 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
         /*nontemporal=*/false, llvm::Align(width * elementBytes(elementType)));
   }
   t.barrier();
-  storeStagedTile(staging);
+  if (p.storesOutput)
+    storeStagedTile(staging);
   if (p.statistics)
     emitStatistics(staging);
+  if (!p.rowReductions.empty())
+    emitRowPartials(staging);
 }
 
 SmallVector<Value> GemmEpilogueEmitter::loadRowOperands(Value row,
@@ -285,5 +298,103 @@ void GemmEpilogueEmitter::emitStatistics(Value staging) {
               memref::StoreOp::create(b, loc, columnMean, args.mean, index);
               memref::StoreOp::create(b, loc, squares, args.m2, index);
             });
+  }
+}
+
+void GemmEpilogueEmitter::emitRowPartials(Value staging) {
+  // A few adjacent threads per tile row (as many as the threads allow, at
+  // most a warp), each taking every threadsPerRow-th column from its lane in
+  // order, then a butterfly: the same bits on every run. Every thread runs
+  // every step (the shuffles need whole warps); rows past the tile or M
+  // compute on row 0 and store nothing.
+  int64_t threadsPerRow = 1;
+  while (threadsPerRow * 2 * c.getBlockM() <= t.threads &&
+         threadsPerRow * 2 <= kWarpSize)
+    threadsPerRow *= 2;
+  int64_t rowsPerPass = t.threads / threadsPerRow;
+  Value lane = rem(t.thread, threadsPerRow);
+  Value tileN = div(t.columnBase, c.getBlockN());
+  Value validColumns = arith::MinUIOp::create(
+      b, loc, sub(idx(p.n), t.columnBase), idx(c.getBlockN()));
+  Value count = arith::UIToFPOp::create(
+      b, loc, b.getF32Type(),
+      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), validColumns));
+
+  for (int64_t first = 0; first < c.getBlockM(); first += rowsPerPass) {
+    Value row = add(div(t.thread, threadsPerRow), first);
+    Value rowInTile = lessThan(row, idx(c.getBlockM()));
+    Value globalRow = add(t.rowBase, row);
+    Value stores =
+        both(both(rowInTile, lessThan(globalRow, t.rows)), equal(lane, 0));
+    row = select(rowInTile, row, idx(0));
+    // `combiner` over term(fn(out)) of the row's valid columns of the
+    // thread, then across the row's threads.
+    auto reduceRow = [&](ReductionKind combiner, const ScalarFn &fn,
+                         function_ref<Value(Value)> term) {
+      auto loop = scf::ForOp::create(
+          b, loc, lane, validColumns, idx(threadsPerRow),
+          ValueRange{f32(getReductionIdentity(combiner))},
+          [&](OpBuilder &nb, Location, Value column, ValueRange acc) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+            Value v = widen(memref::LoadOp::create(b, loc, staging,
+                                                   ValueRange{row, column}));
+            scf::YieldOp::create(
+                b, loc,
+                buildReductionCombine(b, loc, combiner, acc.front(),
+                                      term(fn(b, loc, v, ValueRange()))));
+          });
+      Value total = loop.getResult(0);
+      Value width =
+          arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(kWarpSize));
+      for (int64_t distance = threadsPerRow / 2; distance > 0; distance /= 2) {
+        Value offset =
+            arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(distance));
+        Value other = gpu::ShuffleOp::create(b, loc, total, offset, width,
+                                             gpu::ShuffleMode::XOR)
+                          .getShuffleResult();
+        total = buildReductionCombine(b, loc, combiner, total, other);
+      }
+      return total;
+    };
+    auto identity = [](Value v) { return v; };
+    SmallVector<Value> partials;
+    for (const GemmRowReduction &reduction : p.rowReductions) {
+      if (reduction.kind == GemmRowReduction::Kind::Combine) {
+        partials.push_back(
+            reduceRow(reduction.combiner, reduction.fn, identity));
+        continue;
+      }
+      if (reduction.kind == GemmRowReduction::Kind::ShiftedExpSum) {
+        // The maximum, 0 where infinite (PyTorch's logsumexp does the
+        // same): a tile of -inf sums to 0, one holding +inf to +inf.
+        Value top = reduceRow(ReductionKind::max, reduction.fn, identity);
+        Value infinite = arith::CmpFOp::create(
+            b, loc, arith::CmpFPredicate::OEQ,
+            math::AbsFOp::create(b, loc, top), f32(INFINITY));
+        Value shift = select(infinite, f32(0.0), top);
+        partials.push_back(shift);
+        partials.push_back(
+            reduceRow(ReductionKind::sum, reduction.fn, [&](Value v) -> Value {
+              return math::ExpOp::create(
+                  b, loc, arith::SubFOp::create(b, loc, v, shift));
+            }));
+        continue;
+      }
+      Value mean = arith::DivFOp::create(
+          b, loc, reduceRow(ReductionKind::sum, reduction.fn, identity), count);
+      partials.push_back(mean);
+      partials.push_back(
+          reduceRow(ReductionKind::sum, reduction.fn, [&](Value v) -> Value {
+            Value d = arith::SubFOp::create(b, loc, v, mean);
+            return arith::MulFOp::create(b, loc, d, d);
+          }));
+      partials.push_back(count);
+    }
+    guarded(stores, [&] {
+      for (auto [partial, matrix] : llvm::zip(partials, args.partials))
+        memref::StoreOp::create(b, loc, partial, matrix,
+                                ValueRange{globalRow, tileN});
+    });
   }
 }

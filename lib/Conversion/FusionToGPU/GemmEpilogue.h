@@ -4,8 +4,10 @@
 // accumulators hold the block's tile: alpha, bias, the epilogue region with
 // its column and row operands, applied in registers; the output tile staged
 // in shared memory and written in 16-byte row chunks; for a training batch
-// norm, the tile's column moments. The kernels differ only in where each
-// thread's accumulators sit in the tile (its runs).
+// norm, the tile's column moments; for reductions of the output's rows, each
+// tile row's partial results (then the output need not be written at all).
+// The kernels differ only in where each thread's accumulators sit in the
+// tile (its runs).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,42 @@
 #include "fusion/Dialect/Fusion/IR/GemmConfig.h"
 
 namespace mlir::fusion {
+
+/// A reduction of whole rows of the output that the GEMM kernel takes from
+/// the staged tile: each row of the tile (its blockN columns, those past N
+/// left out) gets partial results, which a row program merges over the
+/// ceil(N / blockN) tiles of the row in tile order.
+struct GemmRowReduction {
+  enum class Kind {
+    /// `combiner` over fn(out[m, n]): one partial.
+    Combine,
+    /// sum of exp(fn(out[m, n]) - s), s known only after the merge: the
+    /// tile row's maximum t of fn(out) (0 where infinite) and its sum of
+    /// exp(fn(out) - t), two partials; the merge adds sum * exp(t - s).
+    ShiftedExpSum,
+    /// sum of (fn(out[m, n]) - s)^2, s known only after the merge: the tile
+    /// row's mean u of fn(out), its sum of (fn(out) - u)^2 and its column
+    /// count c, three partials; the merge adds the sum + c * (u - s)^2
+    /// (Chan's formula: no cancellation where s is the row's mean).
+    ShiftedSquareSum,
+  };
+  Kind kind;
+  ReductionKind combiner = ReductionKind::sum;
+  /// Of the output element (f32, as stored), no operands.
+  ScalarFn fn;
+
+  unsigned partialCount() const {
+    switch (kind) {
+    case Kind::Combine:
+      return 1;
+    case Kind::ShiftedExpSum:
+      return 2;
+    case Kind::ShiftedSquareSum:
+      return 3;
+    }
+    llvm_unreachable("unknown row reduction");
+  }
+};
 
 /// What one generated GEMM kernel computes, and how: out = epilogue(alpha *
 /// x.w^T + bias, columns, rows), for x: [M, K] (M dynamic), w: [N, K], out:
@@ -34,16 +72,28 @@ struct GemmKernelProblem {
   /// Also writes each block row's column moments (training batch norm).
   bool statistics;
   GemmConfigAttr config;
+  /// Whether the output itself is written: not when all that reads it is
+  /// `rowReductions`.
+  bool storesOutput = true;
+  SmallVector<GemmRowReduction> rowReductions;
 
   GemmSharedLayout sharedLayout() const;
+  /// The tiles along N: the columns of each [M, tiles] partial matrix.
+  int64_t columnTiles() const {
+    return (n + config.getBlockN() - 1) / config.getBlockN();
+  }
 };
 
 /// The kernel arguments after x and w, which every generated GEMM kernel
-/// takes in this order: ([bias], out, column..., row..., [mean, m2]), as
-/// memrefs; launch operands 2 and on.
+/// takes in this order: ([bias], [out], column..., row..., [mean, m2],
+/// partial...), as memrefs; launch operands 2 and on. The partials are the
+/// row reductions' [M, columnTiles] f32 matrices, in order.
 struct GemmEpilogueArguments {
   Value bias, out, mean, m2;
-  SmallVector<Value> columns, rowOperands;
+  SmallVector<Value> columns, rowOperands, partials;
+
+  /// An [M, ...] argument, whose first dimension is the row count.
+  Value rowsOperand() const { return out ? out : partials.front(); }
 
   /// Takes them from `args` (the kernel's arguments past x and w).
   static GemmEpilogueArguments take(const GemmKernelProblem &problem,
@@ -107,7 +157,7 @@ public:
   /// The epilogue on each thread's runs, from its first row and column in
   /// the tile; then the output tile leaves through shared memory (the
   /// pipeline's buffers: every thread must be past the main loop), and the
-  /// statistics are taken from it.
+  /// statistics and the row reductions' partials are taken from it.
   void emit(Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs);
 
 private:
@@ -123,6 +173,8 @@ private:
   void storeStagedTile(Value staging);
   /// Each column's moments over the block's rows of the staged tile.
   void emitStatistics(Value staging);
+  /// Each row's partial results of the row reductions over the staged tile.
+  void emitRowPartials(Value staging);
 
   const GemmKernelProblem &p;
   GemmConfigAttr c;

@@ -12,6 +12,7 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
                                            const RowProgram &program) {
   OpBuilder::InsertionGuard insertion(builder);
   const MatrixShape &shape = program.shape;
+  Type resultType = program.resultType ? program.resultType : shape.elementType;
   int64_t width = shape.vectorWidth;
   int64_t chunks = shape.columns / width;
   int64_t threads = threadsPerReduction(chunks);
@@ -98,8 +99,9 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
         auto loop = overRow(
             ValueRange{e.f32(getReductionIdentity(step.reduction))},
             [&](KernelEmitter &le, Value column, ValueRange state) {
+              Value matrix = step.source ? pointer(*step.source) : args[0];
               SmallVector<Value> xs = le.loadLanes(
-                  args[0], shape.elementType, le.add(rowStart, column), width);
+                  matrix, shape.elementType, le.add(rowStart, column), width);
               auto lanes = operandLanes(le, step, column);
               Value acc = state.front();
               for (int64_t l = 0; l < width; ++l)
@@ -145,8 +147,7 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
                   for (int64_t l = 0; l < width; ++l)
                     xs[l] = step.fn(le.b, le.loc, xs[l],
                                     laneOperands(lanes, l));
-                  le.storeLanes(xs, pointer(*step.output), shape.elementType,
-                                first);
+                  le.storeLanes(xs, pointer(*step.output), resultType, first);
                   return SmallVector<Value>();
                 });
         break;
@@ -155,9 +156,8 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
         auto leader = scf::IfOp::create(builder, loc, isLeader(), false);
         OpBuilder::InsertionGuard guard(builder);
         builder.setInsertionPointToStart(&leader.getThenRegion().front());
-        e.store(e.narrow(stepValues[index], shape.elementType),
-                pointer(*step.output), shape.elementType, row,
-                elementBytes(shape.elementType));
+        e.store(e.narrow(stepValues[index], resultType), pointer(*step.output),
+                resultType, row, elementBytes(resultType));
       }
     }
   });

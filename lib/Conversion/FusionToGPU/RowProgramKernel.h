@@ -38,6 +38,9 @@ struct RowStep {
   Kind kind;
   ReductionKind reduction = ReductionKind::sum;
   unsigned input = 0; ///< Scalar: the step whose value it maps
+  /// Reduce: the pointer of the [M, N] matrix it reads, if not the
+  /// program's input.
+  std::optional<unsigned> source;
   SmallVector<RowOperand> operands;
   ScalarFn fn;
   /// The pointer the result is stored at (row values: element m), if any.
@@ -45,7 +48,9 @@ struct RowStep {
 };
 
 struct RowProgram {
-  MatrixShape shape; ///< of the input
+  MatrixShape shape; ///< of the input (and of the Reduce steps' sources)
+  /// The element type of the outputs; the input's when null.
+  Type resultType;
   unsigned pointers; ///< how many pointers the steps refer to
   SmallVector<RowStep> steps;
 };

@@ -157,7 +157,7 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   consumerThread = sub(thread, kWarpgroupThreads);
   warpgroup = div(thread, kWarpgroupThreads);
-  rows = memref::DimOp::create(b, loc, epilogueArgs.out, 0);
+  rows = memref::DimOp::create(b, loc, epilogueArgs.rowsOperand(), 0);
   tilesK = idx((p.k + tileK - 1) / tileK);
   position = rasterizeGemmTile(b, loc, rows, p.n, c);
 

@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Reductions of whole rows of a generated GEMM's output (issue 13,
+category e): the GEMM kernel reduces the rows of its tiles into per-tile
+partials and a row program merges them, so that the [M, N] output is never
+written.
+
+    tile_reductions.py prepare check|bench   (build machine) compiles every
+        library the run loads into the cache ($FUSION_CACHE_DIR), for sm_90;
+    tile_reductions.py run check [MODELS]|bench   (GPU machine) checks them
+        (or the comma-separated MODELS)
+        against float64 on ragged shapes, outputs poisoned with NaN first,
+        with the tiled and wgmma strategies in fp32, tf32 and bf16; or times
+        them at the sizes users run against the cuBLAS strategy (GEMM, then
+        a row program reading the output), eager PyTorch, torch.compile and
+        the raw GEMM. Prints the table last.
+"""
+import math
+import pathlib
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import fusion
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from frontend_bench import timed  # noqa: E402
+
+TARGET = "sm_90"
+PRECISIONS = {"fp32": (torch.float32, None, 1e-5),
+              "tf32": (torch.float32, "tf32", 5e-3),
+              "bf16": (torch.bfloat16, None, 2e-2)}
+MODELS = {
+    "sum(y)": lambda y: y.sum(1),
+    "mean(gelu(y))": lambda y: F.gelu(y).mean(1),
+    "amax(y)": lambda y: y.amax(1),
+    "amin(y) keepdim": lambda y: y.amin(1, keepdim=True),
+    "logsumexp(y)": lambda y: torch.logsumexp(y, 1),
+    "gelu(logsumexp(-0.5 y))": lambda y: F.gelu(torch.logsumexp(y * -0.5,
+                                                                1)),
+    "norm(y)": lambda y: torch.linalg.vector_norm(y, dim=1),
+    "var(y)": lambda y: torch.var(y, 1),
+    "std(gelu(y)) biased": lambda y: torch.std(F.gelu(y), 1, correction=0),
+}
+# Ragged shapes: N = 72 is one tile of wgmma, three of the tiled kernel's
+# 32; N = 3000 is 12 tiles of 256, the last ragged.
+CHECK_SHAPES = [(77, 40, 72), (1000, 520, 3000)]
+CHECK_STRATEGIES = ("tiled", "wgmma")
+BENCH = ["logsumexp(y)", "sum(y)", "var(y)"]
+BENCH_SIZES = [((1024, 8192, 8192), ("tf32", "bf16", "fp32")),
+               ((16384, 4096, 4096), ("tf32", "bf16", "fp32")),
+               ((32768, 1024, 4096), ("tf32", "bf16")),
+               ((128, 16384, 16384), ("tf32",))]
+BENCH_STRATEGIES = ("wgmma", "cublas")
+
+
+class Reduced(nn.Module):
+    def __init__(self, k, n, name):
+        super().__init__()
+        self.linear = nn.Linear(k, n)
+        self.name = name
+
+    def forward(self, x):
+        return MODELS[self.name](self.linear(x))
+
+
+def model_of(name, k, n, dtype, device):
+    torch.manual_seed(0)
+    return Reduced(k, n, name).to(device=device, dtype=dtype)
+
+
+def compiled(model, k, dtype, strategy, precision, device="cpu"):
+    x = torch.randn(4, k, dtype=dtype, device=device)
+    return fusion.compile(model, (x,), target=TARGET, strategy=strategy,
+                          precision=precision)
+
+
+def check_cases(models=MODELS):
+    for name in models:
+        for m, k, n in CHECK_SHAPES:
+            for pname in PRECISIONS:
+                for strategy in CHECK_STRATEGIES:
+                    yield name, m, k, n, pname, strategy
+
+
+def bench_cases():
+    for (m, k, n), precisions in BENCH_SIZES:
+        for name in BENCH:
+            for pname in precisions:
+                yield name, m, k, n, pname
+
+
+def prepare(what):
+    if what == "check":
+        for name, m, k, n, pname, strategy in check_cases():
+            dtype, precision, _ = PRECISIONS[pname]
+            compiled(model_of(name, k, n, dtype, "cpu"), k, dtype, strategy,
+                     precision)
+            print(f"prepared {name} {m}x{k}x{n} {pname} {strategy}",
+                  flush=True)
+        return 0
+    for name, m, k, n, pname in bench_cases():
+        dtype, precision, _ = PRECISIONS[pname]
+        model = model_of(name, k, n, dtype, "cpu")
+        for strategy in BENCH_STRATEGIES:
+            compiled(model, k, dtype, strategy, precision)
+        print(f"prepared {name} {m}x{k}x{n} {pname}", flush=True)
+    return 0
+
+
+def run_poisoned(module, x):
+    """The library's entry point on NaN-filled outputs."""
+    library = module._library
+    entry = module._entries["train"]
+    tensors = module._arguments(entry, (x,))
+    spec = library.entries[entry.name]
+    rows = x.shape[0]
+    outputs = [torch.full([rows if d is None else d for d in o["shape"]],
+                          float("nan"), device="cuda", dtype=x.dtype)
+               for o in spec["outputs"]]
+    status = library._function(entry.name)(
+        torch.cuda.current_stream().cuda_stream, rows,
+        *[t.data_ptr() for t in tensors + outputs])
+    assert status == 0, library._lib.fusion_last_error_message()
+    torch.cuda.synchronize()
+    return outputs[0]
+
+
+def run_check(models=MODELS):
+    rows, failures = {}, []
+    with torch.no_grad():
+        for name, m, k, n, pname, strategy in check_cases(models):
+            dtype, precision, bound = PRECISIONS[pname]
+            model = model_of(name, k, n, dtype, "cuda")
+            module = compiled(model, k, dtype, strategy, precision, "cuda")
+            x = torch.randn(m, k, device="cuda").to(dtype)
+            out = run_poisoned(module, x).reshape(m)
+            reference = model.double()(x.double()).reshape(m)
+            e = ((out.double() - reference).norm() /
+                 reference.norm().clamp_min(1e-30)).item()
+            rows.setdefault((name, f"{m}x{k}x{n}"), []).append(e)
+            if not e <= bound:
+                failures.append(f"{name} {m}x{k}x{n} {pname} {strategy}: "
+                                f"{e:.3g}")
+    columns = [f"{p} {s}" for p in PRECISIONS for s in CHECK_STRATEGIES]
+    print(f"\n## Row reductions from the GEMM's tiles on "
+          f"{torch.cuda.get_device_name()}: relative error against float64 "
+          f"(bounds fp32 1e-5, tf32 5e-3, bf16 2e-2), outputs poisoned")
+    print("| model | M x K x N | " + " | ".join(columns) + " |\n|---|---|" +
+          "---|" * len(columns))
+    for (name, size), errors in rows.items():
+        print(f"| {name} | {size} | " +
+              " | ".join(f"{e:.1e}" for e in errors) + " |")
+    total = sum(len(e) for e in rows.values())
+    print(f"\n{total - len(failures)}/{total} within bounds; failures: "
+          f"{failures or 'none'}")
+    return 1 if failures else 0
+
+
+def geomean(values):
+    return math.exp(sum(map(math.log, values)) / len(values))
+
+
+def run_bench():
+    rows = []
+    with torch.no_grad():
+        for name, m, k, n, pname in bench_cases():
+            dtype, precision, _ = PRECISIONS[pname]
+            tf32 = pname == "tf32"
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            model = model_of(name, k, n, dtype, "cuda")
+            x = torch.randn(m, k, device="cuda", dtype=dtype)
+            times = {}
+            for strategy in BENCH_STRATEGIES:
+                module = compiled(model, k, dtype, strategy, precision,
+                                  "cuda")
+                times[strategy] = timed(lambda: module(x))
+            times["eager"] = timed(lambda: model(x))
+            w, b = model.linear.weight, model.linear.bias
+            times["gemm"] = timed(lambda: F.linear(x, w, b))
+            if pname == "tf32":
+                torch._dynamo.reset()
+                inductor = torch.compile(model)
+                times["torch.compile"] = timed(lambda: inductor(x))
+                del inductor
+                torch._dynamo.reset()
+            rows.append((name, f"{m}x{k}x{n}", pname, times))
+            print(f"timed {name} {m}x{k}x{n} {pname}: " + ", ".join(
+                f"{key} {value:.3f}" for key, value in times.items()),
+                flush=True)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    keys = list(BENCH_STRATEGIES) + ["eager", "torch.compile", "gemm"]
+    print(f"\n## Row reductions from the GEMM's tiles on "
+          f"{torch.cuda.get_device_name()}, ms per call (median of 10 x 10 "
+          f"calls): wgmma (tile partials, merged) against cublas (GEMM "
+          f"writes the output, a row program reads it); torch.compile in "
+          f"tf32 only")
+    print("| model | M x K x N | prec | " + " | ".join(keys) +
+          " | wgmma / gemm | cublas / gemm |\n|---|---|---|" +
+          "---|" * (len(keys) + 2))
+    for name, size, pname, t in rows:
+        print(f"| {name} | {size} | {pname} | " +
+              " | ".join(f"{t[key]:.3f}" if key in t else "-"
+                         for key in keys) +
+              f" | {t['wgmma'] / t['gemm']:.2f} | "
+              f"{t['cublas'] / t['gemm']:.2f} |")
+    for pname in PRECISIONS:
+        picked = [t for _, _, p, t in rows if p == pname]
+        if not picked:
+            continue
+        line = (f"{pname}: wgmma / gemm {geomean([t['wgmma'] / t['gemm'] for t in picked]):.3f}, "
+                f"cublas / gemm {geomean([t['cublas'] / t['gemm'] for t in picked]):.3f}, "
+                f"eager / wgmma {geomean([t['eager'] / t['wgmma'] for t in picked]):.3f}")
+        if pname == "tf32":
+            line += (", torch.compile / wgmma "
+                     f"{geomean([t['torch.compile'] / t['wgmma'] for t in picked]):.3f}")
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    action, what = sys.argv[1], sys.argv[2]
+    if action == "prepare":
+        sys.exit(prepare(what))
+    if what == "check":
+        sys.exit(run_check(sys.argv[3].split(",") if len(sys.argv) > 3
+                           else MODELS))
+    sys.exit(run_bench())
