@@ -19,7 +19,7 @@
 #       of whole rows taken from the GEMM's tiles, from the cache that
 #       `tile_reductions.py prepare check` and `prepare bench` filled (carried
 #       as for zoo); reductions-sanitize: two of its models under
-#       compute-sanitizer.
+#       compute-sanitizer; reductions-profile: ncu of two of its kernels.
 #
 # Needs the artifacts of `scripts/gpu-check.sh build` in artifacts/.
 set -uo pipefail
@@ -90,7 +90,7 @@ case "${1:-}" in
     done
     ;;
   *)
-    echo "usage: $0 sanitize|zoo|profile|reductions check|bench|reductions-sanitize" >&2
+    echo "usage: $0 sanitize|zoo|profile|reductions check|bench|reductions-sanitize|reductions-profile" >&2
     exit 2
     ;;
 esac

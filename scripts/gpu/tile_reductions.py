@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Reductions of whole rows of a generated GEMM's output (issue 13,
-category e): the GEMM kernel reduces the rows of its tiles into per-tile
-partials and a row program merges them, so that the [M, N] output is never
-written.
+"""Reductions of whole rows of a generated GEMM's output (issue 13): the
+GEMM kernel reduces the rows of its tiles into per-tile partials and a row
+program merges them, so that the [M, N] output is never written (category
+e), or read once by the normalizing pass (softmax, layer norm).
 
     tile_reductions.py prepare check|bench   (build machine) compiles every
         library the run loads into the cache ($FUSION_CACHE_DIR), for sm_90;
@@ -13,6 +13,8 @@ written.
         them at the sizes users run against the cuBLAS strategy (GEMM, then
         a row program reading the output), eager PyTorch, torch.compile and
         the raw GEMM. Prints the table last.
+    tile_reductions.py run profile MODEL M K N PRECISION STRATEGY   (GPU
+        machine, under ncu) runs one bench case a few times.
 """
 import math
 import pathlib
@@ -42,12 +44,16 @@ MODELS = {
     "norm(y)": lambda y: torch.linalg.vector_norm(y, dim=1),
     "var(y)": lambda y: torch.var(y, 1),
     "std(gelu(y)) biased": lambda y: torch.std(F.gelu(y), 1, correction=0),
+    # The output read after the reductions too: the GEMM writes it as well.
+    "softmax(y)": lambda y: F.softmax(y, -1),
+    "layer_norm(y)": lambda y: F.layer_norm(y, y.shape[-1:]),
+    "y - logsumexp(y)": lambda y: y - torch.logsumexp(y, 1, keepdim=True),
 }
 # Ragged shapes: N = 72 is one tile of wgmma, three of the tiled kernel's
 # 32; N = 3000 is 12 tiles of 256, the last ragged.
 CHECK_SHAPES = [(77, 40, 72), (1000, 520, 3000)]
 CHECK_STRATEGIES = ("tiled", "wgmma")
-BENCH = ["logsumexp(y)", "sum(y)", "var(y)"]
+BENCH = ["logsumexp(y)", "sum(y)", "var(y)", "softmax(y)", "layer_norm(y)"]
 BENCH_SIZES = [((1024, 8192, 8192), ("tf32", "bf16", "fp32")),
                ((16384, 4096, 4096), ("tf32", "bf16", "fp32")),
                ((32768, 1024, 4096), ("tf32", "bf16")),
@@ -135,8 +141,8 @@ def run_check(models=MODELS):
             model = model_of(name, k, n, dtype, "cuda")
             module = compiled(model, k, dtype, strategy, precision, "cuda")
             x = torch.randn(m, k, device="cuda").to(dtype)
-            out = run_poisoned(module, x).reshape(m)
-            reference = model.double()(x.double()).reshape(m)
+            out = run_poisoned(module, x).reshape(m, -1)
+            reference = model.double()(x.double()).reshape(m, -1)
             e = ((out.double() - reference).norm() /
                  reference.norm().clamp_min(1e-30)).item()
             rows.setdefault((name, f"{m}x{k}x{n}"), []).append(e)
@@ -219,10 +225,26 @@ def run_bench():
     return 0
 
 
+def run_profile(name, m, k, n, pname, strategy):
+    dtype, precision, _ = PRECISIONS[pname]
+    torch.backends.cuda.matmul.allow_tf32 = pname == "tf32"
+    model = model_of(name, k, n, dtype, "cuda")
+    module = compiled(model, k, dtype, strategy, precision, "cuda")
+    x = torch.randn(m, k, device="cuda", dtype=dtype)
+    with torch.no_grad():
+        for _ in range(3):
+            module(x)
+    torch.cuda.synchronize()
+    return 0
+
+
 if __name__ == "__main__":
     action, what = sys.argv[1], sys.argv[2]
     if action == "prepare":
         sys.exit(prepare(what))
+    if what == "profile":
+        name, m, k, n, pname, strategy = sys.argv[3:9]
+        sys.exit(run_profile(name, int(m), int(k), int(n), pname, strategy))
     if what == "check":
         sys.exit(run_check(sys.argv[3].split(",") if len(sys.argv) > 3
                            else MODELS))

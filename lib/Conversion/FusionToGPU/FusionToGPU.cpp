@@ -99,10 +99,11 @@ struct BatchNormScratch {
   Value mean, m2, center, scale, shift;
 };
 
-/// A GEMM output that only the reductions of its row program read: the
-/// generated GEMM reduces the rows of its tiles instead of writing it.
+/// A GEMM output that only its row program reads: the generated GEMM
+/// reduces the rows of its tiles for the program's reductions, and writes
+/// the output only if elementwise steps of the program read it.
 struct TileReductions {
-  SmallVector<TileReducedStep> steps;
+  TileReductionPlan plan;
   int64_t columnTiles;
   /// The [M, columnTiles] f32 partial matrices, in the steps' order:
   /// offsets into the workspace until it is allocated, then pointers.
@@ -220,7 +221,7 @@ private:
   /// reductions merge their partials in tile order.
   Block::iterator emitRowProgram(ReduceOp first, Block::iterator end);
   /// Plans the tile reductions of `op`'s output if a generated GEMM
-  /// computes it and only the reductions of one row program read it.
+  /// computes it and only one row program reads it.
   void planGemmTileReductions(FusedLinearOp op, Block::iterator end);
   /// The batch norm `op` of `input` (after `fn` of `columns`) into
   /// `output`; with `statistics` false, the chunks' moments are already in
@@ -607,8 +608,8 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   auto tiles = tileReductions.find(op.getResult());
   bool reducesTiles = tiles != tileReductions.end();
   if (reducesTiles) {
-    problem.storesOutput = false;
-    for (const TileReducedStep &step : tiles->second.steps)
+    problem.storesOutput = tiles->second.plan.readsMatrix;
+    for (const TileReducedStep &step : tiles->second.plan.reductions)
       problem.rowReductions.push_back(step.reduction);
   }
   Kernel gemm = buildKernel([&] {
@@ -621,7 +622,7 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   SmallVector<Value> operands{x.ptr, buffers.lookup(op.getWeight()).ptr};
   if (op.getBias())
     operands.push_back(buffers.lookup(op.getBias()).ptr);
-  if (!reducesTiles)
+  if (problem.storesOutput)
     operands.push_back(buffers.lookup(op.getResult()).ptr);
   operands.append(bufferPtrs(op.getEpilogueOperands()));
   operands.append(bufferPtrs(op.getEpilogueRows()));
@@ -744,16 +745,25 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
   Value input = ops.input;
   auto tiles = tileReductions.find(input);
   bool mergesTiles = tiles != tileReductions.end();
+  // Whether the program reads its input matrix: not when a GEMM reduced
+  // its tiles for all the program needs.
+  bool readsInput = !mergesTiles || tiles->second.plan.readsMatrix;
 
   RowProgram program;
   MatrixShape inputShape = shapeOf(input);
   program.resultType = inputShape.elementType;
-  // A merge reads the [M, tiles] f32 partial matrices.
-  program.shape = mergesTiles
-                      ? MatrixShape{b.getF32Type(), tiles->second.columnTiles,
-                                    getVectorWidth(b.getF32Type(),
-                                                   tiles->second.columnTiles)}
-                      : inputShape;
+  program.shape = inputShape;
+  // A merge's reductions read the [M, tiles] f32 partial matrices; without
+  // the input, the partials set the threads per row.
+  if (mergesTiles) {
+    int64_t tileCount = tiles->second.columnTiles;
+    MatrixShape partialShape{b.getF32Type(), tileCount,
+                             getVectorWidth(b.getF32Type(), tileCount)};
+    if (readsInput)
+      program.sourceShape = partialShape;
+    else
+      program.shape = partialShape;
+  }
   llvm::MapVector<Value, unsigned> pointers;
   auto pointerOf = [&](Value tensor) {
     return pointers.insert({tensor, pointers.size()}).first->second;
@@ -778,7 +788,7 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
   // The partials of the tile reductions, in order.
   unsigned nextPartial = 0;
   const TileReducedStep *nextTileStep =
-      mergesTiles ? tiles->second.steps.begin() : nullptr;
+      mergesTiles ? tiles->second.plan.reductions.begin() : nullptr;
   auto partialPointer = [&] {
     Value partial = tiles->second.partials[nextPartial++];
     return pointers.insert({partial, pointers.size()}).first->second;
@@ -834,9 +844,10 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
   Kernel kernel = buildKernel([&] {
     return buildRowProgramKernel(b, loc, kernelName(first, "rows"), program);
   });
-  // A merge's steps name their partial matrices; its input is the first.
+  // The reductions of a merge name their partial matrices; without the
+  // input, its place holds the first.
   Value in =
-      mergesTiles ? tiles->second.partials.front() : buffers.lookup(input).ptr;
+      readsInput ? buffers.lookup(input).ptr : tiles->second.partials.front();
   SmallVector<Value> operands{in};
   for (auto &entry : pointers)
     operands.push_back(isa<LLVM::LLVMPointerType>(entry.first.getType())
@@ -861,16 +872,16 @@ void HostEmitter::planGemmTileReductions(FusedLinearOp op,
   auto reduce = dyn_cast<ReduceOp>(first);
   if (!reduce || reduce.getInput() != result || reduce.getGroups() != 1)
     return;
-  std::optional<SmallVector<TileReducedStep>> steps =
+  std::optional<TileReductionPlan> plan =
       planTileReductions(collectRowProgram(reduce, end));
-  if (!steps)
+  if (!plan)
     return;
   TileReductions tiles;
-  tiles.steps = std::move(*steps);
+  tiles.plan = std::move(*plan);
   int64_t n = tensorType(result).getDimSize(1);
   tiles.columnTiles = (n + config.getBlockN() - 1) / config.getBlockN();
   Value bytes = mul(rowsOf(result), c64(tiles.columnTiles * 4));
-  for (const TileReducedStep &step : tiles.steps)
+  for (const TileReducedStep &step : tiles.plan.reductions)
     for (unsigned i = 0; i < step.reduction.partialCount(); ++i)
       tiles.partials.push_back(reserve(bytes));
   tileReductions[result] = std::move(tiles);
@@ -955,10 +966,14 @@ LogicalResult HostEmitter::emit() {
     auto fused = dyn_cast<FusedLinearOp>(op);
     if (fused)
       planGemmTileReductions(fused, body.without_terminator().end());
-    for (Value result : op.getResults())
-      if (!buffers.count(result) && !tileReductions.count(result))
+    for (Value result : op.getResults()) {
+      auto tiles = tileReductions.find(result);
+      bool unwritten =
+          tiles != tileReductions.end() && !tiles->second.plan.readsMatrix;
+      if (!buffers.count(result) && !unwritten)
         intermediates.push_back(
             {result, reserve(bytesOf(result, rowsOf(result)))});
+    }
     if (!isa<BatchNormOp>(op) && !(fused && fused.getBatchNormAttr()))
       continue;
     Value result = op.getResult(0);

@@ -303,13 +303,17 @@ void GemmEpilogueEmitter::emitStatistics(Value staging) {
 
 void GemmEpilogueEmitter::emitRowPartials(Value staging) {
   // A few adjacent threads per tile row (as many as the threads allow, at
-  // most a warp), each taking every threadsPerRow-th column from its lane in
-  // order, then a butterfly: the same bits on every run. Every thread runs
-  // every step (the shuffles need whole warps); rows past the tile or M
-  // compute on row 0 and store nothing.
+  // most a warp), each taking every threadsPerRow-th 16-byte chunk of the
+  // row from its lane, in order, then a butterfly: the same bits on every
+  // run. The chunks are unrolled, so that their loads are in flight
+  // together; columns past N count as the combiner's identity. Every thread
+  // runs every step (the shuffles need whole warps); rows past the tile or
+  // M compute on row 0 and store nothing.
+  int64_t chunksPerRow = c.getBlockN() / chunkElements;
   int64_t threadsPerRow = 1;
   while (threadsPerRow * 2 * c.getBlockM() <= t.threads &&
-         threadsPerRow * 2 <= kWarpSize)
+         threadsPerRow * 2 <= kWarpSize &&
+         chunksPerRow % (threadsPerRow * 2) == 0)
     threadsPerRow *= 2;
   int64_t rowsPerPass = t.threads / threadsPerRow;
   Value lane = rem(t.thread, threadsPerRow);
@@ -319,82 +323,132 @@ void GemmEpilogueEmitter::emitRowPartials(Value staging) {
   Value count = arith::UIToFPOp::create(
       b, loc, b.getF32Type(),
       arith::IndexCastUIOp::create(b, loc, b.getI32Type(), validColumns));
+  auto chunkType = VectorType::get({chunkElements}, elementType);
 
-  for (int64_t first = 0; first < c.getBlockM(); first += rowsPerPass) {
-    Value row = add(div(t.thread, threadsPerRow), first);
-    Value rowInTile = lessThan(row, idx(c.getBlockM()));
-    Value globalRow = add(t.rowBase, row);
-    Value stores =
-        both(both(rowInTile, lessThan(globalRow, t.rows)), equal(lane, 0));
-    row = select(rowInTile, row, idx(0));
-    // `combiner` over term(fn(out)) of the row's valid columns of the
-    // thread, then across the row's threads.
-    auto reduceRow = [&](ReductionKind combiner, const ScalarFn &fn,
-                         function_ref<Value(Value)> term) {
-      auto loop = scf::ForOp::create(
-          b, loc, lane, validColumns, idx(threadsPerRow),
-          ValueRange{f32(getReductionIdentity(combiner))},
-          [&](OpBuilder &nb, Location, Value column, ValueRange acc) {
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-            Value v = widen(memref::LoadOp::create(b, loc, staging,
-                                                   ValueRange{row, column}));
-            scf::YieldOp::create(
-                b, loc,
-                buildReductionCombine(b, loc, combiner, acc.front(),
-                                      term(fn(b, loc, v, ValueRange()))));
-          });
-      Value total = loop.getResult(0);
-      Value width =
-          arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(kWarpSize));
-      for (int64_t distance = threadsPerRow / 2; distance > 0; distance /= 2) {
-        Value offset =
-            arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(distance));
-        Value other = gpu::ShuffleOp::create(b, loc, total, offset, width,
-                                             gpu::ShuffleMode::XOR)
-                          .getShuffleResult();
-        total = buildReductionCombine(b, loc, combiner, total, other);
-      }
-      return total;
-    };
-    auto identity = [](Value v) { return v; };
-    SmallVector<Value> partials;
-    for (const GemmRowReduction &reduction : p.rowReductions) {
-      if (reduction.kind == GemmRowReduction::Kind::Combine) {
-        partials.push_back(
-            reduceRow(reduction.combiner, reduction.fn, identity));
-        continue;
-      }
-      if (reduction.kind == GemmRowReduction::Kind::ShiftedExpSum) {
-        // The maximum, 0 where infinite (PyTorch's logsumexp does the
-        // same): a tile of -inf sums to 0, one holding +inf to +inf.
-        Value top = reduceRow(ReductionKind::max, reduction.fn, identity);
-        Value infinite = arith::CmpFOp::create(
-            b, loc, arith::CmpFPredicate::OEQ,
-            math::AbsFOp::create(b, loc, top), f32(INFINITY));
-        Value shift = select(infinite, f32(0.0), top);
-        partials.push_back(shift);
-        partials.push_back(
-            reduceRow(ReductionKind::sum, reduction.fn, [&](Value v) -> Value {
-              return math::ExpOp::create(
-                  b, loc, arith::SubFOp::create(b, loc, v, shift));
-            }));
-        continue;
-      }
-      Value mean = arith::DivFOp::create(
-          b, loc, reduceRow(ReductionKind::sum, reduction.fn, identity), count);
-      partials.push_back(mean);
-      partials.push_back(
-          reduceRow(ReductionKind::sum, reduction.fn, [&](Value v) -> Value {
-            Value d = arith::SubFOp::create(b, loc, v, mean);
-            return arith::MulFOp::create(b, loc, d, d);
-          }));
-      partials.push_back(count);
-    }
-    guarded(stores, [&] {
-      for (auto [partial, matrix] : llvm::zip(partials, args.partials))
-        memref::StoreOp::create(b, loc, partial, matrix,
-                                ValueRange{globalRow, tileN});
-    });
-  }
+  // One reduction over the row: `combiner` of term(fn(out)).
+  struct Accumulation {
+    ReductionKind combiner;
+    const ScalarFn *fn;
+    std::function<Value(Value)> term;
+  };
+  auto identity = [](Value v) { return v; };
+
+  scf::ForOp::create(
+      b, loc, idx(0), idx(c.getBlockM()), idx(rowsPerPass), ValueRange(),
+      [&](OpBuilder &nb, Location, Value first, ValueRange) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value row = add(div(t.thread, threadsPerRow), first);
+        Value rowInTile = lessThan(row, idx(c.getBlockM()));
+        Value globalRow = add(t.rowBase, row);
+        Value stores =
+            both(both(rowInTile, lessThan(globalRow, t.rows)), equal(lane, 0));
+        row = select(rowInTile, row, idx(0));
+        // The accumulations in one sweep over the thread's chunks, then
+        // across the row's threads.
+        auto sweep = [&](ArrayRef<Accumulation> accumulations) {
+          SmallVector<Value> totals;
+          for (const Accumulation &a : accumulations)
+            totals.push_back(f32(getReductionIdentity(a.combiner)));
+          for (int64_t j = 0; j < chunksPerRow / threadsPerRow; ++j) {
+            Value column = mul(add(lane, j * threadsPerRow), chunkElements);
+            Value chunk = vector::LoadOp::create(
+                b, loc, chunkType, staging, ValueRange{row, column},
+                /*nontemporal=*/false, llvm::Align(kGemmChunkBytes));
+            for (int64_t e = 0; e < chunkElements; ++e) {
+              Value valid = lessThan(add(column, e), validColumns);
+              Value v = widen(vector::ExtractOp::create(b, loc, chunk, e));
+              for (auto [a, total] : llvm::zip(accumulations, totals))
+                total = buildReductionCombine(
+                    b, loc, a.combiner, total,
+                    select(valid, a.term((*a.fn)(b, loc, v, ValueRange())),
+                           f32(getReductionIdentity(a.combiner))));
+            }
+          }
+          Value width =
+              arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(kWarpSize));
+          for (auto [a, total] : llvm::zip(accumulations, totals))
+            for (int64_t distance = threadsPerRow / 2; distance > 0;
+                 distance /= 2) {
+              Value offset = arith::ConstantOp::create(
+                  b, loc, b.getI32IntegerAttr(distance));
+              Value other = gpu::ShuffleOp::create(b, loc, total, offset, width,
+                                                   gpu::ShuffleMode::XOR)
+                                .getShuffleResult();
+              total = buildReductionCombine(b, loc, a.combiner, total, other);
+            }
+          return totals;
+        };
+
+        // First sweep: every combination, and the maximum or mean each
+        // shifted sum needs; then the shifted sums.
+        SmallVector<Accumulation> firstSweep;
+        for (const GemmRowReduction &reduction : p.rowReductions)
+          firstSweep.push_back(
+              {reduction.kind == GemmRowReduction::Kind::Combine
+                   ? reduction.combiner
+               : reduction.kind == GemmRowReduction::Kind::ShiftedExpSum
+                   ? ReductionKind::max
+                   : ReductionKind::sum,
+               &reduction.fn, identity});
+        SmallVector<Value> firsts = sweep(firstSweep);
+        SmallVector<Value> shifts;
+        SmallVector<Accumulation> secondSweep;
+        for (auto [reduction, firstTotal] :
+             llvm::zip(p.rowReductions, firsts)) {
+          if (reduction.kind == GemmRowReduction::Kind::Combine) {
+            shifts.push_back(Value());
+            continue;
+          }
+          Value shift;
+          if (reduction.kind == GemmRowReduction::Kind::ShiftedExpSum) {
+            // The maximum, 0 where infinite (as PyTorch's logsumexp): a
+            // tile of -inf sums to 0, one holding +inf to +inf.
+            Value infinite = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OEQ,
+                math::AbsFOp::create(b, loc, firstTotal), f32(INFINITY));
+            shift = select(infinite, f32(0.0), firstTotal);
+            secondSweep.push_back(
+                {ReductionKind::sum, &reduction.fn, [this, shift](Value v) {
+                   return math::ExpOp::create(
+                              b, loc, arith::SubFOp::create(b, loc, v, shift))
+                       .getResult();
+                 }});
+          } else {
+            shift = arith::DivFOp::create(b, loc, firstTotal, count);
+            secondSweep.push_back(
+                {ReductionKind::sum, &reduction.fn, [this, shift](Value v) {
+                   Value d = arith::SubFOp::create(b, loc, v, shift);
+                   return arith::MulFOp::create(b, loc, d, d).getResult();
+                 }});
+          }
+          shifts.push_back(shift);
+        }
+        SmallVector<Value> seconds =
+            secondSweep.empty() ? SmallVector<Value>() : sweep(secondSweep);
+
+        // The partials, in the order of GemmEpilogueArguments::partials.
+        SmallVector<Value> partials;
+        auto nextSecond = seconds.begin();
+        for (auto [reduction, firstTotal, shift] :
+             llvm::zip(p.rowReductions, firsts, shifts)) {
+          switch (reduction.kind) {
+          case GemmRowReduction::Kind::Combine:
+            partials.push_back(firstTotal);
+            break;
+          case GemmRowReduction::Kind::ShiftedExpSum:
+            partials.append({shift, *nextSecond++});
+            break;
+          case GemmRowReduction::Kind::ShiftedSquareSum:
+            partials.append({shift, *nextSecond++, count});
+            break;
+          }
+        }
+        guarded(stores, [&] {
+          for (auto [partial, matrix] : llvm::zip(partials, args.partials))
+            memref::StoreOp::create(b, loc, partial, matrix,
+                                    ValueRange{globalRow, tileN});
+        });
+        scf::YieldOp::create(b, loc);
+      });
 }

@@ -13,9 +13,7 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
   OpBuilder::InsertionGuard insertion(builder);
   const MatrixShape &shape = program.shape;
   Type resultType = program.resultType ? program.resultType : shape.elementType;
-  int64_t width = shape.vectorWidth;
-  int64_t chunks = shape.columns / width;
-  int64_t threads = threadsPerReduction(chunks);
+  int64_t threads = threadsPerReduction(shape.columns / shape.vectorWidth);
   int64_t rowsPerBlock = kBlockSize / threads;
 
   Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
@@ -39,11 +37,12 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
   // row (the grid has exactly one block per row): the shuffles and barriers
   // of the reductions see every thread they wait for.
   emitGuarded(builder, loc, e.lessThan(row, args[1]), [&] {
-    Value rowStart = e.mul(row, e.i64(shape.columns));
     SmallVector<Value> stepValues(program.steps.size());
-    // The operand lanes of a step over the `width` columns from `column`.
+    // The operand lanes of a step over the `over.vectorWidth` columns from
+    // `column` of a matrix of shape `over`.
     auto operandLanes = [&](KernelEmitter &le, const RowStep &step,
-                            Value column) {
+                            const MatrixShape &over, Value column) {
+      int64_t width = over.vectorWidth;
       SmallVector<SmallVector<Value>> lanes;
       for (const RowOperand &operand : step.operands) {
         switch (operand.kind) {
@@ -54,8 +53,7 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
         case RowOperand::Kind::Rows:
           lanes.push_back(le.loadRowLanes(pointer(operand.index),
                                           operand.elementType, row, column,
-                                          width, operand.groups,
-                                          shape.columns));
+                                          width, operand.groups, over.columns));
           break;
         case RowOperand::Kind::StepValue:
           lanes.push_back(
@@ -69,19 +67,20 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
       return llvm::map_to_vector(
           lanes, [&](const SmallVector<Value> &values) { return values[l]; });
     };
-    // Thread `lane` visits the chunks of `width` columns lane,
-    // lane + threads, ... in order.
-    auto overRow = [&](ValueRange init,
+    // Thread `lane` visits the chunks of `over.vectorWidth` columns lane,
+    // lane + threads, ... of a row of a matrix of shape `over`, in order.
+    auto overRow = [&](const MatrixShape &over, ValueRange init,
                        function_ref<SmallVector<Value>(KernelEmitter &, Value,
                                                        ValueRange)>
                            body) {
+      int64_t width = over.vectorWidth;
       auto index = [&](Value v) -> Value {
         return arith::IndexCastOp::create(builder, loc,
                                           builder.getIndexType(), v);
       };
       return scf::ForOp::create(
           builder, loc, index(lane),
-          arith::ConstantIndexOp::create(builder, loc, chunks),
+          arith::ConstantIndexOp::create(builder, loc, over.columns / width),
           arith::ConstantIndexOp::create(builder, loc, threads), init,
           [&](OpBuilder &nb, Location nl, Value chunk, ValueRange state) {
             KernelEmitter le(nb, nl);
@@ -96,15 +95,19 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
       const RowStep &step = program.steps[index];
       switch (step.kind) {
       case RowStep::Kind::Reduce: {
+        const MatrixShape &over =
+            step.source ? program.sourceShape.value_or(shape) : shape;
         auto loop = overRow(
-            ValueRange{e.f32(getReductionIdentity(step.reduction))},
+            over, ValueRange{e.f32(getReductionIdentity(step.reduction))},
             [&](KernelEmitter &le, Value column, ValueRange state) {
               Value matrix = step.source ? pointer(*step.source) : args[0];
               SmallVector<Value> xs = le.loadLanes(
-                  matrix, shape.elementType, le.add(rowStart, column), width);
-              auto lanes = operandLanes(le, step, column);
+                  matrix, over.elementType,
+                  le.add(le.mul(row, le.i64(over.columns)), column),
+                  over.vectorWidth);
+              auto lanes = operandLanes(le, step, over, column);
               Value acc = state.front();
-              for (int64_t l = 0; l < width; ++l)
+              for (int64_t l = 0; l < over.vectorWidth; ++l)
                 acc = buildReductionCombine(
                     le.b, le.loc, step.reduction, acc,
                     step.fn(le.b, le.loc, xs[l], laneOperands(lanes, l)));
@@ -138,13 +141,14 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
         break;
       }
       case RowStep::Kind::Map:
-        overRow(ValueRange(),
+        overRow(shape, ValueRange(),
                 [&](KernelEmitter &le, Value column, ValueRange) {
-                  Value first = le.add(rowStart, column);
-                  SmallVector<Value> xs =
-                      le.loadLanes(args[0], shape.elementType, first, width);
-                  auto lanes = operandLanes(le, step, column);
-                  for (int64_t l = 0; l < width; ++l)
+                  Value first =
+                      le.add(le.mul(row, le.i64(shape.columns)), column);
+                  SmallVector<Value> xs = le.loadLanes(
+                      args[0], shape.elementType, first, shape.vectorWidth);
+                  auto lanes = operandLanes(le, step, shape, column);
+                  for (int64_t l = 0; l < shape.vectorWidth; ++l)
                     xs[l] = step.fn(le.b, le.loc, xs[l],
                                     laneOperands(lanes, l));
                   le.storeLanes(xs, pointer(*step.output), resultType, first);

@@ -48,7 +48,9 @@ struct RowStep {
 };
 
 struct RowProgram {
-  MatrixShape shape; ///< of the input (and of the Reduce steps' sources)
+  MatrixShape shape; ///< of the input
+  /// Of the matrices that Reduce steps with a `source` read, if not `shape`.
+  std::optional<MatrixShape> sourceShape;
   /// The element type of the outputs; the input's when null.
   Type resultType;
   unsigned pointers; ///< how many pointers the steps refer to

@@ -113,10 +113,10 @@ asTileReduction(ReduceOp reduce, const RowProgramOps &program) {
   return step;
 }
 
-std::optional<SmallVector<TileReducedStep>>
+std::optional<TileReductionPlan>
 mlir::fusion::planTileReductions(const RowProgramOps &program) {
   Value input = program.input;
-  SmallVector<TileReducedStep> reductions;
+  TileReductionPlan plan;
   for (Operation *user : input.getUsers())
     if (!program.steps.count(user))
       return std::nullopt;
@@ -127,15 +127,15 @@ mlir::fusion::planTileReductions(const RowProgramOps &program) {
       std::optional<TileReducedStep> step = asTileReduction(reduce, program);
       if (!step)
         return std::nullopt;
-      reductions.push_back(std::move(*step));
+      plan.reductions.push_back(std::move(*step));
       continue;
     }
     auto elementwise = cast<ElementwiseOpInterface>(op);
-    if (elementwise.getMatrixInput() == input ||
-        llvm::is_contained(elementwise.getRowOperands(), input))
+    if (llvm::is_contained(elementwise.getRowOperands(), input))
       return std::nullopt;
+    plan.readsMatrix |= elementwise.getMatrixInput() == input;
   }
-  return reductions;
+  return plan;
 }
 
 RowStep mlir::fusion::mergeTileReductionStep(const TileReducedStep &step,

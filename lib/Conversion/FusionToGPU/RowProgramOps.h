@@ -46,13 +46,22 @@ struct TileReducedStep {
   ScalarFn shift;
 };
 
-/// The reductions of `program` as tile reductions, in step order, if its
-/// input is read by nothing else than them: every op reading the input is a
-/// step, the input is no step's operand but the reductions' matrix, and
-/// each reduction is computable per tile (a map of the element alone, or a
-/// sum of exp(a - s) or of (a - s)^2 with `a` a map of the element alone
-/// and `s` one of a row value of the program alone). Otherwise none.
-std::optional<SmallVector<TileReducedStep>>
+/// How a GEMM producing a row program's input computes the program's
+/// reductions from its tiles.
+struct TileReductionPlan {
+  /// The reductions, in step order.
+  SmallVector<TileReducedStep> reductions;
+  /// Whether elementwise steps read the input too (a softmax, a norm), so
+  /// that the GEMM still writes it.
+  bool readsMatrix = false;
+};
+
+/// The plan for `program` if its input is read by its steps alone, as their
+/// matrix (never as a row operand), and each reduction is computable per
+/// tile: a map of the element alone, or a sum of exp(a - s) or of (a - s)^2
+/// with `a` a map of the element alone and `s` one of a row value of the
+/// program alone. Otherwise none.
+std::optional<TileReductionPlan>
 planTileReductions(const RowProgramOps &program);
 
 /// The row program step that merges the partials of `step` (the pointers

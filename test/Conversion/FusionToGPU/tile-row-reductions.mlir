@@ -1,9 +1,9 @@
-// Reductions of whole rows of a generated GEMM's output, when nothing else
-// reads it: the GEMM kernel reduces the rows of its staged tile (two
-// threads a row here, each every other column, then a butterfly) into
-// [M, ceil(N / blockN)] f32 partial matrices instead of writing the output,
-// and a row program merges the partials in tile order and runs the steps
-// after the reductions.
+// Reductions of whole rows of a generated GEMM's output, when only their
+// row program reads it: the GEMM kernel reduces the rows of its staged tile
+// (two threads a row here, each every other 16-byte chunk, then a
+// butterfly) into [M, ceil(N / blockN)] f32 partial matrices, and writes
+// the output only if the program's elementwise steps read it; the row
+// program merges the partials in tile order and runs its other steps.
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=tiled tile=32,32 warps=2,1 stages=3" --fusion-lower-to-gpu | FileCheck %s
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=wgmma target=sm_90" --fusion-lower-to-gpu | FileCheck %s --check-prefix=WGMMA
 
@@ -19,25 +19,31 @@
 // CHECK: gpu.func @logsumexp_0_gemm(%{{.*}}: memref<?x64xf32>, %{{.*}}: memref<72x64xf32>, %[[TOP:.*]]: memref<?x3xf32>, %[[TILEMAX:.*]]: memref<?x3xf32>, %[[TILESUM:.*]]: memref<?x3xf32>) kernel
 // CHECK-NOT: vector.store {{.*}} memref<?x72xf32>
 // CHECK: %[[STAGING:.*]] = memref.view {{.*}} to memref<32x40xf32, #gpu.address_space<workgroup>>
+// First sweep: both maxima, each thread's 4 chunks (every other one of the
+// row's 8) loaded in turn, columns past 72 counted as -inf.
 // CHECK: scf.for
-// CHECK: memref.load %[[STAGING]]
+// CHECK: vector.load %[[STAGING]]{{.*}} vector<4xf32>
 // CHECK: arith.mulf
+// CHECK: arith.cmpi ult
+// CHECK: arith.select
 // CHECK: arith.maximumf
+// CHECK-COUNT-3: vector.load %[[STAGING]]
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32 : f32
-// CHECK: scf.for
 // CHECK: arith.maximumf
+// CHECK: gpu.shuffle  xor
 // CHECK: %[[TILETOP:.*]] = arith.maximumf
 // CHECK: %[[ABS:.*]] = math.absf %[[TILETOP]]
 // CHECK: %[[INF:.*]] = arith.cmpf oeq, %[[ABS]]
 // CHECK: %[[SHIFT:.*]] = arith.select %[[INF]], %{{.*}}, %[[TILETOP]]
-// CHECK: %[[SUM:.*]] = scf.for
+// Second sweep: the sum of exp(-0.5 y - shift).
+// CHECK: vector.load %[[STAGING]]
 // CHECK: arith.subf %{{.*}}, %[[SHIFT]]
 // CHECK: math.exp
 // CHECK: arith.addf
 // CHECK: gpu.shuffle  xor
 // CHECK: scf.if
 // CHECK: memref.store %{{.*}}, %[[TOP]]
-// CHECK: memref.store %{{.*}}, %[[TILEMAX]]
+// CHECK: memref.store %[[SHIFT]], %[[TILEMAX]]
 // CHECK: memref.store %{{.*}}, %[[TILESUM]]
 // CHECK: gpu.func @logsumexp_1_rows(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %[[TOPS:.*]]: !llvm.ptr, %[[MAXES:.*]]: !llvm.ptr, %[[SUMS:.*]]: !llvm.ptr, %[[OUT:.*]]: !llvm.ptr) kernel
 // CHECK: llvm.getelementptr %[[TOPS]]
@@ -99,7 +105,7 @@ func.func @logsumexp(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x1x
 // staged bf16 values, the sum merged, then divided in the same program.
 // CHECK-LABEL: llvm.func @mean_of_squares(
 // CHECK: gpu.func @mean_of_squares_0_gemm(%{{.*}}: memref<?x64xbf16>, %{{.*}}: memref<40x64xbf16>, %{{.*}}: memref<40xbf16>, %[[PARTIAL:.*]]: memref<?x2xf32>) kernel
-// CHECK: memref.load %{{.*}} : memref<32x40xbf16, #gpu.address_space<workgroup>>
+// CHECK: vector.load %{{.*}} : memref<32x40xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
 // CHECK: arith.extf %{{.*}} : bf16 to f32
 // CHECK: arith.mulf
 // CHECK: arith.addf
@@ -130,11 +136,21 @@ func.func @mean_of_squares(%x: tensor<?x64xbf16>, %w: tensor<40x64xbf16>,
 
 // -----
 
-// Softmax reads the output after its reductions: the GEMM writes it, and
-// the row program reads it (no partials).
+// Softmax reads the output after its reductions: the GEMM writes it and the
+// partials of both reductions; the row program merges the partials and
+// reads the output once, to normalize it.
 // CHECK-LABEL: llvm.func @softmax(
-// CHECK: gpu.func @softmax_0_gemm(%{{.*}}: memref<?x64xf32>, %{{.*}}: memref<40x64xf32>, %{{.*}}: memref<?x40xf32>) kernel
-// CHECK: gpu.func @softmax_1_rows(
+// CHECK: gpu.func @softmax_0_gemm(%{{.*}}: memref<?x64xf32>, %{{.*}}: memref<40x64xf32>, %[[OUT:.*]]: memref<?x40xf32>, %{{.*}}: memref<?x2xf32>, %{{.*}}: memref<?x2xf32>, %{{.*}}: memref<?x2xf32>) kernel
+// CHECK: vector.store %{{.*}}, %[[OUT]]
+// CHECK: gpu.func @softmax_1_rows(%[[IN:.*]]: !llvm.ptr, %{{.*}}: i64, %[[MAXES:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[P:.*]]: !llvm.ptr) kernel
+// CHECK: llvm.getelementptr %[[MAXES]]
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: scf.for
+// CHECK: llvm.getelementptr %[[IN]]
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK: arith.divf
+// CHECK: llvm.getelementptr %[[P]]
 func.func @softmax(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>) -> tensor<?x40xf32> {
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
@@ -230,10 +246,12 @@ func.func @absolute_deviation(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>) -> te
 // CHECK: gpu.func @variance_0_gemm(%{{.*}}: memref<?x64xf32>, %{{.*}}: memref<40x64xf32>, %[[SUMS:.*]]: memref<?x2xf32>, %[[MEANS:.*]]: memref<?x2xf32>, %[[SQUARES:.*]]: memref<?x2xf32>, %[[COUNTS:.*]]: memref<?x2xf32>) kernel
 // CHECK: %[[VALID:.*]] = arith.minui
 // CHECK: %[[COUNT:.*]] = arith.uitofp %{{.*}} : i32 to f32
+// CHECK: scf.for
+// CHECK: vector.load
 // CHECK: gpu.shuffle  xor
 // CHECK: gpu.shuffle  xor
 // CHECK: %[[MEAN:.*]] = arith.divf %{{.*}}, %[[COUNT]] : f32
-// CHECK: scf.for
+// CHECK: vector.load
 // CHECK: %[[D:.*]] = arith.subf %{{.*}}, %[[MEAN]] : f32
 // CHECK: arith.mulf %[[D]], %[[D]] : f32
 // CHECK: gpu.shuffle  xor
