@@ -19,7 +19,7 @@
 #       of whole rows taken from the GEMM's tiles, from the cache that
 #       `tile_reductions.py prepare check` and `prepare bench` filled (carried
 #       as for zoo); reductions-sanitize: two of its models under
-#       compute-sanitizer; reductions-profile: ncu of two of its kernels.
+#       compute-sanitizer; reductions-profile: ncu of its kernels.
 #
 # Needs the artifacts of `scripts/gpu-check.sh build` in artifacts/.
 set -uo pipefail
@@ -87,6 +87,23 @@ case "${1:-}" in
         python3 "$here/run_once.py" "$art/$1" "$2" 16384 "$3" 2>&1 |
         grep -E "Duration|Throughput|SM Busy|Stall|Warp Cycles|Issued|Pipe|L2|DRAM" |
         head -30
+    done
+    ;;
+  reductions-profile)
+    # ncu of the GEMM with tile partials and of the merging row program at
+    # 32768x1024x4096, where the GEMM is shortest beside its epilogue.
+    unpack_cache
+    for case in "sum(y) bf16 wgmma" "logsumexp(y) bf16 wgmma" \
+                "softmax(y) tf32 wgmma" "softmax(y) tf32 cublas"; do
+      set -- $case
+      echo "== ncu $case 32768x1024x4096"
+      FUSION_CACHE_DIR=/tmp/fusion-cache/cache PYTHONPATH=/tmp/fusion-package \
+        ncu --section SpeedOfLight --section WarpStateStats \
+        --section MemoryWorkloadAnalysis -k "regex:gemm|rows" -c 2 \
+        python3 "$here/tile_reductions.py" run profile "$1" 32768 1024 4096 \
+        "$2" "$3" 2>&1 |
+        grep -E "^  [a-zA-Z_0-9]+.*\(|Duration|Memory Throughput|DRAM Throughput|Compute \(SM\)|Stall (Long|Short|Barrier|MIO|Wait)|Warp Cycles Per Issued" |
+        head -40
     done
     ;;
   *)

@@ -306,7 +306,7 @@ void GemmEpilogueEmitter::emitRowPartials(Value staging) {
   // most a warp), each taking every threadsPerRow-th 16-byte chunk of the
   // row from its lane, in order, then a butterfly: the same bits on every
   // run. The chunks are unrolled, so that their loads are in flight
-  // together; columns past N count as the combiner's identity. Every thread
+  // together. Every thread
   // runs every step (the shuffles need whole warps); rows past the tile or
   // M compute on row 0 and store nothing.
   int64_t chunksPerRow = c.getBlockN() / chunkElements;
@@ -324,6 +324,9 @@ void GemmEpilogueEmitter::emitRowPartials(Value staging) {
       b, loc, b.getF32Type(),
       arith::IndexCastUIOp::create(b, loc, b.getI32Type(), validColumns));
   auto chunkType = VectorType::get({chunkElements}, elementType);
+  // Whether the last tile of a row has columns past N, which count as the
+  // combiner's identity.
+  bool raggedTiles = p.n % c.getBlockN() != 0;
 
   // One reduction over the row: `combiner` of term(fn(out)).
   struct Accumulation {
@@ -356,13 +359,16 @@ void GemmEpilogueEmitter::emitRowPartials(Value staging) {
                 b, loc, chunkType, staging, ValueRange{row, column},
                 /*nontemporal=*/false, llvm::Align(kGemmChunkBytes));
             for (int64_t e = 0; e < chunkElements; ++e) {
-              Value valid = lessThan(add(column, e), validColumns);
+              Value valid = raggedTiles ? lessThan(add(column, e), validColumns)
+                                        : Value();
               Value v = widen(vector::ExtractOp::create(b, loc, chunk, e));
-              for (auto [a, total] : llvm::zip(accumulations, totals))
-                total = buildReductionCombine(
-                    b, loc, a.combiner, total,
-                    select(valid, a.term((*a.fn)(b, loc, v, ValueRange())),
-                           f32(getReductionIdentity(a.combiner))));
+              for (auto [a, total] : llvm::zip(accumulations, totals)) {
+                Value term = a.term((*a.fn)(b, loc, v, ValueRange()));
+                if (valid)
+                  term = select(valid, term,
+                                f32(getReductionIdentity(a.combiner)));
+                total = buildReductionCombine(b, loc, a.combiner, total, term);
+              }
             }
           }
           Value width =
@@ -408,10 +414,15 @@ void GemmEpilogueEmitter::emitRowPartials(Value staging) {
                 b, loc, arith::CmpFPredicate::OEQ,
                 math::AbsFOp::create(b, loc, firstTotal), f32(INFINITY));
             shift = select(infinite, f32(0.0), firstTotal);
+            // exp(d) as 2^(d log2(e)): one ex2.approx (within 2 ulp) where
+            // libdevice's expf takes eight instructions, and the sweep over
+            // the tile, which nothing overlaps, is bound by their issue.
             secondSweep.push_back(
                 {ReductionKind::sum, &reduction.fn, [this, shift](Value v) {
-                   return math::ExpOp::create(
-                              b, loc, arith::SubFOp::create(b, loc, v, shift))
+                   Value d = arith::SubFOp::create(b, loc, v, shift);
+                   return math::Exp2Op::create(
+                              b, loc,
+                              arith::MulFOp::create(b, loc, d, f32(M_LOG2E)))
                        .getResult();
                  }});
           } else {

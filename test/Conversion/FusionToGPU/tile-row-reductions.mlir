@@ -35,10 +35,11 @@
 // CHECK: %[[ABS:.*]] = math.absf %[[TILETOP]]
 // CHECK: %[[INF:.*]] = arith.cmpf oeq, %[[ABS]]
 // CHECK: %[[SHIFT:.*]] = arith.select %[[INF]], %{{.*}}, %[[TILETOP]]
-// Second sweep: the sum of exp(-0.5 y - shift).
+// Second sweep: the sum of exp(-0.5 y - shift), as 2^(d log2(e)).
 // CHECK: vector.load %[[STAGING]]
-// CHECK: arith.subf %{{.*}}, %[[SHIFT]]
-// CHECK: math.exp
+// CHECK: %[[D:.*]] = arith.subf %{{.*}}, %[[SHIFT]]
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[D]], %cst{{.*}} : f32
+// CHECK: math.exp2 %[[SCALED]]
 // CHECK: arith.addf
 // CHECK: gpu.shuffle  xor
 // CHECK: scf.if
