@@ -1,7 +1,9 @@
 // fusion-select-gemm-config and the Hopper kernel: strategy=wgmma picks it
 // where it computes the op (sm_90, bf16/f16/tf32/3xTF32 multiplies, K rows
 // of 16-byte multiples) and cuBLASLt elsewhere; auto picks it on sm_90 for
-// f32 tensors in fp32 and tf32.
+// f32 tensors in fp32, for outputs only whole-row reductions read (any
+// type) and for f32 tensors in tf32 unless reductions read the written
+// output.
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90" | FileCheck %s --check-prefix=WGMMA
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: fusion-opt %s --fusion-select-gemm-config="target=sm_90" | FileCheck %s --check-prefix=AUTO
@@ -24,7 +26,7 @@
 // WGMMA: #fusion.gemm_config<cublaslt>
 
 // SM80-NOT: wgmma
-// SM80-COUNT-6: #fusion.gemm_config<cublaslt>
+// SM80-COUNT-10: #fusion.gemm_config<cublaslt>
 
 // AUTO-LABEL: func.func @fp32
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
@@ -38,6 +40,16 @@
 // AUTO: #fusion.gemm_config<cublaslt>
 // AUTO-LABEL: func.func @unaligned_k
 // AUTO: #fusion.gemm_config<mma_sync, mma = tf32x3
+// AUTO-LABEL: func.func @tf32_reduced
+// AUTO: #fusion.gemm_config<wgmma, mma = tf32
+// AUTO-LABEL: func.func @bf16_reduced
+// AUTO: #fusion.gemm_config<wgmma, mma = bf16
+// The output written for a reduction and another reader, or for a group
+// reduction: cuBLASLt in tf32.
+// AUTO-LABEL: func.func @tf32_centred
+// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO-LABEL: func.func @tf32_groups
+// AUTO: #fusion.gemm_config<cublaslt>
 
 func.func @fp32(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {
@@ -85,4 +97,57 @@ func.func @unaligned_k(%x: tensor<?x30xf32>, %w: tensor<96x30xf32>) -> tensor<?x
     fusion.yield %acc : f32
   } : (tensor<?x30xf32>, tensor<96x30xf32>) -> tensor<?x96xf32>
   return %0 : tensor<?x96xf32>
+}
+
+func.func @tf32_reduced(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x1xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+  %1 = fusion.reduce sum %0 : tensor<?x256xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return %1 : tensor<?x1xf32>
+}
+
+func.func @bf16_reduced(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>) -> tensor<?x1xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
+  %1 = fusion.reduce max %0 : tensor<?x256xbf16> -> tensor<?x1xbf16> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return %1 : tensor<?x1xbf16>
+}
+
+func.func @tf32_centred(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+  %1 = fusion.reduce sum %0 : tensor<?x256xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  %2 = fusion.elementwise %0 rows(%1 : tensor<?x1xf32>) : tensor<?x256xf32> {
+  ^bb0(%v: f32, %s: f32):
+    %3 = arith.subf %v, %s : f32
+    fusion.yield %3 : f32
+  }
+  return %2 : tensor<?x256xf32>
+}
+
+func.func @tf32_groups(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+  %1 = fusion.reduce sum %0 : tensor<?x256xf32> -> tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return %1 : tensor<?x4xf32>
 }

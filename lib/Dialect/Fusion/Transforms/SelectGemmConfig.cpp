@@ -33,6 +33,25 @@ private:
   GemmConfigAttr selectConfig(FusedLinearOp op, const ChipInfo &chip) const;
 };
 
+/// Whether reductions read `op`'s output, and whether only whole-row
+/// reductions do, which a generated GEMM takes from its tiles without
+/// writing the output (FusionToGPU's tile reductions).
+enum class OutputReduction { none, tilesOnly, written };
+
+static OutputReduction classifyOutputReduction(FusedLinearOp op) {
+  Value result = op.getResult();
+  bool reduced = false, written = false;
+  for (Operation *user : result.getUsers()) {
+    auto reduce = dyn_cast<ReduceOp>(user);
+    reduced |= static_cast<bool>(reduce);
+    written |=
+        !reduce || reduce.getInput() != result || reduce.getGroups() != 1;
+  }
+  if (!reduced)
+    return OutputReduction::none;
+  return written ? OutputReduction::written : OutputReduction::tilesOnly;
+}
+
 GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
                                                 const ChipInfo &chip) const {
   Type elementType = op.getWeight().getType().getElementType();
@@ -53,15 +72,23 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
   case GemmStrategy::wgmma:
     return wgmmaComputes ? GemmBackend::wgmma : GemmBackend::cublaslt;
   case GemmStrategy::Auto: {
-    // The rule measured on the H100 (docs/benchmarks.md, run 9): the wgmma
-    // kernel for f32 tensors (3xTF32: 1.5-1.8x cuBLAS's SGEMM; tf32: at or
-    // above cuBLAS with the epilogue fused); cuBLASLt for 16-bit tensors,
-    // where its GEMM plus one pass still wins on elementwise epilogues.
-    // Elsewhere only 3xTF32 beats cuBLAS. (wgmma computes f32 tensors in
-    // fp32 and tf32 precision only.)
-    if (wgmmaComputes && elementType.isF32() &&
-        generated == GemmBackend::mma_sync)
-      return GemmBackend::wgmma;
+    // The rule measured on the H100 (docs/benchmarks.md, runs 9 and 10):
+    // the wgmma kernel for f32 tensors in fp32 (3xTF32: about 2x cuBLAS's
+    // SGEMM) and for outputs only whole-row reductions read (never
+    // written: at or below the raw GEMM's time); for other f32 tensors in
+    // tf32 too (the epilogue fused: at or above cuBLAS), but not where
+    // reductions read the written output (norms, softmax: the
+    // non-persistent kernel's exposed store loses 1-8% to cuBLAS's GEMM
+    // before the same row program); cuBLASLt for the rest of the 16-bit
+    // tensors, where its GEMM plus one pass still wins on elementwise
+    // epilogues. Elsewhere only 3xTF32 beats cuBLAS. (wgmma computes f32
+    // tensors in fp32 and tf32 precision only.)
+    if (wgmmaComputes && generated == GemmBackend::mma_sync) {
+      OutputReduction reduction = classifyOutputReduction(op);
+      if (fp32 || reduction == OutputReduction::tilesOnly ||
+          (elementType.isF32() && reduction == OutputReduction::none))
+        return GemmBackend::wgmma;
+    }
     return fp32 && generated == GemmBackend::mma_sync ? GemmBackend::mma_sync
                                                       : GemmBackend::cublaslt;
   }
