@@ -8,7 +8,6 @@ a per-column vector) at a ragged shape, outputs poisoned with NaN first.
         sm_90 into the cache ($FUSION_CACHE_DIR);
     table_check.py run       (GPU machine) checks them; prints a table.
 """
-import ctypes
 import pathlib
 import sys
 
@@ -19,6 +18,7 @@ import fusion
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] /
                        "python_bindings" / "tests"))
 from test_aten_table import SAMPLES, Apply  # noqa: E402
+from frontend_bench import run_poisoned  # noqa: E402
 
 TARGET = "sm_90"
 STRATEGIES = ("tiled", "cublas")
@@ -38,23 +38,6 @@ def prepare():
         for strategy in STRATEGIES:
             compiled(name, strategy, "cpu")
     print(f"prepared {len(SAMPLES)} ops x {len(STRATEGIES)} strategies")
-
-
-def run_poisoned(module, x):
-    """The library's entry point on NaN-filled outputs."""
-    library = module._library
-    entry = module._entries["train"]
-    tensors = module._arguments(entry, (x,))
-    spec = library.entries[entry.name]
-    outputs = [torch.full([BATCH if d is None else d for d in o["shape"]],
-                          float("nan"), device="cuda")
-               for o in spec["outputs"]]
-    status = library._function(entry.name)(
-        torch.cuda.current_stream().cuda_stream, BATCH,
-        *[t.data_ptr() for t in tensors + outputs])
-    assert status == 0, library._lib.fusion_last_error_message()
-    torch.cuda.synchronize()
-    return outputs[0]
 
 
 def run():

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 import fusion
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from frontend_bench import timed  # noqa: E402
+from frontend_bench import run_poisoned, timed  # noqa: E402
 
 TARGET = "sm_90"
 PRECISIONS = {"fp32": (torch.float32, None, 1e-5),
@@ -113,24 +113,6 @@ def prepare(what):
             compiled(model, k, dtype, strategy, precision)
         print(f"prepared {name} {m}x{k}x{n} {pname}", flush=True)
     return 0
-
-
-def run_poisoned(module, x):
-    """The library's entry point on NaN-filled outputs."""
-    library = module._library
-    entry = module._entries["train"]
-    tensors = module._arguments(entry, (x,))
-    spec = library.entries[entry.name]
-    rows = x.shape[0]
-    outputs = [torch.full([rows if d is None else d for d in o["shape"]],
-                          float("nan"), device="cuda", dtype=x.dtype)
-               for o in spec["outputs"]]
-    status = library._function(entry.name)(
-        torch.cuda.current_stream().cuda_stream, rows,
-        *[t.data_ptr() for t in tensors + outputs])
-    assert status == 0, library._lib.fusion_last_error_message()
-    torch.cuda.synchronize()
-    return outputs[0]
 
 
 def run_check(models=MODELS):
