@@ -123,6 +123,8 @@ def run_check(models=MODELS):
             model = model_of(name, k, n, dtype, "cuda")
             module = compiled(model, k, dtype, strategy, precision, "cuda")
             x = torch.randn(m, k, device="cuda").to(dtype)
+            print(f"checking {name} {m}x{k}x{n} {pname} {strategy}",
+                  flush=True)
             out = run_poisoned(module, x).reshape(m, -1)
             reference = model.double()(x.double()).reshape(m, -1)
             e = ((out.double() - reference).norm() /
