@@ -49,8 +49,8 @@ MODELS = {
     "layer_norm(y)": lambda y: F.layer_norm(y, y.shape[-1:]),
     "y - logsumexp(y)": lambda y: y - torch.logsumexp(y, 1, keepdim=True),
 }
-# Ragged shapes: N = 72 is one tile of wgmma, three of the tiled kernel's
-# 32; N = 3000 is 12 tiles of 256, the last ragged.
+# Ragged shapes: N = 72 is one tile; N = 3000 is 12 tiles of 256 columns
+# (24 of 128 in 3xTF32), the last ragged.
 CHECK_SHAPES = [(77, 40, 72), (1000, 520, 3000)]
 CHECK_STRATEGIES = ("tiled", "wgmma")
 BENCH = ["logsumexp(y)", "sum(y)", "var(y)", "softmax(y)", "layer_norm(y)"]
