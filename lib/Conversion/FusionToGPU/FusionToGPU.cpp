@@ -879,7 +879,7 @@ void HostEmitter::planGemmTileReductions(FusedLinearOp op,
   TileReductions tiles;
   tiles.plan = std::move(*plan);
   int64_t n = tensorType(result).getDimSize(1);
-  tiles.columnTiles = (n + config.getBlockN() - 1) / config.getBlockN();
+  tiles.columnTiles = countColumnTiles(config, n);
   Value bytes = mul(rowsOf(result), c64(tiles.columnTiles * 4));
   for (const TileReducedStep &step : tiles.plan.reductions)
     for (unsigned i = 0; i < step.reduction.partialCount(); ++i)

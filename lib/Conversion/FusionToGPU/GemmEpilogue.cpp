@@ -83,7 +83,7 @@ GemmTilePosition mlir::fusion::rasterizeGemmTile(OpBuilder &b, Location loc,
     return arith::ConstantIndexOp::create(b, loc, v);
   };
   GemmTilePosition position;
-  int64_t tilesN = (n + c.getBlockN() - 1) / c.getBlockN();
+  int64_t tilesN = countColumnTiles(c, n);
   position.blockRowTiles =
       arith::CeilDivUIOp::create(b, loc, rows, idx(c.getBlockM()));
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -306,9 +306,8 @@ void GemmEpilogueEmitter::emitRowPartials(Value staging) {
   // most a warp), each taking every threadsPerRow-th 16-byte chunk of the
   // row from its lane, in order, then a butterfly: the same bits on every
   // run. The chunks are unrolled, so that their loads are in flight
-  // together. Every thread
-  // runs every step (the shuffles need whole warps); rows past the tile or
-  // M compute on row 0 and store nothing.
+  // together. Every thread runs every step (the shuffles need whole
+  // warps); rows past the tile or M compute on row 0 and store nothing.
   int64_t chunksPerRow = c.getBlockN() / chunkElements;
   int64_t threadsPerRow = 1;
   while (threadsPerRow * 2 * c.getBlockM() <= t.threads &&
@@ -371,18 +370,8 @@ void GemmEpilogueEmitter::emitRowPartials(Value staging) {
               }
             }
           }
-          Value width =
-              arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(kWarpSize));
           for (auto [a, total] : llvm::zip(accumulations, totals))
-            for (int64_t distance = threadsPerRow / 2; distance > 0;
-                 distance /= 2) {
-              Value offset = arith::ConstantOp::create(
-                  b, loc, b.getI32IntegerAttr(distance));
-              Value other = gpu::ShuffleOp::create(b, loc, total, offset, width,
-                                                   gpu::ShuffleMode::XOR)
-                                .getShuffleResult();
-              total = buildReductionCombine(b, loc, a.combiner, total, other);
-            }
+            total = reduceAcrossLanes(b, loc, a.combiner, total, threadsPerRow);
           return totals;
         };
 

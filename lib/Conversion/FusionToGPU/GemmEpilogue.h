@@ -56,6 +56,11 @@ struct GemmRowReduction {
   }
 };
 
+/// The tiles of `config` along N columns: ceil(N / blockN).
+inline int64_t countColumnTiles(GemmConfigAttr config, int64_t n) {
+  return (n + config.getBlockN() - 1) / config.getBlockN();
+}
+
 /// What one generated GEMM kernel computes, and how: out = epilogue(alpha *
 /// x.w^T + bias, columns, rows), for x: [M, K] (M dynamic), w: [N, K], out:
 /// [M, N], all `elementType`, by a verified generated `config`.
@@ -79,9 +84,7 @@ struct GemmKernelProblem {
 
   GemmSharedLayout sharedLayout() const;
   /// The tiles along N: the columns of each [M, tiles] partial matrix.
-  int64_t columnTiles() const {
-    return (n + config.getBlockN() - 1) / config.getBlockN();
-  }
+  int64_t columnTiles() const { return countColumnTiles(config, n); }
 };
 
 /// The kernel arguments after x and w, which every generated GEMM kernel

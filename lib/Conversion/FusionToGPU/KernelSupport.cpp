@@ -71,15 +71,13 @@ Value mlir::fusion::addReductionScratch(OpBuilder &builder, Location loc,
       loc);
 }
 
-Value mlir::fusion::reduceAcrossThreads(OpBuilder &b, Location loc,
-                                        ReductionKind kind, Value value,
-                                        Value lane, int64_t threads,
-                                        Value scratch) {
-  KernelEmitter e(b, loc);
+Value mlir::fusion::reduceAcrossLanes(OpBuilder &b, Location loc,
+                                      ReductionKind kind, Value value,
+                                      int64_t lanes) {
   Value total = value;
   Value width =
       arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(kWarpSize));
-  for (int32_t distance = kWarpSize / 2; distance > 0; distance /= 2) {
+  for (int64_t distance = lanes / 2; distance > 0; distance /= 2) {
     Value offset =
         arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(distance));
     Value other = gpu::ShuffleOp::create(b, loc, total, offset, width,
@@ -87,6 +85,15 @@ Value mlir::fusion::reduceAcrossThreads(OpBuilder &b, Location loc,
                       .getShuffleResult();
     total = buildReductionCombine(b, loc, kind, total, other);
   }
+  return total;
+}
+
+Value mlir::fusion::reduceAcrossThreads(OpBuilder &b, Location loc,
+                                        ReductionKind kind, Value value,
+                                        Value lane, int64_t threads,
+                                        Value scratch) {
+  KernelEmitter e(b, loc);
+  Value total = reduceAcrossLanes(b, loc, kind, value, kWarpSize);
   int64_t warps = threads / kWarpSize;
   if (warps == 1)
     return total;

@@ -71,6 +71,12 @@ inline int64_t threadsPerReduction(int64_t chunks) {
 Value addReductionScratch(OpBuilder &builder, Location loc,
                           gpu::GPUFuncOp kernel, int64_t threads);
 
+/// Combines `value` across each aligned group of `lanes` consecutive lanes
+/// of a warp (a power of two, at most a warp) with an XOR butterfly: every
+/// lane of the group gets the same bits. The whole warp must call it.
+Value reduceAcrossLanes(OpBuilder &builder, Location loc, ReductionKind kind,
+                        Value value, int64_t lanes);
+
 /// Combines `value` across the `threads` consecutive threads (a warp or the
 /// block) reducing one row, of which `lane` is the index: a butterfly in
 /// each warp, then the warp totals through `scratch` in warp order; every

@@ -12,7 +12,7 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
                                            const RowProgram &program) {
   OpBuilder::InsertionGuard insertion(builder);
   const MatrixShape &shape = program.shape;
-  Type resultType = program.resultType ? program.resultType : shape.elementType;
+  Type resultType = program.resultType;
   int64_t threads = threadsPerReduction(shape.columns / shape.vectorWidth);
   int64_t rowsPerBlock = kBlockSize / threads;
 

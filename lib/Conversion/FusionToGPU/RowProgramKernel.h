@@ -51,7 +51,7 @@ struct RowProgram {
   MatrixShape shape; ///< of the input
   /// Of the matrices that Reduce steps with a `source` read, if not `shape`.
   std::optional<MatrixShape> sourceShape;
-  /// The element type of the outputs; the input's when null.
+  /// The element type of the outputs (a merge's input is f32 partials).
   Type resultType;
   unsigned pointers; ///< how many pointers the steps refer to
   SmallVector<RowStep> steps;
