@@ -16,9 +16,9 @@
 #   hopper_check.sh profile    ncu of the 3xTF32 and bf16 kernels (speed of
 #       light, warp stalls) at 16384x4096x4096;
 #   hopper_check.sh reductions check|bench   tile_reductions.py: reductions
-#       of whole rows taken from the GEMM's tiles, from the cache that
+#       of whole rows or groups taken from the GEMM's tiles, from the cache that
 #       `tile_reductions.py prepare check` and `prepare bench` filled (carried
-#       as for zoo); reductions-sanitize: two of its models under
+#       as for zoo); reductions-sanitize: four of its models under
 #       compute-sanitizer; reductions-profile: ncu of its kernels.
 #
 # Needs the artifacts of `scripts/gpu-check.sh build` in artifacts/.
@@ -71,7 +71,7 @@ case "${1:-}" in
       echo "== $tool"
       FUSION_CACHE_DIR=/tmp/fusion-cache/cache PYTHONPATH=/tmp/fusion-package \
         compute-sanitizer --tool "$tool" --error-exitcode 9 \
-        python3 "$here/tile_reductions.py" run check "logsumexp(y),var(y)" 2>&1 |
+        python3 "$here/tile_reductions.py" run check "logsumexp(y);var(y);avg_pool(-y, 8);gelu(group_norm(y, 2))" 2>&1 |
         grep -E "ERROR SUMMARY|RACECHECK SUMMARY|within bounds|Error" | head -5
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     done

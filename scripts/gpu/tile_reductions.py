@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Reductions of whole rows of a generated GEMM's output (issue 13): the
-GEMM kernel reduces the rows of its tiles into per-tile partials and a row
-program merges them, so that the [M, N] output is never written (category
-e), or read once by the normalizing pass (softmax, layer norm).
+"""Reductions of whole rows, or of groups of columns, of a generated GEMM's
+output (issue 13): the GEMM kernel reduces the rows (groups) of its tiles
+into partials and a row program merges them, so that the [M, N] output is
+never written (category e, pooling), or read once by the normalizing pass
+(softmax, layer and group norms).
 
-    tile_reductions.py prepare check|bench   (build machine) compiles every
-        library the run loads into the cache ($FUSION_CACHE_DIR), for sm_90;
-    tile_reductions.py run check [MODELS]|bench   (GPU machine) checks them
-        (or the comma-separated MODELS)
+    tile_reductions.py prepare check|bench [MODELS]   (build machine)
+        compiles every library the run loads into the cache
+        ($FUSION_CACHE_DIR), for sm_90;
+    tile_reductions.py run check|bench [MODELS]   (GPU machine) checks them
+        (or the ";"-separated MODELS)
         against float64 on ragged shapes, outputs poisoned with NaN first,
         with the tiled and wgmma strategies in fp32, tf32 and bf16; or times
         them at the sizes users run against the cuBLAS strategy (GEMM, then
@@ -48,12 +50,29 @@ MODELS = {
     "softmax(y)": lambda y: F.softmax(y, -1),
     "layer_norm(y)": lambda y: F.layer_norm(y, y.shape[-1:]),
     "y - logsumexp(y)": lambda y: y - torch.logsumexp(y, 1, keepdim=True),
+    # Groups of columns: spans of one group where groups tile a tile, of a
+    # tile where tiles tile a group; straddling groups keep the output
+    # written (and a row program over groups reads it).
+    "group_norm(y, 32)": lambda y: F.group_norm(y, 32),
+    "gelu(group_norm(y, 2))": lambda y: F.gelu(F.group_norm(y, 2)),
+    "max_pool(y, 8)": lambda y: F.max_pool1d(y.unsqueeze(1), 8).squeeze(1),
+    "avg_pool(-y, 8)": lambda y: F.avg_pool1d(-y.unsqueeze(1), 8),
+    "group var(y, 4)": lambda y: y.reshape(y.shape[0], 4, -1).var(-1),
 }
 # Ragged shapes: N = 72 is one tile; N = 3000 is 12 tiles of 256 columns
 # (24 of 128 in 3xTF32), the last ragged.
 CHECK_SHAPES = [(77, 40, 72), (1000, 520, 3000)]
+# Group models' shapes (N a multiple of the groups): 32 groups of 128
+# columns; 2 of 512 (2 or 4 tiles each); windows of 8 (spans of 8, the
+# last tile's past N in 3000); groups of 18 (straddling, unaligned).
+GROUP_SHAPES = {"group_norm(y, 32)": [(1000, 520, 4096)],
+                "gelu(group_norm(y, 2))": [(333, 72, 1024)],
+                "max_pool(y, 8)": [(1000, 520, 3000)],
+                "avg_pool(-y, 8)": [(77, 40, 72)],
+                "group var(y, 4)": [(77, 40, 72)]}
 CHECK_STRATEGIES = ("tiled", "wgmma")
-BENCH = ["logsumexp(y)", "sum(y)", "var(y)", "softmax(y)", "layer_norm(y)"]
+BENCH = ["logsumexp(y)", "sum(y)", "var(y)", "softmax(y)", "layer_norm(y)",
+         "group_norm(y, 32)", "max_pool(y, 8)"]
 BENCH_SIZES = [((1024, 8192, 8192), ("tf32", "bf16", "fp32")),
                ((16384, 4096, 4096), ("tf32", "bf16", "fp32")),
                ((32768, 1024, 4096), ("tf32", "bf16")),
@@ -84,29 +103,29 @@ def compiled(model, k, dtype, strategy, precision, device="cpu"):
 
 def check_cases(models=MODELS):
     for name in models:
-        for m, k, n in CHECK_SHAPES:
+        for m, k, n in GROUP_SHAPES.get(name, CHECK_SHAPES):
             for pname in PRECISIONS:
                 for strategy in CHECK_STRATEGIES:
                     yield name, m, k, n, pname, strategy
 
 
-def bench_cases():
+def bench_cases(models=BENCH):
     for (m, k, n), precisions in BENCH_SIZES:
-        for name in BENCH:
+        for name in models:
             for pname in precisions:
                 yield name, m, k, n, pname
 
 
-def prepare(what):
+def prepare(what, models):
     if what == "check":
-        for name, m, k, n, pname, strategy in check_cases():
+        for name, m, k, n, pname, strategy in check_cases(models or MODELS):
             dtype, precision, _ = PRECISIONS[pname]
             compiled(model_of(name, k, n, dtype, "cpu"), k, dtype, strategy,
                      precision)
             print(f"prepared {name} {m}x{k}x{n} {pname} {strategy}",
                   flush=True)
         return 0
-    for name, m, k, n, pname in bench_cases():
+    for name, m, k, n, pname in bench_cases(models or BENCH):
         dtype, precision, _ = PRECISIONS[pname]
         model = model_of(name, k, n, dtype, "cpu")
         for strategy in BENCH_STRATEGIES:
@@ -152,10 +171,10 @@ def geomean(values):
     return math.exp(sum(map(math.log, values)) / len(values))
 
 
-def run_bench():
+def run_bench(models=BENCH):
     rows = []
     with torch.no_grad():
-        for name, m, k, n, pname in bench_cases():
+        for name, m, k, n, pname in bench_cases(models):
             dtype, precision, _ = PRECISIONS[pname]
             tf32 = pname == "tf32"
             torch.backends.cuda.matmul.allow_tf32 = tf32
@@ -224,12 +243,13 @@ def run_profile(name, m, k, n, pname, strategy):
 
 if __name__ == "__main__":
     action, what = sys.argv[1], sys.argv[2]
-    if action == "prepare":
-        sys.exit(prepare(what))
     if what == "profile":
         name, m, k, n, pname, strategy = sys.argv[3:9]
         sys.exit(run_profile(name, int(m), int(k), int(n), pname, strategy))
+    # Model names hold commas: MODELS is a ";"-separated list.
+    models = sys.argv[3].split(";") if len(sys.argv) > 3 else None
+    if action == "prepare":
+        sys.exit(prepare(what, models))
     if what == "check":
-        sys.exit(run_check(sys.argv[3].split(",") if len(sys.argv) > 3
-                           else MODELS))
-    sys.exit(run_bench())
+        sys.exit(run_check(models or MODELS))
+    sys.exit(run_bench(models or BENCH))

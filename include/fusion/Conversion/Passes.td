@@ -82,15 +82,16 @@ def ConvertFusionToGPU : Pass<"fusion-lower-to-gpu", "::mlir::ModuleOp"> {
     Kernels target the chip of the module's `fusion.target`; a module with
     wgmma kernels targets its arch-specific variant (`sm_90a`).
 
-    Whole-row reductions (`fusion.reduce` with one group) and the ops after
-    them that read the same matrix or their row values run as one row
-    program kernel. When a generated GEMM's output is read by one row
-    program alone, the GEMM kernel computes the program's reductions from
-    its staged output tiles into per-tile partials (a combination of a map;
-    a sum of exp(a - s), or of (a - s)^2, with the tile's own maximum or
-    mean as the shift) and writes the output only if the program's
-    elementwise steps read it; the row program merges the partials in tile
-    order (`RowProgramOps.cpp`).
+    Reductions (`fusion.reduce`, of whole rows or of G groups of columns)
+    and the ops after them that read the same matrix or their row values
+    run as one row program kernel, whose rows are the groups. When a
+    generated GEMM's output is read by one row program alone, the GEMM
+    kernel computes the program's reductions from its staged output tiles
+    into partials per span of a tile row (the tile row, or one group where
+    groups tile a tile): a combination of a map; a sum of exp(a - s), or of
+    (a - s)^2, with the span's own maximum or mean as the shift. It writes
+    the output only if the program's elementwise steps read it; the row
+    program merges the partials in column order (`RowProgramOps.cpp`).
 
     Intermediates and statistics live in one workspace per call
     (`cudaMallocAsync` on the stream). Kernels go into `gpu.module

@@ -12,7 +12,6 @@
 
 #include "BatchNormKernels.h"
 #include "ElementwiseKernel.h"
-#include "ReductionKernel.h"
 #include "RowProgramKernel.h"
 #include "RowProgramOps.h"
 #include "TiledGemmKernel.h"
@@ -100,12 +99,13 @@ struct BatchNormScratch {
 };
 
 /// A GEMM output that only its row program reads: the generated GEMM
-/// reduces the rows of its tiles for the program's reductions, and writes
-/// the output only if elementwise steps of the program read it.
+/// reduces the rows (groups) of its tiles for the program's reductions, and
+/// writes the output only if elementwise steps of the program read it.
 struct TileReductions {
   TileReductionPlan plan;
-  int64_t columnTiles;
-  /// The [M, columnTiles] f32 partial matrices, in the steps' order:
+  /// The columns each partial covers, and the partials of each row.
+  int64_t span, partialColumns;
+  /// The [M, partialColumns] f32 partial matrices, in the steps' order:
   /// offsets into the workspace until it is allocated, then pointers.
   SmallVector<Value> partials;
 };
@@ -214,11 +214,10 @@ private:
                                                 Block::iterator &next,
                                                 Block::iterator end);
   void emitElementwise(ElementwiseOpInterface op);
-  void emitReduce(ReduceOp op);
-  /// The row program that starts with the whole-row reduction `first` and
-  /// takes the ops after it (up to `end`) that can join it; returns the op
-  /// after its last one. When a GEMM reduced its input's tiles, its
-  /// reductions merge their partials in tile order.
+  /// The row program that starts with the reduction `first` and takes the
+  /// ops after it (up to `end`) that can join it; returns the op after its
+  /// last one. When a GEMM reduced its input's tiles, its reductions merge
+  /// their partials in column order.
   Block::iterator emitRowProgram(ReduceOp first, Block::iterator end);
   /// Plans the tile reductions of `op`'s output if a generated GEMM
   /// computes it and only one row program reads it.
@@ -609,6 +608,7 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   bool reducesTiles = tiles != tileReductions.end();
   if (reducesTiles) {
     problem.storesOutput = tiles->second.plan.readsMatrix;
+    problem.reductionSpan = tiles->second.span;
     for (const TileReducedStep &step : tiles->second.plan.reductions)
       problem.rowReductions.push_back(step.reduction);
   }
@@ -713,32 +713,6 @@ void HostEmitter::emitElementwise(ElementwiseOpInterface op) {
   launch(kernel, in.rows, operands);
 }
 
-void HostEmitter::emitReduce(ReduceOp op) {
-  Buffer in = buffers.lookup(op.getInput());
-  RowReduction reduction;
-  reduction.shape = shapeOf(op.getInput());
-  reduction.groups = op.getGroups();
-  reduction.kind = op.getKind();
-  reduction.columnTypes.assign(op.getColumnOperands().size(),
-                               reduction.shape.elementType);
-  reduction.rowGroups = rowGroupsOf(op.getRowOperands());
-  size_t columnCount = reduction.columnTypes.size();
-  reduction.fn = [op, columnCount](OpBuilder &nb, Location, Value x,
-                                   ValueRange operands) {
-    ReduceOp reduce = op;
-    return reduce.buildMap(nb, x, operands.take_front(columnCount),
-                           operands.drop_front(columnCount));
-  };
-  Kernel kernel = buildKernel([&] {
-    return buildRowReductionKernel(b, loc, kernelName(op, "reduce"),
-                                   reduction);
-  });
-  SmallVector<Value> operands{in.ptr, buffers.lookup(op.getResult()).ptr};
-  operands.append(bufferPtrs(op.getColumnOperands()));
-  operands.append(bufferPtrs(op.getRowOperands()));
-  launch(kernel, in.rows, operands);
-}
-
 Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
                                             Block::iterator end) {
   RowProgramOps ops = collectRowProgram(first, end);
@@ -749,16 +723,21 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
   // its tiles for all the program needs.
   bool readsInput = !mergesTiles || tiles->second.plan.readsMatrix;
 
+  // The program's rows are the groups of the input's rows.
   RowProgram program;
-  MatrixShape inputShape = shapeOf(input);
-  program.resultType = inputShape.elementType;
-  program.shape = inputShape;
-  // A merge's reductions read the [M, tiles] f32 partial matrices; without
-  // the input, the partials set the threads per row.
+  program.groups = first.getGroups();
+  RankedTensorType inputType = tensorType(input);
+  Type elementType = inputType.getElementType();
+  int64_t groupColumns = inputType.getDimSize(1) / program.groups;
+  program.resultType = elementType;
+  program.shape = {elementType, groupColumns,
+                   getVectorWidth(elementType, groupColumns)};
+  // A merge's reductions read the [M, partials] f32 partial matrices;
+  // without the input, the partials set the threads per row.
   if (mergesTiles) {
-    int64_t tileCount = tiles->second.columnTiles;
-    MatrixShape partialShape{b.getF32Type(), tileCount,
-                             getVectorWidth(b.getF32Type(), tileCount)};
+    int64_t partialsPerGroup = tiles->second.partialColumns / program.groups;
+    MatrixShape partialShape{b.getF32Type(), partialsPerGroup,
+                             getVectorWidth(b.getF32Type(), partialsPerGroup)};
     if (readsInput)
       program.sourceShape = partialShape;
     else
@@ -800,8 +779,8 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
       SmallVector<unsigned> partials;
       for (unsigned i = 0; i < tileStep.reduction.partialCount(); ++i)
         partials.push_back(partialPointer());
-      step =
-          mergeTileReductionStep(tileStep, partials, tiles->second.columnTiles);
+      step = mergeTileReductionStep(tileStep, partials,
+                                    tiles->second.partialColumns);
     } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
       step.kind = RowStep::Kind::Reduce;
       step.reduction = reduce.getKind();
@@ -870,7 +849,13 @@ void HostEmitter::planGemmTileReductions(FusedLinearOp op,
     if (user->isBeforeInBlock(first))
       first = user;
   auto reduce = dyn_cast<ReduceOp>(first);
-  if (!reduce || reduce.getInput() != result || reduce.getGroups() != 1)
+  if (!reduce || reduce.getInput() != result)
+    return;
+  RankedTensorType type = tensorType(result);
+  int64_t n = type.getDimSize(1);
+  std::optional<int64_t> span = getRowReductionSpan(
+      config.getBlockN(), type.getElementType(), n, reduce.getGroups());
+  if (!span)
     return;
   std::optional<TileReductionPlan> plan =
       planTileReductions(collectRowProgram(reduce, end));
@@ -878,9 +863,9 @@ void HostEmitter::planGemmTileReductions(FusedLinearOp op,
     return;
   TileReductions tiles;
   tiles.plan = std::move(*plan);
-  int64_t n = tensorType(result).getDimSize(1);
-  tiles.columnTiles = countColumnTiles(config, n);
-  Value bytes = mul(rowsOf(result), c64(tiles.columnTiles * 4));
+  tiles.span = *span;
+  tiles.partialColumns = (n + *span - 1) / *span;
+  Value bytes = mul(rowsOf(result), c64(tiles.partialColumns * 4));
   for (const TileReducedStep &step : tiles.plan.reductions)
     for (unsigned i = 0; i < step.reduction.partialCount(); ++i)
       tiles.partials.push_back(reserve(bytes));
@@ -1005,7 +990,7 @@ LogicalResult HostEmitter::emit() {
   for (auto it = body.begin(), end = body.without_terminator().end();
        it != end;) {
     Operation &op = *it++;
-    if (auto reduce = dyn_cast<ReduceOp>(op); reduce && reduce.getGroups() == 1) {
+    if (auto reduce = dyn_cast<ReduceOp>(op)) {
       it = emitRowProgram(reduce, end);
       continue;
     }
@@ -1019,14 +1004,11 @@ LogicalResult HostEmitter::emit() {
       int64_t n = type.getDimSize(1);
       MatrixShape shape{type.getElementType(), n,
                         getVectorWidth(type.getElementType(), n)};
-      emitBatchNorm(&op, buffers.lookup(bn.getInput()),
-                    buffers.lookup(bn.getResult()), shape, ValueRange(),
-                    identityFn(), bn.getConfig(), bn.getWeight(), bn.getBias(),
-                    bn.getRunningMean(), bn.getRunningVar(),
-                    bn.getUpdatedRunningStats(),
-                    takeNormalizedEpilogue(bn, it, end));
-    } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
-      emitReduce(reduce);
+      emitBatchNorm(
+          &op, buffers.lookup(bn.getInput()), buffers.lookup(bn.getResult()),
+          shape, ValueRange(), identityFn(), bn.getConfig(), bn.getWeight(),
+          bn.getBias(), bn.getRunningMean(), bn.getRunningVar(),
+          bn.getUpdatedRunningStats(), takeNormalizedEpilogue(bn, it, end));
     } else {
       emitElementwise(cast<ElementwiseOpInterface>(op));
     }

@@ -66,12 +66,13 @@ void mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
     for (int i = 0; i < 2; ++i)
       addMemRef({dynamic}, Float32Type::get(type.getContext()),
                 {RowExpr::ceilDiv(1, config.getBlockM(), n)});
-  int64_t columnTiles = problem.columnTiles();
   for (const GemmRowReduction &reduction : problem.rowReductions)
     for (unsigned i = 0; i < reduction.partialCount(); ++i)
-      addMemRef({dynamic, columnTiles}, Float32Type::get(type.getContext()),
-                {rows, RowExpr::constant(columnTiles)});
-  launch.gridX = RowExpr::ceilDiv(1, config.getBlockM(), columnTiles);
+      addMemRef({dynamic, problem.partialColumns()},
+                Float32Type::get(type.getContext()),
+                {rows, RowExpr::constant(problem.partialColumns())});
+  launch.gridX =
+      RowExpr::ceilDiv(1, config.getBlockM(), countColumnTiles(config, n));
   launch.blockSize = config.getThreads();
   launch.dynamicSharedBytes = problem.sharedLayout().total;
 }
@@ -302,30 +303,41 @@ void GemmEpilogueEmitter::emitStatistics(Value staging) {
 }
 
 void GemmEpilogueEmitter::emitRowPartials(Value staging) {
-  // A few adjacent threads per tile row (as many as the threads allow, at
-  // most a warp), each taking every threadsPerRow-th 16-byte chunk of the
-  // row from its lane, in order, then a butterfly: the same bits on every
-  // run. The chunks are unrolled, so that their loads are in flight
-  // together. Every thread runs every step (the shuffles need whole
-  // warps); rows past the tile or M compute on row 0 and store nothing.
-  int64_t chunksPerRow = c.getBlockN() / chunkElements;
-  int64_t threadsPerRow = 1;
-  while (threadsPerRow * 2 * c.getBlockM() <= t.threads &&
-         threadsPerRow * 2 <= kWarpSize &&
-         chunksPerRow % (threadsPerRow * 2) == 0)
-    threadsPerRow *= 2;
-  int64_t rowsPerPass = t.threads / threadsPerRow;
-  Value lane = rem(t.thread, threadsPerRow);
-  Value tileN = div(t.columnBase, c.getBlockN());
-  Value validColumns = arith::MinUIOp::create(
-      b, loc, sub(idx(p.n), t.columnBase), idx(c.getBlockN()));
+  // Each tile row is cut into spans of p.reductionSpan columns (a single
+  // span for whole rows). A few adjacent threads per span (as many as the
+  // threads allow, at most a warp), each taking every threadsPerSpan-th
+  // 16-byte chunk of the span from its lane, in order, then a butterfly:
+  // the same bits on every run. The chunks are unrolled, so that their
+  // loads are in flight together. Every thread runs every step (the
+  // shuffles need whole warps); spans past the tile or M compute on span 0
+  // and store nothing.
+  int64_t span = p.reductionSpan;
+  int64_t spansPerRow = c.getBlockN() / span;
+  int64_t spansPerTile = c.getBlockM() * spansPerRow;
+  int64_t chunksPerSpan = span / chunkElements;
+  int64_t threadsPerSpan = 1;
+  while (threadsPerSpan * 2 * spansPerTile <= t.threads &&
+         threadsPerSpan * 2 <= kWarpSize &&
+         chunksPerSpan % (threadsPerSpan * 2) == 0)
+    threadsPerSpan *= 2;
+  int64_t spansPerPass = t.threads / threadsPerSpan;
+  Value lane = rem(t.thread, threadsPerSpan);
+  // The partial column of the tile's first span.
+  Value firstSpan = div(t.columnBase, span);
+  // A span narrower than the tile is a whole group, and N holds whole
+  // groups; whole-row spans lose the columns past N.
+  Value validColumns = spansPerRow == 1
+                           ? arith::MinUIOp::create(
+                                 b, loc, sub(idx(p.n), t.columnBase), idx(span))
+                                 .getResult()
+                           : idx(span);
   Value count = arith::UIToFPOp::create(
       b, loc, b.getF32Type(),
       arith::IndexCastUIOp::create(b, loc, b.getI32Type(), validColumns));
   auto chunkType = VectorType::get({chunkElements}, elementType);
   // Whether the last tile of a row has columns past N, which count as the
   // combiner's identity.
-  bool raggedTiles = p.n % c.getBlockN() != 0;
+  bool raggedSpans = p.n % span != 0;
 
   // One reduction over the row: `combiner` of term(fn(out)).
   struct Accumulation {
@@ -336,29 +348,40 @@ void GemmEpilogueEmitter::emitRowPartials(Value staging) {
   auto identity = [](Value v) { return v; };
 
   scf::ForOp::create(
-      b, loc, idx(0), idx(c.getBlockM()), idx(rowsPerPass), ValueRange(),
+      b, loc, idx(0), idx(spansPerTile), idx(spansPerPass), ValueRange(),
       [&](OpBuilder &nb, Location, Value first, ValueRange) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value row = add(div(t.thread, threadsPerRow), first);
-        Value rowInTile = lessThan(row, idx(c.getBlockM()));
+        Value unit = add(div(t.thread, threadsPerSpan), first);
+        Value unitInTile = lessThan(unit, idx(spansPerTile));
+        unit = select(unitInTile, unit, idx(0));
+        Value row = unit, spanInRow, spanColumn;
+        if (spansPerRow > 1) {
+          row = div(unit, spansPerRow);
+          spanInRow = rem(unit, spansPerRow);
+          spanColumn = mul(spanInRow, span);
+        }
         Value globalRow = add(t.rowBase, row);
         Value stores =
-            both(both(rowInTile, lessThan(globalRow, t.rows)), equal(lane, 0));
-        row = select(rowInTile, row, idx(0));
+            both(both(unitInTile, lessThan(globalRow, t.rows)), equal(lane, 0));
+        if (spanColumn)
+          stores =
+              both(stores, lessThan(add(t.columnBase, spanColumn), idx(p.n)));
         // The accumulations in one sweep over the thread's chunks, then
         // across the row's threads.
         auto sweep = [&](ArrayRef<Accumulation> accumulations) {
           SmallVector<Value> totals;
           for (const Accumulation &a : accumulations)
             totals.push_back(f32(getReductionIdentity(a.combiner)));
-          for (int64_t j = 0; j < chunksPerRow / threadsPerRow; ++j) {
-            Value column = mul(add(lane, j * threadsPerRow), chunkElements);
+          for (int64_t j = 0; j < chunksPerSpan / threadsPerSpan; ++j) {
+            Value column = mul(add(lane, j * threadsPerSpan), chunkElements);
+            if (spanColumn)
+              column = add(spanColumn, column);
             Value chunk = vector::LoadOp::create(
                 b, loc, chunkType, staging, ValueRange{row, column},
                 /*nontemporal=*/false, llvm::Align(kGemmChunkBytes));
             for (int64_t e = 0; e < chunkElements; ++e) {
-              Value valid = raggedTiles ? lessThan(add(column, e), validColumns)
+              Value valid = raggedSpans ? lessThan(add(column, e), validColumns)
                                         : Value();
               Value v = widen(vector::ExtractOp::create(b, loc, chunk, e));
               for (auto [a, total] : llvm::zip(accumulations, totals)) {
@@ -371,7 +394,8 @@ void GemmEpilogueEmitter::emitRowPartials(Value staging) {
             }
           }
           for (auto [a, total] : llvm::zip(accumulations, totals))
-            total = reduceAcrossLanes(b, loc, a.combiner, total, threadsPerRow);
+            total =
+                reduceAcrossLanes(b, loc, a.combiner, total, threadsPerSpan);
           return totals;
         };
 
@@ -444,10 +468,12 @@ void GemmEpilogueEmitter::emitRowPartials(Value staging) {
             break;
           }
         }
+        Value partialColumn =
+            spanColumn ? add(firstSpan, spanInRow) : firstSpan;
         guarded(stores, [&] {
           for (auto [partial, matrix] : llvm::zip(partials, args.partials))
             memref::StoreOp::create(b, loc, partial, matrix,
-                                    ValueRange{globalRow, tileN});
+                                    ValueRange{globalRow, partialColumn});
         });
         scf::YieldOp::create(b, loc);
       });

@@ -20,10 +20,11 @@
 
 namespace mlir::fusion {
 
-/// A reduction of whole rows of the output that the GEMM kernel takes from
-/// the staged tile: each row of the tile (its blockN columns, those past N
-/// left out) gets partial results, which a row program merges over the
-/// ceil(N / blockN) tiles of the row in tile order.
+/// A reduction of the output's rows, or of each group of contiguous columns
+/// of its rows, that the GEMM kernel takes from the staged tile: each span
+/// of a tile row (see getRowReductionSpan; columns past N left out) gets
+/// partial results, which a row program merges over the spans of each row
+/// or group in column order.
 struct GemmRowReduction {
   enum class Kind {
     /// `combiner` over fn(out[m, n]): one partial.
@@ -81,16 +82,21 @@ struct GemmKernelProblem {
   /// `rowReductions`.
   bool storesOutput = true;
   SmallVector<GemmRowReduction> rowReductions;
+  /// The columns each partial of `rowReductions` covers (a
+  /// getRowReductionSpan).
+  int64_t reductionSpan = 0;
 
   GemmSharedLayout sharedLayout() const;
-  /// The tiles along N: the columns of each [M, tiles] partial matrix.
-  int64_t columnTiles() const { return countColumnTiles(config, n); }
+  /// The spans along N: the columns of each [M, spans] partial matrix.
+  int64_t partialColumns() const {
+    return (n + reductionSpan - 1) / reductionSpan;
+  }
 };
 
 /// The kernel arguments after x and w, which every generated GEMM kernel
 /// takes in this order: ([bias], [out], column..., row..., [mean, m2],
 /// partial...), as memrefs; launch operands 2 and on. The partials are the
-/// row reductions' [M, columnTiles] f32 matrices, in order.
+/// row reductions' [M, partialColumns] f32 matrices, in order.
 struct GemmEpilogueArguments {
   Value bias, out, mean, m2;
   SmallVector<Value> columns, rowOperands, partials;
@@ -176,7 +182,8 @@ private:
   void storeStagedTile(Value staging);
   /// Each column's moments over the block's rows of the staged tile.
   void emitStatistics(Value staging);
-  /// Each row's partial results of the row reductions over the staged tile.
+  /// The partial results of the row reductions over each span of each row
+  /// of the staged tile.
   void emitRowPartials(Value staging);
 
   const GemmKernelProblem &p;

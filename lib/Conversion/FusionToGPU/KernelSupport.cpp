@@ -59,9 +59,9 @@ void mlir::fusion::emitGuarded(OpBuilder &builder, Location loc,
 Value mlir::fusion::addReductionScratch(OpBuilder &builder, Location loc,
                                         gpu::GPUFuncOp kernel,
                                         int64_t threads) {
-  int64_t warps = threads / kWarpSize;
-  if (warps == 1)
+  if (threads <= kWarpSize)
     return {};
+  int64_t warps = threads / kWarpSize;
   return kernel.addWorkgroupAttribution(
       MemRefType::get({warps}, builder.getF32Type(),
                       MemRefLayoutAttrInterface(),
@@ -93,10 +93,11 @@ Value mlir::fusion::reduceAcrossThreads(OpBuilder &b, Location loc,
                                         Value lane, int64_t threads,
                                         Value scratch) {
   KernelEmitter e(b, loc);
-  Value total = reduceAcrossLanes(b, loc, kind, value, kWarpSize);
-  int64_t warps = threads / kWarpSize;
-  if (warps == 1)
+  Value total = reduceAcrossLanes(b, loc, kind, value,
+                                  std::min<int64_t>(threads, kWarpSize));
+  if (threads <= kWarpSize)
     return total;
+  int64_t warps = threads / kWarpSize;
   auto index = [&](Value v) -> Value {
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
   };

@@ -61,9 +61,16 @@ void emitGuarded(OpBuilder &builder, Location loc, Value condition,
 
 /// The threads a reduction of `chunks` chunks of a row (or group) spreads
 /// over: a block of kBlockSize for long ones, so that a few long rows still
-/// fill the GPU, a warp for short ones.
+/// fill the GPU, a warp for shorter ones, and for short ones (small groups,
+/// pooling windows, merges of a few partials) the fewest lanes, a power of
+/// two, that give each a chunk, so that no lane idles.
 inline int64_t threadsPerReduction(int64_t chunks) {
-  return chunks >= 1024 ? kBlockSize : kWarpSize;
+  if (chunks >= 1024)
+    return kBlockSize;
+  int64_t lanes = 1;
+  while (lanes < chunks && lanes < kWarpSize)
+    lanes *= 2;
+  return lanes;
 }
 
 /// Shared memory for the warp totals of a reduction over `threads` threads,
@@ -77,11 +84,11 @@ Value addReductionScratch(OpBuilder &builder, Location loc,
 Value reduceAcrossLanes(OpBuilder &builder, Location loc, ReductionKind kind,
                         Value value, int64_t lanes);
 
-/// Combines `value` across the `threads` consecutive threads (a warp or the
-/// block) reducing one row, of which `lane` is the index: a butterfly in
-/// each warp, then the warp totals through `scratch` in warp order; every
-/// thread gets the total, the same bits on every run. All `threads` threads
-/// must call it.
+/// Combines `value` across the `threads` consecutive threads (aligned lanes
+/// of a warp, a warp or the block) reducing one row, of which `lane` is the
+/// index: a butterfly in each warp, then the warp totals through `scratch`
+/// in warp order; every thread gets the total, the same bits on every run.
+/// All threads of the warp (of the block, for several warps) must call it.
 Value reduceAcrossThreads(OpBuilder &builder, Location loc, ReductionKind kind,
                           Value value, Value lane, int64_t threads,
                           Value scratch);

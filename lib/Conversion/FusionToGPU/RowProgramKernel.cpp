@@ -29,148 +29,168 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
       e.add(e.mul(e.id(gpu::Dimension::x, true), e.i64(rowsPerBlock)),
             arith::DivUIOp::create(builder, loc, thread, e.i64(threads)));
   Value lane = arith::RemUIOp::create(builder, loc, thread, e.i64(threads));
-  auto isLeader = [&] {
-    return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, lane,
-                                 e.i64(0));
+  // Every thread runs every step, so that the shuffles see whole warps
+  // (short rows share one) and the barriers the whole block; rows past the
+  // end compute on row 0 and store nothing.
+  Value inRange = e.lessThan(row, args[1]);
+  row = arith::SelectOp::create(builder, loc, inRange, row, e.i64(0));
+  // The program's row `row` is group `group` of row `matrixRow` of the
+  // [M, N] matrices.
+  int64_t groups = program.groups;
+  Value matrixRow = row, group = e.i64(0);
+  if (groups > 1) {
+    matrixRow = arith::DivUIOp::create(builder, loc, row, e.i64(groups));
+    group = arith::RemUIOp::create(builder, loc, row, e.i64(groups));
+  }
+  Value storesRowValues = arith::AndIOp::create(
+      builder, loc, inRange,
+      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, lane,
+                            e.i64(0)));
+  SmallVector<Value> stepValues(program.steps.size());
+  // The operand lanes of a step over the `over.vectorWidth` columns from
+  // `column` of a matrix of shape `over`.
+  auto operandLanes = [&](KernelEmitter &le, const RowStep &step,
+                          const MatrixShape &over, Value column) {
+    int64_t width = over.vectorWidth;
+    Value matrixColumn =
+        groups > 1 ? le.add(le.mul(group, le.i64(over.columns)), column)
+                   : column;
+    SmallVector<SmallVector<Value>> lanes;
+    for (const RowOperand &operand : step.operands) {
+      switch (operand.kind) {
+      case RowOperand::Kind::Column:
+        lanes.push_back(le.loadLanes(pointer(operand.index),
+                                     operand.elementType, matrixColumn, width));
+        break;
+      case RowOperand::Kind::Rows:
+        lanes.push_back(le.loadRowLanes(
+            pointer(operand.index), operand.elementType, matrixRow,
+            matrixColumn, width, operand.groups, over.columns * groups));
+        break;
+      case RowOperand::Kind::StepValue:
+        lanes.push_back(SmallVector<Value>(width, stepValues[operand.index]));
+        break;
+      }
+    }
+    return lanes;
   };
-  // Uniform across each warp, and across the block when a block computes one
-  // row (the grid has exactly one block per row): the shuffles and barriers
-  // of the reductions see every thread they wait for.
-  emitGuarded(builder, loc, e.lessThan(row, args[1]), [&] {
-    SmallVector<Value> stepValues(program.steps.size());
-    // The operand lanes of a step over the `over.vectorWidth` columns from
-    // `column` of a matrix of shape `over`.
-    auto operandLanes = [&](KernelEmitter &le, const RowStep &step,
-                            const MatrixShape &over, Value column) {
-      int64_t width = over.vectorWidth;
-      SmallVector<SmallVector<Value>> lanes;
+  auto laneOperands = [&](ArrayRef<SmallVector<Value>> lanes, int64_t l) {
+    return llvm::map_to_vector(
+        lanes, [&](const SmallVector<Value> &values) { return values[l]; });
+  };
+  // Thread `lane` visits the chunks of `over.vectorWidth` columns lane,
+  // lane + threads, ... of a row of a matrix of shape `over`, in order.
+  auto overRow =
+      [&](const MatrixShape &over, ValueRange init,
+          function_ref<SmallVector<Value>(KernelEmitter &, Value, ValueRange)>
+              body) {
+        int64_t width = over.vectorWidth;
+        auto index = [&](Value v) -> Value {
+          return arith::IndexCastOp::create(builder, loc,
+                                            builder.getIndexType(), v);
+        };
+        return scf::ForOp::create(
+            builder, loc, index(lane),
+            arith::ConstantIndexOp::create(builder, loc, over.columns / width),
+            arith::ConstantIndexOp::create(builder, loc, threads), init,
+            [&](OpBuilder &nb, Location nl, Value chunk, ValueRange state) {
+              KernelEmitter le(nb, nl);
+              Value column = le.mul(
+                  arith::IndexCastOp::create(nb, nl, nb.getI64Type(), chunk),
+                  le.i64(width));
+              scf::YieldOp::create(nb, nl, body(le, column, state));
+            });
+      };
+
+  for (size_t index = 0; index < program.steps.size(); ++index) {
+    const RowStep &step = program.steps[index];
+    switch (step.kind) {
+    case RowStep::Kind::Reduce: {
+      const MatrixShape &over =
+          step.source ? program.sourceShape.value_or(shape) : shape;
+      auto loop = overRow(
+          over, ValueRange{e.f32(getReductionIdentity(step.reduction))},
+          [&](KernelEmitter &le, Value column, ValueRange state) {
+            Value matrix = step.source ? pointer(*step.source) : args[0];
+            SmallVector<Value> xs =
+                le.loadLanes(matrix, over.elementType,
+                             le.add(le.mul(row, le.i64(over.columns)), column),
+                             over.vectorWidth);
+            auto lanes = operandLanes(le, step, over, column);
+            Value acc = state.front();
+            for (int64_t l = 0; l < over.vectorWidth; ++l)
+              acc = buildReductionCombine(
+                  le.b, le.loc, step.reduction, acc,
+                  step.fn(le.b, le.loc, xs[l], laneOperands(lanes, l)));
+            return SmallVector<Value>{acc};
+          });
+      stepValues[index] =
+          reduceAcrossThreads(builder, loc, step.reduction, loop.getResult(0),
+                              lane, threads, scratch);
+      break;
+    }
+    case RowStep::Kind::Scalar: {
+      SmallVector<Value> operands;
       for (const RowOperand &operand : step.operands) {
         switch (operand.kind) {
         case RowOperand::Kind::Column:
-          lanes.push_back(le.loadLanes(pointer(operand.index),
-                                       operand.elementType, column, width));
+          operands.push_back(
+              e.loadColumn(pointer(operand.index), operand.elementType, group));
           break;
-        case RowOperand::Kind::Rows:
-          lanes.push_back(le.loadRowLanes(pointer(operand.index),
-                                          operand.elementType, row, column,
-                                          width, operand.groups, over.columns));
+        case RowOperand::Kind::Rows: {
+          // Element (m, g / (G / groups)) of an [M, groups] matrix.
+          Value index = operand.groups == groups
+                            ? row
+                            : e.add(e.mul(matrixRow, e.i64(operand.groups)),
+                                    arith::DivUIOp::create(
+                                        builder, loc, group,
+                                        e.i64(groups / operand.groups)));
+          operands.push_back(
+              e.loadColumn(pointer(operand.index), operand.elementType, index));
           break;
+        }
         case RowOperand::Kind::StepValue:
-          lanes.push_back(
-              SmallVector<Value>(width, stepValues[operand.index]));
+          operands.push_back(stepValues[operand.index]);
           break;
         }
       }
-      return lanes;
-    };
-    auto laneOperands = [&](ArrayRef<SmallVector<Value>> lanes, int64_t l) {
-      return llvm::map_to_vector(
-          lanes, [&](const SmallVector<Value> &values) { return values[l]; });
-    };
-    // Thread `lane` visits the chunks of `over.vectorWidth` columns lane,
-    // lane + threads, ... of a row of a matrix of shape `over`, in order.
-    auto overRow = [&](const MatrixShape &over, ValueRange init,
-                       function_ref<SmallVector<Value>(KernelEmitter &, Value,
-                                                       ValueRange)>
-                           body) {
-      int64_t width = over.vectorWidth;
-      auto index = [&](Value v) -> Value {
-        return arith::IndexCastOp::create(builder, loc,
-                                          builder.getIndexType(), v);
-      };
-      return scf::ForOp::create(
-          builder, loc, index(lane),
-          arith::ConstantIndexOp::create(builder, loc, over.columns / width),
-          arith::ConstantIndexOp::create(builder, loc, threads), init,
-          [&](OpBuilder &nb, Location nl, Value chunk, ValueRange state) {
-            KernelEmitter le(nb, nl);
-            Value column = le.mul(
-                arith::IndexCastOp::create(nb, nl, nb.getI64Type(), chunk),
-                le.i64(width));
-            scf::YieldOp::create(nb, nl, body(le, column, state));
-          });
-    };
-
-    for (size_t index = 0; index < program.steps.size(); ++index) {
-      const RowStep &step = program.steps[index];
-      switch (step.kind) {
-      case RowStep::Kind::Reduce: {
-        const MatrixShape &over =
-            step.source ? program.sourceShape.value_or(shape) : shape;
-        auto loop = overRow(
-            over, ValueRange{e.f32(getReductionIdentity(step.reduction))},
-            [&](KernelEmitter &le, Value column, ValueRange state) {
-              Value matrix = step.source ? pointer(*step.source) : args[0];
-              SmallVector<Value> xs = le.loadLanes(
-                  matrix, over.elementType,
-                  le.add(le.mul(row, le.i64(over.columns)), column),
-                  over.vectorWidth);
-              auto lanes = operandLanes(le, step, over, column);
-              Value acc = state.front();
-              for (int64_t l = 0; l < over.vectorWidth; ++l)
-                acc = buildReductionCombine(
-                    le.b, le.loc, step.reduction, acc,
-                    step.fn(le.b, le.loc, xs[l], laneOperands(lanes, l)));
-              return SmallVector<Value>{acc};
-            });
-        stepValues[index] =
-            reduceAcrossThreads(builder, loc, step.reduction,
-                                loop.getResult(0), lane, threads, scratch);
-        break;
-      }
-      case RowStep::Kind::Scalar: {
-        SmallVector<Value> operands;
-        for (const RowOperand &operand : step.operands) {
-          switch (operand.kind) {
-          case RowOperand::Kind::Column:
-            operands.push_back(
-                e.loadColumn(pointer(operand.index), operand.elementType,
-                             e.i64(0)));
-            break;
-          case RowOperand::Kind::Rows:
-            operands.push_back(e.loadColumn(pointer(operand.index),
-                                            operand.elementType, row));
-            break;
-          case RowOperand::Kind::StepValue:
-            operands.push_back(stepValues[operand.index]);
-            break;
-          }
-        }
-        stepValues[index] =
-            step.fn(builder, loc, stepValues[step.input], operands);
-        break;
-      }
-      case RowStep::Kind::Map:
-        overRow(shape, ValueRange(),
-                [&](KernelEmitter &le, Value column, ValueRange) {
-                  Value first =
-                      le.add(le.mul(row, le.i64(shape.columns)), column);
-                  SmallVector<Value> xs = le.loadLanes(
-                      args[0], shape.elementType, first, shape.vectorWidth);
-                  auto lanes = operandLanes(le, step, shape, column);
-                  for (int64_t l = 0; l < shape.vectorWidth; ++l)
-                    xs[l] = step.fn(le.b, le.loc, xs[l],
-                                    laneOperands(lanes, l));
-                  le.storeLanes(xs, pointer(*step.output), resultType, first);
-                  return SmallVector<Value>();
-                });
-        break;
-      }
-      if (step.kind != RowStep::Kind::Map && step.output) {
-        auto leader = scf::IfOp::create(builder, loc, isLeader(), false);
-        OpBuilder::InsertionGuard guard(builder);
-        builder.setInsertionPointToStart(&leader.getThenRegion().front());
-        e.store(e.narrow(stepValues[index], resultType), pointer(*step.output),
-                resultType, row, elementBytes(resultType));
-      }
+      stepValues[index] =
+          step.fn(builder, loc, stepValues[step.input], operands);
+      break;
     }
-  });
+    case RowStep::Kind::Map:
+      overRow(shape, ValueRange(),
+              [&](KernelEmitter &le, Value column, ValueRange) {
+                Value first =
+                    le.add(le.mul(row, le.i64(shape.columns)), column);
+                SmallVector<Value> xs = le.loadLanes(args[0], shape.elementType,
+                                                     first, shape.vectorWidth);
+                auto lanes = operandLanes(le, step, shape, column);
+                for (int64_t l = 0; l < shape.vectorWidth; ++l)
+                  xs[l] = step.fn(le.b, le.loc, xs[l], laneOperands(lanes, l));
+                auto store = scf::IfOp::create(le.b, le.loc, inRange, false);
+                OpBuilder::InsertionGuard guard(le.b);
+                le.b.setInsertionPointToStart(&store.getThenRegion().front());
+                le.storeLanes(xs, pointer(*step.output), resultType, first);
+                return SmallVector<Value>();
+              });
+      break;
+    }
+    if (step.kind != RowStep::Kind::Map && step.output) {
+      auto leader = scf::IfOp::create(builder, loc, storesRowValues, false);
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(&leader.getThenRegion().front());
+      e.store(e.narrow(stepValues[index], resultType), pointer(*step.output),
+              resultType, row, elementBytes(resultType));
+    }
+  }
+  gpu::ReturnOp::create(builder, loc);
 
   LaunchContract launch;
-  launch.gridX = RowExpr::ceilDiv(1, rowsPerBlock);
+  launch.gridX = RowExpr::ceilDiv(groups, rowsPerBlock);
   launch.blockSize = kBlockSize;
   launch.arguments = {KernelArgument::fromOperand(0),
-                      KernelArgument::fromValue(RowExpr::rows())};
+                      KernelArgument::fromValue(RowExpr::ceilDiv(groups, 1))};
   for (unsigned index = 0; index < program.pointers; ++index)
     launch.arguments.push_back(KernelArgument::fromOperand(1 + index));
   return {kernel, std::move(launch)};

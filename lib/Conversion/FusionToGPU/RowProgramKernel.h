@@ -1,10 +1,11 @@
 //===- RowProgramKernel.h - several row-local ops in one pass ---*- C++ -*-===//
 //
-// The kernel of a row program: reductions of whole rows of one [M, N]
-// matrix, the scalar functions of their results, and the elementwise ops
-// that read those results, all in one launch. Each row is read once from
-// memory and again from cache for each further step; the statistics stay in
-// registers. Softmax, logsumexp, layer norms and means are row programs.
+// The kernel of a row program: reductions of whole rows, or of each group of
+// G contiguous columns of the rows, of one [M, N] matrix, the scalar
+// functions of their results, and the elementwise ops that read those
+// results, all in one launch. Each row (group) is read once from memory and
+// again from cache for each further step; the statistics stay in registers.
+// Softmax, logsumexp, layer and group norms and means are row programs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,8 +19,11 @@ namespace mlir::fusion {
 /// Where a step reads one of its operands (the `fn` operands, in order).
 struct RowOperand {
   enum class Kind {
-    Column,   ///< a [N] vector (a [1] vector for a row step): pointer `index`
-    Rows,     ///< an [M, groups] matrix: pointer `index`
+    /// a [N] vector (a [G] vector for a row step): pointer `index`
+    Column,
+    /// an [M, groups] matrix: pointer `index`; for a row step, `groups`
+    /// divides the program's G
+    Rows,
     StepValue ///< the row value of step `index`
   };
   Kind kind;
@@ -31,9 +35,10 @@ struct RowOperand {
 /// One step, in program order.
 struct RowStep {
   enum class Kind {
-    Reduce, ///< a row value: `reduction` over the row of fn(x[m, n], ...)
-    Map,    ///< an [M, N] output: fn(x[m, n], ...)
-    Scalar  ///< a row value: fn(value of step `input`, ...)
+    /// a row value: `reduction` over the row (group) of fn(x[m, n], ...)
+    Reduce,
+    Map,   ///< an [M, N] output: fn(x[m, n], ...)
+    Scalar ///< a row value: fn(value of step `input`, ...)
   };
   Kind kind;
   ReductionKind reduction = ReductionKind::sum;
@@ -43,13 +48,21 @@ struct RowStep {
   std::optional<unsigned> source;
   SmallVector<RowOperand> operands;
   ScalarFn fn;
-  /// The pointer the result is stored at (row values: element m), if any.
+  /// The pointer the result is stored at (row values: element (m, g) of an
+  /// [M, G] matrix), if any.
   std::optional<unsigned> output;
 };
 
+/// A program over the G groups of N / G contiguous columns of each row
+/// (G = 1: whole rows): its row values are [M, G] matrices, and each group
+/// is a row of the program, as an [M, N] row-major matrix is an
+/// [M * G, N / G] one.
 struct RowProgram {
-  MatrixShape shape; ///< of the input
-  /// Of the matrices that Reduce steps with a `source` read, if not `shape`.
+  int64_t groups = 1;
+  /// Of the input, by the program's rows: N / G columns.
+  MatrixShape shape;
+  /// Of the matrices that Reduce steps with a `source` read, by the
+  /// program's rows, if not `shape`.
   std::optional<MatrixShape> sourceShape;
   /// The element type of the outputs (a merge's input is f32 partials).
   Type resultType;
@@ -57,7 +70,8 @@ struct RowProgram {
   SmallVector<RowStep> steps;
 };
 
-/// Launch operands: (ptr in, ptr 0, ..., ptr pointers-1).
+/// Launch operands: (ptr in, ptr 0, ..., ptr pointers-1); launched over M
+/// rows.
 Kernel buildRowProgramKernel(OpBuilder &builder, Location loc, StringRef name,
                              const RowProgram &program);
 

@@ -24,7 +24,8 @@ RowProgramOps mlir::fusion::collectRowProgram(ReduceOp first,
     Operation *op = &*next;
     bool joins = false;
     if (auto reduce = dyn_cast<ReduceOp>(op))
-      joins = reduce.getInput() == program.input && reduce.getGroups() == 1 &&
+      joins = reduce.getInput() == program.input &&
+              reduce.getGroups() == first.getGroups() &&
               operandsAvailable(reduce.getRowOperands());
     else if (auto elementwise = dyn_cast<ElementwiseOpInterface>(op))
       joins = (elementwise.getMatrixInput() == program.input ||

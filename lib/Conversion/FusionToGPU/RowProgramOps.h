@@ -17,9 +17,9 @@
 
 namespace mlir::fusion {
 
-/// The ops of a row program, in order: reductions of whole rows of `input`,
-/// elementwise ops of `input` and elementwise ops of the row values ([M, 1])
-/// they compute.
+/// The ops of a row program, in order: reductions of `input`'s rows, or of
+/// each of the same G groups of their columns, elementwise ops of `input`
+/// and elementwise ops of the row values ([M, G]) they compute.
 struct RowProgramOps {
   Value input;
   /// Each op and its step index.
@@ -31,8 +31,8 @@ struct RowProgramOps {
   bool isRowValue(Value v) const { return rowValues.contains(v); }
 };
 
-/// The row program that starts with the whole-row reduction `first` and
-/// takes the ops after it, up to `end`, that can join it.
+/// The row program that starts with the reduction `first` and takes the ops
+/// after it, up to `end`, that can join it.
 RowProgramOps collectRowProgram(ReduceOp first, Block::iterator end);
 
 /// A reduction step of a row program that the GEMM producing its input

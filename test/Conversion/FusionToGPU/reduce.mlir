@@ -1,16 +1,17 @@
-// Reductions of whole rows and the ops that read them become row programs:
-// one kernel (a warp per short row, a block per long one) computing, row by
-// row, each reduction (each thread's columns in a fixed order, then a
-// butterfly and the warp totals in warp order: the same bits on every run),
-// the scalar functions of the results and the elementwise ops reading them.
-// Reductions of groups of columns get a kernel of their own (a warp per
-// group). Row operands are loaded as one value per group, or as vectors for
-// a whole matrix.
+// Reductions of whole rows, or of groups of contiguous columns, and the ops
+// that read them become row programs: one kernel (the fewest lanes that
+// give each a 16-byte chunk for a short row or group, up to a warp; a block
+// per long one) computing, row (group) by row, each reduction (each
+// thread's columns in a fixed order, then a butterfly and the warp totals
+// in warp order: the same bits on every run), the scalar functions of the
+// results and the elementwise ops reading them. Row operands are loaded as
+// one value per group, or as vectors for a whole matrix.
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config --fusion-lower-to-gpu | FileCheck %s
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config --fusion-lower-to-gpu --fusion-lower-kernels-to-nvvm | FileCheck %s --check-prefix=NVVM
 
 // Softmax over 40 columns, with its maximum returned too: one launch over
-// ceil(M / 8) blocks of 8 warps, the input and 2 pointers (the output and
+// ceil(M / 16) blocks of 16 rows (10 chunks: 16 lanes a row), the input
+// and 2 pointers (the output and
 // the maximum; the sum stays in registers).
 // CHECK-LABEL: llvm.func @softmax(
 // CHECK: fusion_rt.launch @fusion_kernels::@softmax_0_rows grid(%{{.*}}, %{{.*}}) block 256 shared 0 stream(%{{.*}}) args(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : !llvm.ptr, i64, !llvm.ptr, !llvm.ptr) : i32
@@ -89,27 +90,86 @@ func.func @long_rows(%x: tensor<?x8192xbf16>) -> tensor<?x1xbf16> {
 
 // -----
 
-// Group statistics (4 groups of 6 columns: scalar loads, 6 is no multiple
-// of 4) and a residual matrix read as vectors like the input.
-// CHECK-LABEL: llvm.func @groups_and_residual(
-// CHECK: gpu.func @groups_and_residual_0_reduce(
-// CHECK: gpu.func @groups_and_residual_1_elementwise(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) kernel
-// CHECK-COUNT-3: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
-// CHECK-NOT: llvm.load {{.*}}vector<4xf32>
-// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> f32
-func.func @groups_and_residual(%x: tensor<?x24xf32>, %r: tensor<?x24xf32>,
-                               %c: tensor<24xf32>) -> tensor<?x24xf32> {
-  %sums = fusion.reduce sum %x : tensor<?x24xf32> -> tensor<?x4xf32> {
+// A program over 4 groups of 8 columns: the program's rows are the groups,
+// row m's group g at row 4m + g, as an [M, 32] matrix is an [M * 4, 8] one;
+// two lanes a group, one chunk each, then one shuffle.
+// Its row values are [M, 4]; a scalar step reads a [4] column vector at g
+// and an [M, 2] matrix at (m, g / 2); the elementwise step reads the [32]
+// columns from 8g and a residual matrix as the input.
+// CHECK-LABEL: llvm.func @groups(
+// CHECK: fusion_rt.launch @fusion_kernels::@groups_0_rows
+// CHECK-NOT: fusion_rt.launch
+// CHECK: gpu.func @groups_0_rows(%[[IN:.*]]: !llvm.ptr, %{{.*}}: i64, %[[GC:.*]]: !llvm.ptr, %[[H:.*]]: !llvm.ptr, %[[SCALED:.*]]: !llvm.ptr, %[[C:.*]]: !llvm.ptr, %[[R:.*]]: !llvm.ptr, %[[OUT:.*]]: !llvm.ptr) kernel
+// CHECK: arith.remui
+// CHECK: %[[MROW:.*]] = arith.divui %[[PROW:[0-9]+]], %{{.*}} : i64
+// CHECK: %[[GROUP:.*]] = arith.remui %[[PROW]], %{{.*}} : i64
+// CHECK: scf.for
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
+// CHECK-NOT: gpu.shuffle
+// CHECK: llvm.getelementptr %[[GC]][%[[GROUP]]]
+// CHECK: %[[HALF:.*]] = arith.divui %[[GROUP]], %{{.*}} : i64
+// CHECK: %[[HROW:.*]] = arith.muli %[[MROW]], %{{.*}} : i64
+// CHECK: %[[HI:.*]] = arith.addi %[[HROW]], %[[HALF]] : i64
+// CHECK: llvm.getelementptr %[[H]][%[[HI]]]
+// CHECK: llvm.getelementptr %[[SCALED]][%[[PROW]]]
+// CHECK: scf.for
+// CHECK: %[[FIRST:.*]] = arith.addi %{{.*}}, %{{.*}} : i64
+// CHECK: llvm.getelementptr %[[IN]][%[[FIRST]]]
+// CHECK: %[[GCOL:.*]] = arith.muli %[[GROUP]], %{{.*}} : i64
+// CHECK: %[[COL:.*]] = arith.addi %[[GCOL]], %{{.*}} : i64
+// CHECK: llvm.getelementptr %[[C]][%[[COL]]]
+// CHECK: %[[RROW:.*]] = arith.muli %[[MROW]], %{{.*}} : i64
+// CHECK: %[[RI:.*]] = arith.addi %[[RROW]], %[[COL]] : i64
+// CHECK: llvm.getelementptr %[[R]][%[[RI]]]
+// CHECK: llvm.getelementptr %[[OUT]][%[[FIRST]]]
+func.func @groups(%x: tensor<?x32xf32>, %r: tensor<?x32xf32>,
+                  %c: tensor<32xf32>, %gc: tensor<4xf32>, %h: tensor<?x2xf32>)
+    -> (tensor<?x32xf32>, tensor<?x4xf32>) {
+  %sums = fusion.reduce sum %x : tensor<?x32xf32> -> tensor<?x4xf32> {
   ^bb0(%v: f32):
     fusion.yield %v : f32
   }
-  %y = fusion.elementwise %x columns(%c : tensor<24xf32>)
-      rows(%r, %sums : tensor<?x24xf32>, tensor<?x4xf32>) : tensor<?x24xf32> {
+  %scaled = fusion.elementwise %sums columns(%gc : tensor<4xf32>)
+      rows(%h : tensor<?x2xf32>) : tensor<?x4xf32> {
+  ^bb0(%v: f32, %col: f32, %hv: f32):
+    %0 = arith.mulf %v, %col : f32
+    %1 = arith.addf %0, %hv : f32
+    fusion.yield %1 : f32
+  }
+  %y = fusion.elementwise %x columns(%c : tensor<32xf32>)
+      rows(%r, %scaled : tensor<?x32xf32>, tensor<?x4xf32>) : tensor<?x32xf32> {
   ^bb0(%v: f32, %col: f32, %res: f32, %s: f32):
     %0 = arith.subf %v, %s : f32
     %1 = arith.addf %0, %res : f32
     %2 = arith.mulf %1, %col : f32
     fusion.yield %2 : f32
+  }
+  return %y, %scaled : tensor<?x32xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// Groups of 6 columns (no multiple of 4): the program loads scalars, of the
+// input and of the residual matrix alike.
+// CHECK-LABEL: llvm.func @groups_of_six(
+// CHECK: gpu.func @groups_of_six_0_rows(
+// CHECK-NOT: vector<4xf32>
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK-NOT: vector<4xf32>
+// CHECK: gpu.return
+func.func @groups_of_six(%x: tensor<?x24xf32>, %r: tensor<?x24xf32>)
+    -> tensor<?x24xf32> {
+  %sums = fusion.reduce sum %x : tensor<?x24xf32> -> tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  %y = fusion.elementwise %x rows(%r, %sums : tensor<?x24xf32>, tensor<?x4xf32>)
+      : tensor<?x24xf32> {
+  ^bb0(%v: f32, %res: f32, %s: f32):
+    %0 = arith.subf %v, %s : f32
+    %1 = arith.addf %0, %res : f32
+    fusion.yield %1 : f32
   }
   return %y : tensor<?x24xf32>
 }

@@ -1,9 +1,10 @@
-// Reductions of whole rows of a generated GEMM's output, when only their
-// row program reads it: the GEMM kernel reduces the rows of its staged tile
-// (two threads a row here, each every other 16-byte chunk, then a
-// butterfly) into [M, ceil(N / blockN)] f32 partial matrices, and writes
-// the output only if the program's elementwise steps read it; the row
-// program merges the partials in tile order and runs its other steps.
+// Reductions of whole rows (or of groups of columns) of a generated GEMM's
+// output, when only their row program reads it: the GEMM kernel reduces the
+// rows of its staged tile (two threads a row here, each every other 16-byte
+// chunk, then a butterfly), or each group-wide span of them, into
+// [M, ceil(N / span)] f32 partial matrices, and writes the output only if
+// the program's elementwise steps read it; the row program merges the
+// partials in column order and runs its other steps.
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=tiled tile=32,32 warps=2,1 stages=3" --fusion-lower-to-gpu | FileCheck %s
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=wgmma target=sm_90" --fusion-lower-to-gpu | FileCheck %s --check-prefix=WGMMA
 
@@ -292,4 +293,135 @@ func.func @variance(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>) -> tensor<?x1xf
     fusion.yield %0 : f32
   }
   return %var : tensor<?x1xf32>
+}
+
+// -----
+
+// A group norm of 8 groups of 8 columns, as the importer writes it: groups
+// narrower than the 32-column tile make spans of one group, four a tile
+// row, each thread of the 64 taking both chunks of two spans. Partials
+// [M, 8]: the sums, and the means, squares about them and counts (8). The
+// program's rows are the groups, two lanes each (8 columns, 2 chunks):
+// each merges its one span's partials (means read as a whole [M, 8]
+// matrix), then normalizes its 8 columns, reading the output once.
+// CHECK-LABEL: llvm.func @group_norm(
+// CHECK: fusion_rt.launch @fusion_kernels::@group_norm_0_gemm
+// CHECK: fusion_rt.launch @fusion_kernels::@group_norm_1_rows
+// CHECK-NOT: fusion_rt.launch
+// CHECK: gpu.func @group_norm_0_gemm(%{{.*}}: memref<?x64xf32>, %{{.*}}: memref<64x64xf32>, %[[OUT:.*]]: memref<?x64xf32>, %[[SUMS:.*]]: memref<?x8xf32>, %[[MEANS:.*]]: memref<?x8xf32>, %[[SQUARES:.*]]: memref<?x8xf32>, %[[COUNTS:.*]]: memref<?x8xf32>) kernel
+// CHECK: vector.store %{{.*}}, %[[OUT]]
+// CHECK: %[[COUNT:.*]] = arith.uitofp %{{.*}} : i32 to f32
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c128{{.*}} step %c64
+// CHECK: %[[ROW:.*]] = arith.divui %[[UNIT:.*]], %c4{{.*}} : index
+// CHECK: %[[SPAN:.*]] = arith.remui %[[UNIT]], %c4{{.*}} : index
+// CHECK: %[[SPANCOLUMN:.*]] = arith.muli %[[SPAN]], %c8{{.*}} : index
+// CHECK: %[[SPANSTART:.*]] = arith.addi %{{.*}}, %[[SPANCOLUMN]] : index
+// CHECK: arith.cmpi ult, %[[SPANSTART]], %c64{{.*}} : index
+// CHECK: %[[CHUNK:.*]] = arith.addi %[[SPANCOLUMN]], %{{.*}} : index
+// CHECK: vector.load %{{.*}}[%[[ROW]], %[[CHUNK]]]
+// CHECK: vector.load
+// CHECK: %[[MEAN:.*]] = arith.divf %{{.*}}, %[[COUNT]] : f32
+// CHECK: %[[COLUMN:.*]] = arith.addi %{{.*}}, %[[SPAN]] : index
+// CHECK: scf.if
+// CHECK: memref.store %{{.*}}, %[[SUMS]][%{{.*}}, %[[COLUMN]]]
+// CHECK: memref.store %[[MEAN]], %[[MEANS]][%{{.*}}, %[[COLUMN]]]
+// CHECK: memref.store %{{.*}}, %[[SQUARES]][%{{.*}}, %[[COLUMN]]]
+// CHECK: memref.store %[[COUNT]], %[[COUNTS]][%{{.*}}, %[[COLUMN]]]
+// CHECK: gpu.func @group_norm_1_rows(%[[IN:.*]]: !llvm.ptr, %{{.*}}: i64, %[[PSUMS:.*]]: !llvm.ptr, %[[PMEANS:.*]]: !llvm.ptr, %[[PSQUARES:.*]]: !llvm.ptr, %[[PCOUNTS:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[NORMED:.*]]: !llvm.ptr) kernel
+// CHECK: %[[MROW:.*]] = arith.divui %[[PROW:[0-9]+]], %c8{{.*}} : i64
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c1 step %c2
+// CHECK: llvm.getelementptr %[[PSUMS]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c1{{.*}} step %c2{{.*}}
+// CHECK: llvm.getelementptr %[[PSQUARES]]
+// CHECK: %[[MEANROW:.*]] = arith.muli %[[MROW]], %c8{{.*}} : i64
+// CHECK: %[[MEANINDEX:.*]] = arith.addi %[[MEANROW]], %{{.*}} : i64
+// CHECK: llvm.getelementptr %[[PMEANS]][%[[MEANINDEX]]]
+// CHECK: llvm.getelementptr %[[PCOUNTS]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c2{{.*}} step %c2{{.*}}
+// CHECK: llvm.getelementptr %[[IN]]
+// CHECK: math.rsqrt
+// CHECK: llvm.getelementptr %[[NORMED]]
+// WGMMA-LABEL: llvm.func @group_norm(
+// WGMMA: gpu.func @group_norm_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x64xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8xf32>) kernel
+func.func @group_norm(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>,
+                      %gamma: tensor<64xf32>, %beta: tensor<64xf32>)
+    -> tensor<?x64xf32> {
+  %y = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
+  %sum = fusion.reduce sum %y : tensor<?x64xf32> -> tensor<?x8xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  %squares = fusion.reduce sum %y rows(%sum : tensor<?x8xf32>)
+      : tensor<?x64xf32> -> tensor<?x8xf32> {
+  ^bb0(%v: f32, %s: f32):
+    %n = arith.constant 8.0 : f32
+    %0 = arith.divf %s, %n : f32
+    %1 = arith.subf %v, %0 : f32
+    %2 = arith.mulf %1, %1 : f32
+    fusion.yield %2 : f32
+  }
+  %out = fusion.elementwise %y columns(%gamma, %beta : tensor<64xf32>, tensor<64xf32>)
+      rows(%sum, %squares : tensor<?x8xf32>, tensor<?x8xf32>) : tensor<?x64xf32> {
+  ^bb0(%v: f32, %g: f32, %b: f32, %s: f32, %q: f32):
+    %n = arith.constant 8.0 : f32
+    %0 = arith.divf %s, %n : f32
+    %1 = arith.subf %v, %0 : f32
+    %2 = arith.divf %q, %n : f32
+    %eps = arith.constant 1.0e-05 : f32
+    %3 = arith.addf %2, %eps : f32
+    %4 = math.rsqrt %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    %6 = arith.mulf %5, %g : f32
+    %7 = arith.addf %6, %b : f32
+    fusion.yield %7 : f32
+  }
+  return %out : tensor<?x64xf32>
+}
+
+// -----
+
+// Sums of 2 groups of 64 columns: groups of whole 32-column tiles make
+// spans of a tile, two a group, and the output is never written; on sm_90
+// the wgmma tile is wider than a group, so spans of one group.
+// CHECK-LABEL: llvm.func @group_sums(
+// CHECK: gpu.func @group_sums_0_gemm(%{{.*}}: memref<?x64xf32>, %{{.*}}: memref<128x64xf32>, %{{.*}}: memref<?x4xf32>) kernel
+// CHECK: gpu.func @group_sums_1_rows(
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c2{{.*}} step %c2
+// WGMMA-LABEL: llvm.func @group_sums(
+// WGMMA: gpu.func @group_sums_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x2xf32>) kernel
+func.func @group_sums(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>)
+    -> tensor<?x2xf32> {
+  %y = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
+  %sum = fusion.reduce sum %y : tensor<?x128xf32> -> tensor<?x2xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return %sum : tensor<?x2xf32>
+}
+
+// -----
+
+// Not reduced per tile: groups of 48 columns straddle the tiles (of 32, or
+// of the wgmma config's width); the GEMM writes its output.
+// CHECK-LABEL: llvm.func @straddling_groups(
+// CHECK: gpu.func @straddling_groups_0_gemm(%{{.*}}: memref<?x64xf32>, %{{.*}}: memref<96x64xf32>, %{{.*}}: memref<?x96xf32>) kernel
+// WGMMA-LABEL: llvm.func @straddling_groups(
+// WGMMA: gpu.func @straddling_groups_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x96xf32>) kernel
+func.func @straddling_groups(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>)
+    -> tensor<?x2xf32> {
+  %y = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
+  %max = fusion.reduce max %y : tensor<?x96xf32> -> tensor<?x2xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return %max : tensor<?x2xf32>
 }

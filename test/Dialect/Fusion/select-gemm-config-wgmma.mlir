@@ -1,9 +1,9 @@
 // fusion-select-gemm-config and the Hopper kernel: strategy=wgmma picks it
 // where it computes the op (sm_90, bf16/f16/tf32/3xTF32 multiplies, K rows
 // of 16-byte multiples) and cuBLASLt elsewhere; auto picks it on sm_90 for
-// f32 tensors in fp32, for outputs only whole-row reductions read (any
-// type) and for f32 tensors in tf32 unless reductions read the written
-// output.
+// f32 tensors in fp32, for outputs only reductions of rows or of groups
+// its tiles hold whole read (any type) and for f32 tensors in tf32 unless
+// reductions read the written output.
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90" | FileCheck %s --check-prefix=WGMMA
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: fusion-opt %s --fusion-select-gemm-config="target=sm_90" | FileCheck %s --check-prefix=AUTO
@@ -26,7 +26,7 @@
 // WGMMA: #fusion.gemm_config<cublaslt>
 
 // SM80-NOT: wgmma
-// SM80-COUNT-10: #fusion.gemm_config<cublaslt>
+// SM80-COUNT-11: #fusion.gemm_config<cublaslt>
 
 // AUTO-LABEL: func.func @fp32
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
@@ -44,11 +44,14 @@
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32
 // AUTO-LABEL: func.func @bf16_reduced
 // AUTO: #fusion.gemm_config<wgmma, mma = bf16
-// The output written for a reduction and another reader, or for a group
-// reduction: cuBLASLt in tf32.
+// The output written for a reduction and another reader: cuBLASLt in tf32.
 // AUTO-LABEL: func.func @tf32_centred
 // AUTO: #fusion.gemm_config<cublaslt>
+// Groups of 64 columns, four to a 256-column tile, are reduced from the
+// tiles; groups of 96 straddle them, and the output is written.
 // AUTO-LABEL: func.func @tf32_groups
+// AUTO: #fusion.gemm_config<wgmma, mma = tf32
+// AUTO-LABEL: func.func @tf32_straddling_groups
 // AUTO: #fusion.gemm_config<cublaslt>
 
 func.func @fp32(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
@@ -146,6 +149,18 @@ func.func @tf32_groups(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?
     fusion.yield %acc : f32
   } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
   %1 = fusion.reduce sum %0 : tensor<?x256xf32> -> tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return %1 : tensor<?x4xf32>
+}
+
+func.func @tf32_straddling_groups(%x: tensor<?x64xf32>, %w: tensor<384x64xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<384x64xf32>) -> tensor<?x384xf32>
+  %1 = fusion.reduce sum %0 : tensor<?x384xf32> -> tensor<?x4xf32> {
   ^bb0(%v: f32):
     fusion.yield %v : f32
   }

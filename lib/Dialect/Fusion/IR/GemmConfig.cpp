@@ -93,6 +93,18 @@ bool mlir::fusion::hasChunkAlignedRows(Type elementType, int64_t k) {
   return k * (elementType.getIntOrFloatBitWidth() / 8) % kGemmChunkBytes == 0;
 }
 
+std::optional<int64_t> mlir::fusion::getRowReductionSpan(int64_t blockN,
+                                                         Type elementType,
+                                                         int64_t n,
+                                                         int64_t groups) {
+  int64_t groupSize = n / groups;
+  if (groups == 1 || groupSize % blockN == 0)
+    return blockN;
+  if (blockN % groupSize == 0 && hasChunkAlignedRows(elementType, groupSize))
+    return groupSize;
+  return std::nullopt;
+}
+
 bool mlir::fusion::isWgmmaKind(MmaKind mma) {
   return mma == MmaKind::bf16 || mma == MmaKind::f16 || mma == MmaKind::tf32 ||
          mma == MmaKind::tf32x3;

@@ -33,23 +33,41 @@ private:
   GemmConfigAttr selectConfig(FusedLinearOp op, const ChipInfo &chip) const;
 };
 
-/// Whether reductions read `op`'s output, and whether only whole-row
-/// reductions do, which a generated GEMM takes from its tiles without
+/// The width of the wgmma kernel's tiles: two consumer warpgroups of
+/// m64n256 (128 accumulators a thread); 3xTF32 keeps each K slice's sums
+/// apart from the running ones, so m64n128.
+static int64_t getWgmmaBlockN(MmaKind mma, int64_t n) {
+  return mma == MmaKind::tf32x3 || n <= 128 ? 128 : 256;
+}
+
+/// Whether reductions read `op`'s output, and whether only reductions of
+/// whole rows, or of the same groups of columns that tiles `blockN` wide
+/// can reduce, do: a generated GEMM takes them from its tiles without
 /// writing the output (FusionToGPU's tile reductions).
 enum class OutputReduction { none, tilesOnly, written };
 
-static OutputReduction classifyOutputReduction(FusedLinearOp op) {
+static OutputReduction classifyOutputReduction(FusedLinearOp op,
+                                               int64_t blockN) {
   Value result = op.getResult();
+  auto type = cast<RankedTensorType>(result.getType());
   bool reduced = false, written = false;
+  std::optional<int64_t> groups;
   for (Operation *user : result.getUsers()) {
     auto reduce = dyn_cast<ReduceOp>(user);
     reduced |= static_cast<bool>(reduce);
-    written |=
-        !reduce || reduce.getInput() != result || reduce.getGroups() != 1;
+    if (!reduce || reduce.getInput() != result ||
+        groups.value_or(reduce.getGroups()) != reduce.getGroups()) {
+      written = true;
+      continue;
+    }
+    groups = reduce.getGroups();
   }
   if (!reduced)
     return OutputReduction::none;
-  return written ? OutputReduction::written : OutputReduction::tilesOnly;
+  if (written || !getRowReductionSpan(blockN, type.getElementType(),
+                                      type.getDimSize(1), *groups))
+    return OutputReduction::written;
+  return OutputReduction::tilesOnly;
 }
 
 GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
@@ -72,9 +90,9 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
   case GemmStrategy::wgmma:
     return wgmmaComputes ? GemmBackend::wgmma : GemmBackend::cublaslt;
   case GemmStrategy::Auto: {
-    // The rule measured on the H100 (docs/benchmarks.md, runs 9 and 10):
+    // The rule measured on the H100 (docs/benchmarks.md, runs 9 to 11):
     // the wgmma kernel for f32 tensors in fp32 (3xTF32: about 2x cuBLAS's
-    // SGEMM) and for outputs only whole-row reductions read (never
+    // SGEMM) and for outputs only reductions of rows or groups read (never
     // written: at or below the raw GEMM's time); for other f32 tensors in
     // tf32 too (the epilogue fused: at or above cuBLAS), but not where
     // reductions read the written output (norms, softmax: the
@@ -84,7 +102,9 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
     // epilogues. Elsewhere only 3xTF32 beats cuBLAS. (wgmma computes f32
     // tensors in fp32 and tf32 precision only.)
     if (wgmmaComputes && generated == GemmBackend::mma_sync) {
-      OutputReduction reduction = classifyOutputReduction(op);
+      MmaKind mma = getRequiredMmaKind(elementType, precision);
+      OutputReduction reduction = classifyOutputReduction(
+          op, getWgmmaBlockN(mma, op.getWeight().getType().getDimSize(0)));
       if (fp32 || reduction == OutputReduction::tilesOnly ||
           (elementType.isF32() && reduction == OutputReduction::none))
         return GemmBackend::wgmma;
@@ -130,10 +150,7 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
     warpsN = 4;
   }
   if (backend == GemmBackend::wgmma) {
-    // Two consumer warpgroups of m64n256 (128 accumulators a thread);
-    // 3xTF32 keeps each K slice's sums apart from the running ones, so
-    // m64n128.
-    blockN = mma == MmaKind::tf32x3 || n <= 128 ? 128 : 256;
+    blockN = getWgmmaBlockN(*mma, n);
     warpsM = 8;
     warpsN = 1;
   }

@@ -83,6 +83,14 @@ MmaKind getRequiredMmaKind(Type elementType, Precision precision);
 /// 16 bytes: one cp.async chunk, and the unit of TMA's strides.
 bool hasChunkAlignedRows(Type elementType, int64_t k);
 
+/// The columns each partial covers when a generated GEMM of tiles `blockN`
+/// wide reduces, from its tiles, the G = `groups` groups of N / G
+/// contiguous columns of its [M, n] `elementType` output: blockN (whole
+/// rows, or groups of whole tiles), or N / G (groups that tile a tile, of
+/// whole 16-byte chunks). None where groups and tiles straddle each other.
+std::optional<int64_t> getRowReductionSpan(int64_t blockN, Type elementType,
+                                           int64_t n, int64_t groups);
+
 /// Whether a wgmma kernel multiplies with `mma`: bf16, f16, tf32 and
 /// 3xTF32 (f32 operands rounded to 16 bits are mma_sync's alone).
 bool isWgmmaKind(MmaKind mma);

@@ -258,7 +258,8 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     16 bytes, get cuBLASLt), or
     `auto`, the measured rule of docs/architecture.md: on sm_90 the wgmma
     kernel for f32 tensors in fp32 (3xTF32), for outputs that only
-    whole-row reductions read (reduced from the tiles, never written) and
+    reductions of rows, or of groups of columns the tiles hold whole, read
+    (reduced from the tiles, never written) and
     for f32 tensors in tf32 that no reduction reads; cuBLASLt for the rest
     (16-bit tensors, and tf32 outputs written for norms or softmax); on
     older chips the `mma_sync` kernel for f32 in fp32 with
