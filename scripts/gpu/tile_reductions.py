@@ -11,7 +11,8 @@ never written (category e, pooling), or read once by the normalizing pass
     tile_reductions.py run check|bench [MODELS]   (GPU machine) checks them
         (or the ";"-separated MODELS)
         against float64 on ragged shapes, outputs poisoned with NaN first,
-        with the tiled and wgmma strategies in fp32, tf32 and bf16; or times
+        with the tiled, wgmma and cublas strategies in fp32, tf32 and bf16;
+        or times
         them at the sizes users run against the cuBLAS strategy (GEMM, then
         a row program reading the output), eager PyTorch, torch.compile and
         the raw GEMM. Prints the table last.
@@ -60,8 +61,9 @@ MODELS = {
     "group var(y, 4)": lambda y: y.reshape(y.shape[0], 4, -1).var(-1),
 }
 # Ragged shapes: N = 72 is one tile; N = 3000 is 12 tiles of 256 columns
-# (24 of 128 in 3xTF32), the last ragged.
-CHECK_SHAPES = [(77, 40, 72), (1000, 520, 3000)]
+# (24 of 128 in 3xTF32), the last ragged; N = 4096 rows stay in the row
+# program's registers (16 chunks a lane in bf16, 4 a thread in f32).
+CHECK_SHAPES = [(77, 40, 72), (1000, 520, 3000), (333, 72, 4096)]
 # Group models' shapes (N a multiple of the groups): 32 groups of 128
 # columns; 2 of 512 (2 or 4 tiles each); windows of 8 (spans of 8, the
 # last tile's past N in 3000); groups of 18 (straddling, unaligned).
@@ -70,7 +72,8 @@ GROUP_SHAPES = {"group_norm(y, 32)": [(1000, 520, 4096)],
                 "max_pool(y, 8)": [(1000, 520, 3000)],
                 "avg_pool(-y, 8)": [(77, 40, 72)],
                 "group var(y, 4)": [(77, 40, 72)]}
-CHECK_STRATEGIES = ("tiled", "wgmma")
+# cublas: the same row programs over the written output.
+CHECK_STRATEGIES = ("tiled", "wgmma", "cublas")
 BENCH = ["logsumexp(y)", "sum(y)", "var(y)", "softmax(y)", "layer_norm(y)",
          "group_norm(y, 32)", "max_pool(y, 8)"]
 BENCH_SIZES = [((1024, 8192, 8192), ("tf32", "bf16", "fp32")),

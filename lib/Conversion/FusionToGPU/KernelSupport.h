@@ -73,6 +73,10 @@ inline int64_t threadsPerReduction(int64_t chunks) {
   return lanes;
 }
 
+/// The most 16-byte chunks of a row a row program's thread keeps in
+/// registers (64 registers), so that the row is read from memory once.
+constexpr int64_t kMaxCachedChunks = 16;
+
 /// Shared memory for the warp totals of a reduction over `threads` threads,
 /// if it spans several warps: a workgroup attribution of `kernel`.
 Value addReductionScratch(OpBuilder &builder, Location loc,
@@ -188,20 +192,32 @@ public:
                       elementBytes(elementType)));
   }
 
+  /// `width` consecutive elements from `base[index]` as they are stored (a
+  /// vector, or a scalar for width 1); `index` is a multiple of `width` and
+  /// `base` 16-byte aligned.
+  Value loadChunk(Value base, Type elementType, Value index, int64_t width) {
+    unsigned bytes = elementBytes(elementType);
+    if (width == 1)
+      return load(elementType, base, elementType, index, bytes);
+    return load(VectorType::get({width}, elementType), base, elementType, index,
+                std::min<unsigned>(16, width * bytes));
+  }
+  /// The elements of a loaded chunk, as f32 lanes.
+  SmallVector<Value> chunkLanes(Value chunk) {
+    Value widened = widen(chunk);
+    auto vectorType = dyn_cast<VectorType>(widened.getType());
+    if (!vectorType)
+      return {widened};
+    SmallVector<Value> lanes;
+    for (int64_t lane = 0; lane < vectorType.getNumElements(); ++lane)
+      lanes.push_back(vector::ExtractOp::create(b, loc, widened, lane));
+    return lanes;
+  }
   /// `width` consecutive elements from `base[index]`, as f32 lanes; `index`
   /// is a multiple of `width` and `base` 16-byte aligned.
   SmallVector<Value> loadLanes(Value base, Type elementType, Value index,
                                int64_t width) {
-    unsigned bytes = elementBytes(elementType);
-    if (width == 1)
-      return {widen(load(elementType, base, elementType, index, bytes))};
-    auto vectorType = VectorType::get({width}, elementType);
-    Value vector = widen(load(vectorType, base, elementType, index,
-                              std::min<unsigned>(16, width * bytes)));
-    SmallVector<Value> lanes;
-    for (int64_t lane = 0; lane < width; ++lane)
-      lanes.push_back(vector::ExtractOp::create(b, loc, vector, lane));
-    return lanes;
+    return chunkLanes(loadChunk(base, elementType, index, width));
   }
   /// The elements of an [M, groups] row operand at `base` that cover the
   /// `width` consecutive columns from `column` (a multiple of `width`) of

@@ -78,29 +78,59 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
     return llvm::map_to_vector(
         lanes, [&](const SmallVector<Value> &values) { return values[l]; });
   };
+  // A row of the input whose chunks spread evenly over its threads, at most
+  // kMaxCachedChunks a thread, is read from memory once when several steps
+  // read it (a norm's passes, softmax's): each thread keeps its chunks, as
+  // loaded, in registers.
+  int64_t inputChunks = shape.columns / shape.vectorWidth;
+  int64_t inputReaders = llvm::count_if(program.steps, [](const RowStep &s) {
+    return s.kind == RowStep::Kind::Map ||
+           (s.kind == RowStep::Kind::Reduce && !s.source);
+  });
+  SmallVector<Value> cachedChunks;
+  if (inputReaders > 1 && inputChunks % threads == 0 &&
+      inputChunks / threads <= kMaxCachedChunks)
+    for (int64_t j = 0; j < inputChunks / threads; ++j)
+      cachedChunks.push_back(
+          e.loadChunk(args[0], shape.elementType,
+                      e.add(e.mul(row, e.i64(shape.columns)),
+                            e.mul(e.add(lane, e.i64(j * threads)),
+                                  e.i64(shape.vectorWidth))),
+                      shape.vectorWidth));
   // Thread `lane` visits the chunks of `over.vectorWidth` columns lane,
-  // lane + threads, ... of a row of a matrix of shape `over`, in order.
-  auto overRow =
-      [&](const MatrixShape &over, ValueRange init,
-          function_ref<SmallVector<Value>(KernelEmitter &, Value, ValueRange)>
-              body) {
-        int64_t width = over.vectorWidth;
-        auto index = [&](Value v) -> Value {
-          return arith::IndexCastOp::create(builder, loc,
-                                            builder.getIndexType(), v);
-        };
-        return scf::ForOp::create(
-            builder, loc, index(lane),
-            arith::ConstantIndexOp::create(builder, loc, over.columns / width),
-            arith::ConstantIndexOp::create(builder, loc, threads), init,
-            [&](OpBuilder &nb, Location nl, Value chunk, ValueRange state) {
-              KernelEmitter le(nb, nl);
-              Value column = le.mul(
-                  arith::IndexCastOp::create(nb, nl, nb.getI64Type(), chunk),
-                  le.i64(width));
-              scf::YieldOp::create(nb, nl, body(le, column, state));
-            });
-      };
+  // lane + threads, ... of a row of a matrix of shape `over`, in order;
+  // `body` gets the first column of each, and for the cached input its
+  // chunk.
+  using RowBody = function_ref<SmallVector<Value>(KernelEmitter &, Value, Value,
+                                                  ValueRange)>;
+  auto overRow = [&](const MatrixShape &over, bool cachedInput, ValueRange init,
+                     RowBody body) -> SmallVector<Value> {
+    int64_t width = over.vectorWidth;
+    if (cachedInput && !cachedChunks.empty()) {
+      SmallVector<Value> state(init);
+      for (auto [j, chunk] : llvm::enumerate(cachedChunks))
+        state = body(
+            e, e.mul(e.add(lane, e.i64(int64_t(j) * threads)), e.i64(width)),
+            chunk, state);
+      return state;
+    }
+    auto index = [&](Value v) -> Value {
+      return arith::IndexCastOp::create(builder, loc, builder.getIndexType(),
+                                        v);
+    };
+    auto loop = scf::ForOp::create(
+        builder, loc, index(lane),
+        arith::ConstantIndexOp::create(builder, loc, over.columns / width),
+        arith::ConstantIndexOp::create(builder, loc, threads), init,
+        [&](OpBuilder &nb, Location nl, Value chunk, ValueRange state) {
+          KernelEmitter le(nb, nl);
+          Value column =
+              le.mul(arith::IndexCastOp::create(nb, nl, nb.getI64Type(), chunk),
+                     le.i64(width));
+          scf::YieldOp::create(nb, nl, body(le, column, Value(), state));
+        });
+    return SmallVector<Value>(loop.getResults());
+  };
 
   for (size_t index = 0; index < program.steps.size(); ++index) {
     const RowStep &step = program.steps[index];
@@ -108,14 +138,17 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
     case RowStep::Kind::Reduce: {
       const MatrixShape &over =
           step.source ? program.sourceShape.value_or(shape) : shape;
-      auto loop = overRow(
-          over, ValueRange{e.f32(getReductionIdentity(step.reduction))},
-          [&](KernelEmitter &le, Value column, ValueRange state) {
+      SmallVector<Value> partial = overRow(
+          over, !step.source,
+          ValueRange{e.f32(getReductionIdentity(step.reduction))},
+          [&](KernelEmitter &le, Value column, Value chunk, ValueRange state) {
             Value matrix = step.source ? pointer(*step.source) : args[0];
             SmallVector<Value> xs =
-                le.loadLanes(matrix, over.elementType,
-                             le.add(le.mul(row, le.i64(over.columns)), column),
-                             over.vectorWidth);
+                chunk ? le.chunkLanes(chunk)
+                      : le.loadLanes(
+                            matrix, over.elementType,
+                            le.add(le.mul(row, le.i64(over.columns)), column),
+                            over.vectorWidth);
             auto lanes = operandLanes(le, step, over, column);
             Value acc = state.front();
             for (int64_t l = 0; l < over.vectorWidth; ++l)
@@ -125,7 +158,7 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
             return SmallVector<Value>{acc};
           });
       stepValues[index] =
-          reduceAcrossThreads(builder, loc, step.reduction, loop.getResult(0),
+          reduceAcrossThreads(builder, loc, step.reduction, partial.front(),
                               lane, threads, scratch);
       break;
     }
@@ -159,12 +192,14 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
       break;
     }
     case RowStep::Kind::Map:
-      overRow(shape, ValueRange(),
-              [&](KernelEmitter &le, Value column, ValueRange) {
+      overRow(shape, /*cachedInput=*/true, ValueRange(),
+              [&](KernelEmitter &le, Value column, Value chunk, ValueRange) {
                 Value first =
                     le.add(le.mul(row, le.i64(shape.columns)), column);
-                SmallVector<Value> xs = le.loadLanes(args[0], shape.elementType,
-                                                     first, shape.vectorWidth);
+                SmallVector<Value> xs =
+                    chunk ? le.chunkLanes(chunk)
+                          : le.loadLanes(args[0], shape.elementType, first,
+                                         shape.vectorWidth);
                 auto lanes = operandLanes(le, step, shape, column);
                 for (int64_t l = 0; l < shape.vectorWidth; ++l)
                   xs[l] = step.fn(le.b, le.loc, xs[l], laneOperands(lanes, l));

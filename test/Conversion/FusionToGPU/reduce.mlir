@@ -95,7 +95,8 @@ func.func @long_rows(%x: tensor<?x8192xbf16>) -> tensor<?x1xbf16> {
 // two lanes a group, one chunk each, then one shuffle.
 // Its row values are [M, 4]; a scalar step reads a [4] column vector at g
 // and an [M, 2] matrix at (m, g / 2); the elementwise step reads the [32]
-// columns from 8g and a residual matrix as the input.
+// columns from 8g and a residual matrix as the input. Two steps read the
+// input: each lane loads its chunk once and keeps it in registers.
 // CHECK-LABEL: llvm.func @groups(
 // CHECK: fusion_rt.launch @fusion_kernels::@groups_0_rows
 // CHECK-NOT: fusion_rt.launch
@@ -103,8 +104,9 @@ func.func @long_rows(%x: tensor<?x8192xbf16>) -> tensor<?x1xbf16> {
 // CHECK: arith.remui
 // CHECK: %[[MROW:.*]] = arith.divui %[[PROW:[0-9]+]], %{{.*}} : i64
 // CHECK: %[[GROUP:.*]] = arith.remui %[[PROW]], %{{.*}} : i64
-// CHECK: scf.for
-// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK: %[[CHUNK:.*]] = llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK-NOT: scf.for
+// CHECK: vector.extract %[[CHUNK]][0]
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
 // CHECK-NOT: gpu.shuffle
 // CHECK: llvm.getelementptr %[[GC]][%[[GROUP]]]
@@ -113,9 +115,10 @@ func.func @long_rows(%x: tensor<?x8192xbf16>) -> tensor<?x1xbf16> {
 // CHECK: %[[HI:.*]] = arith.addi %[[HROW]], %[[HALF]] : i64
 // CHECK: llvm.getelementptr %[[H]][%[[HI]]]
 // CHECK: llvm.getelementptr %[[SCALED]][%[[PROW]]]
-// CHECK: scf.for
-// CHECK: %[[FIRST:.*]] = arith.addi %{{.*}}, %{{.*}} : i64
-// CHECK: llvm.getelementptr %[[IN]][%[[FIRST]]]
+// CHECK-NOT: llvm.getelementptr %[[IN]]
+// CHECK: %[[ROWSTART:.*]] = arith.muli %[[PROW]], %{{.*}} : i64
+// CHECK: %[[FIRST:.*]] = arith.addi %[[ROWSTART]], %{{.*}} : i64
+// CHECK: vector.extract %[[CHUNK]][0]
 // CHECK: %[[GCOL:.*]] = arith.muli %[[GROUP]], %{{.*}} : i64
 // CHECK: %[[COL:.*]] = arith.addi %[[GCOL]], %{{.*}} : i64
 // CHECK: llvm.getelementptr %[[C]][%[[COL]]]
@@ -172,4 +175,47 @@ func.func @groups_of_six(%x: tensor<?x24xf32>, %r: tensor<?x24xf32>)
     fusion.yield %1 : f32
   }
   return %y : tensor<?x24xf32>
+}
+
+// -----
+
+// A layer norm of 4096 bf16 columns: 512 chunks, a warp a row, 16 chunks a
+// lane, each loaded once and kept in registers for the three steps that
+// read the row (no loop over the row, one load of each chunk).
+// CHECK-LABEL: llvm.func @wide_layer_norm(
+// CHECK: gpu.func @wide_layer_norm_0_rows(%[[IN:.*]]: !llvm.ptr, %{{.*}}: i64, %[[OUT:.*]]: !llvm.ptr) kernel
+// CHECK-COUNT-16: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
+// CHECK-NOT: scf.for
+// CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr -> vector<8xbf16>
+// CHECK: math.rsqrt
+// CHECK: llvm.getelementptr %[[OUT]]
+// CHECK: gpu.return
+func.func @wide_layer_norm(%x: tensor<?x4096xbf16>) -> tensor<?x4096xbf16> {
+  %sum = fusion.reduce sum %x : tensor<?x4096xbf16> -> tensor<?x1xbf16> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  %squares = fusion.reduce sum %x rows(%sum : tensor<?x1xbf16>)
+      : tensor<?x4096xbf16> -> tensor<?x1xbf16> {
+  ^bb0(%v: f32, %s: f32):
+    %n = arith.constant 4096.0 : f32
+    %0 = arith.divf %s, %n : f32
+    %1 = arith.subf %v, %0 : f32
+    %2 = arith.mulf %1, %1 : f32
+    fusion.yield %2 : f32
+  }
+  %y = fusion.elementwise %x rows(%sum, %squares : tensor<?x1xbf16>, tensor<?x1xbf16>)
+      : tensor<?x4096xbf16> {
+  ^bb0(%v: f32, %s: f32, %q: f32):
+    %n = arith.constant 4096.0 : f32
+    %eps = arith.constant 1.0e-05 : f32
+    %0 = arith.divf %s, %n : f32
+    %1 = arith.subf %v, %0 : f32
+    %2 = arith.divf %q, %n : f32
+    %3 = arith.addf %2, %eps : f32
+    %4 = math.rsqrt %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    fusion.yield %5 : f32
+  }
+  return %y : tensor<?x4096xbf16>
 }
