@@ -4,7 +4,7 @@ zoo.py) checked with both strategies in every precision, and one model per
 category timed at the sizes users run against eager PyTorch, torch.compile
 and the raw GEMM.
 
-    epilogue_family.py prepare check [STRATEGIES [MODELS]]|bench   (build
+    epilogue_family.py prepare check [STRATEGIES [MODELS]]|bench [PART]   (build
         machine) compiles every library the run loads into the cache
         ($FUSION_CACHE_DIR), for sm_90;
     epilogue_family.py run check [STRATEGIES [MODELS]]|bench PART   (GPU
@@ -206,9 +206,9 @@ def bench_model(body, norm, training, k, n, dtype, device):
                                                        dtype=dtype)
 
 
-def prepare_bench():
+def prepare_bench(part=None):
     for category, name, body, norm, training, m, k, n, pname, _ in \
-            bench_cases():
+            bench_cases(part):
         dtype, precision, _ = PRECISIONS[pname]
         model = bench_model(body, norm, training, k, n, dtype, "cpu")
         x = torch.randn(4, k, dtype=dtype)
@@ -301,5 +301,5 @@ if __name__ == "__main__":
         models = sys.argv[4].split(",") if len(sys.argv) > 4 else ZOO
         sys.exit((prepare_check if action == "prepare" else run_check)(
             picked, models))
-    sys.exit(prepare_bench() if action == "prepare" else
-             run_bench(sys.argv[3]))
+    part = sys.argv[3] if len(sys.argv) > 3 else None
+    sys.exit(prepare_bench(part) if action == "prepare" else run_bench(part))

@@ -352,18 +352,19 @@ void GemmEpilogueEmitter::emitRowPartials(Value staging) {
       [&](OpBuilder &nb, Location, Value first, ValueRange) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value unit = add(div(t.thread, threadsPerSpan), first);
-        Value unitInTile = lessThan(unit, idx(spansPerTile));
-        unit = select(unitInTile, unit, idx(0));
-        Value row = unit, spanInRow, spanColumn;
+        // The thread's span, the spanInRow-th of tile row `row`.
+        Value spanOfTile = add(div(t.thread, threadsPerSpan), first);
+        Value spanInTile = lessThan(spanOfTile, idx(spansPerTile));
+        spanOfTile = select(spanInTile, spanOfTile, idx(0));
+        Value row = spanOfTile, spanInRow, spanColumn;
         if (spansPerRow > 1) {
-          row = div(unit, spansPerRow);
-          spanInRow = rem(unit, spansPerRow);
+          row = div(spanOfTile, spansPerRow);
+          spanInRow = rem(spanOfTile, spansPerRow);
           spanColumn = mul(spanInRow, span);
         }
         Value globalRow = add(t.rowBase, row);
         Value stores =
-            both(both(unitInTile, lessThan(globalRow, t.rows)), equal(lane, 0));
+            both(both(spanInTile, lessThan(globalRow, t.rows)), equal(lane, 0));
         if (spanColumn)
           stores =
               both(stores, lessThan(add(t.columnBase, spanColumn), idx(p.n)));
