@@ -78,40 +78,60 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
     return llvm::map_to_vector(
         lanes, [&](const SmallVector<Value> &values) { return values[l]; });
   };
-  // A row of the input whose chunks spread evenly over its threads, at most
-  // kMaxCachedChunks a thread, is read from memory once when several steps
-  // read it (a norm's passes, softmax's): each thread keeps its chunks, as
-  // loaded, in registers.
+  // A row of the input that several steps read (a norm's passes,
+  // softmax's) is read from memory once when each thread's chunks, at most
+  // kMaxCachedChunks, fit in registers: each thread keeps them as loaded.
+  // Where the chunks do not spread evenly, a thread's last chunk may lie
+  // past the row: it loads the row's last chunk instead and leaves it out.
+  struct CachedChunk {
+    Value chunk;
+    Value index; ///< of the chunk in the row
+    Value valid; ///< whether it lies in the row; null where it always does
+  };
   int64_t inputChunks = shape.columns / shape.vectorWidth;
+  int64_t chunksPerThread = (inputChunks + threads - 1) / threads;
   int64_t inputReaders = llvm::count_if(program.steps, [](const RowStep &s) {
     return s.kind == RowStep::Kind::Map ||
            (s.kind == RowStep::Kind::Reduce && !s.source);
   });
-  SmallVector<Value> cachedChunks;
-  if (inputReaders > 1 && inputChunks % threads == 0 &&
-      inputChunks / threads <= kMaxCachedChunks)
-    for (int64_t j = 0; j < inputChunks / threads; ++j)
-      cachedChunks.push_back(
+  SmallVector<CachedChunk> cachedChunks;
+  if (inputReaders > 1 && chunksPerThread <= kMaxCachedChunks)
+    for (int64_t j = 0; j < chunksPerThread; ++j) {
+      CachedChunk cached;
+      cached.index = e.add(lane, e.i64(j * threads));
+      if ((j + 1) * threads > inputChunks) {
+        cached.valid = e.lessThan(cached.index, e.i64(inputChunks));
+        cached.index = arith::SelectOp::create(
+            builder, loc, cached.valid, cached.index, e.i64(inputChunks - 1));
+      }
+      cached.chunk =
           e.loadChunk(args[0], shape.elementType,
                       e.add(e.mul(row, e.i64(shape.columns)),
-                            e.mul(e.add(lane, e.i64(j * threads)),
-                                  e.i64(shape.vectorWidth))),
-                      shape.vectorWidth));
+                            e.mul(cached.index, e.i64(shape.vectorWidth))),
+                      shape.vectorWidth);
+      cachedChunks.push_back(cached);
+    }
   // Thread `lane` visits the chunks of `over.vectorWidth` columns lane,
   // lane + threads, ... of a row of a matrix of shape `over`, in order;
   // `body` gets the first column of each, and for the cached input its
-  // chunk.
-  using RowBody = function_ref<SmallVector<Value>(KernelEmitter &, Value, Value,
-                                                  ValueRange)>;
+  // chunk and whether it lies in the row (the state it returns for one that
+  // does not is dropped).
+  using RowBody = function_ref<SmallVector<Value>(
+      KernelEmitter &, Value column, Value chunk, Value valid, ValueRange)>;
   auto overRow = [&](const MatrixShape &over, bool cachedInput, ValueRange init,
                      RowBody body) -> SmallVector<Value> {
     int64_t width = over.vectorWidth;
     if (cachedInput && !cachedChunks.empty()) {
       SmallVector<Value> state(init);
-      for (auto [j, chunk] : llvm::enumerate(cachedChunks))
-        state = body(
-            e, e.mul(e.add(lane, e.i64(int64_t(j) * threads)), e.i64(width)),
-            chunk, state);
+      for (const CachedChunk &cached : cachedChunks) {
+        SmallVector<Value> next = body(e, e.mul(cached.index, e.i64(width)),
+                                       cached.chunk, cached.valid, state);
+        if (cached.valid)
+          for (auto [value, previous] : llvm::zip(next, state))
+            value = arith::SelectOp::create(builder, loc, cached.valid, value,
+                                            previous);
+        state = std::move(next);
+      }
       return state;
     }
     auto index = [&](Value v) -> Value {
@@ -127,7 +147,8 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
           Value column =
               le.mul(arith::IndexCastOp::create(nb, nl, nb.getI64Type(), chunk),
                      le.i64(width));
-          scf::YieldOp::create(nb, nl, body(le, column, Value(), state));
+          scf::YieldOp::create(nb, nl,
+                               body(le, column, Value(), Value(), state));
         });
     return SmallVector<Value>(loop.getResults());
   };
@@ -141,7 +162,8 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
       SmallVector<Value> partial = overRow(
           over, !step.source,
           ValueRange{e.f32(getReductionIdentity(step.reduction))},
-          [&](KernelEmitter &le, Value column, Value chunk, ValueRange state) {
+          [&](KernelEmitter &le, Value column, Value chunk, Value,
+              ValueRange state) {
             Value matrix = step.source ? pointer(*step.source) : args[0];
             SmallVector<Value> xs =
                 chunk ? le.chunkLanes(chunk)
@@ -193,7 +215,8 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
     }
     case RowStep::Kind::Map:
       overRow(shape, /*cachedInput=*/true, ValueRange(),
-              [&](KernelEmitter &le, Value column, Value chunk, ValueRange) {
+              [&](KernelEmitter &le, Value column, Value chunk, Value valid,
+                  ValueRange) {
                 Value first =
                     le.add(le.mul(row, le.i64(shape.columns)), column);
                 SmallVector<Value> xs =
@@ -203,7 +226,11 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
                 auto lanes = operandLanes(le, step, shape, column);
                 for (int64_t l = 0; l < shape.vectorWidth; ++l)
                   xs[l] = step.fn(le.b, le.loc, xs[l], laneOperands(lanes, l));
-                auto store = scf::IfOp::create(le.b, le.loc, inRange, false);
+                Value stores =
+                    valid ? arith::AndIOp::create(le.b, le.loc, inRange, valid)
+                                .getResult()
+                          : inRange;
+                auto store = scf::IfOp::create(le.b, le.loc, stores, false);
                 OpBuilder::InsertionGuard guard(le.b);
                 le.b.setInsertionPointToStart(&store.getThenRegion().front());
                 le.storeLanes(xs, pointer(*step.output), resultType, first);

@@ -10,25 +10,32 @@
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config --fusion-lower-to-gpu --fusion-lower-kernels-to-nvvm | FileCheck %s --check-prefix=NVVM
 
 // Softmax over 40 columns, with its maximum returned too: one launch over
-// ceil(M / 16) blocks of 16 rows (10 chunks: 16 lanes a row), the input
-// and 2 pointers (the output and
+// ceil(M / 16) blocks of 16 rows (10 chunks: 16 lanes a row, each keeping
+// its chunk in registers for the three steps; lanes 10-15 load chunk 9 and
+// leave it out), the input and 2 pointers (the output and
 // the maximum; the sum stays in registers).
 // CHECK-LABEL: llvm.func @softmax(
 // CHECK: fusion_rt.launch @fusion_kernels::@softmax_0_rows grid(%{{.*}}, %{{.*}}) block 256 shared 0 stream(%{{.*}}) args(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : !llvm.ptr, i64, !llvm.ptr, !llvm.ptr) : i32
 // CHECK-NOT: fusion_rt.launch
 // CHECK: gpu.func @softmax_0_rows(%[[IN:.*]]: !llvm.ptr, %[[M:.*]]: i64, %[[MAXOUT:.*]]: !llvm.ptr, %[[OUT:.*]]: !llvm.ptr) kernel
 // CHECK-NOT: workgroup
-// CHECK: scf.for
-// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK: %[[VALID:.*]] = arith.cmpi slt, %{{.*}}, %c10_i64 : i64
+// CHECK: arith.select %[[VALID]], %{{.*}}, %c9_i64 : i64
+// CHECK: %[[CHUNK:.*]] = llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK-NOT: scf.for
 // CHECK-COUNT-4: arith.maximumf
+// CHECK: arith.select %[[VALID]], %{{.*}}, %{{.*}} : f32
 // CHECK: gpu.shuffle  xor %{{.*}}, %{{.*}}, %{{.*}} : f32
 // CHECK: llvm.getelementptr %[[MAXOUT]]
 // CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr
-// CHECK: scf.for
+// CHECK: vector.extract %[[CHUNK]][0]
 // CHECK-COUNT-4: math.exp
+// CHECK: arith.select %[[VALID]]
 // CHECK: gpu.shuffle  xor
-// CHECK: scf.for
+// CHECK: vector.extract %[[CHUNK]][0]
 // CHECK-COUNT-4: math.exp
+// CHECK: %[[STORES:.*]] = arith.andi %{{.*}}, %[[VALID]] : i1
+// CHECK: scf.if %[[STORES]]
 // CHECK: llvm.getelementptr %[[OUT]]
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr
 // NVVM-LABEL: llvm.func @softmax_0_rows(
@@ -218,4 +225,29 @@ func.func @wide_layer_norm(%x: tensor<?x4096xbf16>) -> tensor<?x4096xbf16> {
     fusion.yield %5 : f32
   }
   return %y : tensor<?x4096xbf16>
+}
+
+// -----
+
+// Rows of 3000 f32 columns: 750 chunks, a warp a row, 24 chunks a lane, more
+// than a thread keeps: each step loops over the row and loads it again.
+// CHECK-LABEL: llvm.func @uncached_rows(
+// CHECK: gpu.func @uncached_rows_0_rows(
+// CHECK: scf.for
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK: scf.for
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+func.func @uncached_rows(%x: tensor<?x3000xf32>) -> tensor<?x3000xf32> {
+  %sum = fusion.reduce sum %x : tensor<?x3000xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  %y = fusion.elementwise %x rows(%sum : tensor<?x1xf32>) : tensor<?x3000xf32> {
+  ^bb0(%v: f32, %s: f32):
+    %n = arith.constant 3000.0 : f32
+    %0 = arith.divf %s, %n : f32
+    %1 = arith.subf %v, %0 : f32
+    fusion.yield %1 : f32
+  }
+  return %y : tensor<?x3000xf32>
 }
