@@ -864,7 +864,7 @@ void HostEmitter::planGemmTileReductions(FusedLinearOp op,
   TileReductions tiles;
   tiles.plan = std::move(*plan);
   tiles.span = *span;
-  tiles.partialColumns = (n + *span - 1) / *span;
+  tiles.partialColumns = countPartialColumns(n, *span);
   Value bytes = mul(rowsOf(result), c64(tiles.partialColumns * 4));
   for (const TileReducedStep &step : tiles.plan.reductions)
     for (unsigned i = 0; i < step.reduction.partialCount(); ++i)

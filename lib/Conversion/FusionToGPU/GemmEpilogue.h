@@ -62,6 +62,12 @@ inline int64_t countColumnTiles(GemmConfigAttr config, int64_t n) {
   return (n + config.getBlockN() - 1) / config.getBlockN();
 }
 
+/// The partials of a row of N columns reduced in spans of `span` columns
+/// (see getRowReductionSpan): ceil(N / span).
+inline int64_t countPartialColumns(int64_t n, int64_t span) {
+  return (n + span - 1) / span;
+}
+
 /// What one generated GEMM kernel computes, and how: out = epilogue(alpha *
 /// x.w^T + bias, columns, rows), for x: [M, K] (M dynamic), w: [N, K], out:
 /// [M, N], all `elementType`, by a verified generated `config`.
@@ -89,7 +95,7 @@ struct GemmKernelProblem {
   GemmSharedLayout sharedLayout() const;
   /// The spans along N: the columns of each [M, spans] partial matrix.
   int64_t partialColumns() const {
-    return (n + reductionSpan - 1) / reductionSpan;
+    return countPartialColumns(n, reductionSpan);
   }
 };
 

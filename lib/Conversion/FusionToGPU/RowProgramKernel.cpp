@@ -112,20 +112,23 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
       cachedChunks.push_back(cached);
     }
   // Thread `lane` visits the chunks of `over.vectorWidth` columns lane,
-  // lane + threads, ... of a row of a matrix of shape `over`, in order;
-  // `body` gets the first column of each, and for the cached input its
-  // chunk and whether it lies in the row (the state it returns for one that
-  // does not is dropped).
-  using RowBody = function_ref<SmallVector<Value>(
-      KernelEmitter &, Value column, Value chunk, Value valid, ValueRange)>;
-  auto overRow = [&](const MatrixShape &over, bool cachedInput, ValueRange init,
+  // lane + threads, ... of its row of `matrix` (of shape `over`), in order:
+  // `body` gets each chunk's first column and its elements as f32 lanes,
+  // and whether it lies in the row where that may not hold (the state it
+  // returns for one that does not is dropped). The input's chunks come from
+  // the registers where they are kept.
+  using RowBody = function_ref<SmallVector<Value>(KernelEmitter &, Value column,
+                                                  ArrayRef<Value> xs,
+                                                  Value valid, ValueRange)>;
+  auto overRow = [&](Value matrix, const MatrixShape &over, ValueRange init,
                      RowBody body) -> SmallVector<Value> {
     int64_t width = over.vectorWidth;
-    if (cachedInput && !cachedChunks.empty()) {
+    if (matrix == args[0] && !cachedChunks.empty()) {
       SmallVector<Value> state(init);
       for (const CachedChunk &cached : cachedChunks) {
-        SmallVector<Value> next = body(e, e.mul(cached.index, e.i64(width)),
-                                       cached.chunk, cached.valid, state);
+        SmallVector<Value> next =
+            body(e, e.mul(cached.index, e.i64(width)),
+                 e.chunkLanes(cached.chunk), cached.valid, state);
         if (cached.valid)
           for (auto [value, previous] : llvm::zip(next, state))
             value = arith::SelectOp::create(builder, loc, cached.valid, value,
@@ -147,8 +150,10 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
           Value column =
               le.mul(arith::IndexCastOp::create(nb, nl, nb.getI64Type(), chunk),
                      le.i64(width));
-          scf::YieldOp::create(nb, nl,
-                               body(le, column, Value(), Value(), state));
+          SmallVector<Value> xs = le.loadLanes(
+              matrix, over.elementType,
+              le.add(le.mul(row, le.i64(over.columns)), column), width);
+          scf::YieldOp::create(nb, nl, body(le, column, xs, Value(), state));
         });
     return SmallVector<Value>(loop.getResults());
   };
@@ -159,26 +164,19 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
     case RowStep::Kind::Reduce: {
       const MatrixShape &over =
           step.source ? program.sourceShape.value_or(shape) : shape;
-      SmallVector<Value> partial = overRow(
-          over, !step.source,
-          ValueRange{e.f32(getReductionIdentity(step.reduction))},
-          [&](KernelEmitter &le, Value column, Value chunk, Value,
-              ValueRange state) {
-            Value matrix = step.source ? pointer(*step.source) : args[0];
-            SmallVector<Value> xs =
-                chunk ? le.chunkLanes(chunk)
-                      : le.loadLanes(
-                            matrix, over.elementType,
-                            le.add(le.mul(row, le.i64(over.columns)), column),
-                            over.vectorWidth);
-            auto lanes = operandLanes(le, step, over, column);
-            Value acc = state.front();
-            for (int64_t l = 0; l < over.vectorWidth; ++l)
-              acc = buildReductionCombine(
-                  le.b, le.loc, step.reduction, acc,
-                  step.fn(le.b, le.loc, xs[l], laneOperands(lanes, l)));
-            return SmallVector<Value>{acc};
-          });
+      SmallVector<Value> partial =
+          overRow(step.source ? pointer(*step.source) : args[0], over,
+                  ValueRange{e.f32(getReductionIdentity(step.reduction))},
+                  [&](KernelEmitter &le, Value column, ArrayRef<Value> xs,
+                      Value, ValueRange state) {
+                    auto lanes = operandLanes(le, step, over, column);
+                    Value acc = state.front();
+                    for (int64_t l = 0; l < over.vectorWidth; ++l)
+                      acc = buildReductionCombine(
+                          le.b, le.loc, step.reduction, acc,
+                          step.fn(le.b, le.loc, xs[l], laneOperands(lanes, l)));
+                    return SmallVector<Value>{acc};
+                  });
       stepValues[index] =
           reduceAcrossThreads(builder, loc, step.reduction, partial.front(),
                               lane, threads, scratch);
@@ -214,15 +212,12 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
       break;
     }
     case RowStep::Kind::Map:
-      overRow(shape, /*cachedInput=*/true, ValueRange(),
-              [&](KernelEmitter &le, Value column, Value chunk, Value valid,
-                  ValueRange) {
+      overRow(args[0], shape, ValueRange(),
+              [&](KernelEmitter &le, Value column, ArrayRef<Value> inputs,
+                  Value valid, ValueRange) {
                 Value first =
                     le.add(le.mul(row, le.i64(shape.columns)), column);
-                SmallVector<Value> xs =
-                    chunk ? le.chunkLanes(chunk)
-                          : le.loadLanes(args[0], shape.elementType, first,
-                                         shape.vectorWidth);
+                SmallVector<Value> xs(inputs);
                 auto lanes = operandLanes(le, step, shape, column);
                 for (int64_t l = 0; l < shape.vectorWidth; ++l)
                   xs[l] = step.fn(le.b, le.loc, xs[l], laneOperands(lanes, l));

@@ -123,9 +123,10 @@ func.func @long_rows(%x: tensor<?x8192xbf16>) -> tensor<?x1xbf16> {
 // CHECK: llvm.getelementptr %[[H]][%[[HI]]]
 // CHECK: llvm.getelementptr %[[SCALED]][%[[PROW]]]
 // CHECK-NOT: llvm.getelementptr %[[IN]]
+// CHECK: vector.extract %[[CHUNK]][0]
+// CHECK-NOT: llvm.getelementptr %[[IN]]
 // CHECK: %[[ROWSTART:.*]] = arith.muli %[[PROW]], %{{.*}} : i64
 // CHECK: %[[FIRST:.*]] = arith.addi %[[ROWSTART]], %{{.*}} : i64
-// CHECK: vector.extract %[[CHUNK]][0]
 // CHECK: %[[GCOL:.*]] = arith.muli %[[GROUP]], %{{.*}} : i64
 // CHECK: %[[COL:.*]] = arith.addi %[[GCOL]], %{{.*}} : i64
 // CHECK: llvm.getelementptr %[[C]][%[[COL]]]
