@@ -87,6 +87,12 @@ int32_t __fusion_rt_tensor_map(void *map, const void *base, int32_t dtype,
 int32_t __fusion_rt_launch(const void *image, const char *kernel, int64_t gridX,
                            int64_t gridY, int32_t blockX, int32_t sharedBytes,
                            void *stream, void **args);
+/* The same for a kernel whose blocks stride over gridX work items: at most
+ * as many blocks along X as the stream's device holds at once. */
+int32_t __fusion_rt_launch_persistent(const void *image, const char *kernel,
+                                      int64_t gridX, int64_t gridY,
+                                      int32_t blockX, int32_t sharedBytes,
+                                      void *stream, void **args);
 
 #ifdef __cplusplus
 }

@@ -8,8 +8,10 @@
 
 #include "Internal.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <utility>
 
 using namespace fusion::runtime;
@@ -65,15 +67,44 @@ static int32_t getKernel(const void *image, const char *name, int device,
   return raiseLimit();
 }
 
-extern "C" int32_t __fusion_rt_launch(const void *image, const char *name,
-                                      int64_t gridX, int64_t gridY,
-                                      int32_t blockX, int32_t sharedBytes,
-                                      void *stream, void **args) {
+/// The blocks of `kernel` that `device` holds at once.
+static int32_t getResidentBlocks(cudaKernel_t kernel, int device,
+                                 int32_t blockX, int32_t sharedBytes,
+                                 int64_t *blocks) {
+  static std::mutex mutex;
+  static std::map<std::tuple<cudaKernel_t, int, int32_t, int32_t>, int64_t>
+      known;
+  std::lock_guard<std::mutex> lock(mutex);
+  int64_t &count = known[{kernel, device, blockX, sharedBytes}];
+  if (!count) {
+    int perMultiprocessor = 0, multiprocessors = 0;
+    if (int32_t status = checkCuda(
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &perMultiprocessor, reinterpret_cast<const void *>(kernel),
+                blockX, static_cast<size_t>(sharedBytes)),
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessor"))
+      return status;
+    if (int32_t status = checkCuda(
+            cudaDeviceGetAttribute(&multiprocessors,
+                                   cudaDevAttrMultiProcessorCount, device),
+            "cudaDeviceGetAttribute (multiprocessors)"))
+      return status;
+    if (perMultiprocessor <= 0)
+      return fail(FUSION_ERROR_CUDA,
+                  "a block of the kernel does not fit a multiprocessor");
+    count = static_cast<int64_t>(perMultiprocessor) * multiprocessors;
+  }
+  *blocks = count;
+  return FUSION_SUCCESS;
+}
+
+/// Launches `name`; a persistent kernel's grid X is cut to the blocks the
+/// device holds at once.
+static int32_t launch(const void *image, const char *name, int64_t gridX,
+                      int64_t gridY, int32_t blockX, int32_t sharedBytes,
+                      bool persistent, void *stream, void **args) {
   if (gridX <= 0 || gridY <= 0)
     return FUSION_SUCCESS; // Nothing to do for an empty tensor.
-  if (gridX > 0x7fffffff || gridY > 65535)
-    return fail(FUSION_ERROR_INVALID_ARGUMENT,
-                std::string("grid of kernel ") + name + " is too large");
   DeviceGuard guard(stream);
   if (guard.status() != FUSION_SUCCESS)
     return guard.status();
@@ -81,10 +112,36 @@ extern "C" int32_t __fusion_rt_launch(const void *image, const char *name,
   if (int32_t status =
           getKernel(image, name, guard.device(), sharedBytes, &kernel))
     return status;
+  if (persistent) {
+    int64_t resident;
+    if (int32_t status = getResidentBlocks(kernel, guard.device(), blockX,
+                                           sharedBytes, &resident))
+      return status;
+    gridX = std::min(gridX, resident);
+  }
+  if (gridX > 0x7fffffff || gridY > 65535)
+    return fail(FUSION_ERROR_INVALID_ARGUMENT,
+                std::string("grid of kernel ") + name + " is too large");
   dim3 grid(static_cast<unsigned>(gridX), static_cast<unsigned>(gridY));
   return checkCuda(cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
                                     grid, dim3(blockX), args,
                                     static_cast<size_t>(sharedBytes),
                                     static_cast<cudaStream_t>(stream)),
                    name);
+}
+
+extern "C" int32_t __fusion_rt_launch(const void *image, const char *name,
+                                      int64_t gridX, int64_t gridY,
+                                      int32_t blockX, int32_t sharedBytes,
+                                      void *stream, void **args) {
+  return launch(image, name, gridX, gridY, blockX, sharedBytes,
+                /*persistent=*/false, stream, args);
+}
+
+extern "C" int32_t
+__fusion_rt_launch_persistent(const void *image, const char *name,
+                              int64_t gridX, int64_t gridY, int32_t blockX,
+                              int32_t sharedBytes, void *stream, void **args) {
+  return launch(image, name, gridX, gridY, blockX, sharedBytes,
+                /*persistent=*/true, stream, args);
 }

@@ -62,14 +62,16 @@ MODELS = {
 }
 # Ragged shapes: N = 72 is one tile; N = 3000 is 12 tiles of 256 columns
 # (24 of 128 in 3xTF32), the last ragged; N = 4096 rows stay in the row
-# program's registers (16 chunks a lane in bf16, 4 a thread in f32).
-CHECK_SHAPES = [(77, 40, 72), (1000, 520, 3000), (333, 72, 4096)]
+# program's registers (16 chunks a lane in bf16, 4 a thread in f32);
+# M = 2100 makes more tiles than an H100 runs blocks at once, so that the
+# persistent Hopper kernel's blocks stage several tiles each.
+CHECK_SHAPES = [(77, 40, 72), (2100, 520, 3000), (333, 72, 4096)]
 # Group models' shapes (N a multiple of the groups): 32 groups of 128
 # columns; 2 of 512 (2 or 4 tiles each); windows of 8 (spans of 8, the
 # last tile's past N in 3000); groups of 18 (straddling, unaligned).
-GROUP_SHAPES = {"group_norm(y, 32)": [(1000, 520, 4096)],
+GROUP_SHAPES = {"group_norm(y, 32)": [(2100, 520, 4096)],
                 "gelu(group_norm(y, 2))": [(333, 72, 1024)],
-                "max_pool(y, 8)": [(1000, 520, 3000)],
+                "max_pool(y, 8)": [(2100, 520, 3000)],
                 "avg_pool(-y, 8)": [(77, 40, 72)],
                 "group var(y, 4)": [(77, 40, 72)]}
 # cublas: the same row programs over the written output.

@@ -25,11 +25,13 @@ LIBRARIES = {"fp32": "workloads_f32_fp32.so", "tf32": "workloads_f32_tf32.so",
              "bf16": "workloads_bf16.so", "f16": "workloads_f16.so"}
 DTYPES = {"fp32": torch.float32, "tf32": torch.float32,
           "bf16": torch.bfloat16, "f16": torch.float16}
-# (function, kind, batches): ragged M, N (4000, 129) and K (1000, 513).
-CHECKS = [("a_8192x8192", "a", [256, 77]), ("a_1000x4000", "a", [333]),
-          ("a_513x129", "a", [97]), ("b_4096x4096", "b", [512, 77]),
+# (function, kind, batches): ragged M, N (4000, 129) and K (1000, 513);
+# more tiles than an H100's 132 blocks (2000, 1500, 4100 rows), so that the
+# persistent kernel's blocks run several each.
+CHECKS = [("a_8192x8192", "a", [256, 77, 2000]), ("a_1000x4000", "a", [333]),
+          ("a_513x129", "a", [97]), ("b_4096x4096", "b", [512, 77, 1500]),
           ("b_1000x4000", "b", [300]), ("b_513x129", "b", [97]),
-          ("g_4096x4096", "g", [130])]
+          ("g_4096x4096", "g", [130, 4100])]
 # (workload, function, M): the headline shapes.
 BENCH = [("A", "a_8192x8192", 1024), ("B", "b_4096x4096", 16384),
          ("G", "g_8192x8192", 1024), ("G", "g_4096x4096", 16384),

@@ -73,7 +73,7 @@ Value stringConstant(Operation *from, RewriterBase &rewriter, StringRef text) {
 }
 
 /// `fusion_rt.launch` -> the kernel parameter array (a pointer to each
-/// argument) and `__fusion_rt_launch`.
+/// argument) and `__fusion_rt_launch` (`__fusion_rt_launch_persistent`).
 struct LowerLaunch : OpRewritePattern<fusion_rt::LaunchOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -102,8 +102,11 @@ struct LowerLaunch : OpRewritePattern<fusion_rt::LaunchOp> {
         i32Constant(rewriter, loc, op.getShared()),
         op.getStream(),
         pointers};
-    LLVM::LLVMFuncOp callee = lookupOrDeclare(
-        op, rewriter, "__fusion_rt_launch", ValueRange(operands).getTypes());
+    LLVM::LLVMFuncOp callee =
+        lookupOrDeclare(op, rewriter,
+                        op.getPersistent() ? "__fusion_rt_launch_persistent"
+                                           : "__fusion_rt_launch",
+                        ValueRange(operands).getTypes());
     rewriter.replaceOpWithNewOp<LLVM::CallOp>(op, callee, operands);
     return success();
   }

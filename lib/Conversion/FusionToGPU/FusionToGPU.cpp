@@ -407,7 +407,8 @@ void HostEmitter::launch(Kernel kernel, Value rows,
       b, loc, i32Type, symbol, materialize(contract.gridX, rows, operands),
       materialize(contract.gridY, rows, operands),
       b.getI32IntegerAttr(contract.blockSize),
-      b.getI32IntegerAttr(contract.dynamicSharedBytes), stream, args));
+      b.getI32IntegerAttr(contract.dynamicSharedBytes), stream, args,
+      contract.persistent ? b.getUnitAttr() : UnitAttr()));
 }
 
 SmallVector<Value> HostEmitter::bufferPtrs(ValueRange tensors) {

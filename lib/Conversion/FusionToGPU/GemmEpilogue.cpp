@@ -78,8 +78,8 @@ void mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
 }
 
 GemmTilePosition mlir::fusion::rasterizeGemmTile(OpBuilder &b, Location loc,
-                                                 Value rows, int64_t n,
-                                                 GemmConfigAttr c) {
+                                                 Value tile, Value rows,
+                                                 int64_t n, GemmConfigAttr c) {
   auto idx = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -87,14 +87,13 @@ GemmTilePosition mlir::fusion::rasterizeGemmTile(OpBuilder &b, Location loc,
   int64_t tilesN = countColumnTiles(c, n);
   position.blockRowTiles =
       arith::CeilDivUIOp::create(b, loc, rows, idx(c.getBlockM()));
-  Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value groupTiles = idx(c.getGroupM() * tilesN);
-  Value group = arith::DivUIOp::create(b, loc, block, groupTiles);
+  Value group = arith::DivUIOp::create(b, loc, tile, groupTiles);
   Value firstRow = arith::MulIOp::create(b, loc, group, idx(c.getGroupM()));
   Value groupRows = arith::MinUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, position.blockRowTiles, firstRow),
       idx(c.getGroupM()));
-  Value inGroup = arith::RemUIOp::create(b, loc, block, groupTiles);
+  Value inGroup = arith::RemUIOp::create(b, loc, tile, groupTiles);
   position.tileM = arith::AddIOp::create(
       b, loc, firstRow, arith::RemUIOp::create(b, loc, inGroup, groupRows));
   position.tileN = arith::DivUIOp::create(b, loc, inGroup, groupRows);
@@ -163,12 +162,16 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
     for (size_t j = 0; j < run.values.size(); ++j)
       (void)constants(run.column + j);
 
-  // The output tile goes through shared memory (the pipeline's buffers,
-  // free once every thread is past the main loop), so that it leaves in
-  // 16-byte row chunks instead of the accumulators' scattered runs.
-  t.barrier();
-  Value staging =
-      sharedView(0, {c.getBlockM(), layout.stagingRowElements}, elementType);
+  // A staged tile leaves in 16-byte row chunks instead of the
+  // accumulators' scattered runs.
+  bool staged = t.outputPath == GemmOutputPath::Staged;
+  assert((staged || !p.readsStagedTile()) && "the epilogue reads its tile");
+  Value staging;
+  if (staged) {
+    t.barrier();
+    staging =
+        sharedView(0, {c.getBlockM(), layout.stagingRowElements}, elementType);
+  }
   for (const AccumulatorRun &run : runs) {
     SmallVector<Value> results;
     for (auto [j, accumulator] : llvm::enumerate(run.values)) {
@@ -184,6 +187,10 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
                                          add(firstColumn, run.column + j)));
       results.push_back(p.epilogue(b, loc, v, operands));
     }
+    if (!staged) {
+      storeRun(add(firstRow, run.row), add(firstColumn, run.column), results);
+      continue;
+    }
     int64_t width = results.size();
     Value vector = vector::FromElementsOp::create(
         b, loc, VectorType::get({width}, b.getF32Type()), results);
@@ -192,6 +199,8 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
         ValueRange{add(firstRow, run.row), add(firstColumn, run.column)},
         /*nontemporal=*/false, llvm::Align(width * elementBytes(elementType)));
   }
+  if (!staged)
+    return;
   t.barrier();
   if (p.storesOutput)
     storeStagedTile(staging);
@@ -218,6 +227,38 @@ SmallVector<Value> GemmEpilogueEmitter::loadRowOperands(Value row,
         b, loc, operand,
         ValueRange{globalRow, div(globalColumn, p.n / groups)})));
   return values;
+}
+
+void GemmEpilogueEmitter::storeRun(Value row, Value column,
+                                   ArrayRef<Value> results) {
+  int64_t width = results.size();
+  Value globalRow = add(t.rowBase, row);
+  Value globalColumn = add(t.columnBase, column);
+  Value rowOk = lessThan(globalRow, t.rows);
+  Value vector =
+      narrowTo(b, loc,
+               vector::FromElementsOp::create(
+                   b, loc, VectorType::get({width}, b.getF32Type()), results),
+               elementType);
+  // Runs start at multiples of their length: with N one too, a run is all
+  // in or all out of range, and aligned.
+  if (p.n % width == 0) {
+    guarded(both(rowOk, lessThan(globalColumn, idx(p.n))), [&] {
+      vector::StoreOp::create(b, loc, vector, args.out,
+                              ValueRange{globalRow, globalColumn},
+                              /*nontemporal=*/false,
+                              llvm::Align(width * elementBytes(elementType)));
+    });
+    return;
+  }
+  for (int64_t e = 0; e < width; ++e) {
+    Value elementColumn = add(globalColumn, e);
+    guarded(both(rowOk, lessThan(elementColumn, idx(p.n))), [&] {
+      memref::StoreOp::create(b, loc,
+                              vector::ExtractOp::create(b, loc, vector, e),
+                              args.out, ValueRange{globalRow, elementColumn});
+    });
+  }
 }
 
 void GemmEpilogueEmitter::storeStagedTile(Value staging) {

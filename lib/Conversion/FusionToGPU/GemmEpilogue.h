@@ -93,6 +93,9 @@ struct GemmKernelProblem {
   int64_t reductionSpan = 0;
 
   GemmSharedLayout sharedLayout() const;
+  /// Whether the epilogue reads its output tile back (statistics, row
+  /// reductions), which it must then stage in shared memory.
+  bool readsStagedTile() const { return statistics || !rowReductions.empty(); }
   /// The spans along N: the columns of each [M, spans] partial matrix.
   int64_t partialColumns() const {
     return countPartialColumns(n, reductionSpan);
@@ -126,16 +129,29 @@ void completeGemmLaunch(const GemmKernelProblem &problem,
                         SmallVectorImpl<Type> &argTypes,
                         LaunchContract &launch);
 
-/// Where a generated GEMM kernel's block is: blocks run in groups of
-/// `groupM` block rows that sweep the block columns together, so a wave of
-/// blocks shares its x rows and w rows in L2.
+/// Where output tile number `tile` of a generated GEMM is: tiles are
+/// numbered in groups of `groupM` block rows that sweep the block columns
+/// together, so that a wave of blocks shares its x rows and w rows in L2.
 struct GemmTilePosition {
   Value blockRowTiles;       ///< ceil(M / blockM)
-  Value tileM, tileN;        ///< the block's row and column of tiles
+  Value tileM, tileN;        ///< the tile's row and column of tiles
   Value rowBase, columnBase; ///< the tile's first row and column
 };
-GemmTilePosition rasterizeGemmTile(OpBuilder &builder, Location loc, Value rows,
-                                   int64_t n, GemmConfigAttr config);
+GemmTilePosition rasterizeGemmTile(OpBuilder &builder, Location loc, Value tile,
+                                   Value rows, int64_t n,
+                                   GemmConfigAttr config);
+
+/// How an epilogue's output tile leaves the block.
+enum class GemmOutputPath {
+  /// Through shared memory at the layout's origin (the pipeline's buffers,
+  /// which every epilogue thread must be done with), in 16-byte row chunks.
+  /// Statistics and row reductions read the staged tile.
+  Staged,
+  /// From the accumulators' runs straight to memory, leaving the pipeline's
+  /// buffers to the next tile's loads. Only where nothing reads the staged
+  /// tile (see GemmKernelProblem::readsStagedTile).
+  Direct,
+};
 
 /// The block's place in the output and the threads that run its epilogue.
 struct GemmTile {
@@ -149,6 +165,7 @@ struct GemmTile {
   Value shared;
   /// Synchronizes the epilogue's threads.
   std::function<void()> barrier;
+  GemmOutputPath outputPath = GemmOutputPath::Staged;
 };
 
 /// Adjacent outputs of one thread: the accumulators of columns `column`,
@@ -170,9 +187,9 @@ public:
   /// the layout keeps them apart from the pipeline.
   void loadColumnConstants();
   /// The epilogue on each thread's runs, from its first row and column in
-  /// the tile; then the output tile leaves through shared memory (the
-  /// pipeline's buffers: every thread must be past the main loop), and the
-  /// statistics and the row reductions' partials are taken from it.
+  /// the tile; then the output tile leaves by the tile's output path, and
+  /// the statistics and the row reductions' partials are taken from the
+  /// staged tile. A run's first column is a multiple of its length.
   void emit(Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs);
 
 private:
@@ -183,6 +200,10 @@ private:
   /// The row operands' elements for the output at `row`, `column` of the
   /// tile, as f32.
   SmallVector<Value> loadRowOperands(Value row, Value column);
+  /// Stores a run's `results` (f32) to the output at `row`, `column` of the
+  /// tile: one vector store where N keeps runs whole, else element by
+  /// element; what lies past M or N is left out.
+  void storeRun(Value row, Value column, ArrayRef<Value> results);
   /// Writes the output tile out of shared memory, 16 bytes a thread per
   /// store.
   void storeStagedTile(Value staging);

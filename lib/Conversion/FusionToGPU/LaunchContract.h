@@ -79,6 +79,9 @@ struct KernelArgument {
 
 struct LaunchContract {
   RowExpr gridX = RowExpr::constant(1), gridY = RowExpr::constant(1);
+  /// The kernel's blocks stride over `gridX` work items, and the runtime
+  /// launches no more blocks than the device holds at once.
+  bool persistent = false;
   int64_t blockSize;
   int64_t dynamicSharedBytes = 0;
   SmallVector<KernelArgument> arguments;

@@ -165,7 +165,8 @@ void TiledGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   flatX = collapse(x);
   flatW = collapse(w);
 
-  GemmTilePosition position = rasterizeGemmTile(b, loc, rows, p.n, c);
+  GemmTilePosition position = rasterizeGemmTile(
+      b, loc, gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), rows, p.n, c);
   blockRowTiles = position.blockRowTiles;
   tileM = position.tileM;
   rowBase = position.rowBase;

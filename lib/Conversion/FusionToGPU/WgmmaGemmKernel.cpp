@@ -1,14 +1,23 @@
 //===- WgmmaGemmKernel.cpp - GPU backend 3: the Hopper GEMM kernel --------===//
 //
-// One thread block computes a blockM x blockN tile of out = x.w^T with
-// 128 + 128 * W threads: warpgroup 0 is the producer, whose first thread
-// streams 128-byte-deep K slices of x and w into `stages` shared-memory
-// buffers with TMA (the copy engine swizzles them by 128 bytes and fills
-// rows and K past the matrices with zeros); warpgroups 1..W are the
+// A persistent kernel: each thread block computes blockM x blockN tiles of
+// out = x.w^T, tile b, b + grid, ... (the runtime launches as many blocks
+// as the GPU holds at once), with 128 + 128 * W threads: warpgroup 0 is the
+// producer, whose first thread streams 128-byte-deep K slices of x and w
+// into a ring of `stages` shared-memory buffers with TMA (the copy engine
+// swizzles them by 128 bytes and fills rows and K past the matrices with
+// zeros), running on into the block's next tile; warpgroups 1..W are the
 // consumers, each multiplying 64 rows of the tile by all its columns with
 // wgmma straight from shared memory. Per stage a `full` mbarrier counts the
-// TMA bytes in and an `empty` one the consumers' release. setmaxnreg moves
-// the producer's registers to the consumers' accumulators.
+// TMA bytes in and an `empty` one the consumers' release; the ring's slices
+// are numbered across the block's tiles. setmaxnreg moves the producer's
+// registers to the consumers' accumulators.
+//
+// The epilogue writes the output from the accumulators while the producer
+// fills the ring with the next tile. An epilogue that reads its tile back
+// (statistics, row reductions) stages it in the ring's buffers instead, and
+// the producer waits for its release (one more mbarrier) before the next
+// tile's loads.
 //
 // 3xTF32 (fp32 precision of f32 tensors): the tensor cores read a stage's
 // f32 values truncated to tf32, its high parts; the consumers write the
@@ -79,6 +88,26 @@ private:
     NVVM::BarrierOp::create(b, loc, Type(), i32(kConsumerBarrier),
                             i32(c.getConsumerThreads()), {}, Value());
   }
+  /// Shared memory that one proxy (generic loads and stores, or the async
+  /// proxy of TMA and wgmma) wrote or read is next accessed by the other.
+  void fenceSharedProxies() {
+    NVVM::FenceProxyOp::create(
+        b, loc,
+        NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  }
+  /// Waits for phase `parity` of mbarrier `index`.
+  void waitBarrier(Value parity, Value index) {
+    nvgpu::MBarrierTryWaitParityOp::create(b, loc, barriers, parity,
+                                           idx(kWaitHintNs), index);
+  }
+  /// Where the epilogue stages its output tile: the ring, which the
+  /// producer then leaves alone until its release.
+  bool stagesInRing() const { return p.readsStagedTile(); }
+  Value fullBarrier(Value stage) { return stage; }
+  Value emptyBarrier(Value stage) { return add(stage, c.getStages()); }
+  Value epilogueBarrier() { return idx(2 * c.getStages()); }
 
   bool split() const { return mma == MmaKind::tf32x3; }
   /// Byte offsets of stage buffers (from the aligned origin): x's, w's, and
@@ -101,8 +130,14 @@ private:
   }
 
   void setUp(gpu::GPUFuncOp kernel);
+  /// `body(tile, iteration)` for each tile of the block: tile number
+  /// blockIdx + iteration * gridDim.
+  void forEachTile(function_ref<void(Value tile, Value iteration)> body);
   void emitProducer();
   void emitConsumer();
+  /// The consumers' main loop over the K slices of one tile, the ring's
+  /// slices `firstSlice` and on: the accumulators, every stage released.
+  Value emitMainLoop(Value firstSlice);
   /// 3xTF32: the remainders of stage `stage`'s x and w tiles into buffer
   /// `parity`, fenced for the tensor cores; a consumer barrier must follow
   /// before they read them.
@@ -116,7 +151,7 @@ private:
   Value wgmma(Value acc, Value a, Value bDescriptor, bool fromZero);
   /// running + acc, element by element (round to nearest).
   Value addAccumulators(Value running, Value acc);
-  void emitEpilogue(Value acc);
+  void emitEpilogue(GemmEpilogueEmitter &epilogue, Value acc);
 
   const GemmKernelProblem &p;
   GemmConfigAttr c;
@@ -127,9 +162,8 @@ private:
 
   Value xMap, wMap, barriers, shared, sharedBase;
   /// The thread's index in the block, and among the consumers.
-  Value thread, consumerThread, warpgroup, rows, tilesK;
-  GemmTilePosition position;
-  std::optional<GemmEpilogueEmitter> epilogue;
+  Value thread, consumerThread, warpgroup, rows, tilesK, tiles;
+  std::optional<GemmEpilogueArguments> epilogueArgs;
   LLVM::LLVMStructType accumulatorType;
 };
 
@@ -151,15 +185,15 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   };
   xMap = cast(args[0], mapType(c.getBlockM()));
   wMap = cast(args[1], mapType(c.getBlockN()));
-  GemmEpilogueArguments epilogueArgs =
-      GemmEpilogueArguments::take(p, args.drop_front(2));
+  epilogueArgs = GemmEpilogueArguments::take(p, args.drop_front(2));
 
   thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   consumerThread = sub(thread, kWarpgroupThreads);
   warpgroup = div(thread, kWarpgroupThreads);
-  rows = memref::DimOp::create(b, loc, epilogueArgs.rowsOperand(), 0);
+  rows = memref::DimOp::create(b, loc, epilogueArgs->rowsOperand(), 0);
   tilesK = idx((p.k + tileK - 1) / tileK);
-  position = rasterizeGemmTile(b, loc, rows, p.n, c);
+  tiles = mul(arith::CeilDivUIOp::create(b, loc, rows, idx(c.getBlockM())),
+              countColumnTiles(c, p.n));
 
   // The stage buffers start at a 1024-byte boundary, where TMA's and
   // wgmma's 128-byte swizzles agree (the layout has room for the shift).
@@ -181,22 +215,26 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
 
   barriers = nvgpu::MBarrierCreateOp::create(
       b, loc,
-      nvgpu::MBarrierGroupType::get(context, workgroup(), 2 * c.getStages()));
-
-  GemmTile tile{consumerThread,
-                c.getConsumerThreads(),
-                rows,
-                position.tileM,
-                position.blockRowTiles,
-                position.rowBase,
-                position.columnBase,
-                shared,
-                [this] { consumerBarrier(); }};
-  epilogue.emplace(b, loc, p, tile, std::move(epilogueArgs));
+      nvgpu::MBarrierGroupType::get(context, workgroup(),
+                                    2 * c.getStages() + 1));
 
   int64_t columnsPerThread = c.getBlockN() / 2;
   accumulatorType = LLVM::LLVMStructType::getLiteral(
       context, SmallVector<Type>(columnsPerThread, b.getF32Type()));
+}
+
+void WgmmaGemmEmitter::forEachTile(
+    function_ref<void(Value tile, Value iteration)> body) {
+  Value first = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value stride = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  scf::ForOp::create(
+      b, loc, first, tiles, stride, ValueRange{idx(0)},
+      [&](OpBuilder &nb, Location, Value tile, ValueRange state) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        body(tile, state[0]);
+        scf::YieldOp::create(b, loc, ValueRange{add(state[0], 1)});
+      });
 }
 
 void WgmmaGemmEmitter::emitProducer() {
@@ -207,37 +245,47 @@ void WgmmaGemmEmitter::emitProducer() {
             b.getContext(), NVVM::SetMaxRegisterAction::decrease));
   guarded(equal(thread, 0), [&] {
     int64_t bytes = stageBytes();
-    scf::ForOp::create(
-        b, loc, idx(0), tilesK, idx(1), ValueRange{},
-        [&](OpBuilder &nb, Location, Value kTile, ValueRange) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          Value stage = rem(kTile, c.getStages());
-          Value use = div(kTile, c.getStages());
-          // Use u of a stage waits for the consumers' release of use u - 1,
-          // phase u - 1 of its empty barrier; a fresh barrier counts its
-          // phase "-1" as complete.
-          Value released = arith::XOrIOp::create(
-              b, loc, parityOf(use),
-              arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
-          nvgpu::MBarrierTryWaitParityOp::create(b, loc, barriers, released,
-                                                 idx(kWaitHintNs),
-                                                 add(stage, c.getStages()));
-          nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barriers, idx(bytes),
-                                                  stage, Value());
-          Value k = mul(kTile, tileK);
-          nvgpu::TmaAsyncLoadOp::create(
-              b, loc,
-              sharedView(aOffset(stage), {c.getBlockM(), tileK}, elementType),
-              barriers, xMap, ValueRange{k, position.rowBase}, stage, Value(),
-              Value());
-          nvgpu::TmaAsyncLoadOp::create(
-              b, loc,
-              sharedView(bOffset(stage), {c.getBlockN(), tileK}, elementType),
-              barriers, wMap, ValueRange{k, position.columnBase}, stage,
-              Value(), Value());
-          scf::YieldOp::create(b, loc);
-        });
+    forEachTile([&](Value tile, Value iteration) {
+      GemmTilePosition position = rasterizeGemmTile(b, loc, tile, rows, p.n, c);
+      // The previous tile's epilogue stages its output in the ring.
+      if (stagesInRing())
+        guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                      iteration, idx(0)),
+                [&] {
+                  waitBarrier(parityOf(sub(iteration, 1)), epilogueBarrier());
+                });
+      Value firstSlice = arith::MulIOp::create(b, loc, iteration, tilesK);
+      scf::ForOp::create(
+          b, loc, idx(0), tilesK, idx(1), ValueRange{},
+          [&](OpBuilder &nb, Location, Value kTile, ValueRange) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+            Value slice = add(firstSlice, kTile);
+            Value stage = rem(slice, c.getStages());
+            Value use = div(slice, c.getStages());
+            // Use u of a stage waits for the consumers' release of use
+            // u - 1, phase u - 1 of its empty barrier; a fresh barrier
+            // counts its phase "-1" as complete.
+            Value released = arith::XOrIOp::create(
+                b, loc, parityOf(use),
+                arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+            waitBarrier(released, emptyBarrier(stage));
+            nvgpu::MBarrierArriveExpectTxOp::create(
+                b, loc, barriers, idx(bytes), fullBarrier(stage), Value());
+            Value k = mul(kTile, tileK);
+            nvgpu::TmaAsyncLoadOp::create(
+                b, loc,
+                sharedView(aOffset(stage), {c.getBlockM(), tileK}, elementType),
+                barriers, xMap, ValueRange{k, position.rowBase},
+                fullBarrier(stage), Value(), Value());
+            nvgpu::TmaAsyncLoadOp::create(
+                b, loc,
+                sharedView(bOffset(stage), {c.getBlockN(), tileK}, elementType),
+                barriers, wMap, ValueRange{k, position.columnBase},
+                fullBarrier(stage), Value(), Value());
+            scf::YieldOp::create(b, loc);
+          });
+    });
   });
 }
 
@@ -343,11 +391,7 @@ void WgmmaGemmEmitter::splitStage(Value stage, Value parity) {
   splitTile(bOffset(stage), add(remainders, c.getBlockM() * kGemmRowBytes),
             c.getBlockN());
   // wgmma reads shared memory through the async proxy.
-  NVVM::FenceProxyOp::create(
-      b, loc,
-      NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-      NVVM::SharedSpaceAttr::get(b.getContext(),
-                                 NVVM::SharedSpace::shared_cta));
+  fenceSharedProxies();
 }
 
 Value WgmmaGemmEmitter::addAccumulators(Value running, Value acc) {
@@ -360,25 +404,24 @@ Value WgmmaGemmEmitter::addAccumulators(Value running, Value acc) {
   return running;
 }
 
-void WgmmaGemmEmitter::emitConsumer() {
-  if (warpgroups == 2)
-    NVVM::SetMaxRegisterOp::create(
-        b, loc, b.getI32IntegerAttr(kConsumerRegisters),
-        NVVM::SetMaxRegisterActionAttr::get(
-            b.getContext(), NVVM::SetMaxRegisterAction::increase));
-  epilogue->loadColumnConstants();
-  consumerBarrier();
+Value WgmmaGemmEmitter::emitMainLoop(Value firstSlice) {
   Value zero = LLVM::ZeroOp::create(b, loc, accumulatorType);
+  auto stageOf = [&](Value kTile) {
+    return rem(add(firstSlice, kTile), c.getStages());
+  };
   auto waitFull = [&](Value kTile) {
-    nvgpu::MBarrierTryWaitParityOp::create(
-        b, loc, barriers, parityOf(div(kTile, c.getStages())), idx(kWaitHintNs),
-        rem(kTile, c.getStages()));
+    Value slice = add(firstSlice, kTile);
+    waitBarrier(parityOf(div(slice, c.getStages())),
+                fullBarrier(rem(slice, c.getStages())));
+  };
+  auto release = [&](Value stage) {
+    nvgpu::MBarrierArriveOp::create(b, loc, barriers, emptyBarrier(stage));
   };
   if (split()) {
     // The first K slice is split before the loop; each iteration splits
     // the next while the tensor cores multiply the current one.
     waitFull(idx(0));
-    splitStage(idx(0), idx(0));
+    splitStage(stageOf(idx(0)), idx(0));
     consumerBarrier();
   }
   // The accumulators, and with 3xTF32 the running sums apart from them.
@@ -388,7 +431,7 @@ void WgmmaGemmEmitter::emitConsumer() {
       [&](OpBuilder &nb, Location, Value kTile, ValueRange state) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value stage = rem(kTile, c.getStages());
+        Value stage = stageOf(kTile);
         Value parity = rem(kTile, 2);
         SmallVector<Value> results;
         if (split()) {
@@ -401,11 +444,10 @@ void WgmmaGemmEmitter::emitConsumer() {
                                         tilesK),
                   [&] {
                     waitFull(next);
-                    splitStage(rem(next, c.getStages()), rem(next, 2));
+                    splitStage(stageOf(next), rem(next, 2));
                   });
           NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
-          nvgpu::MBarrierArriveOp::create(b, loc, barriers,
-                                          add(stage, c.getStages()));
+          release(stage);
           results = {acc, addAccumulators(state[1], acc)};
           consumerBarrier();
         } else {
@@ -417,20 +459,55 @@ void WgmmaGemmEmitter::emitConsumer() {
           NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(1));
           guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
                                         kTile, idx(0)),
-                  [&] {
-                    Value previous =
-                        rem(add(kTile, c.getStages() - 1), c.getStages());
-                    nvgpu::MBarrierArriveOp::create(
-                        b, loc, barriers, add(previous, c.getStages()));
-                  });
+                  [&] { release(stageOf(sub(kTile, 1))); });
         }
         scf::YieldOp::create(b, loc, results);
       });
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
-  emitEpilogue(loop.getResults().back());
+  if (!split())
+    release(stageOf(sub(tilesK, 1)));
+  return loop.getResults().back();
 }
 
-void WgmmaGemmEmitter::emitEpilogue(Value acc) {
+void WgmmaGemmEmitter::emitConsumer() {
+  if (warpgroups == 2)
+    NVVM::SetMaxRegisterOp::create(
+        b, loc, b.getI32IntegerAttr(kConsumerRegisters),
+        NVVM::SetMaxRegisterActionAttr::get(
+            b.getContext(), NVVM::SetMaxRegisterAction::increase));
+  forEachTile([&](Value tile, Value iteration) {
+    GemmTilePosition position = rasterizeGemmTile(b, loc, tile, rows, p.n, c);
+    GemmTile gemmTile{consumerThread,
+                      c.getConsumerThreads(),
+                      rows,
+                      position.tileM,
+                      position.blockRowTiles,
+                      position.rowBase,
+                      position.columnBase,
+                      shared,
+                      [this] { consumerBarrier(); },
+                      stagesInRing() ? GemmOutputPath::Staged
+                                     : GemmOutputPath::Direct};
+    GemmEpilogueEmitter epilogue(b, loc, p, gemmTile, *epilogueArgs);
+    epilogue.loadColumnConstants();
+    consumerBarrier();
+    Value acc = emitMainLoop(arith::MulIOp::create(b, loc, iteration, tilesK));
+    emitEpilogue(epilogue, acc);
+    if (stagesInRing())
+      // The staged tile's generic accesses come before the producer's TMA
+      // writes into the ring.
+      fenceSharedProxies();
+    // Every consumer is done with the tile's column constants (and staged
+    // tile) before the next tile's.
+    consumerBarrier();
+    if (stagesInRing())
+      guarded(equal(consumerThread, 0), [&] {
+        nvgpu::MBarrierArriveOp::create(b, loc, barriers, epilogueBarrier());
+      });
+  });
+}
+
+void WgmmaGemmEmitter::emitEpilogue(GemmEpilogueEmitter &epilogue, Value acc) {
   // Lane l of warp w of a consumer warpgroup holds, of each n8 block j of
   // its m64 tile, rows 16w + l / 4 (+ 8) and columns 8j + 2 (l % 4) (+ 1):
   // elements 4j, 4j + 1 (+ 2, + 3).
@@ -448,18 +525,21 @@ void WgmmaGemmEmitter::emitEpilogue(Value acc) {
             LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + 2 * half + e));
       runs.push_back({8 * half, 8 * j, pair});
     }
-  epilogue->emit(firstRow, firstColumn, runs);
+  epilogue.emit(firstRow, firstColumn, runs);
 }
 
 void WgmmaGemmEmitter::emit(gpu::GPUFuncOp kernel) {
   setUp(kernel);
   guarded(equal(thread, 0), [&] {
     for (int64_t s = 0; s < c.getStages(); ++s) {
-      nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(1), idx(s), Value());
+      nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(1),
+                                    fullBarrier(idx(s)), Value());
       nvgpu::MBarrierInitOp::create(b, loc, barriers,
                                     idx(c.getConsumerThreads()),
-                                    idx(c.getStages() + s), Value());
+                                    emptyBarrier(idx(s)), Value());
     }
+    nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(1), epilogueBarrier(),
+                                  Value());
     nvgpu::TmaPrefetchOp::create(b, loc, xMap, Value());
     nvgpu::TmaPrefetchOp::create(b, loc, wMap, Value());
   });
@@ -496,6 +576,7 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
       KernelArgument::tensorMap(1, {RowExpr::constant(n), RowExpr::constant(k)},
                                 type, {config.getBlockN(), tileK}));
   completeGemmLaunch(problem, argTypes, launch);
+  launch.persistent = true;
 
   gpu::GPUFuncOp kernel =
       createKernel(builder, loc, name, argTypes, launch.blockSize);

@@ -2,6 +2,7 @@
 // RUN: fusion-opt %s --fusion-lower-runtime-to-llvm | FileCheck %s
 
 // CHECK-DAG: llvm.func @__fusion_rt_launch(!llvm.ptr, !llvm.ptr, i64, i64, i32, i32, !llvm.ptr, !llvm.ptr) -> i32
+// CHECK-DAG: llvm.func @__fusion_rt_launch_persistent(!llvm.ptr, !llvm.ptr, i64, i64, i32, i32, !llvm.ptr, !llvm.ptr) -> i32
 // CHECK-DAG: llvm.mlir.global internal constant @__fusion_kernel_name_scale("scale\00")
 // CHECK-DAG: llvm.func @__fusion_rt_gemm(!llvm.ptr, i32, i32, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, f32, !llvm.ptr) -> i32
 // CHECK-LABEL: llvm.func @host(
@@ -25,7 +26,9 @@
 // CHECK-DAG: %[[BLOCK:.*]] = llvm.mlir.constant(128 : i32) : i32
 // CHECK-DAG: %[[SHARED:.*]] = llvm.mlir.constant(1024 : i32) : i32
 // CHECK: %[[LAUNCH:.*]] = llvm.call @__fusion_rt_launch(%[[IMAGE]], %[[NAME]], %[[ROWS]], %[[ROWS]], %[[BLOCK]], %[[SHARED]], %[[STREAM]], %[[ARGS]])
-// CHECK: llvm.return %[[LAUNCH]]
+// A persistent launch: the runtime cuts its grid to the device.
+// CHECK: %[[PERSISTENT:.*]] = llvm.call @__fusion_rt_launch_persistent(%{{.*}}, %{{.*}}, %[[ROWS]], %[[ROWS]], %{{.*}}, %{{.*}}, %[[STREAM]], %{{.*}})
+// CHECK: llvm.return %[[PERSISTENT]]
 // CHECK-NOT: fusion_rt.
 module attributes {gpu.container_module} {
   llvm.mlir.global external constant @__fusion_kernels_image() : i8
@@ -33,7 +36,8 @@ module attributes {gpu.container_module} {
     %null = llvm.mlir.zero : !llvm.ptr
     %s0 = fusion_rt.cublaslt_gemm <bf16> in <tf32>, %stream, %x, %w, %null, %out, rows %rows, n 16, k 8, alpha -0.25 : i32
     %s1 = fusion_rt.launch @kernels::@scale grid(%rows, %rows) block 128 shared 1024 stream(%stream) args(%out, %rows : !llvm.ptr, i64) : i32
-    llvm.return %s1 : i32
+    %s2 = fusion_rt.launch @kernels::@scale grid(%rows, %rows) block 128 shared 1024 persistent stream(%stream) args(%out, %rows : !llvm.ptr, i64) : i32
+    llvm.return %s2 : i32
   }
   gpu.module @kernels {
     gpu.func @scale(%a: !llvm.ptr, %n: i64) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {

@@ -62,6 +62,28 @@
 // CHECK: llvm.getelementptr %[[OUT]]
 // WGMMA-LABEL: llvm.func @logsumexp(
 // WGMMA: gpu.func @logsumexp_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x1xf32>, %{{.*}}: memref<?x1xf32>, %{{.*}}: memref<?x1xf32>) kernel
+// The persistent Hopper kernel stages each tile in the ring: from its
+// second tile on, the producer waits for the previous tile's epilogue to
+// release the ring (mbarrier 8, after the 4 stages' full and empty ones)
+// before it loads; the consumers fence their shared-memory reads from the
+// TMA writes to come and one of them arrives once all are done.
+// WGMMA: %[[BARRIERS:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 9>
+// WGMMA: nvgpu.mbarrier.init %[[BARRIERS]][%c8], %c1
+// WGMMA: %[[TILES:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ITERATION:.*]] = %{{.*}}) -> (index)
+// WGMMA: %[[LATER:.*]] = arith.cmpi ugt, %[[ITERATION]], %c0
+// WGMMA: scf.if %[[LATER]]
+// WGMMA: %[[PREVIOUS:.*]] = arith.subi %[[ITERATION]], %c1
+// WGMMA: %[[PHASE:.*]] = arith.remui %[[PREVIOUS]], %c2
+// WGMMA: %[[PARITY:.*]] = arith.index_castui %[[PHASE]] : index to i1
+// WGMMA: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]][%c8{{.*}}], %[[PARITY]]
+// WGMMA: nvgpu.tma.async.load
+// WGMMA: } else {
+// WGMMA: memref.store
+// WGMMA: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// WGMMA: nvvm.barrier id
+// WGMMA: scf.if
+// WGMMA: nvgpu.mbarrier.arrive %[[BARRIERS]][%c8{{.*}}]
+// WGMMA: scf.yield
 func.func @logsumexp(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x1xf32> {
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):

@@ -13,7 +13,7 @@
 // CHECK: %[[WMAP:.*]] = llvm.alloca %{{.*}} x !llvm.array<16 x i64> {alignment = 64 : i64}
 // CHECK: llvm.call @__fusion_rt_tensor_map(%[[WMAP]], %arg3,
 // CHECK: %[[W:.*]] = llvm.load %[[WMAP]]
-// CHECK: fusion_rt.launch @fusion_kernels::@wgmma_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared 132608 stream(%arg0) args(%[[X]], %[[W]], {{.*}} : !llvm.array<16 x i64>, !llvm.array<16 x i64>, !llvm.ptr,
+// CHECK: fusion_rt.launch @fusion_kernels::@wgmma_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared 132608 persistent stream(%arg0) args(%[[X]], %[[W]], {{.*}} : !llvm.array<16 x i64>, !llvm.array<16 x i64>, !llvm.ptr,
 //
 // The kernels are built for the arch-specific sm_90a (wgmma, setmaxnreg).
 // CHECK: gpu.module @fusion_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
@@ -28,29 +28,44 @@
 // CHECK: arith.remui %[[ADDRESS]], %c1024
 //
 // A full (1 arrival + TMA bytes) and an empty (256 consumer arrivals)
-// barrier per stage, set up by thread 0.
-// CHECK: %[[BARRIERS:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 8>
+// barrier per stage, and the epilogue's release of the ring (unused by an
+// epilogue that does not stage its tile), set up by thread 0.
+// CHECK: %[[BARRIERS:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 9>
 // CHECK: nvgpu.mbarrier.init %[[BARRIERS]][%c0{{.*}}], %c1{{.*}}
-// CHECK: nvgpu.mbarrier.init %[[BARRIERS]][%c4], %c256
+// CHECK: nvgpu.mbarrier.init %[[BARRIERS]][%{{.*}}], %c256
 // CHECK-COUNT-6: nvgpu.mbarrier.init
+// CHECK: nvgpu.mbarrier.init %[[BARRIERS]][%c8], %c1
 // CHECK: nvgpu.tma.prefetch.descriptor %[[XDESC]]
 // CHECK: gpu.barrier
 //
-// Warpgroup 0, the producer: gives registers away; its first thread waits
-// for a stage's release, expects its bytes and issues both TMA loads.
+// Warpgroup 0, the producer: gives registers away; its first thread walks
+// the block's tiles (block b: tiles b, b + grid, ...) and, per K slice of
+// each, waits for a stage's release, expects its bytes and issues both TMA
+// loads. The ring's slices are numbered across tiles (iteration * K tiles
+// + k), so the next tile's loads overlap this tile's epilogue.
 // CHECK: scf.if
 // CHECK: nvvm.setmaxregister decrease 40
+// CHECK: scf.if
+// CHECK: %[[FIRST:.*]] = gpu.block_id x
+// CHECK: %[[GRID:.*]] = gpu.grid_dim x
+// CHECK: scf.for %{{.*}} = %[[FIRST]] to %{{.*}} step %[[GRID]] iter_args(%[[ITERATION:.*]] = %{{.*}}) -> (index)
+// CHECK-NOT: %[[BARRIERS]][%c8]
+// CHECK: arith.muli %[[ITERATION]]
 // CHECK: scf.for
 // CHECK: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]]
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BARRIERS]][%[[STAGE:.*]]], %c32768
 // CHECK: nvgpu.tma.async.load %[[XDESC]][%{{.*}}, %{{.*}}], %[[BARRIERS]][%[[STAGE]]] to %{{.*}} : {{.*}} -> memref<128x64xbf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.tma.async.load %[[WDESC]][%{{.*}}, %{{.*}}], %[[BARRIERS]][%[[STAGE]]]
 //
-// The consumers: take registers, stage the bias columns, then per K tile
-// wait for the stage, issue 4 k16 wgmmas of m64n128 on swizzled
-// descriptors, keep one group in flight and release the stage before it.
+// The consumers: take registers; per tile stage the bias columns, then per
+// K slice wait for the stage, issue 4 k16 wgmmas of m64n128 on swizzled
+// descriptors, keep one group in flight and release the stage before it;
+// the last stage is released once its wgmmas are done.
 // CHECK: } else {
 // CHECK: nvvm.setmaxregister increase 232
+// CHECK: gpu.block_id x
+// CHECK: gpu.grid_dim x
+// CHECK: scf.for
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (!llvm.struct<(f32,
 // CHECK: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]]
@@ -60,13 +75,22 @@
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: nvgpu.mbarrier.arrive %[[BARRIERS]]
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.wgmma
+// CHECK: nvgpu.mbarrier.arrive %[[BARRIERS]]
 //
-// The epilogue on the accumulators: bias, leaky_relu, staged and stored in
-// 16-byte chunks between consumer barriers.
+// The epilogue on the accumulators: bias, leaky_relu, and each thread's
+// pairs of columns stored straight from registers, guarded by M and N; a
+// consumer barrier before the next tile's bias columns.
 // CHECK: llvm.extractvalue
 // CHECK: arith.cmpf
+// CHECK-NOT: nvvm.barrier id
+// CHECK: scf.if
+// CHECK-NEXT: vector.store {{.*}} {alignment = 4 : i64} : memref<?x48xbf16>, vector<2xbf16>
+// CHECK-NOT: vector<8xbf16>
 // CHECK: nvvm.barrier id
-// CHECK: vector.store {{.*}} : memref<?x48xbf16>, vector<8xbf16>
+// CHECK-NEXT: arith.constant 1 : index
+// CHECK-NEXT: arith.addi %{{.*}}
+// CHECK-NEXT: scf.yield
 func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf16>) -> tensor<?x48xbf16> {
   %0 = fusion.linear %x, %w, %b : tensor<?x64xbf16>, tensor<48x64xbf16>, tensor<48xbf16> -> tensor<?x48xbf16>
   %1 = fusion.leaky_relu %0, negative_slope = 0.1 : tensor<?x48xbf16>

@@ -5,6 +5,7 @@
 // CHECK: fusion_rt.cublaslt_gemm <bf16> in <bf16>, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, rows %{{.*}}, n 16, k 8, alpha -2.500000e-01 : i32
 // CHECK: fusion_rt.launch @kernels::@scale grid(%{{.*}}, %{{.*}}) block 128 shared 1024 stream(%{{.*}}) args(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, i64) : i32
 // CHECK: fusion_rt.launch @kernels::@empty grid(%{{.*}}, %{{.*}}) block 32 shared 0 stream(%{{.*}}) : i32
+// CHECK: fusion_rt.launch @kernels::@empty grid(%{{.*}}, %{{.*}}) block 32 shared 0 persistent stream(%{{.*}}) : i32
 module attributes {gpu.container_module, fusion.target = #fusion.target<sm_80>} {
   llvm.func @host(%stream: !llvm.ptr, %rows: i64, %x: !llvm.ptr, %w: !llvm.ptr, %out: !llvm.ptr) -> i32 {
     %null = llvm.mlir.zero : !llvm.ptr
@@ -14,7 +15,8 @@ module attributes {gpu.container_module, fusion.target = #fusion.target<sm_80>} 
     %c16 = llvm.mlir.constant(16 : i64) : i64
     %s1 = fusion_rt.launch @kernels::@scale grid(%rows, %c1) block 128 shared 1024 stream(%stream) args(%out, %out, %c0, %rows, %c16, %c16, %c1, %rows : !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, i64) : i32
     %s2 = fusion_rt.launch @kernels::@empty grid(%c1, %c1) block 32 shared 0 stream(%stream) : i32
-    llvm.return %s2 : i32
+    %s3 = fusion_rt.launch @kernels::@empty grid(%rows, %c1) block 32 shared 0 persistent stream(%stream) : i32
+    llvm.return %s3 : i32
   }
   gpu.module @kernels {
     gpu.func @scale(%m: memref<?x16xf32>, %n: i64) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {

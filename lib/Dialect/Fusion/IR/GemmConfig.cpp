@@ -82,9 +82,9 @@ GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
   layout.staticBytes = 0;
   if (config.isWgmma()) {
     // The shift to the first 1024-byte boundary; a full and an empty
-    // mbarrier per stage.
+    // mbarrier per stage, and the epilogue's release of the stages.
     layout.total += kSwizzleAtomBytes;
-    layout.staticBytes = 2 * config.getStages() * 8;
+    layout.staticBytes = (2 * config.getStages() + 1) * 8;
   }
   return layout;
 }

@@ -59,6 +59,11 @@ def FusionRuntime_LaunchOp : FusionRuntime_Op<"launch",
     or lowered, an `llvm.byval` one) by value, every other argument as it
     is.
 
+    A `persistent` launch is of a kernel whose blocks stride over `grid_x`
+    work items (blockIdx, blockIdx + gridDim, ...): it gets no more blocks
+    than the stream's device holds at once (its occupancy times the
+    multiprocessors), and no more than `grid_x`.
+
     The verifier checks the launch against the kernel: it exists and is a
     kernel, `block` is its `known_block_size`, the arguments match its
     signature, and `shared` fits the block of the module's
@@ -68,17 +73,21 @@ def FusionRuntime_LaunchOp : FusionRuntime_Op<"launch",
     %status = fusion_rt.launch @fusion_kernels::@f_0_epilogue
         grid(%gx, %c1) block 256 shared 0 stream(%stream)
         args(%out, %out, %groups : !llvm.ptr, !llvm.ptr, i64) : i32
+    %status = fusion_rt.launch @fusion_kernels::@f_0_gemm
+        grid(%tiles, %c1) block 384 shared 132608 persistent stream(%stream)
+        args(%x, %w : !llvm.array<16 x i64>, !llvm.array<16 x i64>) : i32
     ```
   }];
   let arguments = (ins SymbolRefAttr:$kernel,
                        I64:$grid_x, I64:$grid_y,
                        I32Attr:$block, I32Attr:$shared,
                        LLVM_DefaultPointer:$stream,
-                       Variadic<AnyType>:$args);
+                       Variadic<AnyType>:$args,
+                       UnitAttr:$persistent);
   let results = (outs I32:$status);
   let assemblyFormat = [{
     $kernel `grid` `(` $grid_x `,` $grid_y `)` `block` $block
-    `shared` $shared `stream` `(` $stream `)`
+    `shared` $shared (`persistent` $persistent^)? `stream` `(` $stream `)`
     (`args` `(` $args^ `:` type($args) `)`)? attr-dict `:` type($status)
   }];
 }
