@@ -172,6 +172,7 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
     staging =
         sharedView(0, {c.getBlockM(), layout.stagingRowElements}, elementType);
   }
+  SmallVector<SmallVector<Value>> directResults;
   for (const AccumulatorRun &run : runs) {
     SmallVector<Value> results;
     for (auto [j, accumulator] : llvm::enumerate(run.values)) {
@@ -188,7 +189,7 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
       results.push_back(p.epilogue(b, loc, v, operands));
     }
     if (!staged) {
-      storeRun(add(firstRow, run.row), add(firstColumn, run.column), results);
+      directResults.push_back(std::move(results));
       continue;
     }
     int64_t width = results.size();
@@ -199,8 +200,10 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
         ValueRange{add(firstRow, run.row), add(firstColumn, run.column)},
         /*nontemporal=*/false, llvm::Align(width * elementBytes(elementType)));
   }
-  if (!staged)
+  if (!staged) {
+    storeFragments(firstRow, firstColumn, runs, directResults);
     return;
+  }
   t.barrier();
   if (p.storesOutput)
     storeStagedTile(staging);
@@ -227,6 +230,123 @@ SmallVector<Value> GemmEpilogueEmitter::loadRowOperands(Value row,
         b, loc, operand,
         ValueRange{globalRow, div(globalColumn, p.n / groups)})));
   return values;
+}
+
+void GemmEpilogueEmitter::storeFragments(Value firstRow, Value firstColumn,
+                                         ArrayRef<AccumulatorRun> runs,
+                                         ArrayRef<SmallVector<Value>> results) {
+  // A lane's pair runs of 16-bit outputs fill a quarter of a 32-byte
+  // sector each; traded within the quad, they leave as whole 16-byte
+  // chunks. Chunks never straddle N when it is a multiple of 8.
+  std::map<std::pair<int64_t, int64_t>, size_t> runAt;
+  for (auto [i, run] : llvm::enumerate(runs))
+    runAt[{run.row, run.column}] = i;
+  auto quadOf = [&](const AccumulatorRun &run) {
+    SmallVector<size_t> members;
+    if (elementBytes(elementType) != 2 || p.n % chunkElements != 0 ||
+        run.values.size() != 2 || run.row % 16 != 0 || run.column % 16 != 0)
+      return members;
+    // In storeQuadChunks's order: row half h, column block j at 2h + j.
+    for (auto [row, column] :
+         {std::pair<int64_t, int64_t>{0, 0}, {0, 8}, {8, 0}, {8, 8}}) {
+      auto it = runAt.find({run.row + row, run.column + column});
+      if (it == runAt.end() || runs[it->second].values.size() != 2)
+        return SmallVector<size_t>();
+      members.push_back(it->second);
+    }
+    return members;
+  };
+  std::vector<bool> stored(runs.size());
+  for (auto [i, run] : llvm::enumerate(runs)) {
+    SmallVector<size_t> quad = quadOf(run);
+    if (quad.empty())
+      continue;
+    SmallVector<Value> pairs;
+    for (size_t member : quad) {
+      pairs.push_back(results[member][0]);
+      pairs.push_back(results[member][1]);
+      stored[member] = true;
+    }
+    storeQuadChunks(add(firstRow, run.row), add(firstColumn, run.column),
+                    pairs);
+  }
+  for (auto [i, run] : llvm::enumerate(runs))
+    if (!stored[i])
+      storeRun(add(firstRow, run.row), add(firstColumn, run.column),
+               results[i]);
+}
+
+void GemmEpilogueEmitter::storeQuadChunks(Value row, Value column,
+                                          ArrayRef<Value> pairs) {
+  Type i32 = b.getI32Type();
+  // The lane's four pairs, packed: index 2h + j holds row + 8h, columns
+  // column + 8j, +1.
+  SmallVector<Value> packed;
+  for (int64_t i = 0; i < 4; ++i) {
+    Value pair = narrowTo(b, loc,
+                          vector::FromElementsOp::create(
+                              b, loc, VectorType::get({2}, b.getF32Type()),
+                              {pairs[2 * i], pairs[2 * i + 1]}),
+                          elementType);
+    packed.push_back(vector::ExtractOp::create(
+        b, loc,
+        vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair), 0));
+  }
+  Value quadLane = rem(t.thread, 4);
+  Value upper = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                      quadLane, idx(2));
+  Value odd = equal(rem(quadLane, 2), 1);
+  auto shuffle = [&](Value v, int32_t distance) -> Value {
+    auto i32Constant = [&](int32_t c) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(c));
+    };
+    return gpu::ShuffleOp::create(b, loc, v, i32Constant(distance),
+                                  i32Constant(kWarpSize), gpu::ShuffleMode::XOR)
+        .getShuffleResult();
+  };
+  // Round 1, with lane ^ 2: keep the pairs of this lane's row half h, give
+  // the other half's. Values then held: [own j=0, own j=1, partner's j=0,
+  // partner's j=1], all of row half h.
+  SmallVector<Value> half;
+  for (int64_t j = 0; j < 2; ++j) {
+    Value mine = select(upper, packed[2 + j], packed[j]);
+    Value theirs = shuffle(select(upper, packed[j], packed[2 + j]), 2);
+    half.push_back(mine);
+    half.push_back(theirs);
+  }
+  // half = [own j0, partner j0, own j1, partner j1]. Round 2, with lane ^ 1:
+  // keep this lane's column block j, give the other.
+  Value ownKept = select(odd, half[2], half[0]);
+  Value partnerKept = select(odd, half[3], half[1]);
+  Value ownGot = shuffle(select(odd, half[0], half[2]), 1);
+  Value partnerGot = shuffle(select(odd, half[1], half[3]), 1);
+  // The chunk's four pairs come from quad lanes t, t ^ 2, t ^ 1, t ^ 3
+  // (ownKept, partnerKept, ownGot, partnerGot); in column order, lane s's
+  // pair is at position s.
+  Value low = select(upper, partnerKept, ownKept);   // from lane t & ~2
+  Value high = select(upper, ownKept, partnerKept);  // from lane t | 2
+  Value lowGot = select(upper, partnerGot, ownGot);  // from lane (t ^ 1) & ~2
+  Value highGot = select(upper, ownGot, partnerGot); // from lane (t ^ 1) | 2
+  // Positions 0, 1 (lanes 0, 1) and 2, 3 (lanes 2, 3): an odd lane's own
+  // pairs are the second of each.
+  SmallVector<Value> ordered = {
+      select(odd, lowGot, low), select(odd, low, lowGot),
+      select(odd, highGot, high), select(odd, high, highGot)};
+  Value chunk = vector::BitCastOp::create(
+      b, loc, VectorType::get({chunkElements}, elementType),
+      vector::FromElementsOp::create(b, loc, VectorType::get({4}, i32),
+                                     ordered));
+  Value chunkRow = add(add(t.rowBase, row), select(upper, idx(8), idx(0)));
+  // The quad's first column: the lane's minus its 2 (l % 4).
+  Value chunkColumn = add(sub(add(t.columnBase, column), mul(quadLane, 2)),
+                          select(odd, idx(8), idx(0)));
+  guarded(both(lessThan(chunkRow, t.rows), lessThan(chunkColumn, idx(p.n))),
+          [&] {
+            vector::StoreOp::create(
+                b, loc, chunk, args.out, ValueRange{chunkRow, chunkColumn},
+                /*nontemporal=*/false,
+                llvm::Align(chunkElements * elementBytes(elementType)));
+          });
 }
 
 void GemmEpilogueEmitter::storeRun(Value row, Value column,

@@ -147,9 +147,11 @@ enum class GemmOutputPath {
   /// which every epilogue thread must be done with), in 16-byte row chunks.
   /// Statistics and row reductions read the staged tile.
   Staged,
-  /// From the accumulators' runs straight to memory, leaving the pipeline's
+  /// From the accumulators straight to memory, leaving the pipeline's
   /// buffers to the next tile's loads. Only where nothing reads the staged
-  /// tile (see GemmKernelProblem::readsStagedTile).
+  /// tile (see GemmKernelProblem::readsStagedTile). The runs are mma
+  /// accumulator fragments: lane l of a warp holds columns 2 (l % 4), +1 of
+  /// each 8-column block of rows l / 4 and l / 4 + 8.
   Direct,
 };
 
@@ -200,6 +202,15 @@ private:
   /// The row operands' elements for the output at `row`, `column` of the
   /// tile, as f32.
   SmallVector<Value> loadRowOperands(Value row, Value column);
+  /// Stores the runs' `results` (f32) from the registers (the Direct path).
+  void storeFragments(Value firstRow, Value firstColumn,
+                      ArrayRef<AccumulatorRun> runs,
+                      ArrayRef<SmallVector<Value>> results);
+  /// Stores the 16-bit results of the four pair runs at rows r, r + 8 and
+  /// columns c, c + 8 of each lane of a quad as one 16-byte chunk a lane:
+  /// the quad's lanes trade values in two rounds of shuffles, so that lane
+  /// l % 4 = 2h + j ends with the 8 columns c + 8j.. of row r + 8h.
+  void storeQuadChunks(Value row, Value column, ArrayRef<Value> pairs);
   /// Stores a run's `results` (f32) to the output at `row`, `column` of the
   /// tile: one vector store where N keeps runs whole, else element by
   /// element; what lies past M or N is left out.

@@ -2,22 +2,23 @@
 //
 // A persistent kernel: each thread block computes blockM x blockN tiles of
 // out = x.w^T, tile b, b + grid, ... (the runtime launches as many blocks
-// as the GPU holds at once), with 128 + 128 * W threads: warpgroup 0 is the
-// producer, whose first thread streams 128-byte-deep K slices of x and w
-// into a ring of `stages` shared-memory buffers with TMA (the copy engine
-// swizzles them by 128 bytes and fills rows and K past the matrices with
-// zeros), running on into the block's next tile; warpgroups 1..W are the
-// consumers, each multiplying 64 rows of the tile by all its columns with
-// wgmma straight from shared memory. Per stage a `full` mbarrier counts the
-// TMA bytes in and an `empty` one the consumers' release; the ring's slices
-// are numbered across the block's tiles. setmaxnreg moves the producer's
-// registers to the consumers' accumulators.
+// as the GPU holds at once, or one a tile), with 128 + 128 * W threads:
+// warpgroup 0 is the producer, whose first thread streams 128-byte-deep K
+// slices of x and w into a ring of `stages` shared-memory buffers with TMA
+// (the copy engine swizzles them by 128 bytes and fills rows and K past the
+// matrices with zeros), running on into the block's next tile; warpgroups
+// 1..W are the consumers, each multiplying 64 rows of the tile by all its
+// columns with wgmma straight from shared memory. Per stage a `full`
+// mbarrier counts the TMA bytes in and an `empty` one the consumers'
+// release; the ring's slices are numbered across the block's tiles.
+// setmaxnreg moves the producer's registers to the consumers'
+// accumulators.
 //
 // The epilogue writes the output from the accumulators while the producer
 // fills the ring with the next tile. An epilogue that reads its tile back
 // (statistics, row reductions) stages it in the ring's buffers instead, and
 // the producer waits for its release (one more mbarrier) before the next
-// tile's loads.
+// tile's loads; such a kernel is launched with a block per tile.
 //
 // 3xTF32 (fp32 precision of f32 tensors): the tensor cores read a stage's
 // f32 values truncated to tf32, its high parts; the consumers write the
@@ -576,7 +577,10 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
       KernelArgument::tensorMap(1, {RowExpr::constant(n), RowExpr::constant(k)},
                                 type, {config.getBlockN(), tileK}));
   completeGemmLaunch(problem, argTypes, launch);
-  launch.persistent = true;
+  // A tile staged in the ring holds the producer back until its epilogue
+  // is done, so the block's next tile gains no overlap; measured slower
+  // than one block a tile (docs/benchmarks.md, run 12).
+  launch.persistent = !problem.readsStagedTile();
 
   gpu::GPUFuncOp kernel =
       createKernel(builder, loc, name, argTypes, launch.blockSize);

@@ -61,6 +61,8 @@
 // CHECK: math.log
 // CHECK: llvm.getelementptr %[[OUT]]
 // WGMMA-LABEL: llvm.func @logsumexp(
+// A kernel that stages its tiles runs one block a tile (not persistent).
+// WGMMA: fusion_rt.launch @fusion_kernels::@logsumexp_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared {{[0-9]+}} stream(
 // WGMMA: gpu.func @logsumexp_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x1xf32>, %{{.*}}: memref<?x1xf32>, %{{.*}}: memref<?x1xf32>) kernel
 // The persistent Hopper kernel stages each tile in the ring: from its
 // second tile on, the producer waits for the previous tile's epilogue to

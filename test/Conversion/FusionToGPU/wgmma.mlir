@@ -78,15 +78,23 @@
 // CHECK-NOT: nvvm.wgmma
 // CHECK: nvgpu.mbarrier.arrive %[[BARRIERS]]
 //
-// The epilogue on the accumulators: bias, leaky_relu, and each thread's
-// pairs of columns stored straight from registers, guarded by M and N; a
-// consumer barrier before the next tile's bias columns.
+// The epilogue on the accumulators: bias, leaky_relu; then, per four
+// pairs of columns (rows r and r + 8, column blocks c and c + 8), the
+// quad's lanes trade packed bf16 pairs with lane ^ 2 and lane ^ 1 so that
+// each stores one 16-byte chunk straight from registers, guarded by M and
+// N; a consumer barrier before the next tile's bias columns.
 // CHECK: llvm.extractvalue
 // CHECK: arith.cmpf
 // CHECK-NOT: nvvm.barrier id
+// CHECK: %[[PAIR:.*]] = arith.truncf %{{.*}} : vector<2xf32> to vector<2xbf16>
+// CHECK: vector.bitcast %[[PAIR]] : vector<2xbf16> to vector<1xi32>
+// CHECK-COUNT-2: gpu.shuffle  xor %{{.*}}, %c2_i32{{.*}}, %c32_i32{{.*}} : i32
+// CHECK-COUNT-2: gpu.shuffle  xor %{{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : i32
+// CHECK: %[[PACKED:.*]] = vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xi32>
+// CHECK: %[[CHUNK:.*]] = vector.bitcast %[[PACKED]] : vector<4xi32> to vector<8xbf16>
 // CHECK: scf.if
-// CHECK-NEXT: vector.store {{.*}} {alignment = 4 : i64} : memref<?x48xbf16>, vector<2xbf16>
-// CHECK-NOT: vector<8xbf16>
+// CHECK-NEXT: vector.store %[[CHUNK]], %{{.*}} {alignment = 16 : i64} : memref<?x48xbf16>, vector<8xbf16>
+// CHECK-NOT: vector<2xbf16>, vector<8xbf16>
 // CHECK: nvvm.barrier id
 // CHECK-NEXT: arith.constant 1 : index
 // CHECK-NEXT: arith.addi %{{.*}}
@@ -132,4 +140,19 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 func.func @fp32(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   %0 = fusion.linear %x, %w : tensor<?x64xf32>, tensor<48x64xf32> -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+// N = 36 is no multiple of 8: a 16-byte chunk could straddle it, so each
+// lane stores its pairs itself (4 bytes, guarded by M and N), no trade.
+// CHECK-LABEL: gpu.func @ragged_0_gemm
+// CHECK-NOT: gpu.shuffle
+// CHECK: vector.store {{.*}} {alignment = 4 : i64} : memref<?x36xbf16>, vector<2xbf16>
+// CHECK-NOT: gpu.shuffle
+// CHECK-NOT: vector<8xbf16>
+// CHECK: gpu.return
+func.func @ragged(%x: tensor<?x64xbf16>, %w: tensor<36x64xbf16>) -> tensor<?x36xbf16> {
+  %0 = fusion.linear %x, %w : tensor<?x64xbf16>, tensor<36x64xbf16> -> tensor<?x36xbf16>
+  return %0 : tensor<?x36xbf16>
 }

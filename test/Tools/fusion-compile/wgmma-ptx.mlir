@@ -2,7 +2,8 @@
 // grid-constant parameters, the producer's TMA loads completing on
 // mbarriers, the consumers' waits and wgmmas, setmaxnreg, named consumer
 // barriers, no local memory; the output stored from the accumulators
-// (two bf16 a store), the ring left to the next tile's loads.
+// in 16-byte chunks (traded within each quad of lanes), the ring left to
+// the next tile's loads.
 // REQUIRES: cuda-toolkit
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma -o - | FileCheck %s
 // RUN: fusion-compile %S/../../../examples/linear_scale_batch_norm.mlir --emit=ptx --target=sm_90 --strategy=wgmma --precision=fp32 -o - | FileCheck %s --check-prefix=FP32
@@ -36,7 +37,8 @@
 // CHECK-DAG: wgmma.commit_group.sync.aligned;
 // CHECK-DAG: wgmma.wait_group.sync.aligned 1;
 // CHECK-DAG: mbarrier.arrive.shared.b64
-// CHECK-DAG: st.global.b32
+// CHECK-DAG: shfl.sync.bfly.b32
+// CHECK-DAG: st.global.v4.b32
 func.func @bf16(%x: tensor<?x256xbf16>, %w: tensor<512x256xbf16>, %b: tensor<512xbf16>) -> tensor<?x512xbf16> {
   %0 = fusion.linear %x, %w, %b : tensor<?x256xbf16>, tensor<512x256xbf16>, tensor<512xbf16> -> tensor<?x512xbf16>
   return %0 : tensor<?x512xbf16>
