@@ -578,8 +578,9 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
                                 type, {config.getBlockN(), tileK}));
   completeGemmLaunch(problem, argTypes, launch);
   // A tile staged in the ring holds the producer back until its epilogue
-  // is done, so the block's next tile gains no overlap; measured slower
-  // than one block a tile (docs/benchmarks.md, run 12).
+  // is done, so the block's next tile gains no overlap; one block a tile
+  // measured the same and leaves the balance to the block scheduler
+  // (docs/benchmarks.md, run 12).
   launch.persistent = !problem.readsStagedTile();
 
   gpu::GPUFuncOp kernel =

@@ -193,13 +193,15 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
       ldmatrix, mma.sync of the `mma` kind) with the epilogue in registers.
     - `simt`: the same kernel with f32 fma on the CUDA cores (f32 tensors
       in fp32 only).
-    - `wgmma`: one generated persistent Hopper kernel (sm_90), a block an
-      SM striding over the output tiles: a producer warpgroup issues TMA
-      loads into a ring of `stages` shared-memory buffers, `warps / 4`
-      consumer warpgroups multiply with wgmma (each 64 rows of the tile),
-      mbarriers hand the buffers over; the epilogue runs on the
-      accumulators while the producer loads the next tile. `warps` counts the consumer warps (4 per 64 rows, one
-      column of warpgroups: `warps = 8x1` for a 128-row tile).
+    - `wgmma`: one generated Hopper kernel (sm_90) whose blocks stride
+      over the output tiles (a block an SM, unless the epilogue stages
+      its tile): a producer warpgroup issues TMA loads into a ring of
+      `stages` shared-memory buffers, `warps / 4` consumer warpgroups
+      multiply with wgmma (each 64 rows of the tile), mbarriers hand the
+      buffers over; the epilogue runs on the accumulators while the
+      producer loads the next tile. `warps` counts the consumer warps (4
+      per 64 rows, one column of warpgroups: `warps = 8x1` for a 128-row
+      tile).
 
     The generated kernels take a thread-block `tile` (BMxBN), a grid of
     `warps` (WMxWN), `stages` of cp.async pipeline and a rasterization
