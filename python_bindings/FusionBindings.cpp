@@ -42,6 +42,9 @@ Context::Context() {
   fusion::registerCompilerDialects(registry);
   context = std::make_unique<MLIRContext>(registry);
   context->loadAllAvailableDialects();
+  // Diagnostics are located; the whole module printed after each would
+  // bury them.
+  context->printOpOnDiagnostic(false);
 }
 
 DiagnosticCollector::DiagnosticCollector(MLIRContext *context)

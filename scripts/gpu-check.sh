@@ -61,6 +61,18 @@ compile_workloads() {
         done
       fi
     done
+    # One library for sm_80 and sm_90 (each call runs the device's
+    # variant), and each target alone to compare with, the `auto` strategy.
+    for targets in sm_80,sm_90 sm_80 sm_90; do
+      out="$dir/multi"; [ $targets != sm_80,sm_90 ] && out="$dir/multi/$targets"
+      mkdir -p "$out"
+      for precision in fp32 tf32; do
+        "$compile" "$dir/models/workloads_f32.mlir" --precision=$precision \
+          --target=$targets -o "$out/workloads_f32_$precision.so"
+      done
+      "$compile" "$dir/models/workloads_bf16.mlir" --target=$targets \
+        -o "$out/workloads_bf16.so"
+    done
     # fp32 on the CUDA cores (--fp32-math=simt), beside 3xTF32.
     mkdir -p "$dir/simt"
     "$compile" "$dir/models/workloads_f32.mlir" --precision=fp32 \

@@ -42,7 +42,7 @@ roundtrip_args = ["--verify-output-roundtrip"]
 # check until fixed (docs/known-issues.md): path in the suite -> why.
 config.roundtrip_known_failures = {}
 tools = [ToolSubst("fusion-opt", extra_args=roundtrip_args if roundtrip else []),
-         "fusion-compile", "mlir-runner", "not", "FileCheck", "count",
+         "fusion-compile", "mlir-runner", "not", "FileCheck", "count", "llvm-nm",
          "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 

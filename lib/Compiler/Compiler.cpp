@@ -1,6 +1,7 @@
 //===- Compiler.cpp - fusion module to GPU shared library -----------------===//
 
 #include "fusion/Compiler/Compiler.h"
+#include "fusion/Compiler/TargetVariants.h"
 #include "fusion/Dialect/Fusion/IR/EntryPoints.h"
 
 
@@ -13,6 +14,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -295,15 +297,20 @@ std::string setCompileOption(CompileOptions &options, StringRef name,
         .str();
   };
   if (name == "target") {
-    if (value == "cpu") {
-      options.chip = std::nullopt;
+    options.chips.clear();
+    if (value == "cpu")
       return "";
+    SmallVector<StringRef> names;
+    value.split(names, ',');
+    for (StringRef chipName : names) {
+      std::optional<Chip> chip = symbolizeChip(chipName);
+      if (!chip || llvm::is_contained(options.chips, *chip))
+        return invalid("cpu, or one or more different supported GPUs "
+                       "separated by commas: " +
+                       getSupportedChipList());
+      options.chips.push_back(*chip);
     }
-    if (std::optional<Chip> chip = symbolizeChip(value)) {
-      options.chip = chip;
-      return "";
-    }
-    return invalid("cpu or a supported GPU: " + getSupportedChipList());
+    return "";
   }
   if (name == "strategy") {
     if (std::optional<GemmStrategy> strategy = symbolizeGemmStrategy(value)) {
@@ -376,6 +383,55 @@ std::string setCompileOption(CompileOptions &options, StringRef name,
   }
   return ("unknown option '" + name + "'").str();
 }
+/// Lowers the fused `module` for `chip`: host code calling the runtime,
+/// beside the kernels' gpu.module.
+LogicalResult lowerToGpu(ModuleOp module, Chip chip,
+                         const CompileOptions &options) {
+  PassManager lower(module.getContext());
+  SelectGemmConfigOptions select;
+  select.target = chip;
+  select.strategy = options.strategy;
+  select.fp32Math = options.fp32Math;
+  select.tile.assign(options.tile.begin(), options.tile.end());
+  select.warps.assign(options.warps.begin(), options.warps.end());
+  select.stages = options.stages;
+  lower.addPass(createSelectGemmConfig(select));
+  lower.addPass(createConvertFusionToGPU());
+  lower.addPass(createLowerFusionRuntimeToLLVM());
+  buildKernelsToNVVMPipeline(lower);
+  return lower.run(module);
+}
+
+/// Whether a lowered module's kernels are built for an arch-specific
+/// target (sm_90a), whose code runs on that chip alone.
+bool targetsArchSpecificChip(ModuleOp module) {
+  auto kernels = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName);
+  if (!kernels || !kernels.getTargets())
+    return false;
+  return llvm::any_of(*kernels.getTargets(), [](Attribute target) {
+    auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(target);
+    return nvvm && nvvm.getChip().ends_with("a");
+  });
+}
+
+/// Compiles a lowered module's kernels into a fatbin (or PTX).
+LogicalResult buildKernelBinary(ModuleOp module, StringRef cudaPath, bool ptx) {
+  PassManager binary(module.getContext());
+  GpuModuleToBinaryPassOptions toBinary;
+  toBinary.toolkitPath = cudaPath.str();
+  toBinary.compilationTarget = ptx ? "isa" : "fatbin";
+  binary.addPass(createGpuModuleToBinaryPass(toBinary));
+  return binary.run(module);
+}
+
+/// Puts the kernels' binary into the host code as a constant.
+LogicalResult embedKernels(ModuleOp module) {
+  PassManager host(module.getContext());
+  host.addPass(createEmbedKernelImage());
+  host.addPass(createCanonicalizerPass());
+  host.addPass(createCSEPass());
+  return host.run(module);
+}
 } // namespace
 
 FailureOr<CompileOptions>
@@ -406,7 +462,7 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
 #else
   std::string cudaPath = options.cudaPath;
 #endif
-  bool cpu = !options.chip;
+  bool cpu = options.chips.empty();
 
   // Entry-point types, tensor and constant sizes: refused here, with a
   // located diagnostic, rather than crashing a lowering.
@@ -443,51 +499,60 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
   }
 
   // A module that names its target keeps it; one that names another than
-  // the options' is refused rather than compiled for either.
+  // the options' (or several) is refused rather than compiled for either.
+  std::string targetNames =
+      llvm::join(llvm::map_range(options.chips,
+                                 [](Chip chip) { return stringifyChip(chip); }),
+                 ",");
   if (auto target = TargetAttr::lookup(module);
-      target && target.getChip() != *options.chip)
+      target &&
+      (options.chips.size() != 1 || target.getChip() != options.chips.front()))
     return module.emitError()
            << "the module targets " << stringifyChip(target.getChip())
-           << ", --target says " << stringifyChip(*options.chip);
-  PassManager lower(context);
-  SelectGemmConfigOptions select;
-  select.target = *options.chip;
-  select.strategy = options.strategy;
-  select.fp32Math = options.fp32Math;
-  select.tile.assign(options.tile.begin(), options.tile.end());
-  select.warps.assign(options.warps.begin(), options.warps.end());
-  select.stages = options.stages;
-  lower.addPass(createSelectGemmConfig(select));
-  lower.addPass(createConvertFusionToGPU());
-  lower.addPass(createLowerFusionRuntimeToLLVM());
-  buildKernelsToNVVMPipeline(lower);
-  if (failed(lower.run(module)))
-    return failure();
-  if (options.emit == EmitKind::MLIR)
-    return writeModule(module, outputPath);
+           << ", --target says " << targetNames;
 
-  PassManager binary(context);
-  GpuModuleToBinaryPassOptions toBinary;
-  toBinary.toolkitPath = cudaPath;
-  toBinary.compilationTarget = options.emit == EmitKind::PTX ? "isa" : "fatbin";
-  binary.addPass(createGpuModuleToBinaryPass(toBinary));
-  if (failed(binary.run(module)))
-    return failure();
-  if (options.emit == EmitKind::PTX) {
-    auto gpuBinary = module.lookupSymbol<gpu::BinaryOp>(kKernelModuleName);
-    auto object = cast<gpu::ObjectAttr>(gpuBinary.getObjects()[0]);
-    return writeText(module, outputPath, object.getObject().getValue());
+  if (options.chips.size() == 1) {
+    if (failed(lowerToGpu(module, options.chips.front(), options)))
+      return failure();
+    if (options.emit == EmitKind::MLIR)
+      return writeModule(module, outputPath);
+    bool ptx = options.emit == EmitKind::PTX;
+    if (failed(buildKernelBinary(module, cudaPath, ptx)))
+      return failure();
+    if (ptx) {
+      auto gpuBinary = module.lookupSymbol<gpu::BinaryOp>(kKernelModuleName);
+      auto object = cast<gpu::ObjectAttr>(gpuBinary.getObjects()[0]);
+      return writeText(module, outputPath, object.getObject().getValue());
+    }
+    if (failed(embedKernels(module)) ||
+        failed(buildLibrary(module, outputPath, cudaPath, /*gpu=*/true)))
+      return failure();
+    return writeSignatures(*signatures, outputPath, targetNames);
   }
 
-  PassManager host(context);
-  host.addPass(createEmbedKernelImage());
-  host.addPass(createCanonicalizerPass());
-  host.addPass(createCSEPass());
-  if (failed(host.run(module)))
+  // Several targets: each entry point's host code and kernels once per
+  // target, and an entry point that picks one per call.
+  if (options.emit != EmitKind::Library)
+    return module.emitError("--emit=mlir and --emit=ptx take one --target");
+  OwningOpRef<ModuleOp> library = ModuleOp::create(module.getLoc());
+  SmallVector<TargetVariant> targets;
+  for (Chip chip : options.chips) {
+    OwningOpRef<ModuleOp> variant = cast<ModuleOp>(module->clone());
+    if (failed(lowerToGpu(*variant, chip, options)))
+      return failure();
+    TargetVariant target{stringifyChip(chip).str(), static_cast<int32_t>(chip),
+                         targetsArchSpecificChip(*variant)};
+    if (failed(buildKernelBinary(*variant, cudaPath, /*ptx=*/false)) ||
+        failed(embedKernels(*variant)) ||
+        failed(addTargetVariant(*library, *variant, target)))
+      return failure();
+    targets.push_back(target);
+  }
+  SmallVector<std::string> entries;
+  for (func::FuncOp func : getEntryPoints(*signatures))
+    entries.push_back(func.getName().str());
+  if (failed(buildVariantDispatchers(*library, entries, targets)) ||
+      failed(buildLibrary(*library, outputPath, cudaPath, /*gpu=*/true)))
     return failure();
-
-  if (failed(buildLibrary(module, outputPath, cudaPath, /*gpu=*/true)))
-    return failure();
-  return writeSignatures(*signatures, outputPath,
-                         stringifyChip(*options.chip));
+  return writeSignatures(*signatures, outputPath, targetNames);
 }

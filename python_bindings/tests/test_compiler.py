@@ -127,6 +127,14 @@ def test_compile_errors_raise(context, tmp_path):
     with pytest.raises(_fusion.MLIRError,
                        match="invalid --target='cpu2'.*sm_80, sm_86"):
         module.compile(str(tmp_path / "f.so"), target="cpu2")
+    # Several targets: each once, and only into a library.
+    with pytest.raises(_fusion.MLIRError,
+                       match="invalid --target='sm_80,sm_80'.*different"):
+        module.compile(str(tmp_path / "f.so"), target="sm_80,sm_80")
+    with pytest.raises(_fusion.MLIRError,
+                       match="--emit=mlir and --emit=ptx take one --target"):
+        module.compile(str(tmp_path / "f.mlir"), target="sm_80,sm_90",
+                       emit="mlir")
     with pytest.raises(_fusion.MLIRError, match="invalid --tile='-128x128"):
         module.compile(str(tmp_path / "f.so"), strategy="tiled",
                        tile="-128x128,2x2,3")

@@ -94,6 +94,15 @@ int32_t __fusion_rt_launch_persistent(const void *image, const char *kernel,
                                       int32_t blockX, int32_t sharedBytes,
                                       void *stream, void **args);
 
+/* A library compiled for several GPUs holds one variant of each entry point
+ * per target; `targets` lists them as `count` pairs {capability (major * 10
+ * + minor), arch_specific}. Sets `chosen` to the index of the variant for
+ * the stream's device: of those it runs (capability at most the device's,
+ * equal where arch_specific, as sm_90a code runs on sm_90 alone), the
+ * newest. */
+int32_t __fusion_rt_select_variant(void *stream, const int32_t *targets,
+                                   int32_t count, int32_t *chosen);
+
 #ifdef __cplusplus
 }
 #endif

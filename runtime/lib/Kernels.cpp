@@ -113,7 +113,7 @@ static int32_t launch(const void *image, const char *name, int64_t gridX,
           getKernel(image, name, guard.device(), sharedBytes, &kernel))
     return status;
   if (persistent) {
-    int64_t resident;
+    int64_t resident = 0;
     if (int32_t status = getResidentBlocks(kernel, guard.device(), blockX,
                                            sharedBytes, &resident))
       return status;

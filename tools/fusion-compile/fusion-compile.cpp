@@ -30,7 +30,10 @@ int main(int argc, char **argv) {
   // Textual options, parsed and checked by fusion::parseCompileOptions.
   const fusion::CompileOptionText defaults;
   cl::opt<std::string> target(
-      "target", cl::desc("GPU architecture (sm_80, sm_86, sm_89, sm_90) or cpu"),
+      "target",
+      cl::desc("GPU architecture (sm_80, sm_86, sm_89, sm_90), several "
+               "separated by commas (the library runs each call on the "
+               "newest its device supports), or cpu"),
       cl::init(defaults.target));
   cl::opt<std::string> strategy(
       "strategy",
@@ -78,6 +81,9 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   fusion::registerCompilerDialects(registry);
   MLIRContext context(registry);
+  // Diagnostics are located; the whole module printed after each (its
+  // embedded kernel binaries included) would bury them.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   auto file = openInputFile(input, &error);

@@ -27,10 +27,12 @@ enum class EmitKind {
 };
 
 struct CompileOptions {
-  /// The GPU the kernels target (their PTX runs on newer GPUs too), or none:
-  /// an x86-64 library through the CPU reference lowering, whose entry
-  /// points take memref descriptors (inputs, then outputs).
-  std::optional<Chip> chip = Chip::sm_80;
+  /// The GPUs the kernels target (their PTX runs on newer GPUs too; with
+  /// several, each entry point runs the variant of the newest target the
+  /// device runs), or none: an x86-64 library through the CPU reference
+  /// lowering, whose entry points take memref descriptors (inputs, then
+  /// outputs).
+  SmallVector<Chip, 2> chips = {Chip::sm_80};
   /// How fusion-select-gemm-config picks each fused GEMM's backend.
   GemmStrategy strategy = GemmStrategy::Auto;
   /// Generated kernels' f32 GEMMs in fp32.
@@ -48,7 +50,8 @@ struct CompileOptions {
 };
 
 /// The options as fusion-compile and the Python package spell them, with
-/// their defaults: `target` (sm_80, sm_86, sm_89, sm_90 or cpu), `strategy`
+/// their defaults: `target` (sm_80, sm_86, sm_89, sm_90, a comma-separated
+/// list of them, or cpu), `strategy`
 /// (auto, cublas, tiled), `precision` (fp32, tf32, bf16, f16; empty: fp32),
 /// `emit` (so, mlir, ptx), `tile` (BMxBN,WMxWN,STAGES; empty: heuristic),
 /// `fp32Math` (tf32x3, simt).

@@ -197,7 +197,7 @@ void TiledGemmEmitter::loadTile(Value flat, Value globalRowBase, Value globalRow
   // threads or more) the same swizzled column for all of them.
   int64_t rowsPerPass = c.getThreads() / kChunksPerRow;
   for (int64_t i = 0; i < tileRows / rowsPerPass; ++i)
-    copies.push_back([=, this](SmallVectorImpl<Value> &tokens) {
+    copies.push_back([=](SmallVectorImpl<Value> &tokens) {
       Value zero = idx(0);
       Value chunk = rem(thread, kChunksPerRow);
       Value chunkK = mul(chunk, chunkElements);

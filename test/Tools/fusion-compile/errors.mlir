@@ -28,8 +28,8 @@ func.func @bad(%x: tensor<?x8xf32>, %w: tensor<16x4xf32>) -> tensor<?x16xf32> {
 // EMIT: fusion-compile: invalid --emit='cubin' (expected so, mlir or ptx)
 // TILE: fusion-compile: invalid --tile='{{.*}}' (expected BMxBN,WMxWN,STAGES of positive integers, e.g. 128x256,2x4,3)
 // FP32MATH: fusion-compile: invalid --fp32-math='fast' (expected tf32x3 or simt)
-// NOTARGET: fusion-compile: invalid --target='' (expected cpu or a supported GPU: sm_80, sm_86, sm_89, sm_90)
-// TARGET: fusion-compile: invalid --target='{{.*}}' (expected cpu or a supported GPU: sm_80, sm_86, sm_89, sm_90)
+// NOTARGET: fusion-compile: invalid --target='' (expected cpu, or one or more different supported GPUs separated by commas: sm_80, sm_86, sm_89, sm_90)
+// TARGET: fusion-compile: invalid --target='{{.*}}' (expected cpu, or one or more different supported GPUs separated by commas: sm_80, sm_86, sm_89, sm_90)
 // STAGES: error: 'fusion.fused_linear' op stages 1125899906842624 is out of range [2, 16]
 // WARPS: error: 'fusion.fused_linear' op warps along N 9223372036854775807 is out of range [1, 32]
 // MISSING: fusion-compile: cannot open input file
