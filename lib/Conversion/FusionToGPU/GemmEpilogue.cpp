@@ -201,7 +201,10 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
         /*nontemporal=*/false, llvm::Align(width * elementBytes(elementType)));
   }
   if (!staged) {
-    storeFragments(firstRow, firstColumn, runs, directResults);
+    if (p.storesOutput)
+      storeFragments(firstRow, firstColumn, runs, directResults);
+    if (p.reducesRowsInRegisters())
+      emitRowPartialsFromRegisters(firstRow, firstColumn, runs, directResults);
     return;
   }
   t.barrier();
@@ -463,15 +466,131 @@ void GemmEpilogueEmitter::emitStatistics(Value staging) {
   }
 }
 
+Value GemmEpilogueEmitter::spanColumnCount() {
+  int64_t span = p.reductionSpan;
+  // A span narrower than the tile is a whole group, and N holds whole
+  // groups; whole-row spans lose the columns past N.
+  Value validColumns = c.getBlockN() == span
+                           ? arith::MinUIOp::create(
+                                 b, loc, sub(idx(p.n), t.columnBase), idx(span))
+                                 .getResult()
+                           : idx(span);
+  return arith::UIToFPOp::create(
+      b, loc, b.getF32Type(),
+      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), validColumns));
+}
+
+Value GemmEpilogueEmitter::spanColumnLimit() {
+  int64_t span = p.reductionSpan;
+  if (c.getBlockN() != span || p.n % span == 0)
+    return Value();
+  return sub(idx(p.n), t.columnBase);
+}
+
+SmallVector<Value> GemmEpilogueEmitter::reduceSpan(SpanElements elements,
+                                                   Value count, int64_t lanes) {
+  // One reduction over the span: `combiner` of term(fn(out)).
+  struct Accumulation {
+    ReductionKind combiner;
+    const ScalarFn *fn;
+    std::function<Value(Value)> term;
+  };
+  auto identity = [](Value v) { return v; };
+  // The accumulations in one sweep over the thread's elements, in order,
+  // then a butterfly across the lanes: the same bits on every run.
+  auto sweep = [&](ArrayRef<Accumulation> accumulations) {
+    SmallVector<Value> totals;
+    for (const Accumulation &a : accumulations)
+      totals.push_back(f32(getReductionIdentity(a.combiner)));
+    elements([&](Value v, Value valid) {
+      for (auto [a, total] : llvm::zip(accumulations, totals)) {
+        Value term = a.term((*a.fn)(b, loc, v, ValueRange()));
+        if (valid)
+          term = select(valid, term, f32(getReductionIdentity(a.combiner)));
+        total = buildReductionCombine(b, loc, a.combiner, total, term);
+      }
+    });
+    for (auto [a, total] : llvm::zip(accumulations, totals))
+      total = reduceAcrossLanes(b, loc, a.combiner, total, lanes);
+    return totals;
+  };
+
+  // First sweep: every combination, and the maximum or mean each shifted
+  // sum needs; then the shifted sums.
+  SmallVector<Accumulation> firstSweep;
+  for (const GemmRowReduction &reduction : p.rowReductions)
+    firstSweep.push_back(
+        {reduction.kind == GemmRowReduction::Kind::Combine ? reduction.combiner
+         : reduction.kind == GemmRowReduction::Kind::ShiftedExpSum
+             ? ReductionKind::max
+             : ReductionKind::sum,
+         &reduction.fn, identity});
+  SmallVector<Value> firsts = sweep(firstSweep);
+  SmallVector<Value> shifts;
+  SmallVector<Accumulation> secondSweep;
+  for (auto [reduction, firstTotal] : llvm::zip(p.rowReductions, firsts)) {
+    if (reduction.kind == GemmRowReduction::Kind::Combine) {
+      shifts.push_back(Value());
+      continue;
+    }
+    Value shift;
+    if (reduction.kind == GemmRowReduction::Kind::ShiftedExpSum) {
+      // The maximum, 0 where infinite (as PyTorch's logsumexp): a tile of
+      // -inf sums to 0, one holding +inf to +inf.
+      Value infinite = arith::CmpFOp::create(
+          b, loc, arith::CmpFPredicate::OEQ,
+          math::AbsFOp::create(b, loc, firstTotal), f32(INFINITY));
+      shift = select(infinite, f32(0.0), firstTotal);
+      // exp(d) as 2^(d log2(e)): one ex2.approx (within 2 ulp) where
+      // libdevice's expf takes eight instructions, and the sweep over the
+      // tile, which nothing overlaps, is bound by their issue.
+      secondSweep.push_back(
+          {ReductionKind::sum, &reduction.fn, [this, shift](Value v) {
+             Value d = arith::SubFOp::create(b, loc, v, shift);
+             return math::Exp2Op::create(
+                        b, loc, arith::MulFOp::create(b, loc, d, f32(M_LOG2E)))
+                 .getResult();
+           }});
+    } else {
+      shift = arith::DivFOp::create(b, loc, firstTotal, count);
+      secondSweep.push_back(
+          {ReductionKind::sum, &reduction.fn, [this, shift](Value v) {
+             Value d = arith::SubFOp::create(b, loc, v, shift);
+             return arith::MulFOp::create(b, loc, d, d).getResult();
+           }});
+    }
+    shifts.push_back(shift);
+  }
+  SmallVector<Value> seconds =
+      secondSweep.empty() ? SmallVector<Value>() : sweep(secondSweep);
+
+  SmallVector<Value> partials;
+  auto nextSecond = seconds.begin();
+  for (auto [reduction, firstTotal, shift] :
+       llvm::zip(p.rowReductions, firsts, shifts)) {
+    switch (reduction.kind) {
+    case GemmRowReduction::Kind::Combine:
+      partials.push_back(firstTotal);
+      break;
+    case GemmRowReduction::Kind::ShiftedExpSum:
+      partials.append({shift, *nextSecond++});
+      break;
+    case GemmRowReduction::Kind::ShiftedSquareSum:
+      partials.append({shift, *nextSecond++, count});
+      break;
+    }
+  }
+  return partials;
+}
+
 void GemmEpilogueEmitter::emitRowPartials(Value staging) {
   // Each tile row is cut into spans of p.reductionSpan columns (a single
   // span for whole rows). A few adjacent threads per span (as many as the
   // threads allow, at most a warp), each taking every threadsPerSpan-th
-  // 16-byte chunk of the span from its lane, in order, then a butterfly:
-  // the same bits on every run. The chunks are unrolled, so that their
-  // loads are in flight together. Every thread runs every step (the
-  // shuffles need whole warps); spans past the tile or M compute on span 0
-  // and store nothing.
+  // 16-byte chunk of the span from its lane, in order. The chunks are
+  // unrolled, so that their loads are in flight together. Every thread runs
+  // every step (the shuffles need whole warps); spans past the tile or M
+  // compute on span 0 and store nothing.
   int64_t span = p.reductionSpan;
   int64_t spansPerRow = c.getBlockN() / span;
   int64_t spansPerTile = c.getBlockM() * spansPerRow;
@@ -485,28 +604,9 @@ void GemmEpilogueEmitter::emitRowPartials(Value staging) {
   Value lane = rem(t.thread, threadsPerSpan);
   // The partial column of the tile's first span.
   Value firstSpan = div(t.columnBase, span);
-  // A span narrower than the tile is a whole group, and N holds whole
-  // groups; whole-row spans lose the columns past N.
-  Value validColumns = spansPerRow == 1
-                           ? arith::MinUIOp::create(
-                                 b, loc, sub(idx(p.n), t.columnBase), idx(span))
-                                 .getResult()
-                           : idx(span);
-  Value count = arith::UIToFPOp::create(
-      b, loc, b.getF32Type(),
-      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), validColumns));
+  Value count = spanColumnCount();
+  Value validColumns = spanColumnLimit();
   auto chunkType = VectorType::get({chunkElements}, elementType);
-  // Whether the last tile of a row has columns past N, which count as the
-  // combiner's identity.
-  bool raggedSpans = p.n % span != 0;
-
-  // One reduction over the row: `combiner` of term(fn(out)).
-  struct Accumulation {
-    ReductionKind combiner;
-    const ScalarFn *fn;
-    std::function<Value(Value)> term;
-  };
-  auto identity = [](Value v) { return v; };
 
   scf::ForOp::create(
       b, loc, idx(0), idx(spansPerTile), idx(spansPerPass), ValueRange(),
@@ -529,12 +629,7 @@ void GemmEpilogueEmitter::emitRowPartials(Value staging) {
         if (spanColumn)
           stores =
               both(stores, lessThan(add(t.columnBase, spanColumn), idx(p.n)));
-        // The accumulations in one sweep over the thread's chunks, then
-        // across the row's threads.
-        auto sweep = [&](ArrayRef<Accumulation> accumulations) {
-          SmallVector<Value> totals;
-          for (const Accumulation &a : accumulations)
-            totals.push_back(f32(getReductionIdentity(a.combiner)));
+        auto elements = [&](function_ref<void(Value, Value)> take) {
           for (int64_t j = 0; j < chunksPerSpan / threadsPerSpan; ++j) {
             Value column = mul(add(lane, j * threadsPerSpan), chunkElements);
             if (spanColumn)
@@ -542,94 +637,14 @@ void GemmEpilogueEmitter::emitRowPartials(Value staging) {
             Value chunk = vector::LoadOp::create(
                 b, loc, chunkType, staging, ValueRange{row, column},
                 /*nontemporal=*/false, llvm::Align(kGemmChunkBytes));
-            for (int64_t e = 0; e < chunkElements; ++e) {
-              Value valid = raggedSpans ? lessThan(add(column, e), validColumns)
-                                        : Value();
-              Value v = widen(vector::ExtractOp::create(b, loc, chunk, e));
-              for (auto [a, total] : llvm::zip(accumulations, totals)) {
-                Value term = a.term((*a.fn)(b, loc, v, ValueRange()));
-                if (valid)
-                  term = select(valid, term,
-                                f32(getReductionIdentity(a.combiner)));
-                total = buildReductionCombine(b, loc, a.combiner, total, term);
-              }
-            }
+            for (int64_t e = 0; e < chunkElements; ++e)
+              take(widen(vector::ExtractOp::create(b, loc, chunk, e)),
+                   validColumns ? lessThan(add(column, e), validColumns)
+                                : Value());
           }
-          for (auto [a, total] : llvm::zip(accumulations, totals))
-            total =
-                reduceAcrossLanes(b, loc, a.combiner, total, threadsPerSpan);
-          return totals;
         };
-
-        // First sweep: every combination, and the maximum or mean each
-        // shifted sum needs; then the shifted sums.
-        SmallVector<Accumulation> firstSweep;
-        for (const GemmRowReduction &reduction : p.rowReductions)
-          firstSweep.push_back(
-              {reduction.kind == GemmRowReduction::Kind::Combine
-                   ? reduction.combiner
-               : reduction.kind == GemmRowReduction::Kind::ShiftedExpSum
-                   ? ReductionKind::max
-                   : ReductionKind::sum,
-               &reduction.fn, identity});
-        SmallVector<Value> firsts = sweep(firstSweep);
-        SmallVector<Value> shifts;
-        SmallVector<Accumulation> secondSweep;
-        for (auto [reduction, firstTotal] :
-             llvm::zip(p.rowReductions, firsts)) {
-          if (reduction.kind == GemmRowReduction::Kind::Combine) {
-            shifts.push_back(Value());
-            continue;
-          }
-          Value shift;
-          if (reduction.kind == GemmRowReduction::Kind::ShiftedExpSum) {
-            // The maximum, 0 where infinite (as PyTorch's logsumexp): a
-            // tile of -inf sums to 0, one holding +inf to +inf.
-            Value infinite = arith::CmpFOp::create(
-                b, loc, arith::CmpFPredicate::OEQ,
-                math::AbsFOp::create(b, loc, firstTotal), f32(INFINITY));
-            shift = select(infinite, f32(0.0), firstTotal);
-            // exp(d) as 2^(d log2(e)): one ex2.approx (within 2 ulp) where
-            // libdevice's expf takes eight instructions, and the sweep over
-            // the tile, which nothing overlaps, is bound by their issue.
-            secondSweep.push_back(
-                {ReductionKind::sum, &reduction.fn, [this, shift](Value v) {
-                   Value d = arith::SubFOp::create(b, loc, v, shift);
-                   return math::Exp2Op::create(
-                              b, loc,
-                              arith::MulFOp::create(b, loc, d, f32(M_LOG2E)))
-                       .getResult();
-                 }});
-          } else {
-            shift = arith::DivFOp::create(b, loc, firstTotal, count);
-            secondSweep.push_back(
-                {ReductionKind::sum, &reduction.fn, [this, shift](Value v) {
-                   Value d = arith::SubFOp::create(b, loc, v, shift);
-                   return arith::MulFOp::create(b, loc, d, d).getResult();
-                 }});
-          }
-          shifts.push_back(shift);
-        }
-        SmallVector<Value> seconds =
-            secondSweep.empty() ? SmallVector<Value>() : sweep(secondSweep);
-
-        // The partials, in the order of GemmEpilogueArguments::partials.
-        SmallVector<Value> partials;
-        auto nextSecond = seconds.begin();
-        for (auto [reduction, firstTotal, shift] :
-             llvm::zip(p.rowReductions, firsts, shifts)) {
-          switch (reduction.kind) {
-          case GemmRowReduction::Kind::Combine:
-            partials.push_back(firstTotal);
-            break;
-          case GemmRowReduction::Kind::ShiftedExpSum:
-            partials.append({shift, *nextSecond++});
-            break;
-          case GemmRowReduction::Kind::ShiftedSquareSum:
-            partials.append({shift, *nextSecond++, count});
-            break;
-          }
-        }
+        SmallVector<Value> partials =
+            reduceSpan(elements, count, threadsPerSpan);
         Value partialColumn =
             spanColumn ? add(firstSpan, spanInRow) : firstSpan;
         guarded(stores, [&] {
@@ -639,4 +654,52 @@ void GemmEpilogueEmitter::emitRowPartials(Value staging) {
         });
         scf::YieldOp::create(b, loc);
       });
+}
+
+void GemmEpilogueEmitter::emitRowPartialsFromRegisters(
+    Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
+    ArrayRef<SmallVector<Value>> results) {
+  // Each quad of lanes holds whole rows of the tile, and each run lies in
+  // one span (spans are whole 8-column blocks): a thread combines its
+  // elements of a span, in run order, then the quad's four lanes combine.
+  int64_t span = p.reductionSpan;
+  int64_t spansPerRow = c.getBlockN() / span;
+  Value firstSpan = div(t.columnBase, span);
+  Value count = spanColumnCount();
+  Value validColumns = spanColumnLimit();
+  Value quadLeader = equal(rem(t.thread, 4), 0);
+  SmallVector<int64_t> rowOffsets;
+  for (const AccumulatorRun &run : runs)
+    if (!llvm::is_contained(rowOffsets, run.row))
+      rowOffsets.push_back(run.row);
+  for (int64_t rowOffset : rowOffsets) {
+    Value globalRow = add(t.rowBase, add(firstRow, rowOffset));
+    for (int64_t spanInRow = 0; spanInRow < spansPerRow; ++spanInRow) {
+      auto elements = [&](function_ref<void(Value, Value)> take) {
+        for (auto [run, values] : llvm::zip(runs, results)) {
+          if (run.row != rowOffset || run.column / span != spanInRow)
+            continue;
+          for (auto [j, value] : llvm::enumerate(values)) {
+            // The value as stored, so that the reductions see the output.
+            Value stored = widen(narrowTo(b, loc, value, elementType));
+            take(stored,
+                 validColumns
+                     ? lessThan(add(firstColumn, run.column + j), validColumns)
+                     : Value());
+          }
+        }
+      };
+      SmallVector<Value> partials = reduceSpan(elements, count, 4);
+      Value stores = both(quadLeader, lessThan(globalRow, t.rows));
+      if (spansPerRow > 1)
+        stores = both(stores,
+                      lessThan(add(t.columnBase, spanInRow * span), idx(p.n)));
+      guarded(stores, [&] {
+        for (auto [partial, matrix] : llvm::zip(partials, args.partials))
+          memref::StoreOp::create(
+              b, loc, partial, matrix,
+              ValueRange{globalRow, add(firstSpan, spanInRow)});
+      });
+    }
+  }
 }

@@ -93,9 +93,19 @@ struct GemmKernelProblem {
   int64_t reductionSpan = 0;
 
   GemmSharedLayout sharedLayout() const;
+  /// Whether the row reductions come straight from the accumulators: a
+  /// wgmma kernel's quads of lanes hold whole rows of the tile (see
+  /// GemmOutputPath::Direct), so each span whose columns are whole 8-column
+  /// blocks reduces within a quad.
+  bool reducesRowsInRegisters() const {
+    return config.isWgmma() && !rowReductions.empty() && reductionSpan % 8 == 0;
+  }
   /// Whether the epilogue reads its output tile back (statistics, row
-  /// reductions), which it must then stage in shared memory.
-  bool readsStagedTile() const { return statistics || !rowReductions.empty(); }
+  /// reductions not taken from the registers), which it must then stage in
+  /// shared memory.
+  bool readsStagedTile() const {
+    return statistics || (!rowReductions.empty() && !reducesRowsInRegisters());
+  }
   /// The spans along N: the columns of each [M, spans] partial matrix.
   int64_t partialColumns() const {
     return countPartialColumns(n, reductionSpan);
@@ -151,7 +161,8 @@ enum class GemmOutputPath {
   /// buffers to the next tile's loads. Only where nothing reads the staged
   /// tile (see GemmKernelProblem::readsStagedTile). The runs are mma
   /// accumulator fragments: lane l of a warp holds columns 2 (l % 4), +1 of
-  /// each 8-column block of rows l / 4 and l / 4 + 8.
+  /// each 8-column block of rows l / 4 and l / 4 + 8 (in a wgmma kernel,
+  /// every 8-column block of the tile, so that each quad holds whole rows).
   Direct,
 };
 
@@ -223,6 +234,29 @@ private:
   /// The partial results of the row reductions over each span of each row
   /// of the staged tile.
   void emitRowPartials(Value staging);
+  /// The same from the runs' `results` (f32, before narrowing to the
+  /// output's type) where each quad of lanes holds whole rows
+  /// (GemmKernelProblem::reducesRowsInRegisters).
+  void emitRowPartialsFromRegisters(Value firstRow, Value firstColumn,
+                                    ArrayRef<AccumulatorRun> runs,
+                                    ArrayRef<SmallVector<Value>> results);
+  /// Calls its callback with each element (f32, as stored) of a span that
+  /// the thread holds, and whether it lies within N (null: all do).
+  using SpanElements =
+      function_ref<void(function_ref<void(Value element, Value valid)>)>;
+  /// The partials of one span of one row (in the order of
+  /// GemmEpilogueArguments::partials) from the `elements` each of `lanes`
+  /// adjacent lanes holds of it, the same on every lane; `count` is the
+  /// span's columns within N (f32).
+  SmallVector<Value> reduceSpan(SpanElements elements, Value count,
+                                int64_t lanes);
+  /// The columns within N of the tile's spans (f32): the span, or for a
+  /// whole-row span of the last tile, the columns left.
+  Value spanColumnCount();
+  /// Where whole-row spans can pass N (the last tile of a ragged row), the
+  /// columns of the tile within N, past which elements count as the
+  /// combiner's identity; else null.
+  Value spanColumnLimit();
 
   const GemmKernelProblem &p;
   GemmConfigAttr c;

@@ -15,10 +15,12 @@
 // accumulators.
 //
 // The epilogue writes the output from the accumulators while the producer
-// fills the ring with the next tile. An epilogue that reads its tile back
-// (statistics, row reductions) stages it in the ring's buffers instead, and
-// the producer waits for its release (one more mbarrier) before the next
-// tile's loads; such a kernel is launched with a block per tile.
+// fills the ring with the next tile; each quad of lanes holds whole rows of
+// the tile, so row reductions combine within it, from the registers too.
+// An epilogue that reads its tile back (column statistics) stages it in the
+// ring's buffers instead, and the producer waits for its release (one more
+// mbarrier) before the next tile's loads; such a kernel is launched with a
+// block per tile.
 //
 // 3xTF32 (fp32 precision of f32 tensors): the tensor cores read a stage's
 // f32 values truncated to tf32, its high parts; the consumers write the

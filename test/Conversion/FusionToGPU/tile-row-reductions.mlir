@@ -1,7 +1,8 @@
 // Reductions of whole rows (or of groups of columns) of a generated GEMM's
 // output, when only their row program reads it: the GEMM kernel reduces the
 // rows of its staged tile (two threads a row here, each every other 16-byte
-// chunk, then a butterfly), or each group-wide span of them, into
+// chunk, then a butterfly; the wgmma kernel from its registers, each quad of
+// lanes holding whole rows), or each group-wide span of them, into
 // [M, ceil(N / span)] f32 partial matrices, and writes the output only if
 // the program's elementwise steps read it; the row program merges the
 // partials in column order and runs its other steps.
@@ -61,30 +62,44 @@
 // CHECK: math.log
 // CHECK: llvm.getelementptr %[[OUT]]
 // WGMMA-LABEL: llvm.func @logsumexp(
-// A kernel that stages its tiles runs one block a tile (not persistent).
-// WGMMA: fusion_rt.launch @fusion_kernels::@logsumexp_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared {{[0-9]+}} stream(
-// WGMMA: gpu.func @logsumexp_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x1xf32>, %{{.*}}: memref<?x1xf32>, %{{.*}}: memref<?x1xf32>) kernel
-// The persistent Hopper kernel stages each tile in the ring: from its
-// second tile on, the producer waits for the previous tile's epilogue to
-// release the ring (mbarrier 8, after the 4 stages' full and empty ones)
-// before it loads; the consumers fence their shared-memory reads from the
-// TMA writes to come and one of them arrives once all are done.
-// WGMMA: %[[BARRIERS:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 9>
-// WGMMA: nvgpu.mbarrier.init %[[BARRIERS]][%c8], %c1
-// WGMMA: %[[TILES:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ITERATION:.*]] = %{{.*}}) -> (index)
-// WGMMA: %[[LATER:.*]] = arith.cmpi ugt, %[[ITERATION]], %c0
-// WGMMA: scf.if %[[LATER]]
-// WGMMA: %[[PREVIOUS:.*]] = arith.subi %[[ITERATION]], %c1
-// WGMMA: %[[PHASE:.*]] = arith.remui %[[PREVIOUS]], %c2
-// WGMMA: %[[PARITY:.*]] = arith.index_castui %[[PHASE]] : index to i1
-// WGMMA: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]][%c8{{.*}}], %[[PARITY]]
-// WGMMA: nvgpu.tma.async.load
-// WGMMA: } else {
-// WGMMA: memref.store
-// WGMMA: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// WGMMA: nvvm.barrier id
+// The wgmma kernel takes the reductions from its accumulators (each quad of
+// lanes holds whole rows of the tile), so it stages nothing and its blocks
+// stride over the tiles.
+// WGMMA: fusion_rt.launch @fusion_kernels::@logsumexp_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared {{[0-9]+}} persistent stream(
+// WGMMA: gpu.func @logsumexp_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[WTOP:.*]]: memref<?x1xf32>, %[[WTILEMAX:.*]]: memref<?x1xf32>, %[[WTILESUM:.*]]: memref<?x1xf32>) kernel
+// WGMMA-NOT: memref<128x136xf32
+// First sweep (both maxima), over the thread's elements of its first row
+// (its pairs of columns 2 (l % 4), +1 of each 8-column block), those past
+// N = 72 counted as -inf; then across the quad (lanes l ^ 2, l ^ 1).
+// WGMMA: nvvm.wgmma.wait.group.sync.aligned 0
+// WGMMA: arith.mulf
+// WGMMA: arith.cmpi ult
+// WGMMA: arith.select
+// WGMMA: arith.maximumf
+// WGMMA: gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32 : f32
+// WGMMA: gpu.shuffle  xor %{{.*}}, %c1_i32{{.*}}, %c32_i32 : f32
+// WGMMA: gpu.shuffle  xor
+// WGMMA: gpu.shuffle  xor
+// WGMMA-NEXT: %[[WTILETOP:.*]] = arith.maximumf
+// WGMMA: %[[WABS:.*]] = math.absf %[[WTILETOP]]
+// WGMMA: %[[WINF:.*]] = arith.cmpf oeq, %[[WABS]]
+// WGMMA: %[[WSHIFT:.*]] = arith.select %[[WINF]], %{{.*}}, %[[WTILETOP]]
+// WGMMA: %[[WD:.*]] = arith.subf %{{.*}}, %[[WSHIFT]]
+// WGMMA: math.exp2
+// WGMMA: gpu.shuffle  xor
+// WGMMA: gpu.shuffle  xor
+// The quad's first lane stores the row's partials, then the same for the
+// row 8 below.
 // WGMMA: scf.if
-// WGMMA: nvgpu.mbarrier.arrive %[[BARRIERS]][%c8{{.*}}]
+// WGMMA: memref.store %{{.*}}, %[[WTOP]]
+// WGMMA: memref.store %[[WSHIFT]], %[[WTILEMAX]]
+// WGMMA: memref.store %{{.*}}, %[[WTILESUM]]
+// WGMMA: math.exp2
+// WGMMA: scf.if
+// WGMMA: memref.store %{{.*}}, %[[WTOP]]
+// WGMMA-NOT: nvgpu.mbarrier.arrive
+// WGMMA: nvvm.barrier id
+// WGMMA-NOT: nvgpu.mbarrier.arrive
 // WGMMA: scf.yield
 func.func @logsumexp(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x1xf32> {
   %y = fusion.fused_linear %x, %w epilogue {
@@ -366,7 +381,13 @@ func.func @variance(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>) -> tensor<?x1xf
 // CHECK: math.rsqrt
 // CHECK: llvm.getelementptr %[[NORMED]]
 // WGMMA-LABEL: llvm.func @group_norm(
-// WGMMA: gpu.func @group_norm_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x64xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8xf32>) kernel
+// Groups of 8 columns: a span per 8-column block, one pair of each lane's
+// elements a span, the quad's lanes combined; the output stored from the
+// registers too.
+// WGMMA: gpu.func @group_norm_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[GOUT:.*]]: memref<?x64xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8xf32>, %{{.*}}: memref<?x8xf32>) kernel
+// WGMMA-NOT: memref<128x136xf32
+// WGMMA: vector.store %{{.*}}, %[[GOUT]]
+// WGMMA: gpu.shuffle  xor %{{.*}}, %c2_i32
 func.func @group_norm(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>,
                       %gamma: tensor<64xf32>, %beta: tensor<64xf32>)
     -> tensor<?x64xf32> {

@@ -156,3 +156,42 @@ func.func @ragged(%x: tensor<?x64xbf16>, %w: tensor<36x64xbf16>) -> tensor<?x36x
   %0 = fusion.linear %x, %w : tensor<?x64xbf16>, tensor<36x64xbf16> -> tensor<?x36xbf16>
   return %0 : tensor<?x36xbf16>
 }
+
+// -----
+
+// A training batch norm reads the tile back for its column statistics: the
+// epilogue stages it in the ring, so from its second tile on the producer
+// waits for the previous tile's epilogue to release the ring (mbarrier 8,
+// after the 4 stages' full and empty ones) before it loads; the consumers
+// fence their shared-memory reads from the TMA writes to come and one of
+// them arrives once all are done. Such a kernel runs one block a tile.
+// CHECK-LABEL: llvm.func @bn(
+// CHECK: fusion_rt.launch @fusion_kernels::@bn_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared {{[0-9]+}} stream(
+// CHECK-LABEL: gpu.func @bn_0_gemm
+// CHECK: %[[BARRIERS:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 9>
+// CHECK: nvgpu.mbarrier.init %[[BARRIERS]][%c8], %c1
+// CHECK: %[[TILES:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ITERATION:.*]] = %{{.*}}) -> (index)
+// CHECK: %[[LATER:.*]] = arith.cmpi ugt, %[[ITERATION]], %c0
+// CHECK: scf.if %[[LATER]]
+// CHECK: %[[PREVIOUS:.*]] = arith.subi %[[ITERATION]], %c1
+// CHECK: %[[PHASE:.*]] = arith.remui %[[PREVIOUS]], %c2
+// CHECK: %[[PARITY:.*]] = arith.index_castui %[[PHASE]] : index to i1
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]][%c8{{.*}}], %[[PARITY]]
+// CHECK: nvgpu.tma.async.load
+// CHECK: } else {
+// CHECK: memref.view {{.*}} to memref<128x136xbf16, #gpu.address_space<workgroup>>
+// CHECK: memref.store
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier id
+// CHECK: scf.if
+// CHECK: nvgpu.mbarrier.arrive %[[BARRIERS]][%c8{{.*}}]
+// CHECK: scf.yield
+func.func @bn(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %s: tensor<48xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue(%s) {
+  ^bb0(%acc: f32, %col: f32):
+    %1 = arith.mulf %acc, %col : f32
+    fusion.yield %1 : f32
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01>
+    : (tensor<?x64xbf16>, tensor<48x64xbf16>, tensor<48xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
+}
