@@ -119,6 +119,17 @@ def check(lib, name, kind, m, k, n, dtype, precision, failures, rows):
         failures.append(label)
 
 
+def print_correctness(title, rows):
+    """The rows `check` appended, as a table under `title`."""
+    print(f"\n## Correctness ({title})\n")
+    print("| case | precision | rel. errors | bound | ok |")
+    print("|---|---|---|---|---|")
+    for label, precision, errs, bound, ok in rows:
+        print(f"| {label} | {precision} | "
+              + ", ".join(f"{e:.2e}" for e in errs)
+              + f" | {bound:.0e} | {'yes' if ok else 'NO'} |")
+
+
 def check_many_batch_norms(lib, m, failures, rows):
     """The function of 64 training batch norms (test/Tools/fusion-compile/
     many-batch-norms.mlir): one x, per batch norm (w, b, s, gamma, beta,

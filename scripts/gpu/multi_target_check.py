@@ -20,7 +20,8 @@ import time
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from check_and_bench import Library, check, make_inputs  # noqa: E402
+from check_and_bench import (Library, check, make_inputs,  # noqa: E402
+                             print_correctness)
 from wgmma_check import CHECKS, DTYPES, LIBRARIES  # noqa: E402
 
 # The precisions whose `auto` choice differs between sm_80 (the tiled
@@ -108,13 +109,7 @@ def main():
         Library(args.artifacts / "multi" / sub / LIBRARIES["bf16"]), "bf16")
         for sub in ("", "sm_90")}
 
-    print("\n## Correctness (multi-target library, sm_80 + sm_90)\n")
-    print("| case | precision | rel. errors | bound | ok |")
-    print("|---|---|---|---|---|")
-    for label, precision, errs, bound, ok in rows:
-        print(f"| {label} | {precision} | "
-              + ", ".join(f"{e:.2e}" for e in errs)
-              + f" | {bound:.0e} | {'yes' if ok else 'NO'} |")
+    print_correctness("multi-target library, sm_80 + sm_90", rows)
     print("\n## The variant that ran (GEMM launch: grid, block, shared)\n")
     print("| precision | multi-target | sm_90 alone | sm_80 alone | ok |")
     print("|---|---|---|---|---|")

@@ -19,7 +19,8 @@ import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from check_and_bench import (BOUNDS, Library, bench, check,  # noqa: E402
-                             check_errors, precision_setup)
+                             check_errors, precision_setup,
+                             print_correctness)
 
 LIBRARIES = {"fp32": "workloads_f32_fp32.so", "tf32": "workloads_f32_tf32.so",
              "bf16": "workloads_bf16.so", "f16": "workloads_f16.so"}
@@ -95,13 +96,7 @@ def main():
                       + ", ".join(f"{key} {v:.3f}" for key, v in
                                   times.items()), flush=True)
 
-    print("\n## Correctness (wgmma)\n")
-    print("| case | precision | rel. errors | bound | ok |")
-    print("|---|---|---|---|---|")
-    for label, precision, errs, bound, ok in rows:
-        print(f"| {label} | {precision} | "
-              + ", ".join(f"{e:.2e}" for e in errs)
-              + f" | {bound:.0e} | {'yes' if ok else 'NO'} |")
+    print_correctness("wgmma", rows)
     for what, status, message in errors:
         print(f"bad argument, {what}: status {status}: {message}")
     if table:
