@@ -18,7 +18,7 @@ through the custom op `fusion::run`, which torch.compile, FX graphs and CUDA
 graph capture see as one op. The batch dimension is dynamic.
 
 Options (`torch.compile(..., options={...})`): "target" ("sm_80", ...,
-"cpu"; default: the inputs' device), "precision", "strategy", "fp32_math",
+"sm_80,sm_90", "cpu"; default: the inputs' device), "precision", "strategy", "fp32_math",
 "tile" (as fusion.compile's), "fallback" ("eager", the default: the
 other ops run as PyTorch's ATen kernels; "inductor": inductor compiles them,
 calling fusion::run as an extern kernel), and "compile_only" (compile and

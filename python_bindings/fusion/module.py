@@ -455,8 +455,10 @@ def compile(module, example_inputs, *, target=None, precision=None,
             strategy="auto", fp32_math="tf32x3", tile=None):
     """Compiles `module`'s forward for `example_inputs` (tensors of rank >= 2
     [..., features] whose leading dimensions stay free; they flatten into
-    the batch) into a library for `target` ("sm_80" and newer GPUs, or
-    "cpu"; by default that of the example inputs' device), through
+    the batch) into a library for `target` ("sm_80" and newer GPUs, several
+    separated by commas, e.g. "sm_80,sm_90", whose calls run the newest
+    variant the device runs, or "cpu"; by default that of the example
+    inputs' device), through
     torch.export and the ATen importer. The module's
     train/eval mode is followed at every call. `precision` is the GEMM
     precision of float32 models: "fp32" (default, PyTorch's), "tf32", "bf16"
