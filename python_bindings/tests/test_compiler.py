@@ -1,5 +1,6 @@
 """The native compiler bindings: parse, print, verify, pipelines, compile."""
 import json
+import pathlib
 
 import pytest
 
@@ -90,6 +91,22 @@ def test_compile_cpu_library(context, tmp_path):
     assert (tmp_path / "f.so").stat().st_size > 0
     # Compiling works on a copy: the module is unchanged.
     assert "fusion.linear" in str(module)
+
+
+@pytest.mark.skipif(not pathlib.Path("/usr/local/cuda/bin/ptxas").exists(),
+                    reason="needs the CUDA toolkit's ptxas")
+def test_compile_for_several_targets(context, tmp_path):
+    # One library, a variant per target; the signature lists them.
+    module = _fusion.Module.parse(context, VALID)
+    module.compile(str(tmp_path / "f.so"), target="sm_80,sm_90")
+    signature = json.loads((tmp_path / "f.json").read_text())
+    assert signature["target"] == "sm_80,sm_90"
+    assert [e["name"] for e in signature["entry_points"]] == ["f"]
+    library = (tmp_path / "f.so").read_bytes()
+    assert b"__fusion_rt_select_variant" in library
+    # Each variant embeds its own kernels: sm_80 SASS (the mma.sync
+    # kernel), sm_90a SASS (the wgmma kernel, `auto`'s choice for fp32).
+    assert b"-arch sm_80" in library and b"-arch sm_90a" in library
 
 
 def test_compile_tiled_strategy(context, tmp_path):
