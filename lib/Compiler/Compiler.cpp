@@ -540,6 +540,7 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
     OwningOpRef<ModuleOp> variant = cast<ModuleOp>(module->clone());
     if (failed(lowerToGpu(*variant, chip, options)))
       return failure();
+    // Chip's enum values are the capabilities (FusionAttrs.td).
     TargetVariant target{stringifyChip(chip).str(), static_cast<int32_t>(chip),
                          targetsArchSpecificChip(*variant)};
     if (failed(buildKernelBinary(*variant, cudaPath, /*ptx=*/false)) ||
