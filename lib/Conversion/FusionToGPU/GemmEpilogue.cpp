@@ -354,17 +354,20 @@ void GemmEpilogueEmitter::storeQuadChunks(Value row, Value column,
 
 void GemmEpilogueEmitter::storeRun(Value row, Value column,
                                    ArrayRef<Value> results) {
-  int64_t width = results.size();
+  Value vector = vector::FromElementsOp::create(
+      b, loc,
+      VectorType::get({static_cast<int64_t>(results.size())}, b.getF32Type()),
+      results);
+  storeVector(narrowTo(b, loc, vector, elementType), row, column);
+}
+
+void GemmEpilogueEmitter::storeVector(Value vector, Value row, Value column) {
+  int64_t width = cast<VectorType>(vector.getType()).getNumElements();
   Value globalRow = add(t.rowBase, row);
   Value globalColumn = add(t.columnBase, column);
   Value rowOk = lessThan(globalRow, t.rows);
-  Value vector =
-      narrowTo(b, loc,
-               vector::FromElementsOp::create(
-                   b, loc, VectorType::get({width}, b.getF32Type()), results),
-               elementType);
-  // Runs start at multiples of their length: with N one too, a run is all
-  // in or all out of range, and aligned.
+  // Vectors start at multiples of their width: with N one too, a vector is
+  // all in or all out of range, and aligned.
   if (p.n % width == 0) {
     guarded(both(rowOk, lessThan(globalColumn, idx(p.n))), [&] {
       vector::StoreOp::create(b, loc, vector, args.out,
@@ -387,36 +390,15 @@ void GemmEpilogueEmitter::storeRun(Value row, Value column,
 void GemmEpilogueEmitter::storeStagedTile(Value staging) {
   int64_t chunksPerRow = c.getBlockN() / chunkElements;
   int64_t chunks = c.getBlockM() * chunksPerRow;
-  // Rows of `out` are 16-byte aligned when N is a multiple of a chunk; the
-  // chunks are then all in or all out of range.
-  bool vectorStores = p.n % chunkElements == 0;
   auto chunkType = VectorType::get({chunkElements}, elementType);
   for (int64_t first = 0; first < chunks; first += t.threads) {
     Value id = add(t.thread, first);
     Value row = div(id, chunksPerRow);
     Value column = mul(rem(id, chunksPerRow), chunkElements);
-    Value globalRow = add(t.rowBase, row);
-    Value globalColumn = add(t.columnBase, column);
-    Value rowOk = lessThan(globalRow, t.rows);
     Value chunk = vector::LoadOp::create(
         b, loc, chunkType, staging, ValueRange{row, column},
         /*nontemporal=*/false, llvm::Align(kGemmChunkBytes));
-    if (vectorStores) {
-      guarded(both(rowOk, lessThan(globalColumn, idx(p.n))), [&] {
-        vector::StoreOp::create(
-            b, loc, chunk, args.out, ValueRange{globalRow, globalColumn},
-            /*nontemporal=*/false, llvm::Align(kGemmChunkBytes));
-      });
-      continue;
-    }
-    for (int64_t e = 0; e < chunkElements; ++e) {
-      Value elementColumn = add(globalColumn, e);
-      guarded(both(rowOk, lessThan(elementColumn, idx(p.n))), [&] {
-        memref::StoreOp::create(b, loc,
-                                vector::ExtractOp::create(b, loc, chunk, e),
-                                args.out, ValueRange{globalRow, elementColumn});
-      });
-    }
+    storeVector(chunk, row, column);
   }
 }
 

@@ -222,10 +222,13 @@ private:
   /// the quad's lanes trade values in two rounds of shuffles, so that lane
   /// l % 4 = 2h + j ends with the 8 columns c + 8j.. of row r + 8h.
   void storeQuadChunks(Value row, Value column, ArrayRef<Value> pairs);
-  /// Stores a run's `results` (f32) to the output at `row`, `column` of the
-  /// tile: one vector store where N keeps runs whole, else element by
-  /// element; what lies past M or N is left out.
+  /// Stores a run's `results` (f32), narrowed, as storeVector does.
   void storeRun(Value row, Value column, ArrayRef<Value> results);
+  /// Stores `vector` (of the output's type) to the output at `row`,
+  /// `column` of the tile, a column that is a multiple of its width: one
+  /// store where N is a multiple too, else element by element; what lies
+  /// past M or N is left out.
+  void storeVector(Value vector, Value row, Value column);
   /// Writes the output tile out of shared memory, 16 bytes a thread per
   /// store.
   void storeStagedTile(Value staging);

@@ -100,6 +100,15 @@ private:
         NVVM::SharedSpaceAttr::get(b.getContext(),
                                    NVVM::SharedSpace::shared_cta));
   }
+  /// Moves this warpgroup's registers to `count` a thread; only with two
+  /// consumer warpgroups, whose budget the counts are set for.
+  void setMaxRegisters(int32_t count, NVVM::SetMaxRegisterAction action) {
+    if (warpgroups != 2)
+      return;
+    NVVM::SetMaxRegisterOp::create(
+        b, loc, b.getI32IntegerAttr(count),
+        NVVM::SetMaxRegisterActionAttr::get(b.getContext(), action));
+  }
   /// Waits for phase `parity` of mbarrier `index`.
   void waitBarrier(Value parity, Value index) {
     nvgpu::MBarrierTryWaitParityOp::create(b, loc, barriers, parity,
@@ -241,11 +250,7 @@ void WgmmaGemmEmitter::forEachTile(
 }
 
 void WgmmaGemmEmitter::emitProducer() {
-  if (warpgroups == 2)
-    NVVM::SetMaxRegisterOp::create(
-        b, loc, b.getI32IntegerAttr(kProducerRegisters),
-        NVVM::SetMaxRegisterActionAttr::get(
-            b.getContext(), NVVM::SetMaxRegisterAction::decrease));
+  setMaxRegisters(kProducerRegisters, NVVM::SetMaxRegisterAction::decrease);
   guarded(equal(thread, 0), [&] {
     int64_t bytes = stageBytes();
     forEachTile([&](Value tile, Value iteration) {
@@ -473,11 +478,7 @@ Value WgmmaGemmEmitter::emitMainLoop(Value firstSlice) {
 }
 
 void WgmmaGemmEmitter::emitConsumer() {
-  if (warpgroups == 2)
-    NVVM::SetMaxRegisterOp::create(
-        b, loc, b.getI32IntegerAttr(kConsumerRegisters),
-        NVVM::SetMaxRegisterActionAttr::get(
-            b.getContext(), NVVM::SetMaxRegisterAction::increase));
+  setMaxRegisters(kConsumerRegisters, NVVM::SetMaxRegisterAction::increase);
   forEachTile([&](Value tile, Value iteration) {
     GemmTilePosition position = rasterizeGemmTile(b, loc, tile, rows, p.n, c);
     GemmTile gemmTile{consumerThread,
