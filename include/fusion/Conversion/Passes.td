@@ -84,14 +84,17 @@ def ConvertFusionToGPU : Pass<"fusion-lower-to-gpu", "::mlir::ModuleOp"> {
 
     Reductions (`fusion.reduce`, of whole rows or of G groups of columns)
     and the ops after them that read the same matrix or their row values
-    run as one row program kernel, whose rows are the groups. When a
-    generated GEMM's output is read by one row program alone, the GEMM
-    kernel computes the program's reductions from its staged output tiles
-    into partials per span of a tile row (the tile row, or one group where
-    groups tile a tile): a combination of a map; a sum of exp(a - s), or of
-    (a - s)^2, with the span's own maximum or mean as the shift. It writes
-    the output only if the program's elementwise steps read it; the row
-    program merges the partials in column order (`RowProgramOps.cpp`).
+    run as one row program kernel, whose rows are the groups. Where a
+    fused op has `fusion.tile_reductions` (set by
+    `fusion-select-gemm-config`), the GEMM kernel computes the reductions
+    of the row program reading its output from its output tiles into
+    partials per span of a tile row (the attribute's span: the tile row, or
+    one group where groups tile a tile): a combination of a map; a sum of
+    exp(a - s), or of (a - s)^2, with the span's own maximum or mean as the
+    shift. It writes the output only if the program's elementwise steps
+    read it; the row program merges the partials in column order
+    (`TileReductionSteps.cpp`). An op whose readers are no such program,
+    or whose tiles reduce other spans, is refused.
 
     Intermediates and statistics live in one workspace per call
     (`cudaMallocAsync` on the stream). Kernels go into `gpu.module

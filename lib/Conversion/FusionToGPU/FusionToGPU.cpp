@@ -13,7 +13,7 @@
 #include "BatchNormKernels.h"
 #include "ElementwiseKernel.h"
 #include "RowProgramKernel.h"
-#include "RowProgramOps.h"
+#include "TileReductionSteps.h"
 #include "TiledGemmKernel.h"
 #include "WgmmaGemmKernel.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
@@ -102,7 +102,10 @@ struct BatchNormScratch {
 /// reduces the rows (groups) of its tiles for the program's reductions, and
 /// writes the output only if elementwise steps of the program read it.
 struct TileReductions {
-  TileReductionPlan plan;
+  /// The program's reductions, in step order.
+  SmallVector<TileReducedStep> steps;
+  /// Whether elementwise steps of the program read the output.
+  bool writesOutput;
   /// The columns each partial covers, and the partials of each row.
   int64_t span, partialColumns;
   /// The [M, partialColumns] f32 partial matrices, in the steps' order:
@@ -219,9 +222,10 @@ private:
   /// last one. When a GEMM reduced its input's tiles, its reductions merge
   /// their partials in column order.
   Block::iterator emitRowProgram(ReduceOp first, Block::iterator end);
-  /// Plans the tile reductions of `op`'s output if a generated GEMM
-  /// computes it and only one row program reads it.
-  void planGemmTileReductions(FusedLinearOp op, Block::iterator end);
+  /// Plans the tile reductions of `op`'s output that its
+  /// #fusion.tile_reductions asks for; fails (after a diagnostic) where its
+  /// readers are no such row program.
+  LogicalResult planGemmTileReductions(FusedLinearOp op);
   /// The batch norm `op` of `input` (after `fn` of `columns`) into
   /// `output`; with `statistics` false, the chunks' moments are already in
   /// the scratch space.
@@ -249,8 +253,8 @@ private:
   Block *failureBlock = nullptr;
   llvm::MapVector<Value, Buffer> buffers;
   DenseMap<Operation *, unsigned> opIndex;
-  DenseMap<Operation *, BatchNormScratch> scratch;
-  DenseMap<Value, TileReductions> tileReductions;
+  llvm::MapVector<Operation *, BatchNormScratch> scratch;
+  llvm::MapVector<Value, TileReductions> tileReductions;
   llvm::StringMap<LLVM::GlobalOp> strings;
   Value workspaceBytes;
 };
@@ -608,9 +612,9 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   auto tiles = tileReductions.find(op.getResult());
   bool reducesTiles = tiles != tileReductions.end();
   if (reducesTiles) {
-    problem.storesOutput = tiles->second.plan.readsMatrix;
+    problem.storesOutput = tiles->second.writesOutput;
     problem.reductionSpan = tiles->second.span;
-    for (const TileReducedStep &step : tiles->second.plan.reductions)
+    for (const TileReducedStep &step : tiles->second.steps)
       problem.rowReductions.push_back(step.reduction);
   }
   Kernel gemm = buildKernel([&] {
@@ -722,7 +726,7 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
   bool mergesTiles = tiles != tileReductions.end();
   // Whether the program reads its input matrix: not when a GEMM reduced
   // its tiles for all the program needs.
-  bool readsInput = !mergesTiles || tiles->second.plan.readsMatrix;
+  bool readsInput = !mergesTiles || tiles->second.writesOutput;
 
   // The program's rows are the groups of the input's rows.
   RowProgram program;
@@ -768,7 +772,7 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
   // The partials of the tile reductions, in order.
   unsigned nextPartial = 0;
   const TileReducedStep *nextTileStep =
-      mergesTiles ? tiles->second.plan.reductions.begin() : nullptr;
+      mergesTiles ? tiles->second.steps.begin() : nullptr;
   auto partialPointer = [&] {
     Value partial = tiles->second.partials[nextPartial++];
     return pointers.insert({partial, pointers.size()}).first->second;
@@ -837,40 +841,33 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
   return ops.end;
 }
 
-void HostEmitter::planGemmTileReductions(FusedLinearOp op,
-                                         Block::iterator end) {
-  Value result = op.getResult();
-  GemmConfigAttr config = getConfig(op);
-  if (!config.isGenerated() || op.getBatchNormAttr() || buffers.count(result) ||
-      result.use_empty())
-    return;
-  // The row program would start at the first reader.
-  Operation *first = *result.getUsers().begin();
-  for (Operation *user : result.getUsers())
-    if (user->isBeforeInBlock(first))
-      first = user;
-  auto reduce = dyn_cast<ReduceOp>(first);
-  if (!reduce || reduce.getInput() != result)
-    return;
-  RankedTensorType type = tensorType(result);
-  int64_t n = type.getDimSize(1);
-  std::optional<int64_t> span = getRowReductionSpan(
-      config.getBlockN(), type.getElementType(), n, reduce.getGroups());
-  if (!span)
-    return;
-  std::optional<TileReductionPlan> plan =
-      planTileReductions(collectRowProgram(reduce, end));
-  if (!plan)
-    return;
+LogicalResult HostEmitter::planGemmTileReductions(FusedLinearOp op) {
+  auto attr = op->getAttrOfType<TileReductionsAttr>(
+      FusionDialect::getTileReductionsAttrName());
+  if (!attr)
+    return success();
+  std::optional<GemmTileReductions> found =
+      findGemmTileReductions(op, getConfig(op).getBlockN());
+  if (!found)
+    return op.emitOpError("has tile reductions, but its output is not read by "
+                          "one row program whose reductions its tiles compute");
+  if (found->span != attr.getSpan())
+    return op.emitOpError("has tile reductions over spans of ")
+           << attr.getSpan() << " columns, but its tiles reduce spans of "
+           << found->span;
   TileReductions tiles;
-  tiles.plan = std::move(*plan);
-  tiles.span = *span;
-  tiles.partialColumns = countPartialColumns(n, *span);
-  Value bytes = mul(rowsOf(result), c64(tiles.partialColumns * 4));
-  for (const TileReducedStep &step : tiles.plan.reductions)
+  for (const TileReduction &reduction : found->plan.reductions)
+    tiles.steps.push_back(lowerTileReduction(reduction));
+  tiles.writesOutput = found->plan.readsMatrix;
+  tiles.span = found->span;
+  tiles.partialColumns =
+      countPartialColumns(tensorType(op.getResult()).getDimSize(1), tiles.span);
+  Value bytes = mul(rowsOf(op.getResult()), c64(tiles.partialColumns * 4));
+  for (const TileReducedStep &step : tiles.steps)
     for (unsigned i = 0; i < step.reduction.partialCount(); ++i)
       tiles.partials.push_back(reserve(bytes));
-  tileReductions[result] = std::move(tiles);
+  tileReductions[op.getResult()] = std::move(tiles);
+  return success();
 }
 
 LogicalResult HostEmitter::emit() {
@@ -950,12 +947,12 @@ LogicalResult HostEmitter::emit() {
   for (Operation &op : body.without_terminator()) {
     opIndex[&op] = index++;
     auto fused = dyn_cast<FusedLinearOp>(op);
-    if (fused)
-      planGemmTileReductions(fused, body.without_terminator().end());
+    if (fused && failed(planGemmTileReductions(fused)))
+      return failure();
     for (Value result : op.getResults()) {
       auto tiles = tileReductions.find(result);
       bool unwritten =
-          tiles != tileReductions.end() && !tiles->second.plan.readsMatrix;
+          tiles != tileReductions.end() && !tiles->second.writesOutput;
       if (!buffers.count(result) && !unwritten)
         intermediates.push_back(
             {result, reserve(bytesOf(result, rowsOf(result)))});

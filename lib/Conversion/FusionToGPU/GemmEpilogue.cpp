@@ -501,22 +501,22 @@ SmallVector<Value> GemmEpilogueEmitter::reduceSpan(SpanElements elements,
   // sum needs; then the shifted sums.
   SmallVector<Accumulation> firstSweep;
   for (const GemmRowReduction &reduction : p.rowReductions)
-    firstSweep.push_back(
-        {reduction.kind == GemmRowReduction::Kind::Combine ? reduction.combiner
-         : reduction.kind == GemmRowReduction::Kind::ShiftedExpSum
-             ? ReductionKind::max
-             : ReductionKind::sum,
-         &reduction.fn, identity});
+    firstSweep.push_back({reduction.kind == TileReductionKind::Combine
+                              ? reduction.combiner
+                          : reduction.kind == TileReductionKind::ShiftedExpSum
+                              ? ReductionKind::max
+                              : ReductionKind::sum,
+                          &reduction.fn, identity});
   SmallVector<Value> firsts = sweep(firstSweep);
   SmallVector<Value> shifts;
   SmallVector<Accumulation> secondSweep;
   for (auto [reduction, firstTotal] : llvm::zip(p.rowReductions, firsts)) {
-    if (reduction.kind == GemmRowReduction::Kind::Combine) {
+    if (reduction.kind == TileReductionKind::Combine) {
       shifts.push_back(Value());
       continue;
     }
     Value shift;
-    if (reduction.kind == GemmRowReduction::Kind::ShiftedExpSum) {
+    if (reduction.kind == TileReductionKind::ShiftedExpSum) {
       // The maximum, 0 where infinite (as PyTorch's logsumexp): a tile of
       // -inf sums to 0, one holding +inf to +inf.
       Value infinite = arith::CmpFOp::create(
@@ -551,13 +551,13 @@ SmallVector<Value> GemmEpilogueEmitter::reduceSpan(SpanElements elements,
   for (auto [reduction, firstTotal, shift] :
        llvm::zip(p.rowReductions, firsts, shifts)) {
     switch (reduction.kind) {
-    case GemmRowReduction::Kind::Combine:
+    case TileReductionKind::Combine:
       partials.push_back(firstTotal);
       break;
-    case GemmRowReduction::Kind::ShiftedExpSum:
+    case TileReductionKind::ShiftedExpSum:
       partials.append({shift, *nextSecond++});
       break;
-    case GemmRowReduction::Kind::ShiftedSquareSum:
+    case TileReductionKind::ShiftedSquareSum:
       partials.append({shift, *nextSecond++, count});
       break;
     }

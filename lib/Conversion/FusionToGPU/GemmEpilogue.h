@@ -17,6 +17,7 @@
 #include "KernelSupport.h"
 
 #include "fusion/Dialect/Fusion/IR/GemmConfig.h"
+#include "fusion/Dialect/Fusion/IR/TileReductions.h"
 
 namespace mlir::fusion {
 
@@ -26,35 +27,13 @@ namespace mlir::fusion {
 /// partial results, which a row program merges over the spans of each row
 /// or group in column order.
 struct GemmRowReduction {
-  enum class Kind {
-    /// `combiner` over fn(out[m, n]): one partial.
-    Combine,
-    /// sum of exp(fn(out[m, n]) - s), s known only after the merge: the
-    /// tile row's maximum t of fn(out) (0 where infinite) and its sum of
-    /// exp(fn(out) - t), two partials; the merge adds sum * exp(t - s).
-    ShiftedExpSum,
-    /// sum of (fn(out[m, n]) - s)^2, s known only after the merge: the tile
-    /// row's mean u of fn(out), its sum of (fn(out) - u)^2 and its column
-    /// count c, three partials; the merge adds the sum + c * (u - s)^2
-    /// (Chan's formula: no cancellation where s is the row's mean).
-    ShiftedSquareSum,
-  };
-  Kind kind;
+  TileReductionKind kind;
   ReductionKind combiner = ReductionKind::sum;
-  /// Of the output element (f32, as stored), no operands.
+  /// Of the output element (f32, as stored), no operands: the map of a
+  /// Combine, the `a` of a shifted sum.
   ScalarFn fn;
 
-  unsigned partialCount() const {
-    switch (kind) {
-    case Kind::Combine:
-      return 1;
-    case Kind::ShiftedExpSum:
-      return 2;
-    case Kind::ShiftedSquareSum:
-      return 3;
-    }
-    llvm_unreachable("unknown row reduction");
-  }
+  unsigned partialCount() const { return getPartialCount(kind); }
 };
 
 /// The tiles of `config` along N columns: ceil(N / blockN).

@@ -8,6 +8,14 @@
 // partials in column order and runs its other steps.
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=tiled tile=32,32 warps=2,1 stages=3" --fusion-lower-to-gpu | FileCheck %s
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=wgmma target=sm_90" --fusion-lower-to-gpu | FileCheck %s --check-prefix=WGMMA
+// fusion-select-gemm-config decides it (#fusion.tile_reductions, with the
+// columns of each partial) where the output's readers are such a program.
+// RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=tiled tile=32,32 warps=2,1 stages=3" | FileCheck %s --check-prefix=DECIDE
+// cuBLASLt GEMMs write their output for the row program to read.
+// RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=cublas" | FileCheck %s --check-prefix=CUBLAS
+// CUBLAS-NOT: fusion.tile_reductions
+// CUBLAS: #fusion.gemm_config<cublaslt>
+// CUBLAS-NOT: fusion.tile_reductions
 
 // logsumexp(-0.5 y) over 72 columns (3 tiles of 32, the last ragged), as
 // the importer writes it: the maximum is a plain partial, the sum of
@@ -101,6 +109,8 @@
 // WGMMA: nvvm.barrier id
 // WGMMA-NOT: nvgpu.mbarrier.arrive
 // WGMMA: scf.yield
+// DECIDE-LABEL: func.func @logsumexp(
+// DECIDE: fusion.tile_reductions = #fusion.tile_reductions<span = 32>
 func.func @logsumexp(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x1xf32> {
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
@@ -155,6 +165,8 @@ func.func @logsumexp(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x1x
 // CHECK: arith.addf
 // CHECK: arith.divf
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
+// DECIDE-LABEL: func.func @mean_of_squares(
+// DECIDE: fusion.tile_reductions = #fusion.tile_reductions<span = 32>
 func.func @mean_of_squares(%x: tensor<?x64xbf16>, %w: tensor<40x64xbf16>,
                            %b: tensor<40xbf16>) -> tensor<?x1xbf16> {
   %y = fusion.fused_linear %x, %w bias(%b) epilogue {
@@ -192,6 +204,8 @@ func.func @mean_of_squares(%x: tensor<?x64xbf16>, %w: tensor<40x64xbf16>,
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
 // CHECK: arith.divf
 // CHECK: llvm.getelementptr %[[P]]
+// DECIDE-LABEL: func.func @softmax(
+// DECIDE: fusion.tile_reductions = #fusion.tile_reductions<span = 32>
 func.func @softmax(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>) -> tensor<?x40xf32> {
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
@@ -226,6 +240,8 @@ func.func @softmax(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>) -> tensor<?x40xf
 // exp(a - s) or (a - s)^2.
 // CHECK-LABEL: llvm.func @returned(
 // CHECK: gpu.func @returned_0_gemm(%{{.*}}: memref<?x64xf32>, %{{.*}}: memref<40x64xf32>, %{{.*}}: memref<?x40xf32>) kernel
+// DECIDE-LABEL: func.func @returned(
+// DECIDE-NOT: fusion.tile_reductions
 func.func @returned(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>) -> (tensor<?x40xf32>, tensor<?x1xf32>) {
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
@@ -242,6 +258,8 @@ func.func @returned(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>) -> (tensor<?x40
 
 // CHECK-LABEL: llvm.func @column_operand(
 // CHECK: gpu.func @column_operand_0_gemm(%{{.*}}: memref<?x64xf32>, %{{.*}}: memref<40x64xf32>, %{{.*}}: memref<?x40xf32>) kernel
+// DECIDE-LABEL: func.func @column_operand(
+// DECIDE-NOT: fusion.tile_reductions
 func.func @column_operand(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>, %c: tensor<40xf32>) -> tensor<?x1xf32> {
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
@@ -259,6 +277,8 @@ func.func @column_operand(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>, %c: tenso
 
 // CHECK-LABEL: llvm.func @absolute_deviation(
 // CHECK: gpu.func @absolute_deviation_0_gemm(%{{.*}}: memref<?x64xf32>, %{{.*}}: memref<40x64xf32>, %{{.*}}: memref<?x40xf32>) kernel
+// DECIDE-LABEL: func.func @absolute_deviation(
+// DECIDE-NOT: fusion.tile_reductions
 func.func @absolute_deviation(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>) -> tensor<?x1xf32> {
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
@@ -308,6 +328,8 @@ func.func @absolute_deviation(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>) -> te
 // CHECK: arith.mulf
 // CHECK: arith.addf
 // CHECK: scf.yield
+// DECIDE-LABEL: func.func @variance(
+// DECIDE: fusion.tile_reductions = #fusion.tile_reductions<span = 32>
 func.func @variance(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>) -> tensor<?x1xf32> {
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
@@ -388,6 +410,8 @@ func.func @variance(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>) -> tensor<?x1xf
 // WGMMA-NOT: memref<128x136xf32
 // WGMMA: vector.store %{{.*}}, %[[GOUT]]
 // WGMMA: gpu.shuffle  xor %{{.*}}, %c2_i32
+// DECIDE-LABEL: func.func @group_norm(
+// DECIDE: fusion.tile_reductions = #fusion.tile_reductions<span = 8>
 func.func @group_norm(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>,
                       %gamma: tensor<64xf32>, %beta: tensor<64xf32>)
     -> tensor<?x64xf32> {
@@ -437,6 +461,8 @@ func.func @group_norm(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>,
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c2{{.*}} step %c2
 // WGMMA-LABEL: llvm.func @group_sums(
 // WGMMA: gpu.func @group_sums_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x2xf32>) kernel
+// DECIDE-LABEL: func.func @group_sums(
+// DECIDE: fusion.tile_reductions = #fusion.tile_reductions<span = 32>
 func.func @group_sums(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>)
     -> tensor<?x2xf32> {
   %y = fusion.fused_linear %x, %w epilogue {
@@ -458,6 +484,8 @@ func.func @group_sums(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>)
 // CHECK: gpu.func @straddling_groups_0_gemm(%{{.*}}: memref<?x64xf32>, %{{.*}}: memref<96x64xf32>, %{{.*}}: memref<?x96xf32>) kernel
 // WGMMA-LABEL: llvm.func @straddling_groups(
 // WGMMA: gpu.func @straddling_groups_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x96xf32>) kernel
+// DECIDE-LABEL: func.func @straddling_groups(
+// DECIDE-NOT: fusion.tile_reductions
 func.func @straddling_groups(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>)
     -> tensor<?x2xf32> {
   %y = fusion.fused_linear %x, %w epilogue {

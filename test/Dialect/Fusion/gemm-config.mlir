@@ -50,3 +50,18 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
     return %0, %1 : tensor<?x48xbf16>, tensor<?x48xf32>
   }
 }
+
+// The tile reductions a generated GEMM computes for its row program.
+// CHECK-LABEL: func.func @tile_reductions
+// CHECK: {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 32>}
+func.func @tile_reductions(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x1xf32> {
+  %y = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 32>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
+  %max = fusion.reduce max %y : tensor<?x72xf32> -> tensor<?x1xf32> {
+  ^bb0(%in: f32):
+    fusion.yield %in : f32
+  }
+  return %max : tensor<?x1xf32>
+}

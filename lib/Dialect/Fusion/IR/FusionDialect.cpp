@@ -74,6 +74,14 @@ LogicalResult FusionDialect::verifyOperationAttribute(Operation *op,
     // The checks that need the op's types run with the op's verifier.
     return success();
   }
+  if (attr.getName() == getTileReductionsAttrName()) {
+    if (!isa<TileReductionsAttr>(attr.getValue()) || !isa<FusedLinearOp>(op))
+      return op->emitError() << "'" << attr.getName().getValue()
+                             << "' must be a #fusion.tile_reductions on a "
+                                "fusion.fused_linear";
+    // The checks against the op's config run with the op's verifier.
+    return success();
+  }
   return op->emitError() << "unknown fusion attribute '"
                          << attr.getName().getValue() << "'";
 }

@@ -637,9 +637,13 @@ LogicalResult FusedLinearOp::verify() {
     return emitOpError("updated running statistics require a training "
                        "batch_norm stage");
   }
-  if (auto config = (*this)->getAttrOfType<GemmConfigAttr>(
-          FusionDialect::getGemmConfigAttrName()))
-    return verifyGemmConfig(*this, config);
+  auto config = (*this)->getAttrOfType<GemmConfigAttr>(
+      FusionDialect::getGemmConfigAttrName());
+  if (config && failed(verifyGemmConfig(*this, config)))
+    return failure();
+  if (auto tiles = (*this)->getAttrOfType<TileReductionsAttr>(
+          FusionDialect::getTileReductionsAttrName()))
+    return verifyTileReductions(*this, config, tiles);
   return success();
 }
 

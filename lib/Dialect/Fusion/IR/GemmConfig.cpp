@@ -347,3 +347,26 @@ void GemmConfigAttr::print(AsmPrinter &printer) const {
             << ", stages = " << getStages() << ", group_m = " << getGroupM();
   printer << ">";
 }
+
+LogicalResult mlir::fusion::verifyTileReductions(FusedLinearOp op,
+                                                 GemmConfigAttr config,
+                                                 TileReductionsAttr tiles) {
+  if (!config || !config.isGenerated())
+    return op.emitOpError("tile reductions need a generated GEMM config");
+  if (op.getBatchNormAttr())
+    return op.emitOpError("tile reductions of an output with a batch norm "
+                          "stage: its statistics take the tiles");
+  int64_t span = tiles.getSpan(), blockN = config.getBlockN();
+  auto type = op.getResult().getType();
+  int64_t n = type.getDimSize(1);
+  // A span of whole tiles, or of groups that tile a tile (of whole 16-byte
+  // chunks), as getRowReductionSpan gives.
+  if (span != blockN && (span <= 0 || blockN % span != 0 || n % span != 0 ||
+                         !hasChunkAlignedRows(type.getElementType(), span)))
+    return op.emitOpError("tile reductions over spans of ")
+           << span << " columns: tiles " << blockN
+           << " wide reduce whole tiles or groups of 16-byte chunks that tile "
+              "them and the "
+           << n << " output columns";
+  return success();
+}

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fusion/Dialect/Fusion/IR/GemmConfig.h"
+#include "fusion/Dialect/Fusion/IR/TileReductions.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
 
 namespace mlir::fusion {
@@ -40,34 +41,18 @@ static int64_t getWgmmaBlockN(MmaKind mma, int64_t n) {
   return mma == MmaKind::tf32x3 || n <= 128 ? 128 : 256;
 }
 
-/// Whether reductions read `op`'s output, and whether only reductions of
-/// whole rows, or of the same groups of columns that tiles `blockN` wide
-/// can reduce, do: a generated GEMM takes them from its tiles without
-/// writing the output (FusionToGPU's tile reductions).
+/// Whether reductions read `op`'s output, and whether a GEMM of tiles
+/// `blockN` wide takes them from its tiles and never writes the output.
 enum class OutputReduction { none, tilesOnly, written };
 
 static OutputReduction classifyOutputReduction(FusedLinearOp op,
                                                int64_t blockN) {
-  Value result = op.getResult();
-  auto type = cast<RankedTensorType>(result.getType());
-  bool reduced = false, written = false;
-  std::optional<int64_t> groups;
-  for (Operation *user : result.getUsers()) {
-    auto reduce = dyn_cast<ReduceOp>(user);
-    reduced |= static_cast<bool>(reduce);
-    if (!reduce || reduce.getInput() != result ||
-        groups.value_or(reduce.getGroups()) != reduce.getGroups()) {
-      written = true;
-      continue;
-    }
-    groups = reduce.getGroups();
-  }
-  if (!reduced)
+  if (llvm::none_of(op.getResult().getUsers(),
+                    [](Operation *user) { return isa<ReduceOp>(user); }))
     return OutputReduction::none;
-  if (written || !getRowReductionSpan(blockN, type.getElementType(),
-                                      type.getDimSize(1), *groups))
-    return OutputReduction::written;
-  return OutputReduction::tilesOnly;
+  std::optional<GemmTileReductions> tiles = findGemmTileReductions(op, blockN);
+  return tiles && !tiles->plan.readsMatrix ? OutputReduction::tilesOnly
+                                           : OutputReduction::written;
 }
 
 GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
@@ -212,6 +197,7 @@ void SelectGemmConfigPass::runOnOperation() {
   const ChipInfo &chip = getChipInfo(target.getChip());
 
   StringRef configName = FusionDialect::getGemmConfigAttrName();
+  StringRef tileReductionsName = FusionDialect::getTileReductionsAttrName();
   WalkResult result = module.walk([&](FusedLinearOp op) {
     if (op->hasAttr(configName))
       return WalkResult::advance();
@@ -219,6 +205,12 @@ void SelectGemmConfigPass::runOnOperation() {
     if (!config || failed(verifyGemmConfig(op, config)))
       return WalkResult::interrupt();
     op->setAttr(configName, config);
+    if (!config.isGenerated() || op->hasAttr(tileReductionsName))
+      return WalkResult::advance();
+    if (std::optional<GemmTileReductions> tiles =
+            findGemmTileReductions(op, config.getBlockN()))
+      op->setAttr(tileReductionsName,
+                  TileReductionsAttr::get(context, tiles->span));
     return WalkResult::advance();
   });
   if (result.wasInterrupted())

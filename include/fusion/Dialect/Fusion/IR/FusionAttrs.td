@@ -246,4 +246,32 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
   }];
 }
 
+def Fusion_TileReductionsAttr : AttrDef<Fusion_Dialect, "TileReductions"> {
+  let mnemonic = "tile_reductions";
+  let summary = "a generated GEMM computes its reader's reductions from its tiles";
+  let description = [{
+    Attached to a `fusion.fused_linear` with a generated GEMM config as
+    `fusion.tile_reductions` by `fusion-select-gemm-config` where the op's
+    output is read by one row program (a `fusion.reduce` of its rows or
+    groups of columns and the ops after it reading the same matrix or the
+    row values) whose reductions the tiles can compute (see
+    `TileReductions.h`), or written by hand. `fusion-lower-to-gpu` then
+    has the GEMM kernel write each tile row's partials over spans of
+    `span` columns, and the row program merge them in column order; the
+    output matrix is written only if elementwise steps of the program read
+    it (a softmax or norm), never for reductions alone. Without the
+    attribute the kernel writes the output and the row program reads it.
+
+    `span` is the tile width (whole rows, or groups of whole tiles) or the
+    group width where groups tile a tile (whole 16-byte chunks). The op's
+    verifier checks it against the config and the output's width;
+    `fusion-lower-to-gpu` rejects the op if its readers are no such row
+    program.
+
+    Example: `fusion.tile_reductions = #fusion.tile_reductions<span = 256>`
+  }];
+  let parameters = (ins "int64_t":$span);
+  let assemblyFormat = "`<` `span` `=` $span `>`";
+}
+
 #endif // FUSION_DIALECT_FUSION_IR_FUSIONATTRS_TD

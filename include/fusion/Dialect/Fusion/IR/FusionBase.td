@@ -21,12 +21,18 @@ def Fusion_Dialect : Dialect {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
   let useDefaultAttributePrinterParser = 1;
-  // fusion.target on modules, fusion.gemm_config on fused_linear ops.
+  // fusion.target on modules, fusion.gemm_config and fusion.tile_reductions
+  // on fused_linear ops.
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// The discardable attribute holding a fused_linear's GEMM config.
     static ::llvm::StringRef getGemmConfigAttrName() {
       return "fusion.gemm_config";
+    }
+    /// The discardable attribute saying that a fused_linear's GEMM computes
+    /// its reader's reductions from its tiles.
+    static ::llvm::StringRef getTileReductionsAttrName() {
+      return "fusion.tile_reductions";
     }
   }];
 }

@@ -101,6 +101,13 @@ class FusedLinearOp;
 /// enclosing #fusion.target (if any). Run by the op's verifier.
 LogicalResult verifyGemmConfig(FusedLinearOp op, GemmConfigAttr config);
 
+/// The checks of `tiles` on `op` (of GEMM config `config`, if any): a
+/// generated GEMM, no batch norm stage, and a span that tiles of the
+/// config's width can reduce over the output's columns. Run by the op's
+/// verifier.
+LogicalResult verifyTileReductions(FusedLinearOp op, GemmConfigAttr config,
+                                   TileReductionsAttr tiles);
+
 } // namespace mlir::fusion
 
 #endif // FUSION_DIALECT_FUSION_IR_GEMMCONFIG_H

@@ -239,7 +239,8 @@ def SimplifyFusion : Pass<"fusion-simplify"> {
 
 def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
   let summary = "Decide how each fused GEMM is lowered: set the module's "
-                "#fusion.target and each fused_linear's #fusion.gemm_config";
+                "#fusion.target and each fused_linear's #fusion.gemm_config "
+                "and #fusion.tile_reductions";
   let description = [{
     The lowering decisions of the GPU backends, made once and kept in IR,
     where they can be printed, tested and overridden:
@@ -249,6 +250,13 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
       explicit `target` is refused.
     - Each `fusion.fused_linear` without a `fusion.gemm_config` gets one; a
       config already there (written by hand) is kept as it is.
+    - An op whose new config is a generated GEMM gets
+      `fusion.tile_reductions = #fusion.tile_reductions<span = S>` where
+      its output is read by one row program whose reductions the tiles can
+      compute (docs/architecture.md, "Reductions from the GEMM's tiles"):
+      the kernel then writes partials per span of S columns, and the
+      output only if the program's elementwise steps read it. Ops with a
+      hand-written config get it only if written by hand too.
 
     `strategy` picks the backend: `cublas` (cuBLASLt + epilogue kernels),
     `tiled` (a generated kernel: `mma_sync` with the MMA kind the op's types
@@ -258,8 +266,8 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     16 bytes, get cuBLASLt), or
     `auto`, the measured rule of docs/architecture.md: on sm_90 the wgmma
     kernel for f32 tensors in fp32 (3xTF32), for outputs that only
-    reductions of rows, or of groups of columns the tiles hold whole, read
-    (reduced from the tiles, never written) and
+    reductions its tiles compute read (reduced from the tiles, never
+    written) and
     for f32 tensors in tf32 that no reduction reads; cuBLASLt for the rest
     (16-bit tensors, and tf32 outputs written for norms or softmax); on
     older chips the `mma_sync` kernel for f32 in fp32 with
@@ -276,9 +284,11 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     ```mlir
     // fusion-opt --fusion-select-gemm-config="target=sm_90 strategy=tiled"
     module attributes {fusion.target = #fusion.target<sm_90>} {
-      ... = fusion.fused_linear %x, %w ... epilogue { ... }
+      %y = fusion.fused_linear %x, %w ... epilogue { ... }
           {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3,
-           tile = 128x128, warps = 2x4, stages = 4, group_m = 8>} : ...
+           tile = 128x128, warps = 2x4, stages = 4, group_m = 8>,
+           fusion.tile_reductions = #fusion.tile_reductions<span = 128>} : ...
+      %max = fusion.reduce max %y : tensor<?x1000xf32> -> tensor<?x1xf32> ...
     }
     ```
   }];

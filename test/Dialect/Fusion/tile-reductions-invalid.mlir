@@ -1,0 +1,79 @@
+// Every rule of #fusion.tile_reductions, with its located diagnostic.
+// RUN: fusion-opt %s --split-input-file --verify-diagnostics
+
+func.func @cublaslt(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x72xf32> {
+  // expected-error @+1 {{tile reductions need a generated GEMM config}}
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.gemm_config = #fusion.gemm_config<cublaslt>, fusion.tile_reductions = #fusion.tile_reductions<span = 32>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
+  return %0 : tensor<?x72xf32>
+}
+
+// -----
+
+func.func @no_config(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x72xf32> {
+  // expected-error @+1 {{tile reductions need a generated GEMM config}}
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.tile_reductions = #fusion.tile_reductions<span = 32>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
+  return %0 : tensor<?x72xf32>
+}
+
+// -----
+
+func.func @batch_norm(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{tile reductions of an output with a batch norm stage: its statistics take the tiles}}
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 0.1> {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 32>} : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+
+// -----
+
+// Spans of 12 f32 columns are no whole 16-byte chunks.
+func.func @span(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x72xf32> {
+  // expected-error @+1 {{tile reductions over spans of 12 columns: tiles 32 wide reduce whole tiles or groups of 16-byte chunks that tile them and the 72 output columns}}
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 12>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
+  return %0 : tensor<?x72xf32>
+}
+
+// -----
+
+// Spans of 16 columns tile the tiles but not the 72 columns.
+func.func @span_of_columns(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x72xf32> {
+  // expected-error @+1 {{tile reductions over spans of 16 columns}}
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 16>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
+  return %0 : tensor<?x72xf32>
+}
+
+// -----
+
+func.func @not_fused(%x: tensor<?x64xf32>) -> tensor<?x1xf32> {
+  // expected-error @+1 {{'fusion.tile_reductions' must be a #fusion.tile_reductions on a fusion.fused_linear}}
+  %0 = fusion.reduce max %x {fusion.tile_reductions = #fusion.tile_reductions<span = 32>} : tensor<?x64xf32> -> tensor<?x1xf32> {
+  ^bb0(%in: f32):
+    fusion.yield %in : f32
+  }
+  return %0 : tensor<?x1xf32>
+}
+
+// -----
+
+func.func @not_the_attribute(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x72xf32> {
+  // expected-error @+1 {{'fusion.tile_reductions' must be a #fusion.tile_reductions on a fusion.fused_linear}}
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, fusion.tile_reductions = 32 : i64} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
+  return %0 : tensor<?x72xf32>
+}
