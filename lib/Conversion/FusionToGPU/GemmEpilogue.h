@@ -22,7 +22,7 @@
 namespace mlir::fusion {
 
 /// A reduction of the output's rows, or of each group of contiguous columns
-/// of its rows, that the GEMM kernel takes from the staged tile: each span
+/// of its rows, that the GEMM kernel takes from its tile: each span
 /// of a tile row (see getRowReductionSpan; columns past N left out) gets
 /// partial results, which a row program merges over the spans of each row
 /// or group in column order.

@@ -134,11 +134,12 @@ mlir::fusion::findGemmTileReductions(FusedLinearOp op, int64_t blockN) {
     return std::nullopt;
   // The row program would start at the first reader.
   Operation *first = *result.getUsers().begin();
-  for (Operation *user : result.getUsers())
+  for (Operation *user : result.getUsers()) {
     if (user->getBlock() != op->getBlock())
       return std::nullopt;
-    else if (user->isBeforeInBlock(first))
+    if (user->isBeforeInBlock(first))
       first = user;
+  }
   auto reduce = dyn_cast<ReduceOp>(first);
   if (!reduce || reduce.getInput() != result)
     return std::nullopt;

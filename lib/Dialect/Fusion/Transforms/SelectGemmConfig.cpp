@@ -205,7 +205,7 @@ void SelectGemmConfigPass::runOnOperation() {
     if (!config || failed(verifyGemmConfig(op, config)))
       return WalkResult::interrupt();
     op->setAttr(configName, config);
-    if (!config.isGenerated() || op->hasAttr(tileReductionsName))
+    if (!config.isGenerated())
       return WalkResult::advance();
     if (std::optional<GemmTileReductions> tiles =
             findGemmTileReductions(op, config.getBlockN()))
