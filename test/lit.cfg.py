@@ -72,6 +72,8 @@ config.substitutions.append(
 # time.
 if config.fusion_has_cuda:
     config.available_features.add("cuda-toolkit")
+    config.substitutions.append(
+        ("%ptxas", os.path.join(config.cuda_bin_dir, "ptxas")))
 
 # GPU execution tests run only where a CUDA device (and a CUDA PyTorch, for
 # the reference) is present.

@@ -161,6 +161,19 @@ private:
   /// `fromZero`.
   Value multiplyStage(Value acc, Value stage, Value parity, bool fromZero);
   Value wgmma(Value acc, Value a, Value bDescriptor, bool fromZero);
+  /// `acc` passed through inline PTX `ptx` (with side effects), which LLVM
+  /// keeps in order with the wgmma ops: the accumulators' reads and writes
+  /// cannot move across it. The NVVM wait and fence ops have no operands,
+  /// so LLVM moves register accesses past them, and ptxas then serializes
+  /// the wgmmas (C7520) or injects a warpgroup.arrive (C7519). CUTLASS's
+  /// warpgroup_fence_operand and Triton's warp_group_dot_wait carry their
+  /// registers alike.
+  Value passThrough(StringRef ptx, Value acc);
+  /// Waits until none of this warpgroup's wgmma groups is in flight: `acc`,
+  /// whose reads must come after.
+  Value waitForAllGroups(Value acc) {
+    return passThrough("wgmma.wait_group.sync.aligned 0;", acc);
+  }
   /// running + acc, element by element (round to nearest).
   Value addAccumulators(Value running, Value acc);
   void emitEpilogue(GemmEpilogueEmitter &epilogue, Value acc);
@@ -345,6 +358,9 @@ Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, Value parity,
     aLow = address(add(remainders, aRows));
     bLow = address(add(remainders, c.getBlockM() * kGemmRowBytes));
   }
+  // The accumulators are written (zeros of a tile's first slice) before the
+  // fence that orders those writes before the wgmmas.
+  acc = passThrough("", acc);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t step = 0; step < kGemmRowBytes / kMmaKBytes; ++step) {
     auto at = [&](Value base) {
@@ -402,6 +418,25 @@ void WgmmaGemmEmitter::splitStage(Value stage, Value parity) {
   fenceSharedProxies();
 }
 
+Value WgmmaGemmEmitter::passThrough(StringRef ptx, Value acc) {
+  int64_t count = c.getBlockN() / 2;
+  SmallVector<Value> values;
+  std::string outputs, inputs;
+  for (int64_t i = 0; i < count; ++i) {
+    values.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+    outputs += "=f,";
+    inputs += (i ? "," : "") + std::to_string(i);
+  }
+  return LLVM::InlineAsmOp::create(
+             b, loc, accumulatorType, values, ptx, outputs + inputs,
+             /*has_side_effects=*/true,
+             /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(b.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
 Value WgmmaGemmEmitter::addAccumulators(Value running, Value acc) {
   for (int64_t i = 0, e = c.getBlockN() / 2; i < e; ++i) {
     Value sum = arith::AddFOp::create(
@@ -454,7 +489,7 @@ Value WgmmaGemmEmitter::emitMainLoop(Value firstSlice) {
                     waitFull(next);
                     splitStage(stageOf(next), rem(next, 2));
                   });
-          NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+          acc = waitForAllGroups(acc);
           release(stage);
           results = {acc, addAccumulators(state[1], acc)};
           consumerBarrier();
@@ -471,10 +506,12 @@ Value WgmmaGemmEmitter::emitMainLoop(Value firstSlice) {
         }
         scf::YieldOp::create(b, loc, results);
       });
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
-  if (!split())
-    release(stageOf(sub(tilesK, 1)));
-  return loop.getResults().back();
+  // 3xTF32 has waited for each slice's sums before it added them.
+  if (split())
+    return loop.getResult(1);
+  Value acc = waitForAllGroups(loop.getResult(0));
+  release(stageOf(sub(tilesK, 1)));
+  return acc;
 }
 
 void WgmmaGemmEmitter::emitConsumer() {

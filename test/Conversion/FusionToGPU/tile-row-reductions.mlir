@@ -79,7 +79,7 @@
 // First sweep (both maxima), over the thread's elements of its first row
 // (its pairs of columns 2 (l % 4), +1 of each 8-column block), those past
 // N = 72 counted as -inf; then across the quad (lanes l ^ 2, l ^ 1).
-// WGMMA: nvvm.wgmma.wait.group.sync.aligned 0
+// WGMMA: "wgmma.wait_group.sync.aligned 0;"
 // WGMMA: arith.mulf
 // WGMMA: arith.cmpi ult
 // WGMMA: arith.select

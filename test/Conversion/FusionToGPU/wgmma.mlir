@@ -60,7 +60,10 @@
 // The consumers: take registers; per tile stage the bias columns, then per
 // K slice wait for the stage, issue 4 k16 wgmmas of m64n128 on swizzled
 // descriptors, keep one group in flight and release the stage before it;
-// the last stage is released once its wgmmas are done.
+// the last stage is released once its wgmmas are done. The accumulators
+// pass through inline PTX before the wgmma fence and through the last
+// wait, so that LLVM keeps their writes (zeros) before the one and their
+// reads after the other.
 // CHECK: } else {
 // CHECK: nvvm.setmaxregister increase 232
 // CHECK: gpu.block_id x
@@ -69,12 +72,13 @@
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (!llvm.struct<(f32,
 // CHECK: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]]
-// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "{{(=f,)+}}0,1,{{.*}},63"
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: nvgpu.mbarrier.arrive %[[BARRIERS]]
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 0;"
 // CHECK-NOT: nvvm.wgmma
 // CHECK: nvgpu.mbarrier.arrive %[[BARRIERS]]
 //
@@ -124,7 +128,8 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.barrier id
 // CHECK: scf.for
-// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "=f,
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 8>, D[<f32>, <zero>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
 // CHECK-COUNT-11: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 8>, D[<f32>, <one>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
@@ -133,10 +138,13 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 // CHECK: arith.subf {{.*}} : vector<4xf32>
 // CHECK: nvvm.fence.proxy
 // CHECK: }
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: "wgmma.wait_group.sync.aligned 0;"
 // CHECK: nvgpu.mbarrier.arrive
 // CHECK-COUNT-64: arith.addf
 // CHECK: nvvm.barrier id
+// CHECK: scf.yield
+// CHECK-NOT: nvvm.wgmma
+// CHECK: gpu.return
 func.func @fp32(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   %0 = fusion.linear %x, %w : tensor<?x64xf32>, tensor<48x64xf32> -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>

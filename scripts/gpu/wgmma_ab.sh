@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# One GPU call that decides whether a change to the wgmma kernels lands: the
+# workload libraries of two compilers, `before` and `after`, through
+# wgmma_check.py in the same run (after: every workload checked against
+# float64, then timed; before: timed), and compute-sanitizer memcheck and
+# racecheck of after's kernels on small ragged shapes (bf16, tf32, 3xTF32
+# with a training batch norm). Prints both timing tables last.
+#
+#   wgmma_ab.sh pack BEFORE_COMPILE AFTER_COMPILE   (build machine) compiles
+#       the workload models with each fusion-compile (--strategy=wgmma,
+#       sm_90; the cublas and tiled libraries that wgmma_check.py times
+#       beside them with AFTER_COMPILE) into gpu-carry/pack/ab.tar.xz;
+#   wgmma_ab.sh run   (GPU machine, carrying gpu-carry/pack).
+set -uo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+here="$root/scripts/gpu"
+case "${1:-}" in
+  pack)
+    before="${2:?usage: $0 pack BEFORE_COMPILE AFTER_COMPILE}"
+    after="${3:?usage: $0 pack BEFORE_COMPILE AFTER_COMPILE}"
+    work="$(mktemp -d)"
+    python3 "$here/make_models.py" "$work/models" >/dev/null
+    compile() { # COMPILER DIR STRATEGY TARGET
+      mkdir -p "$2"
+      for precision in fp32 tf32; do
+        "$1" "$work/models/workloads_f32.mlir" --precision=$precision \
+          --strategy=$3 --target=$4 -o "$2/workloads_f32_$precision.so"
+      done
+      "$1" "$work/models/workloads_bf16.mlir" --strategy=$3 --target=$4 \
+        -o "$2/workloads_bf16.so"
+      rm -f "$2"/*.h
+    }
+    for side in before after; do
+      compiler=$before; [ $side = after ] && compiler=$after
+      compile "$compiler" "$work/ab/$side/wgmma" wgmma sm_90
+      compile "$after" "$work/ab/$side" cublas sm_80
+      compile "$after" "$work/ab/$side/tiled" tiled sm_90
+    done
+    mkdir -p "$root/gpu-carry/pack"
+    tar -C "$work" -cf - ab |
+      xz -T2 --lzma2=preset=1,dict=400MiB > "$root/gpu-carry/pack/ab.tar.xz"
+    rm -rf "$work"
+    ls -la "$root/gpu-carry/pack/ab.tar.xz"
+    ;;
+  run)
+    work=/tmp/fusion-ab
+    rm -rf "$work" && mkdir -p "$work"
+    tar -C "$work" -xJf "$root/gpu-carry/pack/ab.tar.xz"
+    python3 "$here/wgmma_check.py" --artifacts "$work/ab/after" \
+      > "$work/after.txt" 2>&1
+    status=$?
+    python3 "$here/wgmma_check.py" --artifacts "$work/ab/before" --no-check \
+      > "$work/before.txt" 2>&1 || status=1
+    for tool in memcheck racecheck; do
+      for call in "workloads_bf16.so a_1000x4000 77 bf16" \
+                  "workloads_f32_tf32.so b_1000x4000 77 tf32" \
+                  "workloads_f32_fp32.so b_1000x4000 77 fp32"; do
+        set -- $call
+        echo "== $tool $1 $2 M=$3"
+        compute-sanitizer --tool "$tool" --error-exitcode 9 \
+          python3 "$here/run_once.py" "$work/ab/after/wgmma/$1" "$2" "$3" "$4" \
+          2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|ok$|rror" | head -5
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      done
+    done
+    echo "== after"; tail -45 "$work/after.txt"
+    echo "== before"; tail -25 "$work/before.txt"
+    exit $status
+    ;;
+  *)
+    echo "usage: $0 pack BEFORE_COMPILE AFTER_COMPILE | run" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,50 @@
+// ptxas keeps the Hopper kernels' wgmmas asynchronous: no "Potential
+// Performance Loss" (C7514: an accumulator read while its group may be in
+// flight; C7519/C7520: a warpgroup.arrive ptxas had to inject, in a
+// divergent path) and no injected arrive, in every multiply (bf16, tf32,
+// 3xTF32), with an epilogue from the registers and with a training batch
+// norm's tile staged in the ring.
+// REQUIRES: cuda-toolkit
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma --precision=fp32 -o %t/fp32.ptx
+// RUN: %ptxas -arch=sm_90a -v %t/fp32.ptx -o %t/fp32.cubin 2>&1 | FileCheck %s --implicit-check-not=C75
+// RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma --precision=tf32 -o %t/tf32.ptx
+// RUN: %ptxas -arch=sm_90a -v %t/tf32.ptx -o %t/tf32.cubin 2>&1 | FileCheck %s --implicit-check-not=C75
+
+// CHECK-DAG: Compiling entry function 'linear_f32_0_gemm'
+// CHECK-DAG: Compiling entry function 'batch_norm_f32_0_gemm'
+// CHECK-DAG: Compiling entry function 'linear_bf16_0_gemm'
+// CHECK-DAG: Compiling entry function 'batch_norm_bf16_0_gemm'
+func.func @linear_f32(%x: tensor<?x1000xf32>, %w: tensor<520x1000xf32>) -> tensor<?x520xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x1000xf32>, tensor<520x1000xf32> -> tensor<?x520xf32>
+  %1 = fusion.leaky_relu %0, negative_slope = -0.1 : tensor<?x520xf32>
+  return %1 : tensor<?x520xf32>
+}
+
+func.func @batch_norm_f32(%x: tensor<?x1000xf32>, %w: tensor<520x1000xf32>,
+    %mean: tensor<520xf32>, %var: tensor<520xf32>)
+    -> (tensor<?x520xf32>, tensor<520xf32>, tensor<520xf32>) {
+  %0 = fusion.linear %x, %w : tensor<?x1000xf32>, tensor<520x1000xf32> -> tensor<?x520xf32>
+  %y, %m, %v = fusion.batch_norm %0, <training, epsilon = 1.0e-05, momentum = 0.1>
+      running_stats(%mean, %var)
+      : (tensor<?x520xf32>, tensor<520xf32>, tensor<520xf32>)
+      -> (tensor<?x520xf32>, tensor<520xf32>, tensor<520xf32>)
+  return %y, %m, %v : tensor<?x520xf32>, tensor<520xf32>, tensor<520xf32>
+}
+
+func.func @linear_bf16(%x: tensor<?x1000xbf16>, %w: tensor<520x1000xbf16>) -> tensor<?x520xbf16> {
+  %0 = fusion.linear %x, %w : tensor<?x1000xbf16>, tensor<520x1000xbf16> -> tensor<?x520xbf16>
+  %1 = fusion.leaky_relu %0, negative_slope = -0.1 : tensor<?x520xbf16>
+  return %1 : tensor<?x520xbf16>
+}
+
+func.func @batch_norm_bf16(%x: tensor<?x1000xbf16>, %w: tensor<520x1000xbf16>,
+    %mean: tensor<520xbf16>, %var: tensor<520xbf16>)
+    -> (tensor<?x520xbf16>, tensor<520xbf16>, tensor<520xbf16>) {
+  %0 = fusion.linear %x, %w : tensor<?x1000xbf16>, tensor<520x1000xbf16> -> tensor<?x520xbf16>
+  %y, %m, %v = fusion.batch_norm %0, <training, epsilon = 1.0e-05, momentum = 0.1>
+      running_stats(%mean, %var)
+      : (tensor<?x520xbf16>, tensor<520xbf16>, tensor<520xbf16>)
+      -> (tensor<?x520xbf16>, tensor<520xbf16>, tensor<520xbf16>)
+  return %y, %m, %v : tensor<?x520xbf16>, tensor<520xbf16>, tensor<520xbf16>
+}
