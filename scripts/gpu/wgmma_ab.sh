@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # One GPU call that decides whether a change to the wgmma kernels lands: the
-# workload libraries of two compilers, `before` and `after`, through
-# wgmma_check.py in the same run (after: every workload checked against
-# float64, then timed; before: timed), and compute-sanitizer memcheck and
-# racecheck of after's kernels on small ragged shapes (bf16, tf32, 3xTF32
-# with a training batch norm). Prints both timing tables last.
+# workload libraries of two compilers, `before` and `after`: after's
+# through wgmma_check.py (every workload checked against float64, then
+# timed beside cuBLAS, eager and the tiled kernel), both sides' wgmma
+# kernels timed interleaved (ab_time.py), and compute-sanitizer memcheck
+# and racecheck of after's kernels on small ragged shapes (bf16, tf32,
+# 3xTF32 with a training batch norm). Prints the tables last.
 #
 #   wgmma_ab.sh pack BEFORE_COMPILE AFTER_COMPILE   (build machine) compiles
 #       the workload models with each fusion-compile (--strategy=wgmma,
@@ -49,8 +50,8 @@ case "${1:-}" in
     python3 "$here/wgmma_check.py" --artifacts "$work/ab/after" \
       > "$work/after.txt" 2>&1
     status=$?
-    python3 "$here/wgmma_check.py" --artifacts "$work/ab/before" --no-check \
-      > "$work/before.txt" 2>&1 || status=1
+    python3 "$here/ab_time.py" "$work/ab/before/wgmma" "$work/ab/after/wgmma" \
+      > "$work/ab_time.txt" 2>&1 || status=1
     for tool in memcheck racecheck; do
       for call in "workloads_bf16.so a_1000x4000 77 bf16" \
                   "workloads_f32_tf32.so b_1000x4000 77 tf32" \
@@ -64,7 +65,7 @@ case "${1:-}" in
       done
     done
     echo "== after"; tail -45 "$work/after.txt"
-    echo "== before"; tail -25 "$work/before.txt"
+    echo "== before and after, interleaved"; tail -24 "$work/ab_time.txt"
     exit $status
     ;;
   *)
