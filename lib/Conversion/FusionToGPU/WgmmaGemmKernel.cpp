@@ -24,11 +24,13 @@
 //
 // 3xTF32 (fp32 precision of f32 tensors): the tensor cores read a stage's
 // f32 values truncated to tf32, its high parts; the consumers write the
-// exact remainders to one of two buffers, the next K slice's while the
-// tensor cores multiply this one; three wgmmas a K step (small terms
-// first), each K slice summed from zero and added to the running sums with
+// exact remainders to a buffer, the next K slice's while the tensor cores
+// multiply this one; three wgmmas a K step (small terms first), each K
+// slice summed from zero and added to the running sums with
 // round-to-nearest, as the sm_80 kernel does (the tensor cores truncate
-// when they accumulate).
+// when they accumulate). With `accumulators = 2` slices alternate between
+// two sets of accumulators, so that the consumers add one slice's sums
+// while the tensor cores multiply the next.
 //
 // Both operands are K-contiguous, the layout wgmma reads without transpose
 // (tf32 has no other).
@@ -121,9 +123,23 @@ private:
   Value emptyBarrier(Value stage) { return add(stage, c.getStages()); }
   Value epilogueBarrier() { return idx(2 * c.getStages()); }
 
+  /// The ring's stage of K slice `kTile` of the tile whose slices start at
+  /// `firstSlice`; waiting for its data, and releasing it to the producer.
+  Value stageOf(Value firstSlice, Value kTile) {
+    return rem(add(firstSlice, kTile), c.getStages());
+  }
+  void waitFull(Value firstSlice, Value kTile) {
+    Value slice = add(firstSlice, kTile);
+    waitBarrier(parityOf(div(slice, c.getStages())),
+                fullBarrier(rem(slice, c.getStages())));
+  }
+  void release(Value stage) {
+    nvgpu::MBarrierArriveOp::create(b, loc, barriers, emptyBarrier(stage));
+  }
+
   bool split() const { return mma == MmaKind::tf32x3; }
   /// Byte offsets of stage buffers (from the aligned origin): x's, w's, and
-  /// (3xTF32) the remainders' two buffers, each x's rows then w's.
+  /// (3xTF32) the remainders' buffers, each x's rows then w's.
   int64_t aOffset(int64_t stage) const {
     return stage * c.getBlockM() * kGemmRowBytes;
   }
@@ -137,8 +153,11 @@ private:
   int64_t stageBytes() const {
     return (c.getBlockM() + c.getBlockN()) * kGemmRowBytes;
   }
-  Value remainderOffset(Value parity) {
-    return add(mul(parity, stageBytes()), c.getStages() * stageBytes());
+  Value remainderOffset(Value buffer) {
+    return add(mul(buffer, stageBytes()), c.getStages() * stageBytes());
+  }
+  Value remainderBuffer(Value kTile) {
+    return rem(kTile, getSplitRemainderBuffers(c));
   }
 
   void setUp(gpu::GPUFuncOp kernel);
@@ -150,29 +169,38 @@ private:
   /// The consumers' main loop over the K slices of one tile, the ring's
   /// slices `firstSlice` and on: the accumulators, every stage released.
   Value emitMainLoop(Value firstSlice);
-  /// 3xTF32: the remainders of stage `stage`'s x and w tiles into buffer
-  /// `parity`, fenced for the tensor cores; a consumer barrier must follow
-  /// before they read them.
-  void splitStage(Value stage, Value parity);
+  /// emitMainLoop for 3xTF32, one set of accumulators and two.
+  Value emitSplitMainLoop(Value firstSlice);
+  Value emitOverlappedSplitMainLoop(Value firstSlice);
+  /// 3xTF32: waits for K slice `kTile` and splits it.
+  void splitSlice(Value firstSlice, Value kTile) {
+    waitFull(firstSlice, kTile);
+    splitStage(stageOf(firstSlice, kTile), remainderBuffer(kTile));
+  }
+  /// 3xTF32: the remainders of stage `stage`'s x and w tiles into remainder
+  /// buffer `buffer`, fenced for the tensor cores; a consumer barrier must
+  /// follow before they read them.
+  void splitStage(Value stage, Value buffer);
   /// The wgmma descriptor of the K-major, 128-byte-swizzled matrix at
   /// shared byte address `address` (i64).
   Value descriptor(Value address);
-  /// The wgmmas of one stage into `acc`; the first starts from zero when
-  /// `fromZero`.
-  Value multiplyStage(Value acc, Value stage, Value parity, bool fromZero);
+  /// The wgmmas of one stage into `acc` (3xTF32: with the remainders of
+  /// buffer `remainders`); the first starts from zero when `fromZero`.
+  Value multiplyStage(Value acc, Value stage, Value remainders, bool fromZero);
   Value wgmma(Value acc, Value a, Value bDescriptor, bool fromZero);
   /// `acc` passed through inline PTX `ptx` (with side effects), which LLVM
   /// keeps in order with the wgmma ops: the accumulators' reads and writes
   /// cannot move across it. The NVVM wait and fence ops have no operands,
   /// so LLVM moves register accesses past them, and ptxas then serializes
-  /// the wgmmas (C7520) or injects a warpgroup.arrive (C7519). CUTLASS's
-  /// warpgroup_fence_operand and Triton's warp_group_dot_wait carry their
-  /// registers alike.
+  /// the wgmmas (C7514, C7520) or injects a warpgroup.arrive (C7519).
+  /// CUTLASS's warpgroup_fence_operand and Triton's warp_group_dot_wait
+  /// carry their registers alike.
   Value passThrough(StringRef ptx, Value acc);
-  /// Waits until none of this warpgroup's wgmma groups is in flight: `acc`,
-  /// whose reads must come after.
-  Value waitForAllGroups(Value acc) {
-    return passThrough("wgmma.wait_group.sync.aligned 0;", acc);
+  /// Waits until at most `pending` of this warpgroup's wgmma groups are in
+  /// flight: `acc`, whose reads must come after.
+  Value waitForGroups(int64_t pending, Value acc) {
+    return passThrough(
+        ("wgmma.wait_group.sync.aligned " + Twine(pending) + ";").str(), acc);
   }
   /// running + acc, element by element (round to nearest).
   Value addAccumulators(Value running, Value acc);
@@ -216,7 +244,7 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   consumerThread = sub(thread, kWarpgroupThreads);
   warpgroup = div(thread, kWarpgroupThreads);
   rows = memref::DimOp::create(b, loc, epilogueArgs->rowsOperand(), 0);
-  tilesK = idx((p.k + tileK - 1) / tileK);
+  tilesK = idx(llvm::divideCeil(p.k, tileK));
   tiles = mul(arith::CeilDivUIOp::create(b, loc, rows, idx(c.getBlockM())),
               countColumnTiles(c, p.n));
 
@@ -340,7 +368,7 @@ Value WgmmaGemmEmitter::wgmma(Value acc, Value aDescriptor, Value bDescriptor,
       NVVM::MMALayout::col, /*satfinite=*/nullptr);
 }
 
-Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, Value parity,
+Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, Value remainders,
                                       bool fromZero) {
   Value consumer = sub(warpgroup, 1);
   auto address = [&](Value offset) {
@@ -354,9 +382,9 @@ Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, Value parity,
   Value bTile = address(bOffset(stage));
   Value aLow, bLow;
   if (split()) {
-    Value remainders = remainderOffset(parity);
-    aLow = address(add(remainders, aRows));
-    bLow = address(add(remainders, c.getBlockM() * kGemmRowBytes));
+    Value low = remainderOffset(remainders);
+    aLow = address(add(low, aRows));
+    bLow = address(add(low, c.getBlockM() * kGemmRowBytes));
   }
   // The accumulators are written (zeros of a tile's first slice) before the
   // fence that orders those writes before the wgmmas.
@@ -381,7 +409,7 @@ Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, Value parity,
   return acc;
 }
 
-void WgmmaGemmEmitter::splitStage(Value stage, Value parity) {
+void WgmmaGemmEmitter::splitStage(Value stage, Value buffer) {
   // Each consumer thread takes 16-byte chunks of the x and w tiles; the
   // layout does not matter, the remainder goes to the same offset.
   Type f32 = b.getF32Type();
@@ -391,7 +419,7 @@ void WgmmaGemmEmitter::splitStage(Value stage, Value parity) {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
   };
-  Value remainders = remainderOffset(parity);
+  Value remainders = remainderOffset(buffer);
   auto splitTile = [&](Value offset, Value lowOffset, int64_t tileRows) {
     int64_t chunks = tileRows * kGemmRowBytes / kGemmChunkBytes;
     Value tile = sharedView(offset, {chunks * 4}, f32);
@@ -448,70 +476,120 @@ Value WgmmaGemmEmitter::addAccumulators(Value running, Value acc) {
 }
 
 Value WgmmaGemmEmitter::emitMainLoop(Value firstSlice) {
+  if (split())
+    return c.getAccumulatorSets() == 2 ? emitOverlappedSplitMainLoop(firstSlice)
+                                       : emitSplitMainLoop(firstSlice);
   Value zero = LLVM::ZeroOp::create(b, loc, accumulatorType);
-  auto stageOf = [&](Value kTile) {
-    return rem(add(firstSlice, kTile), c.getStages());
-  };
-  auto waitFull = [&](Value kTile) {
-    Value slice = add(firstSlice, kTile);
-    waitBarrier(parityOf(div(slice, c.getStages())),
-                fullBarrier(rem(slice, c.getStages())));
-  };
-  auto release = [&](Value stage) {
-    nvgpu::MBarrierArriveOp::create(b, loc, barriers, emptyBarrier(stage));
-  };
-  if (split()) {
-    // The first K slice is split before the loop; each iteration splits
-    // the next while the tensor cores multiply the current one.
-    waitFull(idx(0));
-    splitStage(stageOf(idx(0)), idx(0));
-    consumerBarrier();
-  }
-  // The accumulators, and with 3xTF32 the running sums apart from them.
-  SmallVector<Value> init(split() ? 2 : 1, zero);
   auto loop = scf::ForOp::create(
-      b, loc, idx(0), tilesK, idx(1), init,
+      b, loc, idx(0), tilesK, idx(1), ValueRange{zero},
       [&](OpBuilder &nb, Location, Value kTile, ValueRange state) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value stage = stageOf(kTile);
-        Value parity = rem(kTile, 2);
-        SmallVector<Value> results;
-        if (split()) {
-          // Each K slice from zero, then into the running sums. Slice t + 1
-          // goes to the other remainder buffer, which slice t - 1's wgmmas
-          // (waited for by both warpgroups before the last barrier) read.
-          Value acc = multiplyStage(state[0], stage, parity, /*fromZero=*/true);
-          Value next = add(kTile, 1);
-          guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
-                                        tilesK),
-                  [&] {
-                    waitFull(next);
-                    splitStage(stageOf(next), rem(next, 2));
-                  });
-          acc = waitForAllGroups(acc);
-          release(stage);
-          results = {acc, addAccumulators(state[1], acc)};
-          consumerBarrier();
-        } else {
-          waitFull(kTile);
-          // One stage of wgmmas stays in flight: the previous one's stage
-          // is released once it is done.
-          results = {multiplyStage(state[0], stage, parity,
-                                   /*fromZero=*/false)};
-          NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(1));
-          guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                        kTile, idx(0)),
-                  [&] { release(stageOf(sub(kTile, 1))); });
-        }
-        scf::YieldOp::create(b, loc, results);
+        waitFull(firstSlice, kTile);
+        // One stage of wgmmas stays in flight: the previous one's stage is
+        // released once it is done.
+        Value acc = multiplyStage(state[0], stageOf(firstSlice, kTile), Value(),
+                                  /*fromZero=*/false);
+        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(1));
+        guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, kTile,
+                                      idx(0)),
+                [&] { release(stageOf(firstSlice, sub(kTile, 1))); });
+        scf::YieldOp::create(b, loc, acc);
       });
-  // 3xTF32 has waited for each slice's sums before it added them.
-  if (split())
-    return loop.getResult(1);
-  Value acc = waitForAllGroups(loop.getResult(0));
-  release(stageOf(sub(tilesK, 1)));
+  Value acc = waitForGroups(0, loop.getResult(0));
+  release(stageOf(firstSlice, sub(tilesK, 1)));
   return acc;
+}
+
+Value WgmmaGemmEmitter::emitSplitMainLoop(Value firstSlice) {
+  // The first K slice is split before the loop; each iteration splits the
+  // next while the tensor cores multiply the current one, into the other
+  // remainder buffer, which the previous slice's wgmmas (waited for by both
+  // warpgroups before the last barrier) read.
+  splitSlice(firstSlice, idx(0));
+  consumerBarrier();
+  // The slice's accumulators and the running sums.
+  Value zero = LLVM::ZeroOp::create(b, loc, accumulatorType);
+  auto loop = scf::ForOp::create(
+      b, loc, idx(0), tilesK, idx(1), ValueRange{zero, zero},
+      [&](OpBuilder &nb, Location, Value kTile, ValueRange state) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value acc = multiplyStage(state[0], stageOf(firstSlice, kTile),
+                                  remainderBuffer(kTile), /*fromZero=*/true);
+        guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                      add(kTile, 1), tilesK),
+                [&] { splitSlice(firstSlice, add(kTile, 1)); });
+        acc = waitForGroups(0, acc);
+        release(stageOf(firstSlice, kTile));
+        Value running = addAccumulators(state[1], acc);
+        consumerBarrier();
+        scf::YieldOp::create(b, loc, ValueRange{acc, running});
+      });
+  return loop.getResult(1);
+}
+
+Value WgmmaGemmEmitter::emitOverlappedSplitMainLoop(Value firstSlice) {
+  int64_t slices = llvm::divideCeil(p.k, tileK);
+  // Slice t's remainders are written while the tensor cores multiply slice
+  // t - 1, to the buffer that slice t - 3 read, which every consumer has
+  // waited for before the last barrier.
+  splitSlice(firstSlice, idx(0));
+  consumerBarrier();
+  // Slice `kTile` into `acc` from zero while the next is split; then the
+  // previous one's sums `previous` are added to `running` once its wgmmas
+  // are done. The slice's accumulators (in flight), the previous ones (done;
+  // the slice after next reuses their registers) and the running sums.
+  struct Slice {
+    Value acc, previous, running;
+  };
+  auto multiplySlice = [&](Value kTile, Value acc, Value previous,
+                           Value running, bool mayBeFirst) {
+    acc = multiplyStage(acc, stageOf(firstSlice, kTile), remainderBuffer(kTile),
+                        /*fromZero=*/true);
+    guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                  add(kTile, 1), tilesK),
+            [&] { splitSlice(firstSlice, add(kTile, 1)); });
+    previous = waitForGroups(1, previous);
+    Value previousStage = stageOf(firstSlice, sub(kTile, 1));
+    if (mayBeFirst)
+      guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, kTile,
+                                    idx(0)),
+              [&] { release(previousStage); });
+    else
+      release(previousStage);
+    running = addAccumulators(running, previous);
+    consumerBarrier();
+    return Slice{acc, previous, running};
+  };
+  // Pairs of slices, so that each set of accumulators keeps its registers
+  // (the first's `previous` is zero); an odd count of slices ends with one
+  // more. Each pair, and that slice, starts by waiting for the last pair's
+  // wgmmas: ptxas serializes every wgmma when a group in flight across the
+  // loop's back edge or exit is read after a wait for all but the newest
+  // (C7514).
+  Value zero = LLVM::ZeroOp::create(b, loc, accumulatorType);
+  auto loop = scf::ForOp::create(
+      b, loc, idx(0), idx(slices - slices % 2), idx(2),
+      ValueRange{zero, zero, zero},
+      [&](OpBuilder &nb, Location, Value kTile, ValueRange state) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Slice even = multiplySlice(kTile, state[0], waitForGroups(0, state[1]),
+                                   state[2], /*mayBeFirst=*/true);
+        Slice odd = multiplySlice(add(kTile, 1), even.previous, even.acc,
+                                  even.running, /*mayBeFirst=*/false);
+        scf::YieldOp::create(b, loc,
+                             ValueRange{odd.previous, odd.acc, odd.running});
+      });
+  Slice last{loop.getResult(1), loop.getResult(0), loop.getResult(2)};
+  if (slices % 2)
+    last = multiplySlice(idx(slices - 1), last.previous,
+                         waitForGroups(0, last.acc), last.running,
+                         /*mayBeFirst=*/slices == 1);
+  Value sums = waitForGroups(0, last.acc);
+  release(stageOf(firstSlice, idx(slices - 1)));
+  return addAccumulators(last.running, sums);
 }
 
 void WgmmaGemmEmitter::emitConsumer() {

@@ -111,13 +111,104 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 
 // -----
 
-// 3xTF32: each stage's remainders x - trunc_tf32(x) (the tensor cores
-// read x itself truncated) written to a remainder buffer, fenced for the
-// async proxy: the first slice before the loop, then slice t + 1 while the
-// tensor cores multiply slice t. Three m64n128k8 wgmmas a K step, small
-// terms first, the K slice from zero (the first with scale-d 0), waited
-// for, released and added to the running sums.
+// 3xTF32 (two sets of accumulators, as selected): each stage's remainders
+// x - trunc_tf32(x) (the tensor cores read x itself truncated) written to
+// one of three remainder buffers and fenced for the async proxy: the first
+// slice before the loop, then slice t + 1 while the tensor cores multiply
+// slice t. The slices go in pairs
+// over two sets of accumulators: each pair first waits for every group
+// (ptxas cannot follow a group across the loop's back edge), then for each
+// slice three m64n128k8 wgmmas a K step, small terms first, the slice from
+// zero; the next slice split; a wait for all but this slice's group, which
+// carries the previous slice's sums; their stage released (for the first
+// slice, from the second pair on) and the sums added to the running ones.
+// K = 64: one pair.
 // CHECK-LABEL: gpu.func @fp32_0_gemm
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: %[[X:.*]] = vector.load
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[X]] : vector<4xf32> to vector<4xi32>
+// CHECK: %[[TRUNC:.*]] = arith.andi %[[BITS]], %cst{{.*}} : vector<4xi32>
+// CHECK: %[[HIGH:.*]] = arith.bitcast %[[TRUNC]] : vector<4xi32> to vector<4xf32>
+// CHECK: %[[LOW:.*]] = arith.subf %[[X]], %[[HIGH]] : vector<4xf32>
+// CHECK-NEXT: vector.store %[[LOW]]
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier id
+// CHECK: %[[ZERO:.*]] = llvm.mlir.zero
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c2{{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]])
+// CHECK: "wgmma.wait_group.sync.aligned 0;"
+// CHECK: arith.remui %{{.*}}, %c3
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "=f,
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 8>, D[<f32>, <zero>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
+// CHECK-COUNT-11: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 8>, D[<f32>, <one>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: scf.if
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: arith.subf {{.*}} : vector<4xf32>
+// CHECK: nvvm.fence.proxy
+// CHECK: }
+// CHECK: "wgmma.wait_group.sync.aligned 1;"
+// CHECK: scf.if
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: arith.addi
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK: }
+// CHECK-COUNT-64: arith.addf
+// CHECK: nvvm.barrier id
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "=f,
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}} D[<f32>, <zero>]
+// CHECK-COUNT-11: nvvm.wgmma.mma_async {{.*}} D[<f32>, <one>]
+// CHECK: "wgmma.wait_group.sync.aligned 1;"
+// CHECK-NOT: scf.if
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK-COUNT-64: arith.addf
+// CHECK: nvvm.barrier id
+// CHECK: scf.yield
+// CHECK: "wgmma.wait_group.sync.aligned 0;"
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK-COUNT-64: arith.addf
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: gpu.return
+func.func @fp32(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x64xf32>, tensor<48x64xf32> -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+// 3xTF32 with K = 96, three slices: one pair, then the last slice, which
+// adds the second's sums, and its own once all wgmmas are done.
+// CHECK-LABEL: gpu.func @fp32_odd_0_gemm
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c2
+// CHECK: scf.yield
+// CHECK: "wgmma.wait_group.sync.aligned 0;"
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "=f,
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}} D[<f32>, <zero>]
+// CHECK-COUNT-11: nvvm.wgmma.mma_async {{.*}} D[<f32>, <one>]
+// CHECK: "wgmma.wait_group.sync.aligned 1;"
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK-COUNT-64: arith.addf
+// CHECK: nvvm.barrier id
+// CHECK: "wgmma.wait_group.sync.aligned 0;"
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK-COUNT-64: arith.addf
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: gpu.return
+func.func @fp32_odd(%x: tensor<?x96xf32>, %w: tensor<48x96xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x96xf32>, tensor<48x96xf32> -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+// 3xTF32 with one set of accumulators (written by hand): the same split,
+// into one of two remainder buffers; each K slice's wgmmas waited for,
+// its stage released and its sums added to the running ones before the
+// next slice's wgmmas.
+// CHECK-LABEL: gpu.func @fp32_one_set_0_gemm
 // CHECK: nvgpu.mbarrier.try_wait.parity
 // CHECK: %[[X:.*]] = vector.load
 // CHECK: %[[BITS:.*]] = arith.bitcast %[[X]] : vector<4xf32> to vector<4xi32>
@@ -145,8 +236,11 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 // CHECK: scf.yield
 // CHECK-NOT: nvvm.wgmma
 // CHECK: gpu.return
-func.func @fp32(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
-  %0 = fusion.linear %x, %w : tensor<?x64xf32>, tensor<48x64xf32> -> tensor<?x48xf32>
+func.func @fp32_one_set(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 

@@ -74,8 +74,8 @@ GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
   int64_t stageBytes =
       (config.getBlockM() + config.getBlockN()) * kGemmRowBytes;
   int64_t pipeline = config.getStages() * stageBytes;
-  if (config.isWgmma() && config.getMma() == MmaKind::tf32x3)
-    pipeline += 2 * stageBytes;
+  if (config.isWgmmaSplit())
+    pipeline += getSplitRemainderBuffers(config) * stageBytes;
   layout.constants =
       llvm::alignTo(std::max(pipeline, staging), kGemmChunkBytes);
   layout.total = layout.constants + columnVectors * config.getBlockN() * 4;
@@ -198,11 +198,15 @@ static constexpr int64_t kMaxBlockExtent = 1024;
 static constexpr int64_t kMaxStages = 16;
 static constexpr int64_t kMaxGroupM = 64;
 
-LogicalResult
-GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                       GemmBackend backend, std::optional<MmaKind> mma,
-                       int64_t blockM, int64_t blockN, int64_t warpsM,
-                       int64_t warpsN, int64_t stages, int64_t groupM) {
+LogicalResult GemmConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, GemmBackend backend,
+    std::optional<MmaKind> mma, int64_t blockM, int64_t blockN, int64_t warpsM,
+    int64_t warpsN, int64_t stages, int64_t groupM, int64_t accumulatorSets) {
+  if (accumulatorSets != 1 && (backend != GemmBackend::wgmma ||
+                               mma != MmaKind::tf32x3 || accumulatorSets != 2))
+    return emitError() << "accumulators = " << accumulatorSets
+                       << ": only a wgmma kernel in tf32x3 alternates "
+                          "between sets of accumulators (1 or 2)";
   if (backend == GemmBackend::cublaslt) {
     if (mma || blockM || blockN || warpsM || warpsN || stages || groupM)
       return emitError() << "a cublaslt GEMM config takes no mma kind or "
@@ -286,7 +290,7 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
   }
   std::optional<MmaKind> mma;
   int64_t blockM = 0, blockN = 0, warpsM = 0, warpsN = 0, stages = 0,
-          groupM = 0;
+          groupM = 0, accumulatorSets = 1;
   auto parsePair = [&](int64_t &first, int64_t &second) -> ParseResult {
     SmallVector<int64_t, 2> dims;
     SMLoc loc = parser.getCurrentLocation();
@@ -321,10 +325,12 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
       parsed = parser.parseInteger(stages);
     } else if (key == "group_m") {
       parsed = parser.parseInteger(groupM);
+    } else if (key == "accumulators") {
+      parsed = parser.parseInteger(accumulatorSets);
     } else {
       parser.emitError(keyLoc) << "unknown GEMM config key '" << key
-                               << "' (expected mma, tile, warps, stages or "
-                                  "group_m)";
+                               << "' (expected mma, tile, warps, stages, "
+                                  "group_m or accumulators)";
       return {};
     }
     if (failed(parsed))
@@ -334,7 +340,7 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
     return {};
   return GemmConfigAttr::getChecked(
       [&] { return parser.emitError(backendLoc); }, context, *backend, mma,
-      blockM, blockN, warpsM, warpsN, stages, groupM);
+      blockM, blockN, warpsM, warpsN, stages, groupM, accumulatorSets);
 }
 
 void GemmConfigAttr::print(AsmPrinter &printer) const {
@@ -345,6 +351,8 @@ void GemmConfigAttr::print(AsmPrinter &printer) const {
     printer << ", tile = " << getBlockM() << "x" << getBlockN()
             << ", warps = " << getWarpsM() << "x" << getWarpsN()
             << ", stages = " << getStages() << ", group_m = " << getGroupM();
+  if (getAccumulatorSets() != 1)
+    printer << ", accumulators = " << getAccumulatorSets();
   printer << ">";
 }
 

@@ -148,22 +148,35 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
     warpsN = warps[1];
   }
   constexpr int64_t groupM = 8;
-  auto build = [&](int64_t stageCount) {
-    return GemmConfigAttr::getChecked([&] { return op.emitOpError(); },
-                                      context, backend, mma, blockM, blockN,
-                                      warpsM, warpsN, stageCount, groupM);
+  auto build = [&](int64_t stageCount, int64_t accumulatorSets = 1) {
+    return GemmConfigAttr::getChecked(
+        [&] { return op.emitOpError(); }, context, backend, mma, blockM, blockN,
+        warpsM, warpsN, stageCount, groupM, accumulatorSets);
   };
-  if (stages)
-    return build(stages);
-  // As deep a pipeline as the chip's shared memory holds, up to 4 stages: 3
-  // for 128x256 blocks on sm_80 (163 KiB), 4 on sm_90 (227 KiB).
   int64_t vectors = (op.getBias() ? 1 : 0) + op.getEpilogueOperands().size();
-  GemmConfigAttr config = build(4);
-  for (int64_t depth = 3; config && depth >= 2; --depth) {
-    if (GemmSharedLayout::of(config, elementBytes, vectors).footprint() <=
-        chip.maxSharedBytesPerBlock)
-      break;
-    config = build(depth);
+  auto fits = [&](GemmConfigAttr config) {
+    return GemmSharedLayout::of(config, elementBytes, vectors).footprint() <=
+           chip.maxSharedBytesPerBlock;
+  };
+  GemmConfigAttr config;
+  if (stages) {
+    config = build(stages);
+  } else {
+    // As deep a pipeline as the chip's shared memory holds, up to 4 stages:
+    // 3 for 128x256 blocks on sm_80 (163 KiB), 4 on sm_90 (227 KiB).
+    config = build(4);
+    for (int64_t depth = 3; config && depth >= 2 && !fits(config); --depth)
+      config = build(depth);
+  }
+  // 3xTF32 on wgmma adds a slice's sums under the next slice's wgmmas where
+  // the third remainder buffer costs no stage and the epilogue stores from
+  // the registers: 2.4-3.2% faster on the H100; a training batch norm's
+  // kernel, whose epilogue takes the registers the second set holds, was
+  // 8% slower (docs/benchmarks.md, run 15).
+  if (config && config.isWgmmaSplit() && !op.getBatchNormAttr()) {
+    GemmConfigAttr overlapped = build(config.getStages(), 2);
+    if (overlapped && fits(overlapped))
+      return overlapped;
   }
   return config;
 }
