@@ -2,9 +2,10 @@
 # The GPU check of backend 3 (the Hopper wgmma kernels) beyond the
 # workloads of wgmma_check.py, on an sm_90 machine:
 #
-#   hopper_check.sh sanitize   compute-sanitizer memcheck, racecheck and
-#       synccheck on small ragged shapes of every multiply (bf16, tf32,
-#       3xTF32 with a training batch norm);
+#   hopper_check.sh sanitize [DIR [TOOLS]]   compute-sanitizer memcheck,
+#       racecheck and synccheck (or TOOLS) on small ragged shapes of every
+#       multiply (bf16; tf32 and 3xTF32 with a training batch norm) of the
+#       workload libraries in DIR (default artifacts/wgmma);
 #   hopper_check.sh zoo [STRATEGIES [MODELS]]   the zoo (or the MODELS)
 #       through fusion.compile with the wgmma strategy (or the STRATEGIES)
 #       in fp32, tf32 and bf16, and torch.compile(backend=
@@ -37,15 +38,17 @@ unpack_cache() {
 }
 case "${1:-}" in
   sanitize)
+    libraries="${2:-$art}"
     status=0
-    for tool in memcheck racecheck synccheck; do
+    for tool in ${3:-memcheck racecheck synccheck}; do
       for call in "workloads_bf16.so a_1000x4000 77 bf16" \
                   "workloads_f32_tf32.so g_4096x4096 130 tf32" \
+                  "workloads_f32_tf32.so b_1000x4000 77 tf32" \
                   "workloads_f32_fp32.so b_1000x4000 77 fp32"; do
         set -- $call
         echo "== $tool $1 $2 M=$3"
         compute-sanitizer --tool "$tool" --error-exitcode 9 \
-          python3 "$here/run_once.py" "$art/$1" "$2" "$3" "$4" 2>&1 |
+          python3 "$here/run_once.py" "$libraries/$1" "$2" "$3" "$4" 2>&1 |
           grep -E "ERROR SUMMARY|RACECHECK SUMMARY|ok$|Error|error" | head -5
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
       done

@@ -4,8 +4,8 @@
 # through wgmma_check.py (every workload checked against float64, then
 # timed beside cuBLAS, eager and the tiled kernel), both sides' wgmma
 # kernels timed interleaved (ab_time.py), and compute-sanitizer memcheck
-# and racecheck of after's kernels on small ragged shapes (bf16, tf32,
-# 3xTF32 with a training batch norm). Prints the tables last.
+# and racecheck of after's kernels (`hopper_check.sh sanitize`). Prints
+# the tables last.
 #
 #   wgmma_ab.sh pack BEFORE_COMPILE AFTER_COMPILE   (build machine) compiles
 #       the workload models with each fusion-compile (--strategy=wgmma,
@@ -52,18 +52,8 @@ case "${1:-}" in
     status=$?
     python3 "$here/ab_time.py" "$work/ab/before/wgmma" "$work/ab/after/wgmma" \
       > "$work/ab_time.txt" 2>&1 || status=1
-    for tool in memcheck racecheck; do
-      for call in "workloads_bf16.so a_1000x4000 77 bf16" \
-                  "workloads_f32_tf32.so b_1000x4000 77 tf32" \
-                  "workloads_f32_fp32.so b_1000x4000 77 fp32"; do
-        set -- $call
-        echo "== $tool $1 $2 M=$3"
-        compute-sanitizer --tool "$tool" --error-exitcode 9 \
-          python3 "$here/run_once.py" "$work/ab/after/wgmma/$1" "$2" "$3" "$4" \
-          2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|ok$|rror" | head -5
-        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-      done
-    done
+    bash "$here/hopper_check.sh" sanitize "$work/ab/after/wgmma" \
+      "memcheck racecheck" || status=1
     echo "== after"; tail -45 "$work/after.txt"
     echo "== before and after, interleaved"; tail -24 "$work/ab_time.txt"
     exit $status
