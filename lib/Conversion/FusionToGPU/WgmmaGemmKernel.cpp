@@ -137,7 +137,7 @@ private:
     nvgpu::MBarrierArriveOp::create(b, loc, barriers, emptyBarrier(stage));
   }
 
-  bool split() const { return mma == MmaKind::tf32x3; }
+  bool split() const { return c.isWgmmaSplit(); }
   /// Byte offsets of stage buffers (from the aligned origin): x's, w's, and
   /// (3xTF32) the remainders' buffers, each x's rows then w's.
   int64_t aOffset(int64_t stage) const {

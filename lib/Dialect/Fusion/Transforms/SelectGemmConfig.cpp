@@ -169,10 +169,10 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
       config = build(depth);
   }
   // 3xTF32 on wgmma adds a slice's sums under the next slice's wgmmas where
-  // the third remainder buffer costs no stage and the epilogue stores from
-  // the registers: 2.4-3.2% faster on the H100; a training batch norm's
-  // kernel, whose epilogue takes the registers the second set holds, was
-  // 8% slower (docs/benchmarks.md, run 15).
+  // the third remainder buffer costs no stage and no batch norm reads the
+  // tile: 2.1-3.2% faster on the H100; a training batch norm's kernel,
+  // whose epilogue takes the registers the second set holds, was 8% slower
+  // (docs/benchmarks.md, run 15).
   if (config && config.isWgmmaSplit() && !op.getBatchNormAttr()) {
     GemmConfigAttr overlapped = build(config.getStages(), 2);
     if (overlapped && fits(overlapped))

@@ -1,5 +1,4 @@
-//===- TileReductions.h - reductions a GEMM takes from its tiles -*- C++
-//-*-===//
+//===- TileReductions.h - reductions taken from GEMM tiles ------*- C++ -*-===//
 //
 // Which ops of a function form one row program (a reduction of whole rows,
 // or of groups of columns, and the ops after it that read the same matrix
