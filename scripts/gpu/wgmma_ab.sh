@@ -54,6 +54,8 @@ case "${1:-}" in
       > "$work/ab_time.txt" 2>&1 || status=1
     bash "$here/hopper_check.sh" sanitize "$work/ab/after/wgmma" \
       "memcheck racecheck" || status=1
+    # The whole reports come back with the device call's files.
+    [ -n "${OUT:-}" ] && cp "$work/after.txt" "$work/ab_time.txt" "$OUT/"
     echo "== after"; tail -45 "$work/after.txt"
     echo "== before and after, interleaved"; tail -24 "$work/ab_time.txt"
     exit $status

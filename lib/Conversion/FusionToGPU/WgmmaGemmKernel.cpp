@@ -22,15 +22,18 @@
 // mbarrier) before the next tile's loads; such a kernel is launched with a
 // block per tile.
 //
-// 3xTF32 (fp32 precision of f32 tensors): the tensor cores read a stage's
-// f32 values truncated to tf32, its high parts; the consumers write the
-// exact remainders to a buffer, the next K slice's while the tensor cores
-// multiply this one; three wgmmas a K step (small terms first), each K
-// slice summed from zero and added to the running sums with
-// round-to-nearest, as the sm_80 kernel does (the tensor cores truncate
-// when they accumulate). With `accumulators = 2` slices alternate between
-// two sets of accumulators, so that the consumers add one slice's sums
-// while the tensor cores multiply the next.
+// 3xTF32 (fp32 precision of f32 tensors): three wgmmas a K step (small
+// terms first), x's high and low tf32 parts from registers (ldmatrix, then
+// the split), w's high part the stage as the tensor cores read it
+// (truncated) and its exact remainder from a buffer a stage, which two
+// warps of the producer warpgroup write once the stage is loaded (a third
+// mbarrier a stage). The consumers load the next K slice's x while the
+// tensor cores multiply this one; each pair of K slices is summed from
+// zero and added to the running sums with round-to-nearest, as the sm_80
+// kernel does (the tensor cores truncate when they accumulate). x from
+// registers leaves shared memory w's reads only (both operands' reads
+// bounded the kernel), and with the split in the producer the consumer
+// warpgroups need no barrier in the main loop (docs/known-issues.md).
 //
 // Both operands are K-contiguous, the layout wgmma reads without transpose
 // (tf32 has no other).
@@ -62,6 +65,14 @@ constexpr int32_t kConsumerRegisters = 232;
 constexpr int64_t kWaitHintNs = 10000000;
 /// The named barrier of the consumers (0 is the block's).
 constexpr int32_t kConsumerBarrier = 1;
+/// 3xTF32: K slices the tensor cores sum before the running sums add them.
+/// Pairs drain the tensor cores half as often as single slices (7% faster
+/// on the H100); groups of 4 spill registers and were 2% slower
+/// (docs/benchmarks.md, run 16).
+constexpr int64_t kSlicesPerSum = 2;
+/// 3xTF32: the producer warpgroup's last two warps split w's stages (its
+/// first thread issues the loads); the consumers only wait for them.
+constexpr int64_t kSplitters = 64;
 
 class WgmmaGemmEmitter : IndexEmitter {
 public:
@@ -122,6 +133,10 @@ private:
   Value fullBarrier(Value stage) { return stage; }
   Value emptyBarrier(Value stage) { return add(stage, c.getStages()); }
   Value epilogueBarrier() { return idx(2 * c.getStages()); }
+  /// 3xTF32: stage `stage`'s w remainders written (by the producer's
+  /// splitters), after the epilogue's barrier.
+  Value splitBarrier(Value stage) { return add(stage, 2 * c.getStages() + 1); }
+  int64_t barriersPerStage() const { return split() ? 3 : 2; }
 
   /// The ring's stage of K slice `kTile` of the tile whose slices start at
   /// `firstSlice`; waiting for its data, and releasing it to the producer.
@@ -153,11 +168,10 @@ private:
   int64_t stageBytes() const {
     return (c.getBlockM() + c.getBlockN()) * kGemmRowBytes;
   }
-  Value remainderOffset(Value buffer) {
-    return add(mul(buffer, stageBytes()), c.getStages() * stageBytes());
-  }
-  Value remainderBuffer(Value kTile) {
-    return rem(kTile, getSplitRemainderBuffers(c));
+  /// The remainder buffer of stage `stage`'s w rows (3xTF32).
+  Value remainderOffset(Value stage) {
+    return add(mul(stage, c.getBlockN() * kGemmRowBytes),
+               c.getStages() * stageBytes());
   }
 
   void setUp(gpu::GPUFuncOp kernel);
@@ -165,28 +179,41 @@ private:
   /// blockIdx + iteration * gridDim.
   void forEachTile(function_ref<void(Value tile, Value iteration)> body);
   void emitProducer();
+  /// 3xTF32: the producer warpgroup's splitters write each stage's w
+  /// remainders once it is loaded.
+  void emitSplitters();
   void emitConsumer();
   /// The consumers' main loop over the K slices of one tile, the ring's
   /// slices `firstSlice` and on: the accumulators, every stage released.
   Value emitMainLoop(Value firstSlice);
-  /// emitMainLoop for 3xTF32, one set of accumulators and two.
+  /// emitMainLoop for 3xTF32.
   Value emitSplitMainLoop(Value firstSlice);
-  Value emitOverlappedSplitMainLoop(Value firstSlice);
-  /// 3xTF32: waits for K slice `kTile` and splits it.
-  void splitSlice(Value firstSlice, Value kTile) {
+  /// 3xTF32: waits for K slice `kTile` and its w remainders.
+  void waitSplit(Value firstSlice, Value kTile) {
     waitFull(firstSlice, kTile);
-    splitStage(stageOf(firstSlice, kTile), remainderBuffer(kTile));
+    Value slice = add(firstSlice, kTile);
+    waitBarrier(parityOf(div(slice, c.getStages())),
+                splitBarrier(rem(slice, c.getStages())));
   }
-  /// 3xTF32: the remainders of stage `stage`'s x and w tiles into remainder
-  /// buffer `buffer`, fenced for the tensor cores; a consumer barrier must
-  /// follow before they read them.
-  void splitStage(Value stage, Value buffer);
+  /// Register A: this thread's fragments of the consumer's 64 rows of x in
+  /// stage `stage`, per K step its four high parts then its four low parts
+  /// (i32 bits, which tf32 wgmma reads).
+  SmallVector<Value> loadXParts(Value stage);
+  /// wgmma with A from the registers `aParts` (four).
+  Value wgmmaRegisterA(Value acc, ValueRange aParts, Value bDescriptor,
+                       bool fromZero);
+  /// 3xTF32: the remainders of stage `stage`'s w tile into its remainder
+  /// buffer, fenced for the tensor cores, by thread `splitter` of
+  /// kSplitters.
+  void splitStage(Value stage, Value splitter);
   /// The wgmma descriptor of the K-major, 128-byte-swizzled matrix at
   /// shared byte address `address` (i64).
   Value descriptor(Value address);
-  /// The wgmmas of one stage into `acc` (3xTF32: with the remainders of
-  /// buffer `remainders`); the first starts from zero when `fromZero`.
-  Value multiplyStage(Value acc, Value stage, Value remainders, bool fromZero);
+  /// The wgmmas of one stage into `acc` (3xTF32: x's parts `xParts` of
+  /// loadXParts, replaced by the values the wgmmas read, and the stage's
+  /// w remainders); the first starts from zero when `fromZero`.
+  Value multiplyStage(Value acc, Value stage, bool fromZero,
+                      MutableArrayRef<Value> xParts = {});
   Value wgmma(Value acc, Value a, Value bDescriptor, bool fromZero);
   /// `acc` passed through inline PTX `ptx` (with side effects), which LLVM
   /// keeps in order with the wgmma ops: the accumulators' reads and writes
@@ -195,12 +222,22 @@ private:
   /// the wgmmas (C7514, C7520) or injects a warpgroup.arrive (C7519).
   /// CUTLASS's warpgroup_fence_operand and Triton's warp_group_dot_wait
   /// carry their registers alike.
-  Value passThrough(StringRef ptx, Value acc);
+  /// `operands` (f32 or i32; wgmma's A registers), replaced by their
+  /// passed values, go through with `acc`.
+  Value passThrough(StringRef ptx, Value acc,
+                    MutableArrayRef<Value> operands = {});
+  /// Side-effecting inline PTX.
+  Value inlinePtx(Type resultType, ValueRange operands, StringRef ptx,
+                  StringRef constraints);
   /// Waits until at most `pending` of this warpgroup's wgmma groups are in
   /// flight: `acc`, whose reads must come after.
-  Value waitForGroups(int64_t pending, Value acc) {
+  /// `operands` (A registers that the groups read) go through too, so that
+  /// they keep their registers until then.
+  Value waitForGroups(int64_t pending, Value acc,
+                      MutableArrayRef<Value> operands = {}) {
     return passThrough(
-        ("wgmma.wait_group.sync.aligned " + Twine(pending) + ";").str(), acc);
+        ("wgmma.wait_group.sync.aligned " + Twine(pending) + ";").str(), acc,
+        operands);
   }
   /// running + acc, element by element (round to nearest).
   Value addAccumulators(Value running, Value acc);
@@ -269,7 +306,7 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   barriers = nvgpu::MBarrierCreateOp::create(
       b, loc,
       nvgpu::MBarrierGroupType::get(context, workgroup(),
-                                    2 * c.getStages() + 1));
+                                    barriersPerStage() * c.getStages() + 1));
 
   int64_t columnsPerThread = c.getBlockN() / 2;
   accumulatorType = LLVM::LLVMStructType::getLiteral(
@@ -290,8 +327,38 @@ void WgmmaGemmEmitter::forEachTile(
       });
 }
 
+void WgmmaGemmEmitter::emitSplitters() {
+  guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, thread,
+                                idx(kWarpgroupThreads - kSplitters)),
+          [&] {
+            Value splitter = sub(thread, kWarpgroupThreads - kSplitters);
+            // The ring's slices in the consumers' order; a stage's next load
+            // waits for the consumers' release, which follows their reads of
+            // its remainders.
+            forEachTile([&](Value, Value iteration) {
+              Value firstSlice =
+                  arith::MulIOp::create(b, loc, iteration, tilesK);
+              scf::ForOp::create(
+                  b, loc, idx(0), tilesK, idx(1), ValueRange{},
+                  [&](OpBuilder &nb, Location, Value kTile, ValueRange) {
+                    OpBuilder::InsertionGuard guard(b);
+                    b.setInsertionPoint(nb.getInsertionBlock(),
+                                        nb.getInsertionPoint());
+                    waitFull(firstSlice, kTile);
+                    Value stage = stageOf(firstSlice, kTile);
+                    splitStage(stage, splitter);
+                    nvgpu::MBarrierArriveOp::create(b, loc, barriers,
+                                                    splitBarrier(stage));
+                    scf::YieldOp::create(b, loc);
+                  });
+            });
+          });
+}
+
 void WgmmaGemmEmitter::emitProducer() {
   setMaxRegisters(kProducerRegisters, NVVM::SetMaxRegisterAction::decrease);
+  if (split())
+    emitSplitters();
   guarded(equal(thread, 0), [&] {
     int64_t bytes = stageBytes();
     forEachTile([&](Value tile, Value iteration) {
@@ -368,27 +435,21 @@ Value WgmmaGemmEmitter::wgmma(Value acc, Value aDescriptor, Value bDescriptor,
       NVVM::MMALayout::col, /*satfinite=*/nullptr);
 }
 
-Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, Value remainders,
-                                      bool fromZero) {
-  Value consumer = sub(warpgroup, 1);
+Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, bool fromZero,
+                                      MutableArrayRef<Value> xParts) {
   auto address = [&](Value offset) {
     return arith::AddIOp::create(
         b, loc, sharedBase,
         arith::IndexCastUIOp::create(b, loc, b.getI64Type(), offset));
   };
-  // The consumer's 64 rows of x; w's rows all.
-  Value aRows = mul(consumer, 64 * kGemmRowBytes);
-  Value a = address(add(aOffset(stage), aRows));
+  // The consumer's 64 rows of x (3xTF32: `xParts`); w's rows all.
+  Value a =
+      address(add(aOffset(stage), mul(sub(warpgroup, 1), 64 * kGemmRowBytes)));
   Value bTile = address(bOffset(stage));
-  Value aLow, bLow;
-  if (split()) {
-    Value low = remainderOffset(remainders);
-    aLow = address(add(low, aRows));
-    bLow = address(add(low, c.getBlockM() * kGemmRowBytes));
-  }
-  // The accumulators are written (zeros of a tile's first slice) before the
-  // fence that orders those writes before the wgmmas.
-  acc = passThrough("", acc);
+  Value bLow = split() ? address(remainderOffset(stage)) : Value();
+  // The accumulators (zeros of a tile's first slice) and x's parts are
+  // written before the fence that orders those writes before the wgmmas.
+  acc = passThrough("", acc, xParts);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t step = 0; step < kGemmRowBytes / kMmaKBytes; ++step) {
     auto at = [&](Value base) {
@@ -397,10 +458,13 @@ Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, Value remainders,
     };
     bool first = fromZero && step == 0;
     if (split()) {
+      ArrayRef<Value> parts(xParts);
+      ArrayRef<Value> high = parts.slice(8 * step, 4);
+      ArrayRef<Value> low = parts.slice(8 * step + 4, 4);
       // Small terms first: they are lost if added to the large sum.
-      acc = wgmma(acc, at(aLow), at(bTile), first);
-      acc = wgmma(acc, at(a), at(bLow), false);
-      acc = wgmma(acc, at(a), at(bTile), false);
+      acc = wgmmaRegisterA(acc, low, at(bTile), first);
+      acc = wgmmaRegisterA(acc, high, at(bLow), false);
+      acc = wgmmaRegisterA(acc, high, at(bTile), false);
       continue;
     }
     acc = wgmma(acc, at(a), at(bTile), first);
@@ -409,60 +473,144 @@ Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, Value remainders,
   return acc;
 }
 
-void WgmmaGemmEmitter::splitStage(Value stage, Value buffer) {
-  // Each consumer thread takes 16-byte chunks of the x and w tiles; the
-  // layout does not matter, the remainder goes to the same offset.
+void WgmmaGemmEmitter::splitStage(Value stage, Value splitter) {
+  // Each splitter takes 16-byte chunks of the w tile; the layout does not
+  // matter, the remainder goes to the same offset.
   Type f32 = b.getF32Type();
   auto vectorType = VectorType::get({4}, f32);
   auto intType = VectorType::get({4}, b.getI32Type());
-  auto splat = [&](int64_t v) -> Value {
-    return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
-  };
-  Value remainders = remainderOffset(buffer);
-  auto splitTile = [&](Value offset, Value lowOffset, int64_t tileRows) {
-    int64_t chunks = tileRows * kGemmRowBytes / kGemmChunkBytes;
-    Value tile = sharedView(offset, {chunks * 4}, f32);
-    Value low = sharedView(lowOffset, {chunks * 4}, f32);
-    for (int64_t first = 0; first < chunks; first += c.getConsumerThreads()) {
-      Value element = mul(add(consumerThread, first), 4);
-      Value x = vector::LoadOp::create(b, loc, vectorType, tile, element);
-      // The tensor cores read an f32 operand's top 19 bits (truncation, as
-      // CUTLASS's round-toward-zero tf32 conversion relies on): the high
-      // part is the stage as it is, the exact remainder x - trunc(x) goes
-      // to the remainder buffer.
-      Value bits = arith::BitcastOp::create(b, loc, intType, x);
-      Value truncated = arith::AndIOp::create(
-          b, loc, bits, splat(static_cast<int32_t>(0xffffe000u)));
-      Value high = arith::BitcastOp::create(b, loc, vectorType, truncated);
-      vector::StoreOp::create(b, loc, arith::SubFOp::create(b, loc, x, high),
-                              low, element);
-    }
-  };
-  splitTile(aOffset(stage), remainders, c.getBlockM());
-  splitTile(bOffset(stage), add(remainders, c.getBlockM() * kGemmRowBytes),
-            c.getBlockN());
+  Value mask = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(
+          intType, b.getI32IntegerAttr(static_cast<int32_t>(0xffffe000u))));
+  int64_t chunks = c.getBlockN() * kGemmRowBytes / kGemmChunkBytes;
+  Value tile = sharedView(bOffset(stage), {chunks * 4}, f32);
+  Value low = sharedView(remainderOffset(stage), {chunks * 4}, f32);
+  for (int64_t first = 0; first < chunks; first += kSplitters) {
+    Value element = mul(add(splitter, first), 4);
+    Value x = vector::LoadOp::create(b, loc, vectorType, tile, element);
+    // The tensor cores read an f32 operand's top 19 bits (truncation, as
+    // CUTLASS's round-toward-zero tf32 conversion relies on): the high part
+    // is the stage as it is, the exact remainder x - trunc(x) goes to the
+    // remainder buffer.
+    Value truncated = arith::AndIOp::create(
+        b, loc, arith::BitcastOp::create(b, loc, intType, x), mask);
+    Value high = arith::BitcastOp::create(b, loc, vectorType, truncated);
+    vector::StoreOp::create(b, loc, arith::SubFOp::create(b, loc, x, high), low,
+                            element);
+  }
   // wgmma reads shared memory through the async proxy.
   fenceSharedProxies();
 }
 
-Value WgmmaGemmEmitter::passThrough(StringRef ptx, Value acc) {
-  int64_t count = c.getBlockN() / 2;
+Value WgmmaGemmEmitter::passThrough(StringRef ptx, Value acc,
+                                    MutableArrayRef<Value> operands) {
+  int64_t count = acc ? c.getBlockN() / 2 : 0;
   SmallVector<Value> values;
-  std::string outputs, inputs;
-  for (int64_t i = 0; i < count; ++i) {
+  for (int64_t i = 0; i < count; ++i)
     values.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
-    outputs += "=f,";
+  llvm::append_range(values, operands);
+  SmallVector<Type> types;
+  std::string outputs, inputs;
+  for (auto [i, value] : llvm::enumerate(values)) {
+    types.push_back(value.getType());
+    outputs += value.getType().isF32() ? "=f," : "=r,";
     inputs += (i ? "," : "") + std::to_string(i);
   }
+  Value result =
+      inlinePtx(LLVM::LLVMStructType::getLiteral(b.getContext(), types), values,
+                ptx, outputs + inputs);
+  for (auto [i, operand] : llvm::enumerate(operands))
+    operand = LLVM::ExtractValueOp::create(b, loc, result, count + i);
+  if (!acc)
+    return Value();
+  if (operands.empty())
+    return result;
+  Value passed = LLVM::PoisonOp::create(b, loc, accumulatorType);
+  for (int64_t i = 0; i < count; ++i)
+    passed = LLVM::InsertValueOp::create(
+        b, loc, passed, LLVM::ExtractValueOp::create(b, loc, result, i), i);
+  return passed;
+}
+
+Value WgmmaGemmEmitter::inlinePtx(Type resultType, ValueRange operands,
+                                  StringRef ptx, StringRef constraints) {
   return LLVM::InlineAsmOp::create(
-             b, loc, accumulatorType, values, ptx, outputs + inputs,
+             b, loc, resultType, operands, ptx, constraints,
              /*has_side_effects=*/true,
              /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
              LLVM::AsmDialectAttr::get(b.getContext(),
                                        LLVM::AsmDialect::AD_ATT),
              /*operand_attrs=*/ArrayAttr())
       .getResult(0);
+}
+
+Value WgmmaGemmEmitter::wgmmaRegisterA(Value acc, ValueRange aParts,
+                                       Value bDescriptor, bool fromZero) {
+  // nvvm.wgmma.mma_async takes A as a descriptor only; this is its PTX
+  // with A's four registers: $0.. the accumulators (tied to the inputs
+  // that follow them), then A, then w's descriptor.
+  int64_t count = c.getBlockN() / 2;
+  SmallVector<Value> operands;
+  std::string constraints, accumulators;
+  for (int64_t i = 0; i < count; ++i) {
+    operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+    constraints += "=f,";
+    accumulators += (i ? ", $" : "$") + std::to_string(i);
+  }
+  for (int64_t i = 0; i < count; ++i)
+    constraints += std::to_string(i) + ",";
+  llvm::append_range(operands, aParts);
+  constraints += "r,r,r,r,l";
+  operands.push_back(bDescriptor);
+  int64_t a = 2 * count;
+  std::string ptx =
+      ("{\n.reg .pred p;\nsetp.ne.b32 p, " + Twine(fromZero ? 0 : 1) +
+       ", 0;\nwgmma.mma_async.sync.aligned.m64n" + Twine(c.getBlockN()) +
+       "k8.f32.tf32.tf32 {" + accumulators + "}, {$" + Twine(a) + ", $" +
+       Twine(a + 1) + ", $" + Twine(a + 2) + ", $" + Twine(a + 3) + "}, $" +
+       Twine(a + 4) + ", p, 1, 1;\n}")
+          .str();
+  return inlinePtx(accumulatorType, operands, ptx, constraints);
+}
+
+SmallVector<Value> WgmmaGemmEmitter::loadXParts(Value stage) {
+  // ldmatrix.x4 of 32-bit elements: lanes 0-15 address rows 0-15 of the
+  // warp's 16 of a K step's first 16-byte chunk, lanes 16-31 the second
+  // chunk; register j holds row l / 4 (+ 8 for odd j), k l % 4 (+ 4 for
+  // j >= 2): wgmma's A fragment of tf32 (and mma.sync's).
+  Value local = rem(thread, kWarpgroupThreads);
+  Value warp = div(local, 32), lane = rem(local, 32);
+  Value row =
+      add(add(mul(sub(warpgroup, 1), 64), mul(warp, 16)), rem(lane, 16));
+  Value tile = sharedView(aOffset(stage), {c.getBlockM(), tileK}, elementType);
+  Type f32 = b.getF32Type(), bitsType = b.getI32Type();
+  Value mask = i32(static_cast<int32_t>(0xffffe000u));
+  SmallVector<Value> parts;
+  for (int64_t step = 0; step < kGemmRowBytes / kMmaKBytes; ++step) {
+    Value chunk = add(div(lane, 16), 2 * step);
+    Value column = mul(arith::XOrIOp::create(b, loc, chunk, rem(lane, 8)),
+                       kGemmChunkBytes / 4);
+    Value fragment = nvgpu::LdMatrixOp::create(
+        b, loc, VectorType::get({4, 1}, f32), tile, ValueRange{row, column},
+        /*transpose=*/false, /*numTiles=*/4);
+    SmallVector<Value> high, low;
+    for (int64_t j = 0; j < 4; ++j) {
+      Value x =
+          vector::ExtractOp::create(b, loc, fragment, ArrayRef<int64_t>{j, 0});
+      // The high part truncated to tf32 as the tensor cores would, the
+      // exact remainder x - high.
+      Value bits = arith::AndIOp::create(
+          b, loc, arith::BitcastOp::create(b, loc, bitsType, x), mask);
+      Value remainder = arith::SubFOp::create(
+          b, loc, x, arith::BitcastOp::create(b, loc, f32, bits));
+      high.push_back(bits);
+      low.push_back(arith::BitcastOp::create(b, loc, bitsType, remainder));
+    }
+    llvm::append_range(parts, high);
+    llvm::append_range(parts, low);
+  }
+  return parts;
 }
 
 Value WgmmaGemmEmitter::addAccumulators(Value running, Value acc) {
@@ -477,8 +625,7 @@ Value WgmmaGemmEmitter::addAccumulators(Value running, Value acc) {
 
 Value WgmmaGemmEmitter::emitMainLoop(Value firstSlice) {
   if (split())
-    return c.getAccumulatorSets() == 2 ? emitOverlappedSplitMainLoop(firstSlice)
-                                       : emitSplitMainLoop(firstSlice);
+    return emitSplitMainLoop(firstSlice);
   Value zero = LLVM::ZeroOp::create(b, loc, accumulatorType);
   auto loop = scf::ForOp::create(
       b, loc, idx(0), tilesK, idx(1), ValueRange{zero},
@@ -488,7 +635,7 @@ Value WgmmaGemmEmitter::emitMainLoop(Value firstSlice) {
         waitFull(firstSlice, kTile);
         // One stage of wgmmas stays in flight: the previous one's stage is
         // released once it is done.
-        Value acc = multiplyStage(state[0], stageOf(firstSlice, kTile), Value(),
+        Value acc = multiplyStage(state[0], stageOf(firstSlice, kTile),
                                   /*fromZero=*/false);
         NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(1));
         guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, kTile,
@@ -502,94 +649,83 @@ Value WgmmaGemmEmitter::emitMainLoop(Value firstSlice) {
 }
 
 Value WgmmaGemmEmitter::emitSplitMainLoop(Value firstSlice) {
-  // The first K slice is split before the loop; each iteration splits the
-  // next while the tensor cores multiply the current one, into the other
-  // remainder buffer, which the previous slice's wgmmas (waited for by both
-  // warpgroups before the last barrier) read.
-  splitSlice(firstSlice, idx(0));
-  consumerBarrier();
-  // The slice's accumulators and the running sums.
-  Value zero = LLVM::ZeroOp::create(b, loc, accumulatorType);
-  auto loop = scf::ForOp::create(
-      b, loc, idx(0), tilesK, idx(1), ValueRange{zero, zero},
-      [&](OpBuilder &nb, Location, Value kTile, ValueRange state) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value acc = multiplyStage(state[0], stageOf(firstSlice, kTile),
-                                  remainderBuffer(kTile), /*fromZero=*/true);
-        guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                      add(kTile, 1), tilesK),
-                [&] { splitSlice(firstSlice, add(kTile, 1)); });
-        acc = waitForGroups(0, acc);
-        release(stageOf(firstSlice, kTile));
-        Value running = addAccumulators(state[1], acc);
-        consumerBarrier();
-        scf::YieldOp::create(b, loc, ValueRange{acc, running});
-      });
-  return loop.getResult(1);
-}
-
-Value WgmmaGemmEmitter::emitOverlappedSplitMainLoop(Value firstSlice) {
   int64_t slices = llvm::divideCeil(p.k, tileK);
-  // Slice t's remainders are written while the tensor cores multiply slice
-  // t - 1, to the buffer that slice t - 3 read, which every consumer has
-  // waited for before the last barrier.
-  splitSlice(firstSlice, idx(0));
-  consumerBarrier();
-  // Slice `kTile` into `acc` from zero while the next is split; then the
-  // previous one's sums `previous` are added to `running` once its wgmmas
-  // are done. The slice's accumulators (in flight), the previous ones (done;
-  // the slice after next reuses their registers) and the running sums.
-  struct Slice {
-    Value acc, previous, running;
+  int64_t group = std::min(kSlicesPerSum, slices);
+  // The tensor cores sum groups of `group` K slices (the last group takes
+  // the rest) from zero, which the running sums then add. Slice t + 1's x
+  // parts are loaded (once the producer's splitters have written its w
+  // remainders) while the tensor cores multiply slice t. The consumer
+  // warpgroups share no barrier here: one's adds run under the other's
+  // wgmmas.
+  waitSplit(firstSlice, idx(0));
+  SmallVector<Value> first = loadXParts(stageOf(firstSlice, idx(0)));
+  // Waits for slice `kTile` and loads its x parts where the tile has it.
+  auto prepare = [&](Value kTile, ValueRange like) {
+    auto load = scf::IfOp::create(
+        b, loc, TypeRange(like),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, kTile, tilesK),
+        /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard branch(b);
+    b.setInsertionPointToStart(&load.getThenRegion().front());
+    waitSplit(firstSlice, kTile);
+    scf::YieldOp::create(b, loc, loadXParts(stageOf(firstSlice, kTile)));
+    b.setInsertionPointToStart(&load.getElseRegion().front());
+    SmallVector<Value> none;
+    for (Value part : like)
+      none.push_back(LLVM::PoisonOp::create(b, loc, part.getType()));
+    scf::YieldOp::create(b, loc, none);
+    return SmallVector<Value>(load.getResults());
   };
-  auto multiplySlice = [&](Value kTile, Value acc, Value previous,
-                           Value running, bool mayBeFirst) {
-    acc = multiplyStage(acc, stageOf(firstSlice, kTile), remainderBuffer(kTile),
-                        /*fromZero=*/true);
-    guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                  add(kTile, 1), tilesK),
-            [&] { splitSlice(firstSlice, add(kTile, 1)); });
-    previous = waitForGroups(1, previous);
-    Value previousStage = stageOf(firstSlice, sub(kTile, 1));
-    if (mayBeFirst)
-      guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, kTile,
-                                    idx(0)),
-              [&] { release(previousStage); });
-    else
-      release(previousStage);
-    running = addAccumulators(running, previous);
-    consumerBarrier();
-    return Slice{acc, previous, running};
+  // Slices kTile .. kTile + count - 1 into the running sums, given the first
+  // one's x parts: the accumulators, the running sums and the next slice's
+  // x parts.
+  auto multiplyGroup = [&](Value kTile, int64_t count, Value acc, Value running,
+                           SmallVector<Value> parts) {
+    Value slice = kTile;
+    SmallVector<Value> previous;
+    for (int64_t i = 0; i < count; ++i) {
+      slice = add(kTile, i);
+      Value stage = stageOf(firstSlice, slice);
+      acc = multiplyStage(acc, stage, /*fromZero=*/i == 0, parts);
+      if (i > 0) {
+        // The previous slice's wgmmas are done: its stage and x registers
+        // are free.
+        waitForGroups(1, Value(), previous);
+        release(stageOf(firstSlice, sub(slice, 1)));
+      }
+      if (i + 1 < count) {
+        waitSplit(firstSlice, add(slice, 1));
+        previous = std::exchange(
+            parts, loadXParts(stageOf(firstSlice, add(slice, 1))));
+      }
+    }
+    SmallVector<Value> following = prepare(add(slice, 1), parts);
+    acc = waitForGroups(0, acc, parts);
+    release(stageOf(firstSlice, slice));
+    running = addAccumulators(running, acc);
+    SmallVector<Value> results{acc, running};
+    llvm::append_range(results, following);
+    return results;
   };
-  // Pairs of slices, so that each set of accumulators keeps its registers
-  // (the first's `previous` is zero); an odd count of slices ends with one
-  // more. Each pair, and that slice, starts by waiting for the last pair's
-  // wgmmas: ptxas serializes every wgmma when a group in flight across the
-  // loop's back edge or exit is read after a wait for all but the newest
-  // (C7514).
   Value zero = LLVM::ZeroOp::create(b, loc, accumulatorType);
+  SmallVector<Value> initial{zero, zero};
+  llvm::append_range(initial, first);
+  int64_t whole = slices - slices % group;
   auto loop = scf::ForOp::create(
-      b, loc, idx(0), idx(slices - slices % 2), idx(2),
-      ValueRange{zero, zero, zero},
+      b, loc, idx(0), idx(whole), idx(group), initial,
       [&](OpBuilder &nb, Location, Value kTile, ValueRange state) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Slice even = multiplySlice(kTile, state[0], waitForGroups(0, state[1]),
-                                   state[2], /*mayBeFirst=*/true);
-        Slice odd = multiplySlice(add(kTile, 1), even.previous, even.acc,
-                                  even.running, /*mayBeFirst=*/false);
-        scf::YieldOp::create(b, loc,
-                             ValueRange{odd.previous, odd.acc, odd.running});
+        scf::YieldOp::create(
+            b, loc,
+            multiplyGroup(kTile, group, state[0], state[1],
+                          SmallVector<Value>(state.drop_front(2))));
       });
-  Slice last{loop.getResult(1), loop.getResult(0), loop.getResult(2)};
-  if (slices % 2)
-    last = multiplySlice(idx(slices - 1), last.previous,
-                         waitForGroups(0, last.acc), last.running,
-                         /*mayBeFirst=*/slices == 1);
-  Value sums = waitForGroups(0, last.acc);
-  release(stageOf(firstSlice, idx(slices - 1)));
-  return addAccumulators(last.running, sums);
+  if (whole == slices)
+    return loop.getResult(1);
+  return multiplyGroup(idx(whole), slices - whole, loop.getResult(0),
+                       loop.getResult(1),
+                       SmallVector<Value>(loop.getResults().drop_front(2)))[1];
 }
 
 void WgmmaGemmEmitter::emitConsumer() {
@@ -659,6 +795,9 @@ void WgmmaGemmEmitter::emit(gpu::GPUFuncOp kernel) {
     }
     nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(1), epilogueBarrier(),
                                   Value());
+    for (int64_t s = 0; split() && s < c.getStages(); ++s)
+      nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(kSplitters),
+                                    splitBarrier(idx(s)), Value());
     nvgpu::TmaPrefetchOp::create(b, loc, xMap, Value());
     nvgpu::TmaPrefetchOp::create(b, loc, wMap, Value());
   });

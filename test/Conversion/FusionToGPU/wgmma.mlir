@@ -111,19 +111,33 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 
 // -----
 
-// 3xTF32 (two sets of accumulators, as selected): each stage's remainders
-// x - trunc_tf32(x) (the tensor cores read x itself truncated) written to
-// one of three remainder buffers and fenced for the async proxy: the first
-// slice before the loop, then slice t + 1 while the tensor cores multiply
-// slice t. The slices go in pairs
-// over two sets of accumulators: each pair first waits for every group
-// (ptxas cannot follow a group across the loop's back edge), then for each
-// slice three m64n128k8 wgmmas a K step, small terms first, the slice from
-// zero; the next slice split; a wait for all but this slice's group, which
-// carries the previous slice's sums; their stage released (for the first
-// slice, from the second pair on) and the sums added to the running ones.
+// 3xTF32: a third mbarrier a stage (64 arrivals), after the epilogue's.
+// The producer warpgroup's last two warps (threads 64-127) follow the
+// ring: per K slice they wait for the stage's loads, write w's remainders
+// w - trunc_tf32(w) (the tensor cores read w itself truncated) to the
+// stage's remainder buffer, fence them for the async proxy and arrive on
+// the stage's split barrier. The consumers wait for the stage and its
+// split, load x's A fragments with four ldmatrix.x4 a slice and split them
+// in registers (high part truncated, remainder), which pass through inline
+// PTX with the accumulators before the wgmma fence. Each K step multiplies
+// with three m64n128k8 wgmmas from registers (inline PTX: scale-d 0 for
+// the first of a sum), small terms first. K slices go in pairs, summed
+// from zero: slice t + 1 is loaded while slice t multiplies; after slice
+// t + 1 is issued, a wait for all but its group (carrying slice t's x
+// registers) releases slice t's stage, the next pair's first slice is
+// loaded where the tile has it, and a wait for all (the accumulators,
+// slice t + 1's x registers) comes before its stage's release and the
+// adds into the running sums. No consumer barrier in the main loop.
 // K = 64: one pair.
 // CHECK-LABEL: gpu.func @fp32_0_gemm
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 13>
+// CHECK: nvgpu.mbarrier.init %{{.*}}[%c8], %c1
+// CHECK-COUNT-4: nvgpu.mbarrier.init %{{.*}}, %c64
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: %[[SPLITTER:.*]] = arith.cmpi uge, %{{.*}}, %c64
+// CHECK: scf.if %[[SPLITTER]]
+// CHECK: scf.for
+// CHECK: scf.for
 // CHECK: nvgpu.mbarrier.try_wait.parity
 // CHECK: %[[X:.*]] = vector.load
 // CHECK: %[[BITS:.*]] = arith.bitcast %[[X]] : vector<4xf32> to vector<4xi32>
@@ -131,45 +145,55 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 // CHECK: %[[HIGH:.*]] = arith.bitcast %[[TRUNC]] : vector<4xi32> to vector<4xf32>
 // CHECK: %[[LOW:.*]] = arith.subf %[[X]], %[[HIGH]] : vector<4xf32>
 // CHECK-NEXT: vector.store %[[LOW]]
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-COUNT-15: vector.store
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK: nvgpu.tma.async.load
+// CHECK: } else {
+// CHECK: nvvm.setmaxregister increase 232
 // CHECK: nvvm.barrier id
-// CHECK: %[[ZERO:.*]] = llvm.mlir.zero
-// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c2{{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]])
-// CHECK: "wgmma.wait_group.sync.aligned 0;"
-// CHECK: arith.remui %{{.*}}, %c3
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "=f,
-// CHECK-NEXT: nvvm.wgmma.fence.aligned
-// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 8>, D[<f32>, <zero>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
-// CHECK-COUNT-11: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 8>, D[<f32>, <one>]
-// CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK: scf.if
 // CHECK: nvgpu.mbarrier.try_wait.parity
-// CHECK: arith.subf {{.*}} : vector<4xf32>
-// CHECK: nvvm.fence.proxy
-// CHECK: }
-// CHECK: "wgmma.wait_group.sync.aligned 1;"
-// CHECK: scf.if
-// CHECK-NEXT: arith.constant
-// CHECK-NEXT: arith.addi
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK-NOT: vector.store
+// CHECK: %[[FRAGMENT:.*]] = nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<128x32xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
+// CHECK: %[[XA:.*]] = vector.extract %[[FRAGMENT]][0, 0]
+// CHECK: %[[XBITS:.*]] = arith.bitcast %[[XA]] : f32 to i32
+// CHECK: %[[XHIGH:.*]] = arith.andi %[[XBITS]], %c-8192_i32
+// CHECK: %[[XTRUNC:.*]] = arith.bitcast %[[XHIGH]] : i32 to f32
+// CHECK: arith.subf %[[XA]], %[[XTRUNC]] : f32
+// CHECK-COUNT-3: nvgpu.ldmatrix
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK: %[[ZERO:.*]] = llvm.mlir.zero
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c2{{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], {{.*}}) -> (!llvm.struct<{{.*}}>, !llvm.struct<{{.*}}>, {{(i32, ){31}i32}})
+// CHECK-NOT: nvvm.barrier
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "{{(=f,){64}(=r,){32}0}},1,
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, 0, 0;\0Awgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {$0, {{.*}}, $63}, {$128, $129, $130, $131}, $132, p, 1, 1;\0A}", "{{(=f,){64}0}},{{.*}},63,r,r,r,r,l"
+// CHECK-COUNT-11: setp.ne.b32 p, 1, 0;\0Awgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK-NOT: vector.store
+// CHECK-COUNT-4: nvgpu.ldmatrix
+// CHECK-NOT: nvvm.barrier
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-12: setp.ne.b32 p, 1, 0;\0Awgmma.mma_async
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 1;", "{{(=r,){32}0}},
 // CHECK: nvgpu.mbarrier.arrive
+// CHECK: scf.if %{{.*}} -> ({{(i32, ){31}i32}})
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK-COUNT-4: nvgpu.ldmatrix
+// CHECK: } else {
+// CHECK: llvm.mlir.poison : i32
 // CHECK: }
-// CHECK-COUNT-64: arith.addf
-// CHECK: nvvm.barrier id
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "=f,
-// CHECK-NEXT: nvvm.wgmma.fence.aligned
-// CHECK: nvvm.wgmma.mma_async {{.*}} D[<f32>, <zero>]
-// CHECK-COUNT-11: nvvm.wgmma.mma_async {{.*}} D[<f32>, <one>]
-// CHECK: "wgmma.wait_group.sync.aligned 1;"
-// CHECK-NOT: scf.if
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 0;", "{{(=f,){64}(=r,){32}0}},
 // CHECK: nvgpu.mbarrier.arrive
 // CHECK-COUNT-64: arith.addf
-// CHECK: nvvm.barrier id
+// CHECK-NOT: nvvm.barrier
 // CHECK: scf.yield
-// CHECK: "wgmma.wait_group.sync.aligned 0;"
-// CHECK-NOT: nvvm.wgmma.mma_async
-// CHECK: nvgpu.mbarrier.arrive
-// CHECK-COUNT-64: arith.addf
-// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK-NOT: wgmma.mma_async
 // CHECK: gpu.return
 func.func @fp32(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   %0 = fusion.linear %x, %w : tensor<?x64xf32>, tensor<48x64xf32> -> tensor<?x48xf32>
@@ -178,69 +202,24 @@ func.func @fp32(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32>
 
 // -----
 
-// 3xTF32 with K = 96, three slices: one pair, then the last slice, which
-// adds the second's sums, and its own once all wgmmas are done.
+// 3xTF32 with K = 96, three slices: one pair, then the last slice alone
+// (its own wgmmas waited for, no next slice to load).
 // CHECK-LABEL: gpu.func @fp32_odd_0_gemm
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c2{{.*}} step %c2
 // CHECK: scf.yield
-// CHECK: "wgmma.wait_group.sync.aligned 0;"
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "=f,
-// CHECK-NEXT: nvvm.wgmma.fence.aligned
-// CHECK: nvvm.wgmma.mma_async {{.*}} D[<f32>, <zero>]
-// CHECK-COUNT-11: nvvm.wgmma.mma_async {{.*}} D[<f32>, <one>]
-// CHECK: "wgmma.wait_group.sync.aligned 1;"
-// CHECK: nvgpu.mbarrier.arrive
-// CHECK-COUNT-64: arith.addf
-// CHECK: nvvm.barrier id
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: setp.ne.b32 p, 0, 0;\0Awgmma.mma_async
+// CHECK-COUNT-11: setp.ne.b32 p, 1, 0;\0Awgmma.mma_async
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: "wgmma.wait_group.sync.aligned 1;"
+// CHECK: scf.if
 // CHECK: "wgmma.wait_group.sync.aligned 0;"
 // CHECK: nvgpu.mbarrier.arrive
 // CHECK-COUNT-64: arith.addf
-// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK-NOT: wgmma.mma_async
 // CHECK: gpu.return
 func.func @fp32_odd(%x: tensor<?x96xf32>, %w: tensor<48x96xf32>) -> tensor<?x48xf32> {
   %0 = fusion.linear %x, %w : tensor<?x96xf32>, tensor<48x96xf32> -> tensor<?x48xf32>
-  return %0 : tensor<?x48xf32>
-}
-
-// -----
-
-// 3xTF32 with one set of accumulators (written by hand): the same split,
-// into one of two remainder buffers; each K slice's wgmmas waited for,
-// its stage released and its sums added to the running ones before the
-// next slice's wgmmas.
-// CHECK-LABEL: gpu.func @fp32_one_set_0_gemm
-// CHECK: nvgpu.mbarrier.try_wait.parity
-// CHECK: %[[X:.*]] = vector.load
-// CHECK: %[[BITS:.*]] = arith.bitcast %[[X]] : vector<4xf32> to vector<4xi32>
-// CHECK: %[[TRUNC:.*]] = arith.andi %[[BITS]], %cst{{.*}} : vector<4xi32>
-// CHECK: %[[HIGH:.*]] = arith.bitcast %[[TRUNC]] : vector<4xi32> to vector<4xf32>
-// CHECK: %[[LOW:.*]] = arith.subf %[[X]], %[[HIGH]] : vector<4xf32>
-// CHECK-NEXT: vector.store %[[LOW]]
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK: nvvm.barrier id
-// CHECK: scf.for
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "=f,
-// CHECK-NEXT: nvvm.wgmma.fence.aligned
-// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 8>, D[<f32>, <zero>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
-// CHECK-COUNT-11: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 8>, D[<f32>, <one>]
-// CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK: scf.if
-// CHECK: nvgpu.mbarrier.try_wait.parity
-// CHECK: arith.subf {{.*}} : vector<4xf32>
-// CHECK: nvvm.fence.proxy
-// CHECK: }
-// CHECK: "wgmma.wait_group.sync.aligned 0;"
-// CHECK: nvgpu.mbarrier.arrive
-// CHECK-COUNT-64: arith.addf
-// CHECK: nvvm.barrier id
-// CHECK: scf.yield
-// CHECK-NOT: nvvm.wgmma
-// CHECK: gpu.return
-func.func @fp32_one_set(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
-  %0 = fusion.fused_linear %x, %w epilogue {
-  ^bb0(%acc: f32):
-    fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 

@@ -196,7 +196,7 @@ module attributes {fusion.target = #fusion.target<sm_86>} {
 
 // -----
 
-// expected-error @+1 {{unknown GEMM config key 'tiles' (expected mma, tile, warps, stages, group_m or accumulators)}}
+// expected-error @+1 {{unknown GEMM config key 'tiles' (expected mma, tile, warps, stages or group_m)}}
 #config = #fusion.gemm_config<mma_sync, tiles = 128x128>
 
 // -----
@@ -335,54 +335,15 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
 
 // -----
 
-// Sets of accumulators are the 3xTF32 wgmma main loop's: 1 or 2.
-module attributes {fusion.target = #fusion.target<sm_90>} {
-  func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
-    %0 = fusion.fused_linear %x, %w epilogue {
-    ^bb0(%acc: f32):
-      fusion.yield %acc : f32
-    // expected-error @+1 {{accumulators = 2: only a wgmma kernel in tf32x3 alternates between sets of accumulators (1 or 2)}}
-    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, accumulators = 2>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
-    return %0 : tensor<?x48xbf16>
-  }
-}
-
-// -----
-
-func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
-  %0 = fusion.fused_linear %x, %w epilogue {
-  ^bb0(%acc: f32):
-    fusion.yield %acc : f32
-  // expected-error @+1 {{accumulators = 2: only a wgmma kernel in tf32x3 alternates between sets of accumulators (1 or 2)}}
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 128x128, warps = 2x4, stages = 2, group_m = 8, accumulators = 2>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
-  return %0 : tensor<?x48xf32>
-}
-
-// -----
-
-module attributes {fusion.target = #fusion.target<sm_90>} {
-  func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
-    %0 = fusion.fused_linear %x, %w epilogue {
-    ^bb0(%acc: f32):
-      fusion.yield %acc : f32
-    // expected-error @+1 {{accumulators = 3: only a wgmma kernel in tf32x3 alternates between sets of accumulators (1 or 2)}}
-    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 4, group_m = 8, accumulators = 3>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
-    return %0 : tensor<?x48xf32>
-  }
-}
-
-// -----
-
-// The third remainder buffer of two accumulator sets counts against the
-// chip's shared memory: 4 stages of 128x128 fit with two sets of
-// accumulators, 5 do not.
+// 3xTF32's buffer of w's remainders a stage counts against the chip's
+// shared memory: 4 stages of 128x128 fit, 5 do not (they would in bf16).
 module attributes {fusion.target = #fusion.target<sm_90>} {
   func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
     // expected-error @+1 {{tiling 128x128 with 5 stages needs}}
     %0 = fusion.fused_linear %x, %w epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
-    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 5, group_m = 8, accumulators = 2>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 5, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
     return %0 : tensor<?x48xf32>
   }
 }

@@ -75,16 +75,18 @@ GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
       (config.getBlockM() + config.getBlockN()) * kGemmRowBytes;
   int64_t pipeline = config.getStages() * stageBytes;
   if (config.isWgmmaSplit())
-    pipeline += getSplitRemainderBuffers(config) * stageBytes;
+    pipeline += config.getStages() * config.getBlockN() * kGemmRowBytes;
   layout.constants =
       llvm::alignTo(std::max(pipeline, staging), kGemmChunkBytes);
   layout.total = layout.constants + columnVectors * config.getBlockN() * 4;
   layout.staticBytes = 0;
   if (config.isWgmma()) {
     // The shift to the first 1024-byte boundary; a full and an empty
-    // mbarrier per stage, and the epilogue's release of the stages.
+    // mbarrier per stage (3xTF32: and a split one), and the epilogue's
+    // release of the stages.
     layout.total += kSwizzleAtomBytes;
-    layout.staticBytes = (2 * config.getStages() + 1) * 8;
+    int64_t perStage = config.isWgmmaSplit() ? 3 : 2;
+    layout.staticBytes = (perStage * config.getStages() + 1) * 8;
   }
   return layout;
 }
@@ -198,15 +200,11 @@ static constexpr int64_t kMaxBlockExtent = 1024;
 static constexpr int64_t kMaxStages = 16;
 static constexpr int64_t kMaxGroupM = 64;
 
-LogicalResult GemmConfigAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, GemmBackend backend,
-    std::optional<MmaKind> mma, int64_t blockM, int64_t blockN, int64_t warpsM,
-    int64_t warpsN, int64_t stages, int64_t groupM, int64_t accumulatorSets) {
-  if (accumulatorSets != 1 && (backend != GemmBackend::wgmma ||
-                               mma != MmaKind::tf32x3 || accumulatorSets != 2))
-    return emitError() << "accumulators = " << accumulatorSets
-                       << ": only a wgmma kernel in tf32x3 alternates "
-                          "between sets of accumulators (1 or 2)";
+LogicalResult
+GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       GemmBackend backend, std::optional<MmaKind> mma,
+                       int64_t blockM, int64_t blockN, int64_t warpsM,
+                       int64_t warpsN, int64_t stages, int64_t groupM) {
   if (backend == GemmBackend::cublaslt) {
     if (mma || blockM || blockN || warpsM || warpsN || stages || groupM)
       return emitError() << "a cublaslt GEMM config takes no mma kind or "
@@ -290,7 +288,7 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
   }
   std::optional<MmaKind> mma;
   int64_t blockM = 0, blockN = 0, warpsM = 0, warpsN = 0, stages = 0,
-          groupM = 0, accumulatorSets = 1;
+          groupM = 0;
   auto parsePair = [&](int64_t &first, int64_t &second) -> ParseResult {
     SmallVector<int64_t, 2> dims;
     SMLoc loc = parser.getCurrentLocation();
@@ -325,12 +323,10 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
       parsed = parser.parseInteger(stages);
     } else if (key == "group_m") {
       parsed = parser.parseInteger(groupM);
-    } else if (key == "accumulators") {
-      parsed = parser.parseInteger(accumulatorSets);
     } else {
       parser.emitError(keyLoc) << "unknown GEMM config key '" << key
-                               << "' (expected mma, tile, warps, stages, "
-                                  "group_m or accumulators)";
+                               << "' (expected mma, tile, warps, stages or "
+                                  "group_m)";
       return {};
     }
     if (failed(parsed))
@@ -340,7 +336,7 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
     return {};
   return GemmConfigAttr::getChecked(
       [&] { return parser.emitError(backendLoc); }, context, *backend, mma,
-      blockM, blockN, warpsM, warpsN, stages, groupM, accumulatorSets);
+      blockM, blockN, warpsM, warpsN, stages, groupM);
 }
 
 void GemmConfigAttr::print(AsmPrinter &printer) const {
@@ -351,8 +347,6 @@ void GemmConfigAttr::print(AsmPrinter &printer) const {
     printer << ", tile = " << getBlockM() << "x" << getBlockN()
             << ", warps = " << getWarpsM() << "x" << getWarpsN()
             << ", stages = " << getStages() << ", group_m = " << getGroupM();
-  if (getAccumulatorSets() != 1)
-    printer << ", accumulators = " << getAccumulatorSets();
   printer << ">";
 }
 

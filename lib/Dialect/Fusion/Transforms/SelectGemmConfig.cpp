@@ -148,10 +148,10 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
     warpsN = warps[1];
   }
   constexpr int64_t groupM = 8;
-  auto build = [&](int64_t stageCount, int64_t accumulatorSets = 1) {
-    return GemmConfigAttr::getChecked(
-        [&] { return op.emitOpError(); }, context, backend, mma, blockM, blockN,
-        warpsM, warpsN, stageCount, groupM, accumulatorSets);
+  auto build = [&](int64_t stageCount) {
+    return GemmConfigAttr::getChecked([&] { return op.emitOpError(); }, context,
+                                      backend, mma, blockM, blockN, warpsM,
+                                      warpsN, stageCount, groupM);
   };
   int64_t vectors = (op.getBias() ? 1 : 0) + op.getEpilogueOperands().size();
   auto fits = [&](GemmConfigAttr config) {
@@ -167,16 +167,6 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
     config = build(4);
     for (int64_t depth = 3; config && depth >= 2 && !fits(config); --depth)
       config = build(depth);
-  }
-  // 3xTF32 on wgmma adds a slice's sums under the next slice's wgmmas where
-  // the third remainder buffer costs no stage and no batch norm reads the
-  // tile: 2.1-3.2% faster on the H100; a training batch norm's kernel,
-  // whose epilogue takes the registers the second set holds, was 8% slower
-  // (docs/benchmarks.md, run 15).
-  if (config && config.isWgmmaSplit() && !op.getBatchNormAttr()) {
-    GemmConfigAttr overlapped = build(config.getStages(), 2);
-    if (overlapped && fits(overlapped))
-      return overlapped;
   }
   return config;
 }

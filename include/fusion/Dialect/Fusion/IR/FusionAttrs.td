@@ -203,12 +203,9 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
       per 64 rows, one column of warpgroups: `warps = 8x1` for a 128-row
       tile).
 
-      A wgmma kernel in 3xTF32 sums each K slice from zero and adds it to
-      the running sums; with `accumulators = 2` its main loop alternates
-      between two sets of accumulators, so that one slice's sums are added
-      while the tensor cores multiply the next (a third buffer of operand
-      remainders in shared memory; 64 more registers a thread). The
-      default, 1, drains the tensor cores once per slice.
+      A wgmma kernel in 3xTF32 reads x's high and low tf32 parts from
+      registers and w's from shared memory, and sums each pair of K slices
+      from zero before adding it to the running sums.
 
     The generated kernels take a thread-block `tile` (BMxBN), a grid of
     `warps` (WMxWN), `stages` of cp.async pipeline and a rasterization
@@ -218,8 +215,7 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
 
     Examples: `#fusion.gemm_config<cublaslt>`,
     `#fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8>`,
-    `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>`,
-    `#fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 4, group_m = 8, accumulators = 2>`
+    `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>`
   }];
   let parameters = (ins EnumParameter<Fusion_GemmBackend>:$backend,
                         OptionalParameter<"std::optional<MmaKind>">:$mma,
@@ -228,13 +224,12 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
                         DefaultValuedParameter<"int64_t", "0">:$warpsM,
                         DefaultValuedParameter<"int64_t", "0">:$warpsN,
                         DefaultValuedParameter<"int64_t", "0">:$stages,
-                        DefaultValuedParameter<"int64_t", "0">:$groupM,
-                        DefaultValuedParameter<"int64_t", "1">:$accumulatorSets);
+                        DefaultValuedParameter<"int64_t", "0">:$groupM);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let builders = [
     AttrBuilder<(ins "GemmBackend":$backend), [{
-      return $_get($_ctxt, backend, std::nullopt, 0, 0, 0, 0, 0, 0, 1);
+      return $_get($_ctxt, backend, std::nullopt, 0, 0, 0, 0, 0, 0);
     }]>
   ];
   let extraClassDeclaration = [{
@@ -242,7 +237,7 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
     bool isGenerated() const { return getBackend() != GemmBackend::cublaslt; }
     bool isWgmma() const { return getBackend() == GemmBackend::wgmma; }
     /// Whether the kernel is a wgmma kernel in 3xTF32, whose main loop
-    /// writes the operands' remainders to shared memory.
+    /// writes w's remainders to shared memory.
     bool isWgmmaSplit() const {
       return isWgmma() && getMma() == MmaKind::tf32x3;
     }

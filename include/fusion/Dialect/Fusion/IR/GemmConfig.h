@@ -59,8 +59,8 @@ constexpr int64_t kSwizzleAtomBytes = 1024;
 /// reuses them for the output tile. The block's bias and epilogue columns
 /// (f32) live past both. A wgmma kernel's offsets count from the first
 /// 1024-byte boundary of its dynamic shared memory (`total` has room for
-/// the shift); with 3xTF32, its buffers of operand remainders follow its
-/// stages; its mbarriers are static shared memory.
+/// the shift); with 3xTF32, a buffer of w's remainders a stage follows
+/// them; its mbarriers are static shared memory.
 struct GemmSharedLayout {
   int64_t stagingRowElements; ///< one row of the output tile, padded
   int64_t constants;          ///< offset of the column constants
@@ -73,13 +73,6 @@ struct GemmSharedLayout {
   static GemmSharedLayout of(GemmConfigAttr config, int64_t elementBytes,
                              int64_t columnVectors);
 };
-
-/// A 3xTF32 wgmma kernel's buffers of operand remainders: one for the K
-/// slice each accumulator set multiplies, and one for the next slice,
-/// which the consumers split meanwhile.
-inline int64_t getSplitRemainderBuffers(GemmConfigAttr config) {
-  return config.getAccumulatorSets() + 1;
-}
 
 /// The MMA kind a generated kernel must use for tensors of `elementType` in
 /// `precision`: 16-bit tensors multiply natively (their products are exact

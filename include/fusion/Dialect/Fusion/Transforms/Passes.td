@@ -278,11 +278,8 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     of 2x4 warps (128x128 when N <= 128; 128x128 of 2x4 warps for 3xTF32,
     SIMT and K rows not 16-byte aligned; wgmma: 128x256 with two consumer
     warpgroups, 128x128 for 3xTF32), and as many pipeline stages (up to
-    4) as the chip's shared memory holds. A 3xTF32 wgmma kernel gets two
-    sets of accumulators (`accumulators = 2`) where their third remainder
-    buffer costs no stage and no batch norm reads the tile. `tile`,
-    `warps` and `stages` override it; the config's verifier range-checks
-    the result.
+    4) as the chip's shared memory holds. `tile`, `warps` and `stages`
+    override it; the config's verifier range-checks the result.
 
     ```mlir
     // fusion-opt --fusion-select-gemm-config="target=sm_90 strategy=tiled"
