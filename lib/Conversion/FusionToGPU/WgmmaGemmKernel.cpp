@@ -136,7 +136,6 @@ private:
   /// 3xTF32: stage `stage`'s w remainders written (by the producer's
   /// splitters), after the epilogue's barrier.
   Value splitBarrier(Value stage) { return add(stage, 2 * c.getStages() + 1); }
-  int64_t barriersPerStage() const { return split() ? 3 : 2; }
 
   /// The ring's stage of K slice `kTile` of the tile whose slices start at
   /// `firstSlice`; waiting for its data, and releasing it to the producer.
@@ -144,17 +143,23 @@ private:
     return rem(add(firstSlice, kTile), c.getStages());
   }
   void waitFull(Value firstSlice, Value kTile) {
+    waitSlice(firstSlice, kTile, &WgmmaGemmEmitter::fullBarrier);
+  }
+  /// Waits for the phase of per-stage barrier `barrierOf` that K slice
+  /// `kTile`'s use of its stage completes.
+  void waitSlice(Value firstSlice, Value kTile,
+                 Value (WgmmaGemmEmitter::*barrierOf)(Value)) {
     Value slice = add(firstSlice, kTile);
     waitBarrier(parityOf(div(slice, c.getStages())),
-                fullBarrier(rem(slice, c.getStages())));
+                (this->*barrierOf)(rem(slice, c.getStages())));
   }
   void release(Value stage) {
     nvgpu::MBarrierArriveOp::create(b, loc, barriers, emptyBarrier(stage));
   }
 
   bool split() const { return c.isWgmmaSplit(); }
-  /// Byte offsets of stage buffers (from the aligned origin): x's, w's, and
-  /// (3xTF32) the remainders' buffers, each x's rows then w's.
+  /// Byte offsets of stage buffers (from the aligned origin): x's, then
+  /// w's (3xTF32: then a buffer of w's remainders a stage).
   int64_t aOffset(int64_t stage) const {
     return stage * c.getBlockM() * kGemmRowBytes;
   }
@@ -178,6 +183,8 @@ private:
   /// `body(tile, iteration)` for each tile of the block: tile number
   /// blockIdx + iteration * gridDim.
   void forEachTile(function_ref<void(Value tile, Value iteration)> body);
+  /// `body(kTile)` for each K slice of a tile.
+  void forEachSlice(function_ref<void(Value kTile)> body);
   void emitProducer();
   /// 3xTF32: the producer warpgroup's splitters write each stage's w
   /// remainders once it is loaded.
@@ -191,9 +198,7 @@ private:
   /// 3xTF32: waits for K slice `kTile` and its w remainders.
   void waitSplit(Value firstSlice, Value kTile) {
     waitFull(firstSlice, kTile);
-    Value slice = add(firstSlice, kTile);
-    waitBarrier(parityOf(div(slice, c.getStages())),
-                splitBarrier(rem(slice, c.getStages())));
+    waitSlice(firstSlice, kTile, &WgmmaGemmEmitter::splitBarrier);
   }
   /// Register A: this thread's fragments of the consumer's 64 rows of x in
   /// stage `stage`, per K step its four high parts then its four low parts
@@ -306,7 +311,7 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   barriers = nvgpu::MBarrierCreateOp::create(
       b, loc,
       nvgpu::MBarrierGroupType::get(context, workgroup(),
-                                    barriersPerStage() * c.getStages() + 1));
+                                    getWgmmaBarrierCount(c)));
 
   int64_t columnsPerThread = c.getBlockN() / 2;
   accumulatorType = LLVM::LLVMStructType::getLiteral(
@@ -327,6 +332,17 @@ void WgmmaGemmEmitter::forEachTile(
       });
 }
 
+void WgmmaGemmEmitter::forEachSlice(function_ref<void(Value kTile)> body) {
+  scf::ForOp::create(b, loc, idx(0), tilesK, idx(1), ValueRange{},
+                     [&](OpBuilder &nb, Location, Value kTile, ValueRange) {
+                       OpBuilder::InsertionGuard guard(b);
+                       b.setInsertionPoint(nb.getInsertionBlock(),
+                                           nb.getInsertionPoint());
+                       body(kTile);
+                       scf::YieldOp::create(b, loc);
+                     });
+}
+
 void WgmmaGemmEmitter::emitSplitters() {
   guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, thread,
                                 idx(kWarpgroupThreads - kSplitters)),
@@ -338,19 +354,13 @@ void WgmmaGemmEmitter::emitSplitters() {
             forEachTile([&](Value, Value iteration) {
               Value firstSlice =
                   arith::MulIOp::create(b, loc, iteration, tilesK);
-              scf::ForOp::create(
-                  b, loc, idx(0), tilesK, idx(1), ValueRange{},
-                  [&](OpBuilder &nb, Location, Value kTile, ValueRange) {
-                    OpBuilder::InsertionGuard guard(b);
-                    b.setInsertionPoint(nb.getInsertionBlock(),
-                                        nb.getInsertionPoint());
-                    waitFull(firstSlice, kTile);
-                    Value stage = stageOf(firstSlice, kTile);
-                    splitStage(stage, splitter);
-                    nvgpu::MBarrierArriveOp::create(b, loc, barriers,
-                                                    splitBarrier(stage));
-                    scf::YieldOp::create(b, loc);
-                  });
+              forEachSlice([&](Value kTile) {
+                waitFull(firstSlice, kTile);
+                Value stage = stageOf(firstSlice, kTile);
+                splitStage(stage, splitter);
+                nvgpu::MBarrierArriveOp::create(b, loc, barriers,
+                                                splitBarrier(stage));
+              });
             });
           });
 }
@@ -371,11 +381,8 @@ void WgmmaGemmEmitter::emitProducer() {
                   waitBarrier(parityOf(sub(iteration, 1)), epilogueBarrier());
                 });
       Value firstSlice = arith::MulIOp::create(b, loc, iteration, tilesK);
-      scf::ForOp::create(
-          b, loc, idx(0), tilesK, idx(1), ValueRange{},
-          [&](OpBuilder &nb, Location, Value kTile, ValueRange) {
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+      forEachSlice(
+          [&](Value kTile) {
             Value slice = add(firstSlice, kTile);
             Value stage = rem(slice, c.getStages());
             Value use = div(slice, c.getStages());
@@ -399,7 +406,6 @@ void WgmmaGemmEmitter::emitProducer() {
                 sharedView(bOffset(stage), {c.getBlockN(), tileK}, elementType),
                 barriers, wMap, ValueRange{k, position.columnBase},
                 fullBarrier(stage), Value(), Value());
-            scf::YieldOp::create(b, loc);
           });
     });
   });

@@ -81,12 +81,9 @@ GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
   layout.total = layout.constants + columnVectors * config.getBlockN() * 4;
   layout.staticBytes = 0;
   if (config.isWgmma()) {
-    // The shift to the first 1024-byte boundary; a full and an empty
-    // mbarrier per stage (3xTF32: and a split one), and the epilogue's
-    // release of the stages.
+    // The shift to the first 1024-byte boundary; the mbarriers.
     layout.total += kSwizzleAtomBytes;
-    int64_t perStage = config.isWgmmaSplit() ? 3 : 2;
-    layout.staticBytes = (perStage * config.getStages() + 1) * 8;
+    layout.staticBytes = getWgmmaBarrierCount(config) * 8;
   }
   return layout;
 }

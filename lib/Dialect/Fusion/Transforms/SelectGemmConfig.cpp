@@ -149,24 +149,21 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
   }
   constexpr int64_t groupM = 8;
   auto build = [&](int64_t stageCount) {
-    return GemmConfigAttr::getChecked([&] { return op.emitOpError(); }, context,
-                                      backend, mma, blockM, blockN, warpsM,
-                                      warpsN, stageCount, groupM);
+    return GemmConfigAttr::getChecked([&] { return op.emitOpError(); },
+                                      context, backend, mma, blockM, blockN,
+                                      warpsM, warpsN, stageCount, groupM);
   };
+  if (stages)
+    return build(stages);
+  // As deep a pipeline as the chip's shared memory holds, up to 4 stages: 3
+  // for 128x256 blocks on sm_80 (163 KiB), 4 on sm_90 (227 KiB).
   int64_t vectors = (op.getBias() ? 1 : 0) + op.getEpilogueOperands().size();
-  auto fits = [&](GemmConfigAttr config) {
-    return GemmSharedLayout::of(config, elementBytes, vectors).footprint() <=
-           chip.maxSharedBytesPerBlock;
-  };
-  GemmConfigAttr config;
-  if (stages) {
-    config = build(stages);
-  } else {
-    // As deep a pipeline as the chip's shared memory holds, up to 4 stages:
-    // 3 for 128x256 blocks on sm_80 (163 KiB), 4 on sm_90 (227 KiB).
-    config = build(4);
-    for (int64_t depth = 3; config && depth >= 2 && !fits(config); --depth)
-      config = build(depth);
+  GemmConfigAttr config = build(4);
+  for (int64_t depth = 3; config && depth >= 2; --depth) {
+    if (GemmSharedLayout::of(config, elementBytes, vectors).footprint() <=
+        chip.maxSharedBytesPerBlock)
+      break;
+    config = build(depth);
   }
   return config;
 }

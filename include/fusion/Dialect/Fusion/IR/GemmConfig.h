@@ -74,6 +74,12 @@ struct GemmSharedLayout {
                              int64_t columnVectors);
 };
 
+/// A wgmma kernel's mbarriers: a full and an empty one a stage (3xTF32: and
+/// a split one), and the epilogue's release of the stages.
+inline int64_t getWgmmaBarrierCount(GemmConfigAttr config) {
+  return (config.isWgmmaSplit() ? 3 : 2) * config.getStages() + 1;
+}
+
 /// The MMA kind a generated kernel must use for tensors of `elementType` in
 /// `precision`: 16-bit tensors multiply natively (their products are exact
 /// in fp32 and tf32 too); f32 tensors by precision.
