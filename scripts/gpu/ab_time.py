@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Times the same entry points of two sets of fusion libraries, `before` and
-`after`, interleaved: rounds alternate between the two, so that clock and
-thermal drift over the run fall on both alike. Prints each case's median
-time per side, the after / before ratio of the medians and the range of the
-per-round ratios; a change within that range is noise.
+`after`, and the raw cuBLAS GEMM of the same inputs and precision
+(`torch.addmm`), interleaved: rounds alternate between the three, so that
+clock and thermal drift over the run fall on all alike. Prints each case's
+median time per side, the after / before and after / gemm ratios of the
+medians and the ranges of the per-round ratios; a change within its range
+is noise.
 
   ab_time.py BEFORE_DIR AFTER_DIR [--rounds R]
 
@@ -24,15 +26,34 @@ from check_and_bench import (Library, make_inputs, precision_setup,  # noqa
 from wgmma_check import BENCH, DTYPES, LIBRARIES  # noqa
 
 
+def kernel_times(run, calls=5):
+    """Each kernel of `run`'s calls, by name: its median GPU time (us)."""
+    run()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            run()
+        torch.cuda.synchronize()
+    times = {}
+    for event in prof.events():
+        if event.device_time > 0:
+            times.setdefault(event.name, []).append(event.device_time)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("before", type=pathlib.Path)
     parser.add_argument("after", type=pathlib.Path)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--precisions", default="fp32,tf32,bf16")
+    parser.add_argument("--kernels", default="B",
+                        help="workloads whose kernels' times are listed")
     args = parser.parse_args()
     device = torch.cuda.get_device_name()
     rows = []
+    kernels = {}
     for precision in args.precisions.split(","):
         sides = {side: Library(directory / LIBRARIES[precision])
                  for side, directory in (("before", args.before),
@@ -47,28 +68,53 @@ def main():
                                           dtype=DTYPES[precision])
                               for o in lib.entries[name]["outputs"]]
                        for side, lib in sides.items()}
-            times = {side: [] for side in sides}
-            for _ in range(args.rounds):
-                for side, lib in sides.items():
-                    times[side].append(timed(
-                        lambda: lib.run(name, m, inputs, outputs[side])))
-            ratios = [a / b for a, b in zip(times["after"], times["before"])]
-            before = statistics.median(times["before"])
-            after = statistics.median(times["after"])
-            rows.append((workload, precision, f"{m}x{k}x{n}", before, after,
-                         after / before, min(ratios), max(ratios)))
-            print(f"timed {workload} {precision}: {before:.3f} -> "
-                  f"{after:.3f}", flush=True)
-    print(f"\n## Interleaved A/B ({device}, ms, median of {args.rounds} "
-          "rounds of 10 calls' medians)\n")
+            runs = {side: (lambda lib=lib, out=outputs[side]:
+                           lib.run(name, m, inputs, out))
+                    for side, lib in sides.items()}
+            x, w, b = inputs[:3]
+            runs["gemm"] = lambda: torch.addmm(b, x, w.t())
+            times = {side: [] for side in runs}
+            order = list(runs)
+            for round in range(args.rounds):
+                # Alternate the order, so that no side always follows another.
+                for side in order if round % 2 == 0 else reversed(order):
+                    times[side].append(timed(runs[side], iters=5))
+            if workload in args.kernels:
+                for side in sides:
+                    kernels[(workload, precision, side)] = kernel_times(
+                        runs[side])
+            median = {side: statistics.median(t) for side, t in times.items()}
+
+            def ratios(over):
+                r = [a / b for a, b in zip(times["after"], times[over])]
+                return (median["after"] / median[over], min(r), max(r))
+            rows.append((workload, precision, f"{m}x{k}x{n}", median,
+                         ratios("before"), ratios("gemm")))
+            print(f"timed {workload} {precision}: {median['before']:.3f} -> "
+                  f"{median['after']:.3f} (gemm {median['gemm']:.3f})",
+                  flush=True)
+    print(f"\n## Interleaved A/B ({device}, ms per call, median of "
+          f"{args.rounds} rounds, each the median of 5 x 10 back-to-back "
+          "calls)\n")
     print("| workload | precision | MxKxN | before | after | after / before "
-          "| per-round ratios |")
-    print("|" + "---|" * 7)
-    for workload, precision, shape, before, after, ratio, low, high in rows:
-        print(f"| {workload} | {precision} | {shape} | {before:.3f} | "
-              f"{after:.3f} | {ratio:.3f} | {low:.3f}-{high:.3f} |")
+          "| per-round ratios | gemm | after / gemm | per-round ratios |")
+    print("|" + "---|" * 10)
+    for workload, precision, shape, median, (ratio, low, high), \
+            (overGemm, lowGemm, highGemm) in rows:
+        print(f"| {workload} | {precision} | {shape} | {median['before']:.3f}"
+              f" | {median['after']:.3f} | {ratio:.3f} | {low:.3f}-{high:.3f}"
+              f" | {median['gemm']:.3f} | {overGemm:.3f} | "
+              f"{lowGemm:.3f}-{highGemm:.3f} |")
+    if kernels:
+        print("\n## Kernels of one call (us, median of 5 calls)\n")
+        print("| workload | precision | side | kernel | us |")
+        print("|" + "---|" * 5)
+        for (workload, precision, side), times in kernels.items():
+            for name, us in times.items():
+                print(f"| {workload} | {precision} | {side} | {name} | "
+                      f"{us:.1f} |")
     for precision in args.precisions.split(","):
-        logs = [math.log(r[5]) for r in rows if r[1] == precision]
+        logs = [math.log(r[4][0]) for r in rows if r[1] == precision]
         print(f"{precision}: geomean after / before "
               f"{math.exp(sum(logs) / len(logs)):.3f}")
     return 0

@@ -12,7 +12,6 @@ call; host overhead per call at tiny shapes; CUDA-graph capture.
 """
 import copy
 import ctypes
-import statistics
 import sys
 import time
 
@@ -22,6 +21,9 @@ import torch.nn.functional as F
 
 import fusion
 import fusion.dynamo
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from check_and_bench import timed  # noqa: E402
 
 TARGET = "sm_90"
 
@@ -114,27 +116,6 @@ def prepare():
 
 def tiny():
     return ("tiny 8x64x64", lambda: WorkloadA(64, 64), (8, 64), True)
-
-
-def timed(fn, warmup=3, iters=10, back_to_back=10):
-    """Median ms per call over `back_to_back` calls queued between two
-    events, as a training or serving loop issues them: the host's time per
-    call hides behind the GPU's when it is shorter. (One call between two
-    events would time the idle GPU waiting for the host too.)"""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(back_to_back):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / back_to_back)
-    return statistics.median(times)
 
 
 def timed_graph(fn):

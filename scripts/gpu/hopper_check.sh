@@ -14,8 +14,9 @@
 #       gpu-carry/cache.tar.xz carries (tar -C gpu-carry -cf - cache |
 #       xz --lzma2=preset=1,dict=400MiB: the libraries share their static
 #       CUDA runtime, 366 MB pack into 7);
-#   hopper_check.sh profile    ncu of the 3xTF32 and bf16 kernels (speed of
-#       light, warp stalls) at 16384x4096x4096;
+#   hopper_check.sh profile    ncu of the 3xTF32 and bf16 GEMM kernels and
+#       of the bf16 training batch norm's (speed of light, warp stalls) at
+#       16384x4096x4096;
 #   hopper_check.sh reductions check|bench   tile_reductions.py: reductions
 #       of whole rows or groups taken from the GEMM's tiles, from the cache that
 #       `tile_reductions.py prepare check` and `prepare bench` filled (carried
@@ -82,7 +83,8 @@ case "${1:-}" in
     ;;
   profile)
     for call in "workloads_f32_fp32.so g_4096x4096 fp32" \
-                "workloads_bf16.so g_4096x4096 bf16"; do
+                "workloads_bf16.so g_4096x4096 bf16" \
+                "workloads_bf16.so b_4096x4096 bf16"; do
       set -- $call
       echo "== ncu $1 $2 M=16384"
       ncu --section SpeedOfLight --section WarpStateStats \

@@ -100,7 +100,8 @@ def main():
     for what, status, message in errors:
         print(f"bad argument, {what}: status {status}: {message}")
     if table:
-        print(f"\n## Timing ({device}, ms, median of 10)\n")
+        print(f"\n## Timing ({device}, ms per call, median of 10 x 10 "
+              "back-to-back calls)\n")
         print("| workload | precision | MxKxN | wgmma | cublas | tiled | gemm "
               "| eager | compile | wgmma TFLOP/s | wgmma/gemm | cublas/gemm "
               "| tiled/gemm | eager/wgmma | compile/wgmma | autotune/wgmma |")

@@ -14,7 +14,8 @@ using namespace mlir::fusion;
 
 GemmSharedLayout GemmKernelProblem::sharedLayout() const {
   int64_t vectors = (hasBias ? 1 : 0) + columnTypes.size();
-  return GemmSharedLayout::of(config, elementBytes(elementType), vectors);
+  return GemmSharedLayout::of(config, elementBytes(elementType), vectors,
+                              statistics);
 }
 
 GemmEpilogueArguments
@@ -203,6 +204,8 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
   if (!staged) {
     if (p.storesOutput)
       storeFragments(firstRow, firstColumn, runs, directResults);
+    if (p.statistics)
+      emitStatisticsFromRegisters(firstRow, firstColumn, runs, directResults);
     if (p.reducesRowsInRegisters())
       emitRowPartialsFromRegisters(firstRow, firstColumn, runs, directResults);
     return;
@@ -402,13 +405,22 @@ void GemmEpilogueEmitter::storeStagedTile(Value staging) {
   }
 }
 
+Value GemmEpilogueEmitter::tileRowCount() {
+  return arith::MinUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, t.rows, t.rowBase),
+      idx(c.getBlockM()));
+}
+
+Value GemmEpilogueEmitter::momentsIndex(Value globalColumn) {
+  return add(arith::MulIOp::create(b, loc, globalColumn, t.blockRowTiles),
+             t.tileM);
+}
+
 void GemmEpilogueEmitter::emitStatistics(Value staging) {
   // One thread a column of the staged tile: the moments of its valid rows,
   // in two passes (mean, then squared deviations: no cancellation), of the
   // values as stored, which are what the batch norm normalizes.
-  Value validRows = arith::MinUIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, t.rows, t.rowBase),
-      idx(c.getBlockM()));
+  Value validRows = tileRowCount();
   Value count = arith::UIToFPOp::create(
       b, loc, b.getF32Type(),
       arith::IndexCastUIOp::create(b, loc, b.getI32Type(), validRows));
@@ -439,13 +451,156 @@ void GemmEpilogueEmitter::emitStatistics(Value staging) {
                 Value d = arith::SubFOp::create(b, loc, v, columnMean);
                 return arith::MulFOp::create(b, loc, d, d);
               });
-              Value index = add(
-                  arith::MulIOp::create(b, loc, globalColumn, t.blockRowTiles),
-                  t.tileM);
+              Value index = momentsIndex(globalColumn);
               memref::StoreOp::create(b, loc, columnMean, args.mean, index);
               memref::StoreOp::create(b, loc, squares, args.m2, index);
             });
   }
+}
+
+GemmEpilogueEmitter::ColumnLaneSums
+GemmEpilogueEmitter::sumOverColumnLanes(SmallVector<Value> slots) {
+  Value lane = rem(t.thread, kWarpSize);
+  auto i32 = [&](int32_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  ColumnLaneSums sums{std::move(slots), idx(0), Value()};
+  for (int32_t distance : {16, 8, 4}) {
+    auto partners = [&](Value v) -> Value {
+      return gpu::ShuffleOp::create(b, loc, v, i32(distance), i32(kWarpSize),
+                                    gpu::ShuffleMode::XOR)
+          .getShuffleResult();
+    };
+    Value upper = equal(rem(div(lane, distance), 2), 1);
+    size_t count = sums.totals.size();
+    if (count % 2) {
+      // Both lanes get the same bits (addition commutes); the lower stores.
+      for (Value &total : sums.totals)
+        total = arith::AddFOp::create(b, loc, total, partners(total));
+      Value lower = equal(rem(div(lane, distance), 2), 0);
+      sums.stores = sums.stores ? both(sums.stores, lower) : lower;
+      continue;
+    }
+    size_t half = count / 2;
+    SmallVector<Value> kept;
+    for (size_t i = 0; i < half; ++i) {
+      Value low = sums.totals[i], high = sums.totals[i + half];
+      Value given = partners(select(upper, low, high));
+      kept.push_back(
+          arith::AddFOp::create(b, loc, select(upper, high, low), given));
+    }
+    sums.totals = std::move(kept);
+    sums.firstSlot = add(sums.firstSlot, select(upper, idx(half), idx(0)));
+  }
+  return sums;
+}
+
+void GemmEpilogueEmitter::emitStatisticsFromRegisters(
+    Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
+    ArrayRef<SmallVector<Value>> results) {
+  // The thread's columns in slots: slot s is column 8 (s / 2) + s % 2 of
+  // the thread's (the runs of its two rows are pairs, one each 8-column
+  // block), so that a lane's slots from sumOverColumnLanes are found by
+  // their number.
+  SmallVector<int64_t> slotColumns;
+  for (const AccumulatorRun &run : runs)
+    for (size_t j = 0; j < run.values.size(); ++j)
+      if (!llvm::is_contained(slotColumns, run.column + int64_t(j)))
+        slotColumns.push_back(run.column + j);
+  for (auto [slot, column] : llvm::enumerate(slotColumns))
+    assert(column == int64_t(8 * (slot / 2) + slot % 2) &&
+           "wgmma accumulator pairs, one each 8-column block");
+  auto slotOf = [&](int64_t column) {
+    return llvm::find(slotColumns, column) - slotColumns.begin();
+  };
+  auto columnOfSlot = [&](Value slot) {
+    return add(firstColumn, add(mul(div(slot, 2), 8), rem(slot, 2)));
+  };
+  int64_t warps = t.threads / kWarpSize;
+  Value warp = div(t.thread, kWarpSize);
+  Value scratch =
+      sharedView(layout.moments, {warps + 1, c.getBlockN()}, b.getF32Type());
+  Value meansRow = idx(warps);
+  Value validRows = tileRowCount();
+  Value count = arith::UIToFPOp::create(
+      b, loc, b.getF32Type(),
+      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), validRows));
+
+  // The sums of term(value as stored, slot) over the block's rows within M,
+  // in scratch rows 0..warps-1 (one a warp), after a barrier.
+  auto sumIntoScratch = [&](function_ref<Value(Value, size_t)> term) {
+    SmallVector<Value> slots(slotColumns.size(), f32(0.0));
+    for (auto [run, values] : llvm::zip(runs, results)) {
+      Value rowOk = lessThan(add(t.rowBase, add(firstRow, run.row)), t.rows);
+      for (auto [j, value] : llvm::enumerate(values)) {
+        size_t slot = slotOf(run.column + j);
+        Value stored = widen(narrowTo(b, loc, value, elementType));
+        slots[slot] = arith::AddFOp::create(
+            b, loc, slots[slot], select(rowOk, term(stored, slot), f32(0.0)));
+      }
+    }
+    ColumnLaneSums sums = sumOverColumnLanes(std::move(slots));
+    auto store = [&] {
+      for (auto [i, total] : llvm::enumerate(sums.totals))
+        memref::StoreOp::create(
+            b, loc, total, scratch,
+            ValueRange{warp, columnOfSlot(add(sums.firstSlot, i))});
+    };
+    if (sums.stores)
+      guarded(sums.stores, store);
+    else
+      store();
+    t.barrier();
+  };
+  // `body(column, total)` for each column of the tile: the total of its
+  // warps' sums, in warp order.
+  auto forEachColumnTotal = [&](function_ref<void(Value, Value)> body) {
+    for (int64_t first = 0; first < c.getBlockN(); first += t.threads) {
+      Value column = add(t.thread, first);
+      auto merge = [&] {
+        Value total =
+            memref::LoadOp::create(b, loc, scratch, ValueRange{idx(0), column});
+        for (int64_t w = 1; w < warps; ++w)
+          total = arith::AddFOp::create(
+              b, loc, total,
+              memref::LoadOp::create(b, loc, scratch,
+                                     ValueRange{idx(w), column}));
+        body(column, total);
+      };
+      if (first + t.threads <= c.getBlockN())
+        merge();
+      else
+        guarded(lessThan(column, idx(c.getBlockN())), merge);
+    }
+  };
+
+  // Two passes, as emitStatistics: the means, then the squared deviations
+  // from them (no cancellation).
+  sumIntoScratch([](Value v, size_t) { return v; });
+  forEachColumnTotal([&](Value column, Value total) {
+    memref::StoreOp::create(b, loc, arith::DivFOp::create(b, loc, total, count),
+                            scratch, ValueRange{meansRow, column});
+  });
+  t.barrier();
+  SmallVector<Value> slotMeans;
+  for (int64_t column : slotColumns)
+    slotMeans.push_back(memref::LoadOp::create(
+        b, loc, scratch, ValueRange{meansRow, add(firstColumn, column)}));
+  sumIntoScratch([&](Value v, size_t slot) -> Value {
+    Value d = arith::SubFOp::create(b, loc, v, slotMeans[slot]);
+    return arith::MulFOp::create(b, loc, d, d);
+  });
+  forEachColumnTotal([&](Value column, Value squares) {
+    Value globalColumn = add(t.columnBase, column);
+    guarded(lessThan(globalColumn, idx(p.n)), [&] {
+      Value index = momentsIndex(globalColumn);
+      memref::StoreOp::create(
+          b, loc,
+          memref::LoadOp::create(b, loc, scratch, ValueRange{meansRow, column}),
+          args.mean, index);
+      memref::StoreOp::create(b, loc, squares, args.m2, index);
+    });
+  });
 }
 
 Value GemmEpilogueEmitter::spanColumnCount() {

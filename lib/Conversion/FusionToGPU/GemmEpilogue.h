@@ -79,11 +79,12 @@ struct GemmKernelProblem {
   bool reducesRowsInRegisters() const {
     return config.isWgmma() && !rowReductions.empty() && reductionSpan % 8 == 0;
   }
-  /// Whether the epilogue reads its output tile back (statistics, row
+  /// Whether the epilogue reads its output tile back (statistics or row
   /// reductions not taken from the registers), which it must then stage in
   /// shared memory.
   bool readsStagedTile() const {
-    return statistics || (!rowReductions.empty() && !reducesRowsInRegisters());
+    return (statistics && !takesColumnMomentsInRegisters(config)) ||
+           (!rowReductions.empty() && !reducesRowsInRegisters());
   }
   /// The spans along N: the columns of each [M, spans] partial matrix.
   int64_t partialColumns() const {
@@ -211,8 +212,35 @@ private:
   /// Writes the output tile out of shared memory, 16 bytes a thread per
   /// store.
   void storeStagedTile(Value staging);
+  /// The tile's rows within M (index).
+  Value tileRowCount();
+  /// Where the moments of column `globalColumn` over the tile's rows go in
+  /// the mean and m2 arguments (see completeGemmLaunch).
+  Value momentsIndex(Value globalColumn);
   /// Each column's moments over the block's rows of the staged tile.
   void emitStatistics(Value staging);
+  /// The same from the runs' `results` (f32, before narrowing) of a wgmma
+  /// kernel (takesColumnMomentsInRegisters), whose lanes l, l ^ 4, l ^ 8
+  /// and l ^ 16 hold the same columns: each column's values are summed
+  /// over the warp's lanes by sumOverColumnLanes, then over the warps in
+  /// warp order through the layout's moments scratch; twice (the means,
+  /// then the squared deviations from them).
+  void emitStatisticsFromRegisters(Value firstRow, Value firstColumn,
+                                   ArrayRef<AccumulatorRun> runs,
+                                   ArrayRef<SmallVector<Value>> results);
+  /// Sums `slots` (a thread's values, slot s the same column on each lane
+  /// of a group l, l ^ 4, l ^ 8, l ^ 16) over each group with a
+  /// transposing butterfly: at each distance a lane keeps half of its
+  /// slots (the upper half where its bit of the distance is set) and adds
+  /// its partner's sums of them, so that the shuffles halve each round
+  /// (an odd count is summed whole). Returns the lane's totals, of slots
+  /// `firstSlot`, `firstSlot` + 1, ..., and whether the lane is the one of
+  /// the lanes holding them that is to store them (null: each is).
+  struct ColumnLaneSums {
+    SmallVector<Value> totals;
+    Value firstSlot, stores;
+  };
+  ColumnLaneSums sumOverColumnLanes(SmallVector<Value> slots);
   /// The partial results of the row reductions over each span of each row
   /// of the staged tile.
   void emitRowPartials(Value staging);

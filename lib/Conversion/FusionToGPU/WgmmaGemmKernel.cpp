@@ -16,11 +16,13 @@
 //
 // The epilogue writes the output from the accumulators while the producer
 // fills the ring with the next tile; each quad of lanes holds whole rows of
-// the tile, so row reductions combine within it, from the registers too.
-// An epilogue that reads its tile back (column statistics) stages it in the
-// ring's buffers instead, and the producer waits for its release (one more
-// mbarrier) before the next tile's loads; such a kernel is launched with a
-// block per tile.
+// the tile, so row reductions combine within it, from the registers too,
+// and the lanes holding a column sum its moments with shuffles (column
+// statistics). An epilogue that reads its tile back (row reductions over
+// spans that are not whole 8-column blocks) stages it in the ring's buffers
+// instead, and the producer waits for its release (one more mbarrier)
+// before the next tile's loads; such a kernel is launched with a block per
+// tile.
 //
 // 3xTF32 (fp32 precision of f32 tensors): three wgmmas a K step (small
 // terms first), x's high and low tf32 parts from registers (ldmatrix, then

@@ -240,33 +240,43 @@ func.func @ragged(%x: tensor<?x64xbf16>, %w: tensor<36x64xbf16>) -> tensor<?x36x
 
 // -----
 
-// A training batch norm reads the tile back for its column statistics: the
-// epilogue stages it in the ring, so from its second tile on the producer
-// waits for the previous tile's epilogue to release the ring (mbarrier 8,
-// after the 4 stages' full and empty ones) before it loads; the consumers
-// fence their shared-memory reads from the TMA writes to come and one of
-// them arrives once all are done. Such a kernel runs one block a tile.
+// A training batch norm's column moments come from the registers: the lanes
+// l, l ^ 4, l ^ 8, l ^ 16 that hold the same columns sum them in a
+// transposing butterfly (shuffles at distances 16, 8 and 4, the first of
+// each slot pair kept), then one thread a column merges the warps' sums in
+// warp order through the moments scratch (8 warps and the means, of the
+// tile's 128 columns): the means, then the squared deviations from them.
+// The tile is not staged, so the producer never waits for the epilogue and
+// the kernel is persistent, its output stored from the registers.
 // CHECK-LABEL: llvm.func @bn(
-// CHECK: fusion_rt.launch @fusion_kernels::@bn_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared {{[0-9]+}} stream(
+// CHECK: fusion_rt.launch @fusion_kernels::@bn_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared {{[0-9]+}} persistent stream(
 // CHECK-LABEL: gpu.func @bn_0_gemm
-// CHECK: %[[BARRIERS:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 9>
-// CHECK: nvgpu.mbarrier.init %[[BARRIERS]][%c8], %c1
-// CHECK: %[[TILES:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ITERATION:.*]] = %{{.*}}) -> (index)
-// CHECK: %[[LATER:.*]] = arith.cmpi ugt, %[[ITERATION]], %c0
-// CHECK: scf.if %[[LATER]]
-// CHECK: %[[PREVIOUS:.*]] = arith.subi %[[ITERATION]], %c1
-// CHECK: %[[PHASE:.*]] = arith.remui %[[PREVIOUS]], %c2
-// CHECK: %[[PARITY:.*]] = arith.index_castui %[[PHASE]] : index to i1
-// CHECK: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]][%c8{{.*}}], %[[PARITY]]
+// CHECK: %[[BARRIERS:.*]] = nvgpu.mbarrier.create
+// CHECK-NOT: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]][%c8
 // CHECK: nvgpu.tma.async.load
 // CHECK: } else {
-// CHECK: memref.view {{.*}} to memref<128x136xbf16, #gpu.address_space<workgroup>>
-// CHECK: memref.store
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NOT: memref<128x136xbf16
+// CHECK: vector.store {{.*}} : memref<?x48xbf16>, vector<8xbf16>
+// CHECK: %[[SCRATCH:.*]] = memref.view {{.*}} to memref<9x128xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-16: gpu.shuffle  xor %{{.*}}, %c16_i32{{.*}} : f32
+// CHECK-COUNT-8: gpu.shuffle  xor %{{.*}}, %c8_i32{{.*}} : f32
+// CHECK-COUNT-4: gpu.shuffle  xor %{{.*}}, %c4_i32{{.*}} : f32
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[SCRATCH]][%{{.*}}, %{{.*}}] : memref<9x128xf32
 // CHECK: nvvm.barrier id
 // CHECK: scf.if
-// CHECK: nvgpu.mbarrier.arrive %[[BARRIERS]][%c8{{.*}}]
-// CHECK: scf.yield
+// CHECK-COUNT-8: memref.load %[[SCRATCH]][%c{{[0-7]}}{{(_[0-9]+)?}}, %{{.*}}]
+// CHECK: arith.divf
+// CHECK: memref.store %{{.*}}, %[[SCRATCH]][%c8{{.*}}, %{{.*}}]
+// CHECK: nvvm.barrier id
+// CHECK: memref.load %[[SCRATCH]][%c8
+// CHECK: arith.subf
+// CHECK: arith.mulf
+// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32{{.*}} : f32
+// CHECK: nvvm.barrier id
+// CHECK: memref.store %{{.*}} : memref<?xf32>
+// CHECK: memref.store %{{.*}} : memref<?xf32>
+// CHECK-NOT: nvgpu.mbarrier.arrive %[[BARRIERS]][%c8
+// CHECK: gpu.return
 func.func @bn(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %s: tensor<48xbf16>) -> tensor<?x48xbf16> {
   %0 = fusion.fused_linear %x, %w epilogue(%s) {
   ^bb0(%acc: f32, %col: f32):

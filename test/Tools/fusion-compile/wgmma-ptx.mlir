@@ -44,12 +44,16 @@ func.func @bf16(%x: tensor<?x256xbf16>, %w: tensor<512x256xbf16>, %b: tensor<512
   return %0 : tensor<?x512xbf16>
 }
 
-// 3xTF32: the split in place, a proxy fence before the wgmmas read it, the
-// K slice from zero (scale-d false), k8 tf32 wgmmas of m64n128, and a
-// wait for them (the loop's latch may be laid out before its body).
+// 3xTF32: the splitters' proxy fence before the wgmmas read w's
+// remainders, the K slice from zero (scale-d false), k8 tf32 wgmmas of
+// m64n128, and a wait for them (the loop's latch may be laid out before its
+// body); the batch norm's column moments summed across the lanes holding a
+// column (butterfly distances 16, 8, 4) and merged after consumer barriers.
 // FP32: .entry linear_scale_batch_norm_0_gemm(
-// FP32: fence.proxy.async.shared::cta;
-// FP32: bar.sync 1, 256;
+// FP32-DAG: fence.proxy.async.shared::cta;
+// FP32-DAG: bar.sync 1, 256;
+// FP32-DAG: shfl.sync.bfly.b32 {{.*}}, 16, 31, -1;
+// FP32-DAG: shfl.sync.bfly.b32 {{.*}}, 4, 31, -1;
 // FP32-DAG: wgmma.wait_group.sync.aligned 0;
 // FP32-DAG: setp.ne.b32 p, 0, 0;
 // FP32-DAG: wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32

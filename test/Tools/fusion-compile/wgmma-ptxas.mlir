@@ -3,7 +3,7 @@
 // flight; C7519/C7520: a warpgroup.arrive ptxas had to inject, in a
 // divergent path) and no injected arrive, in every multiply (bf16, tf32,
 // 3xTF32), with an epilogue from the registers and with a training batch
-// norm's tile staged in the ring.
+// norm's column moments taken from them.
 // REQUIRES: cuda-toolkit
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma --precision=fp32 -o %t/fp32.ptx

@@ -63,7 +63,8 @@ std::string mlir::fusion::getSupportedChipList() {
 
 GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
                                       int64_t elementBytes,
-                                      int64_t columnVectors) {
+                                      int64_t columnVectors,
+                                      bool columnMoments) {
   GemmSharedLayout layout;
   // 8 elements of padding a row: the 8 rows one accumulator store of a warp
   // touches start 4 (16-bit types) or 8 (f32) banks apart, so the pairs of
@@ -79,6 +80,12 @@ GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
   layout.constants =
       llvm::alignTo(std::max(pipeline, staging), kGemmChunkBytes);
   layout.total = layout.constants + columnVectors * config.getBlockN() * 4;
+  layout.moments = 0;
+  if (columnMoments && takesColumnMomentsInRegisters(config)) {
+    layout.moments = layout.total;
+    int64_t warps = config.getConsumerThreads() / 32;
+    layout.total += (warps + 1) * config.getBlockN() * 4;
+  }
   layout.staticBytes = 0;
   if (config.isWgmma()) {
     // The shift to the first 1024-byte boundary; the mbarriers.
@@ -86,6 +93,16 @@ GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
     layout.staticBytes = getWgmmaBarrierCount(config) * 8;
   }
   return layout;
+}
+
+GemmSharedLayout mlir::fusion::getGemmSharedLayout(FusedLinearOp op,
+                                                   GemmConfigAttr config) {
+  int64_t vectors = (op.getBias() ? 1 : 0) + op.getEpilogueOperands().size();
+  int64_t elementBytes =
+      op.getWeight().getType().getElementType().getIntOrFloatBitWidth() / 8;
+  BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
+  return GemmSharedLayout::of(config, elementBytes, vectors,
+                              batchNorm && batchNorm.isTraining());
 }
 
 bool mlir::fusion::hasChunkAlignedRows(Type elementType, int64_t k) {
@@ -163,10 +180,7 @@ LogicalResult mlir::fusion::verifyGemmConfig(FusedLinearOp op, GemmConfigAttr co
     return op.emitOpError("generated GEMM kernels need cp.async and "
                           "mma.sync, which ")
            << stringifyChip(chip.chip) << " lacks";
-  int64_t vectors = (op.getBias() ? 1 : 0) + op.getEpilogueOperands().size();
-  int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
-  int64_t bytes =
-      GemmSharedLayout::of(config, elementBytes, vectors).footprint();
+  int64_t bytes = getGemmSharedLayout(op, config).footprint();
   if (bytes > chip.maxSharedBytesPerBlock)
     return op.emitOpError("tiling ")
            << config.getBlockM() << "x" << config.getBlockN() << " with "

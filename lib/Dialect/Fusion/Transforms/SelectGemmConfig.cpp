@@ -111,7 +111,6 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
   auto weightType = op.getWeight().getType();
   Type elementType = weightType.getElementType();
   int64_t n = weightType.getDimSize(0), k = weightType.getDimSize(1);
-  int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
   std::optional<MmaKind> mma;
   if (backend == GemmBackend::mma_sync || backend == GemmBackend::wgmma)
     mma = getRequiredMmaKind(elementType, op.getComputePrecision());
@@ -157,10 +156,9 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
     return build(stages);
   // As deep a pipeline as the chip's shared memory holds, up to 4 stages: 3
   // for 128x256 blocks on sm_80 (163 KiB), 4 on sm_90 (227 KiB).
-  int64_t vectors = (op.getBias() ? 1 : 0) + op.getEpilogueOperands().size();
   GemmConfigAttr config = build(4);
   for (int64_t depth = 3; config && depth >= 2; --depth) {
-    if (GemmSharedLayout::of(config, elementBytes, vectors).footprint() <=
+    if (getGemmSharedLayout(op, config).footprint() <=
         chip.maxSharedBytesPerBlock)
       break;
     config = build(depth);

@@ -57,22 +57,37 @@ constexpr int64_t kSwizzleAtomBytes = 1024;
 /// Where a generated GEMM kernel keeps what in its dynamic shared memory, in
 /// bytes. The pipeline's stages come first; past the main loop the epilogue
 /// reuses them for the output tile. The block's bias and epilogue columns
-/// (f32) live past both. A wgmma kernel's offsets count from the first
-/// 1024-byte boundary of its dynamic shared memory (`total` has room for
-/// the shift); with 3xTF32, a buffer of w's remainders a stage follows
-/// them; its mbarriers are static shared memory.
+/// (f32) live past both, then a wgmma kernel's column moments' scratch. A
+/// wgmma kernel's offsets count from the first 1024-byte boundary of its
+/// dynamic shared memory (`total` has room for the shift); with 3xTF32, a
+/// buffer of w's remainders a stage follows them; its mbarriers are static
+/// shared memory.
 struct GemmSharedLayout {
   int64_t stagingRowElements; ///< one row of the output tile, padded
   int64_t constants;          ///< offset of the column constants
-  int64_t total;              ///< dynamic shared memory
-  int64_t staticBytes;        ///< static shared memory (mbarriers)
+  /// Offset of the [consumer warps + 1, blockN] f32 scratch in which a
+  /// kernel that takes column moments from its registers merges its warps'
+  /// sums (the last row: the tile's column means); 0 if it has none.
+  int64_t moments;
+  int64_t total;       ///< dynamic shared memory
+  int64_t staticBytes; ///< static shared memory (mbarriers)
   /// What a block asks of the chip's shared memory.
   int64_t footprint() const { return total + staticBytes; }
   /// For `config` on elements of `elementBytes`, with `columnVectors`
-  /// per-column vectors (bias and epilogue operands).
+  /// per-column vectors (bias and epilogue operands), and whether the
+  /// epilogue takes column moments (a training batch norm).
   static GemmSharedLayout of(GemmConfigAttr config, int64_t elementBytes,
-                             int64_t columnVectors);
+                             int64_t columnVectors, bool columnMoments);
 };
+
+/// Whether a kernel of `config` takes column moments from its accumulators
+/// (the lanes of a wgmma kernel's warps that hold the same columns sum
+/// them with shuffles) rather than from its output tile staged in shared
+/// memory; then its tile need not be staged, and its blocks can be
+/// persistent.
+inline bool takesColumnMomentsInRegisters(GemmConfigAttr config) {
+  return config.isWgmma();
+}
 
 /// A wgmma kernel's mbarriers: a full and an empty one a stage (3xTF32: and
 /// a split one), and the epilogue's release of the stages.
@@ -102,6 +117,9 @@ std::optional<int64_t> getRowReductionSpan(int64_t blockN, Type elementType,
 bool isWgmmaKind(MmaKind mma);
 
 class FusedLinearOp;
+/// The shared layout of `op`'s generated GEMM kernel of `config`.
+GemmSharedLayout getGemmSharedLayout(FusedLinearOp op, GemmConfigAttr config);
+
 /// The checks of `config` that need the op it lowers: the MMA kind against
 /// the op's types and precision, the footprint against the chip of the
 /// enclosing #fusion.target (if any). Run by the op's verifier.
