@@ -507,9 +507,13 @@ void GemmEpilogueEmitter::emitStatisticsFromRegisters(
     for (size_t j = 0; j < run.values.size(); ++j)
       if (!llvm::is_contained(slotColumns, run.column + int64_t(j)))
         slotColumns.push_back(run.column + j);
-  for (auto [slot, column] : llvm::enumerate(slotColumns))
-    assert(column == int64_t(8 * (slot / 2) + slot % 2) &&
-           "wgmma accumulator pairs, one each 8-column block");
+  assert(llvm::all_of(llvm::enumerate(slotColumns),
+                      [](auto slot) {
+                        return slot.value() ==
+                               static_cast<int64_t>(8 * (slot.index() / 2) +
+                                                    slot.index() % 2);
+                      }) &&
+         "wgmma accumulator pairs, one each 8-column block");
   auto slotOf = [&](int64_t column) {
     return llvm::find(slotColumns, column) - slotColumns.begin();
   };

@@ -236,8 +236,8 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
     /// Whether the GEMM is a generated kernel (mma_sync or simt).
     bool isGenerated() const { return getBackend() != GemmBackend::cublaslt; }
     bool isWgmma() const { return getBackend() == GemmBackend::wgmma; }
-    /// Whether the kernel is a wgmma kernel in 3xTF32, whose main loop
-    /// writes w's remainders to shared memory.
+    /// Whether the kernel is a wgmma kernel in 3xTF32, whose producer
+    /// warpgroup writes w's remainders to shared memory.
     bool isWgmmaSplit() const {
       return isWgmma() && getMma() == MmaKind::tf32x3;
     }
