@@ -247,9 +247,12 @@ func.func @ragged(%x: tensor<?x64xbf16>, %w: tensor<36x64xbf16>) -> tensor<?x36x
 // warp order through the moments scratch (8 warps and the means, of the
 // tile's 128 columns): the means, then the squared deviations from them.
 // The tile is not staged, so the producer never waits for the epilogue and
-// the kernel is persistent, its output stored from the registers.
+// the kernel is persistent, its output stored from the registers. Shared
+// memory: 4 stages of 128 + 128 rows of 128 bytes (131072), the scale
+// column (512), the moments scratch (9 x 128 f32: 4608) and the shift to
+// a 1024-byte boundary.
 // CHECK-LABEL: llvm.func @bn(
-// CHECK: fusion_rt.launch @fusion_kernels::@bn_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared {{[0-9]+}} persistent stream(
+// CHECK: fusion_rt.launch @fusion_kernels::@bn_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared 137216 persistent stream(
 // CHECK-LABEL: gpu.func @bn_0_gemm
 // CHECK: %[[BARRIERS:.*]] = nvgpu.mbarrier.create
 // CHECK-NOT: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]][%c8
