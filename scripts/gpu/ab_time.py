@@ -81,7 +81,8 @@ def main():
                     times[side].append(timed(runs[side], iters=5))
             if workload in args.kernels:
                 for side in sides:
-                    kernels[(workload, precision, side)] = kernel_times(
+                    kernels[(workload, f"{m}x{k}x{n}", precision,
+                             side)] = kernel_times(
                         runs[side])
             median = {side: statistics.median(t) for side, t in times.items()}
 
@@ -107,12 +108,12 @@ def main():
               f"{lowGemm:.3f}-{highGemm:.3f} |")
     if kernels:
         print("\n## Kernels of one call (us, median of 5 calls)\n")
-        print("| workload | precision | side | kernel | us |")
-        print("|" + "---|" * 5)
-        for (workload, precision, side), times in kernels.items():
+        print("| workload | MxKxN | precision | side | kernel | us |")
+        print("|" + "---|" * 6)
+        for (workload, shape, precision, side), times in kernels.items():
             for name, us in times.items():
-                print(f"| {workload} | {precision} | {side} | {name} | "
-                      f"{us:.1f} |")
+                print(f"| {workload} | {shape} | {precision} | {side} | "
+                      f"{name} | {us:.1f} |")
     for precision in args.precisions.split(","):
         logs = [math.log(r[4][0]) for r in rows if r[1] == precision]
         print(f"{precision}: geomean after / before "

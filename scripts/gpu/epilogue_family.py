@@ -4,13 +4,12 @@ zoo.py) checked with both strategies in every precision, and one model per
 category timed at the sizes users run against eager PyTorch, torch.compile
 and the raw GEMM.
 
-    epilogue_family.py prepare check [STRATEGIES [MODELS]]|bench [PART]   (build
-        machine) compiles every library the run loads into the cache
-        ($FUSION_CACHE_DIR), for sm_90;
-    epilogue_family.py run check [STRATEGIES [MODELS]]|bench PART   (GPU
-        machine)
-        checks or
-        times them; prints the tables last. The bench runs in parts
+    epilogue_family.py prepare check [STRATEGIES [MODELS]]|bench [PART
+        [MODELS]]   (build machine) compiles every library the run loads
+        into the cache ($FUSION_CACHE_DIR), for sm_90;
+    epilogue_family.py run check [STRATEGIES [MODELS]]|bench PART [MODELS]
+        (GPU machine) checks or times them (the bench's MODELS:
+        ";"-separated names); prints the tables last. The bench runs in parts
         (`tf32`: every size with torch.compile, whose Triton compilations
         take most of the time; `rest`: fp32 and bf16 against eager and the
         raw GEMM; `autotune`: torch.compile max-autotune-no-cudagraphs on a
@@ -185,11 +184,11 @@ PARTS = {"tf32": (("tf32",), ("default",)),
 AUTOTUNED = ("leaky_relu(2y)", "layer_norm(y)", "softmax(y)")
 
 
-def bench_cases(part=None):
+def bench_cases(part=None, models=None):
     precisions, modes = PARTS[part] if part else (tuple(PRECISIONS), ())
     for (m, k, n), timed_precisions in SIZES:
         for category, name, body, norm, training, square in BENCH:
-            if square and k != n:
+            if (square and k != n) or (models and name not in models):
                 continue
             if part == "autotune" and (name not in AUTOTUNED or
                                        (m, k, n) != SIZES[0][0]):
@@ -206,9 +205,9 @@ def bench_model(body, norm, training, k, n, dtype, device):
                                                        dtype=dtype)
 
 
-def prepare_bench(part=None):
+def prepare_bench(part=None, models=None):
     for category, name, body, norm, training, m, k, n, pname, _ in \
-            bench_cases(part):
+            bench_cases(part, models):
         dtype, precision, _ = PRECISIONS[pname]
         model = bench_model(body, norm, training, k, n, dtype, "cpu")
         x = torch.randn(4, k, dtype=dtype)
@@ -224,10 +223,10 @@ def geomean(values):
         if values else float("nan")
 
 
-def run_bench(part):
+def run_bench(part, models=None):
     rows = []
     with torch.no_grad():
-        for case in bench_cases(part):
+        for case in bench_cases(part, models):
             category, name, body, norm, training, m, k, n, pname, modes = case
             dtype, precision, _ = PRECISIONS[pname]
             tf32 = pname == "tf32"
@@ -302,4 +301,7 @@ if __name__ == "__main__":
         sys.exit((prepare_check if action == "prepare" else run_check)(
             picked, models))
     part = sys.argv[3] if len(sys.argv) > 3 else None
-    sys.exit(prepare_bench(part) if action == "prepare" else run_bench(part))
+    # Bench model names hold commas: MODELS is a ";"-separated list.
+    models = sys.argv[4].split(";") if len(sys.argv) > 4 else None
+    sys.exit(prepare_bench(part, models) if action == "prepare"
+             else run_bench(part, models))

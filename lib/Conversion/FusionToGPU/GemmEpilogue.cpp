@@ -530,32 +530,69 @@ void GemmEpilogueEmitter::emitStatisticsFromRegisters(
       b, loc, b.getF32Type(),
       arith::IndexCastUIOp::create(b, loc, b.getI32Type(), validRows));
 
-  // The sums of term(value as stored, slot) over the block's rows within M,
-  // in scratch rows 0..warps-1 (one a warp), after a barrier.
-  auto sumIntoScratch = [&](function_ref<Value(Value, size_t)> term) {
-    SmallVector<Value> slots(slotColumns.size(), f32(0.0));
-    for (auto [run, values] : llvm::zip(runs, results)) {
-      Value rowOk = lessThan(add(t.rowBase, add(firstRow, run.row)), t.rows);
-      for (auto [j, value] : llvm::enumerate(values)) {
-        size_t slot = slotOf(run.column + j);
-        Value stored = widen(narrowTo(b, loc, value, elementType));
-        slots[slot] = arith::AddFOp::create(
-            b, loc, slots[slot], select(rowOk, term(stored, slot), f32(0.0)));
-      }
-    }
-    ColumnLaneSums sums = sumOverColumnLanes(std::move(slots));
-    auto store = [&] {
-      for (auto [i, total] : llvm::enumerate(sums.totals))
-        memref::StoreOp::create(
-            b, loc, total, scratch,
-            ValueRange{warp, columnOfSlot(add(sums.firstSlot, i))});
-    };
-    if (sums.stores)
-      guarded(sums.stores, store);
-    else
-      store();
-    t.barrier();
-  };
+  // The thread's values as stored, narrowed a run at a time as the stores
+  // narrow them (the conversions are shared).
+  SmallVector<SmallVector<Value>> stored;
+  for (auto [run, values] : llvm::zip(runs, results)) {
+    int64_t width = values.size();
+    Value asStored = widen(
+        narrowTo(b, loc,
+                 vector::FromElementsOp::create(
+                     b, loc, VectorType::get({width}, b.getF32Type()), values),
+                 elementType));
+    SmallVector<Value> elements;
+    for (int64_t e = 0; e < width; ++e)
+      elements.push_back(vector::ExtractOp::create(b, loc, asStored, e));
+    stored.push_back(std::move(elements));
+  }
+  // Only the last block row can hold rows past M: elsewhere no value is
+  // masked.
+  Value wholeTile = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ule, add(t.rowBase, c.getBlockM()), t.rows);
+  SmallVector<Type> slotTypes(slotColumns.size(), b.getF32Type());
+
+  // The slots' accumulate(total, value, slot) over the block's rows within
+  // M, in scratch rows 0..warps-1 (one a warp), after a barrier.
+  auto sumIntoScratch =
+      [&](function_ref<Value(Value, Value, size_t)> accumulate) {
+        auto sweep = [&](bool masked) {
+          SmallVector<Value> slots(slotColumns.size(), f32(0.0));
+          for (auto [run, values] : llvm::zip(runs, stored)) {
+            Value rowOk =
+                masked
+                    ? lessThan(add(t.rowBase, add(firstRow, run.row)), t.rows)
+                    : Value();
+            for (auto [j, value] : llvm::enumerate(values)) {
+              Value &total = slots[slotOf(run.column + j)];
+              Value next = accumulate(total, value, slotOf(run.column + j));
+              total = masked ? select(rowOk, next, total) : next;
+            }
+          }
+          scf::YieldOp::create(b, loc, slots);
+        };
+        auto sums = scf::IfOp::create(b, loc, slotTypes, wholeTile,
+                                      /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard branch(b);
+          b.setInsertionPointToStart(&sums.getThenRegion().front());
+          sweep(/*masked=*/false);
+          b.setInsertionPointToStart(&sums.getElseRegion().front());
+          sweep(/*masked=*/true);
+        }
+        ColumnLaneSums laneSums =
+            sumOverColumnLanes(SmallVector<Value>(sums.getResults()));
+        auto store = [&] {
+          for (auto [i, total] : llvm::enumerate(laneSums.totals))
+            memref::StoreOp::create(
+                b, loc, total, scratch,
+                ValueRange{warp, columnOfSlot(add(laneSums.firstSlot, i))});
+        };
+        if (laneSums.stores)
+          guarded(laneSums.stores, store);
+        else
+          store();
+        t.barrier();
+      };
   // `body(column, total)` for each column of the tile: the total of its
   // warps' sums, in warp order.
   auto forEachColumnTotal = [&](function_ref<void(Value, Value)> body) {
@@ -580,7 +617,9 @@ void GemmEpilogueEmitter::emitStatisticsFromRegisters(
 
   // Two passes, as emitStatistics: the means, then the squared deviations
   // from them (no cancellation).
-  sumIntoScratch([](Value v, size_t) { return v; });
+  sumIntoScratch([&](Value total, Value v, size_t) -> Value {
+    return arith::AddFOp::create(b, loc, total, v);
+  });
   forEachColumnTotal([&](Value column, Value total) {
     memref::StoreOp::create(b, loc, arith::DivFOp::create(b, loc, total, count),
                             scratch, ValueRange{meansRow, column});
@@ -590,9 +629,9 @@ void GemmEpilogueEmitter::emitStatisticsFromRegisters(
   for (int64_t column : slotColumns)
     slotMeans.push_back(memref::LoadOp::create(
         b, loc, scratch, ValueRange{meansRow, add(firstColumn, column)}));
-  sumIntoScratch([&](Value v, size_t slot) -> Value {
+  sumIntoScratch([&](Value total, Value v, size_t slot) -> Value {
     Value d = arith::SubFOp::create(b, loc, v, slotMeans[slot]);
-    return arith::MulFOp::create(b, loc, d, d);
+    return math::FmaOp::create(b, loc, d, d, total);
   });
   forEachColumnTotal([&](Value column, Value squares) {
     Value globalColumn = add(t.columnBase, column);
