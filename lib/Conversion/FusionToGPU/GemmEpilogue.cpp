@@ -471,13 +471,14 @@ GemmEpilogueEmitter::sumOverColumnLanes(SmallVector<Value> slots) {
                                     gpu::ShuffleMode::XOR)
           .getShuffleResult();
     };
-    Value upper = equal(rem(div(lane, distance), 2), 1);
+    Value bit = rem(div(lane, distance), 2);
+    Value upper = equal(bit, 1);
     size_t count = sums.totals.size();
     if (count % 2) {
       // Both lanes get the same bits (addition commutes); the lower stores.
       for (Value &total : sums.totals)
         total = arith::AddFOp::create(b, loc, total, partners(total));
-      Value lower = equal(rem(div(lane, distance), 2), 0);
+      Value lower = equal(bit, 0);
       sums.stores = sums.stores ? both(sums.stores, lower) : lower;
       continue;
     }
@@ -563,9 +564,9 @@ void GemmEpilogueEmitter::emitStatisticsFromRegisters(
                     ? lessThan(add(t.rowBase, add(firstRow, run.row)), t.rows)
                     : Value();
             for (auto [j, value] : llvm::enumerate(values)) {
-              Value &total = slots[slotOf(run.column + j)];
-              Value next = accumulate(total, value, slotOf(run.column + j));
-              total = masked ? select(rowOk, next, total) : next;
+              size_t slot = slotOf(run.column + j);
+              Value next = accumulate(slots[slot], value, slot);
+              slots[slot] = masked ? select(rowOk, next, slots[slot]) : next;
             }
           }
           scf::YieldOp::create(b, loc, slots);

@@ -75,6 +75,10 @@ constexpr int64_t kSlicesPerSum = 2;
 /// 3xTF32: the producer warpgroup's last two warps split w's stages (its
 /// first thread issues the loads); the consumers only wait for them.
 constexpr int64_t kSplitters = 64;
+/// 3xTF32: the bits of an f32 operand that the tensor cores read as tf32
+/// (sign, exponent, 10 mantissa bits: they truncate, as CUTLASS's
+/// round-toward-zero tf32 conversion relies on), the operand's high part.
+constexpr int32_t kTf32HighBits = static_cast<int32_t>(0xffffe000u);
 
 class WgmmaGemmEmitter : IndexEmitter {
 public:
@@ -489,18 +493,15 @@ void WgmmaGemmEmitter::splitStage(Value stage, Value splitter) {
   auto intType = VectorType::get({4}, b.getI32Type());
   Value mask = arith::ConstantOp::create(
       b, loc,
-      DenseElementsAttr::get(
-          intType, b.getI32IntegerAttr(static_cast<int32_t>(0xffffe000u))));
+      DenseElementsAttr::get(intType, b.getI32IntegerAttr(kTf32HighBits)));
   int64_t chunks = c.getBlockN() * kGemmRowBytes / kGemmChunkBytes;
   Value tile = sharedView(bOffset(stage), {chunks * 4}, f32);
   Value low = sharedView(remainderOffset(stage), {chunks * 4}, f32);
   for (int64_t first = 0; first < chunks; first += kSplitters) {
     Value element = mul(add(splitter, first), 4);
     Value x = vector::LoadOp::create(b, loc, vectorType, tile, element);
-    // The tensor cores read an f32 operand's top 19 bits (truncation, as
-    // CUTLASS's round-toward-zero tf32 conversion relies on): the high part
-    // is the stage as it is, the exact remainder x - trunc(x) goes to the
-    // remainder buffer.
+    // The high part is the stage as it is (kTf32HighBits); the exact
+    // remainder x - high goes to the remainder buffer.
     Value truncated = arith::AndIOp::create(
         b, loc, arith::BitcastOp::create(b, loc, intType, x), mask);
     Value high = arith::BitcastOp::create(b, loc, vectorType, truncated);
@@ -593,7 +594,7 @@ SmallVector<Value> WgmmaGemmEmitter::loadXParts(Value stage) {
       add(add(mul(sub(warpgroup, 1), 64), mul(warp, 16)), rem(lane, 16));
   Value tile = sharedView(aOffset(stage), {c.getBlockM(), tileK}, elementType);
   Type f32 = b.getF32Type(), bitsType = b.getI32Type();
-  Value mask = i32(static_cast<int32_t>(0xffffe000u));
+  Value mask = i32(kTf32HighBits);
   SmallVector<Value> parts;
   for (int64_t step = 0; step < kGemmRowBytes / kMmaKBytes; ++step) {
     Value chunk = add(div(lane, 16), 2 * step);
@@ -606,8 +607,7 @@ SmallVector<Value> WgmmaGemmEmitter::loadXParts(Value stage) {
     for (int64_t j = 0; j < 4; ++j) {
       Value x =
           vector::ExtractOp::create(b, loc, fragment, ArrayRef<int64_t>{j, 0});
-      // The high part truncated to tf32 as the tensor cores would, the
-      // exact remainder x - high.
+      // The high part (kTf32HighBits), the exact remainder x - high.
       Value bits = arith::AndIOp::create(
           b, loc, arith::BitcastOp::create(b, loc, bitsType, x), mask);
       Value remainder = arith::SubFOp::create(
