@@ -7,7 +7,7 @@ median time per side, the after / before and after / gemm ratios of the
 medians and the ranges of the per-round ratios; a change within its range
 is noise.
 
-  ab_time.py BEFORE_DIR AFTER_DIR [--rounds R]
+  ab_time.py BEFORE_DIR AFTER_DIR [--rounds R] [--bench W:ENTRY:M,...]
 
 Each directory holds the workload libraries of `wgmma_ab.sh pack`
 (workloads_f32_fp32.so, workloads_f32_tf32.so, workloads_bf16.so).
@@ -50,7 +50,13 @@ def main():
     parser.add_argument("--precisions", default="fp32,tf32,bf16")
     parser.add_argument("--kernels", default="B",
                         help="workloads whose kernels' times are listed")
+    parser.add_argument("--bench", default=None,
+                        help="cases WORKLOAD:ENTRY:M, comma-separated "
+                        "(default: wgmma_check.py's BENCH)")
     args = parser.parse_args()
+    bench = BENCH if args.bench is None else [
+        (workload, name, int(m)) for workload, name, m in
+        (case.split(":") for case in args.bench.split(","))]
     device = torch.cuda.get_device_name()
     rows = []
     kernels = {}
@@ -59,7 +65,7 @@ def main():
                  for side, directory in (("before", args.before),
                                          ("after", args.after))}
         precision_setup(precision)
-        for workload, name, m in BENCH:
+        for workload, name, m in bench:
             k, n = (int(v) for v in name.split("_")[1].split("x"))
             inputs = make_inputs(workload.lower(), m, k, n, DTYPES[precision])
             outputs = {side: [torch.empty([m if d is None else d

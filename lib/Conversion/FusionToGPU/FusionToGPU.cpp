@@ -608,7 +608,6 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   problem.epilogue = epilogueFn(op);
   BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
   problem.statistics = batchNorm && batchNorm.isTraining();
-  problem.config = config;
   auto tiles = tileReductions.find(op.getResult());
   bool reducesTiles = tiles != tileReductions.end();
   if (reducesTiles) {
@@ -617,11 +616,15 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
     for (const TileReducedStep &step : tiles->second.steps)
       problem.rowReductions.push_back(step.reduction);
   }
-  Kernel gemm = buildKernel([&] {
-    std::string name = kernelName(op, "gemm");
-    return config.isWgmma() ? buildWgmmaGemmKernel(b, loc, name, problem)
-                            : buildTiledGemmKernel(b, loc, name, problem);
-  });
+  auto buildGemm = [&](GemmConfigAttr kernelConfig, StringRef kind) {
+    problem.config = kernelConfig;
+    return buildKernel([&] {
+      std::string name = kernelName(op, kind);
+      return kernelConfig.isWgmma()
+                 ? buildWgmmaGemmKernel(b, loc, name, problem)
+                 : buildTiledGemmKernel(b, loc, name, problem);
+    });
+  };
 
   Buffer x = buffers.lookup(op.getInput());
   SmallVector<Value> operands{x.ptr, buffers.lookup(op.getWeight()).ptr};
@@ -637,7 +640,37 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   }
   if (reducesTiles)
     operands.append(tiles->second.partials);
-  launch(gemm, x.rows, operands);
+  // The kernel of the first batch config the call's batch fits, the op's
+  // config's above them all.
+  SmallVector<BatchGemmConfigAttr> batchConfigs;
+  if (auto entries = op->getAttrOfType<ArrayAttr>(
+          FusionDialect::getBatchGemmConfigsAttrName()))
+    llvm::append_range(batchConfigs, entries.getAsRange<BatchGemmConfigAttr>());
+  Block *launched = nullptr;
+  if (!batchConfigs.empty()) {
+    OpBuilder::InsertionGuard guard(b);
+    launched = b.createBlock(b.getBlock()->getParent());
+  }
+  for (BatchGemmConfigAttr entry : batchConfigs) {
+    Value fits = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ule, x.rows,
+                                      c64(entry.getMaxRows()));
+    Block *test = b.getBlock();
+    Block *taken = b.createBlock(test->getParent());
+    Block *larger = b.createBlock(test->getParent());
+    b.setInsertionPointToEnd(test);
+    LLVM::CondBrOp::create(b, loc, fits, taken, ValueRange{}, larger,
+                           ValueRange{});
+    b.setInsertionPointToStart(taken);
+    std::string kind = ("gemm_rows_le_" + Twine(entry.getMaxRows())).str();
+    launch(buildGemm(entry.getConfig(), kind), x.rows, operands);
+    LLVM::BrOp::create(b, loc, ValueRange{}, launched);
+    b.setInsertionPointToStart(larger);
+  }
+  launch(buildGemm(config, "gemm"), x.rows, operands);
+  if (launched) {
+    LLVM::BrOp::create(b, loc, ValueRange{}, launched);
+    b.setInsertionPointToStart(launched);
+  }
   if (batchNorm) {
     // The kernel wrote the epilogue's output and its moments: what is left
     // is the finalize kernel and one normalizing pass.

@@ -74,6 +74,17 @@ LogicalResult FusionDialect::verifyOperationAttribute(Operation *op,
     // The checks that need the op's types run with the op's verifier.
     return success();
   }
+  if (attr.getName() == getBatchGemmConfigsAttrName()) {
+    auto configs = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!configs || !isa<FusedLinearOp>(op) ||
+        !llvm::all_of(configs, llvm::IsaPred<BatchGemmConfigAttr>))
+      return op->emitError() << "'" << attr.getName().getValue()
+                             << "' must be an array of "
+                                "#fusion.batch_gemm_config on a "
+                                "fusion.fused_linear";
+    // The checks against the op and its config run with the op's verifier.
+    return success();
+  }
   if (attr.getName() == getTileReductionsAttrName()) {
     if (!isa<TileReductionsAttr>(attr.getValue()) || !isa<FusedLinearOp>(op))
       return op->emitError() << "'" << attr.getName().getValue()

@@ -641,9 +641,13 @@ LogicalResult FusedLinearOp::verify() {
       FusionDialect::getGemmConfigAttrName());
   if (config && failed(verifyGemmConfig(*this, config)))
     return failure();
-  if (auto tiles = (*this)->getAttrOfType<TileReductionsAttr>(
-          FusionDialect::getTileReductionsAttrName()))
-    return verifyTileReductions(*this, config, tiles);
+  auto tiles = (*this)->getAttrOfType<TileReductionsAttr>(
+      FusionDialect::getTileReductionsAttrName());
+  if (tiles && failed(verifyTileReductions(*this, config, tiles)))
+    return failure();
+  if (auto batchConfigs = (*this)->getAttrOfType<ArrayAttr>(
+          FusionDialect::getBatchGemmConfigsAttrName()))
+    return verifyBatchGemmConfigs(*this, config, tiles, batchConfigs);
   return success();
 }
 

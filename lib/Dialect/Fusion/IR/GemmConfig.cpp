@@ -383,3 +383,47 @@ LogicalResult mlir::fusion::verifyTileReductions(FusedLinearOp op,
            << n << " output columns";
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// #fusion.batch_gemm_config
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+BatchGemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                            int64_t maxRows, GemmConfigAttr config) {
+  if (maxRows < 1)
+    return emitError() << "max_rows must be positive, got " << maxRows;
+  if (!config.isGenerated())
+    return emitError() << "a batch config is a generated GEMM's, not "
+                       << stringifyGemmBackend(config.getBackend());
+  return success();
+}
+
+LogicalResult mlir::fusion::verifyBatchGemmConfigs(FusedLinearOp op,
+                                                   GemmConfigAttr config,
+                                                   TileReductionsAttr tiles,
+                                                   ArrayAttr batchConfigs) {
+  if (!config || !config.isGenerated())
+    return op.emitOpError("batch GEMM configs need a generated GEMM config");
+  int64_t previousRows = 0;
+  for (auto entry : batchConfigs.getAsRange<BatchGemmConfigAttr>()) {
+    GemmConfigAttr batchConfig = entry.getConfig();
+    if (entry.getMaxRows() <= previousRows)
+      return op.emitOpError("batch GEMM configs must be in increasing "
+                            "max_rows, got ")
+             << entry.getMaxRows() << " after " << previousRows;
+    previousRows = entry.getMaxRows();
+    if (batchConfig.getBackend() != config.getBackend() ||
+        batchConfig.getBlockM() != config.getBlockM())
+      return op.emitOpError("the batch GEMM config for up to ")
+             << entry.getMaxRows() << " rows must keep the op config's "
+             << stringifyGemmBackend(config.getBackend()) << " backend and "
+             << config.getBlockM() << "-row blocks, not "
+             << stringifyGemmBackend(batchConfig.getBackend()) << " and "
+             << batchConfig.getBlockM();
+    if (failed(verifyGemmConfig(op, batchConfig)) ||
+        (tiles && failed(verifyTileReductions(op, batchConfig, tiles))))
+      return failure();
+  }
+  return success();
+}

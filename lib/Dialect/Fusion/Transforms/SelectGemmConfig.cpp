@@ -1,8 +1,9 @@
 //===- SelectGemmConfig.cpp - decide how each fused GEMM is lowered -------===//
 //
 // Fills in the lowering decisions the GPU backends consume: the module's
-// #fusion.target and each fused_linear's #fusion.gemm_config. Hand-written
-// configs are kept.
+// #fusion.target and each fused_linear's #fusion.gemm_config (with
+// #fusion.batch_gemm_config entries for small batches and
+// #fusion.tile_reductions). Hand-written configs are kept.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +33,13 @@ private:
   /// The config of `op`, the heuristic tiling with the options' overrides,
   /// or null after a diagnostic.
   GemmConfigAttr selectConfig(FusedLinearOp op, const ChipInfo &chip) const;
+  /// Narrower tilings of the generated `config` for batches whose tiles of
+  /// `config` would leave more than half of the chip's SMs idle, in
+  /// increasing max_rows; each reduces `tileSpan`'s spans (if any).
+  SmallVector<BatchGemmConfigAttr>
+  selectBatchConfigs(FusedLinearOp op, const ChipInfo &chip,
+                     GemmConfigAttr config,
+                     std::optional<int64_t> tileSpan) const;
 };
 
 /// The width of the wgmma kernel's tiles: two consumer warpgroups of
@@ -101,6 +109,38 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
   llvm_unreachable("unknown strategy");
 }
 
+/// The config `build(stages)` with as deep a pipeline as the chip's shared
+/// memory holds, up to 4 stages: 3 for 128x256 blocks on sm_80 (163 KiB),
+/// 4 on sm_90 (227 KiB).
+static GemmConfigAttr
+withDeepestPipeline(FusedLinearOp op, const ChipInfo &chip,
+                    function_ref<GemmConfigAttr(int64_t)> build) {
+  GemmConfigAttr config = build(4);
+  for (int64_t depth = 3; config && depth >= 2; --depth) {
+    if (getGemmSharedLayout(op, config).footprint() <=
+        chip.maxSharedBytesPerBlock)
+      break;
+    config = build(depth);
+  }
+  return config;
+}
+
+/// The next narrower tiling of `config`, (blockN, warpsN), measured faster
+/// where the narrower tiles still fit the GPU in one wave (H100, batch 128,
+/// docs/benchmarks.md run 18): wgmma tiles halve down to 64 columns (1.04x
+/// in tf32 and bf16 from 256 to 128 columns at 16384 output columns, 1.49x
+/// in 3xTF32 from 128 to 64 at 8192), the tiled kernel's 128x256 blocks of
+/// 2x4 warps become 128x128 blocks of 2x2 (1.4x).
+static std::optional<std::pair<int64_t, int64_t>>
+getNarrowerTiling(GemmConfigAttr config) {
+  if (config.isWgmma() && config.getBlockN() >= 128)
+    return std::make_pair(config.getBlockN() / 2, config.getWarpsN());
+  if (config.getBackend() == GemmBackend::mma_sync &&
+      config.getBlockN() == 256 && config.getWarpsN() == 4)
+    return std::make_pair(int64_t(128), int64_t(2));
+  return std::nullopt;
+}
+
 GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
                                                   const ChipInfo &chip) const {
   MLIRContext *context = op.getContext();
@@ -154,16 +194,48 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
   };
   if (stages)
     return build(stages);
-  // As deep a pipeline as the chip's shared memory holds, up to 4 stages: 3
-  // for 128x256 blocks on sm_80 (163 KiB), 4 on sm_90 (227 KiB).
-  GemmConfigAttr config = build(4);
-  for (int64_t depth = 3; config && depth >= 2; --depth) {
-    if (getGemmSharedLayout(op, config).footprint() <=
-        chip.maxSharedBytesPerBlock)
+  return withDeepestPipeline(op, chip, build);
+}
+
+SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
+    FusedLinearOp op, const ChipInfo &chip, GemmConfigAttr config,
+    std::optional<int64_t> tileSpan) const {
+  SmallVector<BatchGemmConfigAttr> entries;
+  int64_t n = op.getWeight().getType().getDimSize(0);
+  for (GemmConfigAttr wider = config;;) {
+    // Batches of at most `rowTiles` block rows, whose tiles of `wider`
+    // leave more than half of the SMs idle, take twice as many narrower
+    // tiles (still at most one a SM), where the output is wider than them.
+    int64_t rowTiles =
+        chip.smCount / (2 * llvm::divideCeil(n, wider.getBlockN()));
+    std::optional<std::pair<int64_t, int64_t>> narrower =
+        getNarrowerTiling(wider);
+    if (!rowTiles || !narrower || n <= narrower->first)
       break;
-    config = build(depth);
+    int64_t blockN = narrower->first, warpsN = narrower->second;
+    GemmConfigAttr narrowConfig =
+        withDeepestPipeline(op, chip, [&](int64_t stageCount) {
+          return GemmConfigAttr::getChecked(
+              [&] { return op.emitOpError(); }, op.getContext(),
+              wider.getBackend(), wider.getMma(), wider.getBlockM(), blockN,
+              wider.getWarpsM(), warpsN, stageCount, wider.getGroupM());
+        });
+    if (!narrowConfig)
+      break;
+    // The row program reads partials of the op's spans, whatever the batch.
+    if (tileSpan) {
+      std::optional<GemmTileReductions> tiles =
+          findGemmTileReductions(op, blockN);
+      if (!tiles || tiles->span != *tileSpan)
+        break;
+    }
+    entries.insert(entries.begin(),
+                   BatchGemmConfigAttr::get(op.getContext(),
+                                            rowTiles * wider.getBlockM(),
+                                            narrowConfig));
+    wider = narrowConfig;
   }
-  return config;
+  return entries;
 }
 
 void SelectGemmConfigPass::runOnOperation() {
@@ -202,11 +274,35 @@ void SelectGemmConfigPass::runOnOperation() {
     GemmConfigAttr config = selectConfig(op, chip);
     if (!config || failed(verifyGemmConfig(op, config)))
       return WalkResult::interrupt();
-    op->setAttr(configName, config);
-    if (!config.isGenerated())
+    if (!config.isGenerated()) {
+      op->setAttr(configName, config);
       return WalkResult::advance();
-    if (std::optional<GemmTileReductions> tiles =
-            findGemmTileReductions(op, config.getBlockN()))
+    }
+    std::optional<GemmTileReductions> tiles =
+        findGemmTileReductions(op, config.getBlockN());
+    SmallVector<BatchGemmConfigAttr> batchConfigs;
+    // A tiling given in the options is the tiling of every batch.
+    if (this->batchConfigs && tile.empty() && warps.empty() && !stages)
+      batchConfigs = selectBatchConfigs(
+          op, chip, config,
+          tiles ? std::optional<int64_t>(tiles->span) : std::nullopt);
+    // A static batch takes its config now.
+    int64_t rows = op.getInput().getType().getDimSize(0);
+    if (!ShapedType::isDynamic(rows)) {
+      auto fits = llvm::find_if(batchConfigs, [&](BatchGemmConfigAttr entry) {
+        return rows <= entry.getMaxRows();
+      });
+      if (fits != batchConfigs.end())
+        config = fits->getConfig();
+      batchConfigs.clear();
+    }
+    op->setAttr(configName, config);
+    if (!batchConfigs.empty())
+      op->setAttr(
+          FusionDialect::getBatchGemmConfigsAttrName(),
+          ArrayAttr::get(context, SmallVector<Attribute>(batchConfigs.begin(),
+                                                         batchConfigs.end())));
+    if (tiles)
       op->setAttr(tileReductionsName,
                   TileReductionsAttr::get(context, tiles->span));
     return WalkResult::advance();

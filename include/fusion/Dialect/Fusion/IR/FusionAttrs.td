@@ -255,6 +255,32 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
   }];
 }
 
+def Fusion_BatchGemmConfigAttr : AttrDef<Fusion_Dialect, "BatchGemmConfig"> {
+  let mnemonic = "batch_gemm_config";
+  let summary = "the GEMM config of a fused_linear for batches up to a size";
+  let description = [{
+    One entry of a `fusion.fused_linear`'s `fusion.batch_gemm_configs`, an
+    array in increasing `max_rows`: a call whose batch (the row count M,
+    known at run time) is at most `max_rows` launches the kernel of
+    `config` instead of the op's `fusion.gemm_config`; the first entry that
+    fits wins, and batches larger than every entry's get the op's config.
+
+    `fusion-select-gemm-config` adds entries of narrower tiles where the
+    op's tiles would leave more than half of the GPU's SMs without a tile
+    (batch 128 with 16384 output columns: 64 tiles of 128x256 on the H100's
+    132 SMs), so that twice as many blocks share the weight's streaming.
+    The op's verifier checks each entry against the op as it checks
+    `fusion.gemm_config`, and that it keeps the op config's backend and
+    block rows (the batch norm's moments and the workspace are planned per
+    block row) and the op's `fusion.tile_reductions` span.
+
+    Example: `fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>]`
+  }];
+  let parameters = (ins "int64_t":$maxRows, "GemmConfigAttr":$config);
+  let assemblyFormat = "`<` `max_rows` `=` $maxRows `,` qualified($config) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Fusion_TileReductionsAttr : AttrDef<Fusion_Dialect, "TileReductions"> {
   let mnemonic = "tile_reductions";
   let summary = "a generated GEMM computes its reader's reductions from its tiles";

@@ -21,8 +21,8 @@ def Fusion_Dialect : Dialect {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
   let useDefaultAttributePrinterParser = 1;
-  // fusion.target on modules, fusion.gemm_config and fusion.tile_reductions
-  // on fused_linear ops.
+  // fusion.target on modules, fusion.gemm_config, fusion.batch_gemm_configs
+  // and fusion.tile_reductions on fused_linear ops.
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// The discardable attribute holding a fused_linear's GEMM config.
@@ -33,6 +33,11 @@ def Fusion_Dialect : Dialect {
     /// its reader's reductions from its tiles.
     static ::llvm::StringRef getTileReductionsAttrName() {
       return "fusion.tile_reductions";
+    }
+    /// The discardable attribute holding a fused_linear's GEMM configs for
+    /// small batches (an array of #fusion.batch_gemm_config).
+    static ::llvm::StringRef getBatchGemmConfigsAttrName() {
+      return "fusion.batch_gemm_configs";
     }
   }];
 }

@@ -132,6 +132,15 @@ LogicalResult verifyGemmConfig(FusedLinearOp op, GemmConfigAttr config);
 LogicalResult verifyTileReductions(FusedLinearOp op, GemmConfigAttr config,
                                    TileReductionsAttr tiles);
 
+/// The checks of `batchConfigs` (#fusion.batch_gemm_config entries) on
+/// `op`, of GEMM config `config` and tile reductions `tiles` (if any): a
+/// generated op config, entries in increasing max_rows, each a config that
+/// verifies on `op` with the op config's backend and block rows, and that
+/// reduces `tiles`' spans. Run by the op's verifier.
+LogicalResult verifyBatchGemmConfigs(FusedLinearOp op, GemmConfigAttr config,
+                                     TileReductionsAttr tiles,
+                                     ArrayAttr batchConfigs);
+
 } // namespace mlir::fusion
 
 #endif // FUSION_DIALECT_FUSION_IR_GEMMCONFIG_H

@@ -281,6 +281,19 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     4) as the chip's shared memory holds. `tile`, `warps` and `stages`
     override it; the config's verifier range-checks the result.
 
+    The batch M is known at run time only. Where a batch of a few block
+    rows would leave more than half of the chip's SMs without a tile
+    (batch 128 with 16384 output columns: 64 tiles of 128x256 on the
+    H100's 132 SMs), the op also gets `fusion.batch_gemm_configs`: for
+    batches up to `max_rows` rows, narrower tiles (wgmma: halved down to
+    64 columns; tiled: 128x128 blocks of 2x2 warps), twice as many blocks
+    that still fit the GPU at once. The lowering launches the first entry
+    whose `max_rows` the batch fits, the op's config above them. An op of
+    static batch gets the fitting config as its `fusion.gemm_config`
+    instead; `batch-configs=false` (or a tiling in the options) turns this
+    off. Entries that would change the op's `fusion.tile_reductions` span
+    are not made.
+
     ```mlir
     // fusion-opt --fusion-select-gemm-config="target=sm_90 strategy=tiled"
     module attributes {fusion.target = #fusion.target<sm_90>} {
@@ -328,7 +341,11 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
                "generated kernels: warps along M and N, WM,WN (default: "
                "heuristic)">,
     Option<"stages", "stages", "int64_t", /*default=*/"0",
-           "generated kernels: cp.async pipeline depth (0: heuristic)">
+           "generated kernels: cp.async pipeline depth (0: heuristic)">,
+    Option<"batchConfigs", "batch-configs", "bool", /*default=*/"true",
+           "generated kernels: narrower tiles for batches whose tiles leave "
+           "more than half of the SMs idle (fusion.batch_gemm_configs; "
+           "not with tile, warps or stages)">
   ];
   let dependentDialects = ["::mlir::fusion::FusionDialect"];
 }

@@ -1,0 +1,72 @@
+// An op with batch GEMM configs: one kernel per config, and host code that
+// launches the first whose max_rows the call's batch fits (unsigned
+// compares of the batch argument), the op's config's kernel above them; all
+// three join before the workspace is freed.
+// RUN: fusion-opt %s --split-input-file --fusion-optimize --fusion-select-gemm-config="strategy=wgmma target=sm_90" --fusion-lower-to-gpu | FileCheck %s --check-prefix=WGMMA
+// RUN: fusion-opt %s --split-input-file --fusion-optimize --fusion-select-gemm-config="strategy=tiled target=sm_80" --fusion-lower-to-gpu | FileCheck %s --check-prefix=TILED
+
+// WGMMA-LABEL: llvm.func @f(
+// WGMMA: llvm.call @__fusion_rt_alloc
+// WGMMA: %[[WORKSPACE:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.ptr
+// WGMMA-NEXT: %[[R128:.*]] = llvm.mlir.constant(128 : i64) : i64
+// WGMMA-NEXT: %[[FITS128:.*]] = llvm.icmp "ule" %arg1, %[[R128]] : i64
+// WGMMA-NEXT: llvm.cond_br %[[FITS128]], ^[[TO128:bb[0-9]+]], ^[[ABOVE128:bb[0-9]+]]
+// WGMMA: ^[[DONE:bb[0-9]+]]:  // 3 preds
+// WGMMA-NEXT: llvm.mlir.zero
+// WGMMA: llvm.call @__fusion_rt_free(%arg0, %[[WORKSPACE]])
+// WGMMA: ^[[ABOVE128]]:
+// WGMMA-NEXT: %[[R256:.*]] = llvm.mlir.constant(256 : i64) : i64
+// WGMMA-NEXT: %[[FITS256:.*]] = llvm.icmp "ule" %arg1, %[[R256]] : i64
+// WGMMA-NEXT: llvm.cond_br %[[FITS256]], ^[[TO256:bb[0-9]+]], ^[[ABOVE256:bb[0-9]+]]
+// WGMMA: fusion_rt.launch @fusion_kernels::@f_0_gemm_rows_le_128 grid({{.*}}) block 384 shared 99328 persistent
+// WGMMA: llvm.br ^[[DONE]]
+// WGMMA: fusion_rt.launch @fusion_kernels::@f_0_gemm_rows_le_256 grid({{.*}}) block 384 shared 132096 persistent
+// WGMMA: llvm.br ^[[DONE]]
+// WGMMA: fusion_rt.launch @fusion_kernels::@f_0_gemm grid({{.*}}) block 384 shared 197632 persistent
+// WGMMA: llvm.br ^[[DONE]]
+//
+// The kernels: m64n64, m64n128 and m64n256 wgmmas.
+// WGMMA: gpu.func @f_0_gemm_rows_le_128(
+// WGMMA-NOT: gpu.func
+// WGMMA: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// WGMMA: gpu.func @f_0_gemm_rows_le_256(
+// WGMMA-NOT: gpu.func
+// WGMMA: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// WGMMA: gpu.func @f_0_gemm(
+// WGMMA-NOT: gpu.func
+// WGMMA: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 256, k = 16>
+
+// The tiled kernel on sm_80: 128x128 blocks of 4 warps up to 128 rows,
+// 128x256 of 8 warps above.
+// TILED-LABEL: llvm.func @f(
+// TILED: llvm.call @__fusion_rt_alloc
+// TILED: %[[WORKSPACE:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.ptr
+// TILED-NEXT: %[[R128:.*]] = llvm.mlir.constant(128 : i64) : i64
+// TILED-NEXT: %[[FITS128:.*]] = llvm.icmp "ule" %arg1, %[[R128]] : i64
+// TILED-NEXT: llvm.cond_br %[[FITS128]], ^{{bb[0-9]+}}, ^{{bb[0-9]+}}
+// TILED-NOT: llvm.icmp "ule"
+// TILED: fusion_rt.launch @fusion_kernels::@f_0_gemm_rows_le_128 grid({{.*}}) block 128
+// TILED: fusion_rt.launch @fusion_kernels::@f_0_gemm grid({{.*}}) block 256
+// TILED: gpu.func @f_0_gemm_rows_le_128(
+// TILED: gpu.func @f_0_gemm(
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<8192x64xbf16>) -> tensor<?x8192xbf16> {
+  %0 = fusion.linear %x, %w : tensor<?x64xbf16>, tensor<8192x64xbf16> -> tensor<?x8192xbf16>
+  return %0 : tensor<?x8192xbf16>
+}
+
+// -----
+
+// Without batch configs (an output wide enough to fill the GPU), one
+// kernel and no compare.
+// WGMMA-LABEL: llvm.func @wide(
+// WGMMA-NOT: llvm.icmp "ule"
+// WGMMA: fusion_rt.launch @fusion_kernels::@wide_0_gemm
+// WGMMA-NOT: gemm_rows_le
+// TILED-LABEL: llvm.func @wide(
+// TILED-NOT: llvm.icmp "ule"
+// TILED: fusion_rt.launch @fusion_kernels::@wide_0_gemm
+// TILED-NOT: gemm_rows_le
+func.func @wide(%x: tensor<?x64xbf16>, %w: tensor<32768x64xbf16>) -> tensor<?x32768xbf16> {
+  %0 = fusion.linear %x, %w : tensor<?x64xbf16>, tensor<32768x64xbf16> -> tensor<?x32768xbf16>
+  return %0 : tensor<?x32768xbf16>
+}

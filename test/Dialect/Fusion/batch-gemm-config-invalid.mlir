@@ -1,0 +1,115 @@
+// Every rule of #fusion.batch_gemm_config and an op's
+// fusion.batch_gemm_configs, with its located diagnostic.
+// RUN: fusion-opt %s --split-input-file --verify-diagnostics
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{max_rows must be positive, got 0}}
+  } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 0, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{a batch config is a generated GEMM's, not cublaslt}}
+  } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<cublaslt>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{'fusion.batch_gemm_configs' must be an array of #fusion.batch_gemm_config on a fusion.fused_linear}}
+  } {fusion.batch_gemm_configs = [#fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{batch GEMM configs need a generated GEMM config}}
+  } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>]} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{batch GEMM configs need a generated GEMM config}}
+  } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<cublaslt>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{batch GEMM configs must be in increasing max_rows, got 128 after 256}}
+  } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{the batch GEMM config for up to 128 rows must keep the op config's wgmma backend and 128-row blocks, not mma_sync and 128}}
+  } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<mma_sync, mma = bf16, tile = 128x128, warps = 2x2, stages = 4, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{the batch GEMM config for up to 128 rows must keep the op config's wgmma backend and 128-row blocks, not wgmma and 64}}
+  } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x128, warps = 4x1, stages = 4, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{mma kind f16 does not compute 'bf16' tensors in bf16 precision (that is bf16)}}
+  } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = f16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<512x64xf32>) -> tensor<?x1xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{tile reductions over spans of 256 columns: tiles 128 wide reduce whole tiles or groups of 16-byte chunks that tile them and the 512 output columns}}
+  } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 256>} : (tensor<?x64xf32>, tensor<512x64xf32>) -> tensor<?x512xf32>
+  %1 = fusion.reduce sum %0 : tensor<?x512xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return %1 : tensor<?x1xf32>
+}

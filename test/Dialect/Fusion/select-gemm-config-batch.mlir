@@ -1,0 +1,141 @@
+// fusion-select-gemm-config's batch configs: where a batch of a few block
+// rows leaves more than half of the SMs without a tile (132 on sm_90, 108
+// on sm_80), batches up to max_rows get tiles half as wide (wgmma down to
+// 64 columns, tiled 128x256 -> 128x128 of 2x2 warps), in increasing
+// max_rows; a static batch takes the fitting config itself.
+// RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90" | FileCheck %s --check-prefix=WGMMA
+// RUN: fusion-opt %s --fusion-select-gemm-config="strategy=tiled target=sm_80" | FileCheck %s --check-prefix=TILED
+// RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90 batch-configs=false" | FileCheck %s --check-prefix=OFF
+// RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90 tile=128,256" | FileCheck %s --check-prefix=OFF
+
+// 64 tiles of 128x256 at batch 128: 128 of 128x128; twice as many would
+// not fit in one wave.
+// WGMMA-LABEL: func.func @bf16_16384
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>]
+// WGMMA-SAME: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>
+// Two steps: 64 columns up to 128 rows, 128 up to 256.
+// WGMMA-LABEL: func.func @tf32_8192
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 8x1, stages = 4, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>]
+// WGMMA-SAME: tile = 128x256
+// 3xTF32 tiles are 128 wide.
+// WGMMA-LABEL: func.func @fp32_8192
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, warps = 8x1, stages = 4, group_m = 8>>]
+// WGMMA-SAME: tile = 128x128
+// 128 tiles of 128x256 fill the GPU from the first block row.
+// WGMMA-LABEL: func.func @bf16_32768
+// WGMMA-NOT: batch_gemm_configs
+// WGMMA: tile = 128x256
+// An output no wider than the narrower tiles gains nothing from them.
+// WGMMA-LABEL: func.func @bf16_64
+// WGMMA-NOT: batch_gemm_configs
+// WGMMA: tile = 128x128
+// A static batch takes its config: 128 rows the narrowest, 4096 the op's.
+// WGMMA-LABEL: func.func @static_128
+// WGMMA-NOT: batch_gemm_configs
+// WGMMA: tile = 128x64
+// WGMMA-LABEL: func.func @static_4096
+// WGMMA-NOT: batch_gemm_configs
+// WGMMA: tile = 128x256
+// Row sums over whole tiles: partials of 256 columns, which narrower tiles
+// would change; sums of groups of 64 columns keep their spans.
+// WGMMA-LABEL: func.func @row_sums
+// WGMMA-NOT: batch_gemm_configs
+// WGMMA: fusion.tile_reductions = #fusion.tile_reductions<span = 256>
+// WGMMA-LABEL: func.func @group_sums
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, {{.*}}>>]
+// WGMMA-SAME: fusion.tile_reductions = #fusion.tile_reductions<span = 64>
+
+// sm_80's 108 SMs: 32 tiles of 128x256 at 8192 columns leave room for 64
+// of 128x128 up to 128 rows; 64 tiles at 16384 columns do not.
+// TILED-LABEL: func.func @bf16_16384
+// TILED-NOT: batch_gemm_configs
+// TILED: tile = 128x256, warps = 2x4
+// TILED-LABEL: func.func @tf32_8192
+// TILED: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<mma_sync, mma = tf32, tile = 128x128, warps = 2x2, stages = 4, group_m = 8>>]
+// TILED-SAME: tile = 128x256, warps = 2x4
+// 3xTF32's 128x128 blocks of 2x4 warps have no narrower tiling.
+// TILED-LABEL: func.func @fp32_8192
+// TILED-NOT: batch_gemm_configs
+// TILED: tile = 128x128, warps = 2x4
+
+// OFF-NOT: batch_gemm_configs
+
+func.func @bf16_16384(%x: tensor<?x64xbf16>, %w: tensor<16384x64xbf16>) -> tensor<?x16384xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xbf16>, tensor<16384x64xbf16>) -> tensor<?x16384xbf16>
+  return %0 : tensor<?x16384xbf16>
+}
+
+func.func @tf32_8192(%x: tensor<?x64xf32>, %w: tensor<8192x64xf32>) -> tensor<?x8192xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<8192x64xf32>) -> tensor<?x8192xf32>
+  return %0 : tensor<?x8192xf32>
+}
+
+func.func @fp32_8192(%x: tensor<?x64xf32>, %w: tensor<8192x64xf32>) -> tensor<?x8192xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<8192x64xf32>) -> tensor<?x8192xf32>
+  return %0 : tensor<?x8192xf32>
+}
+
+func.func @bf16_32768(%x: tensor<?x64xbf16>, %w: tensor<32768x64xbf16>) -> tensor<?x32768xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xbf16>, tensor<32768x64xbf16>) -> tensor<?x32768xbf16>
+  return %0 : tensor<?x32768xbf16>
+}
+
+func.func @bf16_64(%x: tensor<?x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<?x64xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xbf16>, tensor<64x64xbf16>) -> tensor<?x64xbf16>
+  return %0 : tensor<?x64xbf16>
+}
+
+func.func @static_128(%x: tensor<128x64xbf16>, %w: tensor<8192x64xbf16>) -> tensor<128x8192xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<128x64xbf16>, tensor<8192x64xbf16>) -> tensor<128x8192xbf16>
+  return %0 : tensor<128x8192xbf16>
+}
+
+func.func @static_4096(%x: tensor<4096x64xbf16>, %w: tensor<8192x64xbf16>) -> tensor<4096x8192xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<4096x64xbf16>, tensor<8192x64xbf16>) -> tensor<4096x8192xbf16>
+  return %0 : tensor<4096x8192xbf16>
+}
+
+func.func @row_sums(%x: tensor<?x64xf32>, %w: tensor<8192x64xf32>) -> tensor<?x1xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<8192x64xf32>) -> tensor<?x8192xf32>
+  %1 = fusion.reduce sum %0 : tensor<?x8192xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return %1 : tensor<?x1xf32>
+}
+
+func.func @group_sums(%x: tensor<?x64xf32>, %w: tensor<8192x64xf32>) -> tensor<?x128xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<8192x64xf32>) -> tensor<?x8192xf32>
+  %1 = fusion.reduce sum %0 : tensor<?x8192xf32> -> tensor<?x128xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return %1 : tensor<?x128xf32>
+}
