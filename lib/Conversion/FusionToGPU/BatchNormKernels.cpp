@@ -232,11 +232,22 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
             scf::YieldOp::create(
                 nb, nl, ValueRange{merged.count, merged.mean, merged.m2});
           });
-      // Butterfly across the warp, in a fixed order: deterministic.
+      // Butterfly across the warp, in a fixed order: deterministic. Lane
+      // 0's partners at distances of at least `chunks` hold no chunk, and
+      // merging empty moments changes none of its sums, so the warp skips
+      // those levels (all of them for a batch of one block row, 128 rows:
+      // the kernel of 16384 columns took 14 us with them, docs/benchmarks.md
+      // run 18).
       Moments total{loop.getResult(0), loop.getResult(1), loop.getResult(2)};
       Value width = arith::ConstantOp::create(
           builder, loc, builder.getI32IntegerAttr(kWarpSize));
       for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
+        Value partnersHoldChunks = arith::CmpIOp::create(
+            builder, loc, arith::CmpIPredicate::slt, e.i64(offset), chunks);
+        auto level = scf::IfOp::create(builder, loc, TypeRange{f32, f32, f32},
+                                       partnersHoldChunks,
+                                       /*withElseRegion=*/true);
+        builder.setInsertionPointToStart(&level.getThenRegion().front());
         Value distance = arith::ConstantOp::create(
             builder, loc, builder.getI32IntegerAttr(offset));
         auto shuffle = [&](Value v) -> Value {
@@ -244,9 +255,16 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
                                         gpu::ShuffleMode::XOR)
               .getShuffleResult();
         };
-        total = mergeMoments(
+        Moments merged = mergeMoments(
             builder, loc, total,
             {shuffle(total.count), shuffle(total.mean), shuffle(total.m2)});
+        scf::YieldOp::create(builder, loc,
+                             ValueRange{merged.count, merged.mean, merged.m2});
+        builder.setInsertionPointToStart(&level.getElseRegion().front());
+        scf::YieldOp::create(builder, loc,
+                             ValueRange{total.count, total.mean, total.m2});
+        builder.setInsertionPointAfter(level);
+        total = {level.getResult(0), level.getResult(1), level.getResult(2)};
       }
       rowsF32 = toF32(builder, loc, rows);
       mean = total.mean;

@@ -74,8 +74,21 @@ func.func @gemm_only(%x: tensor<4x8xbf16>, %w: tensor<16x8xbf16>) -> tensor<4x16
 // CHECK: gpu.func @batch_norm_0_stats(
 // CHECK: scf.for
 // CHECK: arith.divf
-// CHECK: gpu.func @batch_norm_0_finalize(
-// CHECK: gpu.shuffle xor
+// The finalize kernel: one warp a column, whose lanes merge chunks l, l + 32,
+// ...; each butterfly level (distances 16 to 1) runs only where the
+// partner lanes hold chunks (distance < chunks, the fifth argument).
+// CHECK: gpu.func @batch_norm_0_finalize(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %[[CHUNKS:.*]]: i64,
+// CHECK: scf.for
+// CHECK: %[[HOLD16:.*]] = arith.cmpi slt, %c16_i64{{.*}}, %[[CHUNKS]] : i64
+// CHECK-NEXT: scf.if %[[HOLD16]] -> (f32, f32, f32) {
+// CHECK-COUNT-3: gpu.shuffle xor {{.*}}, %c16_i32
+// CHECK: } else {
+// CHECK: %[[HOLD8:.*]] = arith.cmpi slt, %c8_i64{{.*}}, %[[CHUNKS]] : i64
+// CHECK: %[[HOLD4:.*]] = arith.cmpi slt, %c4_i64{{.*}}, %[[CHUNKS]] : i64
+// CHECK: %[[HOLD2:.*]] = arith.cmpi slt, %c2_i64{{.*}}, %[[CHUNKS]] : i64
+// CHECK: %[[HOLD1:.*]] = arith.cmpi slt, %c1_i64{{.*}}, %[[CHUNKS]] : i64
+// CHECK-NEXT: scf.if %[[HOLD1]] -> (f32, f32, f32) {
+// CHECK-COUNT-3: gpu.shuffle xor {{.*}}, %c1_i32
 // CHECK: math.rsqrt
 // CHECK: gpu.func @batch_norm_0_normalize(
 // The bf16 matrix moves in vectors of 8.
