@@ -125,12 +125,10 @@ withDeepestPipeline(FusedLinearOp op, const ChipInfo &chip,
   return config;
 }
 
-/// The next narrower tiling of `config`, (blockN, warpsN), measured faster
-/// where the narrower tiles still fit the GPU in one wave (H100, batch 128,
-/// docs/benchmarks.md run 18): wgmma tiles halve down to 64 columns (1.04x
-/// in tf32 and bf16 from 256 to 128 columns at 16384 output columns, 1.49x
-/// in 3xTF32 from 128 to 64 at 8192), the tiled kernel's 128x256 blocks of
-/// 2x4 warps become 128x128 blocks of 2x2 (1.4x).
+/// The next narrower tiling of `config`, (blockN, warpsN), each measured
+/// faster on the H100 where the narrower tiles still fit the GPU in one
+/// wave (docs/benchmarks.md, run 18): wgmma tiles halve down to 64 columns,
+/// the tiled kernel's 128x256 blocks of 2x4 warps become 128x128 of 2x2.
 static std::optional<std::pair<int64_t, int64_t>>
 getNarrowerTiling(GemmConfigAttr config) {
   if (config.isWgmma() && config.getBlockN() >= 128)
@@ -300,8 +298,7 @@ void SelectGemmConfigPass::runOnOperation() {
     if (!batchConfigs.empty())
       op->setAttr(
           FusionDialect::getBatchGemmConfigsAttrName(),
-          ArrayAttr::get(context, SmallVector<Attribute>(batchConfigs.begin(),
-                                                         batchConfigs.end())));
+          ArrayAttr::get(context, llvm::to_vector_of<Attribute>(batchConfigs)));
     if (tiles)
       op->setAttr(tileReductionsName,
                   TileReductionsAttr::get(context, tiles->span));
