@@ -3,7 +3,7 @@
 // of 16-byte multiples) and cuBLASLt elsewhere; auto picks it on sm_90 for
 // f32 tensors in fp32, for outputs only reductions of rows or of groups
 // its tiles hold whole read (any type) and for f32 tensors in tf32 unless
-// reductions read the written output.
+// reductions read the written output or the epilogue a residual matrix.
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90" | FileCheck %s --check-prefix=WGMMA
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: fusion-opt %s --fusion-select-gemm-config="target=sm_90" | FileCheck %s --check-prefix=AUTO
@@ -26,7 +26,7 @@
 // WGMMA: #fusion.gemm_config<cublaslt>
 
 // SM80-NOT: wgmma
-// SM80-COUNT-11: #fusion.gemm_config<cublaslt>
+// SM80-COUNT-14: #fusion.gemm_config<cublaslt>
 
 // AUTO-LABEL: func.func @fp32
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
@@ -53,6 +53,14 @@
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32
 // AUTO-LABEL: func.func @tf32_straddling_groups
 // AUTO: #fusion.gemm_config<cublaslt>
+// A residual matrix in the epilogue: cuBLASLt in tf32 (the wgmma kernel
+// spills), the wgmma kernel in 3xTF32; a per-row statistic does not count.
+// AUTO-LABEL: func.func @tf32_residual
+// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO-LABEL: func.func @fp32_residual
+// AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
+// AUTO-LABEL: func.func @tf32_row_statistic
+// AUTO: #fusion.gemm_config<wgmma, mma = tf32
 
 func.func @fp32(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {
@@ -165,4 +173,31 @@ func.func @tf32_straddling_groups(%x: tensor<?x64xf32>, %w: tensor<384x64xf32>) 
     fusion.yield %v : f32
   }
   return %1 : tensor<?x4xf32>
+}
+
+func.func @tf32_residual(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %r: tensor<?x256xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue rows(%r) {
+  ^bb0(%acc: f32, %v: f32):
+    %1 = arith.addf %acc, %v : f32
+    fusion.yield %1 : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>, tensor<?x256xf32>) -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
+
+func.func @fp32_residual(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %r: tensor<?x256xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue rows(%r) {
+  ^bb0(%acc: f32, %v: f32):
+    %1 = arith.addf %acc, %v : f32
+    fusion.yield %1 : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>, tensor<?x256xf32>) -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
+
+func.func @tf32_row_statistic(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %r: tensor<?x1xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue rows(%r) {
+  ^bb0(%acc: f32, %v: f32):
+    %1 = arith.addf %acc, %v : f32
+    fusion.yield %1 : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>, tensor<?x1xf32>) -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
 }

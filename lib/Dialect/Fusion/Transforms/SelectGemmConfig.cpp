@@ -96,10 +96,18 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
     // tensors in fp32 and tf32 precision only.)
     if (wgmmaComputes && generated == GemmBackend::mma_sync) {
       MmaKind mma = getRequiredMmaKind(elementType, precision);
-      OutputReduction reduction = classifyOutputReduction(
-          op, getWgmmaBlockN(mma, op.getWeight().getType().getDimSize(0)));
+      int64_t n = op.getWeight().getType().getDimSize(0);
+      OutputReduction reduction =
+          classifyOutputReduction(op, getWgmmaBlockN(mma, n));
+      // A residual matrix read in the epilogue: its 128 values a thread
+      // spill the accumulators (gelu(y) + x in tf32: 1.4-1.5x cuBLAS's
+      // GEMM and one pass, docs/benchmarks.md run 18).
+      bool readsResidual = llvm::any_of(op.getEpilogueRows(), [&](Value rows) {
+        return cast<RankedTensorType>(rows.getType()).getDimSize(1) == n;
+      });
       if (fp32 || reduction == OutputReduction::tilesOnly ||
-          (elementType.isF32() && reduction == OutputReduction::none))
+          (elementType.isF32() && reduction == OutputReduction::none &&
+           !readsResidual))
         return GemmBackend::wgmma;
     }
     return fp32 && generated == GemmBackend::mma_sync ? GemmBackend::mma_sync

@@ -268,8 +268,9 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     kernel for f32 tensors in fp32 (3xTF32), for outputs that only
     reductions its tiles compute read (reduced from the tiles, never
     written) and
-    for f32 tensors in tf32 that no reduction reads; cuBLASLt for the rest
-    (16-bit tensors, and tf32 outputs written for norms or softmax); on
+    for f32 tensors in tf32 that no reduction reads and whose epilogue
+    reads no residual [M, N] matrix; cuBLASLt for the rest (16-bit
+    tensors, tf32 outputs written for norms or softmax, tf32 residuals); on
     older chips the `mma_sync` kernel for f32 in fp32 with
     3xTF32 (faster than cuBLAS's SGEMM, and more accurate), cuBLASLt for
     everything else.
