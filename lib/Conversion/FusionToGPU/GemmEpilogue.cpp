@@ -105,6 +105,11 @@ GemmTilePosition mlir::fusion::rasterizeGemmTile(OpBuilder &b, Location loc,
   return position;
 }
 
+/// Accumulator runs an epilogue computes before it stores them (see
+/// storesInBatches in emit): 4 runs (8 values) keep gelu(y) + x from
+/// spilling but 84 bytes a thread (8 runs: 200).
+constexpr size_t kRowOperandBatchRuns = 4;
+
 GemmEpilogueEmitter::GemmEpilogueEmitter(OpBuilder &builder, Location loc,
                                          const GemmKernelProblem &problem,
                                          const GemmTile &tile,
@@ -173,6 +178,17 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
     staging =
         sharedView(0, {c.getBlockM(), layout.stagingRowElements}, elementType);
   }
+  // Results computed all ahead of the stores keep 128 values a thread live
+  // beside the epilogue's temporaries and row operand loads (which ptxas
+  // may not sink below the stores: the pointers may alias), spilling the
+  // accumulators; storing each batch of runs before the next is computed
+  // bounds them (docs/benchmarks.md, run 18). 16-bit outputs trade pairs
+  // across a quad of runs before they store, and statistics and row
+  // reductions read every run's results: those keep one batch.
+  bool storesInBatches = !staged && p.storesOutput && !p.statistics &&
+                         !p.reducesRowsInRegisters() &&
+                         elementBytes(elementType) == 4;
+  size_t stored = 0;
   SmallVector<SmallVector<Value>> directResults;
   for (const AccumulatorRun &run : runs) {
     SmallVector<Value> results;
@@ -191,6 +207,13 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
     }
     if (!staged) {
       directResults.push_back(std::move(results));
+      if (storesInBatches &&
+          directResults.size() - stored == kRowOperandBatchRuns) {
+        storeFragments(firstRow, firstColumn,
+                       runs.slice(stored, kRowOperandBatchRuns),
+                       ArrayRef(directResults).drop_front(stored));
+        stored = directResults.size();
+      }
       continue;
     }
     int64_t width = results.size();
@@ -203,7 +226,8 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
   }
   if (!staged) {
     if (p.storesOutput)
-      storeFragments(firstRow, firstColumn, runs, directResults);
+      storeFragments(firstRow, firstColumn, runs.drop_front(stored),
+                     ArrayRef(directResults).drop_front(stored));
     if (p.statistics)
       emitStatisticsFromRegisters(firstRow, firstColumn, runs, directResults);
     if (p.reducesRowsInRegisters())

@@ -99,9 +99,9 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
       int64_t n = op.getWeight().getType().getDimSize(0);
       OutputReduction reduction =
           classifyOutputReduction(op, getWgmmaBlockN(mma, n));
-      // A residual matrix read in the epilogue: its 128 values a thread
-      // spill the accumulators (gelu(y) + x in tf32: 1.4-1.5x cuBLAS's
-      // GEMM and one pass, docs/benchmarks.md run 18).
+      // A residual matrix read in the epilogue, per accumulator element:
+      // slower than cuBLAS's GEMM and one pass in tf32 (docs/benchmarks.md,
+      // run 18).
       bool readsResidual = llvm::any_of(op.getEpilogueRows(), [&](Value rows) {
         return cast<RankedTensorType>(rows.getType()).getDimSize(1) == n;
       });
