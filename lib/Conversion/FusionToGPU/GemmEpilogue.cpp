@@ -106,9 +106,9 @@ GemmTilePosition mlir::fusion::rasterizeGemmTile(OpBuilder &b, Location loc,
 }
 
 /// Accumulator runs an epilogue computes before it stores them (see
-/// storesInBatches in emit): 4 runs (8 values) keep gelu(y) + x from
-/// spilling but 84 bytes a thread (8 runs: 200).
-constexpr size_t kRowOperandBatchRuns = 4;
+/// storesInBatches in emit): 4 runs (8 values) keep the wgmma kernel's
+/// gelu(y) + x from spilling but 84 bytes a thread (8 runs: 200).
+constexpr size_t kStoreBatchRuns = 4;
 
 GemmEpilogueEmitter::GemmEpilogueEmitter(OpBuilder &builder, Location loc,
                                          const GemmKernelProblem &problem,
@@ -207,10 +207,9 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
     }
     if (!staged) {
       directResults.push_back(std::move(results));
-      if (storesInBatches &&
-          directResults.size() - stored == kRowOperandBatchRuns) {
+      if (storesInBatches && directResults.size() - stored == kStoreBatchRuns) {
         storeFragments(firstRow, firstColumn,
-                       runs.slice(stored, kRowOperandBatchRuns),
+                       runs.slice(stored, kStoreBatchRuns),
                        ArrayRef(directResults).drop_front(stored));
         stored = directResults.size();
       }
