@@ -185,7 +185,7 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
   // bounds them (docs/benchmarks.md, run 18). 16-bit outputs trade pairs
   // across a quad of runs before they store, and statistics and row
   // reductions read every run's results: those keep one batch.
-  bool storesInBatches = !staged && p.storesOutput && !p.statistics &&
+  bool storesInBatches = p.storesOutput && !p.statistics &&
                          !p.reducesRowsInRegisters() &&
                          elementBytes(elementType) == 4;
   size_t stored = 0;

@@ -113,3 +113,10 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<512x64xf32>) -> tensor<?x1xf32> {
   }
   return %1 : tensor<?x1xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'fusion.batch_gemm_configs' must be an array of #fusion.batch_gemm_config on a fusion.fused_linear}}
+func.func @not_fused(%x: tensor<?x64xbf16>) -> tensor<?x64xbf16> attributes {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>]} {
+  return %x : tensor<?x64xbf16>
+}
