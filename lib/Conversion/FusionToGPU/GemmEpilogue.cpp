@@ -183,14 +183,26 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
   // may not sink below the stores: the pointers may alias), spilling the
   // accumulators; storing each batch of runs before the next is computed
   // bounds them (docs/benchmarks.md, run 18). 16-bit outputs trade pairs
-  // across a quad of runs before they store, and statistics and row
-  // reductions read every run's results: those keep one batch.
+  // across a quad of runs before they store, which a batch holds whole
+  // where the runs list each quad together (the wgmma kernel's do; the
+  // tiled kernel's quads are a warp tile's columns apart). Statistics and
+  // row reductions read every run's results: those keep one batch.
   bool storesInBatches = p.storesOutput && !p.statistics &&
                          !p.reducesRowsInRegisters() &&
-                         elementBytes(elementType) == 4;
+                         (elementBytes(elementType) == 4 || c.isWgmma());
+  // Batches load their row operands a batch ahead: the next batch's loads
+  // come before this batch's stores, which they could not pass, so that
+  // their latency overlaps this batch's work (docs/benchmarks.md, run 19).
+  size_t runsAhead = storesInBatches ? kStoreBatchRuns : 0;
+  std::vector<SmallVector<SmallVector<Value>>> rowValues(runs.size());
+  size_t loaded = 0;
   size_t stored = 0;
   SmallVector<SmallVector<Value>> directResults;
-  for (const AccumulatorRun &run : runs) {
+  for (auto [i, run] : llvm::enumerate(runs)) {
+    for (; loaded < runs.size() && loaded <= i + runsAhead; ++loaded)
+      rowValues[loaded] = loadRowOperands(add(firstRow, runs[loaded].row),
+                                          add(firstColumn, runs[loaded].column),
+                                          runs[loaded].values.size());
     SmallVector<Value> results;
     for (auto [j, accumulator] : llvm::enumerate(run.values)) {
       ArrayRef<Value> columnValues = constants(run.column + j);
@@ -200,9 +212,7 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
       if (args.bias)
         v = arith::AddFOp::create(b, loc, v, columnValues.front());
       SmallVector<Value> operands(columnValues.drop_front(args.bias ? 1 : 0));
-      llvm::append_range(operands,
-                         loadRowOperands(add(firstRow, run.row),
-                                         add(firstColumn, run.column + j)));
+      llvm::append_range(operands, rowValues[i][j]);
       results.push_back(p.epilogue(b, loc, v, operands));
     }
     if (!staged) {
@@ -242,22 +252,50 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
     emitRowPartials(staging);
 }
 
-SmallVector<Value> GemmEpilogueEmitter::loadRowOperands(Value row,
-                                                        Value column) {
-  SmallVector<Value> values;
+SmallVector<SmallVector<Value>>
+GemmEpilogueEmitter::loadRowOperands(Value row, Value column, int64_t width) {
+  SmallVector<SmallVector<Value>> values(width);
   if (args.rowOperands.empty())
     return values;
   // Rows and columns past the matrix (a ragged last tile) read its last
-  // element instead: their results are never stored.
+  // elements instead: their results are never stored.
   Value globalRow =
       arith::MinUIOp::create(b, loc, add(t.rowBase, row),
                              arith::SubIOp::create(b, loc, t.rows, idx(1)));
-  Value globalColumn =
-      arith::MinUIOp::create(b, loc, add(t.columnBase, column), idx(p.n - 1));
-  for (auto [operand, groups] : llvm::zip(args.rowOperands, p.rowGroups))
-    values.push_back(widen(memref::LoadOp::create(
-        b, loc, operand,
-        ValueRange{globalRow, div(globalColumn, p.n / groups)})));
+  Value globalColumn = add(t.columnBase, column);
+  for (auto [operand, groups] : llvm::zip(args.rowOperands, p.rowGroups)) {
+    // A full [M, N] operand whose rows hold whole runs is read a run at a
+    // time: the run's first column is a multiple of its width, and the
+    // runtime's buffers are 16-byte aligned.
+    if (groups == p.n && width > 1 && p.n % width == 0) {
+      Value first =
+          arith::MinUIOp::create(b, loc, globalColumn, idx(p.n - width));
+      Value vector = vector::LoadOp::create(
+          b, loc, VectorType::get({width}, elementType), operand,
+          ValueRange{globalRow, first}, /*nontemporal=*/false,
+          llvm::Align(
+              std::min(width * elementBytes(elementType), kGemmChunkBytes)));
+      for (int64_t j = 0; j < width; ++j)
+        values[j].push_back(
+            widen(vector::ExtractOp::create(b, loc, vector, j)));
+      continue;
+    }
+    int64_t groupColumns = p.n / groups;
+    auto load = [&](Value column) {
+      Value clamped = arith::MinUIOp::create(b, loc, column, idx(p.n - 1));
+      return widen(memref::LoadOp::create(
+          b, loc, operand, ValueRange{globalRow, div(clamped, groupColumns)}));
+    };
+    // A run within one group (a row statistic) reads its element once.
+    if (groupColumns % width == 0) {
+      Value value = load(globalColumn);
+      for (int64_t j = 0; j < width; ++j)
+        values[j].push_back(value);
+      continue;
+    }
+    for (int64_t j = 0; j < width; ++j)
+      values[j].push_back(load(add(globalColumn, j)));
+  }
   return values;
 }
 

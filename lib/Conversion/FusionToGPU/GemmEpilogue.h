@@ -190,9 +190,10 @@ private:
     return viewOf(t.shared, idx(offset), shape, type);
   }
 
-  /// The row operands' elements for the output at `row`, `column` of the
-  /// tile, as f32.
-  SmallVector<Value> loadRowOperands(Value row, Value column);
+  /// The row operands' elements for the `width` outputs of a run at `row`,
+  /// `column` of the tile, as f32: each output's operands.
+  SmallVector<SmallVector<Value>> loadRowOperands(Value row, Value column,
+                                                  int64_t width);
   /// Stores the runs' `results` (f32) from the registers (the Direct path).
   void storeFragments(Value firstRow, Value firstColumn,
                       ArrayRef<AccumulatorRun> runs,

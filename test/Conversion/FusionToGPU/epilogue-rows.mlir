@@ -1,7 +1,9 @@
 // Row operands of a fused epilogue (a residual matrix, a statistic per row):
-// the tiled kernel reads them in its epilogue, at each output's row and
-// column (clamped into the matrix for a ragged last tile); with cuBLAS, the
-// epilogue kernel reads them beside the GEMM's output.
+// the generated kernels read them in their epilogue, per accumulator run of
+// two columns (clamped into the matrix for a ragged last tile): the
+// residual's two elements with one 8-byte load, the statistic's one element
+// once; with cuBLAS, the epilogue kernel reads them beside the GEMM's
+// output.
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=tiled" --fusion-lower-to-gpu | FileCheck %s --check-prefix=TILED
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=cublas" --fusion-lower-to-gpu | FileCheck %s --check-prefix=CUBLAS
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90" --fusion-lower-to-gpu | FileCheck %s --check-prefix=WGMMA
@@ -9,10 +11,14 @@
 // TILED-LABEL: llvm.func @residual(
 // TILED: fusion_rt.launch @fusion_kernels::@residual_0_gemm
 // TILED-NOT: fusion_rt.launch
+// TILED: llvm.func @residual_bf16(
 // TILED: gpu.func @residual_0_gemm(%{{.*}}: memref<?x64xf32>, %{{.*}}: memref<96x64xf32>, %{{.*}}: memref<?x96xf32>, %[[RES:.*]]: memref<?x96xf32>, %[[STAT:.*]]: memref<?x1xf32>)
 // TILED: arith.minui
-// TILED: memref.load %[[RES]]
+// TILED: vector.load %[[RES]][%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<?x96xf32>, vector<2xf32>
+// TILED-NOT: %[[RES]]
 // TILED: memref.load %[[STAT]]
+// TILED-NOT: %[[STAT]]
+// TILED: vector.load %[[RES]]
 // TILED: arith.addf
 // TILED: arith.subf
 // CUBLAS-LABEL: llvm.func @residual(
@@ -21,15 +27,18 @@
 // CUBLAS: gpu.func @residual_0_epilogue(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) kernel
 // CUBLAS-COUNT-2: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
 // CUBLAS: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> f32
-// The wgmma kernel (f32 output) stores each batch of 4 accumulator runs (8
-// values) before it loads the next batch's row operands, so that the loads
-// and results of a whole tile never wait in registers together.
+// The wgmma kernel stores each batch of 4 accumulator runs (8 values)
+// before it computes the next, so that the results of a whole tile never
+// wait in registers together, and loads the row operands a batch ahead:
+// the loads of batches 0 and 1 come before the stores of batch 0.
 // WGMMA: gpu.func @residual_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[OUT:.*]]: memref<?x96xf32>, %[[RES:.*]]: memref<?x96xf32>, %[[STAT:.*]]: memref<?x1xf32>)
-// WGMMA-COUNT-8: memref.load %[[RES]]
-// WGMMA-NOT: memref.load %[[RES]]
+// WGMMA-COUNT-8: vector.load %[[RES]]
+// WGMMA-NOT: %[[RES]]
 // WGMMA-COUNT-4: vector.store {{.*}}, %[[OUT]]
 // WGMMA-NOT: vector.store {{.*}}, %[[OUT]]
-// WGMMA: memref.load %[[RES]]
+// WGMMA-COUNT-4: vector.load %[[RES]]
+// WGMMA-NOT: %[[RES]]
+// WGMMA-COUNT-4: vector.store {{.*}}, %[[OUT]]
 func.func @residual(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>,
                     %r: tensor<?x96xf32>, %s: tensor<?x1xf32>) -> tensor<?x96xf32> {
   %y = fusion.fused_linear %x, %w epilogue rows(%r, %s) {
@@ -39,4 +48,44 @@ func.func @residual(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>,
     fusion.yield %1 : f32
   } : (tensor<?x64xf32>, tensor<96x64xf32>, tensor<?x96xf32>, tensor<?x1xf32>) -> tensor<?x96xf32>
   return %y : tensor<?x96xf32>
+}
+
+// A 16-bit output's batch of 4 runs is a quad, which the lanes trade
+// (shuffles) into one 16-byte store each; the next batch's loads come first
+// again.
+// WGMMA: gpu.func @residual_bf16_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[OUT16:.*]]: memref<?x96xbf16>, %[[RES16:.*]]: memref<?x96xbf16>)
+// WGMMA-COUNT-8: vector.load %[[RES16]]{{.*}} vector<2xbf16>
+// WGMMA-NOT: %[[RES16]]
+// WGMMA-COUNT-4: gpu.shuffle xor
+// WGMMA: vector.store {{.*}}, %[[OUT16]]{{.*}} vector<8xbf16>
+// WGMMA-NOT: vector.store
+// WGMMA-COUNT-4: vector.load %[[RES16]]
+// WGMMA-NOT: vector.store
+// WGMMA-COUNT-4: gpu.shuffle xor
+// WGMMA: vector.store {{.*}}, %[[OUT16]]{{.*}} vector<8xbf16>
+func.func @residual_bf16(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>,
+                         %r: tensor<?x96xbf16>) -> tensor<?x96xbf16> {
+  %y = fusion.fused_linear %x, %w epilogue rows(%r) {
+  ^bb0(%acc: f32, %res: f32):
+    %0 = arith.addf %acc, %res : f32
+    fusion.yield %0 : f32
+  } : (tensor<?x64xbf16>, tensor<96x64xbf16>, tensor<?x96xbf16>) -> tensor<?x96xbf16>
+  return %y : tensor<?x96xbf16>
+}
+
+// Rows of an odd width are not 8-byte aligned: the residual is read an
+// element at a time.
+// WGMMA: gpu.func @residual_odd_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[OUTODD:.*]]: memref<?x95xf32>, %[[RESODD:.*]]: memref<?x95xf32>)
+// WGMMA-NOT: vector.load %[[RESODD]]
+// WGMMA-COUNT-16: memref.load %[[RESODD]]
+// WGMMA-NOT: vector.load %[[RESODD]]
+// WGMMA: gpu.return
+func.func @residual_odd(%x: tensor<?x64xf32>, %w: tensor<95x64xf32>,
+                        %r: tensor<?x95xf32>) -> tensor<?x95xf32> {
+  %y = fusion.fused_linear %x, %w epilogue rows(%r) {
+  ^bb0(%acc: f32, %res: f32):
+    %0 = arith.addf %acc, %res : f32
+    fusion.yield %0 : f32
+  } : (tensor<?x64xf32>, tensor<95x64xf32>, tensor<?x95xf32>) -> tensor<?x95xf32>
+  return %y : tensor<?x95xf32>
 }

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Compares the generated kernels of several fusion compilers on epilogues
+that read a residual [M, N] matrix or a row statistic [M, 1], beside the
+plain GEMM and an epilogue without either (K = N = 4096, tf32, 3xTF32 and
+bf16).
+
+  epilogue_ab.py pack OUT SIDE=FUSION_COMPILE... [--strategy S]
+      (build machine) writes the models and compiles them with each
+      compiler into OUT/SIDE/{tf32,fp32,bf16}.so;
+  epilogue_ab.py run OUT [--rows 1024,16384] [--rounds R]
+      (GPU machine) checks every side's outputs (poisoned first) against
+      float64, then times the sides and the raw cuBLAS GEMM interleaved:
+      rounds alternate between them, so that clock drift falls on all
+      alike. Prints a table of median ms per call last, with each side's
+      ratio to the first side.
+"""
+import argparse
+import pathlib
+import statistics
+import subprocess
+import sys
+
+K = N = 4096
+# The element type and compile precision of each library.
+PRECISIONS = {"tf32": "f32", "fp32": "f32", "bf16": "bf16"}
+GELU = """
+    %half = arith.constant 0.5 : f32
+    %one = arith.constant 1.0 : f32
+    %rsqrt2 = arith.constant 0.70710678118654752 : f32
+    %s = arith.mulf %v, %rsqrt2 : f32
+    %e = math.erf %s : f32
+    %p = arith.addf %e, %one : f32
+    %h = arith.mulf %v, %half : f32
+    %g = arith.mulf %h, %p : f32"""
+# name: (epilogue region body after GELU's values, the extra input (a
+#        second matrix r: [M, N], or a row statistic s: [M, 1]), the row
+#        operand, PyTorch's model)
+MODELS = {
+    "plain": (None, None, None, lambda y, x, r, s: y),
+    "y_plus_x": ("%o = arith.addf %v, %res : f32", None, "x",
+                 lambda y, x, r, s: y + x),
+    "y_plus_r": ("%o = arith.addf %v, %res : f32", "r", "r",
+                 lambda y, x, r, s: y + r),
+    "y_minus_s": ("%o = arith.subf %v, %res : f32", "s", "s",
+                  lambda y, x, r, s: y - s),
+    "two_gelu": (GELU + "\n    %o = arith.addf %g, %g : f32", None, None,
+                 lambda y, x, r, s: 2 * gelu(y)),
+    "gelu_plus_x": (GELU + "\n    %o = arith.addf %g, %res : f32", None, "x",
+                    lambda y, x, r, s: gelu(y) + x),
+}
+
+
+def gelu(y):
+    import torch.nn.functional as F
+    return F.gelu(y)
+
+
+def model_mlir(name, t):
+    body, extra, residual, _ = MODELS[name]
+    x, w, v = f"tensor<?x{K}x{t}>", f"tensor<{N}x{K}x{t}>", f"tensor<{N}x{t}>"
+    y = f"tensor<?x{N}x{t}>"
+    types = {"x": y, "r": y, "s": f"tensor<?x1x{t}>"}
+    args = f"%x: {x}, %w: {w}, %b: {v}"
+    if extra:
+        args += f", %{extra}: {types[extra]}"
+    text = f"func.func @{name}({args}) -> {y} {{\n"
+    text += f"  %y = fusion.linear %x, %w, %b : {x}, {w}, {v} -> {y}\n"
+    if body is None:
+        return text + f"  return %y : {y}\n}}\n"
+    rows = f" rows(%{residual} : {types[residual]})" if residual else ""
+    block = "%v: f32" + (", %res: f32" if residual else "")
+    text += f"  %0 = fusion.elementwise %y{rows} : {y} {{\n  ^bb0({block}):"
+    text += f"\n    {body}\n    fusion.yield %o : f32\n  }}\n"
+    return text + f"  return %0 : {y}\n}}\n"
+
+
+def pack(args):
+    out = pathlib.Path(args.out)
+    for precision, t in PRECISIONS.items():
+        module = out / f"models_{t}.mlir"
+        module.parent.mkdir(parents=True, exist_ok=True)
+        module.write_text("".join(model_mlir(m, t) for m in MODELS))
+    for side in args.sides:
+        name, compiler = side.split("=", 1)
+        (out / name).mkdir(exist_ok=True)
+        for precision, t in PRECISIONS.items():
+            command = [compiler, str(out / f"models_{t}.mlir"),
+                       f"--strategy={args.strategy}", "--target=sm_90",
+                       "-o", str(out / name / f"{precision}.so")]
+            if t == "f32":
+                command.append(f"--precision={precision}")
+            subprocess.run(command, check=True)
+        for header in (out / name).glob("*.h"):
+            header.unlink()
+
+
+def run(args):
+    import torch
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from check_and_bench import (BOUNDS, Library, precision_setup,
+                                 relative_error, timed)
+    out = pathlib.Path(args.out)
+    sides = sorted(p.name for p in out.iterdir() if p.is_dir())
+    if args.first:
+        sides.remove(args.first)
+        sides.insert(0, args.first)
+    dtypes = {"f32": torch.float32, "bf16": torch.bfloat16}
+    failures, table = [], []
+    print(f"# {torch.cuda.get_device_name()}, sides {', '.join(sides)}")
+    for precision, t in PRECISIONS.items():
+        precision_setup(precision)
+        libs = {s: Library(out / s / f"{precision}.so") for s in sides}
+        dtype = dtypes[t]
+        for m in (int(r) for r in args.rows.split(",")):
+            x = torch.randn(m, K, device="cuda", dtype=dtype)
+            w = (torch.randn(N, K, device="cuda") / 64).to(dtype)
+            b = torch.randn(N, device="cuda", dtype=dtype)
+            extras = {"r": torch.randn(m, N, device="cuda", dtype=dtype),
+                      "s": torch.randn(m, 1, device="cuda", dtype=dtype)}
+            y64 = torch.addmm(b.double(), x.double(), w.double().t())
+            for name, (_, extra, _, model) in MODELS.items():
+                inputs = [x, w, b] + ([extras[extra]] if extra else [])
+                ref = model(y64, x.double(), extras["r"].double(),
+                            extras["s"].double())
+                outs = {}
+                for side, lib in libs.items():
+                    outs[side] = torch.full((m, N), float("nan"),
+                                            device="cuda", dtype=dtype)
+                    lib.run(name, m, inputs, [outs[side]])
+                torch.cuda.synchronize()
+                errors = {s: relative_error(o, ref) for s, o in outs.items()}
+                bad = [s for s, e in errors.items() if not e <= BOUNDS[precision]]
+                failures += [f"{s}:{precision}:{name} M={m}" for s in bad]
+                calls = {s: (lambda lib=lib, o=outs[s]: lib.run(
+                    name, m, inputs, [o])) for s, lib in libs.items()}
+                calls["gemm"] = lambda: torch.addmm(b, x, w.t())
+                times = {s: [] for s in calls}
+                for _ in range(args.rounds):
+                    for s, call in calls.items():
+                        times[s].append(timed(call, iters=5))
+                medians = {s: statistics.median(v) for s, v in times.items()}
+                table.append((precision, name, m, medians, errors))
+    print(f"\n| prec | epilogue | M | {' | '.join(sides)} | gemm | "
+          + " | ".join(f"{s} / {sides[0]}" for s in sides[1:])
+          + f" | {sides[-1]} / gemm | max error |")
+    print("|" + "---|" * (5 + 2 * len(sides)))
+    for precision, name, m, medians, errors in table:
+        cells = [f"{medians[s]:.3f}" for s in sides + ["gemm"]]
+        cells += [f"{medians[s] / medians[sides[0]]:.3f}" for s in sides[1:]]
+        cells.append(f"{medians[sides[-1]] / medians['gemm']:.3f}")
+        cells.append(f"{max(errors.values()):.1e}")
+        print(f"| {precision} | {name} | {m} | " + " | ".join(cells) + " |")
+    print("\nall within bounds" if not failures else
+          f"\nFAILED: {', '.join(failures)}")
+    return 1 if failures else 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawTextHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    p = commands.add_parser("pack")
+    p.add_argument("out")
+    p.add_argument("sides", nargs="+", help="NAME=FUSION_COMPILE")
+    p.add_argument("--strategy", default="wgmma")
+    r = commands.add_parser("run")
+    r.add_argument("out")
+    r.add_argument("--rows", default="1024,16384")
+    r.add_argument("--rounds", type=int, default=7)
+    r.add_argument("--first", default=None,
+                   help="the side the others are compared with")
+    args = parser.parse_args()
+    if args.command == "pack":
+        pack(args)
+        return 0
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
