@@ -2,8 +2,9 @@
 // where it computes the op (sm_90, bf16/f16/tf32/3xTF32 multiplies, K rows
 // of 16-byte multiples) and cuBLASLt elsewhere; auto picks it on sm_90 for
 // f32 tensors in fp32, for outputs only reductions of rows or of groups
-// its tiles hold whole read (any type) and for f32 tensors in tf32 unless
-// reductions read the written output or the epilogue a residual matrix.
+// its tiles hold whole read (any type) and for tf32 and 16-bit multiplies
+// unless reductions read the written output or the epilogue a residual
+// matrix.
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90" | FileCheck %s --check-prefix=WGMMA
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: fusion-opt %s --fusion-select-gemm-config="target=sm_90" | FileCheck %s --check-prefix=AUTO
@@ -26,16 +27,16 @@
 // WGMMA: #fusion.gemm_config<cublaslt>
 
 // SM80-NOT: wgmma
-// SM80-COUNT-14: #fusion.gemm_config<cublaslt>
+// SM80-COUNT-15: #fusion.gemm_config<cublaslt>
 
 // AUTO-LABEL: func.func @fp32
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
 // AUTO-LABEL: func.func @tf32
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32
 // AUTO-LABEL: func.func @bf16
-// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO: #fusion.gemm_config<wgmma, mma = bf16
 // AUTO-LABEL: func.func @narrow
-// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO: #fusion.gemm_config<wgmma, mma = f16
 // AUTO-LABEL: func.func @f32_in_f16
 // AUTO: #fusion.gemm_config<cublaslt>
 // AUTO-LABEL: func.func @unaligned_k
@@ -61,6 +62,8 @@
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
 // AUTO-LABEL: func.func @tf32_row_statistic
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32
+// AUTO-LABEL: func.func @bf16_residual
+// AUTO: #fusion.gemm_config<cublaslt>
 
 func.func @fp32(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {
@@ -200,4 +203,14 @@ func.func @tf32_row_statistic(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %r: 
     fusion.yield %1 : f32
   } : (tensor<?x64xf32>, tensor<256x64xf32>, tensor<?x1xf32>) -> tensor<?x256xf32>
   return %0 : tensor<?x256xf32>
+}
+
+func.func @bf16_residual(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>,
+                         %r: tensor<?x256xbf16>) -> tensor<?x256xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue rows(%r) {
+  ^bb0(%acc: f32, %res: f32):
+    %1 = arith.addf %acc, %res : f32
+    fusion.yield %1 : f32
+  } : (tensor<?x64xbf16>, tensor<256x64xbf16>, tensor<?x256xbf16>) -> tensor<?x256xbf16>
+  return %0 : tensor<?x256xbf16>
 }
