@@ -282,8 +282,8 @@ GemmEpilogueEmitter::loadRowOperands(Value row, Value column, int64_t width) {
       continue;
     }
     int64_t groupColumns = p.n / groups;
-    auto load = [&](Value column) {
-      Value clamped = arith::MinUIOp::create(b, loc, column, idx(p.n - 1));
+    auto load = [&](Value at) {
+      Value clamped = arith::MinUIOp::create(b, loc, at, idx(p.n - 1));
       return widen(memref::LoadOp::create(
           b, loc, operand, ValueRange{globalRow, div(clamped, groupColumns)}));
     };
