@@ -149,7 +149,8 @@ namespace {
 fusion::CompileOptions
 parseOptions(const std::string &target, const std::string &strategy,
              const std::string &precision, const std::string &emit,
-             const std::string &fp32Math, const std::string &tile) {
+             const std::string &fp32Math, const std::string &tile,
+             const std::string &schedule) {
   fusion::CompileOptionText text;
   text.target = target;
   text.strategy = strategy;
@@ -157,6 +158,7 @@ parseOptions(const std::string &target, const std::string &strategy,
   text.emit = emit;
   text.fp32Math = fp32Math;
   text.tile = tile;
+  text.schedule = schedule;
   std::string error;
   FailureOr<fusion::CompileOptions> options =
       fusion::parseCompileOptions(text, error);
@@ -170,9 +172,9 @@ parseOptions(const std::string &target, const std::string &strategy,
 void Module::compile(const std::string &output, const std::string &target,
                      const std::string &strategy, const std::string &precision,
                      const std::string &emit, const std::string &fp32Math,
-                     const std::string &tile) {
+                     const std::string &tile, const std::string &schedule) {
   fusion::CompileOptions options =
-      parseOptions(target, strategy, precision, emit, fp32Math, tile);
+      parseOptions(target, strategy, precision, emit, fp32Math, tile, schedule);
   DiagnosticCollector diagnostics(context->context.get());
   OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
   if (failed(fusion::compileModule(*copy, options, output)))
@@ -206,16 +208,17 @@ PYBIND11_MODULE(_fusion, m) {
       "check_compile_options",
       [](const std::string &target, const std::string &strategy,
          const std::string &precision, const std::string &fp32Math,
-         const std::string &tile) {
+         const std::string &tile, const std::string &schedule) {
         parseOptions(target, strategy, precision,
-                     fusion::CompileOptionText().emit, fp32Math,
-                     tile);
+                     fusion::CompileOptionText().emit, fp32Math, tile,
+                     schedule);
       },
       py::arg("target") = kDefaults.target,
       py::arg("strategy") = kDefaults.strategy,
       py::arg("precision") = kDefaults.precision,
       py::arg("fp32_math") = kDefaults.fp32Math,
       py::arg("tile") = kDefaults.tile,
+      py::arg("schedule") = kDefaults.schedule,
       "Raises MLIRError naming the first invalid option, as compile would.");
 
   ModuleClass module(m, "Module");
@@ -235,6 +238,7 @@ PYBIND11_MODULE(_fusion, m) {
            py::arg("emit") = kDefaults.emit,
            py::arg("fp32_math") = kDefaults.fp32Math,
            py::arg("tile") = kDefaults.tile,
+           py::arg("schedule") = kDefaults.schedule,
            "Compiles as fusion-compile does, writing `output` (and its "
            ".json/.h signature files).");
   bindIRBuilders(m, module);

@@ -326,6 +326,13 @@ std::string setCompileOption(CompileOptions &options, StringRef name,
     }
     return invalid("tf32x3 or simt");
   }
+  if (name == "schedule") {
+    if (std::optional<WgmmaSchedule> schedule = symbolizeWgmmaSchedule(value)) {
+      options.schedule = *schedule;
+      return "";
+    }
+    return invalid("cooperative or pingpong");
+  }
   if (name == "precision") {
     if (value.empty()) {
       options.precision = std::nullopt;
@@ -395,6 +402,7 @@ LogicalResult lowerToGpu(ModuleOp module, Chip chip,
   select.tile.assign(options.tile.begin(), options.tile.end());
   select.warps.assign(options.warps.begin(), options.warps.end());
   select.stages = options.stages;
+  select.schedule = options.schedule;
   lower.addPass(createSelectGemmConfig(select));
   lower.addPass(createConvertFusionToGPU());
   lower.addPass(createLowerFusionRuntimeToLLVM());
@@ -438,12 +446,14 @@ FailureOr<CompileOptions>
 mlir::fusion::parseCompileOptions(const CompileOptionText &text,
                                   std::string &error) {
   CompileOptions options;
-  for (auto [name, value] : {std::pair<StringRef, StringRef>{"target", text.target},
-                             {"strategy", text.strategy},
-                             {"precision", text.precision},
-                             {"emit", text.emit},
-                             {"tile", text.tile},
-                             {"fp32-math", text.fp32Math}}) {
+  for (auto [name, value] :
+       {std::pair<StringRef, StringRef>{"target", text.target},
+        {"strategy", text.strategy},
+        {"precision", text.precision},
+        {"emit", text.emit},
+        {"tile", text.tile},
+        {"fp32-math", text.fp32Math},
+        {"schedule", text.schedule}}) {
     error = setCompileOption(options, name, value);
     if (!error.empty())
       return failure();

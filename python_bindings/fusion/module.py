@@ -452,7 +452,8 @@ def default_target(device):
 
 
 def compile(module, example_inputs, *, target=None, precision=None,
-            strategy="auto", fp32_math="tf32x3", tile=None):
+            strategy="auto", fp32_math="tf32x3", tile=None,
+            schedule="cooperative"):
     """Compiles `module`'s forward for `example_inputs` (tensors of rank >= 2
     [..., features] whose leading dimensions stay free; they flatten into
     the batch) into a library for `target` ("sm_80" and newer GPUs, several
@@ -470,7 +471,9 @@ def compile(module, example_inputs, *, target=None, precision=None,
     generated kernels multiply float32 in fp32 precision: "tf32x3" (tensor
     cores, split operands, fp32-accurate) or "simt" (fma on the CUDA
     cores). `tile` ("BMxBN,WMxWN,STAGES") overrides the generated kernels'
-    tiling. The options are checked by the compiler, as fusion-compile's
+    tiling, `schedule` wgmma kernels' ("cooperative": two consumer
+    warpgroups share each tile; "pingpong": they take 64-row tiles in
+    turn). The options are checked by the compiler, as fusion-compile's
     are. Libraries are cached (fusion/cache.py)."""
     example_inputs = tuple(example_inputs)
     if target is None:
@@ -482,7 +485,7 @@ def compile(module, example_inputs, *, target=None, precision=None,
     programs = _programs(functions)
     files = compiled_library(programs, {
         "target": target, "strategy": strategy, "precision": precision or "",
-        "fp32_math": fp32_math, "tile": tile or ""})
+        "fp32_math": fp32_math, "tile": tile or "", "schedule": schedule})
     manifest = {"entries": _manifest_entries(functions),
                 "inputs": len(example_inputs),
                 "output_structure": functions["train"].output_structure,

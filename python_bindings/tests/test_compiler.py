@@ -155,3 +155,7 @@ def test_compile_errors_raise(context, tmp_path):
     with pytest.raises(_fusion.MLIRError, match="invalid --tile='-128x128"):
         module.compile(str(tmp_path / "f.so"), strategy="tiled",
                        tile="-128x128,2x2,3")
+    with pytest.raises(_fusion.MLIRError, match="invalid --schedule='stream_k' "
+                       r"\(expected cooperative or pingpong\)"):
+        module.compile(str(tmp_path / "f.so"), strategy="wgmma",
+                       target="sm_90", schedule="stream_k")

@@ -37,8 +37,16 @@ from frontend_bench import timed  # noqa: E402
 
 TARGET = "sm_90"
 # The zoo check's strategies; `prepare check STRATEGY,...` and `run check
-# STRATEGY,...` take a subset.
+# STRATEGY,...` take a subset, or "pingpong" (the wgmma kernels with the
+# ping-pong schedule).
 STRATEGIES = ("tiled", "cublas", "wgmma")
+
+
+def strategy_options(strategy):
+    """fusion.compile's options for a strategy of the check."""
+    if strategy == "pingpong":
+        return {"strategy": "wgmma", "schedule": "pingpong"}
+    return {"strategy": strategy}
 # name -> (dtype, fusion precision, error bound against float64).
 PRECISIONS = {"fp32": (torch.float32, None, 1e-5),
               "tf32": (torch.float32, "tf32", 5e-3),
@@ -73,8 +81,9 @@ def prepare_check(strategies=STRATEGIES, models=ZOO):
         for pname, (dtype, precision, _) in PRECISIONS.items():
             for strategy in strategies:
                 model, _, x = twins(name, "cpu", dtype)
-                fusion.compile(model, (x,), target=TARGET, strategy=strategy,
-                               precision=precision)
+                fusion.compile(model, (x,), target=TARGET,
+                               precision=precision,
+                               **strategy_options(strategy))
         torch._dynamo.reset()
         model, _, x = twins(name, "cpu", torch.float32)
         with torch.no_grad():
@@ -93,8 +102,8 @@ def run_check(strategies=STRATEGIES, models=ZOO):
                 dtype, precision, bound = PRECISIONS[pname]
                 model, reference, x = twins(name, "cuda", dtype)
                 compiled = fusion.compile(model, (x,), target=TARGET,
-                                          strategy=strategy,
-                                          precision=precision)
+                                          precision=precision,
+                                          **strategy_options(strategy))
                 out = compiled(x)
                 e = max(error(out, reference(x.double())),
                         state_error(model, reference))

@@ -57,6 +57,11 @@ int main(int argc, char **argv) {
       cl::desc("generated kernels, f32 GEMMs in fp32: tf32x3 (tensor cores, "
                "split operands) or simt (fma on the CUDA cores)"),
       cl::init(defaults.fp32Math));
+  cl::opt<std::string> schedule(
+      "schedule",
+      cl::desc("wgmma kernels: cooperative (two consumer warpgroups share "
+               "each tile) or pingpong (they take 64-row tiles in turn)"),
+      cl::init(defaults.schedule));
   cl::opt<std::string> cudaPath(
       "cuda-path", cl::desc("CUDA toolkit (default: the one of the build)"),
       cl::init(""));
@@ -69,6 +74,7 @@ int main(int argc, char **argv) {
   text.emit = emit;
   text.tile = tile;
   text.fp32Math = fp32Math;
+  text.schedule = schedule;
   text.cudaPath = cudaPath;
   std::string error;
   FailureOr<fusion::CompileOptions> options =

@@ -43,6 +43,8 @@ struct CompileOptions {
   /// (empty, 0: the heuristic's).
   SmallVector<int64_t, 2> tile, warps;
   int64_t stages = 0;
+  /// How wgmma kernels' consumer warpgroups share the tiles.
+  WgmmaSchedule schedule = WgmmaSchedule::cooperative;
   EmitKind emit = EmitKind::Library;
   /// The CUDA toolkit (ptxas, fatbinary, cudart, cuBLASLt); empty: the one
   /// fusion was built with.
@@ -54,7 +56,7 @@ struct CompileOptions {
 /// list of them, or cpu), `strategy`
 /// (auto, cublas, tiled), `precision` (fp32, tf32, bf16, f16; empty: fp32),
 /// `emit` (so, mlir, ptx), `tile` (BMxBN,WMxWN,STAGES; empty: heuristic),
-/// `fp32Math` (tf32x3, simt).
+/// `fp32Math` (tf32x3, simt), `schedule` (cooperative, pingpong).
 struct CompileOptionText {
   std::string target = "sm_80";
   std::string strategy = "auto";
@@ -62,6 +64,7 @@ struct CompileOptionText {
   std::string emit = "so";
   std::string tile;
   std::string fp32Math = "tf32x3";
+  std::string schedule = "cooperative";
   std::string cudaPath;
 };
 

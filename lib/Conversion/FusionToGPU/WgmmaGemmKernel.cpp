@@ -24,6 +24,11 @@
 // before the next tile's loads; such a kernel is launched with a block per
 // tile.
 //
+// With the ping-pong schedule the two consumer warpgroups take the block's
+// tiles in turn, each a whole 64-row tile: the ring's slices go to one
+// warpgroup for a tile, then to the other, so that one's epilogue runs
+// under the other's wgmmas instead of leaving the tensor cores idle.
+//
 // 3xTF32 (fp32 precision of f32 tensors): three wgmmas a K step (small
 // terms first), x's high and low tf32 parts from registers (ldmatrix, then
 // the split), w's high part the stage as the tensor cores read it
@@ -65,7 +70,8 @@ constexpr int32_t kProducerRegisters = 40;
 constexpr int32_t kConsumerRegisters = 232;
 /// The suspend-time hint of an mbarrier wait, in ns (PTX's default range).
 constexpr int64_t kWaitHintNs = 10000000;
-/// The named barrier of the consumers (0 is the block's).
+/// The named barrier of the consumers (0 is the block's); a ping-pong
+/// kernel's second consumer warpgroup takes the next.
 constexpr int32_t kConsumerBarrier = 1;
 /// 3xTF32: K slices the tensor cores sum before the running sums add them.
 /// Pairs drain the tensor cores half as often as single slices (7% faster
@@ -88,7 +94,8 @@ public:
         mma(*problem.config.getMma()), layout(problem.sharedLayout()),
         elementType(problem.elementType),
         tileK(kGemmRowBytes / elementBytes(elementType)),
-        warpgroups(c.getConsumerThreads() / kWarpgroupThreads) {}
+        warpgroups(c.getConsumerThreads() / kWarpgroupThreads),
+        turns(c.getConsumerThreads() / c.getTileThreads()) {}
 
   void emit(gpu::GPUFuncOp kernel);
 
@@ -106,9 +113,19 @@ private:
   Value sharedView(Value offset, ArrayRef<int64_t> shape, Type type) {
     return viewOf(shared, offset, shape, type);
   }
+  /// Synchronizes the threads of the consumer's tile.
   void consumerBarrier() {
-    NVVM::BarrierOp::create(b, loc, Type(), i32(kConsumerBarrier),
-                            i32(c.getConsumerThreads()), {}, Value());
+    Value id = i32(kConsumerBarrier);
+    if (c.isPingpong())
+      id = arith::AddIOp::create(
+          b, loc, id,
+          arith::IndexCastUIOp::create(b, loc, b.getI32Type(), consumer));
+    NVVM::BarrierOp::create(b, loc, Type(), id, i32(c.getTileThreads()), {},
+                            Value());
+  }
+  /// The first row of the tile that this consumer warpgroup multiplies.
+  Value consumerFirstRow() {
+    return c.isPingpong() ? idx(0) : mul(consumer, 64);
   }
   /// Shared memory that one proxy (generic loads and stores, or the async
   /// proxy of TMA and wgmma) wrote or read is next accessed by the other.
@@ -142,6 +159,13 @@ private:
   /// 3xTF32: stage `stage`'s w remainders written (by the producer's
   /// splitters), after the epilogue's barrier.
   Value splitBarrier(Value stage) { return add(stage, 2 * c.getStages() + 1); }
+  /// Ping-pong: phase i completes when the main loop of the block's tile
+  /// iteration i has waited for its last slice. A consumer's main loop
+  /// waits for the one before its own: the ring's barriers are waited on by
+  /// phase parity, which would alias a phase `stages` slices later, so the
+  /// consumers take turns in the ring's order, as CUTLASS's ordered
+  /// barrier of its ping-pong kernels makes them.
+  Value turnBarrier() { return idx(getWgmmaBarrierCount(c) - 1); }
 
   /// The ring's stage of K slice `kTile` of the tile whose slices start at
   /// `firstSlice`; waiting for its data, and releasing it to the producer.
@@ -186,9 +210,11 @@ private:
   }
 
   void setUp(gpu::GPUFuncOp kernel);
-  /// `body(tile, iteration)` for each tile of the block: tile number
-  /// blockIdx + iteration * gridDim.
-  void forEachTile(function_ref<void(Value tile, Value iteration)> body);
+  /// `body(tile, iteration)` for each tile of the block, or of its
+  /// iterations `turn`, `turn` + `turns`, ...: tile number blockIdx +
+  /// iteration * gridDim.
+  void forEachTile(function_ref<void(Value tile, Value iteration)> body,
+                   Value turn = Value(), int64_t turns = 1);
   /// `body(kTile)` for each K slice of a tile.
   void forEachSlice(function_ref<void(Value kTile)> body);
   void emitProducer();
@@ -196,6 +222,15 @@ private:
   /// remainders once it is loaded.
   void emitSplitters();
   void emitConsumer();
+  /// Ping-pong: waits for the main loop of the tile before this one (whose
+  /// slices start at `firstSlice`) to end its turn; nothing for the block's
+  /// first tile.
+  void waitForTurn(Value firstSlice);
+  /// Ping-pong: ends the turn of this consumer's main loop.
+  void endTurn() {
+    if (c.isPingpong())
+      nvgpu::MBarrierArriveOp::create(b, loc, barriers, turnBarrier());
+  }
   /// The consumers' main loop over the K slices of one tile, the ring's
   /// slices `firstSlice` and on: the accumulators, every stage released.
   Value emitMainLoop(Value firstSlice);
@@ -260,10 +295,14 @@ private:
   GemmSharedLayout layout;
   Type elementType;
   int64_t tileK, warpgroups;
+  /// The consumer warpgroups that take the block's tiles in turn: 2 with
+  /// the ping-pong schedule, else 1 (they share each tile).
+  int64_t turns;
 
   Value xMap, wMap, barriers, shared, sharedBase;
-  /// The thread's index in the block, and among the consumers.
-  Value thread, consumerThread, warpgroup, rows, tilesK, tiles;
+  /// The thread's index in the block, and among the consumers; its
+  /// warpgroup, and its index among the consumer warpgroups.
+  Value thread, consumerThread, warpgroup, consumer, rows, tilesK, tiles;
   std::optional<GemmEpilogueArguments> epilogueArgs;
   LLVM::LLVMStructType accumulatorType;
 };
@@ -291,6 +330,7 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   consumerThread = sub(thread, kWarpgroupThreads);
   warpgroup = div(thread, kWarpgroupThreads);
+  consumer = sub(warpgroup, 1);
   rows = memref::DimOp::create(b, loc, epilogueArgs->rowsOperand(), 0);
   tilesK = idx(llvm::divideCeil(p.k, tileK));
   tiles = mul(arith::CeilDivUIOp::create(b, loc, rows, idx(c.getBlockM())),
@@ -325,16 +365,24 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
 }
 
 void WgmmaGemmEmitter::forEachTile(
-    function_ref<void(Value tile, Value iteration)> body) {
+    function_ref<void(Value tile, Value iteration)> body, Value turn,
+    int64_t turns) {
   Value first = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  Value stride = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  Value grid = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  Value step = grid;
+  if (turn) {
+    first = add(first, arith::MulIOp::create(b, loc, turn, grid));
+    step = mul(grid, turns);
+  } else {
+    turn = idx(0);
+  }
   scf::ForOp::create(
-      b, loc, first, tiles, stride, ValueRange{idx(0)},
+      b, loc, first, tiles, step, ValueRange{turn},
       [&](OpBuilder &nb, Location, Value tile, ValueRange state) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
         body(tile, state[0]);
-        scf::YieldOp::create(b, loc, ValueRange{add(state[0], 1)});
+        scf::YieldOp::create(b, loc, ValueRange{add(state[0], turns)});
       });
 }
 
@@ -456,7 +504,7 @@ Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, bool fromZero,
   };
   // The consumer's 64 rows of x (3xTF32: `xParts`); w's rows all.
   Value a =
-      address(add(aOffset(stage), mul(sub(warpgroup, 1), 64 * kGemmRowBytes)));
+      address(add(aOffset(stage), mul(consumerFirstRow(), kGemmRowBytes)));
   Value bTile = address(bOffset(stage));
   Value bLow = split() ? address(remainderOffset(stage)) : Value();
   // The accumulators (zeros of a tile's first slice) and x's parts are
@@ -590,8 +638,7 @@ SmallVector<Value> WgmmaGemmEmitter::loadXParts(Value stage) {
   // j >= 2): wgmma's A fragment of tf32 (and mma.sync's).
   Value local = rem(thread, kWarpgroupThreads);
   Value warp = div(local, 32), lane = rem(local, 32);
-  Value row =
-      add(add(mul(sub(warpgroup, 1), 64), mul(warp, 16)), rem(lane, 16));
+  Value row = add(add(consumerFirstRow(), mul(warp, 16)), rem(lane, 16));
   Value tile = sharedView(aOffset(stage), {c.getBlockM(), tileK}, elementType);
   Type f32 = b.getF32Type(), bitsType = b.getI32Type();
   Value mask = i32(kTf32HighBits);
@@ -631,10 +678,20 @@ Value WgmmaGemmEmitter::addAccumulators(Value running, Value acc) {
   return running;
 }
 
+void WgmmaGemmEmitter::waitForTurn(Value firstSlice) {
+  if (!c.isPingpong())
+    return;
+  Value iteration = div(firstSlice, llvm::divideCeil(p.k, tileK));
+  guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, iteration,
+                                idx(0)),
+          [&] { waitBarrier(parityOf(sub(iteration, 1)), turnBarrier()); });
+}
+
 Value WgmmaGemmEmitter::emitMainLoop(Value firstSlice) {
   if (split())
     return emitSplitMainLoop(firstSlice);
   Value zero = LLVM::ZeroOp::create(b, loc, accumulatorType);
+  waitForTurn(firstSlice);
   auto loop = scf::ForOp::create(
       b, loc, idx(0), tilesK, idx(1), ValueRange{zero},
       [&](OpBuilder &nb, Location, Value kTile, ValueRange state) {
@@ -642,7 +699,8 @@ Value WgmmaGemmEmitter::emitMainLoop(Value firstSlice) {
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
         waitFull(firstSlice, kTile);
         // One stage of wgmmas stays in flight: the previous one's stage is
-        // released once it is done.
+        // released once it is done. (Two in flight measured no faster for
+        // a ping-pong consumer, which multiplies alone: run 20.)
         Value acc = multiplyStage(state[0], stageOf(firstSlice, kTile),
                                   /*fromZero=*/false);
         NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(1));
@@ -651,6 +709,7 @@ Value WgmmaGemmEmitter::emitMainLoop(Value firstSlice) {
                 [&] { release(stageOf(firstSlice, sub(kTile, 1))); });
         scf::YieldOp::create(b, loc, acc);
       });
+  endTurn();
   Value acc = waitForGroups(0, loop.getResult(0));
   release(stageOf(firstSlice, sub(tilesK, 1)));
   return acc;
@@ -665,6 +724,7 @@ Value WgmmaGemmEmitter::emitSplitMainLoop(Value firstSlice) {
   // remainders) while the tensor cores multiply slice t. The consumer
   // warpgroups share no barrier here: one's adds run under the other's
   // wgmmas.
+  waitForTurn(firstSlice);
   waitSplit(firstSlice, idx(0));
   SmallVector<Value> first = loadXParts(stageOf(firstSlice, idx(0)));
   // Waits for slice `kTile` and loads its x parts where the tile has it.
@@ -719,6 +779,11 @@ Value WgmmaGemmEmitter::emitSplitMainLoop(Value firstSlice) {
   SmallVector<Value> initial{zero, zero};
   llvm::append_range(initial, first);
   int64_t whole = slices - slices % group;
+  // Every slice has been waited for once the loops are done.
+  auto finish = [&](Value running) {
+    endTurn();
+    return running;
+  };
   auto loop = scf::ForOp::create(
       b, loc, idx(0), idx(whole), idx(group), initial,
       [&](OpBuilder &nb, Location, Value kTile, ValueRange state) {
@@ -730,44 +795,60 @@ Value WgmmaGemmEmitter::emitSplitMainLoop(Value firstSlice) {
                           SmallVector<Value>(state.drop_front(2))));
       });
   if (whole == slices)
-    return loop.getResult(1);
-  return multiplyGroup(idx(whole), slices - whole, loop.getResult(0),
-                       loop.getResult(1),
-                       SmallVector<Value>(loop.getResults().drop_front(2)))[1];
+    return finish(loop.getResult(1));
+  return finish(multiplyGroup(
+      idx(whole), slices - whole, loop.getResult(0), loop.getResult(1),
+      SmallVector<Value>(loop.getResults().drop_front(2)))[1]);
 }
 
 void WgmmaGemmEmitter::emitConsumer() {
   setMaxRegisters(kConsumerRegisters, NVVM::SetMaxRegisterAction::increase);
-  forEachTile([&](Value tile, Value iteration) {
-    GemmTilePosition position = rasterizeGemmTile(b, loc, tile, rows, p.n, c);
-    GemmTile gemmTile{consumerThread,
-                      c.getConsumerThreads(),
-                      rows,
-                      position.tileM,
-                      position.blockRowTiles,
-                      position.rowBase,
-                      position.columnBase,
-                      shared,
-                      [this] { consumerBarrier(); },
-                      stagesInRing() ? GemmOutputPath::Staged
-                                     : GemmOutputPath::Direct};
-    GemmEpilogueEmitter epilogue(b, loc, p, gemmTile, *epilogueArgs);
-    epilogue.loadColumnConstants();
-    consumerBarrier();
-    Value acc = emitMainLoop(arith::MulIOp::create(b, loc, iteration, tilesK));
-    emitEpilogue(epilogue, acc);
-    if (stagesInRing())
-      // The staged tile's generic accesses come before the producer's TMA
-      // writes into the ring.
-      fenceSharedProxies();
-    // Every consumer is done with the tile's column constants (and staged
-    // tile) before the next tile's.
-    consumerBarrier();
-    if (stagesInRing())
-      guarded(equal(consumerThread, 0), [&] {
-        nvgpu::MBarrierArriveOp::create(b, loc, barriers, epilogueBarrier());
-      });
-  });
+  // A ping-pong consumer's epilogue has its own column constants (and
+  // moments scratch), past the other's.
+  Value epilogueShared = shared;
+  if (c.isPingpong()) {
+    Value shift = mul(consumer, layout.consumerScratchStride);
+    epilogueShared = memref::ViewOp::create(
+        b, loc, cast<MemRefType>(shared.getType()), shared, shift,
+        ValueRange{sub(idx(layout.total - kSwizzleAtomBytes), shift)});
+  }
+  Value tileThread =
+      c.isPingpong() ? rem(thread, kWarpgroupThreads) : consumerThread;
+  forEachTile(
+      [&](Value tile, Value iteration) {
+        GemmTilePosition position =
+            rasterizeGemmTile(b, loc, tile, rows, p.n, c);
+        GemmTile gemmTile{tileThread,
+                          c.getTileThreads(),
+                          rows,
+                          position.tileM,
+                          position.blockRowTiles,
+                          position.rowBase,
+                          position.columnBase,
+                          epilogueShared,
+                          [this] { consumerBarrier(); },
+                          stagesInRing() ? GemmOutputPath::Staged
+                                         : GemmOutputPath::Direct};
+        GemmEpilogueEmitter epilogue(b, loc, p, gemmTile, *epilogueArgs);
+        epilogue.loadColumnConstants();
+        consumerBarrier();
+        Value acc =
+            emitMainLoop(arith::MulIOp::create(b, loc, iteration, tilesK));
+        emitEpilogue(epilogue, acc);
+        if (stagesInRing())
+          // The staged tile's generic accesses come before the producer's TMA
+          // writes into the ring.
+          fenceSharedProxies();
+        // Every consumer is done with the tile's column constants (and staged
+        // tile) before the next tile's.
+        consumerBarrier();
+        if (stagesInRing())
+          guarded(equal(consumerThread, 0), [&] {
+            nvgpu::MBarrierArriveOp::create(b, loc, barriers,
+                                            epilogueBarrier());
+          });
+      },
+      c.isPingpong() ? consumer : Value(), turns);
 }
 
 void WgmmaGemmEmitter::emitEpilogue(GemmEpilogueEmitter &epilogue, Value acc) {
@@ -776,8 +857,7 @@ void WgmmaGemmEmitter::emitEpilogue(GemmEpilogueEmitter &epilogue, Value acc) {
   // elements 4j, 4j + 1 (+ 2, + 3).
   Value local = rem(thread, kWarpgroupThreads);
   Value warp = div(local, 32), lane = rem(local, 32);
-  Value firstRow =
-      add(add(mul(sub(warpgroup, 1), 64), mul(warp, 16)), div(lane, 4));
+  Value firstRow = add(add(consumerFirstRow(), mul(warp, 16)), div(lane, 4));
   Value firstColumn = mul(rem(lane, 4), 2);
   SmallVector<AccumulatorRun> runs;
   for (int64_t j = 0; j < c.getBlockN() / 8; ++j)
@@ -797,8 +877,7 @@ void WgmmaGemmEmitter::emit(gpu::GPUFuncOp kernel) {
     for (int64_t s = 0; s < c.getStages(); ++s) {
       nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(1),
                                     fullBarrier(idx(s)), Value());
-      nvgpu::MBarrierInitOp::create(b, loc, barriers,
-                                    idx(c.getConsumerThreads()),
+      nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(c.getTileThreads()),
                                     emptyBarrier(idx(s)), Value());
     }
     nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(1), epilogueBarrier(),
@@ -806,6 +885,9 @@ void WgmmaGemmEmitter::emit(gpu::GPUFuncOp kernel) {
     for (int64_t s = 0; split() && s < c.getStages(); ++s)
       nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(kSplitters),
                                     splitBarrier(idx(s)), Value());
+    if (c.isPingpong())
+      nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(c.getTileThreads()),
+                                    turnBarrier(), Value());
     nvgpu::TmaPrefetchOp::create(b, loc, xMap, Value());
     nvgpu::TmaPrefetchOp::create(b, loc, wMap, Value());
   });

@@ -65,11 +65,13 @@
 // wait, so that LLVM keeps their writes (zeros) before the one and their
 // reads after the other.
 // CHECK: } else {
+// Both consumer warpgroups walk the producer's tiles (block b: b, b + grid,
+// ...) and meet at named barrier 1, all 256 of them.
 // CHECK: nvvm.setmaxregister increase 232
-// CHECK: gpu.block_id x
-// CHECK: gpu.grid_dim x
-// CHECK: scf.for
-// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: %[[CFIRST:.*]] = gpu.block_id x
+// CHECK-NEXT: %[[CGRID:.*]] = gpu.grid_dim x
+// CHECK: scf.for %{{.*}} = %[[CFIRST]] to %{{.*}} step %[[CGRID]] iter_args
+// CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (!llvm.struct<(f32,
 // CHECK: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]]
 // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "{{(=f,)+}}0,1,{{.*}},63"

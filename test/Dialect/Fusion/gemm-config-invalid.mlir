@@ -196,7 +196,7 @@ module attributes {fusion.target = #fusion.target<sm_86>} {
 
 // -----
 
-// expected-error @+1 {{unknown GEMM config key 'tiles' (expected mma, tile, warps, stages or group_m)}}
+// expected-error @+1 {{unknown GEMM config key 'tiles' (expected mma, tile, warps, stages, group_m or schedule)}}
 #config = #fusion.gemm_config<mma_sync, tiles = 128x128>
 
 // -----
@@ -346,4 +346,31 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
     } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 5, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
     return %0 : tensor<?x48xf32>
   }
+}
+
+// -----
+
+// expected-error @+1 {{unknown schedule 'stream_k' (expected cooperative or pingpong)}}
+#config = #fusion.gemm_config<wgmma, mma = bf16, schedule = stream_k>
+
+// -----
+
+// expected-error @+1 {{a pingpong schedule is a wgmma kernel's whose tiles are one warpgroup's (warps = 4x1)}}
+#config = #fusion.gemm_config<mma_sync, mma = bf16, tile = 64x256, warps = 4x1, stages = 4, group_m = 8, schedule = pingpong>
+
+// -----
+
+// expected-error @+1 {{a pingpong schedule is a wgmma kernel's whose tiles are one warpgroup's (warps = 4x1)}}
+#config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, schedule = pingpong>
+
+// -----
+
+// Both ping-pong consumers would stage their tiles in the ring.
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x96xf32> {
+  // expected-error @+1 {{tile reductions over spans of 12 columns: a pingpong wgmma kernel reduces spans of whole 8-column blocks, from its registers}}
+  %y = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x96, warps = 4x1, stages = 4, group_m = 8, schedule = pingpong>, fusion.tile_reductions = #fusion.tile_reductions<span = 12>} : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
+  return %y : tensor<?x96xf32>
 }

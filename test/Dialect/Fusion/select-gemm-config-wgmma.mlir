@@ -8,6 +8,24 @@
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90" | FileCheck %s --check-prefix=WGMMA
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: fusion-opt %s --fusion-select-gemm-config="target=sm_90" | FileCheck %s --check-prefix=AUTO
+// RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90 schedule=pingpong" | FileCheck %s --check-prefix=PINGPONG
+
+// schedule=pingpong: 64-row tiles of one consumer warpgroup each, up to 5
+// stages (40 KiB each at 64x256); the narrower tiles of small batches keep
+// the schedule; the spans of whole 8-column blocks that the registers
+// reduce keep it too, narrower spans get the cooperative schedule.
+// PINGPONG-LABEL: func.func @fp32
+// PINGPONG: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>
+// PINGPONG: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x128, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>
+// PINGPONG-LABEL: func.func @bf16
+// PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 64x256, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>
+// PINGPONG-LABEL: func.func @tf32_reduced
+// PINGPONG: #fusion.gemm_config<wgmma, mma = tf32, tile = 64x256, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>, fusion.tile_reductions = #fusion.tile_reductions<span = 256>
+// PINGPONG-LABEL: func.func @tf32_groups
+// PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 64x256, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>, fusion.tile_reductions = #fusion.tile_reductions<span = 64>
+// PINGPONG-LABEL: func.func @tf32_narrow_groups
+// PINGPONG-NOT: pingpong
+// PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 4>
 
 // Two consumer warpgroups; 128x256 tiles, 128x128 for 3xTF32 (each K slice
 // summed apart) and narrow outputs; 4 stages fit the 227 KiB of sm_90.
@@ -27,7 +45,7 @@
 // WGMMA: #fusion.gemm_config<cublaslt>
 
 // SM80-NOT: wgmma
-// SM80-COUNT-15: #fusion.gemm_config<cublaslt>
+// SM80-COUNT-16: #fusion.gemm_config<cublaslt>
 
 // AUTO-LABEL: func.func @fp32
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
@@ -213,4 +231,19 @@ func.func @bf16_residual(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>,
     fusion.yield %1 : f32
   } : (tensor<?x64xbf16>, tensor<256x64xbf16>, tensor<?x256xbf16>) -> tensor<?x256xbf16>
   return %0 : tensor<?x256xbf16>
+}
+
+// Groups of 4 columns (one 16-byte chunk of f32) are reduced over spans of
+// 4 columns from the staged tile, which both ping-pong consumers would
+// stage in the ring at once: the schedule stays cooperative there.
+func.func @tf32_narrow_groups(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x64xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+  %1 = fusion.reduce sum %0 : tensor<?x256xf32> -> tensor<?x64xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return %1 : tensor<?x64xf32>
 }

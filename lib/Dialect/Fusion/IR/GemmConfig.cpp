@@ -79,13 +79,16 @@ GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
     pipeline += config.getStages() * config.getBlockN() * kGemmRowBytes;
   layout.constants =
       llvm::alignTo(std::max(pipeline, staging), kGemmChunkBytes);
-  layout.total = layout.constants + columnVectors * config.getBlockN() * 4;
+  int64_t scratch = columnVectors * config.getBlockN() * 4;
   layout.moments = 0;
   if (columnMoments && takesColumnMomentsInRegisters(config)) {
-    layout.moments = layout.total;
-    int64_t warps = config.getConsumerThreads() / 32;
-    layout.total += (warps + 1) * config.getBlockN() * 4;
+    layout.moments = layout.constants + scratch;
+    int64_t warps = config.getTileThreads() / 32;
+    scratch += (warps + 1) * config.getBlockN() * 4;
   }
+  layout.consumerScratchStride = config.isPingpong() ? scratch : 0;
+  layout.total = layout.constants + scratch * (config.getConsumerThreads() /
+                                               config.getTileThreads());
   layout.staticBytes = 0;
   if (config.isWgmma()) {
     // The shift to the first 1024-byte boundary; the mbarriers.
@@ -211,11 +214,14 @@ static constexpr int64_t kMaxBlockExtent = 1024;
 static constexpr int64_t kMaxStages = 16;
 static constexpr int64_t kMaxGroupM = 64;
 
-LogicalResult
-GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                       GemmBackend backend, std::optional<MmaKind> mma,
-                       int64_t blockM, int64_t blockN, int64_t warpsM,
-                       int64_t warpsN, int64_t stages, int64_t groupM) {
+LogicalResult GemmConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, GemmBackend backend,
+    std::optional<MmaKind> mma, int64_t blockM, int64_t blockN, int64_t warpsM,
+    int64_t warpsN, int64_t stages, int64_t groupM, WgmmaSchedule schedule) {
+  if (schedule == WgmmaSchedule::pingpong &&
+      (backend != GemmBackend::wgmma || warpsM != 4 || warpsN != 1))
+    return emitError() << "a pingpong schedule is a wgmma kernel's whose "
+                          "tiles are one warpgroup's (warps = 4x1)";
   if (backend == GemmBackend::cublaslt) {
     if (mma || blockM || blockN || warpsM || warpsN || stages || groupM)
       return emitError() << "a cublaslt GEMM config takes no mma kind or "
@@ -300,6 +306,7 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
   std::optional<MmaKind> mma;
   int64_t blockM = 0, blockN = 0, warpsM = 0, warpsN = 0, stages = 0,
           groupM = 0;
+  WgmmaSchedule schedule = WgmmaSchedule::cooperative;
   auto parsePair = [&](int64_t &first, int64_t &second) -> ParseResult {
     SmallVector<int64_t, 2> dims;
     SMLoc loc = parser.getCurrentLocation();
@@ -334,10 +341,22 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
       parsed = parser.parseInteger(stages);
     } else if (key == "group_m") {
       parsed = parser.parseInteger(groupM);
+    } else if (key == "schedule") {
+      StringRef name;
+      SMLoc nameLoc = parser.getCurrentLocation();
+      parsed = parser.parseKeyword(&name);
+      std::optional<WgmmaSchedule> symbol = symbolizeWgmmaSchedule(name);
+      if (succeeded(parsed) && !symbol) {
+        parser.emitError(nameLoc) << "unknown schedule '" << name
+                                  << "' (expected cooperative or pingpong)";
+        return {};
+      }
+      if (symbol)
+        schedule = *symbol;
     } else {
       parser.emitError(keyLoc) << "unknown GEMM config key '" << key
-                               << "' (expected mma, tile, warps, stages or "
-                                  "group_m)";
+                               << "' (expected mma, tile, warps, stages, "
+                                  "group_m or schedule)";
       return {};
     }
     if (failed(parsed))
@@ -347,7 +366,7 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
     return {};
   return GemmConfigAttr::getChecked(
       [&] { return parser.emitError(backendLoc); }, context, *backend, mma,
-      blockM, blockN, warpsM, warpsN, stages, groupM);
+      blockM, blockN, warpsM, warpsN, stages, groupM, schedule);
 }
 
 void GemmConfigAttr::print(AsmPrinter &printer) const {
@@ -358,6 +377,8 @@ void GemmConfigAttr::print(AsmPrinter &printer) const {
     printer << ", tile = " << getBlockM() << "x" << getBlockN()
             << ", warps = " << getWarpsM() << "x" << getWarpsN()
             << ", stages = " << getStages() << ", group_m = " << getGroupM();
+  if (isPingpong())
+    printer << ", schedule = " << stringifyWgmmaSchedule(getSchedule());
   printer << ">";
 }
 
@@ -372,6 +393,13 @@ LogicalResult mlir::fusion::verifyTileReductions(FusedLinearOp op,
   int64_t span = tiles.getSpan(), blockN = config.getBlockN();
   auto type = op.getResult().getType();
   int64_t n = type.getDimSize(1);
+  // Both consumers of a ping-pong kernel would stage their tiles in the
+  // ring; only the registers' spans (GemmKernelProblem) need no staging.
+  if (config.isPingpong() && span % 8 != 0)
+    return op.emitOpError("tile reductions over spans of ")
+           << span
+           << " columns: a pingpong wgmma kernel reduces spans of "
+              "whole 8-column blocks, from its registers";
   // A span of whole tiles, or of groups that tile a tile (of whole 16-byte
   // chunks), as getRowReductionSpan gives.
   if (span != blockN && (span <= 0 || blockN % span != 0 || n % span != 0 ||

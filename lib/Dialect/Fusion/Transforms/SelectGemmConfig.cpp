@@ -115,13 +115,13 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
 }
 
 /// The config `build(stages)` with as deep a pipeline as the chip's shared
-/// memory holds, up to 4 stages: 3 for 128x256 blocks on sm_80 (163 KiB),
-/// 4 on sm_90 (227 KiB).
+/// memory holds, up to `maxStages`: 3 for 128x256 blocks on sm_80
+/// (163 KiB), 4 on sm_90 (227 KiB).
 static GemmConfigAttr
-withDeepestPipeline(FusedLinearOp op, const ChipInfo &chip,
+withDeepestPipeline(FusedLinearOp op, const ChipInfo &chip, int64_t maxStages,
                     function_ref<GemmConfigAttr(int64_t)> build) {
-  GemmConfigAttr config = build(4);
-  for (int64_t depth = 3; config && depth >= 2; --depth) {
+  GemmConfigAttr config = build(maxStages);
+  for (int64_t depth = maxStages - 1; config && depth >= 2; --depth) {
     if (getGemmSharedLayout(op, config).footprint() <=
         chip.maxSharedBytesPerBlock)
       break;
@@ -176,10 +176,23 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
     blockN = 128;
     warpsN = 4;
   }
+  WgmmaSchedule wgmmaSchedule = WgmmaSchedule::cooperative;
+  int64_t maxStages = 4;
   if (backend == GemmBackend::wgmma) {
     blockN = getWgmmaBlockN(*mma, n);
     warpsM = 8;
     warpsN = 1;
+    // A ping-pong consumer's tile is its warpgroup's 64 rows; a stage
+    // (40 KiB at 64x256) leaves room for a fifth.
+    std::optional<GemmTileReductions> tiles =
+        findGemmTileReductions(op, blockN);
+    if (schedule == WgmmaSchedule::pingpong &&
+        (!tiles || tiles->span % 8 == 0)) {
+      wgmmaSchedule = schedule;
+      blockM = 64;
+      warpsM = 4;
+      maxStages = 5;
+    }
   }
   if (!tile.empty()) {
     blockM = tile[0];
@@ -191,13 +204,13 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
   }
   constexpr int64_t groupM = 8;
   auto build = [&](int64_t stageCount) {
-    return GemmConfigAttr::getChecked([&] { return op.emitOpError(); },
-                                      context, backend, mma, blockM, blockN,
-                                      warpsM, warpsN, stageCount, groupM);
+    return GemmConfigAttr::getChecked(
+        [&] { return op.emitOpError(); }, context, backend, mma, blockM, blockN,
+        warpsM, warpsN, stageCount, groupM, wgmmaSchedule);
   };
   if (stages)
     return build(stages);
-  return withDeepestPipeline(op, chip, build);
+  return withDeepestPipeline(op, chip, maxStages, build);
 }
 
 SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
@@ -216,12 +229,14 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
     if (!rowTiles || !narrower || n <= narrower->first)
       break;
     int64_t blockN = narrower->first, warpsN = narrower->second;
-    GemmConfigAttr narrowConfig =
-        withDeepestPipeline(op, chip, [&](int64_t stageCount) {
+    GemmConfigAttr narrowConfig = withDeepestPipeline(
+        op, chip, std::max<int64_t>(4, wider.getStages()),
+        [&](int64_t stageCount) {
           return GemmConfigAttr::getChecked(
               [&] { return op.emitOpError(); }, op.getContext(),
               wider.getBackend(), wider.getMma(), wider.getBlockM(), blockN,
-              wider.getWarpsM(), warpsN, stageCount, wider.getGroupM());
+              wider.getWarpsM(), warpsN, stageCount, wider.getGroupM(),
+              wider.getSchedule());
         });
     if (!narrowConfig)
       break;

@@ -132,6 +132,17 @@ def Fusion_GemmBackend : I32EnumAttr<"GemmBackend",
   let cppNamespace = "::mlir::fusion";
 }
 
+def Fusion_WgmmaSchedule : I32EnumAttr<"WgmmaSchedule",
+    "how a wgmma kernel's consumer warpgroups share the output tiles", [
+      // Together: each multiplies 64 rows of every tile of the block.
+      I32EnumAttrCase<"cooperative", 0>,
+      // In turn: each multiplies whole tiles, alternating with the other,
+      // so that one's epilogue runs under the other's main loop.
+      I32EnumAttrCase<"pingpong", 1>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::fusion";
+}
+
 def Fusion_MmaKind : I32EnumAttr<"MmaKind",
     "the tensor-core multiply of an mma_sync or wgmma kernel", [
       // mma.sync m16n8k16 on bf16 / f16 tensors.
@@ -203,6 +214,13 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
       per 64 rows, one column of warpgroups: `warps = 8x1` for a 128-row
       tile).
 
+      `schedule = pingpong` (wgmma only; `cooperative` is the default and
+      is not printed): two consumer warpgroups of `warps = 4x1` take the
+      block's 64-row tiles in turn, each a whole tile, so that one's
+      epilogue runs while the other's wgmmas keep the tensor cores busy
+      (CUTLASS's ping-pong kernel schedule). The epilogue must not read
+      its tile back (row reductions over spans of whole 8-column blocks).
+
       A wgmma kernel in 3xTF32 reads x's high and low tf32 parts from
       registers and w's from shared memory, and sums each pair of K slices
       from zero before adding it to the running sums.
@@ -215,7 +233,8 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
 
     Examples: `#fusion.gemm_config<cublaslt>`,
     `#fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8>`,
-    `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>`
+    `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>`,
+    `#fusion.gemm_config<wgmma, mma = bf16, tile = 64x256, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>`
   }];
   let parameters = (ins EnumParameter<Fusion_GemmBackend>:$backend,
                         OptionalParameter<"std::optional<MmaKind>">:$mma,
@@ -224,12 +243,15 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
                         DefaultValuedParameter<"int64_t", "0">:$warpsM,
                         DefaultValuedParameter<"int64_t", "0">:$warpsN,
                         DefaultValuedParameter<"int64_t", "0">:$stages,
-                        DefaultValuedParameter<"int64_t", "0">:$groupM);
+                        DefaultValuedParameter<"int64_t", "0">:$groupM,
+                        DefaultValuedParameter<"WgmmaSchedule",
+                            "WgmmaSchedule::cooperative">:$schedule);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let builders = [
     AttrBuilder<(ins "GemmBackend":$backend), [{
-      return $_get($_ctxt, backend, std::nullopt, 0, 0, 0, 0, 0, 0);
+      return $_get($_ctxt, backend, std::nullopt, 0, 0, 0, 0, 0, 0,
+                   WgmmaSchedule::cooperative);
     }]>
   ];
   let extraClassDeclaration = [{
@@ -241,10 +263,15 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
     bool isWgmmaSplit() const {
       return isWgmma() && getMma() == MmaKind::tf32x3;
     }
-    /// Threads of the tile's consumers (all of them but a wgmma kernel's
-    /// producer warpgroup).
+    bool isPingpong() const {
+      return getSchedule() == WgmmaSchedule::pingpong;
+    }
+    /// Threads that compute one tile (its `warps`).
+    int64_t getTileThreads() const { return 32 * getWarpsM() * getWarpsN(); }
+    /// Threads of the block's consumers (all of them but a wgmma kernel's
+    /// producer warpgroup): a ping-pong kernel's two warpgroups.
     int64_t getConsumerThreads() const {
-      return 32 * getWarpsM() * getWarpsN();
+      return getTileThreads() * (isPingpong() ? 2 : 1);
     }
     /// Threads of a block: a wgmma kernel adds its producer warpgroup.
     int64_t getThreads() const {

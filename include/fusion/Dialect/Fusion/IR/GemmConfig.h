@@ -65,10 +65,14 @@ constexpr int64_t kSwizzleAtomBytes = 1024;
 struct GemmSharedLayout {
   int64_t stagingRowElements; ///< one row of the output tile, padded
   int64_t constants;          ///< offset of the column constants
-  /// Offset of the [consumer warps + 1, blockN] f32 scratch in which a
+  /// Offset of the [tile warps + 1, blockN] f32 scratch in which a
   /// kernel that takes column moments from its registers merges its warps'
   /// sums (the last row: the tile's column means); 0 if it has none.
   int64_t moments;
+  /// A ping-pong kernel's second consumer warpgroup has column constants
+  /// and moments scratch of its own, this many bytes past the first's; 0
+  /// where the consumers share them.
+  int64_t consumerScratchStride;
   int64_t total;       ///< dynamic shared memory
   int64_t staticBytes; ///< static shared memory (mbarriers)
   /// What a block asks of the chip's shared memory.
@@ -90,9 +94,11 @@ inline bool takesColumnMomentsInRegisters(GemmConfigAttr config) {
 }
 
 /// A wgmma kernel's mbarriers: a full and an empty one a stage (3xTF32: and
-/// a split one), and the epilogue's release of the stages.
+/// a split one), the epilogue's release of the stages and, with the
+/// ping-pong schedule, the end of each tile's main loop.
 inline int64_t getWgmmaBarrierCount(GemmConfigAttr config) {
-  return (config.isWgmmaSplit() ? 3 : 2) * config.getStages() + 1;
+  return (config.isWgmmaSplit() ? 3 : 2) * config.getStages() + 1 +
+         (config.isPingpong() ? 1 : 0);
 }
 
 /// The MMA kind a generated kernel must use for tensors of `elementType` in

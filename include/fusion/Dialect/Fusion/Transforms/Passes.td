@@ -281,6 +281,9 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     warpgroups, 128x128 for 3xTF32), and as many pipeline stages (up to
     4) as the chip's shared memory holds. `tile`, `warps` and `stages`
     override it; the config's verifier range-checks the result.
+    `schedule=pingpong` gives wgmma kernels two consumer warpgroups that
+    take 64-row tiles in turn (64x256, 64x128 for 3xTF32; up to 5 stages),
+    where tile reductions allow it.
 
     The batch M is known at run time only. Where a batch of a few block
     rows would leave more than half of the chip's SMs without a tile
@@ -343,6 +346,14 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
                "heuristic)">,
     Option<"stages", "stages", "int64_t", /*default=*/"0",
            "generated kernels: cp.async pipeline depth (0: heuristic)">,
+    Option<"schedule", "schedule", "::mlir::fusion::WgmmaSchedule",
+           /*default=*/"::mlir::fusion::WgmmaSchedule::cooperative",
+           "wgmma kernels: how the consumer warpgroups share the tiles",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::fusion::WgmmaSchedule::cooperative,
+                        "cooperative", "together, 64 rows of each tile each"),
+             clEnumValN(::mlir::fusion::WgmmaSchedule::pingpong, "pingpong",
+                        "in turn, whole 64-row tiles each"))}]>,
     Option<"batchConfigs", "batch-configs", "bool", /*default=*/"true",
            "generated kernels: narrower tiles for batches whose tiles leave "
            "more than half of the SMs idle (fusion.batch_gemm_configs; "

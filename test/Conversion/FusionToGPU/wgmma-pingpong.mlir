@@ -1,0 +1,92 @@
+// The Hopper kernel with the ping-pong schedule: two consumer warpgroups
+// take the block's 64-row tiles in turn, each a whole tile.
+// RUN: fusion-opt %s --split-input-file --fusion-optimize --fusion-select-gemm-config="strategy=wgmma target=sm_90 schedule=pingpong" --fusion-lower-to-gpu | FileCheck %s
+
+// 128 + 2 x 128 threads; 5 stages of (64 + 128) x 128 bytes, then a bias
+// row (128 f32) for each consumer and the alignment shift.
+// CHECK-LABEL: llvm.func @pingpong(
+// CHECK: fusion_rt.launch @fusion_kernels::@pingpong_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared 124928 persistent
+// CHECK: gpu.func @pingpong_0_gemm(
+//
+// Empty barriers count one warpgroup's 128 arrivals; the last mbarrier
+// (after the epilogue's) is the consumers' turn, 128 arrivals a phase.
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 12>
+// CHECK: nvgpu.mbarrier.init %{{.*}}[%c0{{.*}}], %c1
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: arith.constant 5 : index
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: arith.constant 128 : index
+// CHECK-NEXT: nvgpu.mbarrier.init
+// CHECK: nvgpu.mbarrier.init %{{.*}}[%c10], %c1
+// CHECK-NEXT: %[[TURN:.*]] = arith.constant 11 : index
+// CHECK-NEXT: %[[TURN_COUNT:.*]] = arith.constant 128 : index
+// CHECK-NEXT: nvgpu.mbarrier.init %[[BARRIERS:.*]][%[[TURN]]], %[[TURN_COUNT]]
+//
+// The producer walks every tile of the block in order, x in 64-row boxes.
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: %[[PFIRST:.*]] = gpu.block_id x
+// CHECK-NEXT: %[[PGRID:.*]] = gpu.grid_dim x
+// CHECK: scf.for %{{.*}} = %[[PFIRST]] to %{{.*}} step %[[PGRID]] iter_args
+// CHECK: nvgpu.tma.async.load {{.*}} to %{{.*}} : <tensor = memref<64x64xbf16
+//
+// Consumer c (warpgroup c + 1) takes iterations c, c + 2, ...: tiles
+// block + (c + 2 i) x grid; its column constants lie 512 bytes (one bias
+// row) past the other's; its barrier is named barrier 1 + c, of 128
+// threads.
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: %[[STRIDE:.*]] = arith.constant 512 : index
+// CHECK: %[[SHIFT:.*]] = arith.muli %[[CONSUMER:.*]], %[[STRIDE]]
+// CHECK: memref.view %{{.*}}[%[[SHIFT]]]
+// CHECK: %[[CFIRST:.*]] = gpu.block_id x
+// CHECK-NEXT: %[[CGRID:.*]] = gpu.grid_dim x
+// CHECK-NEXT: %[[OFFSET:.*]] = arith.muli %[[CONSUMER]], %[[CGRID]]
+// CHECK-NEXT: %[[START:.*]] = arith.addi %[[CFIRST]], %[[OFFSET]]
+// CHECK-NEXT: arith.constant 2 : index
+// CHECK-NEXT: %[[STEP:.*]] = arith.muli %[[CGRID]]
+// CHECK-NEXT: scf.for %{{.*}} = %[[START]] to %{{.*}} step %[[STEP]] iter_args(%{{.*}} = %[[CONSUMER]])
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[C:.*]] = arith.index_castui %[[CONSUMER]] : index to i32
+// CHECK-NEXT: %[[NAMED:.*]] = arith.addi %[[ONE]], %[[C]] : i32
+// CHECK-NEXT: %[[THREADS:.*]] = arith.constant 128 : i32
+// CHECK-NEXT: nvvm.barrier id = %[[NAMED]] number_of_threads = %[[THREADS]]
+//
+// Past the block's first tile, the main loop waits for the previous
+// tile's turn (phase iteration - 1) before its first slice, and ends its
+// own turn once every slice has been waited for, before its last wgmmas
+// are done.
+// CHECK: scf.if
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]][%{{.*}}]
+// CHECK-NEXT: }
+// CHECK: scf.for
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// CHECK: scf.yield
+// CHECK: %[[TURN2:.*]] = arith.constant 11 : index
+// CHECK-NEXT: nvgpu.mbarrier.arrive %[[BARRIERS]][%[[TURN2]]]
+// CHECK: "wgmma.wait_group.sync.aligned 0;"
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+func.func @pingpong(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.linear %x, %w, %b : tensor<?x64xbf16>, tensor<48x64xbf16>, tensor<48xbf16> -> tensor<?x48xbf16>
+  %1 = fusion.leaky_relu %0, negative_slope = 0.1 : tensor<?x48xbf16>
+  return %1 : tensor<?x48xbf16>
+}
+
+// -----
+
+// 3xTF32: the turn barrier follows the split barriers (3 x 5 stages + the
+// epilogue's), and the turn is waited for before the first slice's split.
+// CHECK-LABEL: llvm.func @split
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 17>
+// CHECK: %[[TURN:.*]] = arith.constant 16 : index
+// CHECK-NEXT: %[[COUNT:.*]] = arith.constant 128 : index
+// CHECK-NEXT: nvgpu.mbarrier.init %[[BARRIERS:.*]][%[[TURN]]], %[[COUNT]]
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: scf.if
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]][%{{.*}}]
+// CHECK-NEXT: }
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvgpu.ldmatrix
+// CHECK: nvgpu.mbarrier.arrive %[[BARRIERS]][%c16{{(_[0-9]+)?}}]
+func.func @split(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x64xf32>, tensor<48x64xf32> -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
