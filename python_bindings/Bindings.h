@@ -66,7 +66,8 @@ struct Module {
   void compile(const std::string &output, const std::string &target,
                const std::string &strategy, const std::string &precision,
                const std::string &emit, const std::string &fp32Math,
-               const std::string &tile, const std::string &schedule);
+               const std::string &tile, const std::string &schedule,
+               const std::string &cluster);
 };
 
 using ModuleClass = pybind11::class_<Module, std::shared_ptr<Module>>;

@@ -150,7 +150,7 @@ fusion::CompileOptions
 parseOptions(const std::string &target, const std::string &strategy,
              const std::string &precision, const std::string &emit,
              const std::string &fp32Math, const std::string &tile,
-             const std::string &schedule) {
+             const std::string &schedule, const std::string &cluster) {
   fusion::CompileOptionText text;
   text.target = target;
   text.strategy = strategy;
@@ -159,6 +159,7 @@ parseOptions(const std::string &target, const std::string &strategy,
   text.fp32Math = fp32Math;
   text.tile = tile;
   text.schedule = schedule;
+  text.cluster = cluster;
   std::string error;
   FailureOr<fusion::CompileOptions> options =
       fusion::parseCompileOptions(text, error);
@@ -172,9 +173,10 @@ parseOptions(const std::string &target, const std::string &strategy,
 void Module::compile(const std::string &output, const std::string &target,
                      const std::string &strategy, const std::string &precision,
                      const std::string &emit, const std::string &fp32Math,
-                     const std::string &tile, const std::string &schedule) {
-  fusion::CompileOptions options =
-      parseOptions(target, strategy, precision, emit, fp32Math, tile, schedule);
+                     const std::string &tile, const std::string &schedule,
+                     const std::string &cluster) {
+  fusion::CompileOptions options = parseOptions(
+      target, strategy, precision, emit, fp32Math, tile, schedule, cluster);
   DiagnosticCollector diagnostics(context->context.get());
   OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
   if (failed(fusion::compileModule(*copy, options, output)))
@@ -208,10 +210,11 @@ PYBIND11_MODULE(_fusion, m) {
       "check_compile_options",
       [](const std::string &target, const std::string &strategy,
          const std::string &precision, const std::string &fp32Math,
-         const std::string &tile, const std::string &schedule) {
+         const std::string &tile, const std::string &schedule,
+         const std::string &cluster) {
         parseOptions(target, strategy, precision,
-                     fusion::CompileOptionText().emit, fp32Math, tile,
-                     schedule);
+                     fusion::CompileOptionText().emit, fp32Math, tile, schedule,
+                     cluster);
       },
       py::arg("target") = kDefaults.target,
       py::arg("strategy") = kDefaults.strategy,
@@ -219,6 +222,7 @@ PYBIND11_MODULE(_fusion, m) {
       py::arg("fp32_math") = kDefaults.fp32Math,
       py::arg("tile") = kDefaults.tile,
       py::arg("schedule") = kDefaults.schedule,
+      py::arg("cluster") = kDefaults.cluster,
       "Raises MLIRError naming the first invalid option, as compile would.");
 
   ModuleClass module(m, "Module");
@@ -239,6 +243,7 @@ PYBIND11_MODULE(_fusion, m) {
            py::arg("fp32_math") = kDefaults.fp32Math,
            py::arg("tile") = kDefaults.tile,
            py::arg("schedule") = kDefaults.schedule,
+           py::arg("cluster") = kDefaults.cluster,
            "Compiles as fusion-compile does, writing `output` (and its "
            ".json/.h signature files).");
   bindIRBuilders(m, module);

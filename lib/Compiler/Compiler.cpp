@@ -326,6 +326,13 @@ std::string setCompileOption(CompileOptions &options, StringRef name,
     }
     return invalid("tf32x3 or simt");
   }
+  if (name == "cluster") {
+    if (value == "1" || value == "2") {
+      options.cluster = value[0] - '0';
+      return "";
+    }
+    return invalid("1 or 2");
+  }
   if (name == "schedule") {
     if (std::optional<WgmmaSchedule> schedule = symbolizeWgmmaSchedule(value)) {
       options.schedule = *schedule;
@@ -403,6 +410,7 @@ LogicalResult lowerToGpu(ModuleOp module, Chip chip,
   select.warps.assign(options.warps.begin(), options.warps.end());
   select.stages = options.stages;
   select.schedule = options.schedule;
+  select.cluster = options.cluster;
   lower.addPass(createSelectGemmConfig(select));
   lower.addPass(createConvertFusionToGPU());
   lower.addPass(createLowerFusionRuntimeToLLVM());
@@ -453,7 +461,8 @@ mlir::fusion::parseCompileOptions(const CompileOptionText &text,
         {"emit", text.emit},
         {"tile", text.tile},
         {"fp32-math", text.fp32Math},
-        {"schedule", text.schedule}}) {
+        {"schedule", text.schedule},
+        {"cluster", text.cluster}}) {
     error = setCompileOption(options, name, value);
     if (!error.empty())
       return failure();

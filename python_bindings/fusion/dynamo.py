@@ -19,7 +19,7 @@ graph capture see as one op. The batch dimension is dynamic.
 
 Options (`torch.compile(..., options={...})`): "target" ("sm_80", ...,
 "sm_80,sm_90", "cpu"; default: the inputs' device), "precision", "strategy", "fp32_math",
-"tile", "schedule" (as fusion.compile's), "fallback" ("eager", the default: the
+"tile", "schedule", "cluster" (as fusion.compile's), "fallback" ("eager", the default: the
 other ops run as PyTorch's ATen kernels; "inductor": inductor compiles them,
 calling fusion::run as an extern kernel), and "compile_only" (compile and
 cache the libraries, for example for another machine's target, but run the
@@ -44,7 +44,7 @@ from .module import _open_library, default_target
 
 ENTRY = "fused"
 _OPTIONS = ("target", "precision", "strategy", "fp32_math", "tile",
-            "schedule")
+            "schedule", "cluster")
 
 # The compiled partitions of this process, by cache key: the loaded library
 # and the shapes of its results.
@@ -81,7 +81,8 @@ def _compile_options(options, device):
             "precision": options.get("precision") or "",
             "fp32_math": options.get("fp32_math", "tf32x3"),
             "tile": options.get("tile") or "",
-            "schedule": options.get("schedule", "cooperative")}
+            "schedule": options.get("schedule", "cooperative"),
+            "cluster": str(options.get("cluster", 1))}
 
 
 def _check_options(options, example_inputs):

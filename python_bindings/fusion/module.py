@@ -453,7 +453,7 @@ def default_target(device):
 
 def compile(module, example_inputs, *, target=None, precision=None,
             strategy="auto", fp32_math="tf32x3", tile=None,
-            schedule="cooperative"):
+            schedule="cooperative", cluster=1):
     """Compiles `module`'s forward for `example_inputs` (tensors of rank >= 2
     [..., features] whose leading dimensions stay free; they flatten into
     the batch) into a library for `target` ("sm_80" and newer GPUs, several
@@ -473,8 +473,9 @@ def compile(module, example_inputs, *, target=None, precision=None,
     cores). `tile` ("BMxBN,WMxWN,STAGES") overrides the generated kernels'
     tiling, `schedule` wgmma kernels' ("cooperative": two consumer
     warpgroups share each tile; "pingpong": they take 64-row tiles in
-    turn). The options are checked by the compiler, as fusion-compile's
-    are. Libraries are cached (fusion/cache.py)."""
+    turn), `cluster` wgmma kernels' blocks a cluster (2: pairs that share
+    w's tiles by TMA multicast). The options are checked by the compiler,
+    as fusion-compile's are. Libraries are cached (fusion/cache.py)."""
     example_inputs = tuple(example_inputs)
     if target is None:
         devices = [x.device for x in example_inputs
@@ -485,7 +486,8 @@ def compile(module, example_inputs, *, target=None, precision=None,
     programs = _programs(functions)
     files = compiled_library(programs, {
         "target": target, "strategy": strategy, "precision": precision or "",
-        "fp32_math": fp32_math, "tile": tile or "", "schedule": schedule})
+        "fp32_math": fp32_math, "tile": tile or "", "schedule": schedule,
+        "cluster": str(cluster)})
     manifest = {"entries": _manifest_entries(functions),
                 "inputs": len(example_inputs),
                 "output_structure": functions["train"].output_structure,

@@ -159,3 +159,7 @@ def test_compile_errors_raise(context, tmp_path):
                        r"\(expected cooperative or pingpong\)"):
         module.compile(str(tmp_path / "f.so"), strategy="wgmma",
                        target="sm_90", schedule="stream_k")
+    with pytest.raises(_fusion.MLIRError,
+                       match=r"invalid --cluster='4' \(expected 1 or 2\)"):
+        module.compile(str(tmp_path / "f.so"), strategy="wgmma",
+                       target="sm_90", cluster="4")

@@ -67,7 +67,52 @@ static int32_t getKernel(const void *image, const char *name, int device,
   return raiseLimit();
 }
 
-/// The blocks of `kernel` that `device` holds at once.
+/// The blocks of `kernel` that `device` holds at once: whole clusters of a
+/// kernel compiled with a cluster size, whose blocks must share a GPC.
+static int32_t countResidentBlocks(cudaKernel_t kernel, int device,
+                                   int32_t blockX, int32_t sharedBytes,
+                                   int64_t *count) {
+  const void *func = reinterpret_cast<const void *>(kernel);
+  cudaFuncAttributes attributes;
+  if (int32_t status = checkCuda(cudaFuncGetAttributes(&attributes, func),
+                                 "cudaFuncGetAttributes"))
+    return status;
+  if (attributes.requiredClusterWidth > 1) {
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(attributes.requiredClusterWidth);
+    config.blockDim = dim3(blockX);
+    config.dynamicSmemBytes = static_cast<size_t>(sharedBytes);
+    int clusters = 0;
+    if (int32_t status =
+            checkCuda(cudaOccupancyMaxActiveClusters(&clusters, func, &config),
+                      "cudaOccupancyMaxActiveClusters"))
+      return status;
+    if (clusters <= 0)
+      return fail(FUSION_ERROR_CUDA,
+                  "a cluster of the kernel does not fit the device");
+    *count = static_cast<int64_t>(clusters) * attributes.requiredClusterWidth;
+    return FUSION_SUCCESS;
+  }
+  int perMultiprocessor = 0, multiprocessors = 0;
+  if (int32_t status =
+          checkCuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                        &perMultiprocessor, func, blockX,
+                        static_cast<size_t>(sharedBytes)),
+                    "cudaOccupancyMaxActiveBlocksPerMultiprocessor"))
+    return status;
+  if (int32_t status = checkCuda(
+          cudaDeviceGetAttribute(&multiprocessors,
+                                 cudaDevAttrMultiProcessorCount, device),
+          "cudaDeviceGetAttribute (multiprocessors)"))
+    return status;
+  if (perMultiprocessor <= 0)
+    return fail(FUSION_ERROR_CUDA,
+                "a block of the kernel does not fit a multiprocessor");
+  *count = static_cast<int64_t>(perMultiprocessor) * multiprocessors;
+  return FUSION_SUCCESS;
+}
+
+/// countResidentBlocks, once per kernel, device and launch shape.
 static int32_t getResidentBlocks(cudaKernel_t kernel, int device,
                                  int32_t blockX, int32_t sharedBytes,
                                  int64_t *blocks) {
@@ -76,24 +121,10 @@ static int32_t getResidentBlocks(cudaKernel_t kernel, int device,
       known;
   std::lock_guard<std::mutex> lock(mutex);
   int64_t &count = known[{kernel, device, blockX, sharedBytes}];
-  if (!count) {
-    int perMultiprocessor = 0, multiprocessors = 0;
-    if (int32_t status = checkCuda(
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &perMultiprocessor, reinterpret_cast<const void *>(kernel),
-                blockX, static_cast<size_t>(sharedBytes)),
-            "cudaOccupancyMaxActiveBlocksPerMultiprocessor"))
+  if (!count)
+    if (int32_t status =
+            countResidentBlocks(kernel, device, blockX, sharedBytes, &count))
       return status;
-    if (int32_t status = checkCuda(
-            cudaDeviceGetAttribute(&multiprocessors,
-                                   cudaDevAttrMultiProcessorCount, device),
-            "cudaDeviceGetAttribute (multiprocessors)"))
-      return status;
-    if (perMultiprocessor <= 0)
-      return fail(FUSION_ERROR_CUDA,
-                  "a block of the kernel does not fit a multiprocessor");
-    count = static_cast<int64_t>(perMultiprocessor) * multiprocessors;
-  }
   *blocks = count;
   return FUSION_SUCCESS;
 }

@@ -62,6 +62,11 @@ int main(int argc, char **argv) {
       cl::desc("wgmma kernels: cooperative (two consumer warpgroups share "
                "each tile) or pingpong (they take 64-row tiles in turn)"),
       cl::init(defaults.schedule));
+  cl::opt<std::string> cluster(
+      "cluster",
+      cl::desc("wgmma kernels: blocks a cluster, which share w's tiles by "
+               "multicast (1 or 2)"),
+      cl::init(defaults.cluster));
   cl::opt<std::string> cudaPath(
       "cuda-path", cl::desc("CUDA toolkit (default: the one of the build)"),
       cl::init(""));
@@ -75,6 +80,7 @@ int main(int argc, char **argv) {
   text.tile = tile;
   text.fp32Math = fp32Math;
   text.schedule = schedule;
+  text.cluster = cluster;
   text.cudaPath = cudaPath;
   std::string error;
   FailureOr<fusion::CompileOptions> options =

@@ -45,6 +45,8 @@ struct CompileOptions {
   int64_t stages = 0;
   /// How wgmma kernels' consumer warpgroups share the tiles.
   WgmmaSchedule schedule = WgmmaSchedule::cooperative;
+  /// Blocks a cluster of wgmma kernels.
+  int64_t cluster = 1;
   EmitKind emit = EmitKind::Library;
   /// The CUDA toolkit (ptxas, fatbinary, cudart, cuBLASLt); empty: the one
   /// fusion was built with.
@@ -56,7 +58,8 @@ struct CompileOptions {
 /// list of them, or cpu), `strategy`
 /// (auto, cublas, tiled), `precision` (fp32, tf32, bf16, f16; empty: fp32),
 /// `emit` (so, mlir, ptx), `tile` (BMxBN,WMxWN,STAGES; empty: heuristic),
-/// `fp32Math` (tf32x3, simt), `schedule` (cooperative, pingpong).
+/// `fp32Math` (tf32x3, simt), `schedule` (cooperative, pingpong),
+/// `cluster` (1, 2).
 struct CompileOptionText {
   std::string target = "sm_80";
   std::string strategy = "auto";
@@ -65,6 +68,7 @@ struct CompileOptionText {
   std::string tile;
   std::string fp32Math = "tf32x3";
   std::string schedule = "cooperative";
+  std::string cluster = "1";
   std::string cudaPath;
 };
 

@@ -72,15 +72,18 @@ void mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
       addMemRef({dynamic, problem.partialColumns()},
                 Float32Type::get(type.getContext()),
                 {rows, RowExpr::constant(problem.partialColumns())});
-  launch.gridX =
-      RowExpr::ceilDiv(1, config.getBlockM(), countColumnTiles(config, n));
+  // A block a tile; clusters take whole clusters' tiles (rasterizeGemmTile).
+  int64_t cluster = config.getClusterM();
+  launch.gridX = RowExpr::ceilDiv(1, config.getBlockM() * cluster,
+                                  cluster * countColumnTiles(config, n));
   launch.blockSize = config.getThreads();
   launch.dynamicSharedBytes = problem.sharedLayout().total;
 }
 
 GemmTilePosition mlir::fusion::rasterizeGemmTile(OpBuilder &b, Location loc,
                                                  Value tile, Value rows,
-                                                 int64_t n, GemmConfigAttr c) {
+                                                 int64_t n, GemmConfigAttr c,
+                                                 Value clusterRank) {
   auto idx = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -88,15 +91,25 @@ GemmTilePosition mlir::fusion::rasterizeGemmTile(OpBuilder &b, Location loc,
   int64_t tilesN = countColumnTiles(c, n);
   position.blockRowTiles =
       arith::CeilDivUIOp::create(b, loc, rows, idx(c.getBlockM()));
+  // Rows of the clusters' tiles (of the blocks' tiles when unclustered).
+  Value clusterRows =
+      c.isClustered() ? arith::CeilDivUIOp::create(
+                            b, loc, rows, idx(c.getBlockM() * c.getClusterM()))
+                      : position.blockRowTiles;
   Value groupTiles = idx(c.getGroupM() * tilesN);
   Value group = arith::DivUIOp::create(b, loc, tile, groupTiles);
   Value firstRow = arith::MulIOp::create(b, loc, group, idx(c.getGroupM()));
   Value groupRows = arith::MinUIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, position.blockRowTiles, firstRow),
+      b, loc, arith::SubIOp::create(b, loc, clusterRows, firstRow),
       idx(c.getGroupM()));
   Value inGroup = arith::RemUIOp::create(b, loc, tile, groupTiles);
   position.tileM = arith::AddIOp::create(
       b, loc, firstRow, arith::RemUIOp::create(b, loc, inGroup, groupRows));
+  if (c.isClustered())
+    position.tileM = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, position.tileM, idx(c.getClusterM())),
+        clusterRank);
   position.tileN = arith::DivUIOp::create(b, loc, inGroup, groupRows);
   position.rowBase =
       arith::MulIOp::create(b, loc, position.tileM, idx(c.getBlockM()));

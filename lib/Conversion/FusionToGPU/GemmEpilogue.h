@@ -111,10 +111,10 @@ struct GemmEpilogueArguments {
 /// Completes the launch of a generated GEMM kernel whose contract has its
 /// x and w arguments (launch operands 0 and 1): appends the other
 /// arguments' memref types and descriptors (launch operands 2 and on), a
-/// block per output tile, the config's threads and the layout's shared
-/// memory. With statistics, the moments of block row r (its min(blockM, M
-/// - r * blockM) rows) of column n are at [n * ceil(M / blockM) + r] of
-/// `mean` and `m2`.
+/// block per output tile (clusters: per tile of a cluster's block rows), the
+/// config's threads and the layout's shared memory. With statistics, the
+/// moments of block row r (its min(blockM, M - r * blockM) rows) of column
+/// n are at [n * ceil(M / blockM) + r] of `mean` and `m2`.
 void completeGemmLaunch(const GemmKernelProblem &problem,
                         SmallVectorImpl<Type> &argTypes,
                         LaunchContract &launch);
@@ -122,14 +122,18 @@ void completeGemmLaunch(const GemmKernelProblem &problem,
 /// Where output tile number `tile` of a generated GEMM is: tiles are
 /// numbered in groups of `groupM` block rows that sweep the block columns
 /// together, so that a wave of blocks shares its x rows and w rows in L2.
+/// A clustered config numbers the clusters' tiles instead, `clusterM`
+/// adjacent block rows of one block column, of which block `clusterRank`
+/// of the cluster takes one (past the last block row where the block rows
+/// do not fill the cluster).
 struct GemmTilePosition {
   Value blockRowTiles;       ///< ceil(M / blockM)
   Value tileM, tileN;        ///< the tile's row and column of tiles
   Value rowBase, columnBase; ///< the tile's first row and column
 };
 GemmTilePosition rasterizeGemmTile(OpBuilder &builder, Location loc, Value tile,
-                                   Value rows, int64_t n,
-                                   GemmConfigAttr config);
+                                   Value rows, int64_t n, GemmConfigAttr config,
+                                   Value clusterRank = Value());
 
 /// How an epilogue's output tile leaves the block.
 enum class GemmOutputPath {

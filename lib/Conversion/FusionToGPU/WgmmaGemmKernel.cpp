@@ -29,6 +29,13 @@
 // warpgroup for a tile, then to the other, so that one's epilogue runs
 // under the other's wgmmas instead of leaving the tensor cores idle.
 //
+// A clustered kernel's blocks run in pairs (a cluster of 2) that take
+// tiles of adjacent block rows and the same block column: each producer
+// loads its own x rows and half of the w tile, which TMA multicasts to the
+// same stage of both blocks; a stage's empty barrier then counts both
+// blocks' consumer warps, which arrive on each block's barrier, so that
+// neither producer overwrites a stage its peer still reads.
+//
 // 3xTF32 (fp32 precision of f32 tensors): three wgmmas a K step (small
 // terms first), x's high and low tf32 parts from registers (ldmatrix, then
 // the split), w's high part the stage as the tensor cores read it
@@ -183,8 +190,19 @@ private:
     waitBarrier(parityOf(div(slice, c.getStages())),
                 (this->*barrierOf)(rem(slice, c.getStages())));
   }
-  void release(Value stage) {
-    nvgpu::MBarrierArriveOp::create(b, loc, barriers, emptyBarrier(stage));
+  /// Releases stage `stage` to the producer (clusters: both blocks'
+  /// producers), once this warp's wgmmas that read it are done.
+  void release(Value stage);
+  /// The arrivals that release a stage: each tile thread's, or with
+  /// clusters each tile warp's in each block of the cluster.
+  int64_t releaseArrivals() const {
+    return c.isClustered() ? c.getTileThreads() / 32 * c.getClusterM()
+                           : c.getTileThreads();
+  }
+  /// All threads of the cluster meet (arrive and wait).
+  void clusterBarrier() {
+    NVVM::ClusterArriveOp::create(b, loc, UnitAttr());
+    NVVM::ClusterWaitOp::create(b, loc, UnitAttr());
   }
 
   bool split() const { return c.isWgmmaSplit(); }
@@ -303,6 +321,8 @@ private:
   /// The thread's index in the block, and among the consumers; its
   /// warpgroup, and its index among the consumer warpgroups.
   Value thread, consumerThread, warpgroup, consumer, rows, tilesK, tiles;
+  /// The block's rank in its cluster (index; 0 unclustered).
+  Value clusterRank;
   std::optional<GemmEpilogueArguments> epilogueArgs;
   LLVM::LLVMStructType accumulatorType;
 };
@@ -324,7 +344,8 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
     return UnrealizedConversionCastOp::create(b, loc, type, ptr).getResult(0);
   };
   xMap = cast(args[0], mapType(c.getBlockM()));
-  wMap = cast(args[1], mapType(c.getBlockN()));
+  // Each block of a cluster loads its share of w's tile.
+  wMap = cast(args[1], mapType(c.getBlockN() / c.getClusterM()));
   epilogueArgs = GemmEpilogueArguments::take(p, args.drop_front(2));
 
   thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -333,8 +354,15 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   consumer = sub(warpgroup, 1);
   rows = memref::DimOp::create(b, loc, epilogueArgs->rowsOperand(), 0);
   tilesK = idx(llvm::divideCeil(p.k, tileK));
-  tiles = mul(arith::CeilDivUIOp::create(b, loc, rows, idx(c.getBlockM())),
+  // The blocks' tiles, or the clusters' (see rasterizeGemmTile).
+  tiles = mul(arith::CeilDivUIOp::create(b, loc, rows,
+                                         idx(c.getBlockM() * c.getClusterM())),
               countColumnTiles(c, p.n));
+  clusterRank = c.isClustered()
+                    ? arith::IndexCastUIOp::create(
+                          b, loc, b.getIndexType(),
+                          NVVM::ClusterId::create(b, loc, b.getI32Type()))
+                    : idx(0);
 
   // The stage buffers start at a 1024-byte boundary, where TMA's and
   // wgmma's 128-byte swizzles agree (the layout has room for the shift).
@@ -367,8 +395,13 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
 void WgmmaGemmEmitter::forEachTile(
     function_ref<void(Value tile, Value iteration)> body, Value turn,
     int64_t turns) {
+  // Clusters stride over their tiles together.
   Value first = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value grid = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  if (c.isClustered()) {
+    first = div(first, c.getClusterM());
+    grid = div(grid, c.getClusterM());
+  }
   Value step = grid;
   if (turn) {
     first = add(first, arith::MulIOp::create(b, loc, turn, grid));
@@ -426,7 +459,8 @@ void WgmmaGemmEmitter::emitProducer() {
   guarded(equal(thread, 0), [&] {
     int64_t bytes = stageBytes();
     forEachTile([&](Value tile, Value iteration) {
-      GemmTilePosition position = rasterizeGemmTile(b, loc, tile, rows, p.n, c);
+      GemmTilePosition position =
+          rasterizeGemmTile(b, loc, tile, rows, p.n, c, clusterRank);
       // The previous tile's epilogue stages its output in the ring.
       if (stagesInRing())
         guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
@@ -455,13 +489,49 @@ void WgmmaGemmEmitter::emitProducer() {
                 sharedView(aOffset(stage), {c.getBlockM(), tileK}, elementType),
                 barriers, xMap, ValueRange{k, position.rowBase},
                 fullBarrier(stage), Value(), Value());
+            // Clusters: this block's share of w's rows, into both blocks.
+            int64_t shareRows = c.getBlockN() / c.getClusterM();
+            Value wRow = position.columnBase, wOffset = bOffset(stage);
+            Value multicast;
+            if (c.isClustered()) {
+              Value share = mul(clusterRank, shareRows);
+              wRow = add(wRow, share);
+              wOffset = add(wOffset, mul(share, kGemmRowBytes));
+              multicast = arith::ConstantOp::create(
+                  b, loc, b.getI16IntegerAttr((1 << c.getClusterM()) - 1));
+            }
             nvgpu::TmaAsyncLoadOp::create(
-                b, loc,
-                sharedView(bOffset(stage), {c.getBlockN(), tileK}, elementType),
-                barriers, wMap, ValueRange{k, position.columnBase},
-                fullBarrier(stage), Value(), Value());
+                b, loc, sharedView(wOffset, {shareRows, tileK}, elementType),
+                barriers, wMap, ValueRange{k, wRow}, fullBarrier(stage),
+                multicast, Value());
           });
     });
+  });
+}
+
+void WgmmaGemmEmitter::release(Value stage) {
+  if (!c.isClustered()) {
+    nvgpu::MBarrierArriveOp::create(b, loc, barriers, emptyBarrier(stage));
+    return;
+  }
+  // The warp's wgmmas are done (their wait is warp-synchronous): its first
+  // lane arrives on the barrier of every block of the cluster, with the
+  // default release at CTA scope, as CUTLASS's cluster barriers do: the
+  // stage's reads were the tensor cores', and a release at cluster scope
+  // fences the thread's earlier global stores too.
+  guarded(equal(rem(thread, 32), 0), [&] {
+    MLIRContext *context = b.getContext();
+    Value bits = nvgpu::MBarrierGetOp::create(b, loc, b.getI32Type(), barriers,
+                                              emptyBarrier(stage));
+    Value address = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(context, /*shared=*/3),
+        ValueRange{bits});
+    for (int64_t rank = 0; rank < c.getClusterM(); ++rank) {
+      Value remote = NVVM::MapaOp::create(
+          b, loc, LLVM::LLVMPointerType::get(context, /*shared_cluster=*/7),
+          address, i32(rank));
+      NVVM::MBarrierArriveOp::create(b, loc, Type(), remote, Value());
+    }
   });
 }
 
@@ -817,7 +887,7 @@ void WgmmaGemmEmitter::emitConsumer() {
   forEachTile(
       [&](Value tile, Value iteration) {
         GemmTilePosition position =
-            rasterizeGemmTile(b, loc, tile, rows, p.n, c);
+            rasterizeGemmTile(b, loc, tile, rows, p.n, c, clusterRank);
         GemmTile gemmTile{tileThread,
                           c.getTileThreads(),
                           rows,
@@ -834,7 +904,14 @@ void WgmmaGemmEmitter::emitConsumer() {
         consumerBarrier();
         Value acc =
             emitMainLoop(arith::MulIOp::create(b, loc, iteration, tilesK));
-        emitEpilogue(epilogue, acc);
+        if (c.isClustered())
+          // A cluster's tile past the last block row: loaded (as zeros) and
+          // multiplied for the peer's sake, not stored.
+          guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        position.tileM, position.blockRowTiles),
+                  [&] { emitEpilogue(epilogue, acc); });
+        else
+          emitEpilogue(epilogue, acc);
         if (stagesInRing())
           // The staged tile's generic accesses come before the producer's TMA
           // writes into the ring.
@@ -877,7 +954,7 @@ void WgmmaGemmEmitter::emit(gpu::GPUFuncOp kernel) {
     for (int64_t s = 0; s < c.getStages(); ++s) {
       nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(1),
                                     fullBarrier(idx(s)), Value());
-      nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(c.getTileThreads()),
+      nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(releaseArrivals()),
                                     emptyBarrier(idx(s)), Value());
     }
     nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(1), epilogueBarrier(),
@@ -890,8 +967,14 @@ void WgmmaGemmEmitter::emit(gpu::GPUFuncOp kernel) {
                                     turnBarrier(), Value());
     nvgpu::TmaPrefetchOp::create(b, loc, xMap, Value());
     nvgpu::TmaPrefetchOp::create(b, loc, wMap, Value());
+    // The peer's multicasts and arrivals find the barriers initialized.
+    if (c.isClustered())
+      NVVM::FenceMbarrierInitOp::create(b, loc);
   });
-  gpu::BarrierOp::create(b, loc);
+  if (c.isClustered())
+    clusterBarrier();
+  else
+    gpu::BarrierOp::create(b, loc);
   auto roles = scf::IfOp::create(b, loc, equal(warpgroup, 0),
                                  /*withElseRegion=*/true);
   {
@@ -901,6 +984,9 @@ void WgmmaGemmEmitter::emit(gpu::GPUFuncOp kernel) {
     b.setInsertionPointToStart(&roles.getElseRegion().front());
     emitConsumer();
   }
+  // No block leaves while its peer may still arrive on its barriers.
+  if (c.isClustered())
+    clusterBarrier();
   gpu::ReturnOp::create(b, loc);
 }
 
@@ -920,9 +1006,9 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
   launch.arguments.push_back(
       KernelArgument::tensorMap(0, {RowExpr::rows(), RowExpr::constant(k)},
                                 type, {config.getBlockM(), tileK}));
-  launch.arguments.push_back(
-      KernelArgument::tensorMap(1, {RowExpr::constant(n), RowExpr::constant(k)},
-                                type, {config.getBlockN(), tileK}));
+  launch.arguments.push_back(KernelArgument::tensorMap(
+      1, {RowExpr::constant(n), RowExpr::constant(k)}, type,
+      {config.getBlockN() / config.getClusterM(), tileK}));
   completeGemmLaunch(problem, argTypes, launch);
   // A tile staged in the ring holds the producer back until its epilogue
   // is done, so the block's next tile gains no overlap; one block a tile
@@ -938,6 +1024,10 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
   // which setmaxnreg needs.
   kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                   builder.getI32IntegerAttr(1));
+  if (config.isClustered())
+    kernel->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                    builder.getDenseI32ArrayAttr(
+                        {static_cast<int32_t>(config.getClusterM()), 1, 1}));
   WgmmaGemmEmitter(builder, loc, problem).emit(kernel);
   return {kernel, std::move(launch)};
 }

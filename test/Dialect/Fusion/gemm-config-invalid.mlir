@@ -196,7 +196,7 @@ module attributes {fusion.target = #fusion.target<sm_86>} {
 
 // -----
 
-// expected-error @+1 {{unknown GEMM config key 'tiles' (expected mma, tile, warps, stages, group_m or schedule)}}
+// expected-error @+1 {{unknown GEMM config key 'tiles' (expected mma, tile, warps, stages, group_m, schedule or cluster)}}
 #config = #fusion.gemm_config<mma_sync, tiles = 128x128>
 
 // -----
@@ -372,5 +372,33 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x96xf32> {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x96, warps = 4x1, stages = 4, group_m = 8, schedule = pingpong>, fusion.tile_reductions = #fusion.tile_reductions<span = 12>} : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
+  return %y : tensor<?x96xf32>
+}
+
+// -----
+
+// expected-error @+1 {{cluster 2: a wgmma kernel's blocks run alone or in clusters of 2 (cluster = 1 or 2)}}
+#config = #fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8, cluster = 2>
+
+// -----
+
+// expected-error @+1 {{cluster 4: a wgmma kernel's blocks run alone or in clusters of 2 (cluster = 1 or 2)}}
+#config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, cluster = 4>
+
+// -----
+
+// expected-error @+1 {{cluster 0: a wgmma kernel's blocks run alone or in clusters of 2 (cluster = 1 or 2)}}
+#config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, cluster = 0>
+
+// -----
+
+// The peer's multicast loads land in the ring, where the tile would be
+// staged.
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x96xf32> {
+  // expected-error @+1 {{tile reductions over spans of 12 columns: a clustered wgmma kernel reduces spans of whole 8-column blocks, from its registers}}
+  %y = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x96, warps = 8x1, stages = 4, group_m = 8, cluster = 2>, fusion.tile_reductions = #fusion.tile_reductions<span = 12>} : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
   return %y : tensor<?x96xf32>
 }

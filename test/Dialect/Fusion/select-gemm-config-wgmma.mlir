@@ -9,13 +9,14 @@
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: fusion-opt %s --fusion-select-gemm-config="target=sm_90" | FileCheck %s --check-prefix=AUTO
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90 schedule=pingpong" | FileCheck %s --check-prefix=PINGPONG
+// RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90 cluster=2" | FileCheck %s --check-prefix=CLUSTER
 
 // schedule=pingpong: 64-row tiles of one consumer warpgroup each, up to 5
 // stages (40 KiB each at 64x256); the narrower tiles of small batches keep
 // the schedule; the spans of whole 8-column blocks that the registers
 // reduce keep it too, narrower spans get the cooperative schedule.
 // PINGPONG-LABEL: func.func @fp32
-// PINGPONG: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>
+// PINGPONG: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>>
 // PINGPONG: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x128, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>
 // PINGPONG-LABEL: func.func @bf16
 // PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 64x256, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>
@@ -26,6 +27,18 @@
 // PINGPONG-LABEL: func.func @tf32_narrow_groups
 // PINGPONG-NOT: pingpong
 // PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 4>
+
+// cluster=2 runs the op configs' blocks in clusters of 2 that multicast
+// w's tiles, where the tile reductions come from the registers; the small
+// batches' configs, whose tiles are few, run their blocks alone.
+// CLUSTER-LABEL: func.func @fp32
+// CLUSTER: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, warps = 8x1, stages = 4, group_m = 8>>
+// CLUSTER: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 4, group_m = 8, cluster = 2>
+// CLUSTER-LABEL: func.func @tf32_groups
+// CLUSTER: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, cluster = 2>, fusion.tile_reductions = #fusion.tile_reductions<span = 64>
+// CLUSTER-LABEL: func.func @tf32_narrow_groups
+// CLUSTER-NOT: cluster =
+// CLUSTER: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 4>
 
 // Two consumer warpgroups; 128x256 tiles, 128x128 for 3xTF32 (each K slice
 // summed apart) and narrow outputs; 4 stages fit the 227 KiB of sm_90.

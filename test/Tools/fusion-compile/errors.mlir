@@ -16,6 +16,7 @@
 // RUN: not fusion-compile %S/../../../examples/linear_leaky_relu.mlir -o %t.ptx --emit=ptx --target=gfx90a 2>&1 | FileCheck %s --check-prefix=TARGET
 // RUN: not fusion-compile %S/../../../examples/linear_leaky_relu.mlir -o %t.ptx --emit=ptx --strategy=tiled --tile=-128x128,2x2,3 2>&1 | FileCheck %s --check-prefix=TILE
 // RUN: not fusion-compile %S/../../../examples/linear_leaky_relu.mlir -o %t.ptx --emit=ptx --strategy=wgmma --target=sm_90 --schedule=stream_k 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// RUN: not fusion-compile %S/../../../examples/linear_leaky_relu.mlir -o %t.ptx --emit=ptx --strategy=wgmma --target=sm_90 --cluster=4 2>&1 | FileCheck %s --check-prefix=CLUSTER
 // RUN: not fusion-compile %S/../../../examples/linear_leaky_relu.mlir -o %t.ptx --emit=ptx --strategy=tiled --tile=64x64,2x2,1125899906842624 2>&1 | FileCheck %s --check-prefix=STAGES
 // RUN: not fusion-compile %S/../../../examples/linear_leaky_relu.mlir -o %t.ptx --emit=ptx --strategy=tiled --precision=bf16 --tile=32x128,2x9223372036854775807,1024 2>&1 | FileCheck %s --check-prefix=WARPS
 
@@ -29,6 +30,7 @@ func.func @bad(%x: tensor<?x8xf32>, %w: tensor<16x4xf32>) -> tensor<?x16xf32> {
 // EMIT: fusion-compile: invalid --emit='cubin' (expected so, mlir or ptx)
 // TILE: fusion-compile: invalid --tile='{{.*}}' (expected BMxBN,WMxWN,STAGES of positive integers, e.g. 128x256,2x4,3)
 // SCHEDULE: fusion-compile: invalid --schedule='stream_k' (expected cooperative or pingpong)
+// CLUSTER: fusion-compile: invalid --cluster='4' (expected 1 or 2)
 // FP32MATH: fusion-compile: invalid --fp32-math='fast' (expected tf32x3 or simt)
 // NOTARGET: fusion-compile: invalid --target='' (expected cpu, or one or more different supported GPUs separated by commas: sm_80, sm_86, sm_89, sm_90)
 // TARGET: fusion-compile: invalid --target='{{.*}}' (expected cpu, or one or more different supported GPUs separated by commas: sm_80, sm_86, sm_89, sm_90)

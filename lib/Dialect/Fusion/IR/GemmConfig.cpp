@@ -214,10 +214,16 @@ static constexpr int64_t kMaxBlockExtent = 1024;
 static constexpr int64_t kMaxStages = 16;
 static constexpr int64_t kMaxGroupM = 64;
 
-LogicalResult GemmConfigAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, GemmBackend backend,
-    std::optional<MmaKind> mma, int64_t blockM, int64_t blockN, int64_t warpsM,
-    int64_t warpsN, int64_t stages, int64_t groupM, WgmmaSchedule schedule) {
+LogicalResult
+GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       GemmBackend backend, std::optional<MmaKind> mma,
+                       int64_t blockM, int64_t blockN, int64_t warpsM,
+                       int64_t warpsN, int64_t stages, int64_t groupM,
+                       WgmmaSchedule schedule, int64_t clusterM) {
+  if (clusterM != 1 && (backend != GemmBackend::wgmma || clusterM != 2))
+    return emitError() << "cluster " << clusterM
+                       << ": a wgmma kernel's blocks run alone or in "
+                          "clusters of 2 (cluster = 1 or 2)";
   if (schedule == WgmmaSchedule::pingpong &&
       (backend != GemmBackend::wgmma || warpsM != 4 || warpsN != 1))
     return emitError() << "a pingpong schedule is a wgmma kernel's whose "
@@ -307,6 +313,7 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
   int64_t blockM = 0, blockN = 0, warpsM = 0, warpsN = 0, stages = 0,
           groupM = 0;
   WgmmaSchedule schedule = WgmmaSchedule::cooperative;
+  int64_t clusterM = 1;
   auto parsePair = [&](int64_t &first, int64_t &second) -> ParseResult {
     SmallVector<int64_t, 2> dims;
     SMLoc loc = parser.getCurrentLocation();
@@ -353,10 +360,12 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
       }
       if (symbol)
         schedule = *symbol;
+    } else if (key == "cluster") {
+      parsed = parser.parseInteger(clusterM);
     } else {
       parser.emitError(keyLoc) << "unknown GEMM config key '" << key
                                << "' (expected mma, tile, warps, stages, "
-                                  "group_m or schedule)";
+                                  "group_m, schedule or cluster)";
       return {};
     }
     if (failed(parsed))
@@ -366,7 +375,7 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
     return {};
   return GemmConfigAttr::getChecked(
       [&] { return parser.emitError(backendLoc); }, context, *backend, mma,
-      blockM, blockN, warpsM, warpsN, stages, groupM, schedule);
+      blockM, blockN, warpsM, warpsN, stages, groupM, schedule, clusterM);
 }
 
 void GemmConfigAttr::print(AsmPrinter &printer) const {
@@ -379,6 +388,8 @@ void GemmConfigAttr::print(AsmPrinter &printer) const {
             << ", stages = " << getStages() << ", group_m = " << getGroupM();
   if (isPingpong())
     printer << ", schedule = " << stringifyWgmmaSchedule(getSchedule());
+  if (isClustered())
+    printer << ", cluster = " << getClusterM();
   printer << ">";
 }
 
@@ -400,6 +411,12 @@ LogicalResult mlir::fusion::verifyTileReductions(FusedLinearOp op,
            << span
            << " columns: a pingpong wgmma kernel reduces spans of "
               "whole 8-column blocks, from its registers";
+  // A clustered kernel's ring takes its peer's multicast loads.
+  if (config.isClustered() && span % 8 != 0)
+    return op.emitOpError("tile reductions over spans of ")
+           << span
+           << " columns: a clustered wgmma kernel reduces spans of whole "
+              "8-column blocks, from its registers";
   // A span of whole tiles, or of groups that tile a tile (of whole 16-byte
   // chunks), as getRowReductionSpan gives.
   if (span != blockN && (span <= 0 || blockN % span != 0 || n % span != 0 ||

@@ -177,7 +177,7 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
     warpsN = 4;
   }
   WgmmaSchedule wgmmaSchedule = WgmmaSchedule::cooperative;
-  int64_t maxStages = 4;
+  int64_t maxStages = 4, clusterM = 1;
   if (backend == GemmBackend::wgmma) {
     blockN = getWgmmaBlockN(*mma, n);
     warpsM = 8;
@@ -193,6 +193,9 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
       warpsM = 4;
       maxStages = 5;
     }
+    // Row reductions staged in the ring stay unclustered.
+    if (!tiles || tiles->span % 8 == 0)
+      clusterM = cluster;
   }
   if (!tile.empty()) {
     blockM = tile[0];
@@ -206,7 +209,7 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
   auto build = [&](int64_t stageCount) {
     return GemmConfigAttr::getChecked(
         [&] { return op.emitOpError(); }, context, backend, mma, blockM, blockN,
-        warpsM, warpsN, stageCount, groupM, wgmmaSchedule);
+        warpsM, warpsN, stageCount, groupM, wgmmaSchedule, clusterM);
   };
   if (stages)
     return build(stages);
@@ -236,7 +239,7 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
               [&] { return op.emitOpError(); }, op.getContext(),
               wider.getBackend(), wider.getMma(), wider.getBlockM(), blockN,
               wider.getWarpsM(), warpsN, stageCount, wider.getGroupM(),
-              wider.getSchedule());
+              wider.getSchedule(), /*clusterM=*/int64_t(1));
         });
     if (!narrowConfig)
       break;

@@ -221,6 +221,13 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
       (CUTLASS's ping-pong kernel schedule). The epilogue must not read
       its tile back (row reductions over spans of whole 8-column blocks).
 
+      `cluster = 2` (wgmma only; 1, the default, is not printed): blocks
+      run in clusters of two that take output tiles of adjacent block
+      rows and the same block column, and each loads half of the shared
+      w tile into both blocks' stages (TMA multicast), so that L2 serves
+      w once per pair. The epilogue must not read its tile back (the
+      peer's loads land in the ring).
+
       A wgmma kernel in 3xTF32 reads x's high and low tf32 parts from
       registers and w's from shared memory, and sums each pair of K slices
       from zero before adding it to the running sums.
@@ -234,7 +241,7 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
     Examples: `#fusion.gemm_config<cublaslt>`,
     `#fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8>`,
     `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>`,
-    `#fusion.gemm_config<wgmma, mma = bf16, tile = 64x256, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>`
+    `#fusion.gemm_config<wgmma, mma = bf16, tile = 64x256, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong, cluster = 2>`
   }];
   let parameters = (ins EnumParameter<Fusion_GemmBackend>:$backend,
                         OptionalParameter<"std::optional<MmaKind>">:$mma,
@@ -245,13 +252,14 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
                         DefaultValuedParameter<"int64_t", "0">:$stages,
                         DefaultValuedParameter<"int64_t", "0">:$groupM,
                         DefaultValuedParameter<"WgmmaSchedule",
-                            "WgmmaSchedule::cooperative">:$schedule);
+                            "WgmmaSchedule::cooperative">:$schedule,
+                        DefaultValuedParameter<"int64_t", "1">:$clusterM);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let builders = [
     AttrBuilder<(ins "GemmBackend":$backend), [{
       return $_get($_ctxt, backend, std::nullopt, 0, 0, 0, 0, 0, 0,
-                   WgmmaSchedule::cooperative);
+                   WgmmaSchedule::cooperative, int64_t(1));
     }]>
   ];
   let extraClassDeclaration = [{
@@ -266,6 +274,8 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
     bool isPingpong() const {
       return getSchedule() == WgmmaSchedule::pingpong;
     }
+    /// Whether blocks run in clusters that multicast w's tile.
+    bool isClustered() const { return getClusterM() > 1; }
     /// Threads that compute one tile (its `warps`).
     int64_t getTileThreads() const { return 32 * getWarpsM() * getWarpsN(); }
     /// Threads of the block's consumers (all of them but a wgmma kernel's

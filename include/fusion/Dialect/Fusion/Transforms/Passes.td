@@ -283,7 +283,11 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     override it; the config's verifier range-checks the result.
     `schedule=pingpong` gives wgmma kernels two consumer warpgroups that
     take 64-row tiles in turn (64x256, 64x128 for 3xTF32; up to 5 stages),
-    where tile reductions allow it.
+    where tile reductions allow it. `cluster=2` runs the blocks of wgmma
+    kernels in clusters of two that multicast w's tiles, where tile
+    reductions allow it (batch configs stay unclustered). Both are opt-in:
+    neither measured faster on the H100 (docs/benchmarks.md, runs 20 and
+    21).
 
     The batch M is known at run time only. Where a batch of a few block
     rows would leave more than half of the chip's SMs without a tile
@@ -354,6 +358,9 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
                         "cooperative", "together, 64 rows of each tile each"),
              clEnumValN(::mlir::fusion::WgmmaSchedule::pingpong, "pingpong",
                         "in turn, whole 64-row tiles each"))}]>,
+    Option<"cluster", "cluster", "int64_t", /*default=*/"1",
+           "wgmma kernels: blocks a cluster, which multicast w's tiles (1 "
+           "or 2)">,
     Option<"batchConfigs", "batch-configs", "bool", /*default=*/"true",
            "generated kernels: narrower tiles for batches whose tiles leave "
            "more than half of the SMs idle (fusion.batch_gemm_configs; "
