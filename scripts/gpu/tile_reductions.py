@@ -62,7 +62,8 @@ MODELS = {
 }
 # Ragged shapes: N = 72 is one tile; N = 3000 is 12 tiles of 256 columns
 # (24 of 128 in 3xTF32), the last ragged; N = 4096 rows stay in the row
-# program's registers (16 chunks a lane in bf16, 4 a thread in f32);
+# program's registers (a block a row: 4 chunks a thread in f32, 2 in
+# bf16);
 # M = 2100 makes more tiles than an H100 runs blocks at once, so that the
 # persistent Hopper kernel's blocks stage several tiles each.
 CHECK_SHAPES = [(77, 40, 72), (2100, 520, 3000), (333, 72, 4096)]

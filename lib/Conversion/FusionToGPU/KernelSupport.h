@@ -59,23 +59,30 @@ gpu::GPUFuncOp createKernel(OpBuilder &builder, Location loc, StringRef name,
 void emitGuarded(OpBuilder &builder, Location loc, Value condition,
                  function_ref<void()> body);
 
-/// The threads a reduction of `chunks` chunks of a row (or group) spreads
-/// over: a block of kBlockSize for long ones, so that a few long rows still
-/// fill the GPU, a warp for shorter ones, and for short ones (small groups,
-/// pooling windows, merges of a few partials) the fewest lanes, a power of
-/// two, that give each a chunk, so that no lane idles.
-inline int64_t threadsPerReduction(int64_t chunks) {
-  if (chunks >= 1024)
+/// The most elements of a row a row program's thread keeps in registers, so
+/// that the row is read from memory once: 16 chunks of f32, 8 of 16-bit
+/// types. The steps share their f32 conversions of 16-bit chunks, so each
+/// element holds a register whatever its type: 128 bf16 elements a thread
+/// spilled 1244 bytes in softmax(gelu(layer_norm(y))) of 4096 columns, whose
+/// whole op took 2.2x as long as with the row read for each step
+/// (docs/benchmarks.md, run 21).
+constexpr int64_t kMaxCachedElements = 64;
+
+/// The threads a reduction of `chunks` chunks of `vectorWidth` elements of a
+/// row (or group) spreads over: a block of kBlockSize for long ones (1024
+/// chunks, or 4096 elements: 512 chunks of a 16-bit type, whose warp would
+/// hold more of the row than kMaxCachedElements), so that a few long rows
+/// still fill the GPU, a warp for shorter ones, and for short ones (small
+/// groups, pooling windows, merges of a few partials) the fewest lanes, a
+/// power of two, that give each a chunk, so that no lane idles.
+inline int64_t threadsPerReduction(int64_t chunks, int64_t vectorWidth) {
+  if (chunks >= 1024 || chunks * vectorWidth >= 4096)
     return kBlockSize;
   int64_t lanes = 1;
   while (lanes < chunks && lanes < kWarpSize)
     lanes *= 2;
   return lanes;
 }
-
-/// The most 16-byte chunks of a row a row program's thread keeps in
-/// registers (64 registers), so that the row is read from memory once.
-constexpr int64_t kMaxCachedChunks = 16;
 
 /// Shared memory for the warp totals of a reduction over `threads` threads,
 /// if it spans several warps: a workgroup attribution of `kernel`.

@@ -13,7 +13,8 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
   OpBuilder::InsertionGuard insertion(builder);
   const MatrixShape &shape = program.shape;
   Type resultType = program.resultType;
-  int64_t threads = threadsPerReduction(shape.columns / shape.vectorWidth);
+  int64_t threads =
+      threadsPerReduction(shape.columns / shape.vectorWidth, shape.vectorWidth);
   int64_t rowsPerBlock = kBlockSize / threads;
 
   Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
@@ -80,7 +81,7 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
   };
   // A row of the input that several steps read (a norm's passes,
   // softmax's) is read from memory once when each thread's chunks, at most
-  // kMaxCachedChunks, fit in registers: each thread keeps them as loaded.
+  // kMaxCachedElements, fit in registers: each thread keeps them as loaded.
   // Where the chunks do not spread evenly, a thread's last chunk may lie
   // past the row: it loads the row's last chunk instead and leaves it out.
   struct CachedChunk {
@@ -95,7 +96,8 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
            (s.kind == RowStep::Kind::Reduce && !s.source);
   });
   SmallVector<CachedChunk> cachedChunks;
-  if (inputReaders > 1 && chunksPerThread <= kMaxCachedChunks)
+  if (inputReaders > 1 &&
+      chunksPerThread * shape.vectorWidth <= kMaxCachedElements)
     for (int64_t j = 0; j < chunksPerThread; ++j) {
       CachedChunk cached;
       cached.index = e.add(lane, e.i64(j * threads));

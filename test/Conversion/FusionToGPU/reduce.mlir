@@ -187,18 +187,62 @@ func.func @groups_of_six(%x: tensor<?x24xf32>, %r: tensor<?x24xf32>)
 
 // -----
 
-// A layer norm of 4096 bf16 columns: 512 chunks, a warp a row, 16 chunks a
-// lane, each loaded once and kept in registers for the three steps that
-// read the row (no loop over the row, one load of each chunk).
+// A layer norm of 2048 bf16 columns: 256 chunks, a warp a row, 8 chunks (64
+// elements) a lane, each loaded once and kept in registers for the three
+// steps that read the row (no loop over the row, one load of each chunk).
 // CHECK-LABEL: llvm.func @wide_layer_norm(
 // CHECK: gpu.func @wide_layer_norm_0_rows(%[[IN:.*]]: !llvm.ptr, %{{.*}}: i64, %[[OUT:.*]]: !llvm.ptr) kernel
-// CHECK-COUNT-16: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
+// CHECK-COUNT-8: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
 // CHECK-NOT: scf.for
 // CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr -> vector<8xbf16>
 // CHECK: math.rsqrt
 // CHECK: llvm.getelementptr %[[OUT]]
 // CHECK: gpu.return
-func.func @wide_layer_norm(%x: tensor<?x4096xbf16>) -> tensor<?x4096xbf16> {
+func.func @wide_layer_norm(%x: tensor<?x2048xbf16>) -> tensor<?x2048xbf16> {
+  %sum = fusion.reduce sum %x : tensor<?x2048xbf16> -> tensor<?x1xbf16> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  %squares = fusion.reduce sum %x rows(%sum : tensor<?x1xbf16>)
+      : tensor<?x2048xbf16> -> tensor<?x1xbf16> {
+  ^bb0(%v: f32, %s: f32):
+    %n = arith.constant 2048.0 : f32
+    %0 = arith.divf %s, %n : f32
+    %1 = arith.subf %v, %0 : f32
+    %2 = arith.mulf %1, %1 : f32
+    fusion.yield %2 : f32
+  }
+  %y = fusion.elementwise %x rows(%sum, %squares : tensor<?x1xbf16>, tensor<?x1xbf16>)
+      : tensor<?x2048xbf16> {
+  ^bb0(%v: f32, %s: f32, %q: f32):
+    %n = arith.constant 2048.0 : f32
+    %eps = arith.constant 1.0e-05 : f32
+    %0 = arith.divf %s, %n : f32
+    %1 = arith.subf %v, %0 : f32
+    %2 = arith.divf %q, %n : f32
+    %3 = arith.addf %2, %eps : f32
+    %4 = math.rsqrt %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    fusion.yield %5 : f32
+  }
+  return %y : tensor<?x2048xbf16>
+}
+
+// -----
+
+// 4096 bf16 columns: 512 chunks, a block a row (a warp's 16 chunks, 128
+// elements, a lane would be more than a thread keeps), 2 chunks a thread,
+// loaded once and kept for both steps; the block reduces through shared
+// memory.
+// CHECK-LABEL: llvm.func @wider_layer_norm(
+// CHECK: fusion_rt.launch @fusion_kernels::@wider_layer_norm_0_rows grid(%{{.*}}, %{{.*}}) block 256
+// CHECK: gpu.func @wider_layer_norm_0_rows(
+// CHECK-COUNT-2: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
+// CHECK-NOT: scf.for
+// CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr -> vector<8xbf16>
+// CHECK: gpu.barrier
+// CHECK: gpu.return
+func.func @wider_layer_norm(%x: tensor<?x4096xbf16>) -> tensor<?x1xbf16> {
   %sum = fusion.reduce sum %x : tensor<?x4096xbf16> -> tensor<?x1xbf16> {
   ^bb0(%v: f32):
     fusion.yield %v : f32
@@ -212,20 +256,7 @@ func.func @wide_layer_norm(%x: tensor<?x4096xbf16>) -> tensor<?x4096xbf16> {
     %2 = arith.mulf %1, %1 : f32
     fusion.yield %2 : f32
   }
-  %y = fusion.elementwise %x rows(%sum, %squares : tensor<?x1xbf16>, tensor<?x1xbf16>)
-      : tensor<?x4096xbf16> {
-  ^bb0(%v: f32, %s: f32, %q: f32):
-    %n = arith.constant 4096.0 : f32
-    %eps = arith.constant 1.0e-05 : f32
-    %0 = arith.divf %s, %n : f32
-    %1 = arith.subf %v, %0 : f32
-    %2 = arith.divf %q, %n : f32
-    %3 = arith.addf %2, %eps : f32
-    %4 = math.rsqrt %3 : f32
-    %5 = arith.mulf %1, %4 : f32
-    fusion.yield %5 : f32
-  }
-  return %y : tensor<?x4096xbf16>
+  return %squares : tensor<?x1xbf16>
 }
 
 // -----
