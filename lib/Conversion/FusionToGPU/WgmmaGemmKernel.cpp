@@ -321,7 +321,7 @@ private:
   /// The thread's index in the block, and among the consumers; its
   /// warpgroup, and its index among the consumer warpgroups.
   Value thread, consumerThread, warpgroup, consumer, rows, tilesK, tiles;
-  /// The block's rank in its cluster (index; 0 unclustered).
+  /// The block's rank in its cluster (index; null unclustered).
   Value clusterRank;
   std::optional<GemmEpilogueArguments> epilogueArgs;
   LLVM::LLVMStructType accumulatorType;
@@ -358,11 +358,10 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   tiles = mul(arith::CeilDivUIOp::create(b, loc, rows,
                                          idx(c.getBlockM() * c.getClusterM())),
               countColumnTiles(c, p.n));
-  clusterRank = c.isClustered()
-                    ? arith::IndexCastUIOp::create(
-                          b, loc, b.getIndexType(),
-                          NVVM::ClusterId::create(b, loc, b.getI32Type()))
-                    : idx(0);
+  if (c.isClustered())
+    clusterRank = arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        NVVM::ClusterId::create(b, loc, b.getI32Type()));
 
   // The stage buffers start at a 1024-byte boundary, where TMA's and
   // wgmma's 128-byte swizzles agree (the layout has room for the shift).

@@ -404,19 +404,15 @@ LogicalResult mlir::fusion::verifyTileReductions(FusedLinearOp op,
   int64_t span = tiles.getSpan(), blockN = config.getBlockN();
   auto type = op.getResult().getType();
   int64_t n = type.getDimSize(1);
-  // Both consumers of a ping-pong kernel would stage their tiles in the
-  // ring; only the registers' spans (GemmKernelProblem) need no staging.
-  if (config.isPingpong() && span % 8 != 0)
+  // Only the registers' spans (GemmKernelProblem) need no staging in the
+  // ring, where both consumers of a ping-pong kernel would stage their
+  // tiles, and a clustered kernel's peer multicasts its loads.
+  if ((config.isPingpong() || config.isClustered()) && span % 8 != 0)
     return op.emitOpError("tile reductions over spans of ")
-           << span
-           << " columns: a pingpong wgmma kernel reduces spans of "
-              "whole 8-column blocks, from its registers";
-  // A clustered kernel's ring takes its peer's multicast loads.
-  if (config.isClustered() && span % 8 != 0)
-    return op.emitOpError("tile reductions over spans of ")
-           << span
-           << " columns: a clustered wgmma kernel reduces spans of whole "
-              "8-column blocks, from its registers";
+           << span << " columns: a "
+           << (config.isPingpong() ? "pingpong" : "clustered")
+           << " wgmma kernel reduces spans of whole 8-column blocks, from its "
+              "registers";
   // A span of whole tiles, or of groups that tile a tile (of whole 16-byte
   // chunks), as getRowReductionSpan gives.
   if (span != blockN && (span <= 0 || blockN % span != 0 || n % span != 0 ||

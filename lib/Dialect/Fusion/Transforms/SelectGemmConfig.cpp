@@ -182,19 +182,20 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
     blockN = getWgmmaBlockN(*mma, n);
     warpsM = 8;
     warpsN = 1;
-    // A ping-pong consumer's tile is its warpgroup's 64 rows; a stage
-    // (40 KiB at 64x256) leaves room for a fifth.
+    // Row reductions staged in the ring keep the cooperative schedule and
+    // unclustered blocks (verifyTileReductions).
     std::optional<GemmTileReductions> tiles =
         findGemmTileReductions(op, blockN);
-    if (schedule == WgmmaSchedule::pingpong &&
-        (!tiles || tiles->span % 8 == 0)) {
+    bool stagesTile = tiles && tiles->span % 8 != 0;
+    // A ping-pong consumer's tile is its warpgroup's 64 rows; a stage
+    // (40 KiB at 64x256) leaves room for a fifth.
+    if (schedule == WgmmaSchedule::pingpong && !stagesTile) {
       wgmmaSchedule = schedule;
       blockM = 64;
       warpsM = 4;
       maxStages = 5;
     }
-    // Row reductions staged in the ring stay unclustered.
-    if (!tiles || tiles->span % 8 == 0)
+    if (!stagesTile)
       clusterM = cluster;
   }
   if (!tile.empty()) {
