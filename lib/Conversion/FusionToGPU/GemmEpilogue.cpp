@@ -165,23 +165,6 @@ void GemmEpilogueEmitter::loadColumnConstants() {
 
 void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
                                ArrayRef<AccumulatorRun> runs) {
-  // Bias and epilogue columns of each column of the thread, loaded once.
-  std::map<int64_t, SmallVector<Value>> constantsAt;
-  auto constants = [&](int64_t offset) -> ArrayRef<Value> {
-    auto [it, inserted] = constantsAt.try_emplace(offset);
-    if (inserted && columnConstants) {
-      Value column = add(firstColumn, offset);
-      int64_t vectors = (args.bias ? 1 : 0) + args.columns.size();
-      for (int64_t i = 0; i < vectors; ++i)
-        it->second.push_back(memref::LoadOp::create(
-            b, loc, columnConstants, ValueRange{idx(i), column}));
-    }
-    return it->second;
-  };
-  for (const AccumulatorRun &run : runs)
-    for (size_t j = 0; j < run.values.size(); ++j)
-      (void)constants(run.column + j);
-
   // A staged tile leaves in 16-byte row chunks instead of the
   // accumulators' scattered runs.
   bool staged = t.outputPath == GemmOutputPath::Staged;
@@ -208,6 +191,28 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
   // come before this batch's stores, which they could not pass, so that
   // their latency overlaps this batch's work (docs/benchmarks.md, run 19).
   size_t runsAhead = storesInBatches ? kStoreBatchRuns : 0;
+
+  // Bias and epilogue columns of each column of the thread, from shared
+  // memory: loaded once ahead of the runs, or by batches as they go, which
+  // forget them once stored. The wgmma kernel's 64 columns a thread of bias
+  // and shift, all loaded ahead beside its 128 accumulators, spilled 504
+  // bytes a thread in tf32 gelu(y + shift).
+  std::map<int64_t, SmallVector<Value>> constantsAt;
+  auto constants = [&](int64_t offset) -> ArrayRef<Value> {
+    auto [it, inserted] = constantsAt.try_emplace(offset);
+    if (inserted && columnConstants) {
+      Value column = add(firstColumn, offset);
+      int64_t vectors = (args.bias ? 1 : 0) + args.columns.size();
+      for (int64_t i = 0; i < vectors; ++i)
+        it->second.push_back(memref::LoadOp::create(
+            b, loc, columnConstants, ValueRange{idx(i), column}));
+    }
+    return it->second;
+  };
+  if (!storesInBatches)
+    for (const AccumulatorRun &run : runs)
+      for (size_t j = 0; j < run.values.size(); ++j)
+        (void)constants(run.column + j);
   std::vector<SmallVector<SmallVector<Value>>> rowValues(runs.size());
   size_t loaded = 0;
   size_t stored = 0;
@@ -236,6 +241,7 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
                        runs.slice(stored, kStoreBatchRuns),
                        ArrayRef(directResults).drop_front(stored));
         stored = directResults.size();
+        constantsAt.clear();
       }
       continue;
     }

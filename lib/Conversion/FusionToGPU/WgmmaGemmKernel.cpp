@@ -7,8 +7,9 @@
 // slices of x and w into a ring of `stages` shared-memory buffers with TMA
 // (the copy engine swizzles them by 128 bytes and fills rows and K past the
 // matrices with zeros), running on into the block's next tile; warpgroups
-// 1..W are the consumers, each multiplying 64 rows of the tile by all its
-// columns with wgmma straight from shared memory. Per stage a `full`
+// 1..W are the consumers, each multiplying 64 or 128 rows of the tile by
+// all its columns with wgmma straight from shared memory (one m64 wgmma a
+// K step for each 64 rows, each into its own accumulators). Per stage a `full`
 // mbarrier counts the TMA bytes in and an `empty` one the consumers'
 // release; the ring's slices are numbered across the block's tiles.
 // setmaxnreg moves the producer's registers to the consumers'
@@ -25,7 +26,7 @@
 // tile.
 //
 // With the ping-pong schedule the two consumer warpgroups take the block's
-// tiles in turn, each a whole 64-row tile: the ring's slices go to one
+// tiles in turn, each a whole tile: the ring's slices go to one
 // warpgroup for a tile, then to the other, so that one's epilogue runs
 // under the other's wgmmas instead of leaving the tensor cores idle.
 //
@@ -132,8 +133,14 @@ private:
   }
   /// The first row of the tile that this consumer warpgroup multiplies.
   Value consumerFirstRow() {
-    return c.isPingpong() ? idx(0) : mul(consumer, 64);
+    return c.isPingpong() ? idx(0) : mul(consumer, c.getWarpgroupTileRows());
   }
+  /// The m64 row blocks of a consumer warpgroup's rows: one wgmma each a K
+  /// step, into its own accumulators.
+  int64_t rowBlocks() const { return c.getWarpgroupTileRows() / 64; }
+  /// A thread's accumulators of one row block, and of all of them.
+  int64_t blockAccumulators() const { return c.getBlockN() / 2; }
+  int64_t accumulators() const { return rowBlocks() * blockAccumulators(); }
   /// Shared memory that one proxy (generic loads and stores, or the async
   /// proxy of TMA and wgmma) wrote or read is next accessed by the other.
   void fenceSharedProxies() {
@@ -278,7 +285,9 @@ private:
   /// w remainders); the first starts from zero when `fromZero`.
   Value multiplyStage(Value acc, Value stage, bool fromZero,
                       MutableArrayRef<Value> xParts = {});
-  Value wgmma(Value acc, Value a, Value bDescriptor, bool fromZero);
+  /// The wgmma of row block `rowBlock` into its accumulators of `acc`.
+  Value wgmma(Value acc, int64_t rowBlock, Value a, Value bDescriptor,
+              bool fromZero);
   /// `acc` passed through inline PTX `ptx` (with side effects), which LLVM
   /// keeps in order with the wgmma ops: the accumulators' reads and writes
   /// cannot move across it. The NVVM wait and fence ops have no operands,
@@ -324,7 +333,8 @@ private:
   /// The block's rank in its cluster (index; null unclustered).
   Value clusterRank;
   std::optional<GemmEpilogueArguments> epilogueArgs;
-  LLVM::LLVMStructType accumulatorType;
+  /// All of a thread's accumulators, and those of one row block's wgmma.
+  LLVM::LLVMStructType accumulatorType, blockAccumulatorType;
 };
 
 void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
@@ -350,7 +360,19 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
 
   thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   consumerThread = sub(thread, kWarpgroupThreads);
-  warpgroup = div(thread, kWarpgroupThreads);
+  // Broadcast from lane 0, so that ptxas knows the warpgroup (and what a
+  // ping-pong consumer derives from it: its tiles, stages and descriptors)
+  // to be warp-uniform and keeps it in uniform registers, as CUTLASS's
+  // canonical_warp_group_idx does. Derived from the thread index, the
+  // ping-pong consumer's per-stage addresses took vector registers and
+  // R2UR moves on the path from one stage's wgmmas to the next's.
+  Value ownWarpgroup = arith::IndexCastUIOp::create(
+      b, loc, b.getI32Type(), div(thread, kWarpgroupThreads));
+  warpgroup = arith::IndexCastUIOp::create(
+      b, loc, b.getIndexType(),
+      gpu::ShuffleOp::create(b, loc, ownWarpgroup, i32(0), i32(mlir::fusion::kWarpSize),
+                             gpu::ShuffleMode::IDX)
+          .getShuffleResult());
   consumer = sub(warpgroup, 1);
   rows = memref::DimOp::create(b, loc, epilogueArgs->rowsOperand(), 0);
   tilesK = idx(llvm::divideCeil(p.k, tileK));
@@ -386,9 +408,10 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
       nvgpu::MBarrierGroupType::get(context, workgroup(),
                                     getWgmmaBarrierCount(c)));
 
-  int64_t columnsPerThread = c.getBlockN() / 2;
   accumulatorType = LLVM::LLVMStructType::getLiteral(
-      context, SmallVector<Type>(columnsPerThread, b.getF32Type()));
+      context, SmallVector<Type>(accumulators(), b.getF32Type()));
+  blockAccumulatorType = LLVM::LLVMStructType::getLiteral(
+      context, SmallVector<Type>(blockAccumulators(), b.getF32Type()));
 }
 
 void WgmmaGemmEmitter::forEachTile(
@@ -545,8 +568,8 @@ Value WgmmaGemmEmitter::descriptor(Value address) {
   return arith::OrIOp::create(b, loc, start, i64(fixed));
 }
 
-Value WgmmaGemmEmitter::wgmma(Value acc, Value aDescriptor, Value bDescriptor,
-                              bool fromZero) {
+Value WgmmaGemmEmitter::wgmma(Value acc, int64_t rowBlock, Value aDescriptor,
+                              Value bDescriptor, bool fromZero) {
   MLIRContext *context = b.getContext();
   NVVM::WGMMATypes type = NVVM::WGMMATypes::tf32;
   int64_t k = 8;
@@ -555,13 +578,24 @@ Value WgmmaGemmEmitter::wgmma(Value acc, Value aDescriptor, Value bDescriptor,
         mma == MmaKind::bf16 ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
     k = 16;
   }
-  return NVVM::WgmmaMmaAsyncOp::create(
-      b, loc, accumulatorType, acc, aDescriptor, bDescriptor,
+  int64_t first = rowBlock * blockAccumulators();
+  Value blockAcc = LLVM::PoisonOp::create(b, loc, blockAccumulatorType);
+  for (int64_t i = 0; i < blockAccumulators(); ++i)
+    blockAcc = LLVM::InsertValueOp::create(
+        b, loc, blockAcc, LLVM::ExtractValueOp::create(b, loc, acc, first + i),
+        i);
+  Value result = NVVM::WgmmaMmaAsyncOp::create(
+      b, loc, blockAccumulatorType, blockAcc, aDescriptor, bDescriptor,
       NVVM::MMAShapeAttr::get(context, 64, c.getBlockN(), k), type, type,
       NVVM::WGMMATypes::f32,
       fromZero ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
       NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
       NVVM::MMALayout::col, /*satfinite=*/nullptr);
+  for (int64_t i = 0; i < blockAccumulators(); ++i)
+    acc = LLVM::InsertValueOp::create(
+        b, loc, acc, LLVM::ExtractValueOp::create(b, loc, result, i),
+        first + i);
+  return acc;
 }
 
 Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, bool fromZero,
@@ -571,9 +605,10 @@ Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, bool fromZero,
         b, loc, sharedBase,
         arith::IndexCastUIOp::create(b, loc, b.getI64Type(), offset));
   };
-  // The consumer's 64 rows of x (3xTF32: `xParts`); w's rows all.
+  // The consumer's rows of x (3xTF32: `xParts`); w's rows all.
   Value a =
       address(add(aOffset(stage), mul(consumerFirstRow(), kGemmRowBytes)));
+  assert((!split() || rowBlocks() == 1) && "3xTF32 x parts of 64 rows");
   Value bTile = address(bOffset(stage));
   Value bLow = split() ? address(remainderOffset(stage)) : Value();
   // The accumulators (zeros of a tile's first slice) and x's parts are
@@ -596,7 +631,11 @@ Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, bool fromZero,
       acc = wgmmaRegisterA(acc, high, at(bTile), false);
       continue;
     }
-    acc = wgmma(acc, at(a), at(bTile), first);
+    for (int64_t rowBlock = 0; rowBlock < rowBlocks(); ++rowBlock)
+      acc = wgmma(acc, rowBlock,
+                  at(arith::AddIOp::create(
+                      b, loc, a, i64(rowBlock * 64 * kGemmRowBytes))),
+                  at(bTile), first);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   return acc;
@@ -631,7 +670,7 @@ void WgmmaGemmEmitter::splitStage(Value stage, Value splitter) {
 
 Value WgmmaGemmEmitter::passThrough(StringRef ptx, Value acc,
                                     MutableArrayRef<Value> operands) {
-  int64_t count = acc ? c.getBlockN() / 2 : 0;
+  int64_t count = acc ? accumulators() : 0;
   SmallVector<Value> values;
   for (int64_t i = 0; i < count; ++i)
     values.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
@@ -676,7 +715,7 @@ Value WgmmaGemmEmitter::wgmmaRegisterA(Value acc, ValueRange aParts,
   // nvvm.wgmma.mma_async takes A as a descriptor only; this is its PTX
   // with A's four registers: $0.. the accumulators (tied to the inputs
   // that follow them), then A, then w's descriptor.
-  int64_t count = c.getBlockN() / 2;
+  int64_t count = blockAccumulators();
   SmallVector<Value> operands;
   std::string constraints, accumulators;
   for (int64_t i = 0; i < count; ++i) {
@@ -738,7 +777,7 @@ SmallVector<Value> WgmmaGemmEmitter::loadXParts(Value stage) {
 }
 
 Value WgmmaGemmEmitter::addAccumulators(Value running, Value acc) {
-  for (int64_t i = 0, e = c.getBlockN() / 2; i < e; ++i) {
+  for (int64_t i = 0, e = accumulators(); i < e; ++i) {
     Value sum = arith::AddFOp::create(
         b, loc, LLVM::ExtractValueOp::create(b, loc, running, i),
         LLVM::ExtractValueOp::create(b, loc, acc, i));
@@ -761,22 +800,40 @@ Value WgmmaGemmEmitter::emitMainLoop(Value firstSlice) {
     return emitSplitMainLoop(firstSlice);
   Value zero = LLVM::ZeroOp::create(b, loc, accumulatorType);
   waitForTurn(firstSlice);
+  // The ring's stage and its phase parity go around with the loop (as
+  // CUTLASS's PipelineState), not from the slice number: its division by
+  // a stage count that is not a power of 2 took 64-bit multiplies on the
+  // path between two stages' wgmmas.
+  Value stages = idx(c.getStages());
+  Value firstParity = parityOf(div(firstSlice, c.getStages()));
   auto loop = scf::ForOp::create(
-      b, loc, idx(0), tilesK, idx(1), ValueRange{zero},
+      b, loc, idx(0), tilesK, idx(1),
+      ValueRange{zero, stageOf(firstSlice, idx(0)), firstParity},
       [&](OpBuilder &nb, Location, Value kTile, ValueRange state) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        waitFull(firstSlice, kTile);
+        Value stage = state[1], parity = state[2];
+        waitBarrier(parity, fullBarrier(stage));
         // One stage of wgmmas stays in flight: the previous one's stage is
         // released once it is done. (Two in flight measured no faster for
         // a ping-pong consumer, which multiplies alone: run 20.)
-        Value acc = multiplyStage(state[0], stageOf(firstSlice, kTile),
-                                  /*fromZero=*/false);
+        Value acc = multiplyStage(state[0], stage, /*fromZero=*/false);
         NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(1));
         guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, kTile,
                                       idx(0)),
-                [&] { release(stageOf(firstSlice, sub(kTile, 1))); });
-        scf::YieldOp::create(b, loc, acc);
+                [&] {
+                  Value previous = select(equal(stage, 0),
+                                          idx(c.getStages() - 1),
+                                          sub(stage, 1));
+                  release(previous);
+                });
+        Value next = add(stage, 1);
+        Value wraps = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            next, stages);
+        scf::YieldOp::create(
+            b, loc,
+            ValueRange{acc, select(wraps, idx(0), next),
+                       arith::XOrIOp::create(b, loc, parity, wraps)});
       });
   endTurn();
   Value acc = waitForGroups(0, loop.getResult(0));
@@ -929,21 +986,23 @@ void WgmmaGemmEmitter::emitConsumer() {
 
 void WgmmaGemmEmitter::emitEpilogue(GemmEpilogueEmitter &epilogue, Value acc) {
   // Lane l of warp w of a consumer warpgroup holds, of each n8 block j of
-  // its m64 tile, rows 16w + l / 4 (+ 8) and columns 8j + 2 (l % 4) (+ 1):
-  // elements 4j, 4j + 1 (+ 2, + 3).
+  // each of its m64 row blocks r, rows 64r + 16w + l / 4 (+ 8) and columns
+  // 8j + 2 (l % 4) (+ 1): elements 4j, 4j + 1 (+ 2, + 3) of the block's.
   Value local = rem(thread, kWarpgroupThreads);
   Value warp = div(local, 32), lane = rem(local, 32);
   Value firstRow = add(add(consumerFirstRow(), mul(warp, 16)), div(lane, 4));
   Value firstColumn = mul(rem(lane, 4), 2);
   SmallVector<AccumulatorRun> runs;
-  for (int64_t j = 0; j < c.getBlockN() / 8; ++j)
-    for (int64_t half = 0; half < 2; ++half) {
-      SmallVector<Value> pair;
-      for (int64_t e = 0; e < 2; ++e)
-        pair.push_back(
-            LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + 2 * half + e));
-      runs.push_back({8 * half, 8 * j, pair});
-    }
+  for (int64_t rowBlock = 0; rowBlock < rowBlocks(); ++rowBlock)
+    for (int64_t j = 0; j < c.getBlockN() / 8; ++j)
+      for (int64_t half = 0; half < 2; ++half) {
+        SmallVector<Value> pair;
+        for (int64_t e = 0; e < 2; ++e)
+          pair.push_back(LLVM::ExtractValueOp::create(
+              b, loc, acc,
+              rowBlock * blockAccumulators() + 4 * j + 2 * half + e));
+        runs.push_back({64 * rowBlock + 8 * half, 8 * j, pair});
+      }
   epilogue.emit(firstRow, firstColumn, runs);
 }
 

@@ -84,8 +84,8 @@
 // WGMMA: arith.cmpi ult
 // WGMMA: arith.select
 // WGMMA: arith.maximumf
-// WGMMA: gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32 : f32
-// WGMMA: gpu.shuffle  xor %{{.*}}, %c1_i32{{.*}}, %c32_i32 : f32
+// WGMMA: gpu.shuffle  xor %{{.*}}, %c2_i32{{.*}}, %c32_i32{{.*}} : f32
+// WGMMA: gpu.shuffle  xor %{{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : f32
 // WGMMA: gpu.shuffle  xor
 // WGMMA: gpu.shuffle  xor
 // WGMMA-NEXT: %[[WTILETOP:.*]] = arith.maximumf

@@ -74,9 +74,9 @@
 // accumulators; pairs of columns into the output tile in shared memory
 // (rows padded by 8 elements); then 16-byte chunks of it out, guarded.
 // CHECK: %[[ACC:.*]] = vector.extract %{{.*}}[0, 0] : f32 from vector<2x2xf32>
-// CHECK: %[[BIAS0:.*]] = memref.load %[[CONSTANTS]]
 // CHECK: gpu.barrier
 // CHECK: %[[STAGING:.*]] = memref.view %[[SMEM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x40xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[BIAS0:.*]] = memref.load %[[CONSTANTS]]
 // CHECK: arith.mulf %[[ACC]]
 // CHECK: arith.addf %{{.*}}, %[[BIAS0]]
 // CHECK: arith.maximumf

@@ -1,33 +1,34 @@
 // The Hopper kernel with the ping-pong schedule: two consumer warpgroups
-// take the block's 64-row tiles in turn, each a whole tile.
+// take the block's tiles in turn, each a whole tile: 128x128 tiles, whose
+// two 64-row blocks each warpgroup multiplies with its own m64n128 wgmmas.
 // RUN: fusion-opt %s --split-input-file --fusion-optimize --fusion-select-gemm-config="strategy=wgmma target=sm_90 schedule=pingpong" --fusion-lower-to-gpu | FileCheck %s
 
-// 128 + 2 x 128 threads; 5 stages of (64 + 128) x 128 bytes, then a bias
+// 128 + 2 x 128 threads; 6 stages of (128 + 128) x 128 bytes, then a bias
 // row (128 f32) for each consumer and the alignment shift.
 // CHECK-LABEL: llvm.func @pingpong(
-// CHECK: fusion_rt.launch @fusion_kernels::@pingpong_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared 124928 persistent
+// CHECK: fusion_rt.launch @fusion_kernels::@pingpong_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared 198656 persistent
 // CHECK: gpu.func @pingpong_0_gemm(
 //
 // Empty barriers count one warpgroup's 128 arrivals; the last mbarrier
 // (after the epilogue's) is the consumers' turn, 128 arrivals a phase.
-// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 12>
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 14>
 // CHECK: nvgpu.mbarrier.init %{{.*}}[%c0{{.*}}], %c1
 // CHECK-NEXT: arith.constant 0 : index
-// CHECK-NEXT: arith.constant 5 : index
+// CHECK-NEXT: arith.constant 6 : index
 // CHECK-NEXT: arith.addi
 // CHECK-NEXT: arith.constant 128 : index
 // CHECK-NEXT: nvgpu.mbarrier.init
-// CHECK: nvgpu.mbarrier.init %{{.*}}[%c10], %c1
-// CHECK-NEXT: %[[TURN:.*]] = arith.constant 11 : index
+// CHECK: nvgpu.mbarrier.init %{{.*}}[%c12], %c1
+// CHECK-NEXT: %[[TURN:.*]] = arith.constant 13 : index
 // CHECK-NEXT: %[[TURN_COUNT:.*]] = arith.constant 128 : index
 // CHECK-NEXT: nvgpu.mbarrier.init %[[BARRIERS:.*]][%[[TURN]]], %[[TURN_COUNT]]
 //
-// The producer walks every tile of the block in order, x in 64-row boxes.
+// The producer walks every tile of the block in order, x in 128-row boxes.
 // CHECK: nvvm.setmaxregister decrease 40
 // CHECK: %[[PFIRST:.*]] = gpu.block_id x
 // CHECK-NEXT: %[[PGRID:.*]] = gpu.grid_dim x
 // CHECK: scf.for %{{.*}} = %[[PFIRST]] to %{{.*}} step %[[PGRID]] iter_args
-// CHECK: nvgpu.tma.async.load {{.*}} to %{{.*}} : <tensor = memref<64x64xbf16
+// CHECK: nvgpu.tma.async.load {{.*}} to %{{.*}} : <tensor = memref<128x64xbf16
 //
 // Consumer c (warpgroup c + 1) takes iterations c, c + 2, ...: tiles
 // block + (c + 2 i) x grid; its column constants lie 512 bytes (one bias
@@ -53,14 +54,23 @@
 // Past the block's first tile, the main loop waits for the previous
 // tile's turn (phase iteration - 1) before its first slice, and ends its
 // own turn once every slice has been waited for, before its last wgmmas
-// are done.
+// are done. Each K step multiplies both row blocks: x's rows 64-127 are
+// 8 KiB (64 rows of 128 bytes) past rows 0-63, and each wgmma takes 64 of
+// the thread's 128 accumulators.
 // CHECK: scf.if
 // CHECK: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]][%{{.*}}]
 // CHECK-NEXT: }
-// CHECK: scf.for
+// CHECK: scf.for {{.*}} -> (!llvm.struct<(f32{{(, f32){127}[)]}}>, index, i1)
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, {{.*}} : !llvm.struct<(f32{{(, f32){63}[)]}}> -> !llvm.struct<(f32{{(, f32){63}[)]}}>
+// CHECK: %[[SECOND_BLOCK:.*]] = arith.constant 8192 : i64
+// CHECK-NEXT: arith.addi %{{.*}}, %[[SECOND_BLOCK]] : i64
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// CHECK-COUNT-6: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: scf.yield
-// CHECK: %[[TURN2:.*]] = arith.constant 11 : index
+// CHECK: %[[TURN2:.*]] = arith.constant 13 : index
 // CHECK-NEXT: nvgpu.mbarrier.arrive %[[BARRIERS]][%[[TURN2]]]
 // CHECK: "wgmma.wait_group.sync.aligned 0;"
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32

@@ -20,6 +20,10 @@
 // CHECK: gpu.func @wgmma_0_gemm(%[[XARG:.*]]: !llvm.ptr, %[[WARG:.*]]: !llvm.ptr, %{{.*}}: memref<48xbf16>, %{{.*}}: memref<?x48xbf16>) kernel attributes {fusion_rt.tensor_map_args = array<i64: 0, 1>, known_block_size = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
 // CHECK: %[[XDESC:.*]] = builtin.unrealized_conversion_cast %[[XARG]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
 // CHECK: %[[WDESC:.*]] = builtin.unrealized_conversion_cast %[[WARG]]
+// The thread's warpgroup comes from its warp's lane 0, so that ptxas
+// knows it (and the consumers' stages and descriptors) warp-uniform.
+// CHECK: %[[OWN_WARPGROUP:.*]] = arith.index_castui %{{.*}} : index to i32
+// CHECK: %{{.*}}, %{{.*}} = gpu.shuffle  idx %[[OWN_WARPGROUP]], %c0_i32, %c32_i32 : i32
 //
 // The stage buffers start at the first 1024-byte boundary of dynamic
 // shared memory.
@@ -72,14 +76,21 @@
 // CHECK-NEXT: %[[CGRID:.*]] = gpu.grid_dim x
 // CHECK: scf.for %{{.*}} = %[[CFIRST]] to %{{.*}} step %[[CGRID]] iter_args
 // CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
-// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (!llvm.struct<(f32,
-// CHECK: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]]
+// The ring's stage and phase parity go around with the K loop: stage + 1,
+// back to 0 at the stage count (4), the parity flipped there.
+// CHECK: scf.for {{.*}} iter_args({{.*}}, %[[STAGE_NOW:.*]] = %{{.*}}, %[[PARITY:.*]] = %{{.*}}) -> (!llvm.struct<(f32, {{.*}}>, index, i1)
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]][%[[STAGE_NOW]]], %[[PARITY]]
 // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "{{(=f,)+}}0,1,{{.*}},63"
 // CHECK-NEXT: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: nvgpu.mbarrier.arrive %[[BARRIERS]]
+// CHECK: %[[NEXT:.*]] = arith.addi %[[STAGE_NOW]], %c1
+// CHECK-NEXT: %[[WRAPS:.*]] = arith.cmpi eq, %[[NEXT]], %c4
+// CHECK: %[[NEXT_STAGE:.*]] = arith.select %[[WRAPS]], %c0{{.*}}, %[[NEXT]]
+// CHECK-NEXT: %[[NEXT_PARITY:.*]] = arith.xori %[[PARITY]], %[[WRAPS]] : i1
+// CHECK-NEXT: scf.yield %{{.*}}, %[[NEXT_STAGE]], %[[NEXT_PARITY]]
 // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 0;"
 // CHECK-NOT: nvvm.wgmma
 // CHECK: nvgpu.mbarrier.arrive %[[BARRIERS]]
@@ -230,9 +241,9 @@ func.func @fp32_odd(%x: tensor<?x96xf32>, %w: tensor<48x96xf32>) -> tensor<?x48x
 // N = 36 is no multiple of 8: a 16-byte chunk could straddle it, so each
 // lane stores its pairs itself (4 bytes, guarded by M and N), no trade.
 // CHECK-LABEL: gpu.func @ragged_0_gemm
-// CHECK-NOT: gpu.shuffle
+// CHECK-NOT: gpu.shuffle  xor
 // CHECK: vector.store {{.*}} {alignment = 4 : i64} : memref<?x36xbf16>, vector<2xbf16>
-// CHECK-NOT: gpu.shuffle
+// CHECK-NOT: gpu.shuffle  xor
 // CHECK-NOT: vector<8xbf16>
 // CHECK: gpu.return
 func.func @ragged(%x: tensor<?x64xbf16>, %w: tensor<36x64xbf16>) -> tensor<?x36xbf16> {

@@ -269,9 +269,33 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  // expected-error @+1 {{tiling 256x128 with 8x1 warps: each consumer warpgroup computes 64 rows}}
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 256x128, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  // expected-error @+1 {{tiling 192x128 with 8x1 warps: each consumer warpgroup computes 64 or 128 rows}}
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 192x128, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
+}
+
+// -----
+
+// 128 rows of 256 columns: 256 accumulators a thread.
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{tiling 256x256 with 8x1 warps: a consumer warpgroup of 128 rows multiplies at most 128 columns, and not in tf32x3}}
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 256x256, warps = 8x1, stages = 2, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
+}
+
+// -----
+
+// 3xTF32 holds x's parts of 64 rows in registers.
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{tiling 128x128 with 4x1 warps: a consumer warpgroup of 128 rows multiplies at most 128 columns, and not in tf32x3}}
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 4x1, stages = 3, group_m = 8, schedule = pingpong>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
 }
 
 // -----

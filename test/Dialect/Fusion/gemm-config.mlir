@@ -37,12 +37,14 @@ module attributes {fusion.target = #fusion.target<sm_86>} {
 // CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x128, warps = 4x1, stages = 3, group_m = 4>
 // The ping-pong schedule and clusters are printed; the default cooperative
 // schedule and unclustered blocks are not.
-// CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 64x256, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong, cluster = 2>
+// CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong, cluster = 2>
 // CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 64x256, warps = 4x1, stages = 5, group_m = 8>
+// Consumer warpgroups of 128 rows (two m64 row blocks each).
+// CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 256x128, warps = 8x1, stages = 3, group_m = 8>
 module attributes {fusion.target = #fusion.target<sm_90>} {
   func.func @wgmma(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>,
                    %xh: tensor<?x64xbf16>, %wh: tensor<48x64xbf16>)
-      -> (tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>) {
+      -> (tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>) {
     %0 = fusion.fused_linear %xh, %wh epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
@@ -54,12 +56,16 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
     %2 = fusion.fused_linear %xh, %wh epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
-    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 64x256, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong, cluster = 2>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong, cluster = 2>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
     %3 = fusion.fused_linear %xh, %wh epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
     } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 64x256, warps = 4x1, stages = 5, group_m = 8, schedule = cooperative, cluster = 1>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
-    return %0, %1, %2, %3 : tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>
+    %4 = fusion.fused_linear %xh, %wh epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 256x128, warps = 8x1, stages = 3, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+    return %0, %1, %2, %3, %4 : tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>
   }
 }
 

@@ -11,19 +11,22 @@
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90 schedule=pingpong" | FileCheck %s --check-prefix=PINGPONG
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90 cluster=2" | FileCheck %s --check-prefix=CLUSTER
 
-// schedule=pingpong: 64-row tiles of one consumer warpgroup each, up to 5
-// stages (40 KiB each at 64x256); the narrower tiles of small batches keep
-// the schedule; the spans of whole 8-column blocks that the registers
-// reduce keep it too, narrower spans get the cooperative schedule.
+// schedule=pingpong: 128x128 tiles of one consumer warpgroup each (two
+// m64n128 wgmmas a K step), up to 6 stages (32 KiB each); 3xTF32 keeps
+// 64x128 (x's parts in registers cover 64 rows), 5 stages; the narrower
+// tiles of small batches keep the schedule; the spans of whole 8-column
+// blocks that the registers reduce keep it too, narrower spans get the
+// cooperative schedule.
 // PINGPONG-LABEL: func.func @fp32
 // PINGPONG: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>>
 // PINGPONG: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x128, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>
 // PINGPONG-LABEL: func.func @bf16
-// PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 64x256, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>
+// PINGPONG: #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>>
+// PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>
 // PINGPONG-LABEL: func.func @tf32_reduced
-// PINGPONG: #fusion.gemm_config<wgmma, mma = tf32, tile = 64x256, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>, fusion.tile_reductions = #fusion.tile_reductions<span = 256>
+// PINGPONG: #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>, fusion.tile_reductions = #fusion.tile_reductions<span = 128>
 // PINGPONG-LABEL: func.func @tf32_groups
-// PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 64x256, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>, fusion.tile_reductions = #fusion.tile_reductions<span = 64>
+// PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>, fusion.tile_reductions = #fusion.tile_reductions<span = 64>
 // PINGPONG-LABEL: func.func @tf32_narrow_groups
 // PINGPONG-NOT: pingpong
 // PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 4>

@@ -268,17 +268,23 @@ GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (threads > 1024)
     return invalid() << threads << " threads, more than 1024 per block";
   if (backend == GemmBackend::wgmma) {
-    // Each consumer warpgroup multiplies 64 rows of the tile by all its
-    // columns (one m64nNk wgmma, N <= 256), with N a multiple of the
-    // output's 16-byte stores (8 elements of 16 bits).
+    // Each consumer warpgroup multiplies 64 or 128 rows of the tile by all
+    // its columns (one or two m64nNk wgmmas a K step, N <= 256), with N a
+    // multiple of the output's 16-byte stores (8 elements of 16 bits).
     if (warpsN != 1 || (warpsM != 4 && warpsM != 8))
       return invalid() << "a wgmma kernel has one or two consumer "
                           "warpgroups along M (warps = 4x1 or 8x1)";
-    if (blockM != 16 * warpsM)
-      return invalid() << "each consumer warpgroup computes 64 rows";
+    if (blockM != 16 * warpsM && blockM != 32 * warpsM)
+      return invalid() << "each consumer warpgroup computes 64 or 128 rows";
     if (blockN > 256 || blockN % 16)
       return invalid() << "wgmma tiles have at most 256 columns, a "
                           "multiple of 16";
+    // 128 accumulators a thread at most; 3xTF32 holds x's parts of its 64
+    // rows in registers beside them.
+    if (blockM == 32 * warpsM &&
+        (blockN > 128 || (mma && *mma == MmaKind::tf32x3)))
+      return invalid() << "a consumer warpgroup of 128 rows multiplies at "
+                          "most 128 columns, and not in tf32x3";
     return success();
   }
   if (blockM % (16 * warpsM) || blockN % (16 * warpsN))

@@ -208,15 +208,16 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
       over the output tiles (a block an SM, unless the epilogue stages
       its tile): a producer warpgroup issues TMA loads into a ring of
       `stages` shared-memory buffers, `warps / 4` consumer warpgroups
-      multiply with wgmma (each 64 rows of the tile), mbarriers hand the
+      multiply with wgmma (each 64 or 128 rows of the tile: one or two m64
+      wgmmas a K step, with their own accumulators), mbarriers hand the
       buffers over; the epilogue runs on the accumulators while the
-      producer loads the next tile. `warps` counts the consumer warps (4
-      per 64 rows, one column of warpgroups: `warps = 8x1` for a 128-row
-      tile).
+      producer loads the next tile. `warps` counts the consumer warps (one
+      column of warpgroups: `warps = 8x1` for a 128-row tile of two
+      warpgroups, `warps = 4x1` for a 64- or 128-row tile of one).
 
       `schedule = pingpong` (wgmma only; `cooperative` is the default and
       is not printed): two consumer warpgroups of `warps = 4x1` take the
-      block's 64-row tiles in turn, each a whole tile, so that one's
+      block's tiles in turn, each a whole tile, so that one's
       epilogue runs while the other's wgmmas keep the tensor cores busy
       (CUTLASS's ping-pong kernel schedule). The epilogue must not read
       its tile back (row reductions over spans of whole 8-column blocks).
@@ -241,7 +242,7 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
     Examples: `#fusion.gemm_config<cublaslt>`,
     `#fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8>`,
     `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>`,
-    `#fusion.gemm_config<wgmma, mma = bf16, tile = 64x256, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong, cluster = 2>`
+    `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong, cluster = 2>`
   }];
   let parameters = (ins EnumParameter<Fusion_GemmBackend>:$backend,
                         OptionalParameter<"std::optional<MmaKind>">:$mma,
@@ -288,6 +289,11 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
       return getConsumerThreads() + (isWgmma() ? 128 : 0);
     }
     int64_t getWarpTileM() const { return getBlockM() / getWarpsM(); }
+    /// wgmma: the tile rows of one consumer warpgroup, 64 per m64 wgmma it
+    /// issues each K step (one or two).
+    int64_t getWarpgroupTileRows() const {
+      return getBlockM() * 4 / getWarpsM();
+    }
     int64_t getWarpTileN() const { return getBlockN() / getWarpsN(); }
   }];
 }
