@@ -472,7 +472,7 @@ def compile(module, example_inputs, *, target=None, precision=None,
     cores, split operands, fp32-accurate) or "simt" (fma on the CUDA
     cores). `tile` ("BMxBN,WMxWN,STAGES") overrides the generated kernels'
     tiling, `schedule` wgmma kernels' ("cooperative": two consumer
-    warpgroups share each tile; "pingpong": they take 64-row tiles in
+    warpgroups share each tile; "pingpong": they take whole tiles in
     turn), `cluster` wgmma kernels' blocks a cluster (2: pairs that share
     w's tiles by TMA multicast). The options are checked by the compiler,
     as fusion-compile's are. Libraries are cached (fusion/cache.py)."""

@@ -60,7 +60,7 @@ int main(int argc, char **argv) {
   cl::opt<std::string> schedule(
       "schedule",
       cl::desc("wgmma kernels: cooperative (two consumer warpgroups share "
-               "each tile) or pingpong (they take 64-row tiles in turn)"),
+               "each tile) or pingpong (they take whole tiles in turn)"),
       cl::init(defaults.schedule));
   cl::opt<std::string> cluster(
       "cluster",

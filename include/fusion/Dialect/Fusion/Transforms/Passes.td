@@ -282,12 +282,12 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     4) as the chip's shared memory holds. `tile`, `warps` and `stages`
     override it; the config's verifier range-checks the result.
     `schedule=pingpong` gives wgmma kernels two consumer warpgroups that
-    take 64-row tiles in turn (64x256, 64x128 for 3xTF32; up to 5 stages),
-    where tile reductions allow it. `cluster=2` runs the blocks of wgmma
+    take whole tiles in turn (128x128, two m64n128 wgmmas a K step each;
+    64x128 for 3xTF32; up to 6 stages), where tile reductions allow it. `cluster=2` runs the blocks of wgmma
     kernels in clusters of two that multicast w's tiles, where tile
     reductions allow it (batch configs stay unclustered). Both are opt-in:
-    neither measured faster on the H100 (docs/benchmarks.md, runs 20 and
-    21).
+    neither measured faster on the H100 (docs/benchmarks.md, runs 20 to
+    22).
 
     The batch M is known at run time only. Where a batch of a few block
     rows would leave more than half of the chip's SMs without a tile
@@ -357,7 +357,7 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
              clEnumValN(::mlir::fusion::WgmmaSchedule::cooperative,
                         "cooperative", "together, 64 rows of each tile each"),
              clEnumValN(::mlir::fusion::WgmmaSchedule::pingpong, "pingpong",
-                        "in turn, whole 64-row tiles each"))}]>,
+                        "in turn, whole tiles each"))}]>,
     Option<"cluster", "cluster", "int64_t", /*default=*/"1",
            "wgmma kernels: blocks a cluster, which multicast w's tiles (1 "
            "or 2)">,
