@@ -69,6 +69,15 @@
 // CHECK-COUNT-6: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // CHECK-NOT: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
+// Two stages of wgmmas stay in flight: the stage two slices back is
+// released (from slice 2 on), two back from the ring's start wrapping to
+// its end (stage + 6 - 2).
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 2
+// CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[LATE:.*]] = arith.cmpi uge, %{{.*}}, %[[TWO]] : index
+// CHECK-NEXT: scf.if %[[LATE]] {
+// CHECK: %[[WRAPPED:.*]] = arith.addi %{{.*}}, %c4{{.*}} : index
+// CHECK: nvgpu.mbarrier.arrive
 // CHECK: scf.yield
 // CHECK: %[[TURN2:.*]] = arith.constant 13 : index
 // CHECK-NEXT: nvgpu.mbarrier.arrive %[[BARRIERS]][%[[TURN2]]]
