@@ -579,19 +579,25 @@ Value WgmmaGemmEmitter::wgmma(Value acc, int64_t rowBlock, Value aDescriptor,
         mma == MmaKind::bf16 ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
     k = 16;
   }
+  auto multiply = [&](Value blockAcc) -> Value {
+    return NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, blockAccumulatorType, blockAcc, aDescriptor, bDescriptor,
+        NVVM::MMAShapeAttr::get(context, 64, c.getBlockN(), k), type, type,
+        NVVM::WGMMATypes::f32,
+        fromZero ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        NVVM::MMALayout::col, /*satfinite=*/nullptr);
+  };
+  // A single row block's accumulators are all of the thread's.
+  if (rowBlocks() == 1)
+    return multiply(acc);
   int64_t first = rowBlock * blockAccumulators();
   Value blockAcc = LLVM::PoisonOp::create(b, loc, blockAccumulatorType);
   for (int64_t i = 0; i < blockAccumulators(); ++i)
     blockAcc = LLVM::InsertValueOp::create(
         b, loc, blockAcc, LLVM::ExtractValueOp::create(b, loc, acc, first + i),
         i);
-  Value result = NVVM::WgmmaMmaAsyncOp::create(
-      b, loc, blockAccumulatorType, blockAcc, aDescriptor, bDescriptor,
-      NVVM::MMAShapeAttr::get(context, 64, c.getBlockN(), k), type, type,
-      NVVM::WGMMATypes::f32,
-      fromZero ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-      NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
-      NVVM::MMALayout::col, /*satfinite=*/nullptr);
+  Value result = multiply(blockAcc);
   for (int64_t i = 0; i < blockAccumulators(); ++i)
     acc = LLVM::InsertValueOp::create(
         b, loc, acc, LLVM::ExtractValueOp::create(b, loc, result, i),

@@ -310,3 +310,31 @@ func.func @bn(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %s: tensor<48xbf16>
     : (tensor<?x64xbf16>, tensor<48x64xbf16>, tensor<48xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
+
+// -----
+
+// A hand-written cooperative 256x128 tile: each consumer warpgroup takes
+// 128 rows (consumer c from row 128c) in two m64n128 row blocks, 8 KiB of
+// x apart in each stage, each its own 64 of the thread's 128 accumulators;
+// the epilogue's runs cover both blocks (rows 64 apart).
+// CHECK-LABEL: gpu.func @two_row_blocks_0_gemm
+// CHECK: %[[CONSUMER:.*]] = arith.subi %{{.*}}, %c1 : index
+// CHECK: scf.for {{.*}} -> (!llvm.struct<(f32{{(, f32){127}[)]}}>, index, i1)
+// CHECK: arith.muli %[[CONSUMER]], %c128{{.*}} : index
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, {{.*}} : !llvm.struct<(f32{{(, f32){63}[)]}}> -> !llvm.struct<(f32{{(, f32){63}[)]}}>
+// CHECK: %[[SECOND_BLOCK:.*]] = arith.constant 8192 : i64
+// CHECK-NEXT: arith.addi %{{.*}}, %[[SECOND_BLOCK]] : i64
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// CHECK-COUNT-6: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: llvm.extractvalue %{{.*}}[64] : !llvm.struct<(f32{{(, f32){127}[)]}}>
+// CHECK: gpu.return
+func.func @two_row_blocks(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 256x128, warps = 8x1, stages = 3, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
+}

@@ -187,11 +187,10 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
     std::optional<GemmTileReductions> tiles =
         findGemmTileReductions(op, blockN);
     bool stagesTile = tiles && tiles->span % 8 != 0;
-    // A ping-pong consumer's tile is its warpgroup's alone: 128x128, two
-    // m64n128 wgmmas a K step, whose accumulators are independent (64x256
-    // tiles, one chain of m64n256 wgmmas, kept the tensor pipe 61-63% busy:
-    // docs/benchmarks.md, run 20), in 32 KiB stages; 3xTF32's x parts in
-    // registers cover 64 rows (64x128).
+    // A ping-pong consumer's tile is its warpgroup's alone: 128x128 (two
+    // m64n128 wgmmas a K step, CUTLASS's ping-pong tile; run 22 timed it as
+    // fast as 64x256), in 32 KiB stages; 3xTF32's x parts in registers
+    // cover 64 rows (64x128).
     if (schedule == WgmmaSchedule::pingpong && !stagesTile) {
       wgmmaSchedule = schedule;
       blockM = *mma == MmaKind::tf32x3 ? 64 : 128;

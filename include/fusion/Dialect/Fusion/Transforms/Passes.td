@@ -283,8 +283,9 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     override it; the config's verifier range-checks the result.
     `schedule=pingpong` gives wgmma kernels two consumer warpgroups that
     take whole tiles in turn (128x128, two m64n128 wgmmas a K step each;
-    64x128 for 3xTF32; up to 6 stages), where tile reductions allow it. `cluster=2` runs the blocks of wgmma
-    kernels in clusters of two that multicast w's tiles, where tile
+    64x128 for 3xTF32; up to 6 stages), where tile reductions allow it.
+    `cluster=2` runs the blocks of wgmma kernels in clusters of two that
+    multicast w's tiles, where tile
     reductions allow it (batch configs stay unclustered). Both are opt-in:
     neither measured faster on the H100 (docs/benchmarks.md, runs 20 to
     22).
@@ -355,7 +356,7 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
            "wgmma kernels: how the consumer warpgroups share the tiles",
            [{::llvm::cl::values(
              clEnumValN(::mlir::fusion::WgmmaSchedule::cooperative,
-                        "cooperative", "together, 64 rows of each tile each"),
+                        "cooperative", "together, each its rows of every tile"),
              clEnumValN(::mlir::fusion::WgmmaSchedule::pingpong, "pingpong",
                         "in turn, whole tiles each"))}]>,
     Option<"cluster", "cluster", "int64_t", /*default=*/"1",
