@@ -21,7 +21,12 @@
 #       of whole rows or groups taken from the GEMM's tiles, from the cache that
 #       `tile_reductions.py prepare check` and `prepare bench` filled (carried
 #       as for zoo); reductions-sanitize: four of its models under
-#       compute-sanitizer; reductions-profile: ncu of its kernels.
+#       compute-sanitizer; reductions-profile: ncu of its kernels;
+#   hopper_check.sh synccheck-pair LIB   the two entries of
+#       synccheck_pair.mlir's library (fusion-compile scripts/gpu/
+#       synccheck_pair.mlir --strategy=wgmma --target=sm_90 -o LIB), which
+#       launch one GEMM kernel, at M = 333 under synccheck, each output
+#       compared with a run without the tool (docs/known-issues.md).
 #
 # Needs the artifacts of `scripts/gpu-check.sh build` in artifacts/.
 set -uo pipefail
@@ -81,6 +86,19 @@ case "${1:-}" in
     done
     exit $status
     ;;
+  synccheck-pair)
+    status=0
+    for entry in group_norm_gelu moments_and_y; do
+      rm -f /tmp/without.pt /tmp/with.pt
+      python3 "$here/run_once.py" "$2" $entry 333 --save /tmp/without.pt
+      compute-sanitizer --tool synccheck --error-exitcode 9 \
+        python3 "$here/run_once.py" "$2" $entry 333 --save /tmp/with.pt 2>&1 |
+        grep -E "ERROR SUMMARY|ok$|unwritten|Error"
+      python3 "$here/run_once.py" compare /tmp/without.pt /tmp/with.pt ||
+        status=1
+    done
+    exit $status
+    ;;
   profile)
     for call in "workloads_f32_fp32.so g_4096x4096 fp32" \
                 "workloads_bf16.so g_4096x4096 bf16" \
@@ -112,7 +130,7 @@ case "${1:-}" in
     done
     ;;
   *)
-    echo "usage: $0 sanitize|zoo|profile|reductions check|bench|reductions-sanitize|reductions-profile" >&2
+    echo "usage: $0 sanitize|zoo|profile|reductions check|bench|reductions-sanitize|reductions-profile|synccheck-pair LIB" >&2
     exit 2
     ;;
 esac

@@ -160,9 +160,15 @@ private:
         NVVM::SetMaxRegisterActionAttr::get(b.getContext(), action));
   }
   /// Waits for phase `parity` of mbarrier `index`.
-  void waitBarrier(Value parity, Value index) {
-    nvgpu::MBarrierTryWaitParityOp::create(b, loc, barriers, parity,
-                                           idx(kWaitHintNs), index);
+  /// Waits for the phase of barrier `index` of parity `parity` (i1).
+  void waitBarrier(Value parity, Value index);
+  /// The shared-memory address of barrier `index`.
+  Value barrierAddress(Value index) {
+    Value bits =
+        nvgpu::MBarrierGetOp::create(b, loc, b.getI32Type(), barriers, index);
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*shared=*/3),
+        ValueRange{bits});
   }
   /// Where the epilogue stages its output tile: the ring, which the
   /// producer then leaves alone until its release.
@@ -532,6 +538,26 @@ void WgmmaGemmEmitter::emitProducer() {
   });
 }
 
+void WgmmaGemmEmitter::waitBarrier(Value parity, Value index) {
+  // A loop of try_waits whose branch ptxas may treat as divergent, as
+  // CUTLASS's barrier waits are: nvgpu's wait is inline PTX whose
+  // `@P bra.uni` asserts that every lane of the warp sees the same result of
+  // its own try_wait, which PTX does not promise (run 23: as fast).
+  Value address = barrierAddress(index);
+  Value phase = arith::ExtUIOp::create(b, loc, b.getI32Type(), parity);
+  Value hint = i32(kWaitHintNs);
+  auto loop = scf::WhileOp::create(b, loc, TypeRange(), ValueRange());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
+  Value done = NVVM::MBarrierTryWaitOp::create(b, loc, b.getI1Type(), address,
+                                               phase, hint);
+  Value pending = arith::XOrIOp::create(
+      b, loc, done, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+  scf::ConditionOp::create(b, loc, pending, ValueRange());
+  b.setInsertionPointToStart(b.createBlock(&loop.getAfter()));
+  scf::YieldOp::create(b, loc);
+}
+
 void WgmmaGemmEmitter::release(Value stage) {
   if (!c.isClustered()) {
     nvgpu::MBarrierArriveOp::create(b, loc, barriers, emptyBarrier(stage));
@@ -544,11 +570,7 @@ void WgmmaGemmEmitter::release(Value stage) {
   // fences the thread's earlier global stores too.
   guarded(equal(rem(thread, 32), 0), [&] {
     MLIRContext *context = b.getContext();
-    Value bits = nvgpu::MBarrierGetOp::create(b, loc, b.getI32Type(), barriers,
-                                              emptyBarrier(stage));
-    Value address = LLVM::IntToPtrOp::create(
-        b, loc, LLVM::LLVMPointerType::get(context, /*shared=*/3),
-        ValueRange{bits});
+    Value address = barrierAddress(emptyBarrier(stage));
     for (int64_t rank = 0; rank < c.getClusterM(); ++rank) {
       Value remote = NVVM::MapaOp::create(
           b, loc, LLVM::LLVMPointerType::get(context, /*shared_cluster=*/7),

@@ -58,7 +58,11 @@
 // 8 KiB (64 rows of 128 bytes) past rows 0-63, and each wgmma takes 64 of
 // the thread's 128 accumulators.
 // CHECK: scf.if
-// CHECK: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]][%{{.*}}]
+// CHECK: nvgpu.mbarrier.get %[[BARRIERS]][%{{.*}}]
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: scf.condition
+// CHECK: scf.yield
+// CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK: scf.for {{.*}} -> (!llvm.struct<(f32{{(, f32){127}[)]}}>, index, i1)
 // CHECK: nvvm.wgmma.fence.aligned
@@ -100,9 +104,13 @@ func.func @pingpong(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48
 // CHECK-NEXT: nvgpu.mbarrier.init %[[BARRIERS:.*]][%[[TURN]]], %[[COUNT]]
 // CHECK: nvvm.setmaxregister increase 232
 // CHECK: scf.if
-// CHECK: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]][%{{.*}}]
+// CHECK: nvgpu.mbarrier.get %[[BARRIERS]][%{{.*}}]
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: scf.condition
+// CHECK: scf.yield
 // CHECK-NEXT: }
-// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK-NEXT: }
+// CHECK: nvvm.mbarrier.try_wait
 // CHECK: nvgpu.ldmatrix
 // CHECK: nvgpu.mbarrier.arrive %[[BARRIERS]][%c16{{(_[0-9]+)?}}]
 func.func @split(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {

@@ -56,7 +56,7 @@
 // CHECK-NOT: %[[BARRIERS]][%c8]
 // CHECK: arith.muli %[[ITERATION]]
 // CHECK: scf.for
-// CHECK: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]]
+// CHECK: nvgpu.mbarrier.get %[[BARRIERS]]
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BARRIERS]][%[[STAGE:.*]]], %c32768
 // CHECK: nvgpu.tma.async.load %[[XDESC]][%{{.*}}, %{{.*}}], %[[BARRIERS]][%[[STAGE]]] to %{{.*}} : {{.*}} -> memref<128x64xbf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.tma.async.load %[[WDESC]][%{{.*}}, %{{.*}}], %[[BARRIERS]][%[[STAGE]]]
@@ -79,7 +79,14 @@
 // The ring's stage and phase parity go around with the K loop: stage + 1,
 // back to 0 at the stage count (4), the parity flipped there.
 // CHECK: scf.for {{.*}} iter_args({{.*}}, %[[STAGE_NOW:.*]] = %{{.*}}, %[[PARITY:.*]] = %{{.*}}) -> (!llvm.struct<(f32, {{.*}}>, index, i1)
-// CHECK: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]][%[[STAGE_NOW]]], %[[PARITY]]
+// The wait: a loop of try_waits on the stage's full barrier.
+// CHECK: %[[FULL_BITS:.*]] = nvgpu.mbarrier.get %[[BARRIERS]][%[[STAGE_NOW]]]
+// CHECK-NEXT: %[[FULL:.*]] = llvm.inttoptr %[[FULL_BITS]] : i32 to !llvm.ptr<3>
+// CHECK-NEXT: %[[PHASE:.*]] = arith.extui %[[PARITY]] : i1 to i32
+// CHECK: scf.while
+// CHECK-NEXT: %[[DONE:.*]] = nvvm.mbarrier.try_wait %[[FULL]], %[[PHASE]], %{{.*}} : !llvm.ptr<3>, i32, i32 -> i1
+// CHECK: %[[PENDING:.*]] = arith.xori %[[DONE]], %true
+// CHECK-NEXT: scf.condition(%[[PENDING]])
 // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "{{(=f,)+}}0,1,{{.*}},63"
 // CHECK-NEXT: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
@@ -151,7 +158,7 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 // CHECK: scf.if %[[SPLITTER]]
 // CHECK: scf.for
 // CHECK: scf.for
-// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.try_wait
 // CHECK: %[[X:.*]] = vector.load
 // CHECK: %[[BITS:.*]] = arith.bitcast %[[X]] : vector<4xf32> to vector<4xi32>
 // CHECK: %[[TRUNC:.*]] = arith.andi %[[BITS]], %cst{{.*}} : vector<4xi32>
@@ -165,8 +172,8 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 // CHECK: } else {
 // CHECK: nvvm.setmaxregister increase 232
 // CHECK: nvvm.barrier id
-// CHECK: nvgpu.mbarrier.try_wait.parity
-// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: nvvm.mbarrier.try_wait
 // CHECK-NOT: vector.store
 // CHECK: %[[FRAGMENT:.*]] = nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<128x32xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
 // CHECK: %[[XA:.*]] = vector.extract %[[FRAGMENT]][0, 0]
@@ -184,8 +191,8 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, 0, 0;\0Awgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {$0, {{.*}}, $63}, {$128, $129, $130, $131}, $132, p, 1, 1;\0A}", "{{(=f,){64}0}},{{.*}},63,r,r,r,r,l"
 // CHECK-COUNT-11: setp.ne.b32 p, 1, 0;\0Awgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
-// CHECK: nvgpu.mbarrier.try_wait.parity
-// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: nvvm.mbarrier.try_wait
 // CHECK-NOT: vector.store
 // CHECK-COUNT-4: nvgpu.ldmatrix
 // CHECK-NOT: nvvm.barrier
@@ -195,8 +202,8 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 // CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "wgmma.wait_group.sync.aligned 1;", "{{(=r,){32}0}},
 // CHECK: nvgpu.mbarrier.arrive
 // CHECK: scf.if %{{.*}} -> ({{(i32, ){31}i32}})
-// CHECK: nvgpu.mbarrier.try_wait.parity
-// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: nvvm.mbarrier.try_wait
 // CHECK-COUNT-4: nvgpu.ldmatrix
 // CHECK: } else {
 // CHECK: llvm.mlir.poison : i32
@@ -268,7 +275,7 @@ func.func @ragged(%x: tensor<?x64xbf16>, %w: tensor<36x64xbf16>) -> tensor<?x36x
 // CHECK: fusion_rt.launch @fusion_kernels::@bn_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared 137216 persistent stream(
 // CHECK-LABEL: gpu.func @bn_0_gemm
 // CHECK: %[[BARRIERS:.*]] = nvgpu.mbarrier.create
-// CHECK-NOT: nvgpu.mbarrier.try_wait.parity %[[BARRIERS]][%c8
+// CHECK-NOT: nvgpu.mbarrier.get %[[BARRIERS]][%c8
 // CHECK: nvgpu.tma.async.load
 // CHECK: } else {
 // CHECK-NOT: memref<128x136xbf16

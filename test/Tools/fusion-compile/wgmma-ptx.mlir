@@ -22,6 +22,7 @@
 // CHECK: .maxntid 384, 1, 1
 // CHECK-NEXT: .minnctapersm 1
 // CHECK-NOT: .local
+// CHECK-NOT: bra.uni DONE
 // The producer's and the consumers' code, in whatever block order LLVM
 // chose.
 // CHECK-DAG: mbarrier.init.shared.b64
@@ -29,7 +30,12 @@
 // CHECK-DAG: setmaxnreg.dec.sync.aligned.u32 40;
 // CHECK-DAG: mbarrier.arrive.expect_tx.shared.b64
 // CHECK-DAG: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-// CHECK-DAG: mbarrier.try_wait.parity.shared.b64
+// A barrier wait is a loop on try_wait's predicate, left by a branch
+// that ptxas treats as divergent (not an inline `@P bra.uni`, which asserts
+// that the warp's lanes leave together).
+// CHECK-DAG: mbarrier.try_wait.parity.shared.b64 [[DONE:%p[0-9]+]]
+// CHECK-DAG: not.pred [[PENDING:%p[0-9]+]], [[DONE]];
+// CHECK-DAG: @[[PENDING]] bra $L__BB
 // CHECK-DAG: setmaxnreg.inc.sync.aligned.u32 232;
 // CHECK-DAG: bar.sync 1, 256;
 // CHECK-DAG: wgmma.fence.sync.aligned;
