@@ -159,8 +159,7 @@ private:
         b, loc, b.getI32IntegerAttr(count),
         NVVM::SetMaxRegisterActionAttr::get(b.getContext(), action));
   }
-  /// Waits for phase `parity` of mbarrier `index`.
-  /// Waits for the phase of barrier `index` of parity `parity` (i1).
+  /// Waits for phase `parity` (i1) of mbarrier `index`.
   void waitBarrier(Value parity, Value index);
   /// The shared-memory address of barrier `index`.
   Value barrierAddress(Value index) {
