@@ -77,7 +77,7 @@ constexpr int64_t kMmaKBytes = 32;
 constexpr int32_t kProducerRegisters = 40;
 constexpr int32_t kConsumerRegisters = 232;
 /// The suspend-time hint of an mbarrier wait, in ns (PTX's default range).
-constexpr int64_t kWaitHintNs = 10000000;
+constexpr int32_t kWaitHintNs = 10000000;
 /// The named barrier of the consumers (0 is the block's); a ping-pong
 /// kernel's second consumer warpgroup takes the next.
 constexpr int32_t kConsumerBarrier = 1;

@@ -57,6 +57,7 @@
 // CHECK: arith.muli %[[ITERATION]]
 // CHECK: scf.for
 // CHECK: nvgpu.mbarrier.get %[[BARRIERS]]
+// CHECK: nvvm.mbarrier.try_wait
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BARRIERS]][%[[STAGE:.*]]], %c32768
 // CHECK: nvgpu.tma.async.load %[[XDESC]][%{{.*}}, %{{.*}}], %[[BARRIERS]][%[[STAGE]]] to %{{.*}} : {{.*}} -> memref<128x64xbf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.tma.async.load %[[WDESC]][%{{.*}}, %{{.*}}], %[[BARRIERS]][%[[STAGE]]]

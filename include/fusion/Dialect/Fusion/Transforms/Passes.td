@@ -285,10 +285,9 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     take whole tiles in turn (128x128, two m64n128 wgmmas a K step each;
     64x128 for 3xTF32; up to 6 stages), where tile reductions allow it.
     `cluster=2` runs the blocks of wgmma kernels in clusters of two that
-    multicast w's tiles, where tile
-    reductions allow it (batch configs stay unclustered). Both are opt-in:
-    neither measured faster on the H100 (docs/benchmarks.md, runs 20 to
-    22).
+    multicast w's tiles, where tile reductions allow it (batch configs stay
+    unclustered). Both are opt-in: neither measured faster on the H100
+    (docs/benchmarks.md, runs 20 to 23).
 
     The batch M is known at run time only. Where a batch of a few block
     rows would leave more than half of the chip's SMs without a tile
