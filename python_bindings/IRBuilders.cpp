@@ -175,7 +175,8 @@ public:
   /// operand is a value, not its condition).
   ScalarHandle op(const std::string &name,
                   const std::vector<ScalarHandle> &operands,
-                  const std::optional<std::string> &predicate) {
+                  const std::optional<std::string> &predicate,
+                  const std::optional<std::string> &fastmath) {
     body->checkOpen();
     MLIRContext *context = body->function->getContext();
     std::optional<RegisteredOperationName> info =
@@ -209,6 +210,14 @@ public:
         throw MLIRError("unknown arith.cmpf predicate '" + *predicate + "'");
       state.addAttribute("predicate",
                          arith::CmpFPredicateAttr::get(context, *kind));
+    }
+    if (fastmath) {
+      std::optional<arith::FastMathFlags> flags =
+          arith::symbolizeFastMathFlags(*fastmath);
+      if (!flags)
+        throw MLIRError("unknown fastmath flags '" + *fastmath + "'");
+      state.addAttribute("fastmath",
+                         arith::FastMathFlagsAttr::get(context, *flags));
     }
     DiagnosticCollector diagnostics(context);
     Operation *op = body->builder.create(state);
@@ -554,9 +563,10 @@ void mlir::fusion::python::bindIRBuilders(py::module_ &m, ModuleClass &module) {
       .def("constant", &ScalarBuilder::constant, py::arg("value"),
            "An f32 arith.constant.")
       .def("op", &ScalarBuilder::op, py::arg("name"), py::arg("operands"),
-           py::arg("predicate") = py::none(),
+           py::arg("predicate") = py::none(), py::arg("fastmath") = py::none(),
            "Any op of the epilogue allow-list by name, e.g. 'math.erf'; "
-           "arith.cmpf takes a predicate ('olt', 'oge', ...).");
+           "arith.cmpf takes a predicate ('olt', 'oge', ...), arith.divf "
+           "fastmath flags ('afn').");
 
   py::class_<FunctionBuilder>(m, "FunctionBuilder",
                               "Appends fusion ops to a func.func.")

@@ -61,6 +61,11 @@ def _gelu(s, x, approximate="none"):
                  s.add(1.0, s.op("math.erf", s.mul(x, math.sqrt(0.5)))))
 
 
+def _sigmoid(s, x):
+    # PyTorch's formula; its division within 1 ulp (docs/dialect.md).
+    return s.approximate_reciprocal(s.add(1.0, s.op("math.exp", s.neg(x))))
+
+
 def _pow(s, x, exponent):
     # PyTorch computes small integer and half powers exactly this way.
     if exponent == 2:
@@ -120,10 +125,8 @@ ELEMENTWISE = {
     "aten.relu.default": lambda s, x: s.op("arith.maximumf", x, 0.0),
     "aten.leaky_relu.default": _leaky_relu,
     "aten.gelu.default": _gelu,
-    "aten.sigmoid.default":
-        lambda s, x: s.div(1.0, s.add(1.0, s.op("math.exp", s.neg(x)))),
-    "aten.silu.default":
-        lambda s, x: s.div(x, s.add(1.0, s.op("math.exp", s.neg(x)))),
+    "aten.sigmoid.default": _sigmoid,
+    "aten.silu.default": lambda s, x: s.mul(x, _sigmoid(s, x)),
     "aten.tanh.default": _unary("math.tanh"),
     "aten.hardtanh.default":
         lambda s, x, low=-1.0, high=1.0: _clamp(s, x, low, high),

@@ -184,6 +184,13 @@ class ScalarBuilder:
     def div(self, a, b):
         return self.op("arith.divf", a, b)
 
+    def approximate_reciprocal(self, a):
+        """1 / a within 1 ulp (GPUs: rcp.approx.f32, full range, no branch)
+        instead of the correctly rounded division, whose slow-path branch
+        serializes the GEMM epilogue's elements."""
+        return self.native.op("arith.divf", [self.value(1.0), self.value(a)],
+                              fastmath="afn")
+
     def neg(self, a):
         return self.op("arith.negf", a)
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Compares the generated kernels of several fusion compilers on epilogues
 that read a residual [M, N] matrix or a row statistic [M, 1], beside the
-plain GEMM and an epilogue without either (K = N = 4096, tf32, 3xTF32 and
-bf16).
+plain GEMM and epilogues without either (gelu, and y * sigmoid(y) with an
+approximate and a correctly rounded reciprocal), K = N = 4096, tf32,
+3xTF32 and bf16.
 
   epilogue_ab.py pack OUT SIDE=FUSION_COMPILE... [--strategy S]
       (build machine) writes the models and compiles them with each
@@ -32,6 +33,15 @@ GELU = """
     %p = arith.addf %e, %one : f32
     %h = arith.mulf %v, %half : f32
     %g = arith.mulf %h, %p : f32"""
+# y * sigmoid(y), its reciprocal approximate (fastmath<afn>, as the
+# importer's sigmoid) or correctly rounded.
+SILU = """
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %v : f32
+    %e = math.exp %n : f32
+    %d = arith.addf %e, %one : f32
+    %s = arith.divf %one, %d{} : f32
+    %o = arith.mulf %v, %s : f32"""
 # name: (epilogue region body after GELU's values, the extra input (a
 #        second matrix r: [M, N], or a row statistic s: [M, 1]), the row
 #        operand, PyTorch's model)
@@ -47,6 +57,10 @@ MODELS = {
                  lambda y, x, r, s: 2 * gelu(y)),
     "gelu_plus_x": (GELU + "\n    %o = arith.addf %g, %res : f32", None, "x",
                     lambda y, x, r, s: gelu(y) + x),
+    "silu": (SILU.format(" fastmath<afn>"), None, None,
+             lambda y, x, r, s: y * y.sigmoid()),
+    "silu_exact": (SILU.format(""), None, None,
+                   lambda y, x, r, s: y * y.sigmoid()),
 }
 
 

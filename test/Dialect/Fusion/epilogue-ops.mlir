@@ -7,6 +7,7 @@
 // RUN: fusion-opt %s --fusion-generate-test-harness="entry=all rows=3" --fusion-lower-to-cpu | %run_cpu | FileCheck %s --check-prefix=EXEC
 
 // CHECK-LABEL: func.func @all
+// CHECK: arith.divf %{{.*}}, %{{.*}} fastmath<afn> : f32
 // CHECK: math.tanh
 // CHECK: fusion.yield
 
@@ -25,7 +26,8 @@ func.func @all(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %s: tensor<4xf32>) -> t
     %0 = arith.addf %a, %c : f32
     %1 = arith.subf %0, %k : f32
     %2 = arith.mulf %1, %c : f32
-    %3 = arith.divf %2, %c : f32
+    %d = arith.divf %2, %c : f32
+    %3 = arith.divf %d, %c fastmath<afn> : f32
     %4 = arith.negf %3 : f32
     %5 = arith.maximumf %4, %a : f32
     %6 = arith.minimumf %5, %c : f32

@@ -358,6 +358,30 @@ func.func @fused_linear_region_arg_type(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf1
 
 // -----
 
+func.func @fused_linear_region_fast_division(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    // expected-error @+1 {{'arith.divf' op has fastmath<nnan,afn> but a fused_linear epilogue allows none but afn on arith.divf}}
+    %q = arith.divf %acc, %acc fastmath<nnan,afn> : f32
+    fusion.yield %q : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @elementwise_approximate_exp(%y: tensor<?x4xf32>) {
+  %0 = fusion.elementwise %y : tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    // expected-error @+1 {{'math.exp' op has fastmath<afn> but an elementwise body allows none but afn on arith.divf}}
+    %e = math.exp %v fastmath<afn> : f32
+    fusion.yield %e : f32
+  }
+  return
+}
+
+// -----
+
 func.func @fused_linear_region_foreign_op(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):

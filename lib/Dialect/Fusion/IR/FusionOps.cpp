@@ -268,6 +268,20 @@ static LogicalResult verifyScalarRegion(Operation *owner, Block &body,
     if (!isAllowedScalarOp(op))
       return op.emitOpError() << "is not allowed in " << kind.phrase
                               << " (allowed: " << kAllowedScalarOps << ")";
+    // Flags that let LLVM assume away NaNs, infinities or rounding would
+    // change results silently; an approximate (1-ulp) reciprocal is what
+    // sigmoid's division may take (docs/dialect.md).
+    if (auto fastMath = dyn_cast<arith::ArithFastMathInterface>(op)) {
+      arith::FastMathFlags flags = fastMath.getFastMathFlagsAttr().getValue();
+      arith::FastMathFlags allowed = isa<arith::DivFOp>(op)
+                                         ? arith::FastMathFlags::afn
+                                         : arith::FastMathFlags::none;
+      if (arith::bitEnumContainsAny(flags, ~allowed))
+        return op.emitOpError()
+               << "has fastmath<" << arith::stringifyFastMathFlags(flags)
+               << "> but " << kind.phrase
+               << " allows none but afn on arith.divf";
+    }
     // Operands are block arguments (f32, checked above) or results of
     // earlier ops (checked here), so results are all there is to check.
     for (auto [index, type] : llvm::enumerate(op.getResultTypes()))

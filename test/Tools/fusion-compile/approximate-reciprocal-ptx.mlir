@@ -1,0 +1,43 @@
+// An approximate reciprocal (fastmath<afn> on arith.divf, sigmoid's and
+// silu's) is one rcp.approx.f32 an element on the GPU (full range, 1 ulp);
+// the correctly rounded one stays rcp.rn.f32, which ptxas expands with a
+// slow-path branch.
+// REQUIRES: cuda-toolkit
+// RUN: fusion-compile %s --emit=ptx -o - | FileCheck %s
+// RUN: fusion-compile %s --emit=ptx --strategy=wgmma --target=sm_90 --precision=tf32 -o - | FileCheck %s
+
+// CHECK-LABEL: .entry approximate_0_
+// CHECK-NOT: rcp.rn.f32
+// CHECK: rcp.approx.f32
+// CHECK-NOT: rcp.rn.f32
+// CHECK-LABEL: .entry exact_0_
+// CHECK-NOT: rcp.approx.f32
+// CHECK: rcp.rn.f32
+// CHECK-NOT: rcp.approx.f32
+// CHECK: }
+
+func.func @approximate(%x: tensor<?x16xf32>, %w: tensor<16x16xf32>, %b: tensor<16xf32>) -> tensor<?x16xf32> {
+  %y = fusion.linear %x, %w, %b : tensor<?x16xf32>, tensor<16x16xf32>, tensor<16xf32> -> tensor<?x16xf32>
+  %0 = fusion.elementwise %y : tensor<?x16xf32> {
+  ^bb0(%v: f32):
+    %one = arith.constant 1.0 : f32
+    %e = math.exp %v : f32
+    %d = arith.addf %e, %one : f32
+    %s = arith.divf %one, %d fastmath<afn> : f32
+    fusion.yield %s : f32
+  }
+  return %0 : tensor<?x16xf32>
+}
+
+func.func @exact(%x: tensor<?x16xf32>, %w: tensor<16x16xf32>, %b: tensor<16xf32>) -> tensor<?x16xf32> {
+  %y = fusion.linear %x, %w, %b : tensor<?x16xf32>, tensor<16x16xf32>, tensor<16xf32> -> tensor<?x16xf32>
+  %0 = fusion.elementwise %y : tensor<?x16xf32> {
+  ^bb0(%v: f32):
+    %one = arith.constant 1.0 : f32
+    %e = math.exp %v : f32
+    %d = arith.addf %e, %one : f32
+    %s = arith.divf %one, %d : f32
+    fusion.yield %s : f32
+  }
+  return %0 : tensor<?x16xf32>
+}
