@@ -12,8 +12,9 @@ and the raw GEMM.
         ";"-separated names); prints the tables last. The bench runs in parts
         (`tf32`: every size with torch.compile, whose Triton compilations
         take most of the time; `rest`: fp32 and bf16 against eager and the
-        raw GEMM; `autotune`: torch.compile max-autotune-no-cudagraphs on a
-        few cases), each within one device call.
+        raw GEMM; `autotune@MxKxN`: torch.compile max-autotune-no-cudagraphs
+        beside fusion's `auto` on every model of one size), each within one
+        device call.
 """
 import math
 import pathlib
@@ -190,17 +191,29 @@ FUSION_STRATEGIES = ("auto", "wgmma", "cublas")
 PARTS = {"tf32": (("tf32",), ("default",)),
          "rest": (("fp32", "bf16"), ()),
          "autotune": (("tf32",), ("max-autotune-no-cudagraphs",))}
-AUTOTUNED = ("leaky_relu(2y)", "layer_norm(y)", "softmax(y)")
+
+
+def split_part(part):
+    """A part's name and the one size it is limited to (`autotune@MxKxN`:
+    max-autotune's GEMM autotuning takes minutes a shape)."""
+    name, _, size = (part or "").partition("@")
+    return name or None, tuple(map(int, size.split("x"))) if size else None
+
+
+def fusion_strategies(part):
+    """The strategies a part times: `auto` alone beside max-autotune."""
+    return ("auto",) if split_part(part)[0] == "autotune" \
+        else FUSION_STRATEGIES
 
 
 def bench_cases(part=None, models=None):
+    part, size = split_part(part)
     precisions, modes = PARTS[part] if part else (tuple(PRECISIONS), ())
     for (m, k, n), timed_precisions in SIZES:
+        if size and (m, k, n) != size:
+            continue
         for category, name, body, norm, training, square in BENCH:
             if (square and k != n) or (models and name not in models):
-                continue
-            if part == "autotune" and (name not in AUTOTUNED or
-                                       (m, k, n) != SIZES[0][0]):
                 continue
             for pname in timed_precisions:
                 if pname in precisions:
@@ -220,7 +233,7 @@ def prepare_bench(part=None, models=None):
         dtype, precision, _ = PRECISIONS[pname]
         model = bench_model(body, norm, training, k, n, dtype, "cpu")
         x = torch.randn(4, k, dtype=dtype)
-        for strategy in FUSION_STRATEGIES:
+        for strategy in fusion_strategies(part):
             fusion.compile(model, (x,), target=TARGET, strategy=strategy,
                            precision=precision)
         print(f"prepared {name} {m}x{k}x{n} {pname}", flush=True)
@@ -244,13 +257,12 @@ def run_bench(part, models=None):
             model = bench_model(body, norm, training, k, n, dtype, "cuda")
             x = torch.randn(m, k, device="cuda", dtype=dtype)
             times = {}
-            if part != "autotune":
-                for strategy in FUSION_STRATEGIES:
-                    compiled = fusion.compile(model, (x,), target=TARGET,
-                                              strategy=strategy,
-                                              precision=precision)
-                    times[strategy] = timed(lambda: compiled(x))
-                    del compiled
+            for strategy in fusion_strategies(part):
+                compiled = fusion.compile(model, (x,), target=TARGET,
+                                          strategy=strategy,
+                                          precision=precision)
+                times[strategy] = timed(lambda: compiled(x))
+                del compiled
             times["eager"] = timed(lambda: model(x))
             w, b = model.linear.weight, model.linear.bias
             times["gemm"] = timed(lambda: F.linear(x, w, b))
@@ -265,8 +277,10 @@ def run_bench(part, models=None):
                 f"{key} {value:.3f}" for key, value in times.items()),
                 flush=True)
     torch.backends.cuda.matmul.allow_tf32 = False
-    modes = PARTS[part][1]
-    keys = ([] if part == "autotune" else list(FUSION_STRATEGIES)) + \
+    part_name, _ = split_part(part)
+    modes = PARTS[part_name][1]
+    keys = (["auto"] if part_name == "autotune" else
+            list(FUSION_STRATEGIES)) + \
         ["eager"] + list(modes) + ["gemm"]
     print(f"\n## The epilogue family on {torch.cuda.get_device_name()} "
           f"({part}), ms per call (median of 10 x 10 calls), fusion.compile "
@@ -276,7 +290,13 @@ def run_bench(part, models=None):
     for category, name, size, pname, t in rows:
         print(f"| {category} | {name} | {size} | {pname} | " +
               " | ".join(f"{t[key]:.3f}" for key in keys) + " |")
-    if part == "autotune":
+    if part_name == "autotune":
+        mode = modes[0]
+        print(f"\n{mode} / fusion auto, geometric mean over "
+              f"{len(rows)} cases: "
+              f"{geomean([r[4][mode] / r[4]['auto'] for r in rows]):.3f}")
+        slower = [r[1] for r in rows if r[4]["auto"] > r[4][mode]]
+        print(f"fusion auto slower than {mode}: {slower or 'none'}")
         return 0
     print("\n## Geometric means: fusion auto's speed-up over eager and "
           "torch.compile, and its time over the raw GEMM's")

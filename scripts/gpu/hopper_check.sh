@@ -14,6 +14,9 @@
 #       gpu-carry/cache.tar.xz carries (tar -C gpu-carry -cf - cache |
 #       xz --lzma2=preset=1,dict=400MiB: the libraries share their static
 #       CUDA runtime, 366 MB pack into 7);
+#   hopper_check.sh family-bench PART [MODELS]   epilogue_family.py's bench
+#       part PART (e.g. autotune@1024x8192x8192) from the cache that
+#       `epilogue_family.py prepare bench PART` filled (carried as for zoo);
 #   hopper_check.sh profile    ncu of the 3xTF32 and bf16 GEMM kernels and
 #       of the bf16 training batch norm's (speed of light, warp stalls) at
 #       16384x4096x4096;
@@ -65,6 +68,11 @@ case "${1:-}" in
     unpack_cache
     FUSION_CACHE_DIR=/tmp/fusion-cache/cache PYTHONPATH=/tmp/fusion-package \
       python3 "$here/epilogue_family.py" run check "${2:-wgmma}" ${3:+"$3"}
+    ;;
+  family-bench)
+    unpack_cache
+    FUSION_CACHE_DIR=/tmp/fusion-cache/cache PYTHONPATH=/tmp/fusion-package \
+      python3 "$here/epilogue_family.py" run bench "$2" ${3:+"$3"}
     ;;
   reductions)
     unpack_cache
