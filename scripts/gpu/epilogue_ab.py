@@ -3,12 +3,13 @@
 that read a residual [M, N] matrix or a row statistic [M, 1], beside the
 plain GEMM and epilogues without either (gelu, and y * sigmoid(y) with an
 approximate and a correctly rounded reciprocal), K = N = 4096, tf32,
-3xTF32 and bf16.
+3xTF32, bf16 and f16.
 
   epilogue_ab.py pack OUT SIDE=FUSION_COMPILE... [--strategy S]
       (build machine) writes the models and compiles them with each
-      compiler into OUT/SIDE/{tf32,fp32,bf16}.so;
+      compiler into OUT/SIDE/{tf32,fp32,bf16,f16}.so;
   epilogue_ab.py run OUT [--rows 1024,16384] [--rounds R]
+      [--precisions tf32,fp32,bf16,f16]
       (GPU machine) checks every side's outputs (poisoned first) against
       float64, then times the sides and the raw cuBLAS GEMM interleaved:
       rounds alternate between them, so that clock drift falls on all
@@ -23,7 +24,7 @@ import sys
 
 K = N = 4096
 # The element type and compile precision of each library.
-PRECISIONS = {"tf32": "f32", "fp32": "f32", "bf16": "bf16"}
+PRECISIONS = {"tf32": "f32", "fp32": "f32", "bf16": "bf16", "f16": "f16"}
 GELU = """
     %half = arith.constant 0.5 : f32
     %one = arith.constant 1.0 : f32
@@ -118,10 +119,13 @@ def run(args):
     if args.first:
         sides.remove(args.first)
         sides.insert(0, args.first)
-    dtypes = {"f32": torch.float32, "bf16": torch.bfloat16}
+    dtypes = {"f32": torch.float32, "bf16": torch.bfloat16,
+              "f16": torch.float16}
     failures, table = [], []
     print(f"# {torch.cuda.get_device_name()}, sides {', '.join(sides)}")
     for precision, t in PRECISIONS.items():
+        if precision not in args.precisions.split(","):
+            continue
         precision_setup(precision)
         libs = {s: Library(out / s / f"{precision}.so") for s in sides}
         dtype = dtypes[t]
@@ -182,6 +186,7 @@ def main():
     r = commands.add_parser("run")
     r.add_argument("out")
     r.add_argument("--rows", default="1024,16384")
+    r.add_argument("--precisions", default=",".join(PRECISIONS))
     r.add_argument("--rounds", type=int, default=7,
                    help="timing rounds (0: check only, e.g. under "
                    "compute-sanitizer)")
