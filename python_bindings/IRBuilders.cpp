@@ -212,6 +212,8 @@ public:
                          arith::CmpFPredicateAttr::get(context, *kind));
     }
     if (fastmath) {
+      if (!info->hasInterface<arith::ArithFastMathInterface>())
+        throw MLIRError("'" + name + "' takes no fastmath flags");
       std::optional<arith::FastMathFlags> flags =
           arith::symbolizeFastMathFlags(*fastmath);
       if (!flags)
@@ -565,8 +567,8 @@ void mlir::fusion::python::bindIRBuilders(py::module_ &m, ModuleClass &module) {
       .def("op", &ScalarBuilder::op, py::arg("name"), py::arg("operands"),
            py::arg("predicate") = py::none(), py::arg("fastmath") = py::none(),
            "Any op of the epilogue allow-list by name, e.g. 'math.erf'; "
-           "arith.cmpf takes a predicate ('olt', 'oge', ...), arith.divf "
-           "fastmath flags ('afn').");
+           "arith.cmpf takes a predicate ('olt', 'oge', ...), a reciprocal "
+           "(arith.divf of 1.0) the fastmath flag 'afn'.");
 
   py::class_<FunctionBuilder>(m, "FunctionBuilder",
                               "Appends fusion ops to a func.func.")

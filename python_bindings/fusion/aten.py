@@ -126,6 +126,8 @@ ELEMENTWISE = {
     "aten.leaky_relu.default": _leaky_relu,
     "aten.gelu.default": _gelu,
     "aten.sigmoid.default": _sigmoid,
+    # x times the approximate reciprocal: the quotient x / (1 + exp(-x))
+    # has no branch-free approximation over the whole range.
     "aten.silu.default": lambda s, x: s.mul(x, _sigmoid(s, x)),
     "aten.tanh.default": _unary("math.tanh"),
     "aten.hardtanh.default":

@@ -214,6 +214,20 @@ def test_module_outlives_its_python_object(context):
     f.finish([y])
 
 
+def test_sigmoid_and_silu_take_the_approximate_reciprocal(context):
+    from fusion.aten import ELEMENTWISE
+    from fusion.program import ScalarBuilder
+    m = _fusion.Module.create(context)
+    for name in ("aten.sigmoid.default", "aten.silu.default"):
+        f = m.add_function(name.split(".")[1])
+        x = f.argument([2, 4], "f32")
+        f.finish([f.elementwise(
+            x, [], lambda s, v, c, r: ELEMENTWISE[name](ScalarBuilder(s), v))])
+    divisions = [line for line in str(m).splitlines() if "arith.divf" in line]
+    assert len(divisions) == 2
+    assert all("fastmath<afn>" in line for line in divisions)
+
+
 def test_comparisons_and_selects(context):
     m = _fusion.Module.create(context)
     f = m.add_function("clamp")
@@ -316,10 +330,17 @@ def test_scalar_errors(function):
          "only for arith.cmpf"),
         (lambda s, v, c, r: s.op("arith.divf", [v, v], fastmath="quick"),
          "unknown fastmath flags 'quick'"),
-        (lambda s, v, c, r: s.op("arith.divf", [v, v], fastmath="fast"),
-         "allows none but afn on arith.divf"),
+        (lambda s, v, c, r: s.op("arith.divf", [s.constant(1.0), v],
+                                 fastmath="fast"),
+         "only a reciprocal .* may carry fastmath flags, and only afn"),
+        (lambda s, v, c, r: s.op("arith.divf", [v, v], fastmath="afn"),
+         "only a reciprocal"),
         (lambda s, v, c, r: s.op("math.exp", [v], fastmath="afn"),
-         "allows none but afn on arith.divf"),
+         "only a reciprocal"),
+        (lambda s, v, c, r: s.op("arith.select",
+                                 [s.op("arith.cmpf", [v, v], predicate="olt"),
+                                  v, v], fastmath="afn"),
+         "'arith.select' takes no fastmath flags"),
         (lambda s, v, c, r: s.op("arith.select", [v, v, v]), "invalid arith.select"),
         (lambda s, v, c, r: s.op("arith.addf", []), "needs operands"),
         (lambda s, v, c, r: 1.0, "must return a Scalar"),

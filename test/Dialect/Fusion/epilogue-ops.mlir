@@ -26,8 +26,9 @@ func.func @all(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %s: tensor<4xf32>) -> t
     %0 = arith.addf %a, %c : f32
     %1 = arith.subf %0, %k : f32
     %2 = arith.mulf %1, %c : f32
+    %one = arith.constant 1.0 : f32
     %d = arith.divf %2, %c : f32
-    %3 = arith.divf %d, %c fastmath<afn> : f32
+    %3 = arith.divf %one, %d fastmath<afn> : f32
     %4 = arith.negf %3 : f32
     %5 = arith.maximumf %4, %a : f32
     %6 = arith.minimumf %5, %c : f32

@@ -358,11 +358,25 @@ func.func @fused_linear_region_arg_type(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf1
 
 // -----
 
-func.func @fused_linear_region_fast_division(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+func.func @fused_linear_region_reciprocal_without_nans(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
-    // expected-error @+1 {{'arith.divf' op has fastmath<nnan,afn> but a fused_linear epilogue allows none but afn on arith.divf}}
-    %q = arith.divf %acc, %acc fastmath<nnan,afn> : f32
+    %one = arith.constant 1.0 : f32
+    // expected-error @+1 {{'arith.divf' op has fastmath<nnan,afn> but in a fused_linear epilogue only a reciprocal (arith.divf of 1.0) may carry fastmath flags, and only afn}}
+    %r = arith.divf %one, %acc fastmath<nnan,afn> : f32
+    fusion.yield %r : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_linear_region_approximate_quotient(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    %two = arith.constant 2.0 : f32
+    // expected-error @+1 {{'arith.divf' op has fastmath<afn> but in a fused_linear epilogue only a reciprocal}}
+    %q = arith.divf %two, %acc fastmath<afn> : f32
     fusion.yield %q : f32
   } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
   return
@@ -373,7 +387,7 @@ func.func @fused_linear_region_fast_division(%x: tensor<?x8xf32>, %w: tensor<4x8
 func.func @elementwise_approximate_exp(%y: tensor<?x4xf32>) {
   %0 = fusion.elementwise %y : tensor<?x4xf32> {
   ^bb0(%v: f32):
-    // expected-error @+1 {{'math.exp' op has fastmath<afn> but an elementwise body allows none but afn on arith.divf}}
+    // expected-error @+1 {{'math.exp' op has fastmath<afn> but in an elementwise body only a reciprocal (arith.divf of 1.0) may carry fastmath flags, and only afn}}
     %e = math.exp %v fastmath<afn> : f32
     fusion.yield %e : f32
   }

@@ -269,18 +269,21 @@ static LogicalResult verifyScalarRegion(Operation *owner, Block &body,
       return op.emitOpError() << "is not allowed in " << kind.phrase
                               << " (allowed: " << kAllowedScalarOps << ")";
     // Flags that let LLVM assume away NaNs, infinities or rounding would
-    // change results silently; an approximate (1-ulp) reciprocal is what
-    // sigmoid's division may take (docs/dialect.md).
+    // change results silently. A reciprocal may be approximate (afn: on the
+    // GPUs rcp.approx.f32, 1 ulp over the whole range), as sigmoid's is; a
+    // quotient may not (div.approx.f32 returns 0 for divisors past 2^126).
     if (auto fastMath = dyn_cast<arith::ArithFastMathInterface>(op)) {
       arith::FastMathFlags flags = fastMath.getFastMathFlagsAttr().getValue();
-      arith::FastMathFlags allowed = isa<arith::DivFOp>(op)
-                                         ? arith::FastMathFlags::afn
-                                         : arith::FastMathFlags::none;
+      auto divide = dyn_cast<arith::DivFOp>(op);
+      bool reciprocal = divide && matchPattern(divide.getLhs(), m_OneFloat());
+      arith::FastMathFlags allowed =
+          reciprocal ? arith::FastMathFlags::afn : arith::FastMathFlags::none;
       if (arith::bitEnumContainsAny(flags, ~allowed))
         return op.emitOpError()
                << "has fastmath<" << arith::stringifyFastMathFlags(flags)
-               << "> but " << kind.phrase
-               << " allows none but afn on arith.divf";
+               << "> but in " << kind.phrase
+               << " only a reciprocal (arith.divf of 1.0) may carry fastmath "
+                  "flags, and only afn";
     }
     // Operands are block arguments (f32, checked above) or results of
     // earlier ops (checked here), so results are all there is to check.
