@@ -115,6 +115,10 @@ def run(args):
     from check_and_bench import (BOUNDS, Library, precision_setup,
                                  relative_error, timed)
     out = pathlib.Path(args.out)
+    unknown = set(args.precisions.split(",")) - set(PRECISIONS)
+    if unknown:
+        sys.exit(f"unknown precisions {sorted(unknown)} (known: "
+                 f"{', '.join(PRECISIONS)})")
     sides = sorted(p.name for p in out.iterdir() if p.is_dir())
     if args.first:
         sides.remove(args.first)

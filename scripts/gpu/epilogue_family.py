@@ -197,7 +197,13 @@ def split_part(part):
     """A part's name and the one size it is limited to (`autotune@MxKxN`:
     max-autotune's GEMM autotuning takes minutes a shape)."""
     name, _, size = (part or "").partition("@")
-    return name or None, tuple(map(int, size.split("x"))) if size else None
+    size = tuple(map(int, size.split("x"))) if size else None
+    if size and size not in [s for s, _ in SIZES]:
+        sys.exit(f"no bench size {part.partition('@')[2]} (sizes: " +
+                 ", ".join("x".join(map(str, s)) for s, _ in SIZES) + ")")
+    if name == "autotune" and not size:
+        sys.exit("autotune@MxKxN: one size a device call")
+    return name or None, size
 
 
 def fusion_strategies(part):

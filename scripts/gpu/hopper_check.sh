@@ -70,6 +70,7 @@ case "${1:-}" in
       python3 "$here/epilogue_family.py" run check "${2:-wgmma}" ${3:+"$3"}
     ;;
   family-bench)
+    : "${2:?family-bench PART [MODELS]}"
     unpack_cache
     FUSION_CACHE_DIR=/tmp/fusion-cache/cache PYTHONPATH=/tmp/fusion-package \
       python3 "$here/epilogue_family.py" run bench "$2" ${3:+"$3"}
