@@ -3,8 +3,7 @@
 // of 16-byte multiples) and cuBLASLt elsewhere; auto picks it on sm_90 for
 // f32 tensors in fp32, for outputs only reductions of rows or of groups
 // its tiles hold whole read (any type) and for tf32 and 16-bit multiplies
-// unless reductions read the written output or the epilogue a residual
-// matrix.
+// unless reductions read the written output.
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90" | FileCheck %s --check-prefix=WGMMA
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: fusion-opt %s --fusion-select-gemm-config="target=sm_90" | FileCheck %s --check-prefix=AUTO
@@ -88,16 +87,16 @@
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32
 // AUTO-LABEL: func.func @tf32_straddling_groups
 // AUTO: #fusion.gemm_config<cublaslt>
-// A residual matrix in the epilogue: cuBLASLt in tf32 (the wgmma kernel
-// spills), the wgmma kernel in 3xTF32; a per-row statistic does not count.
+// A residual matrix or a row statistic in the epilogue: the wgmma kernel
+// in every precision.
 // AUTO-LABEL: func.func @tf32_residual
-// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO: #fusion.gemm_config<wgmma, mma = tf32,
 // AUTO-LABEL: func.func @fp32_residual
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
 // AUTO-LABEL: func.func @tf32_row_statistic
-// AUTO: #fusion.gemm_config<wgmma, mma = tf32
+// AUTO: #fusion.gemm_config<wgmma, mma = tf32,
 // AUTO-LABEL: func.func @bf16_residual
-// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO: #fusion.gemm_config<wgmma, mma = bf16
 
 func.func @fp32(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {

@@ -83,28 +83,22 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
   case GemmStrategy::wgmma:
     return wgmmaComputes ? GemmBackend::wgmma : GemmBackend::cublaslt;
   case GemmStrategy::Auto: {
-    // The rule measured on the H100 (docs/benchmarks.md, runs 9 to 11 and
-    // 19): the wgmma kernel for f32 tensors in fp32 (3xTF32: about 2x
+    // The rule measured on the H100 (docs/benchmarks.md, runs 9 to 11, 19
+    // and 24): the wgmma kernel for f32 tensors in fp32 (3xTF32: about 2x
     // cuBLAS's SGEMM) and for outputs only reductions of rows or groups
     // read (never written: at or below the raw GEMM's time); for tf32 and
-    // 16-bit multiplies too (the epilogue fused: at or above cuBLAS's GEMM
-    // plus a pass), but not where reductions read the written output
-    // (norms, softmax: the exposed store loses 1-8% to cuBLAS's GEMM
-    // before the same row program). Elsewhere only 3xTF32 beats cuBLAS.
-    // (wgmma computes f32 tensors in fp32 and tf32 precision only.)
+    // 16-bit multiplies too (the epilogue fused, a residual matrix's reads
+    // included: at or above cuBLAS's GEMM plus a pass), but not where
+    // reductions read the written output (norms, softmax: the exposed
+    // store loses 1-8% to cuBLAS's GEMM before the same row program).
+    // Elsewhere only 3xTF32 beats cuBLAS. (wgmma computes f32 tensors in
+    // fp32 and tf32 precision only.)
     if (wgmmaComputes && generated == GemmBackend::mma_sync) {
       MmaKind mma = getRequiredMmaKind(elementType, precision);
       int64_t n = op.getWeight().getType().getDimSize(0);
       OutputReduction reduction =
           classifyOutputReduction(op, getWgmmaBlockN(mma, n));
-      // A residual matrix read in the epilogue while the tensor cores
-      // idle: slower than cuBLAS's GEMM and one pass in tf32, no faster in
-      // bf16 (docs/benchmarks.md, runs 18 and 19).
-      bool readsResidual = llvm::any_of(op.getEpilogueRows(), [&](Value rows) {
-        return cast<RankedTensorType>(rows.getType()).getDimSize(1) == n;
-      });
-      if (fp32 || reduction == OutputReduction::tilesOnly ||
-          (reduction == OutputReduction::none && !readsResidual))
+      if (fp32 || reduction != OutputReduction::written)
         return GemmBackend::wgmma;
     }
     return fp32 && generated == GemmBackend::mma_sync ? GemmBackend::mma_sync

@@ -268,9 +268,8 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     kernel for f32 tensors in fp32 (3xTF32), for outputs that only
     reductions its tiles compute read (reduced from the tiles, never
     written) and
-    for tf32 and 16-bit multiplies whose output no reduction reads and
-    whose epilogue reads no residual [M, N] matrix; cuBLASLt for the rest
-    (outputs written for norms or softmax, residuals outside fp32); on
+    for tf32 and 16-bit multiplies whose output no reduction reads;
+    cuBLASLt for the rest (outputs written for norms or softmax); on
     older chips the `mma_sync` kernel for f32 in fp32 with
     3xTF32 (faster than cuBLAS's SGEMM, and more accurate), cuBLASLt for
     everything else.
