@@ -6,6 +6,8 @@ import math
 import pytest
 
 from fusion import _fusion
+from fusion.aten import ELEMENTWISE
+from fusion.program import ScalarBuilder
 
 LOC = ("model.py", 12)
 
@@ -215,8 +217,6 @@ def test_module_outlives_its_python_object(context):
 
 
 def test_sigmoid_and_silu_take_the_approximate_reciprocal(context):
-    from fusion.aten import ELEMENTWISE
-    from fusion.program import ScalarBuilder
     m = _fusion.Module.create(context)
     for name in ("aten.sigmoid.default", "aten.silu.default"):
         f = m.add_function(name.split(".")[1])

@@ -139,7 +139,7 @@ case "${1:-}" in
     done
     ;;
   *)
-    echo "usage: $0 sanitize|zoo|profile|reductions check|bench|reductions-sanitize|reductions-profile|synccheck-pair LIB" >&2
+    echo "usage: $0 sanitize|zoo|family-bench PART|profile|reductions check|bench|reductions-sanitize|reductions-profile|synccheck-pair LIB" >&2
     exit 2
     ;;
 esac

@@ -49,18 +49,14 @@ static int64_t getWgmmaBlockN(MmaKind mma, int64_t n) {
   return mma == MmaKind::tf32x3 || n <= 128 ? 128 : 256;
 }
 
-/// Whether reductions read `op`'s output, and whether a GEMM of tiles
-/// `blockN` wide takes them from its tiles and never writes the output.
-enum class OutputReduction { none, tilesOnly, written };
-
-static OutputReduction classifyOutputReduction(FusedLinearOp op,
-                                               int64_t blockN) {
+/// Whether reductions read `op`'s output after it is written: a GEMM of
+/// tiles `blockN` wide does not take them all from its tiles.
+static bool isWrittenForReductions(FusedLinearOp op, int64_t blockN) {
   if (llvm::none_of(op.getResult().getUsers(),
                     [](Operation *user) { return isa<ReduceOp>(user); }))
-    return OutputReduction::none;
+    return false;
   std::optional<GemmTileReductions> tiles = findGemmTileReductions(op, blockN);
-  return tiles && !tiles->plan.readsMatrix ? OutputReduction::tilesOnly
-                                           : OutputReduction::written;
+  return !tiles || tiles->plan.readsMatrix;
 }
 
 GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
@@ -96,9 +92,7 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
     if (wgmmaComputes && generated == GemmBackend::mma_sync) {
       MmaKind mma = getRequiredMmaKind(elementType, precision);
       int64_t n = op.getWeight().getType().getDimSize(0);
-      OutputReduction reduction =
-          classifyOutputReduction(op, getWgmmaBlockN(mma, n));
-      if (fp32 || reduction != OutputReduction::written)
+      if (fp32 || !isWrittenForReductions(op, getWgmmaBlockN(mma, n)))
         return GemmBackend::wgmma;
     }
     return fp32 && generated == GemmBackend::mma_sync ? GemmBackend::mma_sync
