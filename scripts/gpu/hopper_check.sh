@@ -53,7 +53,8 @@ case "${1:-}" in
       for call in "workloads_bf16.so a_1000x4000 77 bf16" \
                   "workloads_f32_tf32.so g_4096x4096 130 tf32" \
                   "workloads_f32_tf32.so b_1000x4000 77 tf32" \
-                  "workloads_f32_fp32.so b_1000x4000 77 fp32"; do
+                  "workloads_f32_fp32.so b_1000x4000 77 fp32" \
+                  "workloads_bf16.so b_1000x4000 77 bf16"; do
         set -- $call
         echo "== $tool $1 $2 M=$3"
         compute-sanitizer --tool "$tool" --error-exitcode 9 \

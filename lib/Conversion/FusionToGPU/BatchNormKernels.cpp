@@ -42,6 +42,45 @@ Moments mergeMoments(OpBuilder &b, Location loc, Moments a, Moments c) {
 
 } // namespace
 
+BatchNormCoefficients mlir::fusion::buildBatchNormCoefficients(
+    OpBuilder &builder, Location loc, BatchNormConfigAttr config, Value mean,
+    Value variance, Value weight, Value bias) {
+  Value scale = buildInvStd(builder, loc, variance, config.getEpsilonValue());
+  if (weight)
+    scale = arith::MulFOp::create(builder, loc, scale, weight);
+  return {mean, scale, bias ? bias : buildF32Constant(builder, loc, 0.0)};
+}
+
+Value mlir::fusion::applyBatchNormCoefficients(
+    OpBuilder &builder, Location loc, Value x,
+    const BatchNormCoefficients &coefficients) {
+  Value centered = arith::SubFOp::create(builder, loc, x, coefficients.center);
+  Value scaled =
+      arith::MulFOp::create(builder, loc, centered, coefficients.scale);
+  return arith::AddFOp::create(builder, loc, scaled, coefficients.shift);
+}
+
+Value mlir::fusion::buildRunningStatisticUpdate(OpBuilder &builder,
+                                                Location loc,
+                                                BatchNormConfigAttr config,
+                                                Value running, Value batch) {
+  double momentum = config.getMomentumValue();
+  Value kept = arith::MulFOp::create(
+      builder, loc, running, buildF32Constant(builder, loc, 1.0 - momentum));
+  Value added = arith::MulFOp::create(builder, loc, batch,
+                                      buildF32Constant(builder, loc, momentum));
+  return arith::AddFOp::create(builder, loc, kept, added);
+}
+
+Value mlir::fusion::buildUnbiasedVariance(OpBuilder &builder, Location loc,
+                                          Value variance, Value rows) {
+  Value bessel = arith::DivFOp::create(
+      builder, loc, rows,
+      arith::SubFOp::create(builder, loc, rows,
+                            buildF32Constant(builder, loc, 1.0)));
+  return arith::MulFOp::create(builder, loc, variance, bessel);
+}
+
 Kernel mlir::fusion::buildColumnStatsKernel(OpBuilder &builder, Location loc,
                                             StringRef name, MatrixShape shape,
                                             TypeRange columnTypes,
@@ -280,35 +319,25 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
       variance = e.loadColumn(runningVar, statType, n);
     }
     if (updates) {
-      double momentum = config.getMomentumValue();
-      Value bessel = arith::DivFOp::create(
-          builder, loc, rowsF32,
-          arith::SubFOp::create(builder, loc, rowsF32, e.f32(1.0)));
-      auto update = [&](Value running, Value batch) -> Value {
-        Value kept =
-            arith::MulFOp::create(builder, loc, running, e.f32(1.0 - momentum));
-        Value added =
-            arith::MulFOp::create(builder, loc, batch, e.f32(momentum));
-        return e.narrow(arith::AddFOp::create(builder, loc, kept, added),
-                        statType);
-      };
       unsigned statBytes = elementBytes(statType);
+      auto update = [&](Value running, Value batch) {
+        return e.narrow(
+            buildRunningStatisticUpdate(builder, loc, config, running, batch),
+            statType);
+      };
       e.store(update(e.loadColumn(runningMean, statType, n), mean), newMean,
               statType, n, statBytes);
-      Value unbiased = arith::MulFOp::create(builder, loc, variance, bessel);
-      e.store(update(e.loadColumn(runningVar, statType, n), unbiased), newVar,
-              statType, n, statBytes);
+      e.store(update(e.loadColumn(runningVar, statType, n),
+                     buildUnbiasedVariance(builder, loc, variance, rowsF32)),
+              newVar, statType, n, statBytes);
     }
-    // y = (x - mean) * (invstd * weight) + bias: centering first keeps the
-    // precision when |mean| is large against the spread.
-    Value scale = buildInvStd(builder, loc, variance, config.getEpsilonValue());
-    if (weight)
-      scale = arith::MulFOp::create(builder, loc, scale,
-                                    e.loadColumn(weight, statType, n));
-    Value shift = bias ? e.loadColumn(bias, statType, n) : e.f32(0.0);
-    e.store(mean, centerOut, f32, n, 4);
-    e.store(scale, scaleOut, f32, n, 4);
-    e.store(shift, shiftOut, f32, n, 4);
+    Value weightValue = weight ? e.loadColumn(weight, statType, n) : Value();
+    Value biasValue = bias ? e.loadColumn(bias, statType, n) : Value();
+    BatchNormCoefficients coefficients = buildBatchNormCoefficients(
+        builder, loc, config, mean, variance, weightValue, biasValue);
+    e.store(coefficients.center, centerOut, f32, n, 4);
+    e.store(coefficients.scale, scaleOut, f32, n, 4);
+    e.store(coefficients.shift, shiftOut, f32, n, 4);
   });
   // One warp per column. Without statistics (inference) the row and chunk
   // counts are unused.

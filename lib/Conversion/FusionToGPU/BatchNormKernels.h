@@ -29,6 +29,33 @@ struct BatchNormOperands {
   Type statType; ///< element type of weight, bias and running stats
 };
 
+/// What a column's batch statistics (training) or running ones (inference)
+/// make of it: y = (x - center) * scale + shift, with center the mean,
+/// scale = weight / sqrt(variance + epsilon) and shift the bias. Centering
+/// first keeps the precision when |mean| is large against the spread.
+struct BatchNormCoefficients {
+  Value center, scale, shift;
+};
+/// `weight` and `bias` (f32) may be null.
+BatchNormCoefficients buildBatchNormCoefficients(OpBuilder &builder,
+                                                 Location loc,
+                                                 BatchNormConfigAttr config,
+                                                 Value mean, Value variance,
+                                                 Value weight, Value bias);
+/// (x - center) * scale + shift.
+Value applyBatchNormCoefficients(OpBuilder &builder, Location loc, Value x,
+                                 const BatchNormCoefficients &coefficients);
+
+/// A running statistic after a training step (f32):
+/// (1 - momentum) * running + momentum * batch.
+Value buildRunningStatisticUpdate(OpBuilder &builder, Location loc,
+                                  BatchNormConfigAttr config, Value running,
+                                  Value batch);
+/// The unbiased variance the running variance takes, of a biased one over
+/// `rows` (f32) rows: variance * rows / (rows - 1).
+Value buildUnbiasedVariance(OpBuilder &builder, Location loc, Value variance,
+                            Value rows);
+
 /// One warp per column merges the chunks' moments (Chan: each lane a strided
 /// subset in order, then a fixed butterfly, so the result is the same bits
 /// run to run), writes the updated running statistics (training with running

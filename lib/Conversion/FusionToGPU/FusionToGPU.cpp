@@ -209,6 +209,16 @@ private:
   void emitFusedLinear(FusedLinearOp op, ElementwiseOpInterface after);
   void emitTiledFusedLinear(FusedLinearOp op, GemmConfigAttr config,
                             ElementwiseOpInterface after);
+  /// The launch of `op`'s GEMM kernel that finishes its training batch
+  /// norm (and `after`, if any) for batches up to the attribute's rows:
+  /// `problem` and `operands` are those of the op's general kernel up to
+  /// its row operands, the output at `outputOperand`.
+  void emitEpilogueBatchNormGemm(FusedLinearOp op,
+                                 EpilogueBatchNormAttr epilogueBatchNorm,
+                                 GemmKernelProblem problem,
+                                 ElementwiseOpInterface after,
+                                 SmallVector<Value> operands,
+                                 size_t outputOperand);
   /// The elementwise op at `next` if the normalizing pass of the batch norm
   /// `op` (a batch_norm or a fused_linear with a batch-norm stage) can
   /// compute it: it reads only the normalized output, which nothing else
@@ -557,12 +567,10 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
         b, loc, kernelName(op, "normalize"), shape, normalizeTypes,
         [&](OpBuilder &nb, Location nl, Value x, ValueRange cols) -> Value {
           Value value = fn(nb, nl, x, cols.take_front(userColumns));
-          Value centered =
-              arith::SubFOp::create(nb, nl, value, cols[userColumns]);
-          Value scaled =
-              arith::MulFOp::create(nb, nl, centered, cols[userColumns + 1]);
-          Value normalized =
-              arith::AddFOp::create(nb, nl, scaled, cols[userColumns + 2]);
+          Value normalized = applyBatchNormCoefficients(
+              nb, nl, value,
+              {cols[userColumns], cols[userColumns + 1],
+               cols[userColumns + 2]});
           if (!after)
             return normalized;
           return after.buildScalar(nb, nl, normalized,
@@ -630,10 +638,34 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   SmallVector<Value> operands{x.ptr, buffers.lookup(op.getWeight()).ptr};
   if (op.getBias())
     operands.push_back(buffers.lookup(op.getBias()).ptr);
+  // The operands past the output: the same for every kernel of the op.
+  size_t outputOperand = operands.size();
   if (problem.storesOutput)
     operands.push_back(buffers.lookup(op.getResult()).ptr);
   operands.append(bufferPtrs(op.getEpilogueOperands()));
   operands.append(bufferPtrs(op.getEpilogueRows()));
+  // A batch that one block row of tiles holds: the kernel finishes the
+  // batch norm (#fusion.epilogue_batch_norm); larger ones take the kernels
+  // below.
+  Block *done = nullptr;
+  auto epilogueBatchNorm = op->getAttrOfType<EpilogueBatchNormAttr>(
+      FusionDialect::getEpilogueBatchNormAttrName());
+  if (epilogueBatchNorm) {
+    Value fits = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ule, x.rows,
+                                      c64(epilogueBatchNorm.getMaxRows()));
+    Block *test = b.getBlock();
+    Block *whole = b.createBlock(test->getParent());
+    Block *general = b.createBlock(test->getParent());
+    done = b.createBlock(test->getParent());
+    b.setInsertionPointToEnd(test);
+    LLVM::CondBrOp::create(b, loc, fits, whole, ValueRange{}, general,
+                           ValueRange{});
+    b.setInsertionPointToStart(whole);
+    emitEpilogueBatchNormGemm(op, epilogueBatchNorm, problem, after, operands,
+                              outputOperand);
+    LLVM::BrOp::create(b, loc, ValueRange{}, done);
+    b.setInsertionPointToStart(general);
+  }
   if (problem.statistics) {
     const BatchNormScratch &s = scratch.at(op);
     operands.append({s.mean, s.m2});
@@ -682,6 +714,49 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
                   op.getRunningVar(), op.getUpdatedRunningStats(), after,
                   /*statistics=*/false);
   }
+  if (done) {
+    LLVM::BrOp::create(b, loc, ValueRange{}, done);
+    b.setInsertionPointToStart(done);
+  }
+}
+
+void HostEmitter::emitEpilogueBatchNormGemm(
+    FusedLinearOp op, EpilogueBatchNormAttr epilogueBatchNorm,
+    GemmKernelProblem problem, ElementwiseOpInterface after,
+    SmallVector<Value> operands, size_t outputOperand) {
+  // The normalized output (or the op's after it) is what the kernel writes.
+  Value result = after ? after->getResult(0) : Value(op.getResult());
+  operands[outputOperand] = buffers.lookup(result).ptr;
+  GemmBatchNorm &bn = problem.batchNorm.emplace();
+  bn.config = op.getBatchNormAttr();
+  bn.operands.weight = static_cast<bool>(op.getBnWeight());
+  bn.operands.bias = static_cast<bool>(op.getBnBias());
+  bn.operands.runningStats = static_cast<bool>(op.getRunningMean());
+  bn.operands.statType = problem.elementType;
+  for (Value parameter : {op.getBnWeight(), op.getBnBias(), op.getRunningMean(),
+                          op.getRunningVar()})
+    if (parameter)
+      operands.push_back(buffers.lookup(parameter).ptr);
+  operands.append(bufferPtrs(op.getUpdatedRunningStats()));
+  if (after) {
+    ValueRange afterColumns = after.getColumnOperands();
+    bn.afterColumnTypes.assign(afterColumns.size(), problem.elementType);
+    bn.after = [after](OpBuilder &nb, Location nl, Value normalized,
+                       ValueRange columns) mutable -> Value {
+      return after.buildScalar(nb, nl, normalized, columns, ValueRange());
+    };
+    operands.append(bufferPtrs(afterColumns));
+  }
+  problem.config =
+      getGemmConfigForRows(getConfig(op),
+                           op->getAttrOfType<ArrayAttr>(
+                               FusionDialect::getBatchGemmConfigsAttrName()),
+                           epilogueBatchNorm.getMaxRows());
+  Kernel kernel = buildKernel([&] {
+    std::string name = kernelName(op, "gemm_batch_norm");
+    return buildWgmmaGemmKernel(b, loc, name, problem);
+  });
+  launch(kernel, buffers.lookup(op.getInput()).rows, operands);
 }
 
 void HostEmitter::emitFusedLinear(FusedLinearOp op,

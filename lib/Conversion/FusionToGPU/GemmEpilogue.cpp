@@ -13,7 +13,8 @@ using namespace mlir;
 using namespace mlir::fusion;
 
 GemmSharedLayout GemmKernelProblem::sharedLayout() const {
-  int64_t vectors = (hasBias ? 1 : 0) + columnTypes.size();
+  int64_t vectors = (hasBias ? 1 : 0) + columnTypes.size() +
+                    (batchNorm ? batchNorm->afterColumnTypes.size() : 0);
   return GemmSharedLayout::of(config, elementBytes(elementType), vectors,
                               statistics);
 }
@@ -29,7 +30,18 @@ GemmEpilogueArguments::take(const GemmKernelProblem &problem,
     args.columns.push_back(kernelArgs[next++]);
   for (size_t i = 0; i < problem.rowGroups.size(); ++i)
     args.rowOperands.push_back(kernelArgs[next++]);
-  if (problem.statistics) {
+  if (const std::optional<GemmBatchNorm> &bn = problem.batchNorm) {
+    if (bn->operands.weight)
+      args.bnWeight = kernelArgs[next++];
+    if (bn->operands.bias)
+      args.bnBias = kernelArgs[next++];
+    if (bn->operands.runningStats)
+      for (Value *stat :
+           {&args.runningMean, &args.runningVar, &args.newMean, &args.newVar})
+        *stat = kernelArgs[next++];
+    for (size_t i = 0; i < bn->afterColumnTypes.size(); ++i)
+      args.afterColumns.push_back(kernelArgs[next++]);
+  } else if (problem.statistics) {
     args.mean = kernelArgs[next++];
     args.m2 = kernelArgs[next++];
   }
@@ -63,10 +75,18 @@ void mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
     addMemRef({dynamic, groups}, type, {rows, RowExpr::constant(groups)});
   // The moments of each block row of each column.
   GemmConfigAttr config = problem.config;
-  if (problem.statistics)
+  if (const std::optional<GemmBatchNorm> &bn = problem.batchNorm) {
+    const BatchNormOperands &present = bn->operands;
+    int vectors = present.weight + present.bias + 4 * present.runningStats;
+    for (int i = 0; i < vectors; ++i)
+      addMemRef({n}, present.statType, {RowExpr::constant(n)});
+    for (Type columnType : bn->afterColumnTypes)
+      addMemRef({n}, columnType, {RowExpr::constant(n)});
+  } else if (problem.statistics) {
     for (int i = 0; i < 2; ++i)
       addMemRef({dynamic}, Float32Type::get(type.getContext()),
                 {RowExpr::ceilDiv(1, config.getBlockM(), n)});
+  }
   for (const GemmRowReduction &reduction : problem.rowReductions)
     for (unsigned i = 0; i < reduction.partialCount(); ++i)
       addMemRef({dynamic, problem.partialColumns()},
@@ -138,6 +158,7 @@ void GemmEpilogueEmitter::loadColumnConstants() {
   if (args.bias)
     sources.push_back(args.bias);
   sources.append(args.columns);
+  sources.append(args.afterColumns);
   if (sources.empty())
     return;
   columnConstants = sharedView(
@@ -169,6 +190,7 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
   // accumulators' scattered runs.
   bool staged = t.outputPath == GemmOutputPath::Staged;
   assert((staged || !p.readsStagedTile()) && "the epilogue reads its tile");
+  assert((!staged || !p.batchNorm) && "batch norms normalize from registers");
   Value staging;
   if (staged) {
     t.barrier();
@@ -254,6 +276,9 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
         /*nontemporal=*/false, llvm::Align(width * elementBytes(elementType)));
   }
   if (!staged) {
+    if (p.batchNorm)
+      return emitBatchNormFromRegisters(firstRow, firstColumn, runs,
+                                        directResults);
     if (p.storesOutput)
       storeFragments(firstRow, firstColumn, runs.drop_front(stored),
                      ArrayRef(directResults).drop_front(stored));
@@ -577,9 +602,31 @@ GemmEpilogueEmitter::sumOverColumnLanes(SmallVector<Value> slots) {
   return sums;
 }
 
-void GemmEpilogueEmitter::emitStatisticsFromRegisters(
+SmallVector<SmallVector<Value>>
+GemmEpilogueEmitter::storedValues(ArrayRef<AccumulatorRun> runs,
+                                  ArrayRef<SmallVector<Value>> results) {
+  // Narrowed a run at a time as the stores narrow them (the conversions
+  // are shared).
+  SmallVector<SmallVector<Value>> stored;
+  for (auto [run, values] : llvm::zip(runs, results)) {
+    int64_t width = values.size();
+    Value asStored = widen(
+        narrowTo(b, loc,
+                 vector::FromElementsOp::create(
+                     b, loc, VectorType::get({width}, b.getF32Type()), values),
+                 elementType));
+    SmallVector<Value> elements;
+    for (int64_t e = 0; e < width; ++e)
+      elements.push_back(vector::ExtractOp::create(b, loc, asStored, e));
+    stored.push_back(std::move(elements));
+  }
+  return stored;
+}
+
+void GemmEpilogueEmitter::sumColumnMoments(
     Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
-    ArrayRef<SmallVector<Value>> results) {
+    ArrayRef<SmallVector<Value>> stored,
+    function_ref<void(Value, Value, Value, Value)> finish) {
   // The thread's columns in slots: slot s is column 8 (s / 2) + s % 2 of
   // the thread's (the runs of its two rows are pairs, one each 8-column
   // block), so that a lane's slots from sumOverColumnLanes are found by
@@ -612,21 +659,6 @@ void GemmEpilogueEmitter::emitStatisticsFromRegisters(
       b, loc, b.getF32Type(),
       arith::IndexCastUIOp::create(b, loc, b.getI32Type(), validRows));
 
-  // The thread's values as stored, narrowed a run at a time as the stores
-  // narrow them (the conversions are shared).
-  SmallVector<SmallVector<Value>> stored;
-  for (auto [run, values] : llvm::zip(runs, results)) {
-    int64_t width = values.size();
-    Value asStored = widen(
-        narrowTo(b, loc,
-                 vector::FromElementsOp::create(
-                     b, loc, VectorType::get({width}, b.getF32Type()), values),
-                 elementType));
-    SmallVector<Value> elements;
-    for (int64_t e = 0; e < width; ++e)
-      elements.push_back(vector::ExtractOp::create(b, loc, asStored, e));
-    stored.push_back(std::move(elements));
-  }
   // Only the last block row can hold rows past M: elsewhere no value is
   // masked.
   Value wholeTile = arith::CmpIOp::create(
@@ -716,16 +748,106 @@ void GemmEpilogueEmitter::emitStatisticsFromRegisters(
     return math::FmaOp::create(b, loc, d, d, total);
   });
   forEachColumnTotal([&](Value column, Value squares) {
-    Value globalColumn = add(t.columnBase, column);
-    guarded(lessThan(globalColumn, idx(p.n)), [&] {
-      Value index = momentsIndex(globalColumn);
-      memref::StoreOp::create(
-          b, loc,
-          memref::LoadOp::create(b, loc, scratch, ValueRange{meansRow, column}),
-          args.mean, index);
-      memref::StoreOp::create(b, loc, squares, args.m2, index);
-    });
+    Value mean =
+        memref::LoadOp::create(b, loc, scratch, ValueRange{meansRow, column});
+    finish(column, mean, squares, count);
   });
+}
+
+void GemmEpilogueEmitter::emitStatisticsFromRegisters(
+    Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
+    ArrayRef<SmallVector<Value>> results) {
+  sumColumnMoments(firstRow, firstColumn, runs, storedValues(runs, results),
+                   [&](Value column, Value mean, Value squares, Value) {
+                     Value globalColumn = add(t.columnBase, column);
+                     guarded(lessThan(globalColumn, idx(p.n)), [&] {
+                       Value index = momentsIndex(globalColumn);
+                       memref::StoreOp::create(b, loc, mean, args.mean, index);
+                       memref::StoreOp::create(b, loc, squares, args.m2, index);
+                     });
+                   });
+}
+
+void GemmEpilogueEmitter::emitBatchNormFromRegisters(
+    Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
+    ArrayRef<SmallVector<Value>> results) {
+  const GemmBatchNorm &bn = *p.batchNorm;
+  SmallVector<SmallVector<Value>> stored = storedValues(runs, results);
+  int64_t warps = t.threads / kWarpSize;
+  Value scratch =
+      sharedView(layout.moments, {warps + 1, c.getBlockN()}, b.getF32Type());
+  // Once a column's thread has read its warps' totals, their rows are free:
+  // the scales and shifts go there, beside the means' row (the centers).
+  Value centerRow = idx(warps), scaleRow = idx(0), shiftRow = idx(1);
+  Type statType = bn.operands.statType;
+  sumColumnMoments(
+      firstRow, firstColumn, runs, stored,
+      [&](Value column, Value mean, Value squares, Value count) {
+        Value globalColumn = add(t.columnBase, column);
+        Value inside = lessThan(globalColumn, idx(p.n));
+        Value safeColumn = select(inside, globalColumn, idx(0));
+        auto load = [&](Value vector) {
+          return widen(memref::LoadOp::create(b, loc, vector, safeColumn));
+        };
+        // The whole batch is the tile's rows: the biased variance normalizes.
+        Value variance = arith::DivFOp::create(b, loc, squares, count);
+        Value weight = args.bnWeight ? load(args.bnWeight) : Value();
+        Value bias = args.bnBias ? load(args.bnBias) : Value();
+        BatchNormCoefficients coefficients = buildBatchNormCoefficients(
+            b, loc, bn.config, mean, variance, weight, bias);
+        memref::StoreOp::create(b, loc, coefficients.scale, scratch,
+                                ValueRange{scaleRow, column});
+        memref::StoreOp::create(b, loc, coefficients.shift, scratch,
+                                ValueRange{shiftRow, column});
+        if (!args.runningMean)
+          return;
+        guarded(inside, [&] {
+          auto update = [&](Value running, Value batch, Value to) {
+            Value next = buildRunningStatisticUpdate(b, loc, bn.config,
+                                                     load(running), batch);
+            memref::StoreOp::create(b, loc, narrowTo(b, loc, next, statType),
+                                    to, globalColumn);
+          };
+          update(args.runningMean, mean, args.newMean);
+          update(args.runningVar,
+                 buildUnbiasedVariance(b, loc, variance, count), args.newVar);
+        });
+      });
+  t.barrier();
+
+  // The coefficients and after-op columns of a run's columns, loaded as the
+  // runs reach them and forgotten when they move on (the runs of one
+  // column block come together).
+  int64_t afterRow = (args.bias ? 1 : 0) + args.columns.size();
+  std::map<int64_t, std::pair<BatchNormCoefficients, SmallVector<Value>>>
+      columnValues;
+  auto valuesOf = [&](int64_t offset) -> const auto & {
+    auto [it, inserted] = columnValues.try_emplace(offset);
+    if (inserted) {
+      Value column = add(firstColumn, offset);
+      auto at = [&](Value view, Value row) -> Value {
+        return memref::LoadOp::create(b, loc, view, ValueRange{row, column});
+      };
+      it->second.first = {at(scratch, centerRow), at(scratch, scaleRow),
+                          at(scratch, shiftRow)};
+      for (size_t i = 0; i < args.afterColumns.size(); ++i)
+        it->second.second.push_back(at(columnConstants, idx(afterRow + i)));
+    }
+    return it->second;
+  };
+  SmallVector<SmallVector<Value>> normalized;
+  for (auto [run, values] : llvm::zip(runs, stored)) {
+    if (!columnValues.empty() && !columnValues.count(run.column))
+      columnValues.clear();
+    SmallVector<Value> outputs;
+    for (auto [j, value] : llvm::enumerate(values)) {
+      const auto &columnValue = valuesOf(run.column + j);
+      Value v = applyBatchNormCoefficients(b, loc, value, columnValue.first);
+      outputs.push_back(bn.after ? bn.after(b, loc, v, columnValue.second) : v);
+    }
+    normalized.push_back(std::move(outputs));
+  }
+  storeFragments(firstRow, firstColumn, runs, normalized);
 }
 
 Value GemmEpilogueEmitter::spanColumnCount() {

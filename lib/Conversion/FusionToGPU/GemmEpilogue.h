@@ -14,6 +14,7 @@
 #ifndef FUSION_LIB_CONVERSION_FUSIONTOGPU_GEMMEPILOGUE_H
 #define FUSION_LIB_CONVERSION_FUSIONTOGPU_GEMMEPILOGUE_H
 
+#include "BatchNormKernels.h"
 #include "KernelSupport.h"
 
 #include "fusion/Dialect/Fusion/IR/GemmConfig.h"
@@ -47,6 +48,22 @@ inline int64_t countPartialColumns(int64_t n, int64_t span) {
   return (n + span - 1) / span;
 }
 
+/// A training batch norm that a GEMM kernel finishes in its epilogue, for
+/// batches that one block row of tiles holds (#fusion.epilogue_batch_norm):
+/// each tile's column moments are then the batch's, so the epilogue
+/// normalizes its results in registers, applies the elementwise op after
+/// the batch norm, writes the output once and updates the running
+/// statistics of its columns. Only where the moments come from the
+/// registers (takesColumnMomentsInRegisters).
+struct GemmBatchNorm {
+  BatchNormConfigAttr config;
+  BatchNormOperands operands;
+  /// The elementwise op after the batch norm, of the normalized value and
+  /// its column operands (of `afterColumnTypes`); null if none.
+  ScalarFn after;
+  SmallVector<Type> afterColumnTypes;
+};
+
 /// What one generated GEMM kernel computes, and how: out = epilogue(alpha *
 /// x.w^T + bias, columns, rows), for x: [M, K] (M dynamic), w: [N, K], out:
 /// [M, N], all `elementType`, by a verified generated `config`.
@@ -62,6 +79,8 @@ struct GemmKernelProblem {
   ScalarFn epilogue;
   /// Also writes each block row's column moments (training batch norm).
   bool statistics;
+  /// Instead, normalizes the output by them (statistics is set too).
+  std::optional<GemmBatchNorm> batchNorm;
   GemmConfigAttr config;
   /// Whether the output itself is written: not when all that reads it is
   /// `rowReductions`.
@@ -95,10 +114,15 @@ struct GemmKernelProblem {
 /// The kernel arguments after x and w, which every generated GEMM kernel
 /// takes in this order: ([bias], [out], column..., row..., [mean, m2],
 /// partial...), as memrefs; launch operands 2 and on. The partials are the
-/// row reductions' [M, partialColumns] f32 matrices, in order.
+/// row reductions' [M, partialColumns] f32 matrices, in order. A kernel
+/// that normalizes a batch norm takes, instead of mean and m2, the batch
+/// norm's ([weight], [bias], [running mean, running var, updated mean,
+/// updated var]) and the columns of the op after it.
 struct GemmEpilogueArguments {
   Value bias, out, mean, m2;
   SmallVector<Value> columns, rowOperands, partials;
+  Value bnWeight, bnBias, runningMean, runningVar, newMean, newVar;
+  SmallVector<Value> afterColumns;
 
   /// An [M, ...] argument, whose first dimension is the row count.
   Value rowsOperand() const { return out ? out : partials.front(); }
@@ -115,6 +139,9 @@ struct GemmEpilogueArguments {
 /// config's threads and the layout's shared memory. With statistics, the
 /// moments of block row r (its min(blockM, M - r * blockM) rows) of column
 /// n are at [n * ceil(M / blockM) + r] of `mean` and `m2`.
+/// With a batch norm to normalize, the launch operands past the row
+/// operands are the batch norm's and the after op's columns, in the order
+/// of GemmEpilogueArguments.
 void completeGemmLaunch(const GemmKernelProblem &problem,
                         SmallVectorImpl<Type> &argTypes,
                         LaunchContract &launch);
@@ -233,6 +260,28 @@ private:
   void emitStatisticsFromRegisters(Value firstRow, Value firstColumn,
                                    ArrayRef<AccumulatorRun> runs,
                                    ArrayRef<SmallVector<Value>> results);
+  /// The runs' results as the output stores them (narrowed to its type and
+  /// widened back), which is what a batch norm's statistics read.
+  SmallVector<SmallVector<Value>>
+  storedValues(ArrayRef<AccumulatorRun> runs,
+               ArrayRef<SmallVector<Value>> results);
+  /// Sums the `stored` values' column moments over the tile's rows within M
+  /// (see emitStatisticsFromRegisters), then calls `finish(column, mean,
+  /// squares, count)` on one thread for each column of the tile, with the
+  /// column's mean, sum of squared deviations and the rows' count (f32).
+  void sumColumnMoments(
+      Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
+      ArrayRef<SmallVector<Value>> stored,
+      function_ref<void(Value column, Value mean, Value squares, Value count)>
+          finish);
+  /// The batch norm of the problem finished in registers
+  /// (GemmKernelProblem::batchNorm): the column moments, then per column
+  /// the coefficients (through the moments scratch) and the running
+  /// statistics' update, then the stored values normalized, the op after
+  /// the batch norm applied, and the output written.
+  void emitBatchNormFromRegisters(Value firstRow, Value firstColumn,
+                                  ArrayRef<AccumulatorRun> runs,
+                                  ArrayRef<SmallVector<Value>> results);
   /// Sums `slots` (a thread's values, slot s the same column on each lane
   /// of a group l, l ^ 4, l ^ 8, l ^ 16) over each group with a
   /// transposing butterfly: at each distance a lane keeps half of its
@@ -280,7 +329,7 @@ private:
   int64_t chunkElements;
   GemmTile t;
   GemmEpilogueArguments args;
-  /// [bias, columns...] x blockN, f32, in shared memory.
+  /// [bias, columns..., after columns...] x blockN, f32, in shared memory.
   Value columnConstants;
 };
 

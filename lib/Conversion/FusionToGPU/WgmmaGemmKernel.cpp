@@ -19,11 +19,12 @@
 // fills the ring with the next tile; each quad of lanes holds whole rows of
 // the tile, so row reductions combine within it, from the registers too,
 // and the lanes holding a column sum its moments with shuffles (column
-// statistics). An epilogue that reads its tile back (row reductions over
-// spans that are not whole 8-column blocks) stages it in the ring's buffers
-// instead, and the producer waits for its release (one more mbarrier)
-// before the next tile's loads; such a kernel is launched with a block per
-// tile.
+// statistics; for a batch of one block row, those of the whole batch, by
+// which the epilogue then normalizes its values). An epilogue that reads
+// its tile back (row reductions over spans that are not whole 8-column
+// blocks) stages it in the ring's buffers instead, and the producer waits
+// for its release (one more mbarrier) before the next tile's loads; such a
+// kernel is launched with a block per tile.
 //
 // With the ping-pong schedule the two consumer warpgroups take the block's
 // tiles in turn, each a whole tile: the ring's slices go to one

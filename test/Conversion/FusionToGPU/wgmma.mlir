@@ -274,7 +274,7 @@ func.func @ragged(%x: tensor<?x64xbf16>, %w: tensor<36x64xbf16>) -> tensor<?x36x
 // a 1024-byte boundary.
 // CHECK-LABEL: llvm.func @bn(
 // CHECK: fusion_rt.launch @fusion_kernels::@bn_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared 137216 persistent stream(
-// CHECK-LABEL: gpu.func @bn_0_gemm
+// CHECK-LABEL: gpu.func @bn_0_gemm(
 // CHECK: %[[BARRIERS:.*]] = nvgpu.mbarrier.create
 // CHECK-NOT: nvgpu.mbarrier.get %[[BARRIERS]][%c8
 // CHECK: nvgpu.tma.async.load

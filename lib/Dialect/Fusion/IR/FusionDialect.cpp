@@ -93,6 +93,14 @@ LogicalResult FusionDialect::verifyOperationAttribute(Operation *op,
     // The checks against the op's config run with the op's verifier.
     return success();
   }
+  if (attr.getName() == getEpilogueBatchNormAttrName()) {
+    if (!isa<EpilogueBatchNormAttr>(attr.getValue()) || !isa<FusedLinearOp>(op))
+      return op->emitError() << "'" << attr.getName().getValue()
+                             << "' must be a #fusion.epilogue_batch_norm on a "
+                                "fusion.fused_linear";
+    // The checks against the op and its config run with the op's verifier.
+    return success();
+  }
   return op->emitError() << "unknown fusion attribute '"
                          << attr.getName().getValue() << "'";
 }

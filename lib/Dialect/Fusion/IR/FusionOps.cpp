@@ -662,9 +662,14 @@ LogicalResult FusedLinearOp::verify() {
       FusionDialect::getTileReductionsAttrName());
   if (tiles && failed(verifyTileReductions(*this, config, tiles)))
     return failure();
-  if (auto batchConfigs = (*this)->getAttrOfType<ArrayAttr>(
-          FusionDialect::getBatchGemmConfigsAttrName()))
-    return verifyBatchGemmConfigs(*this, config, tiles, batchConfigs);
+  auto batchConfigs = (*this)->getAttrOfType<ArrayAttr>(
+      FusionDialect::getBatchGemmConfigsAttrName());
+  if (batchConfigs &&
+      failed(verifyBatchGemmConfigs(*this, config, tiles, batchConfigs)))
+    return failure();
+  if (auto epilogueBatchNorm = (*this)->getAttrOfType<EpilogueBatchNormAttr>(
+          FusionDialect::getEpilogueBatchNormAttrName()))
+    return verifyEpilogueBatchNorm(*this, config, epilogueBatchNorm);
   return success();
 }
 

@@ -474,3 +474,33 @@ LogicalResult mlir::fusion::verifyBatchGemmConfigs(FusedLinearOp op,
   }
   return success();
 }
+
+GemmConfigAttr mlir::fusion::getGemmConfigForRows(GemmConfigAttr config,
+                                                  ArrayAttr batchConfigs,
+                                                  int64_t rows) {
+  if (batchConfigs)
+    for (auto entry : batchConfigs.getAsRange<BatchGemmConfigAttr>())
+      if (rows <= entry.getMaxRows())
+        return entry.getConfig();
+  return config;
+}
+
+LogicalResult
+mlir::fusion::verifyEpilogueBatchNorm(FusedLinearOp op, GemmConfigAttr config,
+                                      EpilogueBatchNormAttr epilogueBatchNorm) {
+  BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
+  if (!batchNorm || !batchNorm.isTraining())
+    return op.emitOpError("an epilogue batch norm needs a training batch_norm "
+                          "stage");
+  if (!config || !takesColumnMomentsInRegisters(config))
+    return op.emitOpError("an epilogue batch norm needs a wgmma GEMM config, "
+                          "whose kernel takes column moments from its "
+                          "registers");
+  int64_t maxRows = epilogueBatchNorm.getMaxRows();
+  if (maxRows < 1 || maxRows > config.getBlockM())
+    return op.emitOpError("an epilogue batch norm for up to ")
+           << maxRows
+           << " rows: one block row of the config's tiles holds 1 to "
+           << config.getBlockM();
+  return success();
+}

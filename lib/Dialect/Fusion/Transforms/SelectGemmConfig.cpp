@@ -317,6 +317,14 @@ void SelectGemmConfigPass::runOnOperation() {
     if (tiles)
       op->setAttr(tileReductionsName,
                   TileReductionsAttr::get(context, tiles->span));
+    // A batch of one block row of tiles holds each column whole: the kernel
+    // finishes a training batch norm itself, one pass instead of three
+    // kernels.
+    BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
+    if (batchNorm && batchNorm.isTraining() &&
+        takesColumnMomentsInRegisters(config))
+      op->setAttr(FusionDialect::getEpilogueBatchNormAttrName(),
+                  EpilogueBatchNormAttr::get(context, config.getBlockM()));
     return WalkResult::advance();
   });
   if (result.wasInterrupted())

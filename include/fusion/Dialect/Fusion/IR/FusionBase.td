@@ -21,8 +21,9 @@ def Fusion_Dialect : Dialect {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
   let useDefaultAttributePrinterParser = 1;
-  // fusion.target on modules, fusion.gemm_config, fusion.batch_gemm_configs
-  // and fusion.tile_reductions on fused_linear ops.
+  // fusion.target on modules, fusion.gemm_config, fusion.batch_gemm_configs,
+  // fusion.tile_reductions and fusion.epilogue_batch_norm on fused_linear
+  // ops.
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// The discardable attribute holding a fused_linear's GEMM config.
@@ -38,6 +39,11 @@ def Fusion_Dialect : Dialect {
     /// small batches (an array of #fusion.batch_gemm_config).
     static ::llvm::StringRef getBatchGemmConfigsAttrName() {
       return "fusion.batch_gemm_configs";
+    }
+    /// The discardable attribute saying up to which batch a fused_linear's
+    /// GEMM kernel finishes its training batch norm.
+    static ::llvm::StringRef getEpilogueBatchNormAttrName() {
+      return "fusion.epilogue_batch_norm";
     }
   }];
 }

@@ -147,6 +147,20 @@ LogicalResult verifyBatchGemmConfigs(FusedLinearOp op, GemmConfigAttr config,
                                      TileReductionsAttr tiles,
                                      ArrayAttr batchConfigs);
 
+/// The config a batch of `rows` rows gets: that of the first entry of
+/// `batchConfigs` (#fusion.batch_gemm_config, in increasing max_rows; may
+/// be null) that fits it, else the op's `config`.
+GemmConfigAttr getGemmConfigForRows(GemmConfigAttr config,
+                                    ArrayAttr batchConfigs, int64_t rows);
+
+/// The checks of `epilogueBatchNorm` on `op`, of GEMM config `config`: a
+/// training batch-norm stage, a config whose kernel takes column moments
+/// from its registers (takesColumnMomentsInRegisters), and max_rows from 1
+/// to its block rows (which every batch config keeps). Run by the op's
+/// verifier.
+LogicalResult verifyEpilogueBatchNorm(FusedLinearOp op, GemmConfigAttr config,
+                                      EpilogueBatchNormAttr epilogueBatchNorm);
+
 } // namespace mlir::fusion
 
 #endif // FUSION_DIALECT_FUSION_IR_GEMMCONFIG_H

@@ -1,0 +1,104 @@
+// Every rule of an op's fusion.epilogue_batch_norm, with its located
+// diagnostic.
+// RUN: fusion-opt %s --split-input-file --verify-diagnostics
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{an epilogue batch norm for up to 0 rows: one block row of the config's tiles holds 1 to 128}}
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01> {fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 0>, fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>}
+    : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{an epilogue batch norm for up to 256 rows: one block row of the config's tiles holds 1 to 128}}
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01> {fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 256>, fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>}
+    : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{an epilogue batch norm needs a training batch_norm stage}}
+  } {fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>, fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>}
+    : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>, %m: tensor<512xbf16>, %v: tensor<512xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{an epilogue batch norm needs a training batch_norm stage}}
+  } batch_norm <inference, epsilon = 1.0e-05, momentum = 1.0e-01> running_stats(%m, %v) {fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>, fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>}
+    : (tensor<?x64xbf16>, tensor<512x64xbf16>, tensor<512xbf16>, tensor<512xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{an epilogue batch norm needs a wgmma GEMM config, whose kernel takes column moments from its registers}}
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01> {fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>, fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8>}
+    : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{an epilogue batch norm needs a wgmma GEMM config, whose kernel takes column moments from its registers}}
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01> {fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>, fusion.gemm_config = #fusion.gemm_config<cublaslt>}
+    : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{an epilogue batch norm needs a wgmma GEMM config, whose kernel takes column moments from its registers}}
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01> {fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>}
+    : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{'fusion.epilogue_batch_norm' must be a #fusion.epilogue_batch_norm on a fusion.fused_linear}}
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01> {fusion.epilogue_batch_norm = #fusion.tile_reductions<span = 256>, fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>}
+    : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+// expected-error @+1 {{'fusion.epilogue_batch_norm' must be a #fusion.epilogue_batch_norm on a fusion.fused_linear}}
+func.func @not_fused(%x: tensor<?x64xbf16>) -> tensor<?x64xbf16> attributes {fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>} {
+  return %x : tensor<?x64xbf16>
+}
