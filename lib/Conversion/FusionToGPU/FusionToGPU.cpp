@@ -754,7 +754,9 @@ void HostEmitter::emitEpilogueBatchNormGemm(
                            epilogueBatchNorm.getMaxRows());
   Kernel kernel = buildKernel([&] {
     std::string name = kernelName(op, "gemm_batch_norm");
-    return buildWgmmaGemmKernel(b, loc, name, problem);
+    return problem.config.isWgmma()
+               ? buildWgmmaGemmKernel(b, loc, name, problem)
+               : buildTiledGemmKernel(b, loc, name, problem);
   });
   launch(kernel, buffers.lookup(op.getInput()).rows, operands);
 }

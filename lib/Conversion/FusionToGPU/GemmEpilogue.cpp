@@ -16,7 +16,7 @@ GemmSharedLayout GemmKernelProblem::sharedLayout() const {
   int64_t vectors = (hasBias ? 1 : 0) + columnTypes.size() +
                     (batchNorm ? batchNorm->afterColumnTypes.size() : 0);
   return GemmSharedLayout::of(config, elementBytes(elementType), vectors,
-                              statistics);
+                              statistics, batchNorm.has_value());
 }
 
 GemmEpilogueArguments
@@ -190,7 +190,6 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
   // accumulators' scattered runs.
   bool staged = t.outputPath == GemmOutputPath::Staged;
   assert((staged || !p.readsStagedTile()) && "the epilogue reads its tile");
-  assert((!staged || !p.batchNorm) && "batch norms normalize from registers");
   Value staging;
   if (staged) {
     t.barrier();
@@ -289,6 +288,8 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
     return;
   }
   t.barrier();
+  if (p.batchNorm)
+    return emitBatchNormFromStagedTile(staging);
   if (p.storesOutput)
     storeStagedTile(staging);
   if (p.statistics)
@@ -496,7 +497,8 @@ void GemmEpilogueEmitter::storeVector(Value vector, Value row, Value column) {
   }
 }
 
-void GemmEpilogueEmitter::storeStagedTile(Value staging) {
+void GemmEpilogueEmitter::storeStagedTile(
+    Value staging, function_ref<Value(Value, Value)> transform) {
   int64_t chunksPerRow = c.getBlockN() / chunkElements;
   int64_t chunks = c.getBlockM() * chunksPerRow;
   auto chunkType = VectorType::get({chunkElements}, elementType);
@@ -507,7 +509,7 @@ void GemmEpilogueEmitter::storeStagedTile(Value staging) {
     Value chunk = vector::LoadOp::create(
         b, loc, chunkType, staging, ValueRange{row, column},
         /*nontemporal=*/false, llvm::Align(kGemmChunkBytes));
-    storeVector(chunk, row, column);
+    storeVector(transform ? transform(chunk, column) : chunk, row, column);
   }
 }
 
@@ -523,6 +525,16 @@ Value GemmEpilogueEmitter::momentsIndex(Value globalColumn) {
 }
 
 void GemmEpilogueEmitter::emitStatistics(Value staging) {
+  sumStagedColumnMoments(
+      staging, [&](Value column, Value mean, Value squares, Value) {
+        Value index = momentsIndex(add(t.columnBase, column));
+        memref::StoreOp::create(b, loc, mean, args.mean, index);
+        memref::StoreOp::create(b, loc, squares, args.m2, index);
+      });
+}
+
+void GemmEpilogueEmitter::sumStagedColumnMoments(
+    Value staging, function_ref<void(Value, Value, Value, Value)> finish) {
   // One thread a column of the staged tile: the moments of its valid rows,
   // in two passes (mean, then squared deviations: no cancellation), of the
   // values as stored, which are what the batch norm normalizes.
@@ -557,9 +569,7 @@ void GemmEpilogueEmitter::emitStatistics(Value staging) {
                 Value d = arith::SubFOp::create(b, loc, v, columnMean);
                 return arith::MulFOp::create(b, loc, d, d);
               });
-              Value index = momentsIndex(globalColumn);
-              memref::StoreOp::create(b, loc, columnMean, args.mean, index);
-              memref::StoreOp::create(b, loc, squares, args.m2, index);
+              finish(column, columnMean, squares, count);
             });
   }
 }
@@ -768,6 +778,90 @@ void GemmEpilogueEmitter::emitStatisticsFromRegisters(
                    });
 }
 
+void GemmEpilogueEmitter::finishBatchNormColumn(Value column, Value mean,
+                                                Value squares, Value count,
+                                                const CoefficientRows &rows) {
+  const GemmBatchNorm &bn = *p.batchNorm;
+  Value globalColumn = add(t.columnBase, column);
+  Value inside = lessThan(globalColumn, idx(p.n));
+  Value safeColumn = select(inside, globalColumn, idx(0));
+  auto load = [&](Value vector) {
+    return widen(memref::LoadOp::create(b, loc, vector, safeColumn));
+  };
+  // The whole batch is the tile's rows: the biased variance normalizes.
+  Value variance = arith::DivFOp::create(b, loc, squares, count);
+  Value weight = args.bnWeight ? load(args.bnWeight) : Value();
+  Value bias = args.bnBias ? load(args.bnBias) : Value();
+  BatchNormCoefficients coefficients = buildBatchNormCoefficients(
+      b, loc, bn.config, mean, variance, weight, bias);
+  auto keep = [&](Value value, Value row) {
+    memref::StoreOp::create(b, loc, value, rows.scratch,
+                            ValueRange{row, column});
+  };
+  if (rows.center)
+    keep(coefficients.center, rows.center);
+  keep(coefficients.scale, rows.scale);
+  keep(coefficients.shift, rows.shift);
+  if (!args.runningMean)
+    return;
+  Type statType = bn.operands.statType;
+  guarded(inside, [&] {
+    auto update = [&](Value running, Value batch, Value to) {
+      Value next =
+          buildRunningStatisticUpdate(b, loc, bn.config, load(running), batch);
+      memref::StoreOp::create(b, loc, narrowTo(b, loc, next, statType), to,
+                              globalColumn);
+    };
+    update(args.runningMean, mean, args.newMean);
+    update(args.runningVar, buildUnbiasedVariance(b, loc, variance, count),
+           args.newVar);
+  });
+}
+
+Value GemmEpilogueEmitter::applyBatchNorm(Value value, Value column,
+                                          Value scratch, Value centerRow,
+                                          Value scaleRow, Value shiftRow) {
+  auto at = [&](Value view, Value row) -> Value {
+    return memref::LoadOp::create(b, loc, view, ValueRange{row, column});
+  };
+  Value normalized = applyBatchNormCoefficients(
+      b, loc, value,
+      {at(scratch, centerRow), at(scratch, scaleRow), at(scratch, shiftRow)});
+  const GemmBatchNorm &bn = *p.batchNorm;
+  if (!bn.after)
+    return normalized;
+  int64_t afterRow = (args.bias ? 1 : 0) + args.columns.size();
+  SmallVector<Value> afterOperands;
+  for (size_t i = 0; i < args.afterColumns.size(); ++i)
+    afterOperands.push_back(at(columnConstants, idx(afterRow + i)));
+  return bn.after(b, loc, normalized, afterOperands);
+}
+
+void GemmEpilogueEmitter::emitBatchNormFromStagedTile(Value staging) {
+  Value scratch =
+      sharedView(layout.moments, {3, c.getBlockN()}, b.getF32Type());
+  CoefficientRows rows{scratch, idx(0), idx(1), idx(2)};
+  sumStagedColumnMoments(
+      staging, [&](Value column, Value mean, Value squares, Value count) {
+        finishBatchNormColumn(column, mean, squares, count, rows);
+      });
+  t.barrier();
+  storeStagedTile(staging, [&](Value chunk, Value column) -> Value {
+    Value values = widen(chunk);
+    SmallVector<Value> normalized;
+    for (int64_t e = 0; e < chunkElements; ++e)
+      normalized.push_back(applyBatchNorm(
+          vector::ExtractOp::create(b, loc, values, e), add(column, e), scratch,
+          rows.center, rows.scale, rows.shift));
+    return narrowTo(b, loc,
+                    vector::FromElementsOp::create(
+                        b, loc,
+                        VectorType::get({chunkElements}, b.getF32Type()),
+                        normalized),
+                    elementType);
+  });
+}
+
 void GemmEpilogueEmitter::emitBatchNormFromRegisters(
     Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
     ArrayRef<SmallVector<Value>> results) {
@@ -778,73 +872,20 @@ void GemmEpilogueEmitter::emitBatchNormFromRegisters(
       sharedView(layout.moments, {warps + 1, c.getBlockN()}, b.getF32Type());
   // Once a column's thread has read its warps' totals, their rows are free:
   // the scales and shifts go there, beside the means' row (the centers).
-  Value centerRow = idx(warps), scaleRow = idx(0), shiftRow = idx(1);
-  Type statType = bn.operands.statType;
-  sumColumnMoments(
-      firstRow, firstColumn, runs, stored,
-      [&](Value column, Value mean, Value squares, Value count) {
-        Value globalColumn = add(t.columnBase, column);
-        Value inside = lessThan(globalColumn, idx(p.n));
-        Value safeColumn = select(inside, globalColumn, idx(0));
-        auto load = [&](Value vector) {
-          return widen(memref::LoadOp::create(b, loc, vector, safeColumn));
-        };
-        // The whole batch is the tile's rows: the biased variance normalizes.
-        Value variance = arith::DivFOp::create(b, loc, squares, count);
-        Value weight = args.bnWeight ? load(args.bnWeight) : Value();
-        Value bias = args.bnBias ? load(args.bnBias) : Value();
-        BatchNormCoefficients coefficients = buildBatchNormCoefficients(
-            b, loc, bn.config, mean, variance, weight, bias);
-        memref::StoreOp::create(b, loc, coefficients.scale, scratch,
-                                ValueRange{scaleRow, column});
-        memref::StoreOp::create(b, loc, coefficients.shift, scratch,
-                                ValueRange{shiftRow, column});
-        if (!args.runningMean)
-          return;
-        guarded(inside, [&] {
-          auto update = [&](Value running, Value batch, Value to) {
-            Value next = buildRunningStatisticUpdate(b, loc, bn.config,
-                                                     load(running), batch);
-            memref::StoreOp::create(b, loc, narrowTo(b, loc, next, statType),
-                                    to, globalColumn);
-          };
-          update(args.runningMean, mean, args.newMean);
-          update(args.runningVar,
-                 buildUnbiasedVariance(b, loc, variance, count), args.newVar);
-        });
-      });
+  CoefficientRows rows{scratch, Value(), idx(0), idx(1)};
+  sumColumnMoments(firstRow, firstColumn, runs, stored,
+                   [&](Value column, Value mean, Value squares, Value count) {
+                     finishBatchNormColumn(column, mean, squares, count, rows);
+                   });
   t.barrier();
+  Value centerRow = idx(warps), scaleRow = rows.scale, shiftRow = rows.shift;
 
-  // The coefficients and after-op columns of a run's columns, loaded as the
-  // runs reach them and forgotten when they move on (the runs of one
-  // column block come together).
-  int64_t afterRow = (args.bias ? 1 : 0) + args.columns.size();
-  std::map<int64_t, std::pair<BatchNormCoefficients, SmallVector<Value>>>
-      columnValues;
-  auto valuesOf = [&](int64_t offset) -> const auto & {
-    auto [it, inserted] = columnValues.try_emplace(offset);
-    if (inserted) {
-      Value column = add(firstColumn, offset);
-      auto at = [&](Value view, Value row) -> Value {
-        return memref::LoadOp::create(b, loc, view, ValueRange{row, column});
-      };
-      it->second.first = {at(scratch, centerRow), at(scratch, scaleRow),
-                          at(scratch, shiftRow)};
-      for (size_t i = 0; i < args.afterColumns.size(); ++i)
-        it->second.second.push_back(at(columnConstants, idx(afterRow + i)));
-    }
-    return it->second;
-  };
   SmallVector<SmallVector<Value>> normalized;
   for (auto [run, values] : llvm::zip(runs, stored)) {
-    if (!columnValues.empty() && !columnValues.count(run.column))
-      columnValues.clear();
     SmallVector<Value> outputs;
-    for (auto [j, value] : llvm::enumerate(values)) {
-      const auto &columnValue = valuesOf(run.column + j);
-      Value v = applyBatchNormCoefficients(b, loc, value, columnValue.first);
-      outputs.push_back(bn.after ? bn.after(b, loc, v, columnValue.second) : v);
-    }
+    for (auto [j, value] : llvm::enumerate(values))
+      outputs.push_back(applyBatchNorm(value, add(firstColumn, run.column + j),
+                                       scratch, centerRow, scaleRow, shiftRow));
     normalized.push_back(std::move(outputs));
   }
   storeFragments(firstRow, firstColumn, runs, normalized);

@@ -242,8 +242,11 @@ private:
   /// past M or N is left out.
   void storeVector(Value vector, Value row, Value column);
   /// Writes the output tile out of shared memory, 16 bytes a thread per
-  /// store.
-  void storeStagedTile(Value staging);
+  /// store, each chunk (of the output's type) through `transform` (of the
+  /// chunk and its first column in the tile) if given.
+  void storeStagedTile(
+      Value staging,
+      function_ref<Value(Value chunk, Value column)> transform = nullptr);
   /// The tile's rows within M (index).
   Value tileRowCount();
   /// Where the moments of column `globalColumn` over the tile's rows go in
@@ -251,6 +254,13 @@ private:
   Value momentsIndex(Value globalColumn);
   /// Each column's moments over the block's rows of the staged tile.
   void emitStatistics(Value staging);
+  /// Sums each column's moments over the block's rows of the staged tile
+  /// on one thread a column (within N), then calls `finish(column, mean,
+  /// squares, count)` there.
+  void sumStagedColumnMoments(
+      Value staging,
+      function_ref<void(Value column, Value mean, Value squares, Value count)>
+          finish);
   /// The same from the runs' `results` (f32, before narrowing) of a wgmma
   /// kernel (takesColumnMomentsInRegisters), whose lanes l, l ^ 4, l ^ 8
   /// and l ^ 16 hold the same columns: each column's values are summed
@@ -274,6 +284,25 @@ private:
       ArrayRef<SmallVector<Value>> stored,
       function_ref<void(Value column, Value mean, Value squares, Value count)>
           finish);
+  /// Where a batch norm's column coefficients go in shared memory: rows of
+  /// the [rows, blockN] f32 `scratch`; a null `center` row is one the
+  /// means already fill.
+  struct CoefficientRows {
+    Value scratch, center, scale, shift;
+  };
+  /// On a column's thread, from its batch mean, sum of squared deviations
+  /// and rows' count: the coefficients into `rows`, and the running
+  /// statistics' update (GemmKernelProblem::batchNorm).
+  void finishBatchNormColumn(Value column, Value mean, Value squares,
+                             Value count, const CoefficientRows &rows);
+  /// `value` (f32, as stored) of tile column `column` normalized by the
+  /// coefficients in `scratch`, then through the op after the batch norm.
+  Value applyBatchNorm(Value value, Value column, Value scratch,
+                       Value centerRow, Value scaleRow, Value shiftRow);
+  /// The batch norm of the problem finished from the staged tile: the
+  /// column moments and coefficients on one thread a column, then the tile
+  /// normalized as it leaves.
+  void emitBatchNormFromStagedTile(Value staging);
   /// The batch norm of the problem finished in registers
   /// (GemmKernelProblem::batchNorm): the column moments, then per column
   /// the coefficients (through the moments scratch) and the running

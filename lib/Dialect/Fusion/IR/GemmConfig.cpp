@@ -63,8 +63,8 @@ std::string mlir::fusion::getSupportedChipList() {
 
 GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
                                       int64_t elementBytes,
-                                      int64_t columnVectors,
-                                      bool columnMoments) {
+                                      int64_t columnVectors, bool columnMoments,
+                                      bool normalizes) {
   GemmSharedLayout layout;
   // 8 elements of padding a row: the 8 rows one accumulator store of a warp
   // touches start 4 (16-bit types) or 8 (f32) banks apart, so the pairs of
@@ -85,6 +85,9 @@ GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
     layout.moments = layout.constants + scratch;
     int64_t warps = config.getTileThreads() / 32;
     scratch += (warps + 1) * config.getBlockN() * 4;
+  } else if (normalizes) {
+    layout.moments = layout.constants + scratch;
+    scratch += 3 * config.getBlockN() * 4;
   }
   layout.consumerScratchStride = config.isPingpong() ? scratch : 0;
   layout.total = layout.constants + scratch * (config.getConsumerThreads() /
@@ -104,8 +107,9 @@ GemmSharedLayout mlir::fusion::getGemmSharedLayout(FusedLinearOp op,
   int64_t elementBytes =
       op.getWeight().getType().getElementType().getIntOrFloatBitWidth() / 8;
   BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
-  return GemmSharedLayout::of(config, elementBytes, vectors,
-                              batchNorm && batchNorm.isTraining());
+  return GemmSharedLayout::of(
+      config, elementBytes, vectors, batchNorm && batchNorm.isTraining(),
+      op->hasAttr(FusionDialect::getEpilogueBatchNormAttrName()));
 }
 
 bool mlir::fusion::hasChunkAlignedRows(Type elementType, int64_t k) {
@@ -492,10 +496,9 @@ mlir::fusion::verifyEpilogueBatchNorm(FusedLinearOp op, GemmConfigAttr config,
   if (!batchNorm || !batchNorm.isTraining())
     return op.emitOpError("an epilogue batch norm needs a training batch_norm "
                           "stage");
-  if (!config || !takesColumnMomentsInRegisters(config))
-    return op.emitOpError("an epilogue batch norm needs a wgmma GEMM config, "
-                          "whose kernel takes column moments from its "
-                          "registers");
+  if (!config || !config.isGenerated())
+    return op.emitOpError("an epilogue batch norm needs a generated GEMM "
+                          "config");
   int64_t maxRows = epilogueBatchNorm.getMaxRows();
   if (maxRows < 1 || maxRows > config.getBlockM())
     return op.emitOpError("an epilogue batch norm for up to ")

@@ -319,12 +319,22 @@ void SelectGemmConfigPass::runOnOperation() {
                   TileReductionsAttr::get(context, tiles->span));
     // A batch of one block row of tiles holds each column whole: the kernel
     // finishes a training batch norm itself, one pass instead of three
-    // kernels.
+    // kernels, where its scratch fits beside every config's pipeline.
     BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
-    if (batchNorm && batchNorm.isTraining() &&
-        takesColumnMomentsInRegisters(config))
-      op->setAttr(FusionDialect::getEpilogueBatchNormAttrName(),
+    if (batchNorm && batchNorm.isTraining()) {
+      StringRef name = FusionDialect::getEpilogueBatchNormAttrName();
+      op->setAttr(name,
                   EpilogueBatchNormAttr::get(context, config.getBlockM()));
+      auto fits = [&](GemmConfigAttr kernelConfig) {
+        return getGemmSharedLayout(op, kernelConfig).footprint() <=
+               chip.maxSharedBytesPerBlock;
+      };
+      if (!fits(config) ||
+          !llvm::all_of(batchConfigs, [&](BatchGemmConfigAttr entry) {
+            return fits(entry.getConfig());
+          }))
+        op->removeAttr(name);
+    }
     return WalkResult::advance();
   });
   if (result.wasInterrupted())

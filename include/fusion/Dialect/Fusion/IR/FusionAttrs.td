@@ -358,8 +358,9 @@ def Fusion_EpilogueBatchNormAttr
   let summary = "a generated GEMM finishes its training batch norm for small batches";
   let description = [{
     Attached to a `fusion.fused_linear` with a training batch-norm stage
-    and a wgmma GEMM config as `fusion.epilogue_batch_norm` by
-    `fusion-select-gemm-config`, or written by hand. A call whose batch
+    and a generated GEMM config as `fusion.epilogue_batch_norm` by
+    `fusion-select-gemm-config` (where the kernel's scratch for the
+    coefficients fits beside the pipeline), or written by hand. A call whose batch
     (the row count M, known at run time) is at most `max_rows` fits one
     block row of the GEMM's tiles, so each tile's column moments are the
     batch's: its kernel (of the config the batch gets, see
@@ -368,12 +369,12 @@ def Fusion_EpilogueBatchNormAttr
     one reader), updates the running statistics of its columns and writes
     the output once. Larger batches, and calls without the attribute, take
     the GEMM kernel that writes the output and per-block-row moments, a
-    finalize kernel and a normalizing pass. The kernel takes the moments
-    from its accumulators, which the wgmma kernel holds in registers.
+    finalize kernel and a normalizing pass. The wgmma kernel takes the
+    moments from its registers, the tiled kernel from its staged tile.
 
     The op's verifier checks that `max_rows` is positive and at most the
     config's block rows, and that the op has a training batch norm and a
-    wgmma config.
+    generated config.
 
     Example: `fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>`
   }];

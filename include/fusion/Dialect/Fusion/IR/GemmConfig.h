@@ -67,7 +67,9 @@ struct GemmSharedLayout {
   int64_t constants;          ///< offset of the column constants
   /// Offset of the [tile warps + 1, blockN] f32 scratch in which a
   /// kernel that takes column moments from its registers merges its warps'
-  /// sums (the last row: the tile's column means); 0 if it has none.
+  /// sums (the last row: the tile's column means), or of the [3, blockN]
+  /// f32 center, scale and shift of the columns with which another kernel
+  /// normalizes a batch norm; 0 if it has none.
   int64_t moments;
   /// A ping-pong kernel's second consumer warpgroup has column constants
   /// and moments scratch of its own, this many bytes past the first's; 0
@@ -78,10 +80,12 @@ struct GemmSharedLayout {
   /// What a block asks of the chip's shared memory.
   int64_t footprint() const { return total + staticBytes; }
   /// For `config` on elements of `elementBytes`, with `columnVectors`
-  /// per-column vectors (bias and epilogue operands), and whether the
-  /// epilogue takes column moments (a training batch norm).
+  /// per-column vectors (bias and epilogue operands), whether the
+  /// epilogue takes column moments (a training batch norm) and whether it
+  /// normalizes by them (#fusion.epilogue_batch_norm).
   static GemmSharedLayout of(GemmConfigAttr config, int64_t elementBytes,
-                             int64_t columnVectors, bool columnMoments);
+                             int64_t columnVectors, bool columnMoments,
+                             bool normalizes);
 };
 
 /// Whether a kernel of `config` takes column moments from its accumulators
@@ -154,9 +158,8 @@ GemmConfigAttr getGemmConfigForRows(GemmConfigAttr config,
                                     ArrayAttr batchConfigs, int64_t rows);
 
 /// The checks of `epilogueBatchNorm` on `op`, of GEMM config `config`: a
-/// training batch-norm stage, a config whose kernel takes column moments
-/// from its registers (takesColumnMomentsInRegisters), and max_rows from 1
-/// to its block rows (which every batch config keeps). Run by the op's
+/// training batch-norm stage, a generated config, and max_rows from 1 to
+/// its block rows (which every batch config keeps). Run by the op's
 /// verifier.
 LogicalResult verifyEpilogueBatchNorm(FusedLinearOp op, GemmConfigAttr config,
                                       EpilogueBatchNormAttr epilogueBatchNorm);

@@ -301,11 +301,12 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     off. Entries that would change the op's `fusion.tile_reductions` span
     are not made.
 
-    An op with a training batch norm and a wgmma config also gets
-    `fusion.epilogue_batch_norm` with `max_rows` its block rows: batches
-    that one block row of tiles holds are normalized by the GEMM kernel's
-    epilogue (one kernel instead of the GEMM, the finalize kernel and the
-    normalizing pass).
+    An op with a training batch norm and a generated config also gets
+    `fusion.epilogue_batch_norm` with `max_rows` its block rows, where the
+    kernel's scratch for the coefficients fits beside every config's
+    pipeline: batches that one block row of tiles holds are normalized by
+    the GEMM kernel's epilogue (one kernel instead of the GEMM, the finalize
+    kernel and the normalizing pass).
 
     ```mlir
     // fusion-opt --fusion-select-gemm-config="target=sm_90 strategy=tiled"
