@@ -12,6 +12,17 @@ namespace {
 /// Rows whose loads a statistics thread issues before using them.
 constexpr int64_t kRowsInFlight = 8;
 
+/// The lanes of the finalize kernel that merge one column's chunks: a
+/// quarter warp, so that 16384 columns take one wave of the H100 and the
+/// four leaders of a warp load and store adjacent columns together; each
+/// lane merges every eighth chunk (one at batch 1024 with 128-row chunks),
+/// then the group's butterfly.
+constexpr int64_t kFinalizeLanes = 8;
+/// The chunks a finalize lane loads before it merges them: with eight
+/// lanes a column and 128 chunks (batch 16384), merging each chunk as it
+/// came took 8.2-8.9 us against 5.7 with a warp a column (run 25).
+constexpr int64_t kChunksInFlight = 4;
+
 /// The moments of a set of rows of one column: f32 count, mean and sum of
 /// squared deviations from the mean.
 struct Moments {
@@ -231,12 +242,22 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
         shiftOut = args[next++];
   Type statType = operands.statType;
 
-  // One warp per column; the guard is uniform across each warp, so the
-  // shuffles below see all 32 lanes.
+  // kFinalizeLanes lanes a column. The groups past the last column merge
+  // the last one's chunks and store nothing, so that the shuffles below see
+  // all 32 lanes of each warp; whole warps past it return.
   Value thread = e.globalThreadX();
-  Value n = arith::DivUIOp::create(builder, loc, thread, e.i64(kWarpSize));
-  Value lane = arith::RemUIOp::create(builder, loc, thread, e.i64(kWarpSize));
-  emitGuarded(builder, loc, e.lessThan(n, e.i64(columns)), [&] {
+  Value group =
+      arith::DivUIOp::create(builder, loc, thread, e.i64(kFinalizeLanes));
+  Value lane =
+      arith::RemUIOp::create(builder, loc, thread, e.i64(kFinalizeLanes));
+  Value inRange = e.lessThan(group, e.i64(columns));
+  Value n =
+      arith::SelectOp::create(builder, loc, inRange, group, e.i64(columns - 1));
+  Value firstOfWarp = arith::SubIOp::create(
+      builder, loc, group,
+      arith::RemUIOp::create(builder, loc, group,
+                             e.i64(kWarpSize / kFinalizeLanes)));
+  emitGuarded(builder, loc, e.lessThan(firstOfWarp, e.i64(columns)), [&] {
     Value mean, variance, rowsF32;
     if (config.isTraining()) {
       Value rows = args[2], rowsPerChunk = args[3], chunks = args[4];
@@ -247,40 +268,60 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
         return arith::IndexCastOp::create(builder, loc, builder.getIndexType(),
                                           v);
       };
-      // Lane l merges chunks l, l + 32, ... in order.
+      // Lane l merges chunks l, l + kFinalizeLanes, ... in order, loading
+      // kChunksInFlight of them before it merges them.
       Moments empty{e.f32(0.0), e.f32(0.0), e.f32(0.0)};
       auto loop = scf::ForOp::create(
           builder, loc, toIndex(lane), toIndex(chunks),
-          arith::ConstantIndexOp::create(builder, loc, kWarpSize),
+          arith::ConstantIndexOp::create(builder, loc,
+                                         kFinalizeLanes * kChunksInFlight),
           ValueRange{empty.count, empty.mean, empty.m2},
-          [&](OpBuilder &nb, Location nl, Value chunk, ValueRange state) {
+          [&](OpBuilder &nb, Location nl, Value first, ValueRange state) {
             KernelEmitter le(nb, nl);
-            Value chunkI64 =
-                arith::IndexCastOp::create(nb, nl, nb.getI64Type(), chunk);
-            Value start = le.mul(chunkI64, rowsPerChunk);
-            Value count =
-                toF32(nb, nl,
-                      arith::MinSIOp::create(
-                          nb, nl, rowsPerChunk,
-                          arith::SubIOp::create(nb, nl, rows, start)));
-            Value index = le.add(le.mul(n, chunks), chunkI64);
-            Moments part{count, le.load(f32, args[0], f32, index, 4),
-                         le.load(f32, args[1], f32, index, 4)};
-            Moments merged =
-                mergeMoments(nb, nl, {state[0], state[1], state[2]}, part);
-            scf::YieldOp::create(
-                nb, nl, ValueRange{merged.count, merged.mean, merged.m2});
+            Value firstI64 =
+                arith::IndexCastOp::create(nb, nl, nb.getI64Type(), first);
+            SmallVector<std::pair<Value, Moments>> parts;
+            for (int64_t i = 0; i < kChunksInFlight; ++i) {
+              Value chunk = le.add(firstI64, le.i64(i * kFinalizeLanes));
+              Value inChunks = le.lessThan(chunk, chunks);
+              // Past the last chunk: the lane's first chunk, loaded and
+              // not merged.
+              chunk =
+                  arith::SelectOp::create(nb, nl, inChunks, chunk, firstI64);
+              Value start = le.mul(chunk, rowsPerChunk);
+              Value count =
+                  toF32(nb, nl,
+                        arith::MinSIOp::create(
+                            nb, nl, rowsPerChunk,
+                            arith::SubIOp::create(nb, nl, rows, start)));
+              Value index = le.add(le.mul(n, chunks), chunk);
+              parts.push_back({inChunks,
+                               {count, le.load(f32, args[0], f32, index, 4),
+                                le.load(f32, args[1], f32, index, 4)}});
+            }
+            Moments total{state[0], state[1], state[2]};
+            for (auto [inChunks, part] : parts) {
+              Moments merged = mergeMoments(nb, nl, total, part);
+              auto keep = [&](Value next, Value kept) -> Value {
+                return arith::SelectOp::create(nb, nl, inChunks, next, kept);
+              };
+              total = {keep(merged.count, total.count),
+                       keep(merged.mean, total.mean),
+                       keep(merged.m2, total.m2)};
+            }
+            scf::YieldOp::create(nb, nl,
+                                 ValueRange{total.count, total.mean, total.m2});
           });
-      // Butterfly across the warp, in a fixed order: deterministic. Lane
-      // 0's partners at distances of at least `chunks` hold no chunk, and
-      // merging empty moments changes none of its sums, so the warp skips
-      // those levels (all of them for a batch of one block row, 128 rows:
-      // the kernel of 16384 columns took 14 us with them, docs/benchmarks.md
-      // run 18).
+      // Butterfly across the column's lanes, in a fixed order:
+      // deterministic. Lane 0's partners at distances of at least `chunks`
+      // hold no chunk, and merging empty moments changes none of its sums,
+      // so the warp skips those levels (all of them for a batch of one
+      // block row, 128 rows: the kernel of 16384 columns took 14 us with
+      // them, docs/benchmarks.md run 18).
       Moments total{loop.getResult(0), loop.getResult(1), loop.getResult(2)};
       Value width = arith::ConstantOp::create(
           builder, loc, builder.getI32IntegerAttr(kWarpSize));
-      for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
+      for (int32_t offset = kFinalizeLanes / 2; offset > 0; offset /= 2) {
         Value partnersHoldChunks = arith::CmpIOp::create(
             builder, loc, arith::CmpIPredicate::slt, e.i64(offset), chunks);
         auto level = scf::IfOp::create(builder, loc, TypeRange{f32, f32, f32},
@@ -309,9 +350,11 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
       mean = total.mean;
       variance = arith::DivFOp::create(builder, loc, total.m2, rowsF32);
     }
-    Value isLaneZero = arith::CmpIOp::create(
-        builder, loc, arith::CmpIPredicate::eq, lane, e.i64(0));
-    auto leader = scf::IfOp::create(builder, loc, isLaneZero, false);
+    Value isLeader = arith::AndIOp::create(
+        builder, loc, inRange,
+        arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, lane,
+                              e.i64(0)));
+    auto leader = scf::IfOp::create(builder, loc, isLeader, false);
     OpBuilder::InsertionGuard leaderGuard(builder);
     builder.setInsertionPointToStart(&leader.getThenRegion().front());
     if (!config.isTraining()) {
@@ -339,11 +382,11 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
     e.store(coefficients.scale, scaleOut, f32, n, 4);
     e.store(coefficients.shift, shiftOut, f32, n, 4);
   });
-  // One warp per column. Without statistics (inference) the row and chunk
-  // counts are unused.
+  // kFinalizeLanes threads a column. Without statistics (inference) the
+  // row and chunk counts are unused.
   LaunchContract launch;
-  launch.gridX =
-      RowExpr::constant((columns * kWarpSize + kBlockSize - 1) / kBlockSize);
+  launch.gridX = RowExpr::constant((columns * kFinalizeLanes + kBlockSize - 1) /
+                                   kBlockSize);
   launch.blockSize = kBlockSize;
   bool training = config.isTraining();
   launch.arguments = {

@@ -28,6 +28,13 @@ struct BatchNormOperands {
   bool weight = false, bias = false, runningStats = false;
   Type statType; ///< element type of weight, bias and running stats
 };
+/// Those of a batch norm whose present operands are the non-null ones.
+inline BatchNormOperands getBatchNormOperands(Value weight, Value bias,
+                                              Value runningMean,
+                                              Type statType) {
+  return {static_cast<bool>(weight), static_cast<bool>(bias),
+          static_cast<bool>(runningMean), statType};
+}
 
 /// What a column's batch statistics (training) or running ones (inference)
 /// make of it: y = (x - center) * scale + shift, with center the mean,
@@ -56,11 +63,11 @@ Value buildRunningStatisticUpdate(OpBuilder &builder, Location loc,
 Value buildUnbiasedVariance(OpBuilder &builder, Location loc, Value variance,
                             Value rows);
 
-/// One warp per column merges the chunks' moments (Chan: each lane a strided
-/// subset in order, then a fixed butterfly, so the result is the same bits
-/// run to run), writes the updated running statistics (training with running
-/// statistics), and the f32 per-column `center`, `scale` and `shift` that
-/// normalize: y = (x - center) * scale + shift. In inference mode the
+/// A quarter warp per column merges the chunks' moments (Chan: each lane a
+/// strided subset in order, then a fixed butterfly, so the result is the
+/// same bits run to run), writes the updated running statistics (training with
+/// running statistics), and the f32 per-column `center`, `scale` and `shift`
+/// that normalize: y = (x - center) * scale + shift. In inference mode the
 /// running statistics give center and scale.
 /// Launch operands: (ptr mean, ptr m2, i64 rowsPerChunk, [ptr weight], [ptr
 /// bias], [ptr runningMean, ptr runningVar], [ptr newMean, ptr newVar], ptr

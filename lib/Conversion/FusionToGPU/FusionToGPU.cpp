@@ -76,6 +76,15 @@ static SmallVector<int64_t> rowGroupsOf(ValueRange rows) {
 }
 
 /// The shape of the [M, N] matrix `matrix`.
+/// The op's `fusion.batch_gemm_configs`, in increasing max_rows.
+static SmallVector<BatchGemmConfigAttr> batchGemmConfigsOf(FusedLinearOp op) {
+  SmallVector<BatchGemmConfigAttr> entries;
+  if (auto array = op->getAttrOfType<ArrayAttr>(
+          FusionDialect::getBatchGemmConfigsAttrName()))
+    llvm::append_range(entries, array.getAsRange<BatchGemmConfigAttr>());
+  return entries;
+}
+
 static MatrixShape shapeOf(Value matrix) {
   RankedTensorType type = tensorType(matrix);
   int64_t n = type.getDimSize(1);
@@ -209,16 +218,35 @@ private:
   void emitFusedLinear(FusedLinearOp op, ElementwiseOpInterface after);
   void emitTiledFusedLinear(FusedLinearOp op, GemmConfigAttr config,
                             ElementwiseOpInterface after);
-  /// The launch of `op`'s GEMM kernel that finishes its training batch
-  /// norm (and `after`, if any) for batches up to the attribute's rows:
-  /// `problem` and `operands` are those of the op's general kernel up to
-  /// its row operands, the output at `outputOperand`.
-  void emitEpilogueBatchNormGemm(FusedLinearOp op,
-                                 EpilogueBatchNormAttr epilogueBatchNorm,
-                                 GemmKernelProblem problem,
-                                 ElementwiseOpInterface after,
-                                 SmallVector<Value> operands,
-                                 size_t outputOperand);
+  /// The generated GEMM kernel of `problem` (its config's backend).
+  Kernel buildGemmKernel(FusedLinearOp op, const GemmKernelProblem &problem,
+                         StringRef kind);
+  /// The problem of `op`'s GEMM kernel that finishes its training batch
+  /// norm (and `after`, if any) for batches up to its
+  /// #fusion.epilogue_batch_norm's rows, from the `problem` of its general
+  /// kernel; none without the attribute, or where `after` reads the
+  /// updated running statistics or the kernel would overflow the chip's
+  /// shared memory (the general kernels then run for every batch).
+  std::optional<GemmKernelProblem>
+  getBatchNormFinishingProblem(FusedLinearOp op, GemmKernelProblem problem,
+                               ElementwiseOpInterface after);
+  /// Its launch: `operands` are those of the op's general kernel up to its
+  /// row operands, the output at `outputOperand`.
+  void emitBatchNormFinishingGemm(FusedLinearOp op,
+                                  const GemmKernelProblem &problem,
+                                  ElementwiseOpInterface after,
+                                  SmallVector<Value> operands,
+                                  size_t outputOperand);
+  /// Appends the batch norm's present operands in the order its kernels
+  /// take them: weight, bias, running mean and variance, their updates.
+  void appendBatchNormOperands(SmallVectorImpl<Value> &operands, Value weight,
+                               Value bias, Value runningMean, Value runningVar,
+                               ValueRange updated) {
+    for (Value parameter : {weight, bias, runningMean, runningVar})
+      if (parameter)
+        operands.push_back(buffers.lookup(parameter).ptr);
+    operands.append(bufferPtrs(updated));
+  }
   /// The elementwise op at `next` if the normalizing pass of the batch norm
   /// `op` (a batch_norm or a fused_linear with a batch-norm stage) can
   /// compute it: it reads only the normalized output, which nothing else
@@ -530,11 +558,8 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
     launch(stats, input.rows, operands);
   }
 
-  BatchNormOperands present;
-  present.weight = static_cast<bool>(weight);
-  present.bias = static_cast<bool>(bias);
-  present.runningStats = static_cast<bool>(runningMean);
-  present.statType = shape.elementType;
+  BatchNormOperands present =
+      getBatchNormOperands(weight, bias, runningMean, shape.elementType);
   Kernel finalize = buildKernel([&] {
     return buildBatchNormFinalizeKernel(b, loc, kernelName(op, "finalize"),
                                         shape.columns, config, present);
@@ -544,15 +569,8 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
     operands = {s.mean, s.m2, s.rowsPerChunk};
   else
     operands = {nullPtr(), nullPtr(), c64(0)};
-  if (weight)
-    operands.push_back(buffers.lookup(weight).ptr);
-  if (bias)
-    operands.push_back(buffers.lookup(bias).ptr);
-  if (runningMean)
-    operands.append(
-        {buffers.lookup(runningMean).ptr, buffers.lookup(runningVar).ptr});
-  for (Value stat : updated)
-    operands.push_back(buffers.lookup(stat).ptr);
+  appendBatchNormOperands(operands, weight, bias, runningMean, runningVar,
+                          updated);
   operands.append({s.center, s.scale, s.shift});
   launch(finalize, input.rows, operands);
 
@@ -626,12 +644,7 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   }
   auto buildGemm = [&](GemmConfigAttr kernelConfig, StringRef kind) {
     problem.config = kernelConfig;
-    return buildKernel([&] {
-      std::string name = kernelName(op, kind);
-      return kernelConfig.isWgmma()
-                 ? buildWgmmaGemmKernel(b, loc, name, problem)
-                 : buildTiledGemmKernel(b, loc, name, problem);
-    });
+    return buildGemmKernel(op, problem, kind);
   };
 
   Buffer x = buffers.lookup(op.getInput());
@@ -648,11 +661,14 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   // batch norm (#fusion.epilogue_batch_norm); larger ones take the kernels
   // below.
   Block *done = nullptr;
-  auto epilogueBatchNorm = op->getAttrOfType<EpilogueBatchNormAttr>(
-      FusionDialect::getEpilogueBatchNormAttrName());
-  if (epilogueBatchNorm) {
+  if (std::optional<GemmKernelProblem> finishing =
+          batchNorm ? getBatchNormFinishingProblem(op, problem, after)
+                    : std::nullopt) {
+    int64_t maxRows = op->getAttrOfType<EpilogueBatchNormAttr>(
+                            FusionDialect::getEpilogueBatchNormAttrName())
+                          .getMaxRows();
     Value fits = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ule, x.rows,
-                                      c64(epilogueBatchNorm.getMaxRows()));
+                                      c64(maxRows));
     Block *test = b.getBlock();
     Block *whole = b.createBlock(test->getParent());
     Block *general = b.createBlock(test->getParent());
@@ -661,8 +677,7 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
     LLVM::CondBrOp::create(b, loc, fits, whole, ValueRange{}, general,
                            ValueRange{});
     b.setInsertionPointToStart(whole);
-    emitEpilogueBatchNormGemm(op, epilogueBatchNorm, problem, after, operands,
-                              outputOperand);
+    emitBatchNormFinishingGemm(op, *finishing, after, operands, outputOperand);
     LLVM::BrOp::create(b, loc, ValueRange{}, done);
     b.setInsertionPointToStart(general);
   }
@@ -674,10 +689,7 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
     operands.append(tiles->second.partials);
   // The kernel of the first batch config the call's batch fits, the op's
   // config's above them all.
-  SmallVector<BatchGemmConfigAttr> batchConfigs;
-  if (auto entries = op->getAttrOfType<ArrayAttr>(
-          FusionDialect::getBatchGemmConfigsAttrName()))
-    llvm::append_range(batchConfigs, entries.getAsRange<BatchGemmConfigAttr>());
+  SmallVector<BatchGemmConfigAttr> batchConfigs = batchGemmConfigsOf(op);
   Block *launched = nullptr;
   if (!batchConfigs.empty()) {
     OpBuilder::InsertionGuard guard(b);
@@ -720,45 +732,67 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   }
 }
 
-void HostEmitter::emitEpilogueBatchNormGemm(
-    FusedLinearOp op, EpilogueBatchNormAttr epilogueBatchNorm,
-    GemmKernelProblem problem, ElementwiseOpInterface after,
-    SmallVector<Value> operands, size_t outputOperand) {
-  // The normalized output (or the op's after it) is what the kernel writes.
-  Value result = after ? after->getResult(0) : Value(op.getResult());
-  operands[outputOperand] = buffers.lookup(result).ptr;
+std::optional<GemmKernelProblem> HostEmitter::getBatchNormFinishingProblem(
+    FusedLinearOp op, GemmKernelProblem problem, ElementwiseOpInterface after) {
+  auto epilogueBatchNorm = op->getAttrOfType<EpilogueBatchNormAttr>(
+      FusionDialect::getEpilogueBatchNormAttrName());
+  if (!epilogueBatchNorm)
+    return std::nullopt;
+  ValueRange afterColumns = after ? after.getColumnOperands() : ValueRange();
+  // The kernel writes the updated running statistics after it stages the
+  // columns of the op after the norm: one that reads them keeps the three
+  // kernels.
+  if (llvm::any_of(afterColumns, [&](Value column) {
+        return llvm::is_contained(op.getUpdatedRunningStats(), column);
+      }))
+    return std::nullopt;
   GemmBatchNorm &bn = problem.batchNorm.emplace();
   bn.config = op.getBatchNormAttr();
-  bn.operands.weight = static_cast<bool>(op.getBnWeight());
-  bn.operands.bias = static_cast<bool>(op.getBnBias());
-  bn.operands.runningStats = static_cast<bool>(op.getRunningMean());
-  bn.operands.statType = problem.elementType;
-  for (Value parameter : {op.getBnWeight(), op.getBnBias(), op.getRunningMean(),
-                          op.getRunningVar()})
-    if (parameter)
-      operands.push_back(buffers.lookup(parameter).ptr);
-  operands.append(bufferPtrs(op.getUpdatedRunningStats()));
+  bn.operands = getBatchNormOperands(op.getBnWeight(), op.getBnBias(),
+                                     op.getRunningMean(), problem.elementType);
   if (after) {
-    ValueRange afterColumns = after.getColumnOperands();
     bn.afterColumnTypes.assign(afterColumns.size(), problem.elementType);
     bn.after = [after](OpBuilder &nb, Location nl, Value normalized,
                        ValueRange columns) mutable -> Value {
       return after.buildScalar(nb, nl, normalized, columns, ValueRange());
     };
-    operands.append(bufferPtrs(afterColumns));
   }
-  problem.config =
-      getGemmConfigForRows(getConfig(op),
-                           op->getAttrOfType<ArrayAttr>(
-                               FusionDialect::getBatchGemmConfigsAttrName()),
-                           epilogueBatchNorm.getMaxRows());
-  Kernel kernel = buildKernel([&] {
-    std::string name = kernelName(op, "gemm_batch_norm");
+  problem.config = getGemmConfigForRows(getConfig(op), batchGemmConfigsOf(op),
+                                        epilogueBatchNorm.getMaxRows());
+  // Nor do the after op's columns, which the selection could not count,
+  // where they overflow the chip's shared memory.
+  const ChipInfo &chip = getChipInfo(TargetAttr::lookup(op).getChip());
+  if (problem.sharedLayout().footprint() > chip.maxSharedBytesPerBlock)
+    return std::nullopt;
+  return problem;
+}
+
+void HostEmitter::emitBatchNormFinishingGemm(FusedLinearOp op,
+                                             const GemmKernelProblem &problem,
+                                             ElementwiseOpInterface after,
+                                             SmallVector<Value> operands,
+                                             size_t outputOperand) {
+  // The normalized output (or the op's after it) is what the kernel writes.
+  Value result = after ? after->getResult(0) : Value(op.getResult());
+  operands[outputOperand] = buffers.lookup(result).ptr;
+  appendBatchNormOperands(operands, op.getBnWeight(), op.getBnBias(),
+                          op.getRunningMean(), op.getRunningVar(),
+                          op.getUpdatedRunningStats());
+  if (after)
+    operands.append(bufferPtrs(after.getColumnOperands()));
+  launch(buildGemmKernel(op, problem, "gemm_batch_norm"),
+         buffers.lookup(op.getInput()).rows, operands);
+}
+
+Kernel HostEmitter::buildGemmKernel(FusedLinearOp op,
+                                    const GemmKernelProblem &problem,
+                                    StringRef kind) {
+  return buildKernel([&] {
+    std::string name = kernelName(op, kind);
     return problem.config.isWgmma()
                ? buildWgmmaGemmKernel(b, loc, name, problem)
                : buildTiledGemmKernel(b, loc, name, problem);
   });
-  launch(kernel, buffers.lookup(op.getInput()).rows, operands);
 }
 
 void HostEmitter::emitFusedLinear(FusedLinearOp op,

@@ -798,8 +798,7 @@ void GemmEpilogueEmitter::finishBatchNormColumn(Value column, Value mean,
     memref::StoreOp::create(b, loc, value, rows.scratch,
                             ValueRange{row, column});
   };
-  if (rows.center)
-    keep(coefficients.center, rows.center);
+  keep(coefficients.center, rows.center);
   keep(coefficients.scale, rows.scale);
   keep(coefficients.shift, rows.shift);
   if (!args.runningMean)
@@ -819,14 +818,14 @@ void GemmEpilogueEmitter::finishBatchNormColumn(Value column, Value mean,
 }
 
 Value GemmEpilogueEmitter::applyBatchNorm(Value value, Value column,
-                                          Value scratch, Value centerRow,
-                                          Value scaleRow, Value shiftRow) {
+                                          const CoefficientRows &rows) {
   auto at = [&](Value view, Value row) -> Value {
     return memref::LoadOp::create(b, loc, view, ValueRange{row, column});
   };
-  Value normalized = applyBatchNormCoefficients(
-      b, loc, value,
-      {at(scratch, centerRow), at(scratch, scaleRow), at(scratch, shiftRow)});
+  Value normalized = applyBatchNormCoefficients(b, loc, value,
+                                                {at(rows.scratch, rows.center),
+                                                 at(rows.scratch, rows.scale),
+                                                 at(rows.scratch, rows.shift)});
   const GemmBatchNorm &bn = *p.batchNorm;
   if (!bn.after)
     return normalized;
@@ -851,8 +850,7 @@ void GemmEpilogueEmitter::emitBatchNormFromStagedTile(Value staging) {
     SmallVector<Value> normalized;
     for (int64_t e = 0; e < chunkElements; ++e)
       normalized.push_back(applyBatchNorm(
-          vector::ExtractOp::create(b, loc, values, e), add(column, e), scratch,
-          rows.center, rows.scale, rows.shift));
+          vector::ExtractOp::create(b, loc, values, e), add(column, e), rows));
     return narrowTo(b, loc,
                     vector::FromElementsOp::create(
                         b, loc,
@@ -865,27 +863,26 @@ void GemmEpilogueEmitter::emitBatchNormFromStagedTile(Value staging) {
 void GemmEpilogueEmitter::emitBatchNormFromRegisters(
     Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
     ArrayRef<SmallVector<Value>> results) {
-  const GemmBatchNorm &bn = *p.batchNorm;
   SmallVector<SmallVector<Value>> stored = storedValues(runs, results);
   int64_t warps = t.threads / kWarpSize;
   Value scratch =
       sharedView(layout.moments, {warps + 1, c.getBlockN()}, b.getF32Type());
-  // Once a column's thread has read its warps' totals, their rows are free:
-  // the scales and shifts go there, beside the means' row (the centers).
-  CoefficientRows rows{scratch, Value(), idx(0), idx(1)};
+  // Once a column's thread has read its warps' totals (rows 0 to warps - 1,
+  // warps >= 4), those rows of the column are free for its coefficients.
+  CoefficientRows rows{scratch, idx(0), idx(1), idx(2)};
   sumColumnMoments(firstRow, firstColumn, runs, stored,
                    [&](Value column, Value mean, Value squares, Value count) {
                      finishBatchNormColumn(column, mean, squares, count, rows);
                    });
   t.barrier();
-  Value centerRow = idx(warps), scaleRow = rows.scale, shiftRow = rows.shift;
-
+  // The loads of a column's coefficients, the same for both rows of the
+  // thread's runs of it, are left to common-subexpression elimination.
   SmallVector<SmallVector<Value>> normalized;
   for (auto [run, values] : llvm::zip(runs, stored)) {
     SmallVector<Value> outputs;
     for (auto [j, value] : llvm::enumerate(values))
-      outputs.push_back(applyBatchNorm(value, add(firstColumn, run.column + j),
-                                       scratch, centerRow, scaleRow, shiftRow));
+      outputs.push_back(
+          applyBatchNorm(value, add(firstColumn, run.column + j), rows));
     normalized.push_back(std::move(outputs));
   }
   storeFragments(firstRow, firstColumn, runs, normalized);

@@ -51,10 +51,10 @@ inline int64_t countPartialColumns(int64_t n, int64_t span) {
 /// A training batch norm that a GEMM kernel finishes in its epilogue, for
 /// batches that one block row of tiles holds (#fusion.epilogue_batch_norm):
 /// each tile's column moments are then the batch's, so the epilogue
-/// normalizes its results in registers, applies the elementwise op after
-/// the batch norm, writes the output once and updates the running
-/// statistics of its columns. Only where the moments come from the
-/// registers (takesColumnMomentsInRegisters).
+/// normalizes its results (the wgmma kernel in registers, the tiled kernel
+/// as its staged tile leaves), applies the elementwise op after the batch
+/// norm, writes the output once and updates the running statistics of its
+/// columns.
 struct GemmBatchNorm {
   BatchNormConfigAttr config;
   BatchNormOperands operands;
@@ -285,8 +285,7 @@ private:
       function_ref<void(Value column, Value mean, Value squares, Value count)>
           finish);
   /// Where a batch norm's column coefficients go in shared memory: rows of
-  /// the [rows, blockN] f32 `scratch`; a null `center` row is one the
-  /// means already fill.
+  /// the [rows, blockN] f32 `scratch`.
   struct CoefficientRows {
     Value scratch, center, scale, shift;
   };
@@ -296,9 +295,8 @@ private:
   void finishBatchNormColumn(Value column, Value mean, Value squares,
                              Value count, const CoefficientRows &rows);
   /// `value` (f32, as stored) of tile column `column` normalized by the
-  /// coefficients in `scratch`, then through the op after the batch norm.
-  Value applyBatchNorm(Value value, Value column, Value scratch,
-                       Value centerRow, Value scaleRow, Value shiftRow);
+  /// coefficients in `rows`, then through the op after the batch norm.
+  Value applyBatchNorm(Value value, Value column, const CoefficientRows &rows);
   /// The batch norm of the problem finished from the staged tile: the
   /// column moments and coefficients on one thread a column, then the tile
   /// normalized as it leaves.

@@ -4,19 +4,21 @@
 // scale and shift in a [3, blockN] scratch past the column constants and
 // updates the running statistics; after a barrier each 16-byte chunk of
 // the staged tile is normalized, goes through the op after the norm
-// (relu) and is stored.
+// (a maximum with a column, staged with the bias among the column
+// constants) and is stored.
 // RUN: fusion-opt %s --fusion-optimize --fusion-select-gemm-config="strategy=tiled target=sm_80" --fusion-lower-to-gpu | FileCheck %s
 
-// 3xTF32 blocks of 128x128, 4 stages (131072 bytes) and the scratch (1536).
+// 3xTF32 blocks of 128x128, 4 stages (131072 bytes), the bias and the
+// after op's column (1024) and the scratch (1536).
 // CHECK-LABEL: llvm.func @tiled(
 // CHECK: llvm.icmp "ule" %arg1, %{{.*}} : i64
 // CHECK-NOT: _finalize
-// CHECK: fusion_rt.launch @fusion_kernels::@tiled_0_gemm_batch_norm grid(%{{.*}}, %{{.*}}) block 256 shared 132608 stream(
-// CHECK: fusion_rt.launch @fusion_kernels::@tiled_0_gemm grid(%{{.*}}, %{{.*}}) block 256 shared 131072 stream(
+// CHECK: fusion_rt.launch @fusion_kernels::@tiled_0_gemm_batch_norm grid(%{{.*}}, %{{.*}}) block 256 shared 133632 stream(
+// CHECK: fusion_rt.launch @fusion_kernels::@tiled_0_gemm grid(%{{.*}}, %{{.*}}) block 256 shared 131584 stream(
 // CHECK: fusion_rt.launch @fusion_kernels::@tiled_0_finalize
 // CHECK: fusion_rt.launch @fusion_kernels::@tiled_0_normalize
 // CHECK-LABEL: gpu.func @tiled_0_gemm_batch_norm(
-// CHECK-SAME: %{{.*}}: memref<?x48xf32>, %[[WEIGHT:[^:]*]]: memref<48xf32>, %[[RMEAN:[^:]*]]: memref<48xf32>, %[[RVAR:[^:]*]]: memref<48xf32>, %[[NMEAN:[^:]*]]: memref<48xf32>, %[[NVAR:[^:]*]]: memref<48xf32>)
+// CHECK-SAME: %{{.*}}: memref<48xf32>, %{{.*}}: memref<?x48xf32>, %[[WEIGHT:[^:]*]]: memref<48xf32>, %[[RMEAN:[^:]*]]: memref<48xf32>, %[[RVAR:[^:]*]]: memref<48xf32>, %[[NMEAN:[^:]*]]: memref<48xf32>, %[[NVAR:[^:]*]]: memref<48xf32>, %{{.*}}: memref<48xf32>)
 // CHECK: vector.store {{.*}} : memref<128x136xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 // CHECK: gpu.barrier
 // CHECK: %[[SCRATCH:.*]] = memref.view {{.*}} to memref<3x128xf32, #gpu.address_space<workgroup>>
@@ -39,17 +41,23 @@
 // CHECK: arith.subf
 // CHECK: arith.mulf
 // CHECK: arith.addf
+// CHECK: memref.load %{{.*}}[%c1{{(_[0-9]+)?}}, %{{.*}}] : memref<2x128xf32, #gpu.address_space<workgroup>>
 // CHECK: arith.maximumf
 // CHECK: vector.store {{.*}} : memref<?x48xf32>, vector<4xf32>
 // CHECK: gpu.return
-func.func @tiled(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>, %gamma: tensor<48xf32>,
-                 %rm: tensor<48xf32>, %rv: tensor<48xf32>)
+func.func @tiled(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>, %b: tensor<48xf32>,
+                 %gamma: tensor<48xf32>, %rm: tensor<48xf32>, %rv: tensor<48xf32>,
+                 %floor: tensor<48xf32>)
     -> (tensor<?x48xf32>, tensor<48xf32>, tensor<48xf32>) {
-  %0 = fusion.linear %x, %w : tensor<?x64xf32>, tensor<48x64xf32> -> tensor<?x48xf32>
+  %0 = fusion.linear %x, %w, %b : tensor<?x64xf32>, tensor<48x64xf32>, tensor<48xf32> -> tensor<?x48xf32>
   %y, %m, %v = fusion.batch_norm %0, <training, epsilon = 1.0e-05, momentum = 0.1>
       weight(%gamma) running_stats(%rm, %rv)
       : (tensor<?x48xf32>, tensor<48xf32>, tensor<48xf32>, tensor<48xf32>)
       -> (tensor<?x48xf32>, tensor<48xf32>, tensor<48xf32>)
-  %1 = fusion.relu %y : tensor<?x48xf32>
+  %1 = fusion.elementwise %y columns(%floor : tensor<48xf32>) : tensor<?x48xf32> {
+  ^bb0(%a: f32, %c: f32):
+    %r = arith.maximumf %a, %c : f32
+    fusion.yield %r : f32
+  }
   return %1, %m, %v : tensor<?x48xf32>, tensor<48xf32>, tensor<48xf32>
 }

@@ -3,6 +3,7 @@
 // that kernel when the batch is at most max_rows, and the general kernel,
 // the finalize kernel and the normalizing pass otherwise.
 // RUN: fusion-opt %s --split-input-file --fusion-optimize --fusion-select-gemm-config="strategy=wgmma target=sm_90" --fusion-lower-to-gpu | FileCheck %s
+// RUN: fusion-opt %s --split-input-file --fusion-optimize --fusion-select-gemm-config="strategy=wgmma target=sm_90 schedule=pingpong" --fusion-lower-to-gpu | FileCheck %s --check-prefix=PINGPONG
 
 // Host: batch <= 128 launches the normalizing kernel with the batch norm's
 // weight, bias, running statistics and their updates, and the column of
@@ -20,7 +21,8 @@
 // The kernel: the column moments from the registers (the butterfly and the
 // warps' sums through the scratch, twice), then per column the inverse
 // standard deviation times the weight, the running statistics' update
-// (momentum 0.2) stored narrowed, the coefficients through the scratch, and
+// (momentum 0.2) stored narrowed, the coefficients (center, scale, shift)
+// into the scratch rows the column's warp sums are done with, and
 // after a barrier each value normalized, the op after the norm applied
 // (its column from shared memory) and the output stored; no moments are
 // written to memory.
@@ -34,8 +36,9 @@
 // CHECK: memref.load %[[WEIGHT]]
 // CHECK: memref.load %[[BIAS]]
 // CHECK: math.rsqrt
-// CHECK: memref.store %{{.*}}, %{{.*}}[%c0{{.*}}] : memref<9x128xf32
+// CHECK: memref.store %{{.*}}, %{{.*}}[%c0{{(_[0-9]+)?}}, %{{.*}}] : memref<9x128xf32
 // CHECK: memref.store %{{.*}}, %{{.*}}[%c1{{(_[0-9]+)?}}, %{{.*}}] : memref<9x128xf32
+// CHECK: memref.store %{{.*}}, %{{.*}}[%c2{{(_[0-9]+)?}}, %{{.*}}] : memref<9x128xf32
 // CHECK: memref.load %[[RMEAN]]
 // CHECK: arith.constant 8.000000e-01 : f32
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
@@ -43,7 +46,7 @@
 // CHECK: memref.load %[[RVAR]]
 // CHECK: memref.store %{{.*}}, %[[NVAR]]
 // CHECK: nvvm.barrier id
-// CHECK: memref.load %{{.*}}[%c8{{.*}}] : memref<9x128xf32
+// CHECK: memref.load %{{.*}}[%c0{{(_[0-9]+)?}}, %{{.*}}] : memref<9x128xf32
 // CHECK: arith.subf
 // CHECK: arith.mulf
 // CHECK: arith.addf
@@ -52,6 +55,14 @@
 // CHECK: gpu.return
 // CHECK-LABEL: gpu.func @train_0_gemm(
 // CHECK-NOT: math.rsqrt
+// The ping-pong kernel: each consumer warpgroup's tile (128x128 for its
+// 4 warps) with its own scratch of 5 rows and 128 threads a barrier.
+// PINGPONG-LABEL: gpu.func @train_0_gemm_batch_norm(
+// PINGPONG: memref<5x128xf32
+// PINGPONG: math.rsqrt
+// PINGPONG: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// PINGPONG: arith.maximumf
+// PINGPONG: gpu.return
 // CHECK: gpu.return
 func.func @train(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf16>,
                  %gamma: tensor<48xbf16>, %beta: tensor<48xbf16>,
@@ -99,4 +110,29 @@ func.func @inference(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>,
       running_stats(%rm, %rv)
       : (tensor<?x48xbf16>, tensor<48xbf16>, tensor<48xbf16>) -> tensor<?x48xbf16>
   return %y : tensor<?x48xbf16>
+}
+
+// -----
+
+// The op after the norm reads the updated running mean, which the kernel
+// writes after it stages that op's columns: the three kernels for every
+// batch.
+// CHECK-LABEL: llvm.func @reads_update(
+// CHECK-NOT: gemm_batch_norm
+// CHECK: fusion_rt.launch @fusion_kernels::@reads_update_0_finalize
+// CHECK: llvm.return
+func.func @reads_update(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>,
+                        %rm: tensor<48xbf16>, %rv: tensor<48xbf16>)
+    -> (tensor<?x48xbf16>, tensor<48xbf16>, tensor<48xbf16>) {
+  %0 = fusion.linear %x, %w : tensor<?x64xbf16>, tensor<48x64xbf16> -> tensor<?x48xbf16>
+  %y, %m, %v = fusion.batch_norm %0, <training, epsilon = 1.0e-05, momentum = 0.1>
+      running_stats(%rm, %rv)
+      : (tensor<?x48xbf16>, tensor<48xbf16>, tensor<48xbf16>)
+      -> (tensor<?x48xbf16>, tensor<48xbf16>, tensor<48xbf16>)
+  %1 = fusion.elementwise %y columns(%m : tensor<48xbf16>) : tensor<?x48xbf16> {
+  ^bb0(%a: f32, %c: f32):
+    %r = arith.subf %a, %c : f32
+    fusion.yield %r : f32
+  }
+  return %1, %m, %v : tensor<?x48xbf16>, tensor<48xbf16>, tensor<48xbf16>
 }

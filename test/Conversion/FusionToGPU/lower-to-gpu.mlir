@@ -74,21 +74,29 @@ func.func @gemm_only(%x: tensor<4x8xbf16>, %w: tensor<16x8xbf16>) -> tensor<4x16
 // CHECK: gpu.func @batch_norm_0_stats(
 // CHECK: scf.for
 // CHECK: arith.divf
-// The finalize kernel: one warp a column, whose lanes merge chunks l, l + 32,
-// ...; each butterfly level (distances 16 to 1) runs only where the
-// partner lanes hold chunks (distance < chunks, the fifth argument).
+// The finalize kernel: a quarter warp a column (8 lanes; the groups past
+// the last column take the last one's chunks and store nothing), whose
+// lanes merge chunks l, l + 8, ..., four loaded before they are merged
+// (those past the last chunk load the lane's first and are not merged);
+// each butterfly level (distances 4 to 1) runs only where the partner
+// lanes hold chunks (distance < chunks, the fifth argument).
 // CHECK: gpu.func @batch_norm_0_finalize(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %[[CHUNKS:.*]]: i64,
-// CHECK: scf.for
-// CHECK: %[[HOLD16:.*]] = arith.cmpi slt, %c16_i64{{.*}}, %[[CHUNKS]] : i64
-// CHECK-NEXT: scf.if %[[HOLD16]] -> (f32, f32, f32) {
-// CHECK-COUNT-3: gpu.shuffle xor {{.*}}, %c16_i32
-// CHECK: } else {
-// CHECK: %[[HOLD8:.*]] = arith.cmpi slt, %c8_i64{{.*}}, %[[CHUNKS]] : i64
+// CHECK: %[[GROUP:.*]] = arith.divui %{{.*}}, %c8_i64 : i64
+// CHECK: %[[IN_RANGE:.*]] = arith.cmpi slt, %[[GROUP]], %c16_i64 : i64
+// CHECK: arith.select %[[IN_RANGE]], %[[GROUP]], %c15_i64 : i64
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32
+// CHECK-COUNT-8: llvm.load
+// CHECK-COUNT-4: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: %c16_i32
 // CHECK: %[[HOLD4:.*]] = arith.cmpi slt, %c4_i64{{.*}}, %[[CHUNKS]] : i64
+// CHECK-NEXT: scf.if %[[HOLD4]] -> (f32, f32, f32) {
+// CHECK-COUNT-3: gpu.shuffle xor {{.*}}, %c4_i32
+// CHECK: } else {
 // CHECK: %[[HOLD2:.*]] = arith.cmpi slt, %c2_i64{{.*}}, %[[CHUNKS]] : i64
 // CHECK: %[[HOLD1:.*]] = arith.cmpi slt, %c1_i64{{.*}}, %[[CHUNKS]] : i64
 // CHECK-NEXT: scf.if %[[HOLD1]] -> (f32, f32, f32) {
 // CHECK-COUNT-3: gpu.shuffle xor {{.*}}, %c1_i32
+// CHECK: arith.andi %[[IN_RANGE]]
 // CHECK: math.rsqrt
 // CHECK: gpu.func @batch_norm_0_normalize(
 // The bf16 matrix moves in vectors of 8.

@@ -479,13 +479,13 @@ LogicalResult mlir::fusion::verifyBatchGemmConfigs(FusedLinearOp op,
   return success();
 }
 
-GemmConfigAttr mlir::fusion::getGemmConfigForRows(GemmConfigAttr config,
-                                                  ArrayAttr batchConfigs,
-                                                  int64_t rows) {
-  if (batchConfigs)
-    for (auto entry : batchConfigs.getAsRange<BatchGemmConfigAttr>())
-      if (rows <= entry.getMaxRows())
-        return entry.getConfig();
+GemmConfigAttr
+mlir::fusion::getGemmConfigForRows(GemmConfigAttr config,
+                                   ArrayRef<BatchGemmConfigAttr> batchConfigs,
+                                   int64_t rows) {
+  for (BatchGemmConfigAttr entry : batchConfigs)
+    if (rows <= entry.getMaxRows())
+      return entry.getConfig();
   return config;
 }
 

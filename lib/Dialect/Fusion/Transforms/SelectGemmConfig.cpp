@@ -302,11 +302,7 @@ void SelectGemmConfigPass::runOnOperation() {
     // A static batch takes its config now.
     int64_t rows = op.getInput().getType().getDimSize(0);
     if (!ShapedType::isDynamic(rows)) {
-      auto fits = llvm::find_if(batchConfigs, [&](BatchGemmConfigAttr entry) {
-        return rows <= entry.getMaxRows();
-      });
-      if (fits != batchConfigs.end())
-        config = fits->getConfig();
+      config = getGemmConfigForRows(config, batchConfigs, rows);
       batchConfigs.clear();
     }
     op->setAttr(configName, config);

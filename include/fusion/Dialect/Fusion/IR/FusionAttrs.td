@@ -360,17 +360,20 @@ def Fusion_EpilogueBatchNormAttr
     Attached to a `fusion.fused_linear` with a training batch-norm stage
     and a generated GEMM config as `fusion.epilogue_batch_norm` by
     `fusion-select-gemm-config` (where the kernel's scratch for the
-    coefficients fits beside the pipeline), or written by hand. A call whose batch
-    (the row count M, known at run time) is at most `max_rows` fits one
-    block row of the GEMM's tiles, so each tile's column moments are the
-    batch's: its kernel (of the config the batch gets, see
-    `fusion.batch_gemm_configs`) normalizes the output in registers,
-    applies the elementwise op the batch norm feeds (if it is the norm's
-    one reader), updates the running statistics of its columns and writes
-    the output once. Larger batches, and calls without the attribute, take
-    the GEMM kernel that writes the output and per-block-row moments, a
-    finalize kernel and a normalizing pass. The wgmma kernel takes the
-    moments from its registers, the tiled kernel from its staged tile.
+    coefficients fits beside the pipeline), or written by hand. A call
+    whose batch (the row count M, known at run time) is at most `max_rows`
+    fits one block row of the GEMM's tiles, so each tile's column moments
+    are the batch's: its kernel (of the config a batch of `max_rows` rows
+    gets, see `fusion.batch_gemm_configs`) normalizes the output in its
+    epilogue (the wgmma kernel in registers, the tiled kernel as its staged
+    tile leaves), applies the elementwise op the batch norm feeds (if it is
+    the norm's one reader), updates the running statistics of its columns
+    and writes the output once. Larger batches, and calls without the
+    attribute, take the GEMM kernel that writes the output and
+    per-block-row moments, a finalize kernel and a normalizing pass; so do
+    all batches where the op after the norm reads the updated running
+    statistics, or where its columns would overflow the chip's shared
+    memory.
 
     The op's verifier checks that `max_rows` is positive and at most the
     config's block rows, and that the op has a training batch norm and a

@@ -151,11 +151,12 @@ LogicalResult verifyBatchGemmConfigs(FusedLinearOp op, GemmConfigAttr config,
                                      TileReductionsAttr tiles,
                                      ArrayAttr batchConfigs);
 
-/// The config a batch of `rows` rows gets: that of the first entry of
-/// `batchConfigs` (#fusion.batch_gemm_config, in increasing max_rows; may
-/// be null) that fits it, else the op's `config`.
+/// The config a batch of `rows` rows gets: that of the first of
+/// `batchConfigs` (in increasing max_rows) that fits it, else the op's
+/// `config`.
 GemmConfigAttr getGemmConfigForRows(GemmConfigAttr config,
-                                    ArrayAttr batchConfigs, int64_t rows);
+                                    ArrayRef<BatchGemmConfigAttr> batchConfigs,
+                                    int64_t rows);
 
 /// The checks of `epilogueBatchNorm` on `op`, of GEMM config `config`: a
 /// training batch-norm stage, a generated config, and max_rows from 1 to
