@@ -667,6 +667,10 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
     int64_t maxRows = op->getAttrOfType<EpilogueBatchNormAttr>(
                             FusionDialect::getEpilogueBatchNormAttrName())
                           .getMaxRows();
+    int64_t staticRows = op.getInput().getType().getDimSize(0);
+    if (!ShapedType::isDynamic(staticRows) && staticRows <= maxRows)
+      return emitBatchNormFinishingGemm(op, *finishing, after, operands,
+                                        outputOperand);
     Value fits = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ule, x.rows,
                                       c64(maxRows));
     Block *test = b.getBlock();

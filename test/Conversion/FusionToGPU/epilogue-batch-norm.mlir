@@ -136,3 +136,19 @@ func.func @reads_update(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>,
   }
   return %1, %m, %v : tensor<?x48xbf16>, tensor<48xbf16>, tensor<48xbf16>
 }
+
+// -----
+
+// A static batch of one block row: only the finishing kernel.
+// CHECK-LABEL: llvm.func @static_batch(
+// CHECK-NOT: llvm.icmp "ule"
+// CHECK: fusion_rt.launch @fusion_kernels::@static_batch_0_gemm_batch_norm
+// CHECK-NOT: fusion_rt.launch
+// CHECK: llvm.return
+// CHECK-NOT: gpu.func @static_batch_0_finalize
+func.func @static_batch(%x: tensor<64x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<64x48xbf16> {
+  %0 = fusion.linear %x, %w : tensor<64x64xbf16>, tensor<48x64xbf16> -> tensor<64x48xbf16>
+  %y = fusion.batch_norm %0, <training, epsilon = 1.0e-05, momentum = 0.1>
+      : (tensor<64x48xbf16>) -> tensor<64x48xbf16>
+  return %y : tensor<64x48xbf16>
+}

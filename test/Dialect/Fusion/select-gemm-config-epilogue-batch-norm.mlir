@@ -65,6 +65,19 @@ func.func @static_batch(%x: tensor<64x64xbf16>, %w: tensor<512x64xbf16>) -> tens
   return %0 : tensor<64x512xbf16>
 }
 
+// A static batch of more than one block row never fits: no attribute.
+// WGMMA-LABEL: func.func @static_large_batch
+// WGMMA-NOT: fusion.epilogue_batch_norm
+// WGMMA: return
+func.func @static_large_batch(%x: tensor<256x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<256x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01>
+    : (tensor<256x64xbf16>, tensor<512x64xbf16>) -> tensor<256x512xbf16>
+  return %0 : tensor<256x512xbf16>
+}
+
 // WGMMA-LABEL: func.func @inference
 // WGMMA-NOT: fusion.epilogue_batch_norm
 // WGMMA: return

@@ -315,9 +315,11 @@ void SelectGemmConfigPass::runOnOperation() {
                   TileReductionsAttr::get(context, tiles->span));
     // A batch of one block row of tiles holds each column whole: the kernel
     // finishes a training batch norm itself, one pass instead of three
-    // kernels, where its scratch fits beside every config's pipeline.
+    // kernels, where its scratch fits beside every config's pipeline (and
+    // a static batch is such a batch).
     BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
-    if (batchNorm && batchNorm.isTraining()) {
+    if (batchNorm && batchNorm.isTraining() &&
+        (ShapedType::isDynamic(rows) || rows <= config.getBlockM())) {
       StringRef name = FusionDialect::getEpilogueBatchNormAttrName();
       op->setAttr(name,
                   EpilogueBatchNormAttr::get(context, config.getBlockM()));

@@ -304,7 +304,7 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     An op with a training batch norm and a generated config also gets
     `fusion.epilogue_batch_norm` with `max_rows` its block rows, where the
     kernel's scratch for the coefficients fits beside every config's
-    pipeline: batches that one block row of tiles holds are normalized by
+    pipeline (and, for a static batch, where the batch fits): batches that one block row of tiles holds are normalized by
     the GEMM kernel's epilogue (one kernel instead of the GEMM, the finalize
     kernel and the normalizing pass).
 
