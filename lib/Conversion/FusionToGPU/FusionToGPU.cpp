@@ -75,7 +75,6 @@ static SmallVector<int64_t> rowGroupsOf(ValueRange rows) {
       rows, [](Value row) { return tensorType(row).getDimSize(1); });
 }
 
-/// The shape of the [M, N] matrix `matrix`.
 /// The op's `fusion.batch_gemm_configs`, in increasing max_rows.
 static SmallVector<BatchGemmConfigAttr> batchGemmConfigsOf(FusedLinearOp op) {
   SmallVector<BatchGemmConfigAttr> entries;
@@ -85,6 +84,7 @@ static SmallVector<BatchGemmConfigAttr> batchGemmConfigsOf(FusedLinearOp op) {
   return entries;
 }
 
+/// The shape of the [M, N] matrix `matrix`.
 static MatrixShape shapeOf(Value matrix) {
   RankedTensorType type = tensorType(matrix);
   int64_t n = type.getDimSize(1);
@@ -651,7 +651,8 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   SmallVector<Value> operands{x.ptr, buffers.lookup(op.getWeight()).ptr};
   if (op.getBias())
     operands.push_back(buffers.lookup(op.getBias()).ptr);
-  // The operands past the output: the same for every kernel of the op.
+  // Where the output goes, which a kernel that finishes the batch norm
+  // writes to the op after it.
   size_t outputOperand = operands.size();
   if (problem.storesOutput)
     operands.push_back(buffers.lookup(op.getResult()).ptr);
@@ -763,8 +764,8 @@ std::optional<GemmKernelProblem> HostEmitter::getBatchNormFinishingProblem(
   }
   problem.config = getGemmConfigForRows(getConfig(op), batchGemmConfigsOf(op),
                                         epilogueBatchNorm.getMaxRows());
-  // Nor do the after op's columns, which the selection could not count,
-  // where they overflow the chip's shared memory.
+  // Nor where the after op's columns, which the selection could not count,
+  // overflow the chip's shared memory.
   const ChipInfo &chip = getChipInfo(TargetAttr::lookup(op).getChip());
   if (problem.sharedLayout().footprint() > chip.maxSharedBytesPerBlock)
     return std::nullopt;
