@@ -222,14 +222,13 @@ private:
   Kernel buildGemmKernel(FusedLinearOp op, const GemmKernelProblem &problem,
                          StringRef kind);
   /// The problem of `op`'s GEMM kernel that finishes its training batch
-  /// norm (and `after`, if any) for batches up to its
-  /// #fusion.epilogue_batch_norm's rows, from the `problem` of its general
-  /// kernel; none without the attribute, or where `after` reads the
-  /// updated running statistics or the kernel would overflow the chip's
-  /// shared memory (the general kernels then run for every batch).
-  std::optional<GemmKernelProblem>
-  getBatchNormFinishingProblem(FusedLinearOp op, GemmKernelProblem problem,
-                               ElementwiseOpInterface after);
+  /// norm (and `after`, if any) for batches up to `epilogueBatchNorm`'s
+  /// rows, from the `problem` of its general kernel; none where `after`
+  /// reads the updated running statistics or the kernel would overflow the
+  /// chip's shared memory (the general kernels then run for every batch).
+  std::optional<GemmKernelProblem> getBatchNormFinishingProblem(
+      FusedLinearOp op, EpilogueBatchNormAttr epilogueBatchNorm,
+      GemmKernelProblem problem, ElementwiseOpInterface after);
   /// Its launch: `operands` are those of the op's general kernel up to its
   /// row operands, the output at `outputOperand`.
   void emitBatchNormFinishingGemm(FusedLinearOp op,
@@ -662,12 +661,13 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   // batch norm (#fusion.epilogue_batch_norm); larger ones take the kernels
   // below.
   Block *done = nullptr;
+  auto epilogueBatchNorm = op->getAttrOfType<EpilogueBatchNormAttr>(
+      FusionDialect::getEpilogueBatchNormAttrName());
   if (std::optional<GemmKernelProblem> finishing =
-          batchNorm ? getBatchNormFinishingProblem(op, problem, after)
-                    : std::nullopt) {
-    int64_t maxRows = op->getAttrOfType<EpilogueBatchNormAttr>(
-                            FusionDialect::getEpilogueBatchNormAttrName())
-                          .getMaxRows();
+          epilogueBatchNorm ? getBatchNormFinishingProblem(
+                                  op, epilogueBatchNorm, problem, after)
+                            : std::nullopt) {
+    int64_t maxRows = epilogueBatchNorm.getMaxRows();
     int64_t staticRows = op.getInput().getType().getDimSize(0);
     if (!ShapedType::isDynamic(staticRows) && staticRows <= maxRows)
       return emitBatchNormFinishingGemm(op, *finishing, after, operands,
@@ -738,11 +738,8 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
 }
 
 std::optional<GemmKernelProblem> HostEmitter::getBatchNormFinishingProblem(
-    FusedLinearOp op, GemmKernelProblem problem, ElementwiseOpInterface after) {
-  auto epilogueBatchNorm = op->getAttrOfType<EpilogueBatchNormAttr>(
-      FusionDialect::getEpilogueBatchNormAttrName());
-  if (!epilogueBatchNorm)
-    return std::nullopt;
+    FusedLinearOp op, EpilogueBatchNormAttr epilogueBatchNorm,
+    GemmKernelProblem problem, ElementwiseOpInterface after) {
   ValueRange afterColumns = after ? after.getColumnOperands() : ValueRange();
   // The kernel writes the updated running statistics after it stages the
   // columns of the op after the norm: one that reads them keeps the three
