@@ -234,6 +234,30 @@ def unsupported(node, why=""):
         f"{': ' + why if why else ''} ({where(node)})")
 
 
+class _FormulaCheck:
+    """A scalar builder that builds nothing. An elementwise op's formula run
+    on it at import time refuses the op's arguments that the formula does
+    not take (a rounding mode, an unknown keyword) with the model's line,
+    rather than when the library is built."""
+
+    def __getattr__(self, name):
+        return lambda *operands: self
+
+
+def check_formula(node):
+    dry = _FormulaCheck()
+
+    def stand_in(arg):
+        return dry if isinstance(arg, torch.fx.Node) else arg
+
+    try:
+        ELEMENTWISE[op_name(node)](
+            dry, *map(stand_in, node.args),
+            **{k: stand_in(v) for k, v in node.kwargs.items()})
+    except (UnsupportedOperationError, TypeError) as e:
+        unsupported(node, str(e))
+
+
 def tensor_meta(node):
     value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
     return value if isinstance(value, torch.Tensor) else None
@@ -698,6 +722,7 @@ class Importer:
             unsupported(node, f"it broadcasts per-row values to {shape}, "
                         f"with no [batch, features] value of that width to "
                         f"compute on")
+        check_formula(node)
         args = [self._operand(a, node, width, shape, lead) for a in node.args]
         kwargs = [(k, self._operand(v, node, width, shape, lead))
                   for k, v in sorted(node.kwargs.items())]

@@ -185,8 +185,20 @@ class Dropout(nn.Module):
         return self.drop(self.linear(x))
 
 
+class FloorDivision(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 6)
+
+    def forward(self, x):
+        return torch.div(self.linear(x), 2.0, rounding_mode="floor")
+
+
 @pytest.mark.parametrize("model, names", [
     (Cumsum(), r"aten.cumsum.default is not supported by fusion"),
+    # Refused by the op's formula, at import rather than when building.
+    (FloorDivision(), r"aten.div.Tensor_mode is not supported by fusion: "
+                      r"division with rounding_mode='floor'"),
     (Dropout().train(), r"aten.native_dropout.default is not supported by "
                         r"fusion: dropout in training mode.*eval\(\) mode "
                         r"it is the identity"),

@@ -128,6 +128,11 @@ def zoo(in_features=37):
                               (33, k), False),
         "vector_minimum": (chain(lambda y, m: torch.minimum(m.scale, y)),
                            (33, k), False),
+        "vector_maximum_clamp_max": (chain(
+            lambda y, m: torch.maximum(y, m.scale).clamp(max=0.2)),
+            (33, k), False),
+        "single_values_left": (chain(
+            lambda y, m: m.gain * (m.temperature - y)), (33, k), False),
         "single_values": (chain(lambda y, m: y * m.temperature + m.gain),
                           (33, k), False),
         "dropout_eval": (chain(
@@ -244,6 +249,8 @@ def zoo(in_features=37):
             norm=_group_norm(5, affine=False)), (33, k), False),
         "group_norm_15_tanh": (chain(lambda y, m: torch.tanh(m.norm(y)),
                                       norm=_group_norm(15)), (33, k), False),
+        "group_norm_1_gelu": (chain(lambda y, m: F.gelu(m.norm(y)),
+                                     norm=_group_norm(1)), (33, k), False),
         "norm_gelu_softmax": (chain(lambda y, m: F.softmax(
             F.gelu(m.norm(y)), dim=1), norm=_layer_norm()), (33, k), False),
         "batch_norm_softmax_train": (chain(
@@ -306,6 +313,9 @@ def zoo(in_features=37):
             lambda y, s, m: torch.tanh(s) + y, on_input=False),
             (33, k), False),
         "gated_by_input": (lambda: GatedByInput(k), (33, k), False),
+        "maximum_of_layers": (lambda: TwoLinear(
+            k, lambda y, s, m: torch.maximum(y * -0.5, s) - s.abs()),
+            (33, k), False),
         "two_layers_reductions": (chain(
             lambda y, m: _centre(y), second=29,
             after=lambda z, m: torch.logsumexp(z, 1)), (33, k), False),

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The GEMM-epilogue family on the GPU: the whole zoo (python_bindings/tests/
-zoo.py) checked with both strategies in every precision, and one model per
-category timed at the sizes users run against eager PyTorch, torch.compile
-and the raw GEMM.
+zoo.py) checked with every strategy in every precision, and one model per
+category checked and timed at the sizes users run against eager PyTorch,
+torch.compile and the raw GEMM.
 
     epilogue_family.py prepare check [STRATEGIES [MODELS]]|bench [PART
         [MODELS]]   (build machine) compiles every library the run loads
@@ -10,12 +10,14 @@ and the raw GEMM.
     epilogue_family.py run check [STRATEGIES [MODELS]]|bench PART [MODELS]
         (GPU machine) checks or times them (the bench's MODELS:
         ";"-separated names); prints the tables last. The bench runs in parts
-        (`tf32`: every size with torch.compile, whose Triton compilations
-        take most of the time; `rest`: fp32 and bf16 against eager and the
-        raw GEMM; `autotune@MxKxN`: torch.compile max-autotune-no-cudagraphs
-        beside fusion's `auto` on every model of one size), each within one
-        device call.
+        (`tf32`: torch.compile default and max-autotune-no-cudagraphs beside
+        fusion, whose Triton compilations and GEMM autotuning take minutes a
+        size; `rest`: fp32 and bf16 against eager and the raw GEMM), a part
+        limited to one size by `PART@MxKxN`, each within one device call.
+        Every fusion strategy's first call is checked against the model in
+        float64 at the bench's own size before it is timed.
 """
+import copy
 import math
 import pathlib
 import sys
@@ -184,32 +186,26 @@ BENCH = [
 SIZES = [((1024, 8192, 8192), ("tf32", "fp32", "bf16")),
          ((16384, 4096, 4096), ("tf32", "fp32", "bf16")),
          ((32768, 1024, 4096), ("tf32",)),
-         ((128, 16384, 16384), ("tf32",))]
-FUSION_STRATEGIES = ("auto", "wgmma", "cublas")
+         ((128, 16384, 16384), ("tf32",)),
+         ((128, 32768, 32768), ("tf32",))]
+FUSION_STRATEGIES = ("auto", "wgmma", "tiled", "cublas")
+COMPILE_MODES = ("default", "max-autotune-no-cudagraphs")
 # The part of the bench each device call runs: which precisions, and which
 # torch.compile modes.
-PARTS = {"tf32": (("tf32",), ("default",)),
-         "rest": (("fp32", "bf16"), ()),
-         "autotune": (("tf32",), ("max-autotune-no-cudagraphs",))}
+PARTS = {"tf32": (("tf32",), COMPILE_MODES),
+         "rest": (("fp32", "bf16"), ())}
 
 
 def split_part(part):
-    """A part's name and the one size it is limited to (`autotune@MxKxN`:
-    max-autotune's GEMM autotuning takes minutes a shape)."""
+    """A part's name and the one size it is limited to (`tf32@MxKxN`)."""
     name, _, size = (part or "").partition("@")
     size = tuple(map(int, size.split("x"))) if size else None
     if size and size not in [s for s, _ in SIZES]:
         sys.exit(f"no bench size {part.partition('@')[2]} (sizes: " +
                  ", ".join("x".join(map(str, s)) for s, _ in SIZES) + ")")
-    if name == "autotune" and not size:
-        sys.exit("autotune@MxKxN: one size a device call")
+    if name and name not in PARTS:
+        sys.exit(f"no bench part {name} (parts: {', '.join(PARTS)})")
     return name or None, size
-
-
-def fusion_strategies(part):
-    """The strategies a part times: `auto` alone beside max-autotune."""
-    return ("auto",) if split_part(part)[0] == "autotune" \
-        else FUSION_STRATEGIES
 
 
 def bench_cases(part=None, models=None):
@@ -239,7 +235,7 @@ def prepare_bench(part=None, models=None):
         dtype, precision, _ = PRECISIONS[pname]
         model = bench_model(body, norm, training, k, n, dtype, "cpu")
         x = torch.randn(4, k, dtype=dtype)
-        for strategy in fusion_strategies(part):
+        for strategy in FUSION_STRATEGIES:
             fusion.compile(model, (x,), target=TARGET, strategy=strategy,
                            precision=precision)
         print(f"prepared {name} {m}x{k}x{n} {pname}", flush=True)
@@ -251,24 +247,47 @@ def geomean(values):
         if values else float("nan")
 
 
+def checked_first_call(compiled, model, x, reference):
+    """The relative error of `compiled`'s first call (output and updated
+    running statistics) against `reference`'s, the model in float64 at its
+    state before the call; the model's state is put back afterwards."""
+    saved = {name: b.clone() for name, b in model.named_buffers()}
+    expected = reference(x.double())
+    out = compiled(x)
+    e = max(error(out, expected), state_error(model, reference))
+    for name, b in model.named_buffers():
+        b.copy_(saved[name])
+    reference.load_state_dict(
+        {name: b.double() if b.is_floating_point() else b
+         for name, b in model.state_dict().items()})
+    return e
+
+
 def run_bench(part, models=None):
-    rows = []
+    rows, failures = [], []
     with torch.no_grad():
         for case in bench_cases(part, models):
             category, name, body, norm, training, m, k, n, pname, modes = case
-            dtype, precision, _ = PRECISIONS[pname]
+            dtype, precision, bound = PRECISIONS[pname]
             tf32 = pname == "tf32"
             torch.backends.cuda.matmul.allow_tf32 = tf32
             torch.backends.cudnn.allow_tf32 = tf32
             model = bench_model(body, norm, training, k, n, dtype, "cuda")
+            reference = copy.deepcopy(model).double()
             x = torch.randn(m, k, device="cuda", dtype=dtype)
-            times = {}
-            for strategy in fusion_strategies(part):
+            times, errors = {}, {}
+            for strategy in FUSION_STRATEGIES:
                 compiled = fusion.compile(model, (x,), target=TARGET,
                                           strategy=strategy,
                                           precision=precision)
+                errors[strategy] = checked_first_call(compiled, model, x,
+                                                      reference)
+                if not errors[strategy] <= bound:
+                    failures.append(f"{name} {m}x{k}x{n} {pname} {strategy}:"
+                                    f" {errors[strategy]:.3g}")
                 times[strategy] = timed(lambda: compiled(x))
                 del compiled
+            del reference
             times["eager"] = timed(lambda: model(x))
             w, b = model.linear.weight, model.linear.bias
             times["gemm"] = timed(lambda: F.linear(x, w, b))
@@ -278,36 +297,30 @@ def run_bench(part, models=None):
                 times[mode] = timed(lambda: inductor(x))
                 del inductor
             torch._dynamo.reset()
-            rows.append((category, name, f"{m}x{k}x{n}", pname, times))
+            rows.append((category, name, f"{m}x{k}x{n}", pname, times,
+                         errors))
             print(f"timed {name} {m}x{k}x{n} {pname}: " + ", ".join(
-                f"{key} {value:.3f}" for key, value in times.items()),
+                f"{key} {value:.3f}" for key, value in times.items()) +
+                "; errors " + " ".join(f"{e:.1e}" for e in errors.values()),
                 flush=True)
     torch.backends.cuda.matmul.allow_tf32 = False
-    part_name, _ = split_part(part)
-    modes = PARTS[part_name][1]
-    keys = (["auto"] if part_name == "autotune" else
-            list(FUSION_STRATEGIES)) + \
-        ["eager"] + list(modes) + ["gemm"]
+    modes = PARTS[split_part(part)[0]][1] if split_part(part)[0] else ()
+    keys = list(FUSION_STRATEGIES) + ["eager"] + list(modes) + ["gemm"]
     print(f"\n## The epilogue family on {torch.cuda.get_device_name()} "
           f"({part}), ms per call (median of 10 x 10 calls), fusion.compile "
-          f"with each strategy")
+          f"with each strategy; the largest relative error of the "
+          f"strategies' first calls against float64")
     print("| cat | model | M x K x N | prec | " + " | ".join(keys) +
-          " |\n|---|---|---|---|" + "---|" * len(keys))
-    for category, name, size, pname, t in rows:
+          " | error |\n|---|---|---|---|" + "---|" * (len(keys) + 1))
+    for category, name, size, pname, t, e in rows:
         print(f"| {category} | {name} | {size} | {pname} | " +
-              " | ".join(f"{t[key]:.3f}" for key in keys) + " |")
-    if part_name == "autotune":
-        mode = modes[0]
-        print(f"\n{mode} / fusion auto, geometric mean over "
-              f"{len(rows)} cases: "
-              f"{geomean([r[4][mode] / r[4]['auto'] for r in rows]):.3f}")
-        slower = [r[1] for r in rows if r[4]["auto"] > r[4][mode]]
-        print(f"fusion auto slower than {mode}: {slower or 'none'}")
-        return 0
+              " | ".join(f"{t[key]:.3f}" for key in keys) +
+              f" | {max(e.values()):.1e} |")
     print("\n## Geometric means: fusion auto's speed-up over eager and "
           "torch.compile, and its time over the raw GEMM's")
-    print("| group | precision | cases | over eager | over torch.compile | "
-          "auto / raw GEMM |\n|---|---|---|---|---|---|")
+    print("| group | precision | cases | over eager | over compile default |"
+          " over max-autotune | auto / raw GEMM |\n|---|---|---|---|---|---|"
+          "---|")
     groups = sorted({r[0] for r in rows}) + ["all"]
     for group in groups:
         for pname in PRECISIONS:
@@ -315,17 +328,21 @@ def run_bench(part, models=None):
                       (group == "all" or r[0] == group)]
             if not picked:
                 continue
-            compiled = geomean([t["default"] / t["auto"] for t in picked
-                                if "default" in t])
+            over = [geomean([t[mode] / t["auto"] for t in picked
+                             if mode in t]) for mode in COMPILE_MODES]
             print(f"| {group} | {pname} | {len(picked)} | "
                   f"{geomean([t['eager'] / t['auto'] for t in picked]):.2f}"
-                  f" | {compiled:.2f} | "
+                  f" | {over[0]:.2f} | {over[1]:.2f} | "
                   f"{geomean([t['auto'] / t['gemm'] for t in picked]):.2f} |")
-    slower = [f"{r[1]} {r[2]}" for r in rows
-              if "default" in r[4] and r[4]["auto"] > r[4]["default"]]
-    print(f"\nslower than torch.compile default: {slower or 'none'}")
-    return 0
-
+    for mode in modes:
+        slower = [f"{r[1]} {r[2]} ({r[4]['auto'] / r[4][mode]:.3f})"
+                  for r in rows if r[4]["auto"] > r[4][mode]]
+        print(f"\nfusion auto slower than torch.compile {mode}: "
+              f"{slower or 'none'}")
+    total = len(rows) * len(FUSION_STRATEGIES)
+    print(f"\n{total - len(failures)}/{total} first calls within bounds; "
+          f"failures: {failures or 'none'}")
+    return 1 if failures else 0
 
 if __name__ == "__main__":
     action, what = sys.argv[1], sys.argv[2]

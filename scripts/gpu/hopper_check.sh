@@ -15,7 +15,7 @@
 #       xz --lzma2=preset=1,dict=400MiB: the libraries share their static
 #       CUDA runtime, 366 MB pack into 7);
 #   hopper_check.sh family-bench PART [MODELS]   epilogue_family.py's bench
-#       part PART (e.g. autotune@1024x8192x8192) from the cache that
+#       part PART (e.g. tf32@1024x8192x8192) from the cache that
 #       `epilogue_family.py prepare bench PART` filled (carried as for zoo);
 #   hopper_check.sh profile    ncu of the 3xTF32 and bf16 GEMM kernels and
 #       of the bf16 training batch norm's (speed of light, warp stalls) at
