@@ -12,7 +12,8 @@ torch.compile and the raw GEMM.
         ";"-separated names); prints the tables last. The bench runs in parts
         (`tf32`: torch.compile default and max-autotune-no-cudagraphs beside
         fusion, whose Triton compilations and GEMM autotuning take minutes a
-        size; `rest`: fp32 and bf16 against eager and the raw GEMM), a part
+        size; `tf32-default`: the default mode alone; `rest`: fp32 and bf16
+        against eager and the raw GEMM), a part
         limited to one size by `PART@MxKxN`, each within one device call.
         Every fusion strategy's first call is checked against the model in
         float64 at the bench's own size before it is timed.
@@ -193,6 +194,7 @@ COMPILE_MODES = ("default", "max-autotune-no-cudagraphs")
 # The part of the bench each device call runs: which precisions, and which
 # torch.compile modes.
 PARTS = {"tf32": (("tf32",), COMPILE_MODES),
+         "tf32-default": (("tf32",), COMPILE_MODES[:1]),
          "rest": (("fp32", "bf16"), ())}
 
 

@@ -38,10 +38,12 @@ here="$root/scripts/gpu"
 art="$root/artifacts/wgmma"
 # The library cache and the package's sources with the identity of the
 # compiler that filled it (gpu-carry/compiler_id, from build/python_packages),
-# which the cache keys include.
+# which the cache keys include. Unpacked once a machine, for the parts that
+# one device call runs one after another.
 unpack_cache() {
   mkdir -p /tmp/fusion-cache /tmp/fusion-package
-  tar -C /tmp/fusion-cache -xJf "$root/gpu-carry/cache.tar.xz"
+  [ -d /tmp/fusion-cache/cache ] ||
+    tar -C /tmp/fusion-cache -xJf "$root/gpu-carry/cache.tar.xz"
   cp -r "$root/python_bindings/fusion" /tmp/fusion-package/
   cp "$root/gpu-carry/compiler_id" /tmp/fusion-package/fusion/
 }

@@ -283,3 +283,25 @@ func.func @uncached_rows(%x: tensor<?x3000xf32>) -> tensor<?x3000xf32> {
   }
   return %y : tensor<?x3000xf32>
 }
+
+// -----
+
+// A min reduction: the same row program as max, from +inf, each chunk's
+// elements and the butterfly combined with arith.minimumf.
+// CHECK-LABEL: llvm.func @row_min(
+// CHECK: fusion_rt.launch @fusion_kernels::@row_min_0_rows
+// CHECK: gpu.func @row_min_0_rows(
+// CHECK: arith.constant 0x7F800000 : f32
+// CHECK-COUNT-4: arith.minimumf
+// CHECK: gpu.shuffle  xor
+// CHECK-NEXT: arith.minimumf
+// CHECK-NOT: arith.maximumf
+// CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr
+func.func @row_min(%x: tensor<?x40xf32>) -> tensor<?x1xf32> {
+  %0 = fusion.reduce min %x : tensor<?x40xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32):
+    %n = arith.negf %v : f32
+    fusion.yield %n : f32
+  }
+  return %0 : tensor<?x1xf32>
+}

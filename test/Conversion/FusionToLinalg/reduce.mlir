@@ -47,3 +47,23 @@ func.func @rows(%x: tensor<?x4xbf16>, %g: tensor<?x2xbf16>, %r: tensor<?x4xbf16>
   }
   return %0 : tensor<?x4xbf16>
 }
+
+// -----
+
+// min starts from +inf and combines with arith.minimumf (NaN propagates, as
+// PyTorch's amin).
+// CHECK-LABEL: func.func @row_min
+// CHECK: %[[INF:.*]] = arith.constant 0x7F800000 : f32
+// CHECK: linalg.fill ins(%[[INF]] : f32)
+// CHECK: linalg.generic
+// CHECK: %[[NEG:.*]] = arith.negf
+// CHECK: arith.minimumf %{{.*}}, %[[NEG]] : f32
+// CHECK-NOT: arith.maximumf
+func.func @row_min(%x: tensor<?x40xf32>) -> tensor<?x1xf32> {
+  %0 = fusion.reduce min %x : tensor<?x40xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32):
+    %n = arith.negf %v : f32
+    fusion.yield %n : f32
+  }
+  return %0 : tensor<?x1xf32>
+}
