@@ -199,9 +199,15 @@ def import_module(module, example_inputs, *, training, name="forward"):
                                 InputKind.PARAMETER else "buffer",
                                 name=spec.target)
         else:
+            # A tensor the forward makes (torch.tensor(2.0)) is lifted to a
+            # constant input: named at the line of its first use.
+            user = next(iter(node.users), None)
             raise UnsupportedOperationError(
                 f"the forward of {type(module).__name__} reads {spec.kind.name}"
-                f" {spec.target}, which fusion cannot bind")
+                f" {spec.target}, which fusion cannot bind (a tensor made in "
+                f"forward: use a Python number, or a parameter or buffer of "
+                f"the module) "
+                f"({where(user) if user is not None else 'unknown location'})")
         graph_arguments.append(argument)
         if not any(user in needed for user in node.users):
             continue

@@ -185,6 +185,23 @@ class Dropout(nn.Module):
         return self.drop(self.linear(x))
 
 
+class TensorMadeInForward(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 6)
+
+    def forward(self, x):
+        return self.linear(x) * torch.tensor(2.0)
+
+
+def test_tensor_made_in_forward_is_refused_at_its_line():
+    with pytest.raises(fusion.UnsupportedOperationError,
+                       match=r"reads CONSTANT_TENSOR .*\(a tensor made in "
+                             r"forward.*\(.*test_importer\.py:\d+\)"):
+        import_module(TensorMadeInForward(), (torch.randn(4, 8),),
+                      training=False)
+
+
 class FloorDivision(nn.Module):
     def __init__(self):
         super().__init__()
