@@ -302,7 +302,8 @@ def run_bench(part, models=None):
                 "; errors " + " ".join(f"{e:.1e}" for e in errors.values()),
                 flush=True)
     torch.backends.cuda.matmul.allow_tf32 = False
-    modes = PARTS[split_part(part)[0]][1] if split_part(part)[0] else ()
+    part_name, _ = split_part(part)
+    modes = PARTS[part_name][1] if part_name else ()
     keys = list(FUSION_STRATEGIES) + ["eager"] + list(modes) + ["gemm"]
     print(f"\n## The epilogue family on {torch.cuda.get_device_name()} "
           f"({part}), ms per call (median of 10 x 10 calls), fusion.compile "
