@@ -15,7 +15,8 @@ import torch
 import torch.nn as nn
 from torch.export.graph_signature import InputKind, OutputKind
 
-from .aten import ROW_VIEWS, Importer, op_name, where
+from .aten import (ELEMENTWISE, ROW_VIEWS, STRUCTURAL, Importer,
+                   op_name, where)
 from .errors import UnsupportedOperationError
 
 
@@ -24,9 +25,12 @@ from .errors import UnsupportedOperationError
 class Argument:
     """A function argument: a forward input (`index`) or a parameter or
     buffer of the module (`name`, its qualified name)."""
-    kind: str  # "input", "parameter" or "buffer"
+    kind: str  # "input", "parameter", "buffer" or "constant"
     index: int = -1
     name: str = ""
+    # A constant's tensor (one the forward makes, folded into the program
+    # as a number; the backward's recomputation reads it).
+    value: object = None
     # A single value (0-d or (1,)) passed as a vector of this many features.
     broadcast: int = 0
 
@@ -198,15 +202,21 @@ def import_module(module, example_inputs, *, training, name="forward"):
             argument = Argument("parameter" if spec.kind ==
                                 InputKind.PARAMETER else "buffer",
                                 name=spec.target)
+        elif spec.kind == InputKind.CONSTANT_TENSOR and \
+                _folds_as_number(node, ep.constants[spec.target]):
+            argument = Argument("constant", name=spec.target,
+                                value=ep.constants[spec.target])
+            _fold_number(node, argument.value.item())
+            ep.graph_module.recompile()
         else:
-            # A tensor the forward makes (torch.tensor(2.0)) is lifted to a
-            # constant input: named at the line of its first use.
+            # A tensor the forward makes is lifted to a constant input:
+            # named at the line of its first use.
             user = next(iter(node.users), None)
             raise UnsupportedOperationError(
                 f"the forward of {type(module).__name__} reads {spec.kind.name}"
                 f" {spec.target}, which fusion cannot bind (a tensor made in "
-                f"forward: use a Python number, or a parameter or buffer of "
-                f"the module) "
+                f"forward, other than one number read by elementwise ops: "
+                f"make it a parameter or buffer of the module) "
                 f"({where(user) if user is not None else 'unknown location'})")
         graph_arguments.append(argument)
         if not any(user in needed for user in node.users):
@@ -247,6 +257,44 @@ def import_module(module, example_inputs, *, training, name="forward"):
                             structure, batch_statistics, output_ranks,
                             ep.graph_module,
                             graph_arguments, output_shapes)
+
+
+def _readers(node):
+    """The structural copies of `node` (export clones a lifted constant
+    before its use) and the ops reading its value through them."""
+    copies, readers, stack = [], [], list(node.users)
+    while stack:
+        user = stack.pop()
+        if op_name(user) in STRUCTURAL:
+            copies.append(user)
+            stack += list(user.users)
+        else:
+            readers.append(user)
+    return copies, readers
+
+
+def _folds_as_number(node, tensor):
+    """Whether the constant `tensor` (the forward made it: torch.tensor(2.0))
+    is one number that only elementwise ops read, as they read numbers."""
+    _, readers = _readers(node)
+    return tensor.numel() == 1 and tensor.dim() <= 1 and \
+        (tensor.is_floating_point() or
+         tensor.dtype in (torch.int8, torch.int16, torch.int32,
+                          torch.int64, torch.uint8)) and \
+        bool(readers) and all(op_name(r) in ELEMENTWISE for r in readers)
+
+
+def _fold_number(node, number):
+    """`node`'s readers read `number` instead (PyTorch promotes a 0-d tensor
+    as it does a number); its copies go."""
+    copies, readers = _readers(node)
+    value = {node, *copies}
+    for reader in readers:
+        reader.args = tuple(number if a in value else a for a in reader.args)
+        reader.kwargs = {k: number if v in value else v
+                         for k, v in reader.kwargs.items()}
+    for copy in reversed(copies):
+        node.graph.erase_node(copy)
 
 
 def _batch_norm_name(node):

@@ -135,6 +135,8 @@ class CompiledModule(torch.nn.Module):
                 graph_inputs.append(tensor)
             elif argument.kind == "input":
                 graph_inputs.append(None)  # Unused by the forward.
+            elif argument.kind == "constant":
+                graph_inputs.append(argument.value)
             else:
                 path, _, leaf = argument.name.rpartition(".")
                 graph_inputs.append(

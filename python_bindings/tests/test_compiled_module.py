@@ -133,8 +133,23 @@ def test_empty_batch_in_training_leaves_statistics_as_pytorch():
     assert int(model.bn.num_batches_tracked) == 1
 
 
+class TensorsMadeInForward(nn.Module):
+    """Numbers written as tensors in forward: export lifts them to
+    constants, which fusion folds into the program and the backward's
+    recomputation reads."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 6)
+
+    def forward(self, x):
+        return torch.tanh(self.linear(x) * torch.tensor(-2.0) +
+                          torch.tensor([0.25]))
+
+
 @pytest.mark.parametrize("model_factory", [
     lambda: LinearLeakyRelu(8, 6),
+    TensorsMadeInForward,
     lambda: LinearScaleBatchNorm(8, 6),
     lambda: LinearScaleBatchNorm(8, 6).eval()])
 def test_gradients_match_eager(model_factory):

@@ -191,7 +191,7 @@ class TensorMadeInForward(nn.Module):
         self.linear = nn.Linear(8, 6)
 
     def forward(self, x):
-        return self.linear(x) * torch.tensor(2.0)
+        return self.linear(x) * torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
 
 
 def test_tensor_made_in_forward_is_refused_at_its_line():

@@ -135,6 +135,9 @@ def zoo(in_features=37):
             lambda y, m: m.gain * (m.temperature - y)), (33, k), False),
         "single_values": (chain(lambda y, m: y * m.temperature + m.gain),
                           (33, k), False),
+        "tensors_made_in_forward": (chain(
+            lambda y, m: F.elu(y * torch.tensor(-1.5) + torch.tensor([0.5]))),
+            (33, k), False),
         "dropout_eval": (chain(
             lambda y, m: F.relu(F.dropout(y, 0.3, training=False))),
             (33, k), False),
