@@ -275,24 +275,39 @@ def _readers(node):
 
 def _folds_as_number(node, tensor):
     """Whether the constant `tensor` (the forward made it: torch.tensor(2.0))
-    is one number that only elementwise ops read, as they read numbers."""
+    is one number that only elementwise ops read, and reads as a number: 0-d
+    (PyTorch promotes it as a number), or (1,) of the dtype of its reader's
+    operands and result (no promotion)."""
     _, readers = _readers(node)
+
+    def reads_as_number(reader):
+        if tensor.dim() == 0:
+            return True
+        dtypes = {reader.meta["val"].dtype} | {
+            a.meta["val"].dtype for a in reader.all_input_nodes
+            if isinstance(a.meta.get("val"), torch.Tensor)}
+        return dtypes == {tensor.dtype}
+
     return tensor.numel() == 1 and tensor.dim() <= 1 and \
         (tensor.is_floating_point() or
          tensor.dtype in (torch.int8, torch.int16, torch.int32,
                           torch.int64, torch.uint8)) and \
-        bool(readers) and all(op_name(r) in ELEMENTWISE for r in readers)
+        bool(readers) and all(op_name(r) in ELEMENTWISE and
+                              reads_as_number(r) for r in readers)
 
 
 def _fold_number(node, number):
-    """`node`'s readers read `number` instead (PyTorch promotes a 0-d tensor
-    as it does a number); its copies go."""
+    """`node`'s readers read `number` instead; its copies go."""
     copies, readers = _readers(node)
     value = {node, *copies}
+
+    def fold(arg):
+        return number if isinstance(arg, torch.fx.Node) and arg in value \
+            else arg
+
     for reader in readers:
-        reader.args = tuple(number if a in value else a for a in reader.args)
-        reader.kwargs = {k: number if v in value else v
-                         for k, v in reader.kwargs.items()}
+        reader.args = tuple(map(fold, reader.args))
+        reader.kwargs = {k: fold(v) for k, v in reader.kwargs.items()}
     for copy in reversed(copies):
         node.graph.erase_node(copy)
 

@@ -202,6 +202,46 @@ def test_tensor_made_in_forward_is_refused_at_its_line():
                       training=False)
 
 
+class ScaledByTensor(nn.Module):
+    def __init__(self, make_scale):
+        super().__init__()
+        self.linear = nn.Linear(8, 6)
+        self.make_scale = make_scale
+
+    def forward(self, x):
+        return self.linear(x) * self.make_scale()
+
+
+@pytest.mark.parametrize("dtype, make_scale, folds", [
+    # PyTorch promotes a 0-d tensor as a number.
+    (torch.float32, lambda: torch.tensor(2.0), True),
+    (torch.bfloat16, lambda: torch.tensor(2.0), True),
+    (torch.bfloat16, lambda: torch.tensor(3), True),
+    # A (1,) tensor takes part in promotion: read as a number only where
+    # it has its reader's dtype (bf16 * f32 (1,) is f32 in PyTorch).
+    (torch.float32, lambda: torch.tensor([2.0]), True),
+    (torch.bfloat16, lambda: torch.tensor([2.0]), False),
+    (torch.float32, lambda: torch.tensor([2.0, 3.0, 4.0, 5.0, 6.0, 7.0]),
+     False),
+])
+def test_numbers_made_as_tensors_fold_where_pytorch_reads_numbers(
+        dtype, make_scale, folds):
+    model = ScaledByTensor(make_scale).to(dtype)
+    x = torch.randn(4, 8, dtype=dtype)
+    if not folds:
+        with pytest.raises(fusion.UnsupportedOperationError,
+                           match=r"reads CONSTANT_TENSOR .*\(.*"
+                                 r"test_importer\.py:\d+\)"):
+            import_module(model, (x,), training=False)
+        return
+    f = import_module(model, (x,), training=False)
+    # The number is in the program; the library takes no argument for it,
+    # the backward's recomputation does.
+    assert sorted(a.kind for a in f.arguments) == ["input", "parameter",
+                                                   "parameter"]
+    assert "constant" in [a.kind for a in f.graph_arguments]
+
+
 class FloorDivision(nn.Module):
     def __init__(self):
         super().__init__()

@@ -136,7 +136,7 @@ def zoo(in_features=37):
         "single_values": (chain(lambda y, m: y * m.temperature + m.gain),
                           (33, k), False),
         "tensors_made_in_forward": (chain(
-            lambda y, m: F.elu(y * torch.tensor(-1.5) + torch.tensor([0.5]))),
+            lambda y, m: F.elu(y * torch.tensor(-1.5) + torch.tensor(0.5))),
             (33, k), False),
         "dropout_eval": (chain(
             lambda y, m: F.relu(F.dropout(y, 0.3, training=False))),
