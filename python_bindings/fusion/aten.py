@@ -434,12 +434,14 @@ class Importer:
     batch norms, results, row operands that read columns of another width)
     is materialized."""
 
-    def __init__(self, nodes, inputs, outputs):
+    def __init__(self, nodes, inputs, outputs, numbers=None):
         self.nodes = list(nodes)
         self.inputs = list(inputs)
         self.outputs = list(outputs)
         self.program = Program()
-        self.values = {}          # fx node (or (node, index)) -> value
+        # fx node (or (node, index)) -> value; `numbers`: nodes whose value
+        # is a number (constants the forward made), read as numbers are.
+        self.values = dict(numbers or {})
         # Inputs of one value (0-d or (1,)) that the caller broadcasts to a
         # vector of this many features (those of the ops reading them).
         self.broadcasts = {}

@@ -28,9 +28,6 @@ class Argument:
     kind: str  # "input", "parameter", "buffer" or "constant"
     index: int = -1
     name: str = ""
-    # A constant's tensor (one the forward makes, folded into the program
-    # as a number; the backward's recomputation reads it).
-    value: object = None
     # A single value (0-d or (1,)) passed as a vector of this many features.
     broadcast: int = 0
 
@@ -59,6 +56,9 @@ class ImportedFunction:
     graph_arguments: list = None
     # Each output's dimensions after the inputs' leading ones.
     output_shapes: list = None
+    # The tensors of "constant" graph arguments (numbers the forward writes
+    # as tensors, folded into the program) by name, for the recomputation.
+    constants: dict = None
 
 
 def _modes(module):
@@ -194,6 +194,7 @@ def import_module(module, example_inputs, *, training, name="forward"):
             stack += node.all_input_nodes
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
     graph_arguments, inputs = [], []
+    constants, numbers = {}, {}
     for spec, node in zip(ep.graph_signature.input_specs, placeholders):
         if spec.kind == InputKind.USER_INPUT:
             argument = Argument("input", index=len(
@@ -203,23 +204,25 @@ def import_module(module, example_inputs, *, training, name="forward"):
                                 InputKind.PARAMETER else "buffer",
                                 name=spec.target)
         elif spec.kind == InputKind.CONSTANT_TENSOR and \
+                not _is_tensor_attribute(module, spec.target) and \
                 _folds_as_number(node, ep.constants[spec.target]):
-            argument = Argument("constant", name=spec.target,
-                                value=ep.constants[spec.target])
-            _fold_number(node, argument.value.item())
-            ep.graph_module.recompile()
+            argument = Argument("constant", name=spec.target)
+            constants[spec.target] = ep.constants[spec.target]
+            numbers[node] = float(constants[spec.target].item())
         else:
-            # A tensor the forward makes is lifted to a constant input:
-            # named at the line of its first use.
+            # A tensor the forward makes, or a tensor attribute, is lifted
+            # to a constant input: named at the line of its first use.
             user = next(iter(node.users), None)
             raise UnsupportedOperationError(
                 f"the forward of {type(module).__name__} reads {spec.kind.name}"
-                f" {spec.target}, which fusion cannot bind (a tensor made in "
-                f"forward, other than one number read by elementwise ops: "
-                f"make it a parameter or buffer of the module) "
+                f" {spec.target}, which fusion cannot bind (a tensor attribute,"
+                f" or a tensor made in forward other than one number that "
+                f"elementwise ops read: make it a parameter or buffer of the "
+                f"module) "
                 f"({where(user) if user is not None else 'unknown location'})")
         graph_arguments.append(argument)
-        if not any(user in needed for user in node.users):
+        if argument.kind == "constant" or \
+                not any(user in needed for user in node.users):
             continue
         if argument.kind == "input" and node.meta["val"].dim() > 2:
             view = _flattened_input(node)
@@ -230,7 +233,8 @@ def import_module(module, example_inputs, *, training, name="forward"):
     used = {node for _, node in inputs}
     nodes = [n for n in graph.nodes if n.op == "call_function" and
              n in needed and n not in used]
-    importer = Importer(nodes, [node for _, node in inputs], outputs)
+    importer = Importer(nodes, [node for _, node in inputs], outputs,
+                        numbers)
     program = importer.run()
     if shape_problems:
         raise UnsupportedOperationError(shape_problems[0])
@@ -256,21 +260,32 @@ def import_module(module, example_inputs, *, training, name="forward"):
     return ImportedFunction(name, program, [a for a, _ in inputs], results,
                             structure, batch_statistics, output_ranks,
                             ep.graph_module,
-                            graph_arguments, output_shapes)
+                            graph_arguments, output_shapes, constants)
+
+
+def _is_tensor_attribute(module, target):
+    """Whether the lifted constant `target` is a tensor attribute of
+    `module` (not a parameter or buffer), which may change after compiling:
+    not folded."""
+    path, _, leaf = target.rpartition(".")
+    try:
+        owner = module.get_submodule(path)
+    except AttributeError:
+        return False
+    return isinstance(getattr(owner, leaf, None), torch.Tensor)
 
 
 def _readers(node):
-    """The structural copies of `node` (export clones a lifted constant
-    before its use) and the ops reading its value through them."""
-    copies, readers, stack = [], [], list(node.users)
+    """The ops reading `node`'s value, through its structural copies (export
+    clones a lifted constant before its use)."""
+    readers, stack = [], list(node.users)
     while stack:
         user = stack.pop()
         if op_name(user) in STRUCTURAL:
-            copies.append(user)
             stack += list(user.users)
         else:
             readers.append(user)
-    return copies, readers
+    return readers
 
 
 def _folds_as_number(node, tensor):
@@ -278,7 +293,7 @@ def _folds_as_number(node, tensor):
     is one number that only elementwise ops read, and reads as a number: 0-d
     (PyTorch promotes it as a number), or (1,) of the dtype of its reader's
     operands and result (no promotion)."""
-    _, readers = _readers(node)
+    readers = _readers(node)
 
     def reads_as_number(reader):
         if tensor.dim() == 0:
@@ -294,22 +309,6 @@ def _folds_as_number(node, tensor):
                           torch.int64, torch.uint8)) and \
         bool(readers) and all(op_name(r) in ELEMENTWISE and
                               reads_as_number(r) for r in readers)
-
-
-def _fold_number(node, number):
-    """`node`'s readers read `number` instead; its copies go."""
-    copies, readers = _readers(node)
-    value = {node, *copies}
-
-    def fold(arg):
-        return number if isinstance(arg, torch.fx.Node) and arg in value \
-            else arg
-
-    for reader in readers:
-        reader.args = tuple(map(fold, reader.args))
-        reader.kwargs = {k: fold(v) for k, v in reader.kwargs.items()}
-    for copy in reversed(copies):
-        node.graph.erase_node(copy)
 
 
 def _batch_norm_name(node):

@@ -136,7 +136,7 @@ class CompiledModule(torch.nn.Module):
             elif argument.kind == "input":
                 graph_inputs.append(None)  # Unused by the forward.
             elif argument.kind == "constant":
-                graph_inputs.append(argument.value)
+                graph_inputs.append(function.constants[argument.name])
             else:
                 path, _, leaf = argument.name.rpartition(".")
                 graph_inputs.append(

@@ -143,8 +143,12 @@ class TensorsMadeInForward(nn.Module):
         self.linear = nn.Linear(8, 6)
 
     def forward(self, x):
-        return torch.tanh(self.linear(x) * torch.tensor(-2.0) +
-                          torch.tensor([0.25]))
+        y = torch.tanh(self.linear(x) * torch.tensor(-2.0) +
+                       torch.tensor([0.25]))
+        # ATen's maximum and where take no number: the recomputation reads
+        # the constants as tensors.
+        return torch.where(y > torch.tensor(0.0), y,
+                           torch.maximum(y, torch.tensor(-0.5)))
 
 
 @pytest.mark.parametrize("model_factory", [

@@ -196,7 +196,7 @@ class TensorMadeInForward(nn.Module):
 
 def test_tensor_made_in_forward_is_refused_at_its_line():
     with pytest.raises(fusion.UnsupportedOperationError,
-                       match=r"reads CONSTANT_TENSOR .*\(a tensor made in "
+                       match=r"reads CONSTANT_TENSOR .*a tensor made in "
                              r"forward.*\(.*test_importer\.py:\d+\)"):
         import_module(TensorMadeInForward(), (torch.randn(4, 8),),
                       training=False)
@@ -210,6 +210,25 @@ class ScaledByTensor(nn.Module):
 
     def forward(self, x):
         return self.linear(x) * self.make_scale()
+
+
+class TensorAttribute(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 6)
+        self.scale = torch.tensor(2.0)  # neither parameter nor buffer
+
+    def forward(self, x):
+        return self.linear(x) * self.scale
+
+
+def test_tensor_attributes_are_not_folded():
+    # It may change after compiling, unseen: refused, not baked in.
+    with pytest.raises(fusion.UnsupportedOperationError,
+                       match=r"reads CONSTANT_TENSOR scale.*a tensor "
+                             r"attribute.*\(.*test_importer\.py:\d+\)"):
+        import_module(TensorAttribute(), (torch.randn(4, 8),),
+                      training=False)
 
 
 @pytest.mark.parametrize("dtype, make_scale, folds", [
