@@ -29,7 +29,13 @@
 #       synccheck_pair.mlir's library (fusion-compile scripts/gpu/
 #       synccheck_pair.mlir --strategy=wgmma --target=sm_90 -o LIB), which
 #       launch one GEMM kernel, at M = 333 under synccheck, each output
-#       compared with a run without the tool (docs/known-issues.md).
+#       compared with a run without the tool (docs/known-issues.md);
+#   hopper_check.sh power PROBE [ARGS]   power_probe.py (ARGS) on epilogue_ab.py pack's
+#       libraries in PROBE (sides coop and pp: the cooperative and
+#       ping-pong schedules), then ncu at its locked clock of the bf16
+#       GEMM kernels (tensor pipe, issue slots) and of every kernel of
+#       the bf16 training batch norm (PROBE/workloads_bf16.so) at
+#       16384x4096x4096, and that op's kernels under the power cap.
 #
 # Needs the artifacts of `scripts/gpu-check.sh build` in artifacts/.
 set -uo pipefail
@@ -111,6 +117,34 @@ case "${1:-}" in
     done
     exit $status
     ;;
+  power)
+    PROBE="$2"
+    python3 "$here/power_probe.py" "$PROBE" "${@:3}" > /tmp/power_probe.txt 2>&1
+    status=$?
+    metrics=gpu__time_duration.sum,smsp__cycles_elapsed.avg.per_second
+    metrics+=,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed
+    metrics+=,smsp__issue_active.avg.pct_of_peak_sustained_elapsed
+    metrics+=,smsp__inst_executed.sum
+    for call in "coop plain" "coop two_gelu" "coop y_plus_x" "pp plain" \
+                "pp two_gelu" "pp y_plus_x" "addmm -" "cublaslt_gelu -"; do
+      set -- $call
+      echo "== ncu $1 $2 bf16 16384x4096x4096"
+      ncu --metrics "$metrics" -k "regex:gemm|nvjet|sm90" -c 1 \
+        python3 "$here/power_probe.py" one "$PROBE" "$1" bf16 "$2" 16384 2>&1 |
+        grep -E "^  [a-z_0-9]+|duration|cycles|pipe|issue|inst_executed"
+    done
+    for entry in b_4096x4096 g_4096x4096; do
+      echo "== ncu $entry bf16 M=16384, every kernel"
+      ncu --metrics gpu__time_duration.sum -k "regex:^$entry" -c 3 \
+        python3 "$here/run_once.py" \
+        "$PROBE/workloads_bf16.so" $entry 16384 bf16 2>&1 |
+        grep -E "^  [a-z_A-Z0-9]+|duration"
+      python3 "$here/power_probe.py" kernels "$PROBE/workloads_bf16.so" \
+        $entry 16384 bf16
+    done
+    echo "== power_probe"; tail -22 /tmp/power_probe.txt
+    exit $status
+    ;;
   profile)
     for call in "workloads_f32_fp32.so g_4096x4096 fp32" \
                 "workloads_bf16.so g_4096x4096 bf16" \
@@ -142,7 +176,7 @@ case "${1:-}" in
     done
     ;;
   *)
-    echo "usage: $0 sanitize|zoo|family-bench PART|profile|reductions check|bench|reductions-sanitize|reductions-profile|synccheck-pair LIB" >&2
+    echo "usage: $0 sanitize|zoo|family-bench PART|profile|reductions check|bench|reductions-sanitize|reductions-profile|synccheck-pair LIB|power PROBE" >&2
     exit 2
     ;;
 esac
