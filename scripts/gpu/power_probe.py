@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Whether an epilogue's cost is time or energy: each side's kernels of
-`epilogue_ab.py`'s libraries (and cuBLASLt's GEMM, plain and with its own
-fused GELU epilogue, torch._addmm_activation) run back to back for a
-while, with the GPU's SM clock, power draw and throttle reasons sampled
+`epilogue_ab.py`'s libraries (and cuBLAS's GEMM, alone and with
+cuBLASLt's own ReLU and GELU epilogues, torch._addmm_activation) run back
+to back for a while, with the GPU's SM clock, power draw and throttle reasons sampled
 meanwhile (nvidia-smi); then, under ncu with its default clock control
 (the clocks locked at base), the same kernels' durations at one fixed
 clock. An epilogue that costs the same at the locked clock as at the
@@ -35,7 +35,6 @@ from check_and_bench import (BOUNDS, TORCH_DTYPES, Library,  # noqa
                              precision_setup, relative_error)
 from epilogue_ab import K, MODELS, N, PRECISIONS  # noqa
 
-DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 # PyTorch's calls beside fusion's: cuBLAS's GEMM (addmm), and cuBLASLt's
 # with its own ReLU or GELU (tanh) epilogue, which _addmm_activation asks
 # for: each call and its float64 reference from y.
@@ -53,7 +52,7 @@ TORCH_SIDES = {
 
 def make_inputs(precision, m):
     torch.manual_seed(0)
-    dtype = DTYPES[PRECISIONS[precision]]
+    dtype = TORCH_DTYPES[PRECISIONS[precision]]
     x = torch.randn(m, K, device="cuda", dtype=dtype)
     w = (torch.randn(N, K, device="cuda") / 64).to(dtype)
     b = torch.randn(N, device="cuda", dtype=dtype)
