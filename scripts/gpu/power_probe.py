@@ -271,14 +271,9 @@ def probe(args):
 
 
 def kernels(args):
-    from run_once import inputs_of
-    precision_setup(args.precision)
-    lib = Library(args.library)
-    entry = lib.entries[args.entry]
-    inputs = inputs_of(entry, args.m)
-    outputs = [torch.empty([args.m if d is None else d for d in o["shape"]],
-                           device="cuda", dtype=TORCH_DTYPES[o["dtype"]])
-               for o in entry["outputs"]]
+    from run_once import prepare
+    lib, inputs, outputs = prepare(args.library, args.entry, args.m,
+                                   args.precision)
     start = time.perf_counter()
     while time.perf_counter() - start < 2:
         for _ in range(10):

@@ -40,15 +40,25 @@ def inputs_of(entry, m):
     return inputs
 
 
+def poisoned_outputs_of(entry, m):
+    """The entry's outputs at batch m, NaN until written."""
+    return [torch.full([m if d is None else d for d in o["shape"]],
+                       float("nan"), device="cuda",
+                       dtype=TORCH_DTYPES[o["dtype"]])
+            for o in entry["outputs"]]
+
+
+def prepare(library, entry_name, m, precision):
+    """The library, and its entry's inputs and poisoned outputs at batch m."""
+    precision_setup(precision)
+    lib = Library(library)
+    entry = lib.entries[entry_name]
+    return lib, inputs_of(entry, m), poisoned_outputs_of(entry, m)
+
+
 def run(args):
-    precision_setup(args.precision)
-    lib = Library(args.library)
-    entry = lib.entries[args.entry]
-    inputs = inputs_of(entry, args.m)
-    outputs = [torch.full([args.m if d is None else d for d in o["shape"]],
-                          float("nan"), device="cuda",
-                          dtype=TORCH_DTYPES[o["dtype"]])
-               for o in entry["outputs"]]
+    lib, inputs, outputs = prepare(args.library, args.entry, args.m,
+                                   args.precision)
     lib.run(args.entry, args.m, inputs, outputs)
     torch.cuda.synchronize()
     unwritten = [int(o.isnan().sum()) for o in outputs]
