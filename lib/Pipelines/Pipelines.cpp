@@ -80,6 +80,7 @@ void fusion::buildKernelsToNVVMPipeline(OpPassManager &pm) {
   // NVVM ops built as inline PTX (wgmma, mbarrier waits).
   kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(fusion::createLowerTensorMapArgs());
+  kernels.addPass(fusion::createExternDynamicSharedMemory());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());

@@ -25,11 +25,12 @@
 #       `tile_reductions.py prepare check` and `prepare bench` filled (carried
 #       as for zoo); reductions-sanitize: four of its models under
 #       compute-sanitizer; reductions-profile: ncu of its kernels;
-#   hopper_check.sh synccheck-pair LIB   the two entries of
-#       synccheck_pair.mlir's library (fusion-compile scripts/gpu/
+#   hopper_check.sh synccheck-pair LIB [PRECISION [ENTRY...]]   the two
+#       entries of synccheck_pair.mlir's library (fusion-compile scripts/gpu/
 #       synccheck_pair.mlir --strategy=wgmma --target=sm_90 -o LIB), which
-#       launch one GEMM kernel, at M = 333 under synccheck, each output
-#       compared with a run without the tool (docs/known-issues.md);
+#       launch one GEMM kernel, or the ENTRYs of LIB, at M = 333 under
+#       synccheck, each output compared with a run without the tool
+#       (docs/known-issues.md);
 #   hopper_check.sh power PROBE [ARGS]   power_probe.py (ARGS) on epilogue_ab.py pack's
 #       libraries in PROBE (sides coop and pp: the cooperative and
 #       ping-pong schedules), then ncu at its locked clock of the bf16
@@ -106,11 +107,17 @@ case "${1:-}" in
     ;;
   synccheck-pair)
     status=0
-    for entry in group_norm_gelu moments_and_y; do
+    lib="$2" precision="${3:-fp32}"
+    entries=("${@:4}")
+    [ ${#entries[@]} -gt 0 ] || entries=(group_norm_gelu moments_and_y)
+    for entry in "${entries[@]}"; do
+      echo "== $(basename "$lib") $entry ($precision)"
       rm -f /tmp/without.pt /tmp/with.pt
-      python3 "$here/run_once.py" "$2" $entry 333 --save /tmp/without.pt
+      python3 "$here/run_once.py" "$lib" $entry 333 $precision \
+        --save /tmp/without.pt
       compute-sanitizer --tool synccheck --error-exitcode 9 \
-        python3 "$here/run_once.py" "$2" $entry 333 --save /tmp/with.pt 2>&1 |
+        python3 "$here/run_once.py" "$lib" $entry 333 $precision \
+        --save /tmp/with.pt 2>&1 |
         grep -E "ERROR SUMMARY|ok$|unwritten|Error"
       python3 "$here/run_once.py" compare /tmp/without.pt /tmp/with.pt ||
         status=1

@@ -78,6 +78,15 @@ def compare(first, second):
         print(f"  output {i} {tuple(a.shape)}: " +
               (f"{len(rows)} rows differ: {rows[:12]}" if rows
                else "identical"))
+        # The first rows' differing elements, first run then second: what
+        # the wrong values are (a neighbour's, a partial sum's) tells how
+        # they were made.
+        for row in rows[:3]:
+            columns = torch.nonzero(a[row] != b[row])[:, 0]
+            print(f"    row {row}: {len(columns)} columns differ, "
+                  f"first {columns[:16].tolist()}: "
+                  f"{a[row, columns[:8]].tolist()} -> "
+                  f"{b[row, columns[:8]].tolist()}")
     return 1 if differ else 0
 
 

@@ -164,4 +164,28 @@ def LowerTensorMapArgs
                            "::mlir::NVVM::NVVMDialect"];
 }
 
+def ExternDynamicSharedMemory
+    : Pass<"fusion-extern-dynamic-shared-memory", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Declare the kernels' dynamic shared memory as PTX's "
+                "`.extern .shared` array";
+  let description = [{
+    `convert-gpu-to-nvvm` lowers `gpu.dynamic_shared_memory` to an internal
+    zero-length `llvm.mlir.global` in address space 3, which the NVPTX
+    backend prints as a one-byte static variable
+    (`.shared .align 16 .b8 __dynamic_shmem__0;`). ptxas then lays it out
+    among the kernel's static shared variables (the mbarriers), in an order
+    it is free to choose, and the dynamic bytes of the launch follow all of
+    them: a kernel that addresses its dynamic shared memory from that
+    variable may overlap its own static variables. Made an external
+    declaration, it prints as `.extern .shared .align 16 .b8
+    __dynamic_shmem__0[];`, CUDA's `extern __shared__` array, which PTX
+    places after every static variable, at the start of the launch's dynamic
+    bytes.
+
+    Every zero-length array global of address space 3 becomes an external
+    declaration; other globals are left alone.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // FUSION_CONVERSION_PASSES_TD

@@ -16,6 +16,11 @@
 // LIBRARY-DAG: T bf16
 
 // CHECK: .target sm_90a
+// Dynamic shared memory is PTX's extern array, which follows every static
+// shared variable (the mbarriers), not a one-byte static variable among
+// them (fusion-extern-dynamic-shared-memory).
+// CHECK: .extern .shared .align 16 .b8 __dynamic_shmem__0[];
+// CHECK-NOT: .shared .align 16 .b8 __dynamic_shmem__0;
 // CHECK: .entry bf16_0_gemm(
 // CHECK-NEXT: .param .align 64 .b8 bf16_0_gemm_param_0[128],
 // CHECK-NEXT: .param .align 64 .b8 bf16_0_gemm_param_1[128],

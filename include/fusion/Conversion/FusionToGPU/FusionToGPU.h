@@ -19,6 +19,7 @@ namespace mlir::fusion {
 
 #define GEN_PASS_DECL_CONVERTFUSIONTOGPU
 #define GEN_PASS_DECL_EMBEDKERNELIMAGE
+#define GEN_PASS_DECL_EXTERNDYNAMICSHAREDMEMORY
 #define GEN_PASS_DECL_LOWERTENSORMAPARGS
 #include "fusion/Conversion/Passes.h.inc"
 
