@@ -630,6 +630,11 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   problem.columnTypes.assign(op.getEpilogueOperands().size(),
                              problem.elementType);
   problem.rowGroups = rowGroupsOf(op.getEpilogueRows());
+  for (auto [i, row] : llvm::enumerate(op.getEpilogueRows()))
+    if (row == op.getInput()) {
+      problem.inputRowOperand = i;
+      break;
+    }
   problem.epilogue = epilogueFn(op);
   BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
   problem.statistics = batchNorm && batchNorm.isTraining();

@@ -242,7 +242,7 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
     for (; loaded < runs.size() && loaded <= i + runsAhead; ++loaded)
       rowValues[loaded] = loadRowOperands(add(firstRow, runs[loaded].row),
                                           add(firstColumn, runs[loaded].column),
-                                          runs[loaded].values.size());
+                                          runs[loaded].values.size(), loaded);
     SmallVector<Value> results;
     for (auto [j, accumulator] : llvm::enumerate(run.values)) {
       ArrayRef<Value> columnValues = constants(run.column + j);
@@ -299,7 +299,8 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
 }
 
 SmallVector<SmallVector<Value>>
-GemmEpilogueEmitter::loadRowOperands(Value row, Value column, int64_t width) {
+GemmEpilogueEmitter::loadRowOperands(Value row, Value column, int64_t width,
+                                     size_t run) {
   SmallVector<SmallVector<Value>> values(width);
   if (args.rowOperands.empty())
     return values;
@@ -309,7 +310,17 @@ GemmEpilogueEmitter::loadRowOperands(Value row, Value column, int64_t width) {
       arith::MinUIOp::create(b, loc, add(t.rowBase, row),
                              arith::SubIOp::create(b, loc, t.rows, idx(1)));
   Value globalColumn = add(t.columnBase, column);
-  for (auto [operand, groups] : llvm::zip(args.rowOperands, p.rowGroups)) {
+  for (auto [index, operandAndGroups] :
+       llvm::enumerate(llvm::zip(args.rowOperands, p.rowGroups))) {
+    Value operand = std::get<0>(operandAndGroups);
+    int64_t groups = std::get<1>(operandAndGroups);
+    if (providedOperand == index) {
+      assert(providedValues[run].size() == static_cast<size_t>(width) &&
+             "provided values of another run");
+      for (int64_t j = 0; j < width; ++j)
+        values[j].push_back(widen(providedValues[run][j]));
+      continue;
+    }
     // A full [M, N] operand whose rows hold whole runs is read a run at a
     // time: the run's first column is a multiple of its width, and the
     // runtime's buffers are 16-byte aligned.

@@ -76,6 +76,10 @@ struct GemmKernelProblem {
   /// The columns G of each [M, G] row operand of the epilogue (of
   /// `elementType`).
   SmallVector<int64_t> rowGroups;
+  /// The row operand that is x itself, where N = K (`linear(x) + x`): its
+  /// tile is x's rows of the K slices of the tile's columns, which a wgmma
+  /// kernel's main loop has in its ring (see takesRowOperandFromRing).
+  std::optional<unsigned> inputRowOperand;
   ScalarFn epilogue;
   /// Also writes each block row's column moments (training batch norm).
   bool statistics;
@@ -215,6 +219,14 @@ public:
   /// the statistics and the row reductions' partials are taken from the
   /// staged tile. A run's first column is a multiple of its length.
   void emit(Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs);
+  /// `emit` takes row operand `operand`'s elements of each of its
+  /// runs from `values` (of the operand's type, a run's values per run)
+  /// instead of loading them.
+  void provideRowOperand(unsigned operand,
+                         std::vector<SmallVector<Value>> values) {
+    providedOperand = operand;
+    providedValues = std::move(values);
+  }
 
 private:
   Value sharedView(int64_t offset, ArrayRef<int64_t> shape, Type type) {
@@ -224,7 +236,7 @@ private:
   /// The row operands' elements for the `width` outputs of a run at `row`,
   /// `column` of the tile, as f32: each output's operands.
   SmallVector<SmallVector<Value>> loadRowOperands(Value row, Value column,
-                                                  int64_t width);
+                                                  int64_t width, size_t run);
   /// Stores the runs' `results` (f32) from the registers (the Direct path).
   void storeFragments(Value firstRow, Value firstColumn,
                       ArrayRef<AccumulatorRun> runs,
@@ -355,6 +367,9 @@ private:
   Type elementType;
   int64_t chunkElements;
   GemmTile t;
+  /// provideRowOperand's.
+  std::optional<unsigned> providedOperand;
+  std::vector<SmallVector<Value>> providedValues;
   GemmEpilogueArguments args;
   /// [bias, columns..., after columns...] x blockN, f32, in shared memory.
   Value columnConstants;

@@ -264,7 +264,24 @@ private:
   }
   /// The consumers' main loop over the K slices of one tile, the ring's
   /// slices `firstSlice` and on: the accumulators, every stage released.
-  Value emitMainLoop(Value firstSlice);
+  /// Where takesRowOperandFromRing, the slices of the tile's columns (from
+  /// `columnBase`) also give `inputRows` each run's x elements.
+  Value emitMainLoop(Value firstSlice, Value columnBase,
+                     std::vector<SmallVector<Value>> &inputRows);
+  /// Whether the epilogue's row operand that is x (N = K) comes from the
+  /// ring: x's rows of the K slices [columnBase, columnBase + blockN) are
+  /// the tile's residual, which would otherwise come in a second time
+  /// (docs/benchmarks.md, run 29). 16-bit types (ldmatrix), column tiles
+  /// that N fills.
+  bool takesRowOperandFromRing() const {
+    return p.inputRowOperand && !split() && elementBytes(elementType) == 2 &&
+           p.n == p.k && p.n % c.getBlockN() == 0 && c.getBlockN() % tileK == 0;
+  }
+  /// This thread's x elements of K slice `slice` of the tile's columns, in
+  /// stage `stage`, into `inputRows` (each run's, as accumulatorRuns
+  /// numbers them): ldmatrix gives each lane its pairs of a quad of runs.
+  void loadInputRows(Value stage, int64_t slice,
+                     std::vector<SmallVector<Value>> &inputRows);
   /// emitMainLoop for 3xTF32.
   Value emitSplitMainLoop(Value firstSlice);
   /// 3xTF32: waits for K slice `kTile` and its w remainders.
@@ -824,7 +841,44 @@ void WgmmaGemmEmitter::waitForTurn(Value firstSlice) {
           [&] { waitBarrier(parityOf(sub(iteration, 1)), turnBarrier()); });
 }
 
-Value WgmmaGemmEmitter::emitMainLoop(Value firstSlice) {
+void WgmmaGemmEmitter::loadInputRows(
+    Value stage, int64_t slice, std::vector<SmallVector<Value>> &inputRows) {
+  // Lane l addresses row l % 8 of matrix l / 8 = 2h + j of each quad (rows
+  // r + 8h, columns c + 8j); the stage's 16-byte chunks are swizzled by
+  // row % 8 = l % 8.
+  Value local = rem(thread, kWarpgroupThreads);
+  Value warp = div(local, 32), lane = rem(local, 32);
+  Value matrix = div(lane, 8);
+  Value rowInQuads = add(add(consumerFirstRow(), mul(warp, 16)),
+                         add(mul(div(matrix, 2), 8), rem(lane, 8)));
+  Value tile = sharedView(aOffset(stage), {c.getBlockM(), tileK}, elementType);
+  int64_t runsPerRowBlock = c.getBlockN() / 4;
+  int64_t quadsPerSlice = tileK / 16;
+  for (int64_t rowBlock = 0; rowBlock < rowBlocks(); ++rowBlock)
+    for (int64_t quad = 0; quad < quadsPerSlice; ++quad) {
+      Value chunk = add(rem(matrix, 2), 2 * quad);
+      Value column = mul(arith::XOrIOp::create(b, loc, chunk, rem(lane, 8)),
+                         kGemmChunkBytes / elementBytes(elementType));
+      Value fragment = nvgpu::LdMatrixOp::create(
+          b, loc, VectorType::get({4, 2}, elementType), tile,
+          ValueRange{add(rowInQuads, 64 * rowBlock), column},
+          /*transpose=*/false, /*numTiles=*/4);
+      // Matrix 2h + j: the run of row half h and n8 block j of the quad.
+      int64_t block = slice * (tileK / 8) + 2 * quad;
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t j = 0; j < 2; ++j) {
+          SmallVector<Value> &pair =
+              inputRows[rowBlock * runsPerRowBlock + 2 * (block + j) + h];
+          for (int64_t e = 0; e < 2; ++e)
+            pair.push_back(vector::ExtractOp::create(
+                b, loc, fragment, ArrayRef<int64_t>{2 * h + j, e}));
+        }
+    }
+}
+
+Value WgmmaGemmEmitter::emitMainLoop(
+    Value firstSlice, Value columnBase,
+    std::vector<SmallVector<Value>> &inputRows) {
   if (split())
     return emitSplitMainLoop(firstSlice);
   Value zero = LLVM::ZeroOp::create(b, loc, accumulatorType);
@@ -840,37 +894,62 @@ Value WgmmaGemmEmitter::emitMainLoop(Value firstSlice) {
   // the noise); the cooperative consumers fill each other's gaps.
   int64_t inFlight = c.isPingpong() ? 2 : 1;
   Value firstParity = parityOf(div(firstSlice, c.getStages()));
-  auto loop = scf::ForOp::create(
-      b, loc, idx(0), tilesK, idx(1),
-      ValueRange{zero, stageOf(firstSlice, idx(0)), firstParity},
-      [&](OpBuilder &nb, Location, Value kTile, ValueRange state) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value stage = state[1], parity = state[2];
-        waitBarrier(parity, fullBarrier(stage));
-        // `inFlight` stages of wgmmas stay in flight: the stage that many
-        // slices back is released once its wgmmas are done.
-        Value acc = multiplyStage(state[0], stage, /*fromZero=*/false);
-        NVVM::WgmmaWaitGroupSyncOp::create(b, loc,
-                                           b.getI64IntegerAttr(inFlight));
-        guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, kTile,
-                                      idx(inFlight)),
-                [&] {
-                  Value back = arith::CmpIOp::create(
-                      b, loc, arith::CmpIPredicate::uge, stage, idx(inFlight));
-                  release(select(back, sub(stage, inFlight),
-                                 add(stage, c.getStages() - inFlight)));
-                });
-        Value next = add(stage, 1);
-        Value wraps = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                            next, stages);
-        scf::YieldOp::create(
-            b, loc,
-            ValueRange{acc, select(wraps, idx(0), next),
-                       arith::XOrIOp::create(b, loc, parity, wraps)});
+  // One K slice: (accumulators, stage, parity) to the next's;
+  // `whileResident(stage)` once the slice's wgmmas are issued.
+  auto step = [&](Value kTile, ValueRange state,
+                  function_ref<void(Value stage)> whileResident) {
+    Value stage = state[1], parity = state[2];
+    waitBarrier(parity, fullBarrier(stage));
+    // `inFlight` stages of wgmmas stay in flight: the stage that many
+    // slices back is released once its wgmmas are done.
+    Value acc = multiplyStage(state[0], stage, /*fromZero=*/false);
+    if (whileResident)
+      whileResident(stage);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(inFlight));
+    guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, kTile,
+                                  idx(inFlight)),
+            [&] {
+              Value back = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::uge, stage, idx(inFlight));
+              release(select(back, sub(stage, inFlight),
+                             add(stage, c.getStages() - inFlight)));
+            });
+    Value next = add(stage, 1);
+    Value wraps =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next, stages);
+    return SmallVector<Value>{acc, select(wraps, idx(0), next),
+                              arith::XOrIOp::create(b, loc, parity, wraps)};
+  };
+  auto loop = [&](Value from, Value to, ValueRange initial) {
+    return SmallVector<Value>(
+        scf::ForOp::create(
+            b, loc, from, to, idx(1), initial,
+            [&](OpBuilder &nb, Location, Value kTile, ValueRange state) {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPoint(nb.getInsertionBlock(),
+                                  nb.getInsertionPoint());
+              scf::YieldOp::create(b, loc, step(kTile, state, nullptr));
+            })
+            .getResults());
+  };
+  SmallVector<Value> state{zero, stageOf(firstSlice, idx(0)), firstParity};
+  if (takesRowOperandFromRing()) {
+    // The slices of the tile's columns, unrolled, each giving its runs'
+    // x elements, between the slices before and after them.
+    Value first = div(columnBase, tileK);
+    int64_t columnSlices = c.getBlockN() / tileK;
+    inputRows.assign(accumulators() / 2, {});
+    state = loop(idx(0), first, state);
+    for (int64_t slice = 0; slice < columnSlices; ++slice)
+      state = step(add(first, slice), state, [&](Value stage) {
+        loadInputRows(stage, slice, inputRows);
       });
+    state = loop(add(first, columnSlices), tilesK, state);
+  } else {
+    state = loop(idx(0), tilesK, state);
+  }
   endTurn();
-  Value acc = waitForGroups(0, loop.getResult(0));
+  Value acc = waitForGroups(0, state[0]);
   int64_t slices = llvm::divideCeil(p.k, tileK);
   for (int64_t back = std::min(inFlight, slices); back >= 1; --back)
     release(stageOf(firstSlice, idx(slices - back)));
@@ -994,8 +1073,12 @@ void WgmmaGemmEmitter::emitConsumer() {
         GemmEpilogueEmitter epilogue(b, loc, p, gemmTile, *epilogueArgs);
         epilogue.loadColumnConstants();
         consumerBarrier();
+        std::vector<SmallVector<Value>> inputRows;
         Value acc =
-            emitMainLoop(arith::MulIOp::create(b, loc, iteration, tilesK));
+            emitMainLoop(arith::MulIOp::create(b, loc, iteration, tilesK),
+                         position.columnBase, inputRows);
+        if (!inputRows.empty())
+          epilogue.provideRowOperand(*p.inputRowOperand, std::move(inputRows));
         if (c.isClustered())
           // A cluster's tile past the last block row: loaded (as zeros) and
           // multiplied for the peer's sake, not stored.

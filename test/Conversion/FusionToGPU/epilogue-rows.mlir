@@ -73,6 +73,41 @@ func.func @residual_bf16(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>,
   return %y : tensor<?x96xbf16>
 }
 
+// A residual that is x itself (N = K) is x's rows of the K slices of the
+// tile's columns, which the wgmma kernel's ring holds: each of those
+// slices, unrolled between the loops over the slices before and after
+// them, reads its quads' pairs with ldmatrix from x's stage while its
+// wgmmas run, and the residual is never loaded from memory. In f32 (the
+// kernel takes 16-bit pairs only) it is loaded.
+// WGMMA: gpu.func @input_residual_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x128xbf16>, %[[RESIN:.*]]: memref<?x128xbf16>)
+// WGMMA-NOT: %[[RESIN]]
+// WGMMA: scf.for
+// WGMMA: nvvm.wgmma.mma_async
+// WGMMA: scf.yield
+// WGMMA: nvvm.wgmma.mma_async
+// WGMMA-COUNT-4: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<128x64xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// WGMMA: scf.for
+// WGMMA-NOT: %[[RESIN]]
+// WGMMA: gpu.return
+// WGMMA: gpu.func @input_residual_f32_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x128xf32>, %[[RESF:.*]]: memref<?x128xf32>)
+// WGMMA: vector.load %[[RESF]]
+func.func @input_residual(%x: tensor<?x128xbf16>, %w: tensor<128x128xbf16>) -> tensor<?x128xbf16> {
+  %y = fusion.fused_linear %x, %w epilogue rows(%x) {
+  ^bb0(%acc: f32, %res: f32):
+    %0 = arith.addf %acc, %res : f32
+    fusion.yield %0 : f32
+  } : (tensor<?x128xbf16>, tensor<128x128xbf16>, tensor<?x128xbf16>) -> tensor<?x128xbf16>
+  return %y : tensor<?x128xbf16>
+}
+func.func @input_residual_f32(%x: tensor<?x128xf32>, %w: tensor<128x128xf32>) -> tensor<?x128xf32> {
+  %y = fusion.fused_linear %x, %w epilogue rows(%x) {
+  ^bb0(%acc: f32, %res: f32):
+    %0 = arith.addf %acc, %res : f32
+    fusion.yield %0 : f32
+  } : (tensor<?x128xf32>, tensor<128x128xf32>, tensor<?x128xf32>) -> tensor<?x128xf32>
+  return %y : tensor<?x128xf32>
+}
+
 // Rows of an odd width are not 8-byte aligned: the residual is read an
 // element at a time.
 // WGMMA: gpu.func @residual_odd_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[OUTODD:.*]]: memref<?x95xf32>, %[[RESODD:.*]]: memref<?x95xf32>)
