@@ -233,8 +233,9 @@ private:
     return viewOf(t.shared, idx(offset), shape, type);
   }
 
-  /// The row operands' elements for the `width` outputs of a run at `row`,
-  /// `column` of the tile, as f32: each output's operands.
+  /// The row operands' elements for the `width` outputs of run number
+  /// `run` of emit's, at `row`, `column` of the tile, as f32: each output's
+  /// operands (a provided operand's from provideRowOperand's values).
   SmallVector<SmallVector<Value>> loadRowOperands(Value row, Value column,
                                                   int64_t width, size_t run);
   /// Stores the runs' `results` (f32) from the registers (the Direct path).
