@@ -136,6 +136,11 @@ private:
   Value consumerFirstRow() {
     return c.isPingpong() ? idx(0) : mul(consumer, c.getWarpgroupTileRows());
   }
+  /// This thread's warp in its warpgroup, and its lane.
+  std::pair<Value, Value> warpAndLane() {
+    Value local = rem(thread, kWarpgroupThreads);
+    return {div(local, 32), rem(local, 32)};
+  }
   /// The m64 row blocks of a consumer warpgroup's rows: one wgmma each a K
   /// step, into its own accumulators.
   int64_t rowBlocks() const { return c.getWarpgroupTileRows() / 64; }
@@ -790,8 +795,7 @@ SmallVector<Value> WgmmaGemmEmitter::loadXParts(Value stage) {
   // warp's 16 of a K step's first 16-byte chunk, lanes 16-31 the second
   // chunk; register j holds row l / 4 (+ 8 for odd j), k l % 4 (+ 4 for
   // j >= 2): wgmma's A fragment of tf32 (and mma.sync's).
-  Value local = rem(thread, kWarpgroupThreads);
-  Value warp = div(local, 32), lane = rem(local, 32);
+  auto [warp, lane] = warpAndLane();
   Value row = add(add(consumerFirstRow(), mul(warp, 16)), rem(lane, 16));
   Value tile = sharedView(aOffset(stage), {c.getBlockM(), tileK}, elementType);
   Type f32 = b.getF32Type(), bitsType = b.getI32Type();
@@ -846,8 +850,7 @@ void WgmmaGemmEmitter::loadInputRows(
   // Lane l addresses row l % 8 of matrix l / 8 = 2h + j of each quad (rows
   // r + 8h, columns c + 8j); the stage's 16-byte chunks are swizzled by
   // row % 8 = l % 8.
-  Value local = rem(thread, kWarpgroupThreads);
-  Value warp = div(local, 32), lane = rem(local, 32);
+  auto [warp, lane] = warpAndLane();
   Value matrix = div(lane, 8);
   Value rowInQuads = add(add(consumerFirstRow(), mul(warp, 16)),
                          add(mul(div(matrix, 2), 8), rem(lane, 8)));
@@ -1107,8 +1110,7 @@ void WgmmaGemmEmitter::emitEpilogue(GemmEpilogueEmitter &epilogue, Value acc) {
   // Lane l of warp w of a consumer warpgroup holds, of each n8 block j of
   // each of its m64 row blocks r, rows 64r + 16w + l / 4 (+ 8) and columns
   // 8j + 2 (l % 4) (+ 1): elements 4j, 4j + 1 (+ 2, + 3) of the block's.
-  Value local = rem(thread, kWarpgroupThreads);
-  Value warp = div(local, 32), lane = rem(local, 32);
+  auto [warp, lane] = warpAndLane();
   Value firstRow = add(add(consumerFirstRow(), mul(warp, 16)), div(lane, 4));
   Value firstColumn = mul(rem(lane, 4), 2);
   SmallVector<AccumulatorRun> runs;
