@@ -410,6 +410,41 @@ EXPANDS = {"aten.expand.default"}
 CONSTANTS = {"aten.full.default", "aten.scalar_tensor.default"}
 
 
+def constant_readers(node):
+    """The nodes reading the constant `node`'s value, through its structural
+    copies (export and AOTAutograd copy a lifted constant before its use)."""
+    readers, stack = [], list(node.users)
+    while stack:
+        user = stack.pop()
+        if op_name(user) in STRUCTURAL:
+            stack += list(user.users)
+        else:
+            readers.append(user)
+    return readers
+
+
+def folds_as_number(tensor, readers):
+    """Whether the constant `tensor` (the forward made it: torch.tensor(2.0))
+    is one number that `readers`, all elementwise ops, read as a number: 0-d
+    (PyTorch promotes it as a number), or (1,) of the dtype of each reader's
+    operands and result (no promotion)."""
+
+    def reads_as_number(reader):
+        if tensor.dim() == 0:
+            return True
+        dtypes = {reader.meta["val"].dtype} | {
+            a.meta["val"].dtype for a in reader.all_input_nodes
+            if isinstance(a.meta.get("val"), torch.Tensor)}
+        return dtypes == {tensor.dtype}
+
+    return tensor.numel() == 1 and tensor.dim() <= 1 and \
+        (tensor.is_floating_point() or
+         tensor.dtype in (torch.int8, torch.int16, torch.int32,
+                          torch.int64, torch.uint8)) and \
+        bool(readers) and all(op_name(r) in ELEMENTWISE and
+                              reads_as_number(r) for r in readers)
+
+
 def computes(node):
     """Whether `node` computes something (as opposed to passing values on:
     views, conversions, constants)."""

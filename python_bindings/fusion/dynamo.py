@@ -8,8 +8,10 @@ needs). In the forward graph, every GEMM with a transposed-weight operand
 importer (fusion/aten.py) takes, tried one by one in graph order: elementwise
 ops, reductions along the features, softmax, layer, group and batch norms,
 pooling of the features; their other operands are numbers, per-column
-vectors, single values, or values computed before the GEMM (a residual,
-another layer's output) or in it. Values that leave the partition become
+vectors, single values (a tensor of one number that the forward makes,
+`torch.tensor(-1.5)`, is folded into the program, as fusion.compile does),
+or values computed before the GEMM (a residual, another layer's output) or
+in it. Values that leave the partition become
 its results; a partition stops before a second [batch, features] matrix
 would leave it (narrower values, such as reductions, may), so that the
 GEMM's output still makes one trip through memory. Each partition is
@@ -34,6 +36,7 @@ from torch._decomp import core_aten_decompositions
 from torch._dynamo import register_backend
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
+from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.fx.passes.tools_common import legalize_graph
 
 from . import aten
@@ -99,11 +102,13 @@ def _check_options(options, example_inputs):
 
 
 class _Partition:
-    """A GEMM and the ops fused after it."""
+    """A GEMM and the ops fused after it; `numbers` are the graph's
+    constants read as numbers (see _numbers)."""
 
-    def __init__(self, gemm, transpose):
+    def __init__(self, gemm, transpose, numbers):
         self.gemm = gemm
         self.members = [transpose, gemm]
+        self.numbers = numbers
 
     def outputs(self):
         """Member values used outside the partition, in graph order: those
@@ -116,29 +121,64 @@ class _Partition:
                 any(u not in members for u in n.users)]
 
     def inputs(self):
-        return _inputs(self.members)
+        return _inputs(self.members, self.numbers)
 
 
-def _inputs(members):
-    """The tensors that `members` (a list) read from outside, in order."""
+def _inputs(members, numbers):
+    """The tensors that `members` (a list) read from outside, in order
+    (`numbers` aside, which they read as numbers)."""
     inside, seen = set(members), []
     for node in members:
         for arg in node.all_input_nodes:
             if arg not in inside and arg not in seen and \
+                    arg not in numbers and \
                     isinstance(aten.tensor_meta(arg), torch.Tensor):
                 seen.append(arg)
     return seen
+
+
+def _numbers(gm):
+    """The tensors of one number that the forward made (torch.tensor(-1.5):
+    attributes of `gm`, which live on the CPU) and that every op reading
+    them reads as a number, with their structural copies: node -> the
+    number. Partitions fold them into their programs, as fusion.compile
+    does, rather than pass a CPU tensor to a library of another device."""
+    numbers = {}
+    for node in gm.graph.nodes:
+        if node.op != "get_attr":
+            continue
+        value = functools.reduce(getattr, node.target.split("."), gm)
+        readers = [r for r in aten.constant_readers(node)
+                   if r.op == "call_function"]
+        if not isinstance(value, torch.Tensor) or \
+                not aten.folds_as_number(value, readers):
+            continue
+        copies = [node]
+        for copy in copies:
+            copies += [u for u in copy.users
+                       if aten.op_name(u) in aten.STRUCTURAL]
+        # The forward compiler runs under AOTAutograd's fake mode; the
+        # attribute itself is a real tensor.
+        with unset_fake_temporarily():
+            number = float(value.item())
+        numbers.update((copy, number) for copy in copies)
+    return numbers
 
 
 def _is_multi_result(node):
     return isinstance(node.meta.get("val"), (tuple, list))
 
 
-def _importer(members, outputs=()):
-    """The importer of `members` (run), or None when it refuses them: the
-    importer alone says what a partition can hold."""
+def _importer(members, numbers, outputs=()):
+    """The importer of `members` (run), or None when it refuses them or
+    they read a tensor of another device than the GEMM's: the importer
+    alone says what a partition can hold."""
+    inputs = _inputs(members, numbers)
+    device = aten.tensor_meta(members[1]).device
+    if any(aten.tensor_meta(arg).device != device for arg in inputs):
+        return None
     try:
-        importer = aten.Importer(members, _inputs(members), list(outputs))
+        importer = aten.Importer(members, inputs, list(outputs), numbers)
         importer.run()
     except UnsupportedOperationError:
         return None
@@ -184,7 +224,7 @@ def _without(members, node):
     return [m for m in members if m not in gone]
 
 
-def _grow(gemm, order):
+def _grow(gemm, order, numbers):
     """The partition of `gemm`, or None when nothing fuses after it."""
     if aten.op_name(gemm) == "aten.addmm.default":
         transpose = gemm.args[2]
@@ -204,8 +244,8 @@ def _grow(gemm, order):
     if aten.op_name(transpose) == "aten.permute.default" and \
             list(transpose.args[1]) != [1, 0]:
         return None
-    partition = _Partition(gemm, transpose)
-    if _importer(partition.members) is None:
+    partition = _Partition(gemm, transpose, numbers)
+    if _importer(partition.members, numbers) is None:
         return None
     members = set(partition.members)
     downstream = _downstream(gemm)
@@ -224,7 +264,7 @@ def _grow(gemm, order):
         for arg in outside:
             pulled += [p for p in _pulled(arg, members) if p not in pulled]
         candidate = partition.members + pulled + [node]
-        if _importer(candidate) is not None:
+        if _importer(candidate, numbers) is not None:
             partition.members = candidate
             members.update(pulled + [node])
     columns = meta.shape[-1]
@@ -238,7 +278,7 @@ def _grow(gemm, order):
             partition.members = [n for n in partition.members
                                  if n not in orphans]
             continue
-        importer = _importer(partition.members)
+        importer = _importer(partition.members, numbers)
         outputs = partition.outputs()
         # Values fusion does not return (other dtypes, expanded values)
         # stay PyTorch's, and what is computed from them.
@@ -318,7 +358,8 @@ def _compile_partition(partition, options, compile_only):
     only compiling."""
     outputs = partition.outputs()
     inputs = partition.inputs()
-    importer = aten.Importer(partition.members, inputs, outputs)
+    importer = aten.Importer(partition.members, inputs, outputs,
+                             partition.numbers)
     program = importer.run()
     views = _view_shapes(partition.gemm.graph, outputs,
                          importer.result_shapes)
@@ -383,6 +424,7 @@ def fuse_graph(gm, options=None, compile_only=False):
     (for tests and logs)."""
     options = options or {}
     graph = gm.graph
+    numbers = _numbers(gm)
     fused = []
     for gemm in list(graph.nodes):
         if aten.op_name(gemm) not in ("aten.addmm.default",
@@ -391,7 +433,7 @@ def fuse_graph(gm, options=None, compile_only=False):
         if gemm.graph is not graph:
             continue
         order = list(graph.nodes)
-        partition = _grow(gemm, order)
+        partition = _grow(gemm, order, numbers)
         if partition is None:
             continue
         try:
@@ -405,6 +447,9 @@ def fuse_graph(gm, options=None, compile_only=False):
         for node in reversed(partition.members):
             if not node.users:
                 graph.erase_node(node)
+    for node in reversed(list(numbers)):
+        if not node.users:
+            graph.erase_node(node)  # folded into every reader
     legalize_graph(gm)
     graph.lint()
     gm.recompile()

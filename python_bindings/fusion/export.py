@@ -15,7 +15,7 @@ import torch
 import torch.nn as nn
 from torch.export.graph_signature import InputKind, OutputKind
 
-from .aten import (ELEMENTWISE, ROW_VIEWS, STRUCTURAL, Importer,
+from .aten import (ROW_VIEWS, Importer, constant_readers, folds_as_number,
                    op_name, where)
 from .errors import UnsupportedOperationError
 
@@ -205,7 +205,8 @@ def import_module(module, example_inputs, *, training, name="forward"):
                                 name=spec.target)
         elif spec.kind == InputKind.CONSTANT_TENSOR and \
                 not _is_tensor_attribute(module, spec.target) and \
-                _folds_as_number(node, ep.constants[spec.target]):
+                folds_as_number(ep.constants[spec.target],
+                                constant_readers(node)):
             argument = Argument("constant", name=spec.target)
             constants[spec.target] = ep.constants[spec.target]
             numbers[node] = float(constants[spec.target].item())
@@ -273,42 +274,6 @@ def _is_tensor_attribute(module, target):
     except AttributeError:
         return False
     return isinstance(getattr(owner, leaf, None), torch.Tensor)
-
-
-def _readers(node):
-    """The ops reading `node`'s value, through its structural copies (export
-    clones a lifted constant before its use)."""
-    readers, stack = [], list(node.users)
-    while stack:
-        user = stack.pop()
-        if op_name(user) in STRUCTURAL:
-            stack += list(user.users)
-        else:
-            readers.append(user)
-    return readers
-
-
-def _folds_as_number(node, tensor):
-    """Whether the constant `tensor` (the forward made it: torch.tensor(2.0))
-    is one number that only elementwise ops read, and reads as a number: 0-d
-    (PyTorch promotes it as a number), or (1,) of the dtype of its reader's
-    operands and result (no promotion)."""
-    readers = _readers(node)
-
-    def reads_as_number(reader):
-        if tensor.dim() == 0:
-            return True
-        dtypes = {reader.meta["val"].dtype} | {
-            a.meta["val"].dtype for a in reader.all_input_nodes
-            if isinstance(a.meta.get("val"), torch.Tensor)}
-        return dtypes == {tensor.dtype}
-
-    return tensor.numel() == 1 and tensor.dim() <= 1 and \
-        (tensor.is_floating_point() or
-         tensor.dtype in (torch.int8, torch.int16, torch.int32,
-                          torch.int64, torch.uint8)) and \
-        bool(readers) and all(op_name(r) in ELEMENTWISE and
-                              reads_as_number(r) for r in readers)
 
 
 def _batch_norm_name(node):

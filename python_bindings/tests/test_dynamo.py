@@ -18,12 +18,34 @@ import fusion.dynamo
 from conftest import LinearScaleBatchNorm
 
 
+GPU = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+
+
 @pytest.fixture(autouse=True)
 def fresh_dynamo(tmp_path, monkeypatch):
     monkeypatch.setenv("FUSION_CACHE_DIR", str(tmp_path / "cache"))
     torch._dynamo.reset()
     yield
     torch._dynamo.reset()
+
+
+@pytest.fixture
+def library_arguments(monkeypatch):
+    """The arguments of each fusion::run call of the graphs compiled:
+    "input" for the graph's inputs, else the ATen op that makes them."""
+    calls = []
+    original = fusion.dynamo.fuse_graph
+
+    def observe(gm, *args, **kwargs):
+        fused = original(gm, *args, **kwargs)
+        calls.extend(["input" if a.op == "placeholder" else str(a.target)
+                      for a in n.args[1]]
+                     for n in gm.graph.nodes
+                     if n.target is torch.ops.fusion.run.default)
+        return fused
+
+    monkeypatch.setattr(fusion.dynamo, "fuse_graph", observe)
+    return calls
 
 
 @pytest.fixture
@@ -301,7 +323,7 @@ def test_cache_hit_in_a_second_process(tmp_path):
     assert len(list((tmp_path / "shared").iterdir())) == 1
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+@GPU
 def test_cuda_graph_capture():
     model = nn.Sequential(nn.Linear(64, 48), nn.GELU()).cuda()
     compiled = torch.compile(model, backend="fusion")
@@ -355,6 +377,52 @@ def test_single_value_operands_through_fusion_compile():
     (reference * torch.arange(6.0)).sum().backward()
     for p, q in zip(model.parameters(), twin.parameters()):
         assert relative_error(p.grad, q.grad) <= 1e-5
+
+
+class NumbersMadeInForward(nn.Module):
+    """Tensors of one number made in forward (on the CPU, whatever the
+    model's device): `y * torch.tensor(-1.5)`; with `also_reduced`, the
+    tensor is also summed, which reads it as a tensor."""
+
+    def __init__(self, also_reduced=False):
+        super().__init__()
+        self.linear = nn.Linear(8, 6)
+        self.also_reduced = also_reduced
+
+    def forward(self, x):
+        scale = torch.tensor(-1.5)
+        y = self.linear(x) * scale + torch.tensor(0.5)
+        return F.elu(y + scale.sum() if self.also_reduced else y)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=GPU)])
+def test_numbers_made_in_forward_fold_into_the_program(library_arguments,
+                                                      device):
+    model = NumbersMadeInForward().to(device)
+    x = torch.randn(5, 8, device=device)
+    assert compiled_error(model, x) <= 1e-5
+    assert fusion.dynamo.last_fused == [[
+        "aten.permute.default", "aten.addmm.default", "aten.mul.Tensor",
+        "aten.add.Tensor", "aten.elu.default"]]
+    # The weight, the bias and x: the numbers are in the program.
+    assert library_arguments == [["input"] * 3]
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=GPU)])
+def test_numbers_read_as_tensors_stay_inputs_of_their_device(
+        library_arguments, device):
+    model = NumbersMadeInForward(also_reduced=True).to(device)
+    x = torch.randn(5, 8, device=device)
+    assert compiled_error(model, x) <= 1e-5
+    # On the CPU the tensor and its sum are single values the partition
+    # reads (broadcast to its columns); on the GPU the ops reading them stay
+    # PyTorch's (a library takes tensors of one device), and with them the
+    # whole chain.
+    if device == "cpu":
+        assert library_arguments == [["input"] * 3 +
+                                     ["aten.clone.default"] * 2]
+    else:
+        assert library_arguments == []
 
 
 class NormSoftmax(nn.Module):
