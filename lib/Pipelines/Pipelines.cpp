@@ -72,6 +72,8 @@ void fusion::buildKernelsToNVVMPipeline(OpPassManager &pm) {
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());
   kernels.addPass(createSCFToControlFlowPass());
+  // Before libdevice takes math.erf.
+  kernels.addPass(fusion::createExpandOnePlusErf());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(createConvertVectorToLLVMPass());
   kernels.addPass(createConvertMathToLLVMPass());

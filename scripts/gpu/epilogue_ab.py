@@ -119,6 +119,11 @@ def run(args):
     if unknown:
         sys.exit(f"unknown precisions {sorted(unknown)} (known: "
                  f"{', '.join(PRECISIONS)})")
+    epilogues = args.epilogues.split(",") if args.epilogues else MODELS
+    unknown = set(epilogues) - set(MODELS)
+    if unknown:
+        sys.exit(f"unknown epilogues {sorted(unknown)} (known: "
+                 f"{', '.join(MODELS)})")
     sides = sorted(p.name for p in out.iterdir() if p.is_dir())
     if args.first:
         sides.remove(args.first)
@@ -141,6 +146,8 @@ def run(args):
                       "s": torch.randn(m, 1, device="cuda", dtype=dtype)}
             y64 = torch.addmm(b.double(), x.double(), w.double().t())
             for name, (_, extra, _, model) in MODELS.items():
+                if name not in epilogues:
+                    continue
                 inputs = [x, w, b] + ([extras[extra]] if extra else [])
                 ref = model(y64, x.double(), extras["r"].double(),
                             extras["s"].double())
@@ -194,6 +201,8 @@ def main():
     r.add_argument("--rounds", type=int, default=7,
                    help="timing rounds (0: check only, e.g. under "
                    "compute-sanitizer)")
+    r.add_argument("--epilogues", default=None,
+                   help="the MODELS to run, comma-separated (default: all)")
     r.add_argument("--first", default=None,
                    help="the side the others are compared with")
     args = parser.parse_args()

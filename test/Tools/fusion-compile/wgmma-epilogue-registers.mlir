@@ -3,14 +3,19 @@
 // an erf. Loaded all ahead of the runs, the 64 columns a thread of both
 // vectors spilled 504 bytes a thread in tf32; a batch of runs loads its own
 // now. Both schedules: the ping-pong kernel's warpgroups hold two m64n128
-// row blocks of accumulators each.
+// row blocks of accumulators each. gelu's 1 + erf is one polynomial and one
+// ex2 (fusion-expand-one-plus-erf), not libdevice's erff, whose two
+// branches meet at |s| = 1.00296 (0f3F8060FE).
 // REQUIRES: cuda-toolkit
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma --precision=tf32 -o %t/tf32.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/tf32.ptx -o %t/tf32.cubin 2>&1 | FileCheck %s --implicit-check-not=C75
+// RUN: FileCheck %s --check-prefix=PTX --input-file=%t/tf32.ptx --implicit-check-not=0f3F8060FE
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma --precision=tf32 --schedule=pingpong -o %t/pingpong.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/pingpong.ptx -o %t/pingpong.cubin 2>&1 | FileCheck %s --implicit-check-not=C75
 
+// PTX: min.f32 {{.*}}, 0f40900000;
+// PTX: ex2.approx.ftz.f32
 // CHECK: Compiling entry function 'gelu_shift_0_gemm'
 // CHECK-NEXT: Function properties for gelu_shift_0_gemm
 // CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
