@@ -23,9 +23,9 @@ constexpr double kPolynomialEnd = 4.5;
 /// rounded to f32 (the accuracy the pass description states is that of
 /// these f32 values).
 constexpr double kCoefficients[] = {
-    -1.6279078722000122,     0.5242639780044556,   -0.14837613701820374,
-    0.02790195681154728,     -0.0001480902428738773, -0.002121778903529048,
-    0.0008099403348751366,   -0.00015994790010154247, 1.7075653886422515e-05,
+    -1.6279078722000122,   0.5242639780044556,      -0.14837613701820374,
+    0.02790195681154728,   -0.0001480902428738773,  -0.002121778903529048,
+    0.0008099403348751366, -0.00015994790010154247, 1.7075653886422515e-05,
     -7.750865052003064e-07};
 
 /// 1 + erf(s) -> (s <= 0 ? e : 2 - e), e = erfc(|s|) as one ex2.
@@ -53,16 +53,15 @@ struct OnePlusErfAsExp2 : OpRewritePattern<arith::AddFOp> {
     Value s = erf.getOperand();
     Value t = math::AbsFOp::create(rewriter, loc, s);
     // minnumf: a NaN t gives 4.5 here, and NaN through t * t below.
-    Value clamped = arith::MinNumFOp::create(rewriter, loc, t,
-                                             constant(kPolynomialEnd));
+    Value clamped =
+        arith::MinNumFOp::create(rewriter, loc, t, constant(kPolynomialEnd));
     Value r = constant(kCoefficients[std::size(kCoefficients) - 1]);
     for (double c : llvm::reverse(llvm::ArrayRef(kCoefficients).drop_back()))
       r = math::FmaOp::create(rewriter, loc, r, clamped, constant(c));
     r = arith::MulFOp::create(rewriter, loc, r, clamped);
     Value square = arith::MulFOp::create(rewriter, loc, s, s);
-    Value exponent =
-        math::FmaOp::create(rewriter, loc, square,
-                            constant(-1.4426950408889634), r);
+    Value exponent = math::FmaOp::create(rewriter, loc, square,
+                                         constant(-1.4426950408889634), r);
     // ftz: results below 2^-126 flush to 0, as erfc(t) falls to 0; the
     // non-ftz form adds a range check and two scalings an element.
     Value erfc = LLVM::CallIntrinsicOp::create(
@@ -73,8 +72,7 @@ struct OnePlusErfAsExp2 : OpRewritePattern<arith::AddFOp> {
     Value nonPositive = arith::CmpFOp::create(
         rewriter, loc, arith::CmpFPredicate::OLE, s, constant(0.0));
     Value upper = arith::SubFOp::create(rewriter, loc, constant(2.0), erfc);
-    rewriter.replaceOpWithNewOp<arith::SelectOp>(add, nonPositive, erfc,
-                                                 upper);
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(add, nonPositive, erfc, upper);
     rewriter.eraseOp(erf);
     return success();
   }
