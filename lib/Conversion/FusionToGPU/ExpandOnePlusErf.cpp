@@ -20,8 +20,8 @@ constexpr double kPolynomialEnd = 4.5;
 
 /// r(t) = log2(erfc(t) exp(t^2)) on [0, 4.5] as sum c_i t^i, i = 1..10
 /// (r(0) = 0), fitted in float64 for the absolute error of erfc(t) and
-/// rounded to f32 (the accuracy the pass description states is that of
-/// these f32 values).
+/// rounded to f32 (the values the kernels use, whose accuracy on the GPU
+/// the pass description states).
 constexpr double kCoefficients[] = {
     -1.6279078722000122,   0.5242639780044556,      -0.14837613701820374,
     0.02790195681154728,   -0.0001480902428738773,  -0.002121778903529048,
