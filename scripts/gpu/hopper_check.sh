@@ -63,7 +63,9 @@ case "${1:-}" in
                   "workloads_f32_tf32.so g_4096x4096 130 tf32" \
                   "workloads_f32_tf32.so b_1000x4000 77 tf32" \
                   "workloads_f32_fp32.so b_1000x4000 77 fp32" \
-                  "workloads_bf16.so b_1000x4000 77 bf16"; do
+                  "workloads_bf16.so b_1000x4000 77 bf16" \
+                  "workloads_bf16.so b_1000x4000 333 bf16" \
+                  "workloads_f32_fp32.so b_513x129 333 fp32"; do
         set -- $call
         echo "== $tool $1 $2 M=$3"
         compute-sanitizer --tool "$tool" --error-exitcode 9 \
