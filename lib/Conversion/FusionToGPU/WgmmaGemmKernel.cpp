@@ -115,6 +115,13 @@ private:
   Value i32(int32_t v) {
     return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
   }
+  /// An index that fits 32 bits (a K slice, a stage), and back.
+  Value toI32(Value index) {
+    return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);
+  }
+  Value toIndex(Value value) {
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), value);
+  }
   /// Bit 0 of `index`, as the i1 phase parity of an mbarrier.
   Value parityOf(Value index) {
     return arith::IndexCastUIOp::create(b, loc, b.getI1Type(), rem(index, 2));
@@ -305,9 +312,15 @@ private:
   /// buffer, fenced for the tensor cores, by thread `splitter` of
   /// kSplitters.
   void splitStage(Value stage, Value splitter);
-  /// The wgmma descriptor of the K-major, 128-byte-swizzled matrix at
-  /// shared byte address `address` (i64).
-  Value descriptor(Value address);
+  /// The low word (i32) of the wgmma descriptor of the matrix at byte
+  /// `offset` (index) from the ring's origin.
+  Value descriptorLow(Value offset);
+  /// The wgmma descriptor (i64) of the K-major, 128-byte-swizzled matrix
+  /// `bytes` past the one whose low word is `low`: the stage's words are
+  /// computed once and each K step adds to the low word alone (CUTLASS's
+  /// descriptor iterator), since 64-bit address arithmetic a wgmma took
+  /// 6 instructions a descriptor.
+  Value descriptor(Value low, int64_t bytes);
   /// The wgmmas of one stage into `acc` (3xTF32: x's parts `xParts` of
   /// loadXParts, replaced by the values the wgmmas read, and the stage's
   /// w remainders); the first starts from zero when `fromZero`.
@@ -354,7 +367,9 @@ private:
   /// the ping-pong schedule, else 1 (they share each tile).
   int64_t turns;
 
-  Value xMap, wMap, barriers, shared, sharedBase;
+  Value xMap, wMap, barriers, shared;
+  /// The low word of the descriptor of the ring's origin (descriptorLow).
+  Value originDescriptorLow;
   /// The thread's index in the block, and among the consumers; its
   /// warpgroup, and its index among the consumer warpgroups.
   Value thread, consumerThread, warpgroup, consumer, rows, tilesK, tiles;
@@ -429,8 +444,17 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface(), workgroup()),
       raw, shift, ValueRange{idx(layout.total - kSwizzleAtomBytes)});
-  sharedBase =
-      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), add(address, shift));
+  // Start address (bits 0-13, in 16-byte units) and leading byte offset 16
+  // (bit 16, unused by swizzled K-major layouts). Shared memory ends below
+  // 256 KiB, so a matrix further on adds its offset / 16 without a carry
+  // out of the start address.
+  Value origin =
+      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), add(address, shift));
+  originDescriptorLow = arith::OrIOp::create(
+      b, loc,
+      arith::ShRUIOp::create(
+          b, loc, arith::AndIOp::create(b, loc, origin, i32(0x3ffff)), i32(4)),
+      i32(1 << 16));
 
   barriers = nvgpu::MBarrierCreateOp::create(
       b, loc,
@@ -602,15 +626,21 @@ void WgmmaGemmEmitter::release(Value stage) {
   });
 }
 
-Value WgmmaGemmEmitter::descriptor(Value address) {
-  // Start address (bits 0-13, in 16-byte units), leading byte offset 16
-  // (unused by swizzled K-major layouts), stride byte offset 1024 between
-  // groups of 8 rows (bits 32-45), 128-byte swizzle (bits 62-63 = 1).
-  Value start = arith::ShRUIOp::create(
-      b, loc, arith::AndIOp::create(b, loc, address, i64(0x3ffff)), i64(4));
-  constexpr int64_t fixed =
-      (int64_t(1) << 16) | (int64_t(64) << 32) | (int64_t(1) << 62);
-  return arith::OrIOp::create(b, loc, start, i64(fixed));
+Value WgmmaGemmEmitter::descriptorLow(Value offset) {
+  Value units = arith::ShRUIOp::create(
+      b, loc, arith::IndexCastUIOp::create(b, loc, b.getI32Type(), offset),
+      i32(4));
+  return arith::AddIOp::create(b, loc, originDescriptorLow, units);
+}
+
+Value WgmmaGemmEmitter::descriptor(Value low, int64_t bytes) {
+  // Stride byte offset 1024 between groups of 8 rows (bits 32-45), 128-byte
+  // swizzle (bits 62-63 = 1).
+  constexpr int64_t high = (int64_t(64) << 32) | (int64_t(1) << 62);
+  Value start =
+      bytes ? arith::AddIOp::create(b, loc, low, i32(bytes / 16)) : low;
+  return arith::OrIOp::create(
+      b, loc, arith::ExtUIOp::create(b, loc, b.getI64Type(), start), i64(high));
 }
 
 Value WgmmaGemmEmitter::wgmma(Value acc, int64_t rowBlock, Value aDescriptor,
@@ -651,25 +681,19 @@ Value WgmmaGemmEmitter::wgmma(Value acc, int64_t rowBlock, Value aDescriptor,
 
 Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, bool fromZero,
                                       MutableArrayRef<Value> xParts) {
-  auto address = [&](Value offset) {
-    return arith::AddIOp::create(
-        b, loc, sharedBase,
-        arith::IndexCastUIOp::create(b, loc, b.getI64Type(), offset));
-  };
   // The consumer's rows of x (3xTF32: `xParts`); w's rows all.
-  Value a =
-      address(add(aOffset(stage), mul(consumerFirstRow(), kGemmRowBytes)));
+  Value a = descriptorLow(
+      add(aOffset(stage), mul(consumerFirstRow(), kGemmRowBytes)));
   assert((!split() || rowBlocks() == 1) && "3xTF32 x parts of 64 rows");
-  Value bTile = address(bOffset(stage));
-  Value bLow = split() ? address(remainderOffset(stage)) : Value();
+  Value bTile = descriptorLow(bOffset(stage));
+  Value bLow = split() ? descriptorLow(remainderOffset(stage)) : Value();
   // The accumulators (zeros of a tile's first slice) and x's parts are
   // written before the fence that orders those writes before the wgmmas.
   acc = passThrough("", acc, xParts);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t step = 0; step < kGemmRowBytes / kMmaKBytes; ++step) {
-    auto at = [&](Value base) {
-      return descriptor(
-          arith::AddIOp::create(b, loc, base, i64(step * kMmaKBytes)));
+    auto at = [&](Value low, int64_t bytes = 0) {
+      return descriptor(low, step * kMmaKBytes + bytes);
     };
     bool first = fromZero && step == 0;
     if (split()) {
@@ -683,9 +707,7 @@ Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, bool fromZero,
       continue;
     }
     for (int64_t rowBlock = 0; rowBlock < rowBlocks(); ++rowBlock)
-      acc = wgmma(acc, rowBlock,
-                  at(arith::AddIOp::create(b, loc, a,
-                                           i64(rowBlock * 64 * kGemmRowBytes))),
+      acc = wgmma(acc, rowBlock, at(a, rowBlock * 64 * kGemmRowBytes),
                   at(bTile), first);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
@@ -889,8 +911,10 @@ Value WgmmaGemmEmitter::emitMainLoop(
   // The ring's stage and its phase parity go around with the loop (as
   // CUTLASS's PipelineState), not from the slice number: its division by
   // a stage count that is not a power of 2 took 64-bit multiplies on the
-  // path between two stages' wgmmas.
-  Value stages = idx(c.getStages());
+  // path between two stages' wgmmas. The slice and the stage are i32, as
+  // the descriptors: in 64 bits each comparison and increment took two
+  // instructions.
+  Value stages = i32(c.getStages());
   // A ping-pong consumer multiplies alone: two stages in flight keep more
   // work queued for the tensor cores between its stages (run 22: 1-4%
   // faster over the workloads; tf32 epilogues up to 10%, bf16 ones within
@@ -902,31 +926,36 @@ Value WgmmaGemmEmitter::emitMainLoop(
   auto step = [&](Value kTile, ValueRange state,
                   function_ref<void(Value stage)> whileResident) {
     Value stage = state[1], parity = state[2];
-    waitBarrier(parity, fullBarrier(stage));
+    Value stageIndex = toIndex(stage);
+    waitBarrier(parity, fullBarrier(stageIndex));
     // `inFlight` stages of wgmmas stay in flight: the stage that many
     // slices back is released once its wgmmas are done.
-    Value acc = multiplyStage(state[0], stage, /*fromZero=*/false);
+    Value acc = multiplyStage(state[0], stageIndex, /*fromZero=*/false);
     if (whileResident)
-      whileResident(stage);
+      whileResident(stageIndex);
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(inFlight));
     guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, kTile,
-                                  idx(inFlight)),
+                                  i32(inFlight)),
             [&] {
               Value back = arith::CmpIOp::create(
-                  b, loc, arith::CmpIPredicate::uge, stage, idx(inFlight));
-              release(select(back, sub(stage, inFlight),
-                             add(stage, c.getStages() - inFlight)));
+                  b, loc, arith::CmpIPredicate::uge, stage, i32(inFlight));
+              Value earlier = arith::SelectOp::create(
+                  b, loc, back,
+                  arith::SubIOp::create(b, loc, stage, i32(inFlight)),
+                  arith::AddIOp::create(b, loc, stage,
+                                        i32(c.getStages() - inFlight)));
+              release(toIndex(earlier));
             });
-    Value next = add(stage, 1);
+    Value next = arith::AddIOp::create(b, loc, stage, i32(1));
     Value wraps =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next, stages);
-    return SmallVector<Value>{acc, select(wraps, idx(0), next),
+    return SmallVector<Value>{acc, select(wraps, i32(0), next),
                               arith::XOrIOp::create(b, loc, parity, wraps)};
   };
   auto loop = [&](Value from, Value to, ValueRange initial) {
     return SmallVector<Value>(
         scf::ForOp::create(
-            b, loc, from, to, idx(1), initial,
+            b, loc, toI32(from), toI32(to), i32(1), initial,
             [&](OpBuilder &nb, Location, Value kTile, ValueRange state) {
               OpBuilder::InsertionGuard guard(b);
               b.setInsertionPoint(nb.getInsertionBlock(),
@@ -935,7 +964,8 @@ Value WgmmaGemmEmitter::emitMainLoop(
             })
             .getResults());
   };
-  SmallVector<Value> state{zero, stageOf(firstSlice, idx(0)), firstParity};
+  SmallVector<Value> state{zero, toI32(stageOf(firstSlice, idx(0))),
+                           firstParity};
   if (takesRowOperandFromRing()) {
     // The slices of the tile's columns, unrolled, each giving its runs'
     // x elements, between the slices before and after them.
@@ -944,7 +974,7 @@ Value WgmmaGemmEmitter::emitMainLoop(
     inputRows.assign(accumulators() / 2, {});
     state = loop(idx(0), first, state);
     for (int64_t slice = 0; slice < columnSlices; ++slice)
-      state = step(add(first, slice), state, [&](Value stage) {
+      state = step(toI32(add(first, slice)), state, [&](Value stage) {
         loadInputRows(stage, slice, inputRows);
       });
     state = loop(add(first, columnSlices), tilesK, state);

@@ -64,11 +64,11 @@
 // CHECK: scf.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: }
-// CHECK: scf.for {{.*}} -> (!llvm.struct<(f32{{(, f32){127}[)]}}>, index, i1)
+// CHECK: scf.for {{.*}} -> (!llvm.struct<(f32{{(, f32){127}[)]}}>, i32, i1)
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, {{.*}} : !llvm.struct<(f32{{(, f32){63}[)]}}> -> !llvm.struct<(f32{{(, f32){63}[)]}}>
-// CHECK: %[[SECOND_BLOCK:.*]] = arith.constant 8192 : i64
-// CHECK-NEXT: arith.addi %{{.*}}, %[[SECOND_BLOCK]] : i64
+// CHECK: %[[SECOND_BLOCK:.*]] = arith.constant 512 : i32
+// CHECK-NEXT: arith.addi %{{.*}}, %[[SECOND_BLOCK]] : i32
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // CHECK-COUNT-6: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // CHECK-NOT: nvvm.wgmma.mma_async
@@ -77,10 +77,10 @@
 // released (from slice 2 on), two back from the ring's start wrapping to
 // its end (stage + 6 - 2).
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 2
-// CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : index
-// CHECK-NEXT: %[[LATE:.*]] = arith.cmpi uge, %{{.*}}, %[[TWO]] : index
+// CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : i32
+// CHECK-NEXT: %[[LATE:.*]] = arith.cmpi uge, %{{.*}}, %[[TWO]] : i32
 // CHECK-NEXT: scf.if %[[LATE]] {
-// CHECK: %[[WRAPPED:.*]] = arith.addi %{{.*}}, %c4{{.*}} : index
+// CHECK: %[[WRAPPED:.*]] = arith.addi %{{.*}}, %c4{{.*}} : i32
 // CHECK: nvgpu.mbarrier.arrive
 // CHECK: scf.yield
 // CHECK: %[[TURN2:.*]] = arith.constant 13 : index

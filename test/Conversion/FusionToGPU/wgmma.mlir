@@ -30,6 +30,14 @@
 // CHECK: %[[RAW:.*]] = gpu.dynamic_shared_memory
 // CHECK: %[[ADDRESS:.*]] = memref.extract_aligned_pointer_as_index %[[RAW]]
 // CHECK: arith.remui %[[ADDRESS]], %c1024
+// CHECK: %[[SHIFT:.*]] = arith.remui %{{.*}}, %c1024
+// The low word of the ring origin's wgmma descriptor: the start address in
+// 16-byte units, and the leading byte offset (bit 16).
+// CHECK: %[[ORIGIN:.*]] = arith.addi %[[ADDRESS]], %[[SHIFT]] : index
+// CHECK-NEXT: %[[ORIGIN_BITS:.*]] = arith.index_castui %[[ORIGIN]] : index to i32
+// CHECK: %[[MASKED:.*]] = arith.andi %[[ORIGIN_BITS]], %c262143_i32 : i32
+// CHECK-NEXT: %[[UNITS:.*]] = arith.shrui %[[MASKED]], %c4_i32 : i32
+// CHECK-NEXT: %[[ORIGIN_LOW:.*]] = arith.ori %[[UNITS]], %c65536_i32 : i32
 //
 // A full (1 arrival + TMA bytes) and an empty (256 consumer arrivals)
 // barrier per stage, and the epilogue's release of the ring (unused by an
@@ -79,18 +87,49 @@
 // CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
 // The ring's stage and phase parity go around with the K loop: stage + 1,
 // back to 0 at the stage count (4), the parity flipped there.
-// CHECK: scf.for {{.*}} iter_args({{.*}}, %[[STAGE_NOW:.*]] = %{{.*}}, %[[PARITY:.*]] = %{{.*}}) -> (!llvm.struct<(f32, {{.*}}>, index, i1)
+// The slice and the stage are i32.
+// CHECK: scf.for {{.*}} iter_args({{.*}}, %[[STAGE_NOW:.*]] = %{{.*}}, %[[PARITY:.*]] = %{{.*}}) -> (!llvm.struct<(f32, {{.*}}>, i32, i1) : i32
 // The wait: a loop of try_waits on the stage's full barrier.
-// CHECK: %[[FULL_BITS:.*]] = nvgpu.mbarrier.get %[[BARRIERS]][%[[STAGE_NOW]]]
+// CHECK-NEXT: %[[STAGE_AT:.*]] = arith.index_castui %[[STAGE_NOW]] : i32 to index
+// CHECK-NEXT: %[[FULL_BITS:.*]] = nvgpu.mbarrier.get %[[BARRIERS]][%[[STAGE_AT]]]
 // CHECK-NEXT: %[[FULL:.*]] = llvm.inttoptr %[[FULL_BITS]] : i32 to !llvm.ptr<3>
 // CHECK-NEXT: %[[PHASE:.*]] = arith.extui %[[PARITY]] : i1 to i32
 // CHECK: scf.while
 // CHECK-NEXT: %[[DONE:.*]] = nvvm.mbarrier.try_wait %[[FULL]], %[[PHASE]], %{{.*}} : !llvm.ptr<3>, i32, i32 -> i1
 // CHECK: %[[PENDING:.*]] = arith.xori %[[DONE]], %true
 // CHECK-NEXT: scf.condition(%[[PENDING]])
+// The stage's descriptor low words, x's (the consumer's 64 rows) and
+// w's, from the origin's: 16 KiB of x a stage, w's 64 KiB after x's.
+// CHECK: %[[X_BYTES:.*]] = arith.muli %[[STAGE_AT]], %c16384 : index
+// CHECK-NEXT: %[[X_AT:.*]] = arith.addi %[[X_BYTES]], %{{.*}} : index
+// CHECK: %[[X_BITS:.*]] = arith.index_castui %[[X_AT]] : index to i32
+// CHECK-NEXT: %[[X_UNITS:.*]] = arith.shrui %[[X_BITS]], %c4_i32{{.*}} : i32
+// CHECK-NEXT: %[[X_LOW:.*]] = arith.addi %[[ORIGIN_LOW]], %[[X_UNITS]] : i32
+// CHECK: %[[W_BYTES:.*]] = arith.muli %[[STAGE_AT]], %c16384{{.*}} : index
+// CHECK: %[[W_AT:.*]] = arith.addi %[[W_BYTES]], %c65536 : index
+// CHECK: %[[W_BITS:.*]] = arith.index_castui %[[W_AT]] : index to i32
+// CHECK-NEXT: %[[W_UNITS:.*]] = arith.shrui %[[W_BITS]], %c4_i32{{.*}} : i32
+// CHECK-NEXT: %[[W_LOW:.*]] = arith.addi %[[ORIGIN_LOW]], %[[W_UNITS]] : i32
 // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "", "{{(=f,)+}}0,1,{{.*}},63"
 // CHECK-NEXT: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// Each k16 step's descriptors: the low words plus 2 (32 bytes) a step,
+// the high word constant (stride 1024 bytes, 128-byte swizzle).
+// CHECK-NEXT: %[[HIGH:.*]] = arith.constant 4611686293305294848 : i64
+// CHECK-NEXT: %[[W0:.*]] = arith.extui %[[W_LOW]] : i32 to i64
+// CHECK-NEXT: %[[W_DESC0:.*]] = arith.ori %[[W0]], %[[HIGH]] : i64
+// CHECK: %[[X0:.*]] = arith.extui %[[X_LOW]] : i32 to i64
+// CHECK-NEXT: %[[X_DESC0:.*]] = arith.ori %[[X0]], %{{.*}} : i64
+// CHECK-NEXT: nvvm.wgmma.mma_async %[[X_DESC0]], %[[W_DESC0]], %{{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK: %[[W1:.*]] = arith.addi %[[W_LOW]], %c2_i32{{.*}} : i32
+// CHECK: %[[X1:.*]] = arith.addi %[[X_LOW]], %c2_i32{{.*}} : i32
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: arith.addi %[[W_LOW]], %c4_i32{{.*}} : i32
+// CHECK: arith.addi %[[X_LOW]], %c4_i32{{.*}} : i32
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: arith.addi %[[W_LOW]], %c6_i32{{.*}} : i32
+// CHECK: arith.addi %[[X_LOW]], %c6_i32{{.*}} : i32
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
+// CHECK-NOT: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: nvgpu.mbarrier.arrive %[[BARRIERS]]
@@ -327,11 +366,11 @@ func.func @bn(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %s: tensor<48xbf16>
 // the epilogue's runs cover both blocks (rows 64 apart).
 // CHECK-LABEL: gpu.func @two_row_blocks_0_gemm
 // CHECK: %[[CONSUMER:.*]] = arith.subi %{{.*}}, %c1 : index
-// CHECK: scf.for {{.*}} -> (!llvm.struct<(f32{{(, f32){127}[)]}}>, index, i1)
+// CHECK: scf.for {{.*}} -> (!llvm.struct<(f32{{(, f32){127}[)]}}>, i32, i1)
 // CHECK: arith.muli %[[CONSUMER]], %c128{{.*}} : index
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, {{.*}} : !llvm.struct<(f32{{(, f32){63}[)]}}> -> !llvm.struct<(f32{{(, f32){63}[)]}}>
-// CHECK: %[[SECOND_BLOCK:.*]] = arith.constant 8192 : i64
-// CHECK-NEXT: arith.addi %{{.*}}, %[[SECOND_BLOCK]] : i64
+// CHECK: %[[SECOND_BLOCK:.*]] = arith.constant 512 : i32
+// CHECK-NEXT: arith.addi %{{.*}}, %[[SECOND_BLOCK]] : i32
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // CHECK-COUNT-6: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>
 // CHECK-NOT: nvvm.wgmma.mma_async
