@@ -2,12 +2,15 @@
 """Compares the generated kernels of several fusion compilers on epilogues
 that read a residual [M, N] matrix or a row statistic [M, 1], beside the
 plain GEMM and epilogues without either (gelu, and y * sigmoid(y) with an
-approximate and a correctly rounded reciprocal), K = N = 4096, tf32,
-3xTF32, bf16 and f16.
+approximate and a correctly rounded reciprocal), K = N = 4096 unless
+asked otherwise, tf32, 3xTF32, bf16 and f16.
 
-  epilogue_ab.py pack OUT SIDE=FUSION_COMPILE... [--strategy S]
+  epilogue_ab.py pack OUT SIDE=FUSION_COMPILE... [--strategy S] [--k K]
+      [--n N]
       (build machine) writes the models and compiles them with each
-      compiler into OUT/SIDE/{tf32,fp32,bf16,f16}.so;
+      compiler into OUT/SIDE/{tf32,fp32,bf16,f16}.so (where K != N,
+      without the models whose residual is x), the shape in
+      OUT/shape.json;
   epilogue_ab.py run OUT [--rows 1024,16384] [--rounds R]
       [--precisions tf32,fp32,bf16,f16]
       (GPU machine) checks every side's outputs (poisoned first) against
@@ -17,12 +20,12 @@ approximate and a correctly rounded reciprocal), K = N = 4096, tf32,
       ratio to the first side.
 """
 import argparse
+import json
 import pathlib
 import statistics
 import subprocess
 import sys
 
-K = N = 4096
 # The element type and compile precision of each library.
 PRECISIONS = {"tf32": "f32", "fp32": "f32", "bf16": "bf16", "f16": "f16"}
 GELU = """
@@ -70,10 +73,16 @@ def gelu(y):
     return F.gelu(y)
 
 
-def model_mlir(name, t):
+def shaped_models(k, n):
+    """The MODELS that a K x N layer has: a residual that is x needs N = K."""
+    return [name for name, (_, _, residual, _) in MODELS.items()
+            if residual != "x" or k == n]
+
+
+def model_mlir(name, t, k, n):
     body, extra, residual, _ = MODELS[name]
-    x, w, v = f"tensor<?x{K}x{t}>", f"tensor<{N}x{K}x{t}>", f"tensor<{N}x{t}>"
-    y = f"tensor<?x{N}x{t}>"
+    x, w, v = f"tensor<?x{k}x{t}>", f"tensor<{n}x{k}x{t}>", f"tensor<{n}x{t}>"
+    y = f"tensor<?x{n}x{t}>"
     types = {"x": y, "r": y, "s": f"tensor<?x1x{t}>"}
     args = f"%x: {x}, %w: {w}, %b: {v}"
     if extra:
@@ -91,10 +100,12 @@ def model_mlir(name, t):
 
 def pack(args):
     out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "shape.json").write_text(json.dumps({"k": args.k, "n": args.n}))
     for precision, t in PRECISIONS.items():
         module = out / f"models_{t}.mlir"
-        module.parent.mkdir(parents=True, exist_ok=True)
-        module.write_text("".join(model_mlir(m, t) for m in MODELS))
+        module.write_text("".join(model_mlir(m, t, args.k, args.n)
+                                  for m in shaped_models(args.k, args.n)))
     for side in args.sides:
         name, compiler = side.split("=", 1)
         (out / name).mkdir(exist_ok=True)
@@ -115,15 +126,20 @@ def run(args):
     from check_and_bench import (BOUNDS, Library, precision_setup,
                                  relative_error, timed)
     out = pathlib.Path(args.out)
+    shape = out / "shape.json"
+    k = n = 4096
+    if shape.exists():
+        k, n = (json.loads(shape.read_text())[d] for d in ("k", "n"))
     unknown = set(args.precisions.split(",")) - set(PRECISIONS)
     if unknown:
         sys.exit(f"unknown precisions {sorted(unknown)} (known: "
                  f"{', '.join(PRECISIONS)})")
-    epilogues = args.epilogues.split(",") if args.epilogues else MODELS
-    unknown = set(epilogues) - set(MODELS)
+    epilogues = (args.epilogues.split(",") if args.epilogues else
+                 shaped_models(k, n))
+    unknown = set(epilogues) - set(shaped_models(k, n))
     if unknown:
         sys.exit(f"unknown epilogues {sorted(unknown)} (known: "
-                 f"{', '.join(MODELS)})")
+                 f"{', '.join(shaped_models(k, n))})")
     sides = sorted(p.name for p in out.iterdir() if p.is_dir())
     if args.first:
         sides.remove(args.first)
@@ -139,10 +155,10 @@ def run(args):
         libs = {s: Library(out / s / f"{precision}.so") for s in sides}
         dtype = dtypes[t]
         for m in (int(r) for r in args.rows.split(",")):
-            x = torch.randn(m, K, device="cuda", dtype=dtype)
-            w = (torch.randn(N, K, device="cuda") / 64).to(dtype)
-            b = torch.randn(N, device="cuda", dtype=dtype)
-            extras = {"r": torch.randn(m, N, device="cuda", dtype=dtype),
+            x = torch.randn(m, k, device="cuda", dtype=dtype)
+            w = (torch.randn(n, k, device="cuda") / 64).to(dtype)
+            b = torch.randn(n, device="cuda", dtype=dtype)
+            extras = {"r": torch.randn(m, n, device="cuda", dtype=dtype),
                       "s": torch.randn(m, 1, device="cuda", dtype=dtype)}
             y64 = torch.addmm(b.double(), x.double(), w.double().t())
             for name, (_, extra, _, model) in MODELS.items():
@@ -153,7 +169,7 @@ def run(args):
                             extras["s"].double())
                 outs = {}
                 for side, lib in libs.items():
-                    outs[side] = torch.full((m, N), float("nan"),
+                    outs[side] = torch.full((m, n), float("nan"),
                                             device="cuda", dtype=dtype)
                     lib.run(name, m, inputs, [outs[side]])
                 torch.cuda.synchronize()
@@ -161,6 +177,7 @@ def run(args):
                 bad = [s for s, e in errors.items() if not e <= BOUNDS[precision]]
                 failures += [f"{s}:{precision}:{name} M={m}" for s in bad]
                 if args.rounds == 0:
+                    table.append((precision, name, m, None, errors))
                     continue
                 calls = {s: (lambda lib=lib, o=outs[s]: lib.run(
                     name, m, inputs, [o])) for s, lib in libs.items()}
@@ -176,9 +193,13 @@ def run(args):
           + f" | {sides[-1]} / gemm | max error |")
     print("|" + "---|" * (5 + 2 * len(sides)))
     for precision, name, m, medians, errors in table:
-        cells = [f"{medians[s]:.3f}" for s in sides + ["gemm"]]
-        cells += [f"{medians[s] / medians[sides[0]]:.3f}" for s in sides[1:]]
-        cells.append(f"{medians[sides[-1]] / medians['gemm']:.3f}")
+        if medians is None:  # checked, not timed
+            cells = ["-"] * (2 * len(sides) + 1)
+        else:
+            cells = [f"{medians[s]:.3f}" for s in sides + ["gemm"]]
+            cells += [f"{medians[s] / medians[sides[0]]:.3f}"
+                      for s in sides[1:]]
+            cells.append(f"{medians[sides[-1]] / medians['gemm']:.3f}")
         cells.append(f"{max(errors.values()):.1e}")
         print(f"| {precision} | {name} | {m} | " + " | ".join(cells) + " |")
     print("\nall within bounds" if not failures else
@@ -194,6 +215,8 @@ def main():
     p.add_argument("out")
     p.add_argument("sides", nargs="+", help="NAME=FUSION_COMPILE")
     p.add_argument("--strategy", default="wgmma")
+    p.add_argument("--k", type=int, default=4096)
+    p.add_argument("--n", type=int, default=4096)
     r = commands.add_parser("run")
     r.add_argument("out")
     r.add_argument("--rows", default="1024,16384")

@@ -90,10 +90,56 @@ constexpr int64_t kSlicesPerSum = 2;
 /// 3xTF32: the producer warpgroup's last two warps split w's stages (its
 /// first thread issues the loads); the consumers only wait for them.
 constexpr int64_t kSplitters = 64;
+/// A residual through the ring (residualThroughRing) takes the ring's stages
+/// that would hold the next tile's first K slices during the epilogue, so
+/// the next main loop waits for their loads; it pays only where a tile has
+/// at least this many K slices per residual slice (H100, run 34: K = 4096,
+/// 16 a residual slice, 5-7% faster; K = 1000, 4, 2-7% slower; not measured
+/// between).
+constexpr int64_t kKSlicesPerResidualSlice = 8;
 /// 3xTF32: the bits of an f32 operand that the tensor cores read as tf32
 /// (sign, exponent, 10 mantissa bits: they truncate, as CUTLASS's
 /// round-toward-zero tf32 conversion relies on), the operand's high part.
 constexpr int32_t kTf32HighBits = static_cast<int32_t>(0xffffe000u);
+
+/// Whether the epilogue's row operand that is x (N = K) comes from the
+/// ring: x's rows of the K slices [columnBase, columnBase + blockN) are the
+/// tile's residual, which would otherwise come in a second time
+/// (docs/benchmarks.md, run 29). 16-bit types (ldmatrix), column tiles that
+/// N fills.
+bool takesRowOperandFromRing(const GemmKernelProblem &p) {
+  GemmConfigAttr c = p.config;
+  int64_t tileK = kGemmRowBytes / elementBytes(p.elementType);
+  return p.inputRowOperand && !c.isWgmmaSplit() &&
+         elementBytes(p.elementType) == 2 && p.n == p.k &&
+         p.n % c.getBlockN() == 0 && c.getBlockN() % tileK == 0;
+}
+
+/// The row operand, an [M, N] matrix (x too, where N = K but
+/// takesRowOperandFromRing does not hold), that the producer loads into the
+/// ring by TMA after each tile's K slices: blockN / tileK slices of
+/// x's shape (its rows of the tile, tileK columns each), which the consumers
+/// read with ldmatrix as they read x's residual (takesRowOperandFromRing)
+/// and release, instead of loading it from global memory between two main
+/// loops with the tensor cores idle. 16-bit types, the cooperative
+/// schedule's ring order (a ping-pong consumer's epilogue would hold the
+/// other's turn), unclustered, a tile not staged in the ring, rows of
+/// 16-byte multiples (TMA's strides), K long enough
+/// (kKSlicesPerResidualSlice).
+std::optional<unsigned> residualThroughRing(const GemmKernelProblem &p) {
+  GemmConfigAttr c = p.config;
+  int64_t tileK = kGemmRowBytes / elementBytes(p.elementType);
+  int64_t kSlices = llvm::divideCeil(p.k, tileK);
+  if (c.isWgmmaSplit() || elementBytes(p.elementType) != 2 || c.isPingpong() ||
+      c.isClustered() || p.readsStagedTile() || takesRowOperandFromRing(p) ||
+      p.n % 8 != 0 || c.getBlockN() % tileK != 0 ||
+      kSlices < kKSlicesPerResidualSlice * (c.getBlockN() / tileK))
+    return std::nullopt;
+  for (auto [operand, groups] : llvm::enumerate(p.rowGroups))
+    if (groups == p.n)
+      return operand;
+  return std::nullopt;
+}
 
 class WgmmaGemmEmitter : IndexEmitter {
 public:
@@ -277,18 +323,37 @@ private:
   /// The consumers' main loop over the K slices of one tile, the ring's
   /// slices `firstSlice` and on: the accumulators, every stage released.
   /// Where takesRowOperandFromRing, the slices of the tile's columns (from
-  /// `columnBase`) also give `inputRows` each run's x elements.
+  /// `columnBase`) also give `inputRows` each run's x elements; where
+  /// residualThroughRing, the residual's slices after the K slices give
+  /// them the residual's.
   Value emitMainLoop(Value firstSlice, Value columnBase,
                      std::vector<SmallVector<Value>> &inputRows);
-  /// Whether the epilogue's row operand that is x (N = K) comes from the
-  /// ring: x's rows of the K slices [columnBase, columnBase + blockN) are
-  /// the tile's residual, which would otherwise come in a second time
-  /// (docs/benchmarks.md, run 29). 16-bit types (ldmatrix), column tiles
-  /// that N fills.
-  bool takesRowOperandFromRing() const {
-    return p.inputRowOperand && !split() && elementBytes(elementType) == 2 &&
-           p.n == p.k && p.n % c.getBlockN() == 0 && c.getBlockN() % tileK == 0;
+  bool takesRowOperandFromRing() const { return ::takesRowOperandFromRing(p); }
+  /// The ring slices of a residual (residualThroughRing) after each tile's
+  /// K slices, and the ring slices a tile takes in all.
+  int64_t residualSlices() const {
+    return residualThroughRing(p) ? c.getBlockN() / tileK : 0;
   }
+  int64_t slicesPerTile() const {
+    return llvm::divideCeil(p.k, tileK) + residualSlices();
+  }
+  /// The ring slice where the tile of block iteration `iteration` starts.
+  Value firstSliceOf(Value iteration) {
+    return mul(iteration, slicesPerTile());
+  }
+  /// The ring's stage (i32) after `stage`, and its phase parity after
+  /// `parity`: the parity flips where the stage wraps to 0.
+  std::pair<Value, Value> nextStage(Value stage, Value parity);
+  /// The producer: waits until the consumers have released the stage of
+  /// ring slice `slice`'s previous use; that stage.
+  Value acquireStage(Value slice);
+  /// The producer's loads of the tile's residual slices, the ring's slices
+  /// `firstSlice` + K slices and on.
+  void loadResidualSlices(Value firstSlice, const GemmTilePosition &position);
+  /// The consumers' reads of them into `inputRows` (loadInputRows), from
+  /// the ring's `stage` and `parity` on, each stage released once read.
+  void takeResidualSlices(Value stage, Value parity,
+                          std::vector<SmallVector<Value>> &inputRows);
   /// This thread's x elements of K slice `slice` of the tile's columns, in
   /// stage `stage`, into `inputRows` (each run's, as accumulatorRuns
   /// numbers them): ldmatrix gives each lane its pairs of a quad of runs.
@@ -367,7 +432,8 @@ private:
   /// the ping-pong schedule, else 1 (they share each tile).
   int64_t turns;
 
-  Value xMap, wMap, barriers, shared;
+  /// The residual's tensor map where residualThroughRing (else null).
+  Value xMap, wMap, residualMap, barriers, shared;
   /// The low word of the descriptor of the ring's origin (descriptorLow).
   Value originDescriptorLow;
   /// The thread's index in the block, and among the consumers; its
@@ -399,7 +465,10 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   xMap = cast(args[0], mapType(c.getBlockM()));
   // Each block of a cluster loads its share of w's tile.
   wMap = cast(args[1], mapType(c.getBlockN() / c.getClusterM()));
-  epilogueArgs = GemmEpilogueArguments::take(p, args.drop_front(2));
+  if (residualThroughRing(p))
+    residualMap = cast(args[2], mapType(c.getBlockM()));
+  epilogueArgs =
+      GemmEpilogueArguments::take(p, args.drop_front(residualMap ? 3 : 2));
 
   thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   consumerThread = sub(thread, kWarpgroupThreads);
@@ -514,8 +583,7 @@ void WgmmaGemmEmitter::emitSplitters() {
             // waits for the consumers' release, which follows their reads of
             // its remainders.
             forEachTile([&](Value, Value iteration) {
-              Value firstSlice =
-                  arith::MulIOp::create(b, loc, iteration, tilesK);
+              Value firstSlice = firstSliceOf(iteration);
               forEachSlice([&](Value kTile) {
                 waitFull(firstSlice, kTile);
                 Value stage = stageOf(firstSlice, kTile);
@@ -543,19 +611,10 @@ void WgmmaGemmEmitter::emitProducer() {
                 [&] {
                   waitBarrier(parityOf(sub(iteration, 1)), epilogueBarrier());
                 });
-      Value firstSlice = arith::MulIOp::create(b, loc, iteration, tilesK);
+      Value firstSlice = firstSliceOf(iteration);
       forEachSlice(
           [&](Value kTile) {
-            Value slice = add(firstSlice, kTile);
-            Value stage = rem(slice, c.getStages());
-            Value use = div(slice, c.getStages());
-            // Use u of a stage waits for the consumers' release of use
-            // u - 1, phase u - 1 of its empty barrier; a fresh barrier
-            // counts its phase "-1" as complete.
-            Value released = arith::XOrIOp::create(
-                b, loc, parityOf(use),
-                arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
-            waitBarrier(released, emptyBarrier(stage));
+            Value stage = acquireStage(add(firstSlice, kTile));
             nvgpu::MBarrierArriveExpectTxOp::create(
                 b, loc, barriers, idx(bytes), fullBarrier(stage), Value());
             Value k = mul(kTile, tileK);
@@ -580,8 +639,60 @@ void WgmmaGemmEmitter::emitProducer() {
                 barriers, wMap, ValueRange{k, wRow}, fullBarrier(stage),
                 multicast, Value());
           });
+      if (residualMap)
+        loadResidualSlices(firstSlice, position);
     });
   });
+}
+
+Value WgmmaGemmEmitter::acquireStage(Value slice) {
+  Value stage = rem(slice, c.getStages());
+  // Use u of a stage waits for the consumers' release of use u - 1, phase
+  // u - 1 of its empty barrier; a fresh barrier counts its phase "-1" as
+  // complete.
+  Value released = arith::XOrIOp::create(
+      b, loc, parityOf(div(slice, c.getStages())),
+      arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+  waitBarrier(released, emptyBarrier(stage));
+  return stage;
+}
+
+void WgmmaGemmEmitter::loadResidualSlices(Value firstSlice,
+                                          const GemmTilePosition &position) {
+  int64_t bytes = c.getBlockM() * kGemmRowBytes;
+  for (int64_t column = 0; column < residualSlices(); ++column) {
+    Value stage =
+        acquireStage(add(firstSlice, llvm::divideCeil(p.k, tileK) + column));
+    nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barriers, idx(bytes),
+                                            fullBarrier(stage), Value());
+    // The residual's rows of the tile, `tileK` of its columns, where x's
+    // rows of a K slice go.
+    nvgpu::TmaAsyncLoadOp::create(
+        b, loc, sharedView(aOffset(stage), {c.getBlockM(), tileK}, elementType),
+        barriers, residualMap,
+        ValueRange{add(position.columnBase, column * tileK), position.rowBase},
+        fullBarrier(stage), Value(), Value());
+  }
+}
+
+void WgmmaGemmEmitter::takeResidualSlices(
+    Value stage, Value parity, std::vector<SmallVector<Value>> &inputRows) {
+  inputRows.assign(accumulators() / 2, {});
+  for (int64_t column = 0; column < residualSlices(); ++column) {
+    waitBarrier(parity, fullBarrier(toIndex(stage)));
+    loadInputRows(toIndex(stage), column, inputRows);
+    // ldmatrix's reads come before the release's arrive.
+    release(toIndex(stage));
+    std::tie(stage, parity) = nextStage(stage, parity);
+  }
+}
+
+std::pair<Value, Value> WgmmaGemmEmitter::nextStage(Value stage, Value parity) {
+  Value next = arith::AddIOp::create(b, loc, stage, i32(1));
+  Value wraps = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
+                                      i32(c.getStages()));
+  return {select(wraps, i32(0), next),
+          arith::XOrIOp::create(b, loc, parity, wraps)};
 }
 
 void WgmmaGemmEmitter::waitBarrier(Value parity, Value index) {
@@ -861,7 +972,7 @@ Value WgmmaGemmEmitter::addAccumulators(Value running, Value acc) {
 void WgmmaGemmEmitter::waitForTurn(Value firstSlice) {
   if (!c.isPingpong())
     return;
-  Value iteration = div(firstSlice, llvm::divideCeil(p.k, tileK));
+  Value iteration = div(firstSlice, slicesPerTile());
   guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, iteration,
                                 idx(0)),
           [&] { waitBarrier(parityOf(sub(iteration, 1)), turnBarrier()); });
@@ -914,7 +1025,6 @@ Value WgmmaGemmEmitter::emitMainLoop(
   // path between two stages' wgmmas. The slice and the stage are i32, as
   // the descriptors: in 64 bits each comparison and increment took two
   // instructions.
-  Value stages = i32(c.getStages());
   // A ping-pong consumer multiplies alone: two stages in flight keep more
   // work queued for the tensor cores between its stages (run 22: 1-4%
   // faster over the workloads; tf32 epilogues up to 10%, bf16 ones within
@@ -946,11 +1056,8 @@ Value WgmmaGemmEmitter::emitMainLoop(
                                         i32(c.getStages() - inFlight)));
               release(toIndex(earlier));
             });
-    Value next = arith::AddIOp::create(b, loc, stage, i32(1));
-    Value wraps =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next, stages);
-    return SmallVector<Value>{acc, select(wraps, i32(0), next),
-                              arith::XOrIOp::create(b, loc, parity, wraps)};
+    auto [nextStageIndex, nextParity] = nextStage(stage, parity);
+    return SmallVector<Value>{acc, nextStageIndex, nextParity};
   };
   auto loop = [&](Value from, Value to, ValueRange initial) {
     return SmallVector<Value>(
@@ -986,6 +1093,8 @@ Value WgmmaGemmEmitter::emitMainLoop(
   int64_t slices = llvm::divideCeil(p.k, tileK);
   for (int64_t back = std::min(inFlight, slices); back >= 1; --back)
     release(stageOf(firstSlice, idx(slices - back)));
+  if (residualMap)
+    takeResidualSlices(state[1], state[2], inputRows);
   return acc;
 }
 
@@ -1107,11 +1216,13 @@ void WgmmaGemmEmitter::emitConsumer() {
         epilogue.loadColumnConstants();
         consumerBarrier();
         std::vector<SmallVector<Value>> inputRows;
-        Value acc =
-            emitMainLoop(arith::MulIOp::create(b, loc, iteration, tilesK),
-                         position.columnBase, inputRows);
+        Value acc = emitMainLoop(firstSliceOf(iteration), position.columnBase,
+                                 inputRows);
         if (!inputRows.empty())
-          epilogue.provideRowOperand(*p.inputRowOperand, std::move(inputRows));
+          epilogue.provideRowOperand(takesRowOperandFromRing()
+                                         ? *p.inputRowOperand
+                                         : *residualThroughRing(p),
+                                     std::move(inputRows));
         if (c.isClustered())
           // A cluster's tile past the last block row: loaded (as zeros) and
           // multiplied for the peer's sake, not stored.
@@ -1176,6 +1287,8 @@ void WgmmaGemmEmitter::emit(gpu::GPUFuncOp kernel) {
                                     turnBarrier(), Value());
     nvgpu::TmaPrefetchOp::create(b, loc, xMap, Value());
     nvgpu::TmaPrefetchOp::create(b, loc, wMap, Value());
+    if (residualMap)
+      nvgpu::TmaPrefetchOp::create(b, loc, residualMap, Value());
     // The peer's multicasts and arrivals find the barriers initialized.
     if (c.isClustered())
       NVVM::FenceMbarrierInitOp::create(b, loc);
@@ -1218,6 +1331,19 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
   launch.arguments.push_back(KernelArgument::tensorMap(
       1, {RowExpr::constant(n), RowExpr::constant(k)}, type,
       {config.getBlockN() / config.getClusterM(), tileK}));
+  SmallVector<int64_t> tensorMapArgs{0, 1};
+  if (std::optional<unsigned> residual = residualThroughRing(problem)) {
+    // The residual matrix, a launch operand among the epilogue's (its
+    // memref argument stays), also as a tensor map in x's boxes, the kernel
+    // argument after w's.
+    unsigned operand = 2 + problem.hasBias + problem.storesOutput +
+                       problem.columnTypes.size() + *residual;
+    tensorMapArgs.push_back(argTypes.size());
+    argTypes.push_back(ptr);
+    launch.arguments.push_back(KernelArgument::tensorMap(
+        operand, {RowExpr::rows(), RowExpr::constant(n)}, type,
+        {config.getBlockM(), tileK}));
+  }
   completeGemmLaunch(problem, argTypes, launch);
   // A tile staged in the ring holds the producer back until its epilogue
   // is done, so the block's next tile gains no overlap; one block a tile
@@ -1228,7 +1354,7 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
   gpu::GPUFuncOp kernel =
       createKernel(builder, loc, name, argTypes, launch.blockSize);
   kernel->setAttr(fusion_rt::FusionRuntimeDialect::getTensorMapArgsAttrName(),
-                  builder.getDenseI64ArrayAttr({0, 1}));
+                  builder.getDenseI64ArrayAttr(tensorMapArgs));
   // One block an SM caps each thread's registers at entry (65536 / threads),
   // which setmaxnreg needs.
   kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),

@@ -1,0 +1,137 @@
+// A 16-bit residual matrix other than x comes into the wgmma kernel's ring
+// by TMA: after each tile's K slices the producer loads blockN / 64 more
+// slices, the residual's rows of the tile 64 columns at a time, where x's
+// rows of a K slice go, and the consumers read them with ldmatrix in the
+// accumulators' layout once their last wgmmas are done, releasing each
+// stage, instead of loading the residual from global memory; where the
+// tile has at least 8 K slices a residual slice.
+// RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=wgmma target=sm_90" --fusion-lower-to-gpu | FileCheck %s
+// RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=wgmma target=sm_90 schedule=pingpong" --fusion-lower-to-gpu | FileCheck %s --check-prefix=PINGPONG
+
+// The host makes a third tensor map, of r ([M, 128], 128 x 64 boxes).
+// CHECK-LABEL: llvm.func @residual_ring(
+// CHECK: llvm.call @__fusion_rt_tensor_map(%{{.*}}, %arg4, %{{.*}}, %arg1, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: fusion_rt.launch @fusion_kernels::@residual_ring_0_gemm
+//
+// CHECK-LABEL: gpu.func @residual_ring_0_gemm(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[RMAP:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<?x128xbf16>, %[[RES:.*]]: memref<?x128xbf16>)
+// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1, 2>
+// CHECK: %[[RDESC:.*]] = builtin.unrealized_conversion_cast %[[RMAP]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
+// CHECK: nvgpu.tma.prefetch.descriptor %[[RDESC]]
+//
+// The producer: the tile's K slices (x's and w's 32 KiB each), then the
+// residual's two slices of 16 KiB, each into a released stage.
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c32768
+// CHECK: nvgpu.tma.async.load
+// CHECK: nvgpu.tma.async.load
+// CHECK: scf.yield
+// CHECK-COUNT-2: nvgpu.tma.async.load %[[RDESC]]
+// CHECK-NOT: nvgpu.tma.async.load
+// CHECK: nvvm.setmaxregister increase 232
+//
+// The consumers: after the last wgmmas and the last K slice's release,
+// per residual slice a wait for its stage, four ldmatrix of its quads and
+// the stage's release; the epilogue loads nothing of r.
+// CHECK: "wgmma.wait_group.sync.aligned 0;"
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK-COUNT-4: nvgpu.ldmatrix {{.*}} : memref<128x64xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK-COUNT-4: nvgpu.ldmatrix
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK-NOT: %[[RES]]
+// CHECK: vector.store {{.*}}, %[[OUT]]
+// CHECK-NOT: %[[RES]]
+// CHECK: gpu.return
+//
+// The ping-pong schedule's consumers take the ring's slices in turns, so
+// it loads the residual in its epilogue.
+// PINGPONG-LABEL: gpu.func @residual_ring_0_gemm(
+// PINGPONG-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x128xbf16>, %[[RES:.*]]: memref<?x128xbf16>)
+// PINGPONG-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1>
+// PINGPONG: vector.load %[[RES]]
+func.func @residual_ring(%x: tensor<?x1024xbf16>, %w: tensor<128x1024xbf16>,
+                         %r: tensor<?x128xbf16>) -> tensor<?x128xbf16> {
+  %y = fusion.fused_linear %x, %w epilogue rows(%r) {
+  ^bb0(%acc: f32, %res: f32):
+    %0 = arith.addf %acc, %res : f32
+    fusion.yield %0 : f32
+  } : (tensor<?x1024xbf16>, tensor<128x1024xbf16>, tensor<?x128xbf16>) -> tensor<?x128xbf16>
+  return %y : tensor<?x128xbf16>
+}
+
+// -----
+
+// f32 residuals (no ldmatrix of 16-bit pairs) are loaded.
+// CHECK-LABEL: gpu.func @residual_f32_0_gemm(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x128xf32>, %[[RES:.*]]: memref<?x128xf32>)
+// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1>
+// CHECK: vector.load %[[RES]]
+func.func @residual_f32(%x: tensor<?x1024xf32>, %w: tensor<128x1024xf32>,
+                        %r: tensor<?x128xf32>) -> tensor<?x128xf32> {
+  %y = fusion.fused_linear %x, %w epilogue rows(%r) {
+  ^bb0(%acc: f32, %res: f32):
+    %0 = arith.addf %acc, %res : f32
+    fusion.yield %0 : f32
+  } : (tensor<?x1024xf32>, tensor<128x1024xf32>, tensor<?x128xf32>) -> tensor<?x128xf32>
+  return %y : tensor<?x128xf32>
+}
+
+// -----
+
+// Rows that are no 16-byte multiple (100 bf16) cannot be a tensor map's:
+// the residual is loaded.
+// CHECK-LABEL: gpu.func @residual_unaligned_0_gemm(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x100xbf16>, %[[RES:.*]]: memref<?x100xbf16>)
+// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1>
+// CHECK: vector.load %[[RES]]
+func.func @residual_unaligned(%x: tensor<?x1024xbf16>, %w: tensor<100x1024xbf16>,
+                              %r: tensor<?x100xbf16>) -> tensor<?x100xbf16> {
+  %y = fusion.fused_linear %x, %w epilogue rows(%r) {
+  ^bb0(%acc: f32, %res: f32):
+    %0 = arith.addf %acc, %res : f32
+    fusion.yield %0 : f32
+  } : (tensor<?x1024xbf16>, tensor<100x1024xbf16>, tensor<?x100xbf16>) -> tensor<?x100xbf16>
+  return %y : tensor<?x100xbf16>
+}
+
+// -----
+
+// x as the residual (N = K = 2056) where the K slices of the tile's
+// columns do not cover the last 256-column tile: x comes through the ring
+// by TMA too.
+// CHECK-LABEL: gpu.func @input_residual_0_gemm(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x2056xbf16>, %[[RES:.*]]: memref<?x2056xbf16>)
+// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1, 2>
+// CHECK-NOT: %[[RES]]
+// CHECK: gpu.return
+func.func @input_residual(%x: tensor<?x2056xbf16>, %w: tensor<2056x2056xbf16>) -> tensor<?x2056xbf16> {
+  %y = fusion.fused_linear %x, %w epilogue rows(%x) {
+  ^bb0(%acc: f32, %res: f32):
+    %0 = arith.addf %acc, %res : f32
+    fusion.yield %0 : f32
+  } : (tensor<?x2056xbf16>, tensor<2056x2056xbf16>, tensor<?x2056xbf16>) -> tensor<?x2056xbf16>
+  return %y : tensor<?x2056xbf16>
+}
+
+// -----
+
+// A short K (one K slice against two residual slices): the residual's
+// stages would hold back the next tile's first K slices for more than its
+// loads save; it is loaded.
+// CHECK-LABEL: gpu.func @residual_short_k_0_gemm(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x128xbf16>, %[[RES:.*]]: memref<?x128xbf16>)
+// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1>
+// CHECK: vector.load %[[RES]]
+func.func @residual_short_k(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>,
+                            %r: tensor<?x128xbf16>) -> tensor<?x128xbf16> {
+  %y = fusion.fused_linear %x, %w epilogue rows(%r) {
+  ^bb0(%acc: f32, %res: f32):
+    %0 = arith.addf %acc, %res : f32
+    fusion.yield %0 : f32
+  } : (tensor<?x64xbf16>, tensor<128x64xbf16>, tensor<?x128xbf16>) -> tensor<?x128xbf16>
+  return %y : tensor<?x128xbf16>
+}
