@@ -3,7 +3,8 @@
 // of 16-byte multiples) and cuBLASLt elsewhere; auto picks it on sm_90 for
 // f32 tensors in fp32, for outputs only reductions of rows or of groups
 // its tiles hold whole read (any type) and for tf32 and 16-bit multiplies
-// unless reductions read the written output.
+// unless reductions read the written output, where K rows are whole
+// 128-byte lines.
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90" | FileCheck %s --check-prefix=WGMMA
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: fusion-opt %s --fusion-select-gemm-config="target=sm_90" | FileCheck %s --check-prefix=AUTO
@@ -97,6 +98,16 @@
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32,
 // AUTO-LABEL: func.func @bf16_residual
 // AUTO: #fusion.gemm_config<wgmma, mma = bf16
+// K rows that are not whole 128-byte lines (1000 bf16, 1000 f32) keep
+// cuBLASLt, but for 3xTF32; strategy=wgmma takes them.
+// AUTO-LABEL: func.func @bf16_line_unaligned_k
+// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO-LABEL: func.func @tf32_line_unaligned_k
+// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO-LABEL: func.func @fp32_line_unaligned_k
+// AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
+// WGMMA-LABEL: func.func @bf16_line_unaligned_k
+// WGMMA: #fusion.gemm_config<wgmma, mma = bf16
 
 func.func @fp32(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {
@@ -261,4 +272,28 @@ func.func @tf32_narrow_groups(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> t
     fusion.yield %v : f32
   }
   return %1 : tensor<?x64xf32>
+}
+
+func.func @bf16_line_unaligned_k(%x: tensor<?x1000xbf16>, %w: tensor<256x1000xbf16>) -> tensor<?x256xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x1000xbf16>, tensor<256x1000xbf16>) -> tensor<?x256xbf16>
+  return %0 : tensor<?x256xbf16>
+}
+
+func.func @tf32_line_unaligned_k(%x: tensor<?x1000xf32>, %w: tensor<256x1000xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x1000xf32>, tensor<256x1000xf32>) -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
+
+func.func @fp32_line_unaligned_k(%x: tensor<?x1000xf32>, %w: tensor<256x1000xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x1000xf32>, tensor<256x1000xf32>) -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
 }
