@@ -328,15 +328,14 @@ private:
   /// them the residual's.
   Value emitMainLoop(Value firstSlice, Value columnBase,
                      std::vector<SmallVector<Value>> &inputRows);
-  bool takesRowOperandFromRing() const { return ::takesRowOperandFromRing(p); }
   /// The ring slices of a residual (residualThroughRing) after each tile's
   /// K slices, and the ring slices a tile takes in all.
   int64_t residualSlices() const {
     return residualThroughRing(p) ? c.getBlockN() / tileK : 0;
   }
-  int64_t slicesPerTile() const {
-    return llvm::divideCeil(p.k, tileK) + residualSlices();
-  }
+  int64_t slicesPerTile() const { return kSlices() + residualSlices(); }
+  /// The K slices of a tile.
+  int64_t kSlices() const { return llvm::divideCeil(p.k, tileK); }
   /// The ring slice where the tile of block iteration `iteration` starts.
   Value firstSliceOf(Value iteration) {
     return mul(iteration, slicesPerTile());
@@ -488,7 +487,7 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
           .getShuffleResult());
   consumer = sub(warpgroup, 1);
   rows = memref::DimOp::create(b, loc, epilogueArgs->rowsOperand(), 0);
-  tilesK = idx(llvm::divideCeil(p.k, tileK));
+  tilesK = idx(kSlices());
   // The blocks' tiles, or the clusters' (see rasterizeGemmTile).
   tiles = mul(arith::CeilDivUIOp::create(b, loc, rows,
                                          idx(c.getBlockM() * c.getClusterM())),
@@ -661,8 +660,7 @@ void WgmmaGemmEmitter::loadResidualSlices(Value firstSlice,
                                           const GemmTilePosition &position) {
   int64_t bytes = c.getBlockM() * kGemmRowBytes;
   for (int64_t column = 0; column < residualSlices(); ++column) {
-    Value stage =
-        acquireStage(add(firstSlice, llvm::divideCeil(p.k, tileK) + column));
+    Value stage = acquireStage(add(firstSlice, kSlices() + column));
     nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barriers, idx(bytes),
                                             fullBarrier(stage), Value());
     // The residual's rows of the tile, `tileK` of its columns, where x's
@@ -1073,7 +1071,7 @@ Value WgmmaGemmEmitter::emitMainLoop(
   };
   SmallVector<Value> state{zero, toI32(stageOf(firstSlice, idx(0))),
                            firstParity};
-  if (takesRowOperandFromRing()) {
+  if (takesRowOperandFromRing(p)) {
     // The slices of the tile's columns, unrolled, each giving its runs'
     // x elements, between the slices before and after them.
     Value first = div(columnBase, tileK);
@@ -1090,7 +1088,7 @@ Value WgmmaGemmEmitter::emitMainLoop(
   }
   endTurn();
   Value acc = waitForGroups(0, state[0]);
-  int64_t slices = llvm::divideCeil(p.k, tileK);
+  int64_t slices = kSlices();
   for (int64_t back = std::min(inFlight, slices); back >= 1; --back)
     release(stageOf(firstSlice, idx(slices - back)));
   if (residualMap)
@@ -1099,7 +1097,7 @@ Value WgmmaGemmEmitter::emitMainLoop(
 }
 
 Value WgmmaGemmEmitter::emitSplitMainLoop(Value firstSlice) {
-  int64_t slices = llvm::divideCeil(p.k, tileK);
+  int64_t slices = kSlices();
   int64_t group = std::min(kSlicesPerSum, slices);
   // The tensor cores sum groups of `group` K slices (the last group takes
   // the rest) from zero, which the running sums then add. Slice t + 1's x
@@ -1219,7 +1217,7 @@ void WgmmaGemmEmitter::emitConsumer() {
         Value acc = emitMainLoop(firstSliceOf(iteration), position.columnBase,
                                  inputRows);
         if (!inputRows.empty())
-          epilogue.provideRowOperand(takesRowOperandFromRing()
+          epilogue.provideRowOperand(takesRowOperandFromRing(p)
                                          ? *p.inputRowOperand
                                          : *residualThroughRing(p),
                                      std::move(inputRows));
