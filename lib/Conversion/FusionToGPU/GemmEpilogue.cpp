@@ -315,10 +315,11 @@ GemmEpilogueEmitter::loadRowOperands(Value row, Value column, int64_t width,
     Value operand = std::get<0>(operandAndGroups);
     int64_t groups = std::get<1>(operandAndGroups);
     if (providedOperand == index) {
-      assert(providedValues[run].size() == static_cast<size_t>(width) &&
+      SmallVector<Value> provided = providedRows(run);
+      assert(provided.size() == static_cast<size_t>(width) &&
              "provided values of another run");
       for (int64_t j = 0; j < width; ++j)
-        values[j].push_back(widen(providedValues[run][j]));
+        values[j].push_back(widen(provided[j]));
       continue;
     }
     // A full [M, N] operand whose rows hold whole runs is read a run at a

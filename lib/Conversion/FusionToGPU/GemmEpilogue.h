@@ -20,6 +20,8 @@
 #include "fusion/Dialect/Fusion/IR/GemmConfig.h"
 #include "fusion/Dialect/Fusion/IR/TileReductions.h"
 
+#include <functional>
+
 namespace mlir::fusion {
 
 /// A reduction of the output's rows, or of each group of contiguous columns
@@ -219,13 +221,15 @@ public:
   /// the statistics and the row reductions' partials are taken from the
   /// staged tile. A run's first column is a multiple of its length.
   void emit(Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs);
-  /// `emit` takes row operand `operand`'s elements of each of its
-  /// runs from `values` (of the operand's type, a run's values per run)
-  /// instead of loading them.
-  void provideRowOperand(unsigned operand,
-                         std::vector<SmallVector<Value>> values) {
+  /// A row operand's elements of one of emit's runs (of the operand's type,
+  /// the run's values), by the run's number; emit asks for each run once,
+  /// in order, where it would load them.
+  using RowOperandProvider = std::function<SmallVector<Value>(size_t run)>;
+  /// `emit` takes row operand `operand`'s elements from `provider` instead
+  /// of loading them.
+  void provideRowOperand(unsigned operand, RowOperandProvider provider) {
     providedOperand = operand;
-    providedValues = std::move(values);
+    providedRows = std::move(provider);
   }
 
 private:
@@ -370,7 +374,7 @@ private:
   GemmTile t;
   /// provideRowOperand's.
   std::optional<unsigned> providedOperand;
-  std::vector<SmallVector<Value>> providedValues;
+  RowOperandProvider providedRows;
   GemmEpilogueArguments args;
   /// [bias, columns..., after columns...] x blockN, f32, in shared memory.
   Value columnConstants;

@@ -105,13 +105,14 @@ constexpr int32_t kTf32HighBits = static_cast<int32_t>(0xffffe000u);
 /// Whether the epilogue's row operand that is x (N = K) comes from the
 /// ring: x's rows of the K slices [columnBase, columnBase + blockN) are the
 /// tile's residual, which would otherwise come in a second time
-/// (docs/benchmarks.md, run 29). 16-bit types (ldmatrix), column tiles that
-/// N fills.
+/// (docs/benchmarks.md, run 29). Column tiles that N fills, 16-bit types:
+/// the values stay in registers through the main loop, and f32's (blockN / 2
+/// a thread) would not fit beside the accumulators; f32 x comes through the
+/// ring after the K slices instead (residualThroughRing).
 bool takesRowOperandFromRing(const GemmKernelProblem &p) {
   GemmConfigAttr c = p.config;
   int64_t tileK = kGemmRowBytes / elementBytes(p.elementType);
-  return p.inputRowOperand && !c.isWgmmaSplit() &&
-         elementBytes(p.elementType) == 2 && p.n == p.k &&
+  return p.inputRowOperand && elementBytes(p.elementType) == 2 && p.n == p.k &&
          p.n % c.getBlockN() == 0 && c.getBlockN() % tileK == 0;
 }
 
@@ -119,20 +120,19 @@ bool takesRowOperandFromRing(const GemmKernelProblem &p) {
 /// takesRowOperandFromRing does not hold), that the producer loads into the
 /// ring by TMA after each tile's K slices: blockN / tileK slices of
 /// x's shape (its rows of the tile, tileK columns each), which the consumers
-/// read with ldmatrix as they read x's residual (takesRowOperandFromRing)
+/// read in the accumulators' layout as the epilogue goes (loadInputRows)
 /// and release, instead of loading it from global memory between two main
-/// loops with the tensor cores idle. 16-bit types, the cooperative
-/// schedule's ring order (a ping-pong consumer's epilogue would hold the
-/// other's turn), unclustered, a tile not staged in the ring, rows of
-/// 16-byte multiples (TMA's strides), K long enough
-/// (kKSlicesPerResidualSlice).
+/// loops with the tensor cores idle. The cooperative schedule's ring order
+/// (a ping-pong consumer's epilogue would hold the other's turn),
+/// unclustered, a tile not staged in the ring, rows of 16-byte multiples
+/// (TMA's strides), K long enough (kKSlicesPerResidualSlice).
 std::optional<unsigned> residualThroughRing(const GemmKernelProblem &p) {
   GemmConfigAttr c = p.config;
   int64_t tileK = kGemmRowBytes / elementBytes(p.elementType);
   int64_t kSlices = llvm::divideCeil(p.k, tileK);
-  if (c.isWgmmaSplit() || elementBytes(p.elementType) != 2 || c.isPingpong() ||
-      c.isClustered() || p.readsStagedTile() || takesRowOperandFromRing(p) ||
-      p.n % 8 != 0 || c.getBlockN() % tileK != 0 ||
+  if (c.isPingpong() || c.isClustered() || p.readsStagedTile() ||
+      takesRowOperandFromRing(p) || p.n % 8 != 0 ||
+      c.getBlockN() % tileK != 0 ||
       kSlices < kKSlicesPerResidualSlice * (c.getBlockN() / tileK))
     return std::nullopt;
   for (auto [operand, groups] : llvm::enumerate(p.rowGroups))
@@ -323,9 +323,7 @@ private:
   /// The consumers' main loop over the K slices of one tile, the ring's
   /// slices `firstSlice` and on: the accumulators, every stage released.
   /// Where takesRowOperandFromRing, the slices of the tile's columns (from
-  /// `columnBase`) also give `inputRows` each run's x elements; where
-  /// residualThroughRing, the residual's slices after the K slices give
-  /// them the residual's.
+  /// `columnBase`) also give `inputRows` each run's x elements.
   Value emitMainLoop(Value firstSlice, Value columnBase,
                      std::vector<SmallVector<Value>> &inputRows);
   /// The ring slices of a residual (residualThroughRing) after each tile's
@@ -349,13 +347,31 @@ private:
   /// The producer's loads of the tile's residual slices, the ring's slices
   /// `firstSlice` + K slices and on.
   void loadResidualSlices(Value firstSlice, const GemmTilePosition &position);
-  /// The consumers' reads of them into `inputRows` (loadInputRows), from
-  /// the ring's `stage` and `parity` on, each stage released once read.
-  void takeResidualSlices(Value stage, Value parity,
-                          std::vector<SmallVector<Value>> &inputRows);
+  /// A tile's residual slices as the consumers take them from the ring
+  /// while the epilogue reads their runs: the next one's stage (i32) and
+  /// phase parity, how many are taken, and each run's values read so far.
+  /// Taken one at a time, each stage released once read, the slices hold
+  /// one slice's values a thread at once (tf32: 16 registers, where the
+  /// whole residual's 128 would not fit beside the accumulators) and
+  /// release their stages to the next tile's loads as the epilogue goes.
+  struct RingResidual {
+    Value stage, parity;
+    int64_t taken = 0;
+    std::vector<SmallVector<Value>> rows;
+  };
+  /// The residual slices of the tile whose ring slices start at
+  /// `firstSlice`, none taken.
+  RingResidual ringResidualOf(Value firstSlice);
+  /// Run `run`'s residual values, the slices up to the run's taken first.
+  SmallVector<Value> ringResidualRun(RingResidual &residual, size_t run);
+  /// Takes the next residual slice: waits for its stage, reads this
+  /// thread's runs of it (loadInputRows) where `read`, and releases it.
+  void takeRingResidualSlice(RingResidual &residual, bool read);
   /// This thread's x elements of K slice `slice` of the tile's columns, in
   /// stage `stage`, into `inputRows` (each run's, as accumulatorRuns
-  /// numbers them): ldmatrix gives each lane its pairs of a quad of runs.
+  /// numbers them): ldmatrix gives each lane its 16-bit pairs of a quad of
+  /// runs, an 8-byte load each f32 pair; the reads fenced for the stage's
+  /// release.
   void loadInputRows(Value stage, int64_t slice,
                      std::vector<SmallVector<Value>> &inputRows);
   /// emitMainLoop for 3xTF32.
@@ -590,6 +606,15 @@ void WgmmaGemmEmitter::emitSplitters() {
                 nvgpu::MBarrierArriveOp::create(b, loc, barriers,
                                                 splitBarrier(stage));
               });
+              // A residual slice's stage has nothing to split, but its split
+              // barrier completes a phase too, so that a stage's phases
+              // count its uses (takeRingResidualSlice).
+              for (int64_t column = 0; column < residualSlices(); ++column) {
+                Value slice = idx(kSlices() + column);
+                waitFull(firstSlice, slice);
+                nvgpu::MBarrierArriveOp::create(
+                    b, loc, barriers, splitBarrier(stageOf(firstSlice, slice)));
+              }
             });
           });
 }
@@ -673,16 +698,40 @@ void WgmmaGemmEmitter::loadResidualSlices(Value firstSlice,
   }
 }
 
-void WgmmaGemmEmitter::takeResidualSlices(
-    Value stage, Value parity, std::vector<SmallVector<Value>> &inputRows) {
-  inputRows.assign(accumulators() / 2, {});
-  for (int64_t column = 0; column < residualSlices(); ++column) {
-    waitBarrier(parity, fullBarrier(toIndex(stage)));
-    loadInputRows(toIndex(stage), column, inputRows);
-    // ldmatrix's reads come before the release's arrive.
-    release(toIndex(stage));
-    std::tie(stage, parity) = nextStage(stage, parity);
-  }
+WgmmaGemmEmitter::RingResidual
+WgmmaGemmEmitter::ringResidualOf(Value firstSlice) {
+  Value slice = add(firstSlice, kSlices());
+  RingResidual residual{toI32(rem(slice, c.getStages())),
+                        parityOf(div(slice, c.getStages()))};
+  residual.rows.assign(accumulators() / 2, {});
+  return residual;
+}
+
+SmallVector<Value> WgmmaGemmEmitter::ringResidualRun(RingResidual &residual,
+                                                     size_t run) {
+  // Runs number row block, n8 block, row half (emitEpilogue).
+  int64_t block = run % (c.getBlockN() / 4) / 2;
+  while (residual.taken <= block / (tileK / 8))
+    takeRingResidualSlice(residual, /*read=*/true);
+  return residual.rows[run];
+}
+
+void WgmmaGemmEmitter::takeRingResidualSlice(RingResidual &residual,
+                                             bool read) {
+  Value stage = toIndex(residual.stage);
+  waitBarrier(residual.parity, fullBarrier(stage));
+  // 3xTF32: the splitters complete each phase of a stage's split barrier,
+  // a residual slice's too, and the consumers wait for every phase, so
+  // that none runs a phase ahead of their waits.
+  if (split())
+    waitBarrier(residual.parity, splitBarrier(stage));
+  if (read)
+    loadInputRows(stage, residual.taken, residual.rows);
+  // The reads come before the release's arrive.
+  release(stage);
+  std::tie(residual.stage, residual.parity) =
+      nextStage(residual.stage, residual.parity);
+  ++residual.taken;
 }
 
 std::pair<Value, Value> WgmmaGemmEmitter::nextStage(Value stage, Value parity) {
@@ -978,36 +1027,68 @@ void WgmmaGemmEmitter::waitForTurn(Value firstSlice) {
 
 void WgmmaGemmEmitter::loadInputRows(
     Value stage, int64_t slice, std::vector<SmallVector<Value>> &inputRows) {
-  // Lane l addresses row l % 8 of matrix l / 8 = 2h + j of each quad (rows
-  // r + 8h, columns c + 8j); the stage's 16-byte chunks are swizzled by
-  // row % 8 = l % 8.
   auto [warp, lane] = warpAndLane();
-  Value matrix = div(lane, 8);
-  Value rowInQuads = add(add(consumerFirstRow(), mul(warp, 16)),
-                         add(mul(div(matrix, 2), 8), rem(lane, 8)));
   Value tile = sharedView(aOffset(stage), {c.getBlockM(), tileK}, elementType);
   int64_t runsPerRowBlock = c.getBlockN() / 4;
-  int64_t quadsPerSlice = tileK / 16;
-  for (int64_t rowBlock = 0; rowBlock < rowBlocks(); ++rowBlock)
-    for (int64_t quad = 0; quad < quadsPerSlice; ++quad) {
-      Value chunk = add(rem(matrix, 2), 2 * quad);
-      Value column = mul(arith::XOrIOp::create(b, loc, chunk, rem(lane, 8)),
-                         kGemmChunkBytes / elementBytes(elementType));
-      Value fragment = nvgpu::LdMatrixOp::create(
-          b, loc, VectorType::get({4, 2}, elementType), tile,
-          ValueRange{add(rowInQuads, 64 * rowBlock), column},
-          /*transpose=*/false, /*numTiles=*/4);
-      // Matrix 2h + j: the run of row half h and n8 block j of the quad.
-      int64_t block = slice * (tileK / 8) + 2 * quad;
-      for (int64_t h = 0; h < 2; ++h)
-        for (int64_t j = 0; j < 2; ++j) {
-          SmallVector<Value> &pair =
-              inputRows[rowBlock * runsPerRowBlock + 2 * (block + j) + h];
+  if (elementBytes(elementType) == 4) {
+    // Lane l's pair of n8 block j, row r (+ 8h), columns 8j + 2 (l % 4),
+    // lies in 16-byte chunk 2j + (l % 4) / 2, which the swizzle moves by
+    // r % 8 = l / 4: the 8 rows' chunks fall in distinct bank groups but
+    // for pairs, two wavefronts for the warp's 256 bytes.
+    Value row = add(add(consumerFirstRow(), mul(warp, 16)), div(lane, 4));
+    Value chunkInBlock = div(rem(lane, 4), 2);
+    Value pairInChunk = mul(rem(lane, 2), 2);
+    auto pairType = VectorType::get({2}, elementType);
+    for (int64_t rowBlock = 0; rowBlock < rowBlocks(); ++rowBlock)
+      for (int64_t j = 0; j < tileK / 8; ++j) {
+        Value chunk = arith::XOrIOp::create(b, loc, add(chunkInBlock, 2 * j),
+                                            div(lane, 4));
+        Value column = add(mul(chunk, kGemmChunkBytes / 4), pairInChunk);
+        for (int64_t h = 0; h < 2; ++h) {
+          Value pair = vector::LoadOp::create(
+              b, loc, pairType, tile,
+              ValueRange{add(row, 64 * rowBlock + 8 * h), column},
+              /*nontemporal=*/false, llvm::Align(8));
+          SmallVector<Value> &values =
+              inputRows[rowBlock * runsPerRowBlock +
+                        2 * (slice * (tileK / 8) + j) + h];
           for (int64_t e = 0; e < 2; ++e)
-            pair.push_back(vector::ExtractOp::create(
-                b, loc, fragment, ArrayRef<int64_t>{2 * h + j, e}));
+            values.push_back(vector::ExtractOp::create(b, loc, pair, e));
         }
-    }
+      }
+  } else {
+    // Lane l addresses row l % 8 of matrix l / 8 = 2h + j of each quad (rows
+    // r + 8h, columns c + 8j); the stage's 16-byte chunks are swizzled by
+    // row % 8 = l % 8.
+    Value matrix = div(lane, 8);
+    Value rowInQuads = add(add(consumerFirstRow(), mul(warp, 16)),
+                           add(mul(div(matrix, 2), 8), rem(lane, 8)));
+    int64_t quadsPerSlice = tileK / 16;
+    for (int64_t rowBlock = 0; rowBlock < rowBlocks(); ++rowBlock)
+      for (int64_t quad = 0; quad < quadsPerSlice; ++quad) {
+        Value chunk = add(rem(matrix, 2), 2 * quad);
+        Value column = mul(arith::XOrIOp::create(b, loc, chunk, rem(lane, 8)),
+                           kGemmChunkBytes / elementBytes(elementType));
+        Value fragment = nvgpu::LdMatrixOp::create(
+            b, loc, VectorType::get({4, 2}, elementType), tile,
+            ValueRange{add(rowInQuads, 64 * rowBlock), column},
+            /*transpose=*/false, /*numTiles=*/4);
+        // Matrix 2h + j: the run of row half h and n8 block j of the quad.
+        int64_t block = slice * (tileK / 8) + 2 * quad;
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t j = 0; j < 2; ++j) {
+            SmallVector<Value> &pair =
+                inputRows[rowBlock * runsPerRowBlock + 2 * (block + j) + h];
+            for (int64_t e = 0; e < 2; ++e)
+              pair.push_back(vector::ExtractOp::create(
+                  b, loc, fragment, ArrayRef<int64_t>{2 * h + j, e}));
+          }
+      }
+  }
+  // The next TMA write into the stage (the async proxy) follows its release:
+  // without a proxy fence, reads queued behind the epilogue's global stores
+  // were overtaken by it (run 35: about 100 wrong elements a call).
+  fenceSharedProxies();
 }
 
 Value WgmmaGemmEmitter::emitMainLoop(
@@ -1091,8 +1172,6 @@ Value WgmmaGemmEmitter::emitMainLoop(
   int64_t slices = kSlices();
   for (int64_t back = std::min(inFlight, slices); back >= 1; --back)
     release(stageOf(firstSlice, idx(slices - back)));
-  if (residualMap)
-    takeResidualSlices(state[1], state[2], inputRows);
   return acc;
 }
 
@@ -1213,14 +1292,19 @@ void WgmmaGemmEmitter::emitConsumer() {
         GemmEpilogueEmitter epilogue(b, loc, p, gemmTile, *epilogueArgs);
         epilogue.loadColumnConstants();
         consumerBarrier();
+        Value firstSlice = firstSliceOf(iteration);
         std::vector<SmallVector<Value>> inputRows;
-        Value acc = emitMainLoop(firstSliceOf(iteration), position.columnBase,
-                                 inputRows);
-        if (!inputRows.empty())
-          epilogue.provideRowOperand(takesRowOperandFromRing(p)
-                                         ? *p.inputRowOperand
-                                         : *residualThroughRing(p),
-                                     std::move(inputRows));
+        Value acc = emitMainLoop(firstSlice, position.columnBase, inputRows);
+        if (takesRowOperandFromRing(p))
+          epilogue.provideRowOperand(
+              *p.inputRowOperand, [&](size_t run) { return inputRows[run]; });
+        std::optional<RingResidual> residual;
+        if (residualMap) {
+          residual = ringResidualOf(firstSlice);
+          epilogue.provideRowOperand(*residualThroughRing(p), [&](size_t run) {
+            return ringResidualRun(*residual, run);
+          });
+        }
         if (c.isClustered())
           // A cluster's tile past the last block row: loaded (as zeros) and
           // multiplied for the peer's sake, not stored.
@@ -1229,6 +1313,9 @@ void WgmmaGemmEmitter::emitConsumer() {
                   [&] { emitEpilogue(epilogue, acc); });
         else
           emitEpilogue(epilogue, acc);
+        // Slices whose runs the epilogue did not read still leave the ring.
+        while (residual && residual->taken < residualSlices())
+          takeRingResidualSlice(*residual, /*read=*/false);
         if (stagesInRing())
           // The staged tile's generic accesses come before the producer's TMA
           // writes into the ring.

@@ -1,10 +1,11 @@
-// A 16-bit residual matrix other than x comes into the wgmma kernel's ring
-// by TMA: after each tile's K slices the producer loads blockN / 64 more
-// slices, the residual's rows of the tile 64 columns at a time, where x's
-// rows of a K slice go, and the consumers read them with ldmatrix in the
-// accumulators' layout once their last wgmmas are done, releasing each
-// stage, instead of loading the residual from global memory; where the
-// tile has at least 8 K slices a residual slice.
+// A residual matrix other than x comes into the wgmma kernel's ring by
+// TMA: after each tile's K slices the producer loads blockN / tileK more
+// slices, the residual's rows of the tile 128 bytes of columns at a time,
+// where x's rows of a K slice go, and the consumers read them in the
+// accumulators' layout (16-bit pairs with ldmatrix, f32 pairs with 8-byte
+// loads) as the epilogue reaches their runs, releasing each stage, instead
+// of loading the residual from global memory; where the tile has at least
+// 8 K slices a residual slice.
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=wgmma target=sm_90" --fusion-lower-to-gpu | FileCheck %s
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=wgmma target=sm_90 schedule=pingpong" --fusion-lower-to-gpu | FileCheck %s --check-prefix=PINGPONG
 
@@ -65,13 +66,76 @@ func.func @residual_ring(%x: tensor<?x1024xbf16>, %w: tensor<128x1024xbf16>,
 
 // -----
 
-// f32 residuals (no ldmatrix of 16-bit pairs) are loaded.
-// CHECK-LABEL: gpu.func @residual_f32_0_gemm(
-// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x128xf32>, %[[RES:.*]]: memref<?x128xf32>)
-// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1>
-// CHECK: vector.load %[[RES]]
-func.func @residual_f32(%x: tensor<?x1024xf32>, %w: tensor<128x1024xf32>,
-                        %r: tensor<?x128xf32>) -> tensor<?x128xf32> {
+// An f32 residual in tf32 (K = 2048: 64 K slices, 8 residual slices of 32
+// columns): each lane reads its pairs with 8-byte loads from the swizzled
+// stage, one slice at a time as the epilogue reaches its runs, and
+// releases each stage once read; the epilogue loads nothing of r.
+// CHECK-LABEL: gpu.func @residual_tf32_0_gemm(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[RMAP:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<?x256xf32>, %[[RES:.*]]: memref<?x256xf32>)
+// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1, 2>
+// CHECK: %[[RDESC:.*]] = builtin.unrealized_conversion_cast %[[RMAP]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<128x32xf32, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK-COUNT-8: nvgpu.tma.async.load %[[RDESC]]
+// CHECK-NOT: nvgpu.tma.async.load
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: "wgmma.wait_group.sync.aligned 0;"
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK-COUNT-8: vector.load %{{.*}} {alignment = 8 : i64} : memref<128x32xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK-NOT: vector.load
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK: vector.store {{.*}}, %[[OUT]]
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK-COUNT-8: vector.load %{{.*}} : memref<128x32xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK-NOT: %[[RES]]
+// CHECK: gpu.return
+func.func @residual_tf32(%x: tensor<?x2048xf32>, %w: tensor<256x2048xf32>,
+                         %r: tensor<?x256xf32>) -> tensor<?x256xf32> {
+  %y = fusion.fused_linear %x, %w precision tf32 epilogue rows(%r) {
+  ^bb0(%acc: f32, %res: f32):
+    %0 = arith.addf %acc, %res : f32
+    fusion.yield %0 : f32
+  } : (tensor<?x2048xf32>, tensor<256x2048xf32>, tensor<?x256xf32>) -> tensor<?x256xf32>
+  return %y : tensor<?x256xf32>
+}
+
+// -----
+
+// 3xTF32 (K = 1024: 32 K slices, 4 residual slices of a 128-column tile):
+// the producer's splitters split no residual slice but complete its
+// stage's split barrier phase after its load, and the consumers wait for
+// that phase too, so that each stage's split phases count its uses.
+// CHECK-LABEL: gpu.func @residual_fp32_0_gemm(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[RMAP:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<?x128xf32>, %[[RES:.*]]: memref<?x128xf32>)
+// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1, 2>
+// CHECK: nvvm.setmaxregister decrease 40
+//
+// The splitters: each K slice split, then per residual slice a wait for
+// its load and an arrival.
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: arith.subf {{.*}} : vector<4xf32>
+// CHECK: nvgpu.mbarrier.arrive %
+// CHECK-NEXT: }
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: nvgpu.mbarrier.arrive %
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: nvgpu.mbarrier.arrive %
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: nvgpu.mbarrier.arrive %
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: nvgpu.mbarrier.arrive %
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: "wgmma.wait_group.sync.aligned 0;"
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK-COUNT-8: vector.load %{{.*}} : memref<128x32xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK-NOT: vector.load
+// CHECK: nvgpu.mbarrier.arrive
+// CHECK-NOT: %[[RES]]
+// CHECK: gpu.return
+func.func @residual_fp32(%x: tensor<?x1024xf32>, %w: tensor<128x1024xf32>,
+                         %r: tensor<?x128xf32>) -> tensor<?x128xf32> {
   %y = fusion.fused_linear %x, %w epilogue rows(%r) {
   ^bb0(%acc: f32, %res: f32):
     %0 = arith.addf %acc, %res : f32
