@@ -5,7 +5,8 @@
 #   hopper_check.sh sanitize [DIR [TOOLS]]   compute-sanitizer memcheck,
 #       racecheck and synccheck (or TOOLS) on small ragged shapes of every
 #       multiply (bf16; tf32 and 3xTF32 with a training batch norm) of the
-#       workload libraries in DIR (default artifacts/wgmma);
+#       workload libraries in DIR (default artifacts/wgmma), and of the
+#       residual epilogues where DIR has them (wgmma_ab.sh packs them);
 #   hopper_check.sh zoo [STRATEGIES [MODELS]]   the zoo (or the MODELS)
 #       through fusion.compile with the wgmma strategy (or the STRATEGIES)
 #       in fp32, tf32 and bf16, and torch.compile(backend=
@@ -65,8 +66,13 @@ case "${1:-}" in
                   "workloads_f32_fp32.so b_1000x4000 77 fp32" \
                   "workloads_bf16.so b_1000x4000 77 bf16" \
                   "workloads_bf16.so b_1000x4000 333 bf16" \
-                  "workloads_f32_fp32.so b_513x129 333 fp32"; do
+                  "workloads_f32_fp32.so b_513x129 333 fp32" \
+                  "epilogues_bf16.so y_plus_r 333 bf16" \
+                  "epilogues_tf32.so y_plus_r 77 tf32" \
+                  "epilogues_fp32.so y_plus_x 77 fp32"; do
         set -- $call
+        # Residual epilogues: libraries that wgmma_ab.sh packs.
+        [ -f "$libraries/$1" ] || continue
         echo "== $tool $1 $2 M=$3"
         compute-sanitizer --tool "$tool" --error-exitcode 9 \
           python3 "$here/run_once.py" "$libraries/$1" "$2" "$3" "$4" 2>&1 |

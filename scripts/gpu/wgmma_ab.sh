@@ -3,9 +3,11 @@
 # workload libraries of two compilers, `before` and `after`: after's
 # through wgmma_check.py (every workload checked against float64, then
 # timed beside cuBLAS, eager and the tiled kernel), both sides' wgmma
-# kernels timed interleaved (ab_time.py), and compute-sanitizer memcheck,
-# racecheck and synccheck of after's kernels (`hopper_check.sh sanitize`). Prints
-# the tables last.
+# kernels timed interleaved (ab_time.py), after's residual epilogues
+# (epilogue_ab.py's models at K = N = 2056, where each kind of residual
+# comes through the ring) checked at a batch that gives each block several
+# tiles, and compute-sanitizer memcheck, racecheck and synccheck of after's
+# kernels (`hopper_check.sh sanitize`). Prints the tables last.
 #
 #   wgmma_ab.sh pack BEFORE_COMPILE AFTER_COMPILE   (build machine) compiles
 #       the workload models with each fusion-compile (--strategy=wgmma,
@@ -37,6 +39,12 @@ case "${1:-}" in
       compile "$after" "$work/ab/$side" cublas sm_80
       compile "$after" "$work/ab/$side/tiled" tiled sm_90
     done
+    python3 "$here/epilogue_ab.py" pack "$work/ab/epilogues" after="$after" \
+      --k 2056 --n 2056 >/dev/null
+    for precision in fp32 tf32 bf16; do
+      cp "$work/ab/epilogues/after/$precision.so" \
+        "$work/ab/after/wgmma/epilogues_$precision.so"
+    done
     mkdir -p "$root/gpu-carry/pack"
     tar -C "$work" -cf - ab |
       xz -T2 --lzma2=preset=1,dict=400MiB > "$root/gpu-carry/pack/ab.tar.xz"
@@ -52,11 +60,16 @@ case "${1:-}" in
     status=$?
     python3 "$here/ab_time.py" "$work/ab/before/wgmma" "$work/ab/after/wgmma" \
       > "$work/ab_time.txt" 2>&1 || status=1
+    python3 "$here/epilogue_ab.py" run "$work/ab/epilogues" --rows 77,4096 \
+      --rounds 0 --precisions fp32,tf32,bf16 > "$work/epilogues.txt" 2>&1 ||
+      status=1
     bash "$here/hopper_check.sh" sanitize "$work/ab/after/wgmma" || status=1
     # The whole reports come back with the device call's files.
-    [ -n "${OUT:-}" ] && cp "$work/after.txt" "$work/ab_time.txt" "$OUT/"
+    [ -n "${OUT:-}" ] && cp "$work/after.txt" "$work/ab_time.txt" \
+      "$work/epilogues.txt" "$OUT/"
     echo "== after"; tail -45 "$work/after.txt"
     echo "== before and after, interleaved"; tail -24 "$work/ab_time.txt"
+    echo "== residual epilogues"; tail -1 "$work/epilogues.txt"
     exit $status
     ;;
   *)

@@ -32,12 +32,15 @@
 // CHECK: nvvm.setmaxregister increase 232
 //
 // The consumers: after the last wgmmas and the last K slice's release,
-// per residual slice a wait for its stage, four ldmatrix of its quads and
+// per residual slice a wait for its stage, four ldmatrix of its quads, a
+// proxy fence (the stage's next TMA write must not overtake the reads) and
 // the stage's release; the epilogue loads nothing of r.
 // CHECK: "wgmma.wait_group.sync.aligned 0;"
 // CHECK: nvgpu.mbarrier.arrive
 // CHECK: nvvm.mbarrier.try_wait
 // CHECK-COUNT-4: nvgpu.ldmatrix {{.*}} : memref<128x64xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// CHECK-NOT: nvgpu.mbarrier.arrive
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
 // CHECK: nvgpu.mbarrier.arrive
 // CHECK: nvvm.mbarrier.try_wait
 // CHECK-COUNT-4: nvgpu.ldmatrix
@@ -81,6 +84,8 @@ func.func @residual_ring(%x: tensor<?x1024xbf16>, %w: tensor<128x1024xbf16>,
 // CHECK: "wgmma.wait_group.sync.aligned 0;"
 // CHECK: nvvm.mbarrier.try_wait
 // CHECK-COUNT-8: vector.load %{{.*}} {alignment = 8 : i64} : memref<128x32xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK-NOT: nvgpu.mbarrier.arrive
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
 // CHECK-NOT: vector.load
 // CHECK: nvgpu.mbarrier.arrive
 // CHECK: vector.store {{.*}}, %[[OUT]]
