@@ -727,7 +727,6 @@ void WgmmaGemmEmitter::takeRingResidualSlice(RingResidual &residual,
     waitBarrier(residual.parity, splitBarrier(stage));
   if (read)
     loadInputRows(stage, residual.taken, residual.rows);
-  // The reads come before the release's arrive.
   release(stage);
   std::tie(residual.stage, residual.parity) =
       nextStage(residual.stage, residual.parity);
