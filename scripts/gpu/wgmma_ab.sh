@@ -42,8 +42,10 @@ case "${1:-}" in
     python3 "$here/epilogue_ab.py" pack "$work/ab/epilogues" after="$after" \
       --k 2056 --n 2056 >/dev/null
     for precision in fp32 tf32 bf16; do
-      cp "$work/ab/epilogues/after/$precision.so" \
-        "$work/ab/after/wgmma/epilogues_$precision.so"
+      for file in so json; do
+        cp "$work/ab/epilogues/after/$precision.$file" \
+          "$work/ab/after/wgmma/epilogues_$precision.$file"
+      done
     done
     mkdir -p "$root/gpu-carry/pack"
     tar -C "$work" -cf - ab |
