@@ -90,13 +90,6 @@ constexpr int64_t kSlicesPerSum = 2;
 /// 3xTF32: the producer warpgroup's last two warps split w's stages (its
 /// first thread issues the loads); the consumers only wait for them.
 constexpr int64_t kSplitters = 64;
-/// A residual through the ring (residualThroughRing) takes the ring's stages
-/// that would hold the next tile's first K slices during the epilogue, so
-/// the next main loop waits for their loads; it pays only where a tile has
-/// at least this many K slices per residual slice (H100, run 34: K = 4096,
-/// 16 a residual slice, 5-7% faster; K = 1000, 4, 2-7% slower; not measured
-/// between).
-constexpr int64_t kKSlicesPerResidualSlice = 8;
 /// 3xTF32: the bits of an f32 operand that the tensor cores read as tf32
 /// (sign, exponent, 10 mantissa bits: they truncate, as CUTLASS's
 /// round-toward-zero tf32 conversion relies on), the operand's high part.
@@ -125,15 +118,16 @@ bool takesRowOperandFromRing(const GemmKernelProblem &p) {
 /// loops with the tensor cores idle. The cooperative schedule's ring order
 /// (a ping-pong consumer's epilogue would hold the other's turn),
 /// unclustered, a tile not staged in the ring, rows of 16-byte multiples
-/// (TMA's strides), K long enough (kKSlicesPerResidualSlice).
+/// (TMA's strides). Any K: the residual's stages go back to the producer as
+/// the epilogue takes them, so the next tile's first K slices wait little
+/// (docs/benchmarks.md, run 35: y + r 0.63-0.97x its time from K = 128 to
+/// 1024; run 34's slices, all taken before the epilogue, were 2-7% slower
+/// at K = 1000).
 std::optional<unsigned> residualThroughRing(const GemmKernelProblem &p) {
   GemmConfigAttr c = p.config;
   int64_t tileK = kGemmRowBytes / elementBytes(p.elementType);
-  int64_t kSlices = llvm::divideCeil(p.k, tileK);
   if (c.isPingpong() || c.isClustered() || p.readsStagedTile() ||
-      takesRowOperandFromRing(p) || p.n % 8 != 0 ||
-      c.getBlockN() % tileK != 0 ||
-      kSlices < kKSlicesPerResidualSlice * (c.getBlockN() / tileK))
+      takesRowOperandFromRing(p) || p.n % 8 != 0 || c.getBlockN() % tileK != 0)
     return std::nullopt;
   for (auto [operand, groups] : llvm::enumerate(p.rowGroups))
     if (groups == p.n)
