@@ -120,9 +120,7 @@ bool takesRowOperandFromRing(const GemmKernelProblem &p) {
 /// unclustered, a tile not staged in the ring, rows of 16-byte multiples
 /// (TMA's strides). Any K: the residual's stages go back to the producer as
 /// the epilogue takes them, so the next tile's first K slices wait little
-/// (docs/benchmarks.md, run 35: y + r 0.63-0.97x its time from K = 128 to
-/// 1024; run 34's slices, all taken before the epilogue, were 2-7% slower
-/// at K = 1000).
+/// (docs/benchmarks.md, run 35).
 std::optional<unsigned> residualThroughRing(const GemmKernelProblem &p) {
   GemmConfigAttr c = p.config;
   int64_t tileK = kGemmRowBytes / elementBytes(p.elementType);
@@ -1080,7 +1078,7 @@ void WgmmaGemmEmitter::loadInputRows(
   }
   // The next TMA write into the stage (the async proxy) follows its release:
   // without a proxy fence, reads queued behind the epilogue's global stores
-  // were overtaken by it (run 35: about 100 wrong elements a call).
+  // were overtaken by it (docs/benchmarks.md, run 35).
   fenceSharedProxies();
 }
 
