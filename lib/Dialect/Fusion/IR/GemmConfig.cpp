@@ -116,6 +116,10 @@ bool mlir::fusion::hasChunkAlignedRows(Type elementType, int64_t k) {
   return k * (elementType.getIntOrFloatBitWidth() / 8) % kGemmChunkBytes == 0;
 }
 
+bool mlir::fusion::hasLineAlignedRows(Type elementType, int64_t k) {
+  return k * (elementType.getIntOrFloatBitWidth() / 8) % kGemmRowBytes == 0;
+}
+
 std::optional<int64_t> mlir::fusion::getRowReductionSpan(int64_t blockN,
                                                          Type elementType,
                                                          int64_t n,

@@ -89,16 +89,15 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
     // store loses 1-8% to cuBLAS's GEMM before the same row program).
     // Elsewhere only 3xTF32 beats cuBLAS. (wgmma computes f32 tensors in
     // fp32 and tf32 precision only.) Except for 3xTF32, K rows must be
-    // whole 128-byte lines: TMA's loads of others took twice the L2
-    // sectors a multiply-add, and the bf16 GEMM at K = N = 1000 and 2056
-    // measured 1.4-1.9x cuBLAS's (run 34).
+    // whole 128-byte lines: TMA's loads of others take two L2 requests a
+    // row, and the bf16 GEMM at K = N = 1000 and 2056 measured 1.4-1.9x
+    // cuBLAS's (runs 34, 35).
     if (wgmmaComputes && generated == GemmBackend::mma_sync) {
       MmaKind mma = getRequiredMmaKind(elementType, precision);
       ArrayRef<int64_t> shape = op.getWeight().getType().getShape();
       int64_t n = shape[0], k = shape[1];
-      bool lineRows = k * elementType.getIntOrFloatBitWidth() / 8 % 128 == 0;
-      if (fp32 ||
-          (lineRows && !isWrittenForReductions(op, getWgmmaBlockN(mma, n))))
+      if (fp32 || (hasLineAlignedRows(elementType, k) &&
+                   !isWrittenForReductions(op, getWgmmaBlockN(mma, n))))
         return GemmBackend::wgmma;
     }
     return fp32 && generated == GemmBackend::mma_sync ? GemmBackend::mma_sync

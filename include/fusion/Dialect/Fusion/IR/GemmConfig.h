@@ -113,6 +113,9 @@ MmaKind getRequiredMmaKind(Type elementType, Precision precision);
 /// Whether rows of K elements of `elementType` (of x and w) are multiples of
 /// 16 bytes: one cp.async chunk, and the unit of TMA's strides.
 bool hasChunkAlignedRows(Type elementType, int64_t k);
+/// Whether those rows are whole 128-byte lines (kGemmRowBytes): TMA splits
+/// a box row that crosses a line into two L2 requests.
+bool hasLineAlignedRows(Type elementType, int64_t k);
 
 /// The columns each partial covers when a generated GEMM of tiles `blockN`
 /// wide reduces, from its tiles, the G = `groups` groups of N / G
