@@ -25,6 +25,9 @@ void fusion::buildOptimizePipeline(OpPassManager &pm,
   FuseLinearEpiloguesOptions fuseOptions;
   fuseOptions.f32Precision = options.f32Precision;
   pm.addPass(createFuseLinearEpilogues(fuseOptions));
+  // Before the producers' bodies move into their readers: an elementwise
+  // op's 16-bit result is what justifies its approximate functions.
+  pm.addPass(createApproximate16BitMath());
   pm.addPass(createFuseElementwiseProducers());
   pm.addPass(createSimplifyFusion());
   pm.addPass(createCSEPass());

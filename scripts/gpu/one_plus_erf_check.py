@@ -1,13 +1,18 @@
-"""1 + erf(s) on the GPU against float64, for the libraries of
-`fusion-compile CDF.mlir --target=sm_90` (an elementwise `1 + erf(v)` entry
-`cdf` over [?, 1024] f32) given as NAME=LIB, and PyTorch's own f32
-`1 + torch.erf(s)`: the largest absolute error, where the result is in
-[1, 2) also in its units in the last place, and the largest relative error
-over bands of s <= 0 (docs/benchmarks.md, run 30).
+"""1 + erf(s) on the GPU against float64, for libraries with an
+elementwise `1 + erf(v)` entry `cdf` over [?, 1024] f32 given as NAME=LIB,
+and PyTorch's own f32 `1 + torch.erf(s)`: the largest absolute error, where
+the result is in [1, 2) also in its units in the last place, and the
+largest relative error over bands of s <= 0 (docs/benchmarks.md, runs 30
+and 36).
 
-    one_plus_erf_check.py base=cdf_base.so new=cdf_new.so
+    one_plus_erf_check.py pack OUT NAME=FUSION_COMPILE...   (build machine)
+        compiles the exact erf with each compiler (OUT/NAME.so), and with
+        the last one also the approximate erf, marked fastmath<afn> by hand
+        (OUT/NAME_afn.so);
+    one_plus_erf_check.py NAME=LIB...   (GPU machine) checks them.
 """
 import pathlib
+import subprocess
 import sys
 
 import torch
@@ -15,6 +20,17 @@ import torch
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from check_and_bench import Library  # noqa: E402
 
+CDF = """func.func @cdf(%x: tensor<?x1024xf32>) -> tensor<?x1024xf32> {{
+  %0 = fusion.elementwise %x : tensor<?x1024xf32> {{
+  ^bb0(%v: f32):
+    %one = arith.constant 1.0 : f32
+    %e = math.erf %v{flags} : f32
+    %p = arith.addf %e, %one : f32
+    fusion.yield %p : f32
+  }}
+  return %0 : tensor<?x1024xf32>
+}}
+"""
 BANDS = ((-1.0, 0.0), (-3.0, -1.0), (-4.5, -3.0), (-6.0, -4.5))
 SPECIALS = 9
 
@@ -49,7 +65,22 @@ def report(name, out, s, ref):
     return out[:SPECIALS].tolist()
 
 
+def pack(out, sides):
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for variant, flags, compilers in (("", "", sides),
+                                      ("_afn", " fastmath<afn>", sides[-1:])):
+        (out / f"cdf{variant}.mlir").write_text(CDF.format(flags=flags))
+        for side in compilers:
+            name, compiler = side.split("=", 1)
+            subprocess.run([compiler, str(out / f"cdf{variant}.mlir"),
+                            "--target=sm_90", "-o",
+                            str(out / f"{name}{variant}.so")], check=True)
+
+
 def main():
+    if sys.argv[1] == "pack":
+        return pack(sys.argv[2], sys.argv[3:])
     s = sweep()
     flat = s.flatten()
     ref = torch.special.erfc(-flat.double())

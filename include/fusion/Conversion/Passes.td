@@ -174,20 +174,29 @@ def ExpandOnePlusErf
     polynomials whose coefficients are selected per element, an `ex2` and
     the selects around it; in a GEMM epilogue those instructions run with
     the tensor cores idle. The identity `1 + erf(s) = erfc(-s)` gives a
-    form with one polynomial: with `t = |s|`,
-    `erfc(t) = 2^(-log2(e) t^2 + r(min(t, 4.5)))`, where `r(t) =
-    log2(erfc(t) exp(t^2))` is a degree-10 polynomial without constant term
-    (fitted for absolute error, with relative error bounded below
-    erfc(t) = 1e-3), and `1 + erf(s)` is `erfc(t)` for `s <= 0`, else
-    `2 - erfc(t)`: 16 instructions with `ex2.approx.ftz.f32`.
+    form with one polynomial: with `t = |s|`, `erfc(t) = 2^(t q(t))`, where
+    `t q(t) = -log2(e) t^2 + log2(erfc(t) exp(t^2))` and the second term is
+    a polynomial without constant term fitted on `[0, 4.5]` (for absolute
+    error, with relative error bounded below erfc(t) = 1e-3); `1 + erf(s)`
+    is `erfc(t)` for `s <= 0`, else `2 - erfc(t)`. `t q(t)` falls for every
+    `t >= 0` (checked in f32), so erfc falls to 0 past the fitted range with
+    no clamp: `q` by Horner's rule, one multiply by `t`, `ex2.approx.ftz.f32`,
+    a compare, `2 - e` and a select.
 
-    Accuracy on an H100 against float64 (16.8 million values of s,
-    `scripts/gpu/one_plus_erf_check.py`): absolute error at most 1.7e-7,
-    1.45 units in the last place of results in [1, 2) (libdevice's
+    An erf without fastmath flags keeps f32 accuracy: `q` of degree 9.
+    Accuracy on an H200 against float64 (16.8 million values of s,
+    `scripts/gpu/one_plus_erf_check.py`, run 36): absolute error at most
+    1.8e-7, 1.5 units in the last place of results in [1, 2) (libdevice's
     `1 + erff(s)`: 1.2e-7, 1.0); relative error at most 1.4e-5 for `s` down
-    to -4.5, where `1 + erff(s)` in f32 has no correct digit left, and
-    a result that falls to 0 with `exp(-s^2)` beyond. NaN stays NaN,
-    `s = -inf` gives 0 and `s = +inf` 2.
+    to -4.5, where `1 + erff(s)` in f32 has no correct digit left, and a
+    result that falls to 0 with `exp(-s^2)` beyond (0.13 relative error
+    down to -6). An erf with `fastmath<afn>`
+    (`fusion-approximate-16-bit-math` marks those whose results are
+    rounded to bf16 or f16) takes `q` of degree 6, three multiply-adds
+    fewer: absolute error at most 3.7e-6, relative error at most 6.3e-6
+    down to -4.5 (half a unit in the last place of f16 is 2.4e-4 to 4.9e-4
+    relative, of bf16 2e-3 to 3.9e-3). NaN stays NaN, `s = -inf` gives 0
+    and `s = +inf` 2.
 
     Matched: an f32 `arith.addf` of 1.0 and a `math.erf` that has no other
     use (either order). Other uses of `erf` keep libdevice's.

@@ -1,26 +1,24 @@
 // fusion-expand-one-plus-erf: an f32 `1 + erf(s)` whose erf has no other use
 // (either operand order) becomes erfc(|s|) as one ex2.approx.ftz of
-// -log2(e) s^2 plus a degree-10 polynomial of min(|s|, 4.5), selected for
-// s <= 0, else 2 minus it. Other erfs, other sums and f64 are left alone.
+// |s| q(|s|), selected for s <= 0, else 2 minus it: q of degree 9 for an
+// exact erf, of degree 6 for one marked fastmath<afn>. Other erfs, other
+// sums and f64 are left alone.
 // RUN: fusion-opt %s --split-input-file --pass-pipeline="builtin.module(gpu.module(fusion-expand-one-plus-erf))" | FileCheck %s
 
 // CHECK-LABEL: gpu.func @gelu_cdf(
 // CHECK-SAME: %[[S:.*]]: f32
 // CHECK-NOT: math.erf
-// CHECK-DAG: %[[END:.*]] = arith.constant 4.500000e+00 : f32
-// CHECK-DAG: %[[LOG2E:.*]] = arith.constant -1.44269502 : f32
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG: %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-DAG: %[[LEAD:.*]] = arith.constant -7.75086505E-7 : f32
 // CHECK: %[[T:.*]] = math.absf %[[S]] : f32
-// CHECK: %[[CLAMPED:.*]] = arith.minnumf %[[T]], %[[END]] : f32
-// CHECK-COUNT-9: math.fma {{.*}}, %[[CLAMPED]], {{.*}} : f32
-// CHECK: %[[R:.*]] = arith.mulf %{{.*}}, %[[CLAMPED]] : f32
-// CHECK: %[[SQUARE:.*]] = arith.mulf %[[S]], %[[S]] : f32
-// CHECK: %[[EXPONENT:.*]] = math.fma %[[SQUARE]], %[[LOG2E]], %[[R]] : f32
-// CHECK: %[[ERFC:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%[[EXPONENT]]) : (f32) -> f32
-// CHECK: %[[NONPOSITIVE:.*]] = arith.cmpf ole, %[[S]], %[[ZERO]] : f32
-// CHECK: %[[UPPER:.*]] = arith.subf %[[TWO]], %[[ERFC]] : f32
-// CHECK: %[[CDF:.*]] = arith.select %[[NONPOSITIVE]], %[[ERFC]], %[[UPPER]] : f32
+// CHECK-NEXT: math.fma %[[LEAD]], %[[T]], {{.*}} : f32
+// CHECK-COUNT-8: math.fma {{.*}}, %[[T]], {{.*}} : f32
+// CHECK-NEXT: %[[EXPONENT:.*]] = arith.mulf %{{.*}}, %[[T]] : f32
+// CHECK-NEXT: %[[ERFC:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%[[EXPONENT]]) : (f32) -> f32
+// CHECK-NEXT: %[[NONPOSITIVE:.*]] = arith.cmpf ole, %[[S]], %[[ZERO]] : f32
+// CHECK-NEXT: %[[UPPER:.*]] = arith.subf %[[TWO]], %[[ERFC]] : f32
+// CHECK-NEXT: %[[CDF:.*]] = arith.select %[[NONPOSITIVE]], %[[ERFC]], %[[UPPER]] : f32
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // CHECK: %[[CDF2:.*]] = arith.select
 // CHECK: gpu.return %[[CDF]], %[[CDF2]]
@@ -32,6 +30,32 @@ gpu.module @kernels {
     %f = math.erf %s : f32
     %q = arith.addf %f, %one : f32
     gpu.return %p, %q : f32, f32
+  }
+}
+
+// -----
+
+// An approximate erf: q of degree 6, whose coefficients are not the exact
+// ones'.
+// CHECK-LABEL: gpu.func @approximate_cdf(
+// CHECK-SAME: %[[S:.*]]: f32
+// CHECK-NOT: math.erf
+// CHECK-NOT: -7.75086505E-7
+// CHECK-DAG: %[[LEAD:.*]] = arith.constant -2.03180698E-5 : f32
+// CHECK-DAG: %[[LAST:.*]] = arith.constant -1.6280632 : f32
+// CHECK: %[[T:.*]] = math.absf %[[S]] : f32
+// CHECK-NEXT: math.fma %[[LEAD]], %[[T]], {{.*}} : f32
+// CHECK-COUNT-4: math.fma {{.*}}, %[[T]], {{.*}} : f32
+// CHECK-NEXT: %[[Q:.*]] = math.fma {{.*}}, %[[T]], %[[LAST]] : f32
+// CHECK-NEXT: %[[EXPONENT:.*]] = arith.mulf %[[Q]], %[[T]] : f32
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%[[EXPONENT]])
+// CHECK: arith.select
+gpu.module @kernels {
+  gpu.func @approximate_cdf(%s: f32) -> f32 {
+    %one = arith.constant 1.0 : f32
+    %e = math.erf %s fastmath<afn> : f32
+    %p = arith.addf %e, %one : f32
+    gpu.return %p : f32
   }
 }
 

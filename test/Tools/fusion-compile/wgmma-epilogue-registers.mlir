@@ -14,7 +14,7 @@
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma --precision=tf32 --schedule=pingpong -o %t/pingpong.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/pingpong.ptx -o %t/pingpong.cubin 2>&1 | FileCheck %s --implicit-check-not=C75
 
-// PTX: min.f32 {{.*}}, 0f40900000;
+// PTX: 0fB5500F8A
 // PTX: ex2.approx.ftz.f32
 // CHECK: Compiling entry function 'gelu_shift_0_gemm'
 // CHECK-NEXT: Function properties for gelu_shift_0_gemm

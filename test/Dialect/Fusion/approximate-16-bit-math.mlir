@@ -1,0 +1,94 @@
+// fusion-approximate-16-bit-math: the erfs and exps of fused_linear,
+// elementwise and reduce ops whose results are bf16 or f16 take
+// fastmath<afn>; other math, ops with f32 results and an op already marked
+// keep what they have.
+// RUN: fusion-opt %s --split-input-file --fusion-approximate-16-bit-math | FileCheck %s
+
+// gelu's erf in a bf16 epilogue, an erf and an exp in an f16 elementwise
+// body, and an exp in a bf16 reduction's map: all approximate; tanh and
+// log stay exact.
+// CHECK-LABEL: func.func @sixteen_bit_results
+// CHECK: fusion.fused_linear
+// CHECK: %[[S:.*]] = arith.mulf
+// CHECK-NEXT: math.erf %[[S]] fastmath<afn> : f32
+// CHECK: fusion.elementwise
+// CHECK-NEXT: ^bb0(%[[V:.*]]: f32):
+// CHECK-NEXT: %[[E:.*]] = math.erf %[[V]] fastmath<afn> : f32
+// CHECK-NEXT: %[[X:.*]] = math.exp %[[E]] fastmath<afn> : f32
+// CHECK-NEXT: math.tanh %[[X]] : f32
+// CHECK: fusion.reduce sum
+// CHECK-NEXT: ^bb0(%[[R:.*]]: f32):
+// CHECK-NEXT: %[[L:.*]] = math.log %[[R]] : f32
+// CHECK-NEXT: math.exp %[[L]] fastmath<afn> : f32
+func.func @sixteen_bit_results(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>, %h: tensor<?x4xf16>) -> (tensor<?x4xbf16>, tensor<?x4xf16>, tensor<?x1xbf16>) {
+  %y = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    %half = arith.constant 0.5 : f32
+    %one = arith.constant 1.0 : f32
+    %rsqrt2 = arith.constant 0.70710678 : f32
+    %s = arith.mulf %acc, %rsqrt2 : f32
+    %e = math.erf %s : f32
+    %p = arith.addf %e, %one : f32
+    %a = arith.mulf %acc, %half : f32
+    %g = arith.mulf %a, %p : f32
+    fusion.yield %g : f32
+  } : (tensor<?x8xbf16>, tensor<4x8xbf16>) -> tensor<?x4xbf16>
+  %z = fusion.elementwise %h : tensor<?x4xf16> {
+  ^bb0(%v: f32):
+    %e = math.erf %v : f32
+    %x2 = math.exp %e : f32
+    %t = math.tanh %x2 : f32
+    fusion.yield %t : f32
+  }
+  %r = fusion.reduce sum %y : tensor<?x4xbf16> -> tensor<?x1xbf16> {
+  ^bb0(%v: f32):
+    %l = math.log %v : f32
+    %e = math.exp %l : f32
+    fusion.yield %e : f32
+  }
+  return %y, %z, %r : tensor<?x4xbf16>, tensor<?x4xf16>, tensor<?x1xbf16>
+}
+
+// -----
+
+// f32 results keep the exact functions, in every precision of the GEMM
+// (tf32 here); an erf marked by hand stays marked.
+// CHECK-LABEL: func.func @f32_results
+// CHECK: fusion.fused_linear
+// CHECK: math.erf %{{.*}} : f32
+// CHECK: fusion.elementwise
+// CHECK-NEXT: ^bb0(%[[V:.*]]: f32):
+// CHECK-NEXT: %[[E:.*]] = math.erf %[[V]] : f32
+// CHECK-NEXT: math.exp %[[E]] : f32
+// CHECK: fusion.elementwise
+// CHECK-NEXT: ^bb0(%[[U:.*]]: f32):
+// CHECK-NEXT: math.erf %[[U]] fastmath<afn> : f32
+func.func @f32_results(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+  %y = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    %e = math.erf %acc : f32
+    fusion.yield %e : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  %z = fusion.elementwise %y : tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    %e = math.erf %v : f32
+    %x2 = math.exp %e : f32
+    fusion.yield %x2 : f32
+  }
+  %u = fusion.elementwise %y : tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    %e = math.erf %v fastmath<afn> : f32
+    fusion.yield %e : f32
+  }
+  return %y, %z, %u : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// An erf outside the fusion ops' regions is not the pass's.
+// CHECK-LABEL: func.func @outside
+// CHECK: math.erf %{{.*}} : f32
+func.func @outside(%v: f32) -> f32 {
+  %e = math.erf %v : f32
+  return %e : f32
+}
