@@ -74,31 +74,59 @@ extern "C" int32_t __fusion_rt_check_size(int64_t value, int64_t minimum,
                   std::to_string(minimum) + ", got " + std::to_string(value));
 }
 
-/// The device's workspace pool: private, so that its setting touches no one
-/// else's allocations, and keeping freed memory, so that a call's workspace
-/// costs no mapping of new memory once the first call has run.
-static int32_t getPool(int device, cudaMemPool_t *pool) {
+/// What the default pool keeps across synchronizations, at least: its
+/// release threshold counts reserved bytes, which it maps in chunks of
+/// megabytes, so that a threshold of a small workspace's bytes released
+/// the chunk at every synchronization and the next call mapped it again
+/// (run 36: 100 us a call more).
+constexpr uint64_t kKeptBytesGranularity = 64ull << 20;
+
+/// The device's default memory pool, with its release threshold raised
+/// (never lowered) to at least `bytes` rounded up to
+/// kKeptBytesGranularity, so that a workspace that large costs no mapping
+/// of new memory once one has run, synchronizations between calls
+/// included. The default pool is the one every library of the process
+/// shares (each links its own copy of this runtime): a private pool a
+/// library kept its memory, and some 600 of them exhausted the pools a
+/// process may create (run 36).
+static int32_t getPool(int device, int64_t bytes, cudaMemPool_t *pool) {
+  // The pool and the threshold this library has seen, a device: queried
+  // once, so that calls under a CUDA graph capture make no pool calls. The
+  // application or another library may raise the threshold further, which
+  // only keeps more memory.
+  struct Seen {
+    cudaMemPool_t pool = nullptr;
+    uint64_t threshold = 0;
+  };
   static std::mutex mutex;
-  static std::map<int, cudaMemPool_t> pools;
+  static std::map<int, Seen> seen;
   std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = pools.find(device); it != pools.end()) {
-    *pool = it->second;
+  Seen &known = seen[device];
+  if (!known.pool)
+    if (int32_t status =
+            checkCuda(cudaDeviceGetDefaultMemPool(&known.pool, device),
+                      "cudaDeviceGetDefaultMemPool (workspace)"))
+      return status;
+  *pool = known.pool;
+  if (static_cast<uint64_t>(bytes) <= known.threshold)
     return FUSION_SUCCESS;
+  uint64_t wanted = (static_cast<uint64_t>(bytes) + kKeptBytesGranularity -
+                     1) / kKeptBytesGranularity * kKeptBytesGranularity;
+  uint64_t threshold = 0;
+  if (int32_t status = checkCuda(
+          cudaMemPoolGetAttribute(*pool, cudaMemPoolAttrReleaseThreshold,
+                                  &threshold),
+          "cudaMemPoolGetAttribute (workspace)"))
+    return status;
+  if (threshold < wanted) {
+    threshold = wanted;
+    if (int32_t status = checkCuda(
+            cudaMemPoolSetAttribute(*pool, cudaMemPoolAttrReleaseThreshold,
+                                    &threshold),
+            "cudaMemPoolSetAttribute (workspace)"))
+      return status;
   }
-  cudaMemPoolProps props = {};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = device;
-  if (int32_t status = checkCuda(cudaMemPoolCreate(pool, &props),
-                                 "cudaMemPoolCreate (workspace)"))
-    return status;
-  uint64_t keepAll = UINT64_MAX;
-  if (int32_t status =
-          checkCuda(cudaMemPoolSetAttribute(
-                        *pool, cudaMemPoolAttrReleaseThreshold, &keepAll),
-                    "cudaMemPoolSetAttribute (workspace)"))
-    return status;
-  pools[device] = *pool;
+  known.threshold = threshold;
   return FUSION_SUCCESS;
 }
 
@@ -110,7 +138,7 @@ extern "C" int32_t __fusion_rt_alloc(void *stream, int64_t bytes, void **ptr) {
   if (guard.status() != FUSION_SUCCESS)
     return guard.status();
   cudaMemPool_t pool;
-  if (int32_t status = getPool(guard.device(), &pool))
+  if (int32_t status = getPool(guard.device(), bytes, &pool))
     return status;
   return checkCuda(cudaMallocFromPoolAsync(ptr, bytes, pool,
                                            static_cast<cudaStream_t>(stream)),
