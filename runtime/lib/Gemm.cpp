@@ -19,7 +19,10 @@ using namespace fusion::runtime;
 
 namespace {
 
-constexpr size_t kWorkspaceBytes = 32u << 20;
+/// The most workspace an algorithm may ask for; each call takes what its
+/// algorithm asks from the device's default pool (Buffers.cpp), so that
+/// calls on several streams never share one and libraries share the memory.
+constexpr size_t kMaxWorkspaceBytes = 32u << 20;
 
 int32_t checkCublas(cublasStatus_t status, const char *what) {
   if (status == CUBLAS_STATUS_SUCCESS)
@@ -31,7 +34,6 @@ int32_t checkCublas(cublasStatus_t status, const char *what) {
 
 struct DeviceState {
   cublasLtHandle_t handle = nullptr;
-  void *workspace = nullptr;
 };
 
 /// A GEMM shape's descriptors and chosen algorithm.
@@ -39,6 +41,7 @@ struct Plan {
   cublasLtMatmulDesc_t operation = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulAlgo_t algorithm;
+  size_t workspaceBytes = 0;
 };
 
 using PlanKey =
@@ -80,11 +83,7 @@ int32_t getDevice(int device, DeviceState *&state) {
   state = &devices[device];
   if (state->handle)
     return FUSION_SUCCESS;
-  if (int32_t status =
-          checkCublas(cublasLtCreate(&state->handle), "cublasLtCreate"))
-    return status;
-  return checkCuda(cudaMalloc(&state->workspace, kWorkspaceBytes),
-                   "cudaMalloc (cuBLASLt workspace)");
+  return checkCublas(cublasLtCreate(&state->handle), "cublasLtCreate");
 }
 
 int32_t makePlan(cublasLtHandle_t handle, const PlanKey &key, Plan &plan) {
@@ -123,7 +122,7 @@ int32_t makePlan(cublasLtHandle_t handle, const PlanKey &key, Plan &plan) {
 
   cublasLtMatmulPreference_t preference;
   cublasLtMatmulPreferenceCreate(&preference);
-  size_t workspace = kWorkspaceBytes;
+  size_t workspace = kMaxWorkspaceBytes;
   cublasLtMatmulPreferenceSetAttribute(preference,
                                        CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                        &workspace, sizeof(workspace));
@@ -140,6 +139,7 @@ int32_t makePlan(cublasLtHandle_t handle, const PlanKey &key, Plan &plan) {
                 "cuBLASLt has no algorithm for a " + std::to_string(m) + "x" +
                     std::to_string(n) + "x" + std::to_string(k) + " GEMM");
   plan.algorithm = result.algo;
+  plan.workspaceBytes = result.workspaceSize;
   return FUSION_SUCCESS;
 }
 
@@ -170,11 +170,19 @@ extern "C" int32_t __fusion_rt_gemm(void *stream, int32_t dtype,
   if (bias)
     cublasLtMatmulDescSetAttribute(
         plan.operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
+  void *workspace = nullptr;
+  if (int32_t status = __fusion_rt_alloc(
+          stream, static_cast<int64_t>(plan.workspaceBytes), &workspace))
+    return status;
   float beta = 0.0f;
-  return checkCublas(cublasLtMatmul(device->handle, plan.operation, &alpha, w,
-                                    plan.a, x, plan.b, &beta, out, plan.c, out,
-                                    plan.c, &plan.algorithm, device->workspace,
-                                    kWorkspaceBytes,
-                                    static_cast<cudaStream_t>(stream)),
-                     "cublasLtMatmul");
+  int32_t status = checkCublas(
+      cublasLtMatmul(device->handle, plan.operation, &alpha, w, plan.a, x,
+                     plan.b, &beta, out, plan.c, out, plan.c, &plan.algorithm,
+                     workspace, plan.workspaceBytes,
+                     static_cast<cudaStream_t>(stream)),
+      "cublasLtMatmul");
+  // Freed in stream order whether or not the GEMM was enqueued.
+  if (int32_t freed = __fusion_rt_free(stream, workspace))
+    return status ? status : freed;
+  return status;
 }
