@@ -86,8 +86,8 @@ constexpr uint64_t kKeptBytesGranularity = 64ull << 20;
 /// kKeptBytesGranularity, so that a workspace that large costs no mapping
 /// of new memory once one has run, synchronizations between calls
 /// included. The default pool is the one every library of the process
-/// shares (each links its own copy of this runtime): a private pool a
-/// library kept its memory, and some 600 of them exhausted the pools a
+/// shares (each links its own copy of this runtime): a private pool for
+/// each library kept its memory, and some 600 of them exhausted the pools a
 /// process may create (run 36).
 static int32_t getPool(int device, int64_t bytes, cudaMemPool_t *pool) {
   // The pool and the threshold this library has seen, a device: queried
@@ -130,6 +130,26 @@ static int32_t getPool(int device, int64_t bytes, cudaMemPool_t *pool) {
   return FUSION_SUCCESS;
 }
 
+int32_t fusion::runtime::allocateWorkspace(int device, void *stream,
+                                           int64_t bytes, void **ptr) {
+  *ptr = nullptr;
+  if (bytes <= 0)
+    return FUSION_SUCCESS;
+  cudaMemPool_t pool;
+  if (int32_t status = getPool(device, bytes, &pool))
+    return status;
+  return checkCuda(cudaMallocFromPoolAsync(ptr, bytes, pool,
+                                           static_cast<cudaStream_t>(stream)),
+                   "cudaMallocFromPoolAsync (workspace)");
+}
+
+int32_t fusion::runtime::freeWorkspace(void *stream, void *ptr) {
+  if (!ptr)
+    return FUSION_SUCCESS;
+  return checkCuda(cudaFreeAsync(ptr, static_cast<cudaStream_t>(stream)),
+                   "cudaFreeAsync (workspace)");
+}
+
 extern "C" int32_t __fusion_rt_alloc(void *stream, int64_t bytes, void **ptr) {
   *ptr = nullptr;
   if (bytes <= 0)
@@ -137,12 +157,7 @@ extern "C" int32_t __fusion_rt_alloc(void *stream, int64_t bytes, void **ptr) {
   DeviceGuard guard(stream);
   if (guard.status() != FUSION_SUCCESS)
     return guard.status();
-  cudaMemPool_t pool;
-  if (int32_t status = getPool(guard.device(), bytes, &pool))
-    return status;
-  return checkCuda(cudaMallocFromPoolAsync(ptr, bytes, pool,
-                                           static_cast<cudaStream_t>(stream)),
-                   "cudaMallocFromPoolAsync (workspace)");
+  return allocateWorkspace(guard.device(), stream, bytes, ptr);
 }
 
 extern "C" int32_t __fusion_rt_free(void *stream, void *ptr) {
@@ -151,8 +166,7 @@ extern "C" int32_t __fusion_rt_free(void *stream, void *ptr) {
   DeviceGuard guard(stream);
   if (guard.status() != FUSION_SUCCESS)
     return guard.status();
-  return checkCuda(cudaFreeAsync(ptr, static_cast<cudaStream_t>(stream)),
-                   "cudaFreeAsync (workspace)");
+  return freeWorkspace(stream, ptr);
 }
 
 extern "C" int32_t __fusion_rt_copy(void *stream, void *dst, const void *src,

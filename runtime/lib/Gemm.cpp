@@ -20,8 +20,8 @@ using namespace fusion::runtime;
 namespace {
 
 /// The most workspace an algorithm may ask for; each call takes what its
-/// algorithm asks from the device's default pool (Buffers.cpp), so that
-/// calls on several streams never share one and libraries share the memory.
+/// algorithm asks (allocateWorkspace), so that calls on several streams
+/// never share one and libraries share the memory.
 constexpr size_t kMaxWorkspaceBytes = 32u << 20;
 
 int32_t checkCublas(cublasStatus_t status, const char *what) {
@@ -171,8 +171,9 @@ extern "C" int32_t __fusion_rt_gemm(void *stream, int32_t dtype,
     cublasLtMatmulDescSetAttribute(
         plan.operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias));
   void *workspace = nullptr;
-  if (int32_t status = __fusion_rt_alloc(
-          stream, static_cast<int64_t>(plan.workspaceBytes), &workspace))
+  if (int32_t status = allocateWorkspace(
+          guard.device(), stream, static_cast<int64_t>(plan.workspaceBytes),
+          &workspace))
     return status;
   float beta = 0.0f;
   int32_t status = checkCublas(
@@ -182,7 +183,7 @@ extern "C" int32_t __fusion_rt_gemm(void *stream, int32_t dtype,
                      static_cast<cudaStream_t>(stream)),
       "cublasLtMatmul");
   // Freed in stream order whether or not the GEMM was enqueued.
-  if (int32_t freed = __fusion_rt_free(stream, workspace))
+  if (int32_t freed = freeWorkspace(stream, workspace))
     return status ? status : freed;
   return status;
 }

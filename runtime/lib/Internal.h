@@ -31,6 +31,16 @@ private:
   int32_t status_ = FUSION_SUCCESS;
 };
 
+/// A workspace of `bytes` for `stream`, whose device `device` is current
+/// (a DeviceGuard's), from that device's default memory pool, which every
+/// library of the process shares; null for no bytes.
+int32_t allocateWorkspace(int device, void *stream, int64_t bytes,
+                          void **ptr);
+
+/// Frees a workspace of allocateWorkspace in `stream`'s order (the stream's
+/// device current); nothing for null.
+int32_t freeWorkspace(void *stream, void *ptr);
+
 } // namespace fusion::runtime
 
 #endif // FUSION_RUNTIME_INTERNAL_H

@@ -47,14 +47,14 @@ case "${1:-}" in
             grep -E "duration|inst_executed|pipe_tensor"
         done
       done
-    done > /tmp/erf_ncu.txt
+    done > /tmp/math_ncu.txt
     python3 "$here/epilogue_ab.py" run "$work/ab" --first base \
-      --epilogues plain,two_gelu,gelu_plus_x,silu > /tmp/erf_ab.txt 2>&1 ||
+      --epilogues plain,two_gelu,gelu_plus_x,silu > /tmp/math_ab.txt 2>&1 ||
       status=1
-    cat /tmp/erf_ncu.txt
+    cat /tmp/math_ncu.txt
     echo; cat /tmp/erf_accuracy.txt
     echo; cat /tmp/exp_accuracy.txt
-    echo; tail -30 /tmp/erf_ab.txt
+    echo; tail -30 /tmp/math_ab.txt
     exit $status
     ;;
   *)
