@@ -66,6 +66,8 @@ case "${1:-}" in
                   "workloads_f32_fp32.so b_1000x4000 77 fp32" \
                   "workloads_bf16.so b_1000x4000 77 bf16" \
                   "workloads_bf16.so b_1000x4000 333 bf16" \
+                  "workloads_bf16.so b_1000x4000 1000 bf16" \
+                  "workloads_f32_tf32.so b_1000x4000 1000 tf32" \
                   "workloads_f32_fp32.so b_513x129 333 fp32" \
                   "epilogues_bf16.so y_plus_r 333 bf16" \
                   "epilogues_tf32.so y_plus_r 77 tf32" \

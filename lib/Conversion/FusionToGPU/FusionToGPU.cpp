@@ -699,7 +699,11 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
     operands.append(tiles->second.partials);
   // The kernel of the first batch config the call's batch fits, the op's
   // config's above them all.
-  SmallVector<BatchGemmConfigAttr> batchConfigs = batchGemmConfigsOf(op);
+  // Batches the kernel above finishes never come here.
+  SmallVector<BatchGemmConfigAttr> batchConfigs = llvm::to_vector(
+      llvm::make_filter_range(batchGemmConfigsOf(op), [&](auto entry) {
+        return !done || entry.getMaxRows() > epilogueBatchNorm.getMaxRows();
+      }));
   Block *launched = nullptr;
   if (!batchConfigs.empty()) {
     OpBuilder::InsertionGuard guard(b);

@@ -208,6 +208,14 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
   bool storesInBatches = p.storesOutput && !p.statistics &&
                          !p.reducesRowsInRegisters() &&
                          (elementBytes(elementType) == 4 || c.isWgmma());
+  // Runs that go down a column (operands = w_x) share its constants.
+  bool down = c.swapsOperands();
+  assert((!down || (!staged && !p.batchNorm && args.rowOperands.empty() &&
+                    p.rowReductions.empty())) &&
+         "operands = w_x: no staged tile, row operands or reductions");
+  auto columnOf = [&](const AccumulatorRun &run, size_t j) {
+    return run.column + (down ? 0 : static_cast<int64_t>(j));
+  };
   // Batches load their row operands a batch ahead: the next batch's loads
   // come before this batch's stores, which they could not pass, so that
   // their latency overlaps this batch's work (docs/benchmarks.md, run 19).
@@ -233,7 +241,7 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
   if (!storesInBatches)
     for (const AccumulatorRun &run : runs)
       for (size_t j = 0; j < run.values.size(); ++j)
-        (void)constants(run.column + j);
+        (void)constants(columnOf(run, j));
   std::vector<SmallVector<SmallVector<Value>>> rowValues(runs.size());
   size_t loaded = 0;
   size_t stored = 0;
@@ -245,7 +253,7 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
                                           runs[loaded].values.size(), loaded);
     SmallVector<Value> results;
     for (auto [j, accumulator] : llvm::enumerate(run.values)) {
-      ArrayRef<Value> columnValues = constants(run.column + j);
+      ArrayRef<Value> columnValues = constants(columnOf(run, j));
       Value v = accumulator;
       if (p.alpha != 1.0)
         v = arith::MulFOp::create(b, loc, v, f32(p.alpha));
@@ -360,6 +368,8 @@ GemmEpilogueEmitter::loadRowOperands(Value row, Value column, int64_t width,
 void GemmEpilogueEmitter::storeFragments(Value firstRow, Value firstColumn,
                                          ArrayRef<AccumulatorRun> runs,
                                          ArrayRef<SmallVector<Value>> results) {
+  if (c.swapsOperands())
+    return storeColumnFragments(firstRow, firstColumn, runs, results);
   // A lane's pair runs of 16-bit outputs fill a quarter of a 32-byte
   // sector each; traded within the quad, they leave as whole 16-byte
   // chunks. Chunks never straddle N when it is a multiple of 8.
@@ -401,22 +411,100 @@ void GemmEpilogueEmitter::storeFragments(Value firstRow, Value firstColumn,
                results[i]);
 }
 
+/// The 8x8 matrix of 16-bit elements whose row l / 4, columns 2 (l % 4),
+/// +1 lane l holds in `packed` (i32), transposed: lane l then holds row
+/// l / 4, columns 2 (l % 4), +1 of the transpose. The whole warp runs it.
+static Value transposeMatrix(OpBuilder &b, Location loc, Value packed) {
+  return LLVM::InlineAsmOp::create(
+             b, loc, b.getI32Type(), ValueRange{packed},
+             "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;", "=r,r",
+             /*has_side_effects=*/false, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(b.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
+void GemmEpilogueEmitter::storeColumnFragments(
+    Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
+    ArrayRef<SmallVector<Value>> results) {
+  std::map<std::pair<int64_t, int64_t>, size_t> runAt;
+  for (auto [i, run] : llvm::enumerate(runs))
+    runAt[{run.row, run.column}] = i;
+  // A lane's runs: rows firstRow + run.row, +1 (firstRow = 2 (l % 4)) of
+  // column firstColumn + run.column (firstColumn = the 8-column block's
+  // first + l / 4); the quad's runs at rows r, r + 8 and columns c, c + 8
+  // are four 8x8 matrices of the warp.
+  auto quadOf = [&](const AccumulatorRun &run) {
+    SmallVector<size_t> members;
+    if (elementBytes(elementType) != 2 || p.n % chunkElements != 0 ||
+        run.values.size() != 2 || run.row % 16 != 0 || run.column % 16 != 0)
+      return members;
+    // In storePackedQuadChunks's order once transposed: row half h, column
+    // block j at 2h + j.
+    for (auto [row, column] :
+         {std::pair<int64_t, int64_t>{0, 0}, {0, 8}, {8, 0}, {8, 8}}) {
+      auto it = runAt.find({run.row + row, run.column + column});
+      if (it == runAt.end() || runs[it->second].values.size() != 2)
+        return SmallVector<size_t>();
+      members.push_back(it->second);
+    }
+    return members;
+  };
+  Value laneRow = div(rem(t.thread, kWarpSize), 4);
+  std::vector<bool> stored(runs.size());
+  for (const AccumulatorRun &run : runs) {
+    SmallVector<size_t> quad = quadOf(run);
+    if (quad.empty())
+      continue;
+    SmallVector<Value> packed;
+    for (size_t member : quad) {
+      packed.push_back(transposeMatrix(
+          b, loc, packPair(results[member][0], results[member][1])));
+      stored[member] = true;
+    }
+    // Transposed, lane l holds row run.row + l / 4 (+ 8), columns
+    // run.column + 2 (l % 4), +1 (+ 8) of the block's columns.
+    Value blockColumn = sub(add(firstColumn, run.column), laneRow);
+    storePackedQuadChunks(add(laneRow, run.row), add(blockColumn, firstRow),
+                          packed);
+  }
+  for (auto [i, run] : llvm::enumerate(runs)) {
+    if (stored[i])
+      continue;
+    for (auto [e, value] : llvm::enumerate(results[i]))
+      storeRun(add(firstRow, run.row + static_cast<int64_t>(e)),
+               add(firstColumn, run.column), value);
+  }
+}
+
+Value GemmEpilogueEmitter::packPair(Value first, Value second) {
+  Value pair = narrowTo(b, loc,
+                        vector::FromElementsOp::create(
+                            b, loc, VectorType::get({2}, b.getF32Type()),
+                            {first, second}),
+                        elementType);
+  return vector::ExtractOp::create(
+      b, loc,
+      vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI32Type()),
+                                pair),
+      0);
+}
+
 void GemmEpilogueEmitter::storeQuadChunks(Value row, Value column,
                                           ArrayRef<Value> pairs) {
-  Type i32 = b.getI32Type();
   // The lane's four pairs, packed: index 2h + j holds row + 8h, columns
   // column + 8j, +1.
   SmallVector<Value> packed;
-  for (int64_t i = 0; i < 4; ++i) {
-    Value pair = narrowTo(b, loc,
-                          vector::FromElementsOp::create(
-                              b, loc, VectorType::get({2}, b.getF32Type()),
-                              {pairs[2 * i], pairs[2 * i + 1]}),
-                          elementType);
-    packed.push_back(vector::ExtractOp::create(
-        b, loc,
-        vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair), 0));
-  }
+  for (int64_t i = 0; i < 4; ++i)
+    packed.push_back(packPair(pairs[2 * i], pairs[2 * i + 1]));
+  storePackedQuadChunks(row, column, packed);
+}
+
+void GemmEpilogueEmitter::storePackedQuadChunks(Value row, Value column,
+                                                ArrayRef<Value> packed) {
+  Type i32 = b.getI32Type();
   Value quadLane = rem(t.thread, 4);
   Value upper = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
                                       quadLane, idx(2));
@@ -776,11 +864,84 @@ void GemmEpilogueEmitter::sumColumnMoments(
   });
 }
 
+void GemmEpilogueEmitter::sumColumnMomentsInQuads(
+    Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
+    ArrayRef<SmallVector<Value>> stored,
+    function_ref<void(Value, Value, Value, Value)> finish) {
+  // One slot a column of the thread's, in the order of first use.
+  SmallVector<int64_t> slotColumns;
+  for (const AccumulatorRun &run : runs)
+    if (!llvm::is_contained(slotColumns, run.column))
+      slotColumns.push_back(run.column);
+  auto slotOf = [&](int64_t column) {
+    return llvm::find(slotColumns, column) - slotColumns.begin();
+  };
+  Value count = arith::UIToFPOp::create(
+      b, loc, b.getF32Type(),
+      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), tileRowCount()));
+  // Only the last block row can hold rows past M.
+  Value wholeTile = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ule, add(t.rowBase, c.getBlockM()), t.rows);
+  SmallVector<Type> slotTypes(slotColumns.size(), b.getF32Type());
+  // Each slot's accumulate(total, value, slot) over the tile's rows within
+  // M, summed over the quad.
+  auto sumOverRows = [&](function_ref<Value(Value, Value, size_t)> accumulate) {
+    auto sweep = [&](bool masked) {
+      SmallVector<Value> slots(slotColumns.size(), f32(0.0));
+      for (auto [run, values] : llvm::zip(runs, stored)) {
+        size_t slot = slotOf(run.column);
+        for (auto [e, value] : llvm::enumerate(values)) {
+          Value next = accumulate(slots[slot], value, slot);
+          if (masked) {
+            Value row = add(add(t.rowBase, firstRow),
+                            run.row + static_cast<int64_t>(e));
+            next = select(lessThan(row, t.rows), next, slots[slot]);
+          }
+          slots[slot] = next;
+        }
+      }
+      scf::YieldOp::create(b, loc, slots);
+    };
+    auto sums = scf::IfOp::create(b, loc, slotTypes, wholeTile,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard branch(b);
+      b.setInsertionPointToStart(&sums.getThenRegion().front());
+      sweep(/*masked=*/false);
+      b.setInsertionPointToStart(&sums.getElseRegion().front());
+      sweep(/*masked=*/true);
+    }
+    SmallVector<Value> totals;
+    for (Value partial : sums.getResults())
+      totals.push_back(
+          reduceAcrossLanes(b, loc, ReductionKind::sum, partial, /*lanes=*/4));
+    return totals;
+  };
+  // Two passes, as emitStatistics: the means, then the squared deviations
+  // from them (no cancellation).
+  SmallVector<Value> means;
+  for (Value total : sumOverRows([&](Value total, Value v, size_t) -> Value {
+         return arith::AddFOp::create(b, loc, total, v);
+       }))
+    means.push_back(arith::DivFOp::create(b, loc, total, count));
+  SmallVector<Value> squares =
+      sumOverRows([&](Value total, Value v, size_t slot) -> Value {
+        Value d = arith::SubFOp::create(b, loc, v, means[slot]);
+        return math::FmaOp::create(b, loc, d, d, total);
+      });
+  guarded(equal(rem(t.thread, 4), 0), [&] {
+    for (auto [slot, column] : llvm::enumerate(slotColumns))
+      finish(add(firstColumn, column), means[slot], squares[slot], count);
+  });
+}
+
 void GemmEpilogueEmitter::emitStatisticsFromRegisters(
     Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
     ArrayRef<SmallVector<Value>> results) {
-  sumColumnMoments(firstRow, firstColumn, runs, storedValues(runs, results),
-                   [&](Value column, Value mean, Value squares, Value) {
+  auto sum = c.swapsOperands() ? &GemmEpilogueEmitter::sumColumnMomentsInQuads
+                               : &GemmEpilogueEmitter::sumColumnMoments;
+  (this->*sum)(firstRow, firstColumn, runs, storedValues(runs, results),
+               [&](Value column, Value mean, Value squares, Value) {
                      Value globalColumn = add(t.columnBase, column);
                      guarded(lessThan(globalColumn, idx(p.n)), [&] {
                        Value index = momentsIndex(globalColumn);

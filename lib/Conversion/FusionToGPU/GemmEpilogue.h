@@ -200,7 +200,8 @@ struct GemmTile {
 
 /// Adjacent outputs of one thread: the accumulators of columns `column`,
 /// `column` + 1, ... of row `row`, offsets from the thread's first row and
-/// column in the tile.
+/// column in the tile; in a kernel whose config swaps the operands
+/// (operands = w_x), of rows `row`, `row` + 1, ... of column `column`.
 struct AccumulatorRun {
   int64_t row, column;
   SmallVector<Value> values;
@@ -246,11 +247,26 @@ private:
   void storeFragments(Value firstRow, Value firstColumn,
                       ArrayRef<AccumulatorRun> runs,
                       ArrayRef<SmallVector<Value>> results);
+  /// The same where the runs go down columns (operands = w_x): each
+  /// quad of 16-bit pair runs (rows r, r + 8 of columns c, c + 8) is
+  /// transposed across the warp's lanes (movmatrix, four 8x8 matrices),
+  /// which leaves the pairs of rows that storePackedQuadChunks stores;
+  /// f32 results (or 16-bit ones where N is not a multiple of 8) are
+  /// stored an element at a time, the 8 lanes of a column block filling
+  /// 32-byte sectors.
+  void storeColumnFragments(Value firstRow, Value firstColumn,
+                            ArrayRef<AccumulatorRun> runs,
+                            ArrayRef<SmallVector<Value>> results);
+  /// Two f32 values narrowed to the output's 16-bit type, packed in an i32.
+  Value packPair(Value first, Value second);
   /// Stores the 16-bit results of the four pair runs at rows r, r + 8 and
   /// columns c, c + 8 of each lane of a quad as one 16-byte chunk a lane:
   /// the quad's lanes trade values in two rounds of shuffles, so that lane
   /// l % 4 = 2h + j ends with the 8 columns c + 8j.. of row r + 8h.
   void storeQuadChunks(Value row, Value column, ArrayRef<Value> pairs);
+  /// The same of the four pairs packed (packPair), index 2h + j holding
+  /// row `row` + 8h, columns `column` + 8j, + 1.
+  void storePackedQuadChunks(Value row, Value column, ArrayRef<Value> packed);
   /// Stores a run's `results` (f32), narrowed, as storeVector does.
   void storeRun(Value row, Value column, ArrayRef<Value> results);
   /// Stores `vector` (of the output's type) to the output at `row`,
@@ -297,6 +313,15 @@ private:
   /// squares, count)` on one thread for each column of the tile, with the
   /// column's mean, sum of squared deviations and the rows' count (f32).
   void sumColumnMoments(
+      Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
+      ArrayRef<SmallVector<Value>> stored,
+      function_ref<void(Value column, Value mean, Value squares, Value count)>
+          finish);
+  /// sumColumnMoments where the runs go down columns (operands = w_x):
+  /// the lanes of a quad hold the same columns, so each sums its own
+  /// values of a column and the quad adds them (two shuffles), twice;
+  /// `finish` runs on the quad's first lane.
+  void sumColumnMomentsInQuads(
       Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
       ArrayRef<SmallVector<Value>> stored,
       function_ref<void(Value column, Value mean, Value squares, Value count)>

@@ -26,6 +26,12 @@
 // for its release (one more mbarrier) before the next tile's loads; such a
 // kernel is launched with a block per tile.
 //
+// With swapped operands (operands = w_x) each wgmma multiplies the
+// consumer's rows of w's tile by all of x's (W X^T): the accumulators hold
+// the tile transposed, a quad of lanes whole columns of it, whose moments
+// (a training batch norm's) it sums without the warps' merge; the epilogue
+// transposes 16-bit results back across the warp's lanes as it stores them.
+//
 // With the ping-pong schedule the two consumer warpgroups take the block's
 // tiles in turn, each a whole tile: the ring's slices go to one
 // warpgroup for a tile, then to the other, so that one's epilogue runs
@@ -177,9 +183,10 @@ private:
     NVVM::BarrierOp::create(b, loc, Type(), id, i32(c.getTileThreads()), {},
                             Value());
   }
-  /// The first row of the tile that this consumer warpgroup multiplies.
+  /// The first row that this consumer warpgroup multiplies of the operand
+  /// the warpgroups split (x's tile, or w's with operands = w_x).
   Value consumerFirstRow() {
-    return c.isPingpong() ? idx(0) : mul(consumer, c.getWarpgroupTileRows());
+    return c.isPingpong() ? idx(0) : mul(consumer, c.getWgmmaRowsPerWarpgroup());
   }
   /// This thread's warp in its warpgroup, and its lane.
   std::pair<Value, Value> warpAndLane() {
@@ -188,9 +195,9 @@ private:
   }
   /// The m64 row blocks of a consumer warpgroup's rows: one wgmma each a K
   /// step, into its own accumulators.
-  int64_t rowBlocks() const { return c.getWarpgroupTileRows() / 64; }
+  int64_t rowBlocks() const { return c.getWgmmaRowsPerWarpgroup() / 64; }
   /// A thread's accumulators of one row block, and of all of them.
-  int64_t blockAccumulators() const { return c.getBlockN() / 2; }
+  int64_t blockAccumulators() const { return c.getWgmmaN() / 2; }
   int64_t accumulators() const { return rowBlocks() * blockAccumulators(); }
   /// Shared memory that one proxy (generic loads and stores, or the async
   /// proxy of TMA and wgmma) wrote or read is next accessed by the other.
@@ -805,7 +812,7 @@ Value WgmmaGemmEmitter::wgmma(Value acc, int64_t rowBlock, Value aDescriptor,
   auto multiply = [&](Value blockAcc) -> Value {
     return NVVM::WgmmaMmaAsyncOp::create(
         b, loc, blockAccumulatorType, blockAcc, aDescriptor, bDescriptor,
-        NVVM::MMAShapeAttr::get(context, 64, c.getBlockN(), k), type, type,
+        NVVM::MMAShapeAttr::get(context, 64, c.getWgmmaN(), k), type, type,
         NVVM::WGMMATypes::f32,
         fromZero ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
@@ -830,11 +837,13 @@ Value WgmmaGemmEmitter::wgmma(Value acc, int64_t rowBlock, Value aDescriptor,
 
 Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, bool fromZero,
                                       MutableArrayRef<Value> xParts) {
-  // The consumer's rows of x (3xTF32: `xParts`); w's rows all.
-  Value a = descriptorLow(
-      add(aOffset(stage), mul(consumerFirstRow(), kGemmRowBytes)));
+  // The consumer's rows of x (3xTF32: `xParts`); w's rows all. Swapped
+  // operands: the consumer's rows of w, x's rows all.
+  bool swapped = c.swapsOperands();
+  Value a = descriptorLow(add(swapped ? bOffset(stage) : aOffset(stage),
+                              mul(consumerFirstRow(), kGemmRowBytes)));
   assert((!split() || rowBlocks() == 1) && "3xTF32 x parts of 64 rows");
-  Value bTile = descriptorLow(bOffset(stage));
+  Value bTile = descriptorLow(swapped ? aOffset(stage) : bOffset(stage));
   Value bLow = split() ? descriptorLow(remainderOffset(stage)) : Value();
   // The accumulators (zeros of a tile's first slice) and x's parts are
   // written before the fence that orders those writes before the wgmmas.
@@ -1326,22 +1335,31 @@ void WgmmaGemmEmitter::emitConsumer() {
 void WgmmaGemmEmitter::emitEpilogue(GemmEpilogueEmitter &epilogue, Value acc) {
   // Lane l of warp w of a consumer warpgroup holds, of each n8 block j of
   // each of its m64 row blocks r, rows 64r + 16w + l / 4 (+ 8) and columns
-  // 8j + 2 (l % 4) (+ 1): elements 4j, 4j + 1 (+ 2, + 3) of the block's.
+  // 8j + 2 (l % 4) (+ 1) of its wgmmas' output: elements 4j, 4j + 1 (+ 2,
+  // + 3) of the block's. Swapped operands: those are the tile's columns and
+  // rows, the runs go down columns.
   auto [warp, lane] = warpAndLane();
-  Value firstRow = add(add(consumerFirstRow(), mul(warp, 16)), div(lane, 4));
-  Value firstColumn = mul(rem(lane, 4), 2);
+  Value wgmmaRow = add(add(consumerFirstRow(), mul(warp, 16)), div(lane, 4));
+  Value wgmmaColumn = mul(rem(lane, 4), 2);
+  bool swapped = c.swapsOperands();
   SmallVector<AccumulatorRun> runs;
   for (int64_t rowBlock = 0; rowBlock < rowBlocks(); ++rowBlock)
-    for (int64_t j = 0; j < c.getBlockN() / 8; ++j)
+    for (int64_t j = 0; j < c.getWgmmaN() / 8; ++j)
       for (int64_t half = 0; half < 2; ++half) {
         SmallVector<Value> pair;
         for (int64_t e = 0; e < 2; ++e)
           pair.push_back(LLVM::ExtractValueOp::create(
               b, loc, acc,
               rowBlock * blockAccumulators() + 4 * j + 2 * half + e));
-        runs.push_back({64 * rowBlock + 8 * half, 8 * j, pair});
+        int64_t row = 64 * rowBlock + 8 * half, column = 8 * j;
+        if (swapped)
+          std::swap(row, column);
+        runs.push_back({row, column, pair});
       }
-  epilogue.emit(firstRow, firstColumn, runs);
+  if (swapped)
+    epilogue.emit(wgmmaColumn, wgmmaRow, runs);
+  else
+    epilogue.emit(wgmmaRow, wgmmaColumn, runs);
 }
 
 void WgmmaGemmEmitter::emit(gpu::GPUFuncOp kernel) {

@@ -300,7 +300,9 @@ func.func @ragged(%x: tensor<?x64xbf16>, %w: tensor<36x64xbf16>) -> tensor<?x36x
 
 // -----
 
-// A training batch norm's column moments come from the registers: the lanes
+// A training batch norm's column moments come from the registers of a
+// kernel whose accumulators hold rows of the tile (operands = x_w, written
+// here; the selection swaps them, wgmma-swapped-operands.mlir): the lanes
 // l, l ^ 4, l ^ 8, l ^ 16 that hold the same columns sum them in a
 // transposing butterfly (shuffles at distances 16, 8 and 4, the first of
 // each slot pair kept), then one thread a column merges the warps' sums in
@@ -354,6 +356,7 @@ func.func @bn(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %s: tensor<48xbf16>
     %1 = arith.mulf %acc, %col : f32
     fusion.yield %1 : f32
   } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01>
+    {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>}
     : (tensor<?x64xbf16>, tensor<48x64xbf16>, tensor<48xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }

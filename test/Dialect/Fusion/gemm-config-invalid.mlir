@@ -196,7 +196,7 @@ module attributes {fusion.target = #fusion.target<sm_86>} {
 
 // -----
 
-// expected-error @+1 {{unknown GEMM config key 'tiles' (expected mma, tile, warps, stages, group_m, schedule or cluster)}}
+// expected-error @+1 {{unknown GEMM config key 'tiles' (expected mma, tile, warps, stages, group_m, schedule, cluster or operands)}}
 #config = #fusion.gemm_config<mma_sync, tiles = 128x128>
 
 // -----
@@ -258,7 +258,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  // expected-error @+1 {{tiling 128x256 with 2x4 warps: a wgmma kernel has one or two consumer warpgroups along M (warps = 4x1 or 8x1)}}
+  // expected-error @+1 {{tiling 128x256 with 2x4 warps: a wgmma kernel has one or two consumer warpgroups (warps = 4x1 or 8x1)}}
   } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
@@ -425,4 +425,108 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x96xf32> {
     fusion.yield %acc : f32
   } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x96, warps = 8x1, stages = 4, group_m = 8, cluster = 2>, fusion.tile_reductions = #fusion.tile_reductions<span = 12>} : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
   return %y : tensor<?x96xf32>
+}
+
+// -----
+
+// operands = w_x: the warpgroups split the tile's columns, each wgmma's N
+// is the tile's rows.
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{unknown operands 'y_x' (expected x_w or w_x)}}
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, operands = y_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{operands = w_x is a cooperative, unclustered wgmma kernel's, not in tf32x3}}
+  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{operands = w_x is a cooperative, unclustered wgmma kernel's, not in tf32x3}}
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{operands = w_x is a cooperative, unclustered wgmma kernel's, not in tf32x3}}
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, cluster = 2, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{operands = w_x is a cooperative, unclustered wgmma kernel's, not in tf32x3}}
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 4, group_m = 8, operands = w_x>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{tiling 128x192 with 8x1 warps: each consumer warpgroup computes 64 or 128 columns}}
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x192, warps = 8x1, stages = 4, group_m = 8, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{tiling 512x128 with 8x1 warps: wgmma tiles have at most 256 rows, a multiple of 16}}
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 512x128, warps = 8x1, stages = 2, group_m = 8, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
+}
+
+// -----
+
+// 256 columns of 256 rows: 256 accumulators a thread.
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @+1 {{tiling 256x256 with 8x1 warps: a consumer warpgroup of 128 columns multiplies at most 128 rows, and not in tf32x3}}
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 256x256, warps = 8x1, stages = 2, group_m = 8, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
+}
+
+// -----
+
+// The swapped accumulators take no row operands.
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %r: tensor<?x48xbf16>) -> tensor<?x48xbf16> {
+  // expected-error @+1 {{a wgmma kernel with operands = w_x takes no epilogue row operands, got 1}}
+  %0 = fusion.fused_linear %x, %w epilogue rows(%r) {
+  ^bb0(%acc: f32, %res: f32):
+    %s = arith.addf %acc, %res : f32
+    fusion.yield %s : f32
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>, tensor<?x48xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
 }

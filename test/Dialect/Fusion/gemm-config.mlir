@@ -41,10 +41,15 @@ module attributes {fusion.target = #fusion.target<sm_86>} {
 // CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 64x256, warps = 4x1, stages = 5, group_m = 8>
 // Consumer warpgroups of 128 rows (two m64 row blocks each).
 // CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 256x128, warps = 8x1, stages = 3, group_m = 8>
+// Swapped operands are printed, x_w is not: warpgroups of 128 columns (two
+// m64n128 wgmmas each), then of 64 columns by 256 rows.
+// CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, operands = w_x>
+// CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 256x128, warps = 8x1, stages = 3, group_m = 8, operands = w_x>
+// CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 4x1, stages = 4, group_m = 8>
 module attributes {fusion.target = #fusion.target<sm_90>} {
   func.func @wgmma(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>,
                    %xh: tensor<?x64xbf16>, %wh: tensor<48x64xbf16>)
-      -> (tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>) {
+      -> (tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>) {
     %0 = fusion.fused_linear %xh, %wh epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
@@ -65,7 +70,19 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
     } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 256x128, warps = 8x1, stages = 3, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
-    return %0, %1, %2, %3, %4 : tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>
+    %5 = fusion.fused_linear %xh, %wh epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+    %6 = fusion.fused_linear %x, %w epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 256x128, warps = 8x1, stages = 3, group_m = 8, operands = w_x>, precision = #fusion.precision<tf32>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+    %7 = fusion.fused_linear %xh, %wh epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 4x1, stages = 4, group_m = 8, operands = x_w>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+    return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>
   }
 }
 

@@ -134,3 +134,20 @@ func.func @crowded(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>, %c0: tensor<5
     : (tensor<?x64xbf16>, tensor<512x64xbf16>, tensor<512xbf16>, tensor<512xbf16>, tensor<512xbf16>, tensor<512xbf16>, tensor<512xbf16>, tensor<512xbf16>, tensor<512xbf16>, tensor<512xbf16>, tensor<512xbf16>, tensor<512xbf16>, tensor<512xbf16>, tensor<512xbf16>, tensor<512xbf16>, tensor<512xbf16>, tensor<512xbf16>, tensor<512xbf16>, tensor<512xbf16>) -> tensor<?x512xbf16>
   return %0 : tensor<?x512xbf16>
 }
+
+// A swapped config (operands = w_x) gets a batch config with x_w for
+// batches of one block row, which the kernel that finishes the batch norm
+// takes, where no narrower tiling gives one (48 columns fill no tile).
+// WGMMA-LABEL: func.func @narrow_training
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>], fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>, fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8, operands = w_x>
+// PINGPONG-LABEL: func.func @narrow_training
+// PINGPONG-NOT: operands = w_x
+// PINGPONG: return
+func.func @narrow_training(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01>
+    : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  return %0 : tensor<?x48xbf16>
+}

@@ -77,3 +77,14 @@ func.func @not_the_attribute(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> ten
   } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, fusion.tile_reductions = 32 : i64} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
   return %0 : tensor<?x72xf32>
 }
+
+// -----
+
+func.func @swapped_operands(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>) -> tensor<?x256xbf16> {
+  // expected-error @+1 {{tile reductions need a GEMM config whose accumulators hold rows of the tile, not operands = w_x}}
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, operands = w_x>, fusion.tile_reductions = #fusion.tile_reductions<span = 256>} : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
+  return %0 : tensor<?x256xbf16>
+}

@@ -673,7 +673,12 @@ LogicalResult FusedLinearOp::verify() {
     return failure();
   if (auto epilogueBatchNorm = (*this)->getAttrOfType<EpilogueBatchNormAttr>(
           FusionDialect::getEpilogueBatchNormAttrName()))
-    return verifyEpilogueBatchNorm(*this, config, epilogueBatchNorm);
+    return verifyEpilogueBatchNorm(
+        *this, config,
+        batchConfigs ? llvm::to_vector(
+                           batchConfigs.getAsRange<BatchGemmConfigAttr>())
+                     : SmallVector<BatchGemmConfigAttr>(),
+        epilogueBatchNorm);
   return success();
 }
 

@@ -82,9 +82,12 @@ GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
   int64_t scratch = columnVectors * config.getBlockN() * 4;
   layout.moments = 0;
   if (columnMoments && takesColumnMomentsInRegisters(config)) {
-    layout.moments = layout.constants + scratch;
-    int64_t warps = config.getTileThreads() / 32;
-    scratch += (warps + 1) * config.getBlockN() * 4;
+    // With operands = w_x a quad of lanes holds each column whole.
+    if (!config.swapsOperands()) {
+      layout.moments = layout.constants + scratch;
+      int64_t warps = config.getTileThreads() / 32;
+      scratch += (warps + 1) * config.getBlockN() * 4;
+    }
   } else if (normalizes) {
     layout.moments = layout.constants + scratch;
     scratch += 3 * config.getBlockN() * 4;
@@ -174,6 +177,10 @@ LogicalResult mlir::fusion::verifyGemmConfig(FusedLinearOp op, GemmConfigAttr co
            << stringifyMmaKind(*config.getMma()) << " does not compute "
            << elementType << " tensors in " << stringifyPrecision(precision)
            << " precision (that is " << stringifyMmaKind(required) << ")";
+  if (config.swapsOperands() && !op.getEpilogueRows().empty())
+    return op.emitOpError("a wgmma kernel with operands = w_x takes no "
+                          "epilogue row operands, got ")
+           << op.getEpilogueRows().size();
   int64_t k = op.getWeight().getType().getDimSize(1);
   if (config.isWgmma() && !hasChunkAlignedRows(elementType, k))
     return op.emitOpError("a wgmma GEMM loads rows of x and w with TMA, "
@@ -227,7 +234,13 @@ GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        GemmBackend backend, std::optional<MmaKind> mma,
                        int64_t blockM, int64_t blockN, int64_t warpsM,
                        int64_t warpsN, int64_t stages, int64_t groupM,
-                       WgmmaSchedule schedule, int64_t clusterM) {
+                       WgmmaSchedule schedule, int64_t clusterM,
+                       WgmmaOperands operands) {
+  if (operands == WgmmaOperands::w_x &&
+      (backend != GemmBackend::wgmma || schedule != WgmmaSchedule::cooperative ||
+       clusterM != 1 || (mma && *mma == MmaKind::tf32x3)))
+    return emitError() << "operands = w_x is a cooperative, unclustered wgmma "
+                          "kernel's, not in tf32x3";
   if (clusterM != 1 && (backend != GemmBackend::wgmma || clusterM != 2))
     return emitError() << "cluster " << clusterM
                        << ": a wgmma kernel's blocks run alone or in "
@@ -279,20 +292,29 @@ GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     // Each consumer warpgroup multiplies 64 or 128 rows of the tile by all
     // its columns (one or two m64nNk wgmmas a K step, N <= 256), with N a
     // multiple of the output's 16-byte stores (8 elements of 16 bits).
+    // With operands = w_x the warpgroups split the tile's columns and
+    // each wgmma's N is the tile's rows.
     if (warpsN != 1 || (warpsM != 4 && warpsM != 8))
       return invalid() << "a wgmma kernel has one or two consumer "
-                          "warpgroups along M (warps = 4x1 or 8x1)";
-    if (blockM != 16 * warpsM && blockM != 32 * warpsM)
-      return invalid() << "each consumer warpgroup computes 64 or 128 rows";
-    if (blockN > 256 || blockN % 16)
-      return invalid() << "wgmma tiles have at most 256 columns, a "
-                          "multiple of 16";
+                          "warpgroups (warps = 4x1 or 8x1)";
+    bool swapped = operands == WgmmaOperands::w_x;
+    int64_t split = swapped ? blockN : blockM;
+    int64_t whole = swapped ? blockM : blockN;
+    StringRef splitName = swapped ? "columns" : "rows";
+    StringRef wholeName = swapped ? "rows" : "columns";
+    if (split != 16 * warpsM && split != 32 * warpsM)
+      return invalid() << "each consumer warpgroup computes 64 or 128 "
+                       << splitName;
+    if (whole > 256 || whole % 16)
+      return invalid() << "wgmma tiles have at most 256 " << wholeName
+                       << ", a multiple of 16";
     // 128 accumulators a thread at most; 3xTF32 holds x's parts of its 64
     // rows in registers beside them.
-    if (blockM == 32 * warpsM &&
-        (blockN > 128 || (mma && *mma == MmaKind::tf32x3)))
-      return invalid() << "a consumer warpgroup of 128 rows multiplies at "
-                          "most 128 columns, and not in tf32x3";
+    if (split == 32 * warpsM &&
+        (whole > 128 || (mma && *mma == MmaKind::tf32x3)))
+      return invalid() << "a consumer warpgroup of 128 " << splitName
+                       << " multiplies at most 128 " << wholeName
+                       << ", and not in tf32x3";
     return success();
   }
   if (blockM % (16 * warpsM) || blockN % (16 * warpsN))
@@ -328,6 +350,7 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
           groupM = 0;
   WgmmaSchedule schedule = WgmmaSchedule::cooperative;
   int64_t clusterM = 1;
+  WgmmaOperands operands = WgmmaOperands::x_w;
   auto parsePair = [&](int64_t &first, int64_t &second) -> ParseResult {
     SmallVector<int64_t, 2> dims;
     SMLoc loc = parser.getCurrentLocation();
@@ -376,10 +399,22 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
         schedule = *symbol;
     } else if (key == "cluster") {
       parsed = parser.parseInteger(clusterM);
+    } else if (key == "operands") {
+      StringRef name;
+      SMLoc nameLoc = parser.getCurrentLocation();
+      parsed = parser.parseKeyword(&name);
+      std::optional<WgmmaOperands> symbol = symbolizeWgmmaOperands(name);
+      if (succeeded(parsed) && !symbol) {
+        parser.emitError(nameLoc) << "unknown operands '" << name
+                                  << "' (expected x_w or w_x)";
+        return {};
+      }
+      if (symbol)
+        operands = *symbol;
     } else {
       parser.emitError(keyLoc) << "unknown GEMM config key '" << key
                                << "' (expected mma, tile, warps, stages, "
-                                  "group_m, schedule or cluster)";
+                                  "group_m, schedule, cluster or operands)";
       return {};
     }
     if (failed(parsed))
@@ -389,7 +424,8 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
     return {};
   return GemmConfigAttr::getChecked(
       [&] { return parser.emitError(backendLoc); }, context, *backend, mma,
-      blockM, blockN, warpsM, warpsN, stages, groupM, schedule, clusterM);
+      blockM, blockN, warpsM, warpsN, stages, groupM, schedule, clusterM,
+      operands);
 }
 
 void GemmConfigAttr::print(AsmPrinter &printer) const {
@@ -404,6 +440,8 @@ void GemmConfigAttr::print(AsmPrinter &printer) const {
     printer << ", schedule = " << stringifyWgmmaSchedule(getSchedule());
   if (isClustered())
     printer << ", cluster = " << getClusterM();
+  if (swapsOperands())
+    printer << ", operands = " << stringifyWgmmaOperands(getOperands());
   printer << ">";
 }
 
@@ -415,6 +453,10 @@ LogicalResult mlir::fusion::verifyTileReductions(FusedLinearOp op,
   if (op.getBatchNormAttr())
     return op.emitOpError("tile reductions of an output with a batch norm "
                           "stage: its statistics take the tiles");
+  if (config.swapsOperands())
+    return op.emitOpError("tile reductions need a GEMM config whose "
+                          "accumulators hold rows of the tile, not "
+                          "operands = w_x");
   int64_t span = tiles.getSpan(), blockN = config.getBlockN();
   auto type = op.getResult().getType();
   int64_t n = type.getDimSize(1);
@@ -494,8 +536,10 @@ mlir::fusion::getGemmConfigForRows(GemmConfigAttr config,
 }
 
 LogicalResult
-mlir::fusion::verifyEpilogueBatchNorm(FusedLinearOp op, GemmConfigAttr config,
-                                      EpilogueBatchNormAttr epilogueBatchNorm) {
+mlir::fusion::verifyEpilogueBatchNorm(
+    FusedLinearOp op, GemmConfigAttr config,
+    ArrayRef<BatchGemmConfigAttr> batchConfigs,
+    EpilogueBatchNormAttr epilogueBatchNorm) {
   BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
   if (!batchNorm || !batchNorm.isTraining())
     return op.emitOpError("an epilogue batch norm needs a training batch_norm "
@@ -509,5 +553,10 @@ mlir::fusion::verifyEpilogueBatchNorm(FusedLinearOp op, GemmConfigAttr config,
            << maxRows
            << " rows: one block row of the config's tiles holds 1 to "
            << config.getBlockM();
+  if (getGemmConfigForRows(config, batchConfigs, maxRows).swapsOperands())
+    return op.emitOpError("an epilogue batch norm for up to ")
+           << maxRows
+           << " rows needs a GEMM config for those rows with operands = x_w "
+              "(a batch config where the op's swaps them)";
   return success();
 }

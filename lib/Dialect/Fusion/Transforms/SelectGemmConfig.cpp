@@ -170,6 +170,7 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
     warpsN = 4;
   }
   WgmmaSchedule wgmmaSchedule = WgmmaSchedule::cooperative;
+  WgmmaOperands operands = WgmmaOperands::x_w;
   int64_t maxStages = 4, clusterM = 1;
   if (backend == GemmBackend::wgmma) {
     blockN = getWgmmaBlockN(*mma, n);
@@ -193,6 +194,17 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
     }
     if (!stagesTile)
       clusterM = cluster;
+    // A training batch norm's column moments: with the tile transposed in
+    // the accumulators each quad of lanes holds whole columns, which it
+    // sums with two shuffles, where the tile's rows take three rounds of
+    // transposing butterflies and a merge of the warps through shared
+    // memory (docs/benchmarks.md, run 37).
+    BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
+    if (batchNorm && batchNorm.isTraining() && op.getEpilogueRows().empty() &&
+        wgmmaSchedule == WgmmaSchedule::cooperative && clusterM == 1 &&
+        *mma != MmaKind::tf32x3 && tile.empty() && warps.empty() &&
+        swapOperands)
+      operands = WgmmaOperands::w_x;
   }
   if (!tile.empty()) {
     blockM = tile[0];
@@ -206,7 +218,8 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
   auto build = [&](int64_t stageCount) {
     return GemmConfigAttr::getChecked(
         [&] { return op.emitOpError(); }, context, backend, mma, blockM, blockN,
-        warpsM, warpsN, stageCount, groupM, wgmmaSchedule, clusterM);
+        warpsM, warpsN, stageCount, groupM, wgmmaSchedule, clusterM,
+        operands);
   };
   if (stages)
     return build(stages);
@@ -236,7 +249,8 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
               [&] { return op.emitOpError(); }, op.getContext(),
               wider.getBackend(), wider.getMma(), wider.getBlockM(), blockN,
               wider.getWarpsM(), warpsN, stageCount, wider.getGroupM(),
-              wider.getSchedule(), /*clusterM=*/int64_t(1));
+              wider.getSchedule(), /*clusterM=*/int64_t(1),
+              wider.getOperands());
         });
     if (!narrowConfig)
       break;
@@ -298,12 +312,27 @@ void SelectGemmConfigPass::runOnOperation() {
     }
     std::optional<GemmTileReductions> tiles =
         findGemmTileReductions(op, config.getBlockN());
+    // Batches of a few block rows take the config with operands = x_w:
+    // narrower tiles split among the warpgroups by rows, and the epilogue
+    // that finishes a batch norm of one block row reads rows of the tile.
+    GemmConfigAttr rowConfig = config;
+    if (config.swapsOperands())
+      rowConfig = GemmConfigAttr::get(
+          context, config.getBackend(), config.getMma(), config.getBlockM(),
+          config.getBlockN(), config.getWarpsM(), config.getWarpsN(),
+          config.getStages(), config.getGroupM(), config.getSchedule(),
+          config.getClusterM(), WgmmaOperands::x_w);
     SmallVector<BatchGemmConfigAttr> batchConfigs;
     // A tiling given in the options is the tiling of every batch.
     if (this->batchConfigs && tile.empty() && warps.empty() && !stages)
       batchConfigs = selectBatchConfigs(
-          op, chip, config,
+          op, chip, rowConfig,
           tiles ? std::optional<int64_t>(tiles->span) : std::nullopt);
+    if (config.swapsOperands() &&
+        (batchConfigs.empty() ||
+         batchConfigs.back().getMaxRows() < config.getBlockM()))
+      batchConfigs.push_back(
+          BatchGemmConfigAttr::get(context, config.getBlockM(), rowConfig));
     // A static batch takes its config now.
     int64_t rows = op.getInput().getType().getDimSize(0);
     if (!ShapedType::isDynamic(rows)) {

@@ -143,6 +143,18 @@ def Fusion_WgmmaSchedule : I32EnumAttr<"WgmmaSchedule",
   let cppNamespace = "::mlir::fusion";
 }
 
+def Fusion_WgmmaOperands : I32EnumAttr<"WgmmaOperands",
+    "which operand a wgmma kernel's consumer warpgroups split the rows of", [
+      // x's: each wgmma multiplies rows of x by all of the tile's w rows, its
+      // accumulators hold rows of the output tile.
+      I32EnumAttrCase<"x_w", 0>,
+      // w's: each wgmma multiplies rows of w by all of the tile's x rows,
+      // its accumulators hold the output tile transposed (W X^T).
+      I32EnumAttrCase<"w_x", 1>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::fusion";
+}
+
 def Fusion_MmaKind : I32EnumAttr<"MmaKind",
     "the tensor-core multiply of an mma_sync or wgmma kernel", [
       // mma.sync m16n8k16 on bf16 / f16 tensors.
@@ -229,6 +241,16 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
       w once per pair. The epilogue must not read its tile back (the
       peer's loads land in the ring).
 
+      `operands = w_x` (wgmma, cooperative, unclustered, no row operands
+      or row reductions, no 3xTF32; `x_w` is the default and is not
+      printed): each wgmma multiplies w's rows by x's, so that a consumer
+      warpgroup's accumulators hold 64 or 128 columns of the tile
+      (`warps / 4` warpgroups split `tile`'s N, 64 columns per m64 wgmma)
+      by all its rows (the wgmma's N is `tile`'s M). Each quad of lanes
+      then holds whole columns of the tile, and a training batch norm's
+      column moments sum within the lanes and their quad instead of across
+      the warps; the 16-bit output leaves through movmatrix transposes.
+
       A wgmma kernel in 3xTF32 reads x's high and low tf32 parts from
       registers and w's from shared memory, and sums each pair of K slices
       from zero before adding it to the running sums.
@@ -242,7 +264,8 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
     Examples: `#fusion.gemm_config<cublaslt>`,
     `#fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8>`,
     `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>`,
-    `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong, cluster = 2>`
+    `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong, cluster = 2>`,
+    `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, operands = w_x>`
   }];
   let parameters = (ins EnumParameter<Fusion_GemmBackend>:$backend,
                         OptionalParameter<"std::optional<MmaKind>">:$mma,
@@ -254,13 +277,16 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
                         DefaultValuedParameter<"int64_t", "0">:$groupM,
                         DefaultValuedParameter<"WgmmaSchedule",
                             "WgmmaSchedule::cooperative">:$schedule,
-                        DefaultValuedParameter<"int64_t", "1">:$clusterM);
+                        DefaultValuedParameter<"int64_t", "1">:$clusterM,
+                        DefaultValuedParameter<"WgmmaOperands",
+                            "WgmmaOperands::x_w">:$operands);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let builders = [
     AttrBuilder<(ins "GemmBackend":$backend), [{
       return $_get($_ctxt, backend, std::nullopt, 0, 0, 0, 0, 0, 0,
-                   WgmmaSchedule::cooperative, int64_t(1));
+                   WgmmaSchedule::cooperative, int64_t(1),
+                   WgmmaOperands::x_w);
     }]>
   ];
   let extraClassDeclaration = [{
@@ -274,6 +300,19 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
     }
     bool isPingpong() const {
       return getSchedule() == WgmmaSchedule::pingpong;
+    }
+    /// Whether each wgmma multiplies w's rows by x's (operands = w_x).
+    bool swapsOperands() const {
+      return getOperands() == WgmmaOperands::w_x;
+    }
+    /// wgmma: the rows of a consumer warpgroup's accumulators (64 per m64
+    /// wgmma it issues each K step), rows of the tile or, where the
+    /// operands are swapped, columns; and the columns of each wgmma (N).
+    int64_t getWgmmaRowsPerWarpgroup() const {
+      return (swapsOperands() ? getBlockN() : getBlockM()) * 4 / getWarpsM();
+    }
+    int64_t getWgmmaN() const {
+      return swapsOperands() ? getBlockM() : getBlockN();
     }
     /// Whether blocks run in clusters that multicast w's tile.
     bool isClustered() const { return getClusterM() > 1; }
@@ -289,11 +328,6 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
       return getConsumerThreads() + (isWgmma() ? 128 : 0);
     }
     int64_t getWarpTileM() const { return getBlockM() / getWarpsM(); }
-    /// wgmma: the tile rows of one consumer warpgroup, 64 per m64 wgmma it
-    /// issues each K step (one or two).
-    int64_t getWarpgroupTileRows() const {
-      return getBlockM() * 4 / getWarpsM();
-    }
     int64_t getWarpTileN() const { return getBlockN() / getWarpsN(); }
   }];
 }

@@ -69,7 +69,8 @@ struct GemmSharedLayout {
   /// kernel that takes column moments from its registers merges its warps'
   /// sums (the last row: the tile's column means), or of the [3, blockN]
   /// f32 center, scale and shift of the columns with which another kernel
-  /// normalizes a batch norm; 0 if it has none.
+  /// normalizes a batch norm; 0 if it has none (a wgmma kernel with
+  /// operands = w_x sums each column within a quad of lanes).
   int64_t moments;
   /// A ping-pong kernel's second consumer warpgroup has column constants
   /// and moments scratch of its own, this many bytes past the first's; 0
@@ -161,12 +162,16 @@ GemmConfigAttr getGemmConfigForRows(GemmConfigAttr config,
                                     ArrayRef<BatchGemmConfigAttr> batchConfigs,
                                     int64_t rows);
 
-/// The checks of `epilogueBatchNorm` on `op`, of GEMM config `config`: a
-/// training batch-norm stage, a generated config, and max_rows from 1 to
-/// its block rows (which every batch config keeps). Run by the op's
-/// verifier.
-LogicalResult verifyEpilogueBatchNorm(FusedLinearOp op, GemmConfigAttr config,
-                                      EpilogueBatchNormAttr epilogueBatchNorm);
+/// The checks of `epilogueBatchNorm` on `op`, of GEMM config `config` and
+/// batch configs `batchConfigs`: a training batch-norm stage, a generated
+/// config, max_rows from 1 to its block rows (which every batch config
+/// keeps), and a config for max_rows rows whose accumulators hold rows of
+/// the tile (operands = x_w), which the normalizing epilogue reads. Run by
+/// the op's verifier.
+LogicalResult
+verifyEpilogueBatchNorm(FusedLinearOp op, GemmConfigAttr config,
+                        ArrayRef<BatchGemmConfigAttr> batchConfigs,
+                        EpilogueBatchNormAttr epilogueBatchNorm);
 
 } // namespace mlir::fusion
 

@@ -326,7 +326,14 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     `cluster=2` runs the blocks of wgmma kernels in clusters of two that
     multicast w's tiles, where tile reductions allow it (batch configs stay
     unclustered). Both are opt-in: neither measured faster on the H100
-    (docs/benchmarks.md, runs 20 to 23).
+    (docs/benchmarks.md, runs 20 to 23). A cooperative, unclustered wgmma
+    kernel of a training batch norm (not 3xTF32, no row operands, the
+    heuristic tiling) swaps its operands (`operands = w_x`: each wgmma
+    multiplies w's rows by x's, and a quad of lanes holds whole columns,
+    whose moments it sums without the warps' merge; docs/benchmarks.md,
+    run 37); its batch configs keep `x_w`, and batches of one block row get
+    one, which the kernel that finishes the batch norm takes.
+    `swap-operands=false` turns this off.
 
     The batch M is known at run time only. Where a batch of a few block
     rows would leave more than half of the chip's SMs without a tile
@@ -407,6 +414,10 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     Option<"cluster", "cluster", "int64_t", /*default=*/"1",
            "wgmma kernels: blocks a cluster, which multicast w's tiles (1 "
            "or 2)">,
+    Option<"swapOperands", "swap-operands", "bool", /*default=*/"true",
+           "wgmma kernels of training batch norms: each wgmma multiplies w's "
+           "rows by x's (operands = w_x), so that quads of lanes hold whole "
+           "columns">,
     Option<"batchConfigs", "batch-configs", "bool", /*default=*/"true",
            "generated kernels: narrower tiles for batches whose tiles leave "
            "more than half of the SMs idle (fusion.batch_gemm_configs; "
