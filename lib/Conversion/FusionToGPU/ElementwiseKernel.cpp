@@ -7,6 +7,12 @@
 using namespace mlir;
 using namespace mlir::fusion;
 
+/// Rows each thread handles, with its chunk's column operands loaded once:
+/// a chunk a thread loaded three column vectors of f32 (96 bytes from L1)
+/// for each 16 bytes of a bf16 batch norm's output, which bound its
+/// normalizing pass (docs/benchmarks.md, run 37).
+constexpr int64_t kRowsPerThread = 8;
+
 Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
                                             StringRef name, MatrixShape shape,
                                             TypeRange columnTypes,
@@ -19,42 +25,76 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
   gpu::GPUFuncOp kernel = createKernel(builder, loc, name, argTypes);
   KernelEmitter e(builder, loc);
   auto args = kernel.getArguments();
-  Value group = e.globalThreadX();
-  emitGuarded(builder, loc, e.lessThan(group, args[2]), [&] {
-    int64_t width = shape.vectorWidth;
-    Value first = e.mul(group, e.i64(width));
-    Value column =
-        arith::RemUIOp::create(builder, loc, first, e.i64(shape.columns));
+  int64_t width = shape.vectorWidth;
+  // A block is threadsX chunks of a row (as many as a row has, up to the
+  // block) by threadsY rows; each thread takes kRowsPerThread rows,
+  // threadsY apart.
+  int64_t rowChunks = shape.columns / width;
+  int64_t threadsX = std::min<int64_t>(kBlockSize, llvm::PowerOf2Ceil(rowChunks));
+  int64_t threadsY = kBlockSize / threadsX;
+  Value rows = args[2];
+  Value thread = e.id(gpu::Dimension::x, /*block=*/false);
+  auto constant = [&](int64_t v) { return e.i64(v); };
+  Value chunk = e.add(e.mul(e.id(gpu::Dimension::x, /*block=*/true),
+                            constant(threadsX)),
+                      arith::RemUIOp::create(builder, loc, thread,
+                                             constant(threadsX)));
+  Value firstRow = e.add(
+      e.mul(e.id(gpu::Dimension::y, /*block=*/true),
+            constant(threadsY * kRowsPerThread)),
+      arith::DivUIOp::create(builder, loc, thread, constant(threadsX)));
+  // Chunks past the row and rows past M compute on the last ones (in
+  // bounds) and store nothing.
+  Value column = e.mul(
+      arith::MinSIOp::create(builder, loc, chunk, constant(rowChunks - 1)),
+      constant(width));
+  Value lastRow = arith::SubIOp::create(builder, loc, rows, constant(1));
+  // The `width` columns of a thread are consecutive and start at a multiple
+  // of `width`: each column operand is one aligned vector load.
+  SmallVector<SmallVector<Value>> columnLanes;
+  for (auto [index, type] : llvm::enumerate(columnTypes))
+    columnLanes.push_back(e.loadLanes(args[3 + index], type, column, width));
+  SmallVector<Value> rowIndices;
+  SmallVector<SmallVector<Value>> results;
+  for (int64_t r = 0; r < kRowsPerThread; ++r) {
+    Value row = e.add(firstRow, constant(r * threadsY));
+    rowIndices.push_back(row);
+    Value safeRow = arith::MinSIOp::create(builder, loc, row, lastRow);
+    Value element = e.add(e.mul(safeRow, constant(shape.columns)), column);
     SmallVector<Value> lanes =
-        e.loadLanes(args[0], shape.elementType, first, width);
-    // The `width` columns of a thread are consecutive and start at a multiple
-    // of `width`: each column operand is one aligned vector load.
-    SmallVector<SmallVector<Value>> operandLanes;
-    for (auto [index, type] : llvm::enumerate(columnTypes))
-      operandLanes.push_back(e.loadLanes(args[3 + index], type, column, width));
-    Value row =
-        arith::DivUIOp::create(builder, loc, first, e.i64(shape.columns));
+        e.loadLanes(args[0], shape.elementType, element, width);
+    SmallVector<SmallVector<Value>> operandLanes(columnLanes);
     for (auto [index, groups] : llvm::enumerate(rowGroups))
       operandLanes.push_back(e.loadRowLanes(
-          args[3 + columnTypes.size() + index], shape.elementType, row, column,
-          width, groups, shape.columns));
+          args[3 + columnTypes.size() + index], shape.elementType, safeRow,
+          column, width, groups, shape.columns));
     for (int64_t lane = 0; lane < width; ++lane) {
       SmallVector<Value> operands;
       for (auto &values : operandLanes)
         operands.push_back(values[lane]);
       lanes[lane] = fn(builder, loc, lanes[lane], operands);
     }
-    e.storeLanes(lanes, args[1], shape.elementType, first);
-  });
-  // One thread per group of `width` elements of the M x N matrix.
-  int64_t width = shape.vectorWidth;
+    results.push_back(std::move(lanes));
+  }
+  Value chunkInside = e.lessThan(chunk, constant(rowChunks));
+  for (auto [row, lanes] : llvm::zip(rowIndices, results)) {
+    Value inside = arith::AndIOp::create(builder, loc, chunkInside,
+                                         e.lessThan(row, rows));
+    auto store = scf::IfOp::create(builder, loc, inside,
+                                   /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard branch(builder);
+    builder.setInsertionPointToStart(&store.getThenRegion().front());
+    e.storeLanes(lanes, args[1], shape.elementType,
+                 e.add(e.mul(row, constant(shape.columns)), column));
+  }
+  gpu::ReturnOp::create(builder, loc);
   LaunchContract launch;
-  launch.gridX = RowExpr::ceilDiv(shape.columns, width * kBlockSize);
+  launch.gridX = RowExpr::constant(llvm::divideCeil(rowChunks, threadsX));
+  launch.gridY = RowExpr::ceilDiv(1, threadsY * kRowsPerThread);
   launch.blockSize = kBlockSize;
   launch.arguments = {KernelArgument::fromOperand(0),
                       KernelArgument::fromOperand(1),
-                      KernelArgument::fromValue(
-                          RowExpr::ceilDiv(shape.columns, width))};
+                      KernelArgument::fromValue(RowExpr::rows())};
   for (unsigned index = 0; index < columnTypes.size() + rowGroups.size();
        ++index)
     launch.arguments.push_back(KernelArgument::fromOperand(2 + index));

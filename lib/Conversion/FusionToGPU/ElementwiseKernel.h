@@ -1,8 +1,8 @@
 //===- ElementwiseKernel.h - a scalar function over a matrix ----*- C++ -*-===//
 //
 // The kernel that applies a fused op's epilogue (or an unfused elementwise
-// op, or a batch norm's normalization) to a matrix in memory, 16 bytes a
-// thread.
+// op, or a batch norm's normalization) to a matrix in memory: a thread
+// takes one 16-byte chunk of several rows, its column operands loaded once.
 //
 //===----------------------------------------------------------------------===//
 

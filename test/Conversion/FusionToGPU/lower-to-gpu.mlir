@@ -20,15 +20,29 @@
 // CHECK-NEXT: llvm.call @__fusion_rt_free(%[[STREAM]], %{{.*}})
 // CHECK: llvm.return %{{.*}} : i32
 //
-// The kernel: one 16-byte vector per thread, the column operand as one
-// vector, the epilogue region inlined.
+// The kernel: a block of 4 chunks of a row (all 16 columns) by 64 rows, a
+// thread one 16-byte chunk of 8 rows 64 apart (512 rows a block: grid.y is
+// ceil(M / 512)); the column operand loaded once as one vector, then each
+// row's chunk, the epilogue region inlined, all before any store; rows
+// past M load the last row and store nothing.
 // CHECK: gpu.module @fusion_kernels [#nvvm.target<O = 3, chip = "sm_80">]
-// CHECK: gpu.func @epilogue_0_epilogue(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: !llvm.ptr) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
-// CHECK: scf.if
-// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK: gpu.func @epilogue_0_epilogue(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[ROWS:.*]]: i64, %[[COLUMN:.*]]: !llvm.ptr) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK: gpu.block_id  y
+// CHECK: arith.muli %{{.*}}, %c512_i64 : i64
+// CHECK: %[[LAST:.*]] = arith.subi %[[ROWS]], %{{.*}} : i64
+// CHECK: llvm.getelementptr %[[COLUMN]]
+// CHECK-NEXT: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// CHECK-NOT: llvm.getelementptr %[[COLUMN]]
+// CHECK: arith.minsi %{{.*}}, %[[LAST]] : i64
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
 // CHECK-COUNT-4: arith.select
+// CHECK-NOT: llvm.store
+// CHECK: arith.addi %{{.*}}, %c448_i64 : i64
+// CHECK-NOT: llvm.getelementptr %[[COLUMN]]
+// CHECK-NOT: llvm.store
+// CHECK: scf.if
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr
+// CHECK-COUNT-7: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr
 // CHECK: llvm.mlir.global external constant @__fusion_kernels_image()
 func.func @epilogue(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>, %s: tensor<16xf32>) -> tensor<?x16xf32> {
   %0 = fusion.fused_linear %x, %w bias(%b) precision tf32 epilogue(%s) {
