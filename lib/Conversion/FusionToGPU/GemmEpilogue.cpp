@@ -372,36 +372,16 @@ void GemmEpilogueEmitter::storeFragments(Value firstRow, Value firstColumn,
     return storeColumnFragments(firstRow, firstColumn, runs, results);
   // A lane's pair runs of 16-bit outputs fill a quarter of a 32-byte
   // sector each; traded within the quad, they leave as whole 16-byte
-  // chunks. Chunks never straddle N when it is a multiple of 8.
-  std::map<std::pair<int64_t, int64_t>, size_t> runAt;
-  for (auto [i, run] : llvm::enumerate(runs))
-    runAt[{run.row, run.column}] = i;
-  auto quadOf = [&](const AccumulatorRun &run) {
-    SmallVector<size_t> members;
-    if (elementBytes(elementType) != 2 || p.n % chunkElements != 0 ||
-        run.values.size() != 2 || run.row % 16 != 0 || run.column % 16 != 0)
-      return members;
-    // In storeQuadChunks's order: row half h, column block j at 2h + j.
-    for (auto [row, column] :
-         {std::pair<int64_t, int64_t>{0, 0}, {0, 8}, {8, 0}, {8, 8}}) {
-      auto it = runAt.find({run.row + row, run.column + column});
-      if (it == runAt.end() || runs[it->second].values.size() != 2)
-        return SmallVector<size_t>();
-      members.push_back(it->second);
-    }
-    return members;
-  };
+  // chunks.
   std::vector<bool> stored(runs.size());
-  for (auto [i, run] : llvm::enumerate(runs)) {
-    SmallVector<size_t> quad = quadOf(run);
-    if (quad.empty())
-      continue;
+  for (const std::array<size_t, 4> &quad : pairQuadsOf(runs)) {
     SmallVector<Value> pairs;
     for (size_t member : quad) {
       pairs.push_back(results[member][0]);
       pairs.push_back(results[member][1]);
       stored[member] = true;
     }
+    const AccumulatorRun &run = runs[quad.front()];
     storeQuadChunks(add(firstRow, run.row), add(firstColumn, run.column),
                     pairs);
   }
@@ -409,6 +389,35 @@ void GemmEpilogueEmitter::storeFragments(Value firstRow, Value firstColumn,
     if (!stored[i])
       storeRun(add(firstRow, run.row), add(firstColumn, run.column),
                results[i]);
+}
+
+SmallVector<std::array<size_t, 4>>
+GemmEpilogueEmitter::pairQuadsOf(ArrayRef<AccumulatorRun> runs) {
+  SmallVector<std::array<size_t, 4>> quads;
+  // Chunks never straddle N when it is a multiple of 8.
+  if (elementBytes(elementType) != 2 || p.n % chunkElements != 0)
+    return quads;
+  std::map<std::pair<int64_t, int64_t>, size_t> runAt;
+  for (auto [i, run] : llvm::enumerate(runs))
+    runAt[{run.row, run.column}] = i;
+  for (const AccumulatorRun &run : runs) {
+    if (run.values.size() != 2 || run.row % 16 != 0 || run.column % 16 != 0)
+      continue;
+    static constexpr std::pair<int64_t, int64_t> offsets[] = {
+        {0, 0}, {0, 8}, {8, 0}, {8, 8}};
+    std::array<size_t, 4> quad;
+    bool whole = true;
+    for (auto [member, offset] : llvm::enumerate(offsets)) {
+      auto it = runAt.find({run.row + offset.first, run.column + offset.second});
+      whole = whole && it != runAt.end() && runs[it->second].values.size() == 2;
+      if (!whole)
+        break;
+      quad[member] = it->second;
+    }
+    if (whole)
+      quads.push_back(quad);
+  }
+  return quads;
 }
 
 /// The 8x8 matrix of 16-bit elements whose row l / 4, columns 2 (l % 4),
@@ -429,35 +438,14 @@ static Value transposeMatrix(OpBuilder &b, Location loc, Value packed) {
 void GemmEpilogueEmitter::storeColumnFragments(
     Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
     ArrayRef<SmallVector<Value>> results) {
-  std::map<std::pair<int64_t, int64_t>, size_t> runAt;
-  for (auto [i, run] : llvm::enumerate(runs))
-    runAt[{run.row, run.column}] = i;
   // A lane's runs: rows firstRow + run.row, +1 (firstRow = 2 (l % 4)) of
   // column firstColumn + run.column (firstColumn = the 8-column block's
-  // first + l / 4); the quad's runs at rows r, r + 8 and columns c, c + 8
-  // are four 8x8 matrices of the warp.
-  auto quadOf = [&](const AccumulatorRun &run) {
-    SmallVector<size_t> members;
-    if (elementBytes(elementType) != 2 || p.n % chunkElements != 0 ||
-        run.values.size() != 2 || run.row % 16 != 0 || run.column % 16 != 0)
-      return members;
-    // In storePackedQuadChunks's order once transposed: row half h, column
-    // block j at 2h + j.
-    for (auto [row, column] :
-         {std::pair<int64_t, int64_t>{0, 0}, {0, 8}, {8, 0}, {8, 8}}) {
-      auto it = runAt.find({run.row + row, run.column + column});
-      if (it == runAt.end() || runs[it->second].values.size() != 2)
-        return SmallVector<size_t>();
-      members.push_back(it->second);
-    }
-    return members;
-  };
+  // first + l / 4); a quad of runs at rows r, r + 8 and columns c, c + 8
+  // is four 8x8 matrices of the warp, which transposed are in
+  // storePackedQuadChunks's order.
   Value laneRow = div(rem(t.thread, kWarpSize), 4);
   std::vector<bool> stored(runs.size());
-  for (const AccumulatorRun &run : runs) {
-    SmallVector<size_t> quad = quadOf(run);
-    if (quad.empty())
-      continue;
+  for (const std::array<size_t, 4> &quad : pairQuadsOf(runs)) {
     SmallVector<Value> packed;
     for (size_t member : quad) {
       packed.push_back(transposeMatrix(
@@ -466,6 +454,7 @@ void GemmEpilogueEmitter::storeColumnFragments(
     }
     // Transposed, lane l holds row run.row + l / 4 (+ 8), columns
     // run.column + 2 (l % 4), +1 (+ 8) of the block's columns.
+    const AccumulatorRun &run = runs[quad.front()];
     Value blockColumn = sub(add(firstColumn, run.column), laneRow);
     storePackedQuadChunks(add(laneRow, run.row), add(blockColumn, firstRow),
                           packed);

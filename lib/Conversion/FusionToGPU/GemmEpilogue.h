@@ -20,6 +20,7 @@
 #include "fusion/Dialect/Fusion/IR/GemmConfig.h"
 #include "fusion/Dialect/Fusion/IR/TileReductions.h"
 
+#include <array>
 #include <functional>
 
 namespace mlir::fusion {
@@ -257,6 +258,12 @@ private:
   void storeColumnFragments(Value firstRow, Value firstColumn,
                             ArrayRef<AccumulatorRun> runs,
                             ArrayRef<SmallVector<Value>> results);
+  /// The quads of 16-bit pair runs among `runs`, where N is a multiple of
+  /// a 16-byte chunk: the runs at rows r, r + 8 and columns c, c + 8 (r and
+  /// c multiples of 16), in the order (r, c), (r, c + 8), (r + 8, c),
+  /// (r + 8, c + 8).
+  SmallVector<std::array<size_t, 4>>
+  pairQuadsOf(ArrayRef<AccumulatorRun> runs);
   /// Two f32 values narrowed to the output's 16-bit type, packed in an i32.
   Value packPair(Value first, Value second);
   /// Stores the 16-bit results of the four pair runs at rows r, r + 8 and
