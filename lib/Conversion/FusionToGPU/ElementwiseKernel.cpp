@@ -7,11 +7,13 @@
 using namespace mlir;
 using namespace mlir::fusion;
 
-/// Rows each thread handles, with its chunk's column operands loaded once:
-/// a chunk a thread loaded three column vectors of f32 (96 bytes from L1)
-/// for each 16 bytes of a bf16 batch norm's output, which bound its
-/// normalizing pass (docs/benchmarks.md, run 37).
-constexpr int64_t kRowsPerThread = 8;
+/// Rows each thread handles where it has column operands, loaded once for
+/// them all: a chunk a thread loaded three column vectors of f32 (96 bytes
+/// from L1) for each 16 bytes of a bf16 batch norm's output, which bound
+/// its normalizing pass. Without column operands a thread takes one row: 8
+/// left bf16 `y - s` (a row operand) 3% slower, its blocks a few waves
+/// with a tail (docs/benchmarks.md, run 37).
+constexpr int64_t kRowsPerThreadWithColumns = 8;
 
 Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
                                             StringRef name, MatrixShape shape,
@@ -27,8 +29,9 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
   auto args = kernel.getArguments();
   int64_t width = shape.vectorWidth;
   // A block is threadsX chunks of a row (as many as a row has, up to the
-  // block) by threadsY rows; each thread takes kRowsPerThread rows,
+  // block) by threadsY rows; each thread takes rowsPerThread rows,
   // threadsY apart.
+  int64_t rowsPerThread = columnTypes.empty() ? 1 : kRowsPerThreadWithColumns;
   int64_t rowChunks = shape.columns / width;
   int64_t threadsX = std::min<int64_t>(kBlockSize, llvm::PowerOf2Ceil(rowChunks));
   int64_t threadsY = kBlockSize / threadsX;
@@ -41,7 +44,7 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
                                              constant(threadsX)));
   Value firstRow = e.add(
       e.mul(e.id(gpu::Dimension::y, /*block=*/true),
-            constant(threadsY * kRowsPerThread)),
+            constant(threadsY * rowsPerThread)),
       arith::DivUIOp::create(builder, loc, thread, constant(threadsX)));
   // Chunks past the row and rows past M compute on the last ones (in
   // bounds) and store nothing.
@@ -56,7 +59,7 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
     columnLanes.push_back(e.loadLanes(args[3 + index], type, column, width));
   SmallVector<Value> rowIndices;
   SmallVector<SmallVector<Value>> results;
-  for (int64_t r = 0; r < kRowsPerThread; ++r) {
+  for (int64_t r = 0; r < rowsPerThread; ++r) {
     Value row = e.add(firstRow, constant(r * threadsY));
     rowIndices.push_back(row);
     Value safeRow = arith::MinSIOp::create(builder, loc, row, lastRow);
@@ -90,7 +93,7 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
   gpu::ReturnOp::create(builder, loc);
   LaunchContract launch;
   launch.gridX = RowExpr::constant(llvm::divideCeil(rowChunks, threadsX));
-  launch.gridY = RowExpr::ceilDiv(1, threadsY * kRowsPerThread);
+  launch.gridY = RowExpr::ceilDiv(1, threadsY * rowsPerThread);
   launch.blockSize = kBlockSize;
   launch.arguments = {KernelArgument::fromOperand(0),
                       KernelArgument::fromOperand(1),

@@ -2,7 +2,8 @@
 //
 // The kernel that applies a fused op's epilogue (or an unfused elementwise
 // op, or a batch norm's normalization) to a matrix in memory: a thread
-// takes one 16-byte chunk of several rows, its column operands loaded once.
+// takes one 16-byte chunk of a row, or of several rows, for which it loads
+// its column operands once.
 //
 //===----------------------------------------------------------------------===//
 

@@ -127,8 +127,10 @@ func.func @batch_norm(%x: tensor<?x8xbf16>, %w: tensor<16x8xbf16>, %rm: tensor<1
 
 // -----
 
-// A ragged row (N = 5) moves one element per thread; the intermediate of a
-// chain lives in the workspace; an argument returned as is gets copied.
+// A ragged row (N = 5) moves one element per thread, of one row (no
+// column operands to reuse): blocks of 8 elements of a row by 32 rows; the
+// intermediate of a chain lives in the workspace; an argument returned as
+// is gets copied.
 // CHECK-LABEL: llvm.func @chain(
 // CHECK: llvm.call @__fusion_rt_alloc
 // CHECK: %[[TMP:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
@@ -136,7 +138,13 @@ func.func @batch_norm(%x: tensor<?x8xbf16>, %w: tensor<16x8xbf16>, %rm: tensor<1
 // CHECK: fusion_rt.launch @fusion_kernels::@chain_1_elementwise
 // CHECK: llvm.call @__fusion_rt_copy
 // CHECK: gpu.func @chain_1_elementwise(
+// CHECK: arith.muli %{{.*}}, %c32_i64 : i64
 // CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK-NOT: llvm.load
+// CHECK: scf.if
+// CHECK: llvm.store
+// CHECK-NOT: llvm.store
+// CHECK: gpu.return
 func.func @chain(%x: tensor<?x8xf32>, %w: tensor<5x8xf32>) -> (tensor<?x5xf32>, tensor<?x8xf32>) {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
