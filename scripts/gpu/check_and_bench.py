@@ -179,7 +179,10 @@ def check_errors(lib, name, failures):
     w = torch.randn(n, k, device="cuda")
     b = torch.randn(n, device="cuda")
     out = torch.empty(8, n, device="cuda")
-    small = cuda_malloc(4 * n * 4)
+    # Half of the 8 rows the call writes, in the library's output type.
+    element = torch.empty(
+        0, dtype=TORCH_DTYPES[entry["outputs"][0]["dtype"]]).element_size()
+    small = cuda_malloc(4 * n * element)
     misaligned = torch.empty(8 * n + 1, device="cuda")[1:].view(8, n)
     host = torch.empty(8, n)
     cases = {
