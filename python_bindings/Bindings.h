@@ -67,7 +67,7 @@ struct Module {
                const std::string &strategy, const std::string &precision,
                const std::string &emit, const std::string &fp32Math,
                const std::string &tile, const std::string &schedule,
-               const std::string &cluster);
+               const std::string &cluster, const std::string &math16);
 };
 
 using ModuleClass = pybind11::class_<Module, std::shared_ptr<Module>>;

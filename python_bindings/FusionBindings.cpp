@@ -150,7 +150,8 @@ fusion::CompileOptions
 parseOptions(const std::string &target, const std::string &strategy,
              const std::string &precision, const std::string &emit,
              const std::string &fp32Math, const std::string &tile,
-             const std::string &schedule, const std::string &cluster) {
+             const std::string &schedule, const std::string &cluster,
+             const std::string &math16) {
   fusion::CompileOptionText text;
   text.target = target;
   text.strategy = strategy;
@@ -160,6 +161,7 @@ parseOptions(const std::string &target, const std::string &strategy,
   text.tile = tile;
   text.schedule = schedule;
   text.cluster = cluster;
+  text.math16 = math16;
   std::string error;
   FailureOr<fusion::CompileOptions> options =
       fusion::parseCompileOptions(text, error);
@@ -174,9 +176,10 @@ void Module::compile(const std::string &output, const std::string &target,
                      const std::string &strategy, const std::string &precision,
                      const std::string &emit, const std::string &fp32Math,
                      const std::string &tile, const std::string &schedule,
-                     const std::string &cluster) {
-  fusion::CompileOptions options = parseOptions(
-      target, strategy, precision, emit, fp32Math, tile, schedule, cluster);
+                     const std::string &cluster, const std::string &math16) {
+  fusion::CompileOptions options =
+      parseOptions(target, strategy, precision, emit, fp32Math, tile, schedule,
+                   cluster, math16);
   DiagnosticCollector diagnostics(context->context.get());
   OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
   if (failed(fusion::compileModule(*copy, options, output)))
@@ -211,10 +214,10 @@ PYBIND11_MODULE(_fusion, m) {
       [](const std::string &target, const std::string &strategy,
          const std::string &precision, const std::string &fp32Math,
          const std::string &tile, const std::string &schedule,
-         const std::string &cluster) {
+         const std::string &cluster, const std::string &math16) {
         parseOptions(target, strategy, precision,
                      fusion::CompileOptionText().emit, fp32Math, tile, schedule,
-                     cluster);
+                     cluster, math16);
       },
       py::arg("target") = kDefaults.target,
       py::arg("strategy") = kDefaults.strategy,
@@ -223,6 +226,7 @@ PYBIND11_MODULE(_fusion, m) {
       py::arg("tile") = kDefaults.tile,
       py::arg("schedule") = kDefaults.schedule,
       py::arg("cluster") = kDefaults.cluster,
+      py::arg("math16") = kDefaults.math16,
       "Raises MLIRError naming the first invalid option, as compile would.");
 
   ModuleClass module(m, "Module");
@@ -244,6 +248,7 @@ PYBIND11_MODULE(_fusion, m) {
            py::arg("tile") = kDefaults.tile,
            py::arg("schedule") = kDefaults.schedule,
            py::arg("cluster") = kDefaults.cluster,
+           py::arg("math16") = kDefaults.math16,
            "Compiles as fusion-compile does, writing `output` (and its "
            ".json/.h signature files).");
   bindIRBuilders(m, module);

@@ -333,6 +333,13 @@ std::string setCompileOption(CompileOptions &options, StringRef name,
     }
     return invalid("1 or 2");
   }
+  if (name == "math16") {
+    if (value == "approximate" || value == "exact") {
+      options.approximate16BitMath = value == "approximate";
+      return "";
+    }
+    return invalid("approximate or exact");
+  }
   if (name == "schedule") {
     if (std::optional<WgmmaSchedule> schedule = symbolizeWgmmaSchedule(value)) {
       options.schedule = *schedule;
@@ -462,7 +469,8 @@ mlir::fusion::parseCompileOptions(const CompileOptionText &text,
         {"tile", text.tile},
         {"fp32-math", text.fp32Math},
         {"schedule", text.schedule},
-        {"cluster", text.cluster}}) {
+        {"cluster", text.cluster},
+        {"math16", text.math16}}) {
     error = setCompileOption(options, name, value);
     if (!error.empty())
       return failure();
@@ -494,6 +502,7 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
   OptimizePipelineOptions optimize;
   if (options.precision)
     optimize.f32Precision = *options.precision;
+  optimize.approximate16BitMath = options.approximate16BitMath;
   buildOptimizePipeline(fuse, optimize);
   if (failed(fuse.run(module)))
     return failure();

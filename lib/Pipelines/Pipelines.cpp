@@ -27,7 +27,8 @@ void fusion::buildOptimizePipeline(OpPassManager &pm,
   pm.addPass(createFuseLinearEpilogues(fuseOptions));
   // Before the producers' bodies move into their readers: an elementwise
   // op's 16-bit result is what justifies its approximate functions.
-  pm.addPass(createApproximate16BitMath());
+  if (options.approximate16BitMath)
+    pm.addPass(createApproximate16BitMath());
   pm.addPass(createFuseElementwiseProducers());
   pm.addPass(createSimplifyFusion());
   pm.addPass(createCSEPass());

@@ -21,7 +21,7 @@ graph capture see as one op. The batch dimension is dynamic.
 
 Options (`torch.compile(..., options={...})`): "target" ("sm_80", ...,
 "sm_80,sm_90", "cpu"; default: the inputs' device), "precision", "strategy", "fp32_math",
-"tile", "schedule", "cluster" (as fusion.compile's), "fallback" ("eager", the default: the
+"tile", "schedule", "cluster", "math16" (as fusion.compile's), "fallback" ("eager", the default: the
 other ops run as PyTorch's ATen kernels; "inductor": inductor compiles them,
 calling fusion::run as an extern kernel), and "compile_only" (compile and
 cache the libraries, for example for another machine's target, but run the
@@ -47,7 +47,7 @@ from .module import _open_library, default_target
 
 ENTRY = "fused"
 _OPTIONS = ("target", "precision", "strategy", "fp32_math", "tile",
-            "schedule", "cluster")
+            "schedule", "cluster", "math16")
 
 # The compiled partitions of this process, by cache key: the loaded library
 # and the shapes of its results.
@@ -85,7 +85,8 @@ def _compile_options(options, device):
             "fp32_math": options.get("fp32_math", "tf32x3"),
             "tile": options.get("tile") or "",
             "schedule": options.get("schedule", "cooperative"),
-            "cluster": str(options.get("cluster", 1))}
+            "cluster": str(options.get("cluster", 1)),
+            "math16": options.get("math16", "approximate")}
 
 
 def _check_options(options, example_inputs):

@@ -455,7 +455,7 @@ def default_target(device):
 
 def compile(module, example_inputs, *, target=None, precision=None,
             strategy="auto", fp32_math="tf32x3", tile=None,
-            schedule="cooperative", cluster=1):
+            schedule="cooperative", cluster=1, math16="approximate"):
     """Compiles `module`'s forward for `example_inputs` (tensors of rank >= 2
     [..., features] whose leading dimensions stay free; they flatten into
     the batch) into a library for `target` ("sm_80" and newer GPUs, several
@@ -476,7 +476,10 @@ def compile(module, example_inputs, *, target=None, precision=None,
     tiling, `schedule` wgmma kernels' ("cooperative": two consumer
     warpgroups share each tile; "pingpong": they take whole tiles in
     turn), `cluster` wgmma kernels' blocks a cluster (2: pairs that share
-    w's tiles by TMA multicast). The options are checked by the compiler,
+    w's tiles by TMA multicast). `math16` is how the erf and exp of ops
+    whose results are bfloat16 or float16 are computed: "approximate"
+    (default: within a fraction of 16-bit rounding) or "exact" (as for
+    float32 results). The options are checked by the compiler,
     as fusion-compile's are. Libraries are cached (fusion/cache.py)."""
     example_inputs = tuple(example_inputs)
     if target is None:
@@ -489,7 +492,7 @@ def compile(module, example_inputs, *, target=None, precision=None,
     files = compiled_library(programs, {
         "target": target, "strategy": strategy, "precision": precision or "",
         "fp32_math": fp32_math, "tile": tile or "", "schedule": schedule,
-        "cluster": str(cluster)})
+        "cluster": str(cluster), "math16": math16})
     manifest = {"entries": _manifest_entries(functions),
                 "inputs": len(example_inputs),
                 "output_structure": functions["train"].output_structure,

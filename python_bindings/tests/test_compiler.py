@@ -163,3 +163,6 @@ def test_compile_errors_raise(context, tmp_path):
                        match=r"invalid --cluster='4' \(expected 1 or 2\)"):
         module.compile(str(tmp_path / "f.so"), strategy="wgmma",
                        target="sm_90", cluster="4")
+    with pytest.raises(_fusion.MLIRError, match=r"invalid --math16='fast' "
+                       r"\(expected approximate or exact\)"):
+        module.compile(str(tmp_path / "f.so"), math16="fast")

@@ -285,6 +285,7 @@ def test_inductor_rest_in_bf16():
     ({"tiles": "64x64"}, "unknown fusion backend options"),
     ({"fallback": "triton"}, "fallback='triton'"),
     ({"strategy": "fastest"}, "invalid --strategy='fastest'"),
+    ({"math16": "fast"}, "invalid --math16='fast'"),
     ({"target": "sm_75"}, "sm_75"),
 ])
 def test_bad_options_are_refused(options, message):

@@ -67,6 +67,11 @@ int main(int argc, char **argv) {
       cl::desc("wgmma kernels: blocks a cluster, which share w's tiles by "
                "multicast (1 or 2)"),
       cl::init(defaults.cluster));
+  cl::opt<std::string> math16(
+      "math16",
+      cl::desc("the erf and exp of ops with bf16/f16 results: approximate "
+               "(within 16-bit rounding) or exact (as f32 results')"),
+      cl::init(defaults.math16));
   cl::opt<std::string> cudaPath(
       "cuda-path", cl::desc("CUDA toolkit (default: the one of the build)"),
       cl::init(""));
@@ -81,6 +86,7 @@ int main(int argc, char **argv) {
   text.fp32Math = fp32Math;
   text.schedule = schedule;
   text.cluster = cluster;
+  text.math16 = math16;
   text.cudaPath = cudaPath;
   std::string error;
   FailureOr<fusion::CompileOptions> options =

@@ -47,6 +47,9 @@ struct CompileOptions {
   WgmmaSchedule schedule = WgmmaSchedule::cooperative;
   /// Blocks a cluster of wgmma kernels.
   int64_t cluster = 1;
+  /// Whether the erf and exp of ops with bf16/f16 results may be
+  /// approximate (fusion-approximate-16-bit-math).
+  bool approximate16BitMath = true;
   EmitKind emit = EmitKind::Library;
   /// The CUDA toolkit (ptxas, fatbinary, cudart, cuBLASLt); empty: the one
   /// fusion was built with.
@@ -59,7 +62,8 @@ struct CompileOptions {
 /// (auto, cublas, tiled), `precision` (fp32, tf32, bf16, f16; empty: fp32),
 /// `emit` (so, mlir, ptx), `tile` (BMxBN,WMxWN,STAGES; empty: heuristic),
 /// `fp32Math` (tf32x3, simt), `schedule` (cooperative, pingpong),
-/// `cluster` (1, 2).
+/// `cluster` (1, 2), `math16` (approximate, exact: the erf and exp of ops
+/// with bf16/f16 results).
 struct CompileOptionText {
   std::string target = "sm_80";
   std::string strategy = "auto";
@@ -69,6 +73,7 @@ struct CompileOptionText {
   std::string fp32Math = "tf32x3";
   std::string schedule = "cooperative";
   std::string cluster = "1";
+  std::string math16 = "approximate";
   std::string cudaPath;
 };
 

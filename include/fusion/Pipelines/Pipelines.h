@@ -22,6 +22,11 @@ struct OptimizePipelineOptions
                        clEnumValN(Precision::tf32, "tf32", "tf32"),
                        clEnumValN(Precision::bf16, "bf16", "bf16"),
                        clEnumValN(Precision::f16, "f16", "f16"))};
+  PassOptions::Option<bool> approximate16BitMath{
+      *this, "approximate-16-bit-math",
+      llvm::cl::desc("let the erf and exp of ops with bf16/f16 results be "
+                     "approximate (fusion-approximate-16-bit-math)"),
+      llvm::cl::init(true)};
 };
 
 /// Graph-level optimization: simplify, fuse every chain into one

@@ -3,6 +3,15 @@
 // fastmath<afn>; other math, ops with f32 results and an op already marked
 // keep what they have.
 // RUN: fusion-opt %s --split-input-file --fusion-approximate-16-bit-math | FileCheck %s
+// fusion-optimize runs it unless told not to (fusion-compile --math16=exact).
+// RUN: fusion-opt %s --split-input-file --fusion-optimize | FileCheck %s --check-prefix=OPTIMIZE
+// RUN: fusion-opt %s --split-input-file --fusion-optimize="approximate-16-bit-math=false" | FileCheck %s --check-prefix=EXACT
+// OPTIMIZE-LABEL: func.func @sixteen_bit_results
+// OPTIMIZE: fastmath<afn>
+// OPTIMIZE-LABEL: func.func @f32_results
+// EXACT-LABEL: func.func @sixteen_bit_results
+// EXACT-NOT: fastmath<afn>
+// EXACT-LABEL: func.func @f32_results
 
 // gelu's erf in a bf16 epilogue, an erf and an exp in an f16 elementwise
 // body, and an exp in a bf16 reduction's map: all approximate; tanh and

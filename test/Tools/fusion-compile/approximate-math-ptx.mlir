@@ -13,6 +13,18 @@
 // REQUIRES: cuda-toolkit
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma --precision=tf32 -o - | FileCheck %s --implicit-check-not=0f3F8060FE --implicit-check-not=0f40900000
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=cublas --precision=tf32 -o - | FileCheck %s --implicit-check-not=0f3F8060FE --implicit-check-not=0f40900000
+// `--math16=exact` gives bf16 results the f32 results' functions.
+// RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma --precision=tf32 --math16=exact -o - | FileCheck %s --check-prefix=EXACT --implicit-check-not=0fB7AA70B9
+// RUN: not fusion-compile %s --emit=ptx --target=sm_90 --math16=fast -o - 2>&1 | FileCheck %s --check-prefix=INVALID
+// INVALID: fusion-compile: invalid --math16='fast' (expected approximate or exact)
+
+// EXACT-LABEL: .entry gelu_bf16_
+// EXACT-NOT: .entry
+// EXACT: 0fB5500F8A
+// EXACT-LABEL: .entry silu_bf16_
+// EXACT-NOT: .entry
+// EXACT: cvt.sat.f32.f32
+// EXACT: fma.rm.f32
 
 // CHECK-LABEL: .entry gelu_f32_
 // CHECK-NOT: .entry

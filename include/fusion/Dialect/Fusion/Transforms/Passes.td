@@ -159,6 +159,9 @@ def Approximate16BitMath : Pass<"fusion-approximate-16-bit-math"> {
     half a unit in the last place). The CPU reference ignores the flag. Ops with f32 results are left alone:
     fp32 and tf32 models keep f32-accurate functions. The decision is the
     flag: written by hand, or removed, it is what the lowering reads.
+    `fusion-optimize` runs the pass unless its option
+    `approximate-16-bit-math=false` says not to (`fusion-compile
+    --math16=exact`, `math16="exact"` in Python).
 
     ```mlir
     %y = fusion.fused_linear %x, %w epilogue {
