@@ -608,6 +608,31 @@ Value GemmEpilogueEmitter::tileRowCount() {
       idx(c.getBlockM()));
 }
 
+Value GemmEpilogueEmitter::tileRowCountF32() {
+  return arith::UIToFPOp::create(
+      b, loc, b.getF32Type(),
+      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), tileRowCount()));
+}
+
+Value GemmEpilogueEmitter::isWholeTile() {
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                               add(t.rowBase, c.getBlockM()), t.rows);
+}
+
+SmallVector<Value>
+GemmEpilogueEmitter::sweepTileRows(Value wholeTile, size_t count,
+                                   function_ref<void(bool masked)> sweep) {
+  auto sums = scf::IfOp::create(
+      b, loc, SmallVector<Type>(count, b.getF32Type()), wholeTile,
+      /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard branch(b);
+  b.setInsertionPointToStart(&sums.getThenRegion().front());
+  sweep(/*masked=*/false);
+  b.setInsertionPointToStart(&sums.getElseRegion().front());
+  sweep(/*masked=*/true);
+  return SmallVector<Value>(sums.getResults());
+}
+
 Value GemmEpilogueEmitter::momentsIndex(Value globalColumn) {
   return add(arith::MulIOp::create(b, loc, globalColumn, t.blockRowTiles),
              t.tileM);
@@ -753,16 +778,8 @@ void GemmEpilogueEmitter::sumColumnMoments(
   Value scratch =
       sharedView(layout.moments, {warps + 1, c.getBlockN()}, b.getF32Type());
   Value meansRow = idx(warps);
-  Value validRows = tileRowCount();
-  Value count = arith::UIToFPOp::create(
-      b, loc, b.getF32Type(),
-      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), validRows));
-
-  // Only the last block row can hold rows past M: elsewhere no value is
-  // masked.
-  Value wholeTile = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ule, add(t.rowBase, c.getBlockM()), t.rows);
-  SmallVector<Type> slotTypes(slotColumns.size(), b.getF32Type());
+  Value count = tileRowCountF32();
+  Value wholeTile = isWholeTile();
 
   // The slots' accumulate(total, value, slot) over the block's rows within
   // M, in scratch rows 0..warps-1 (one a warp), after a barrier.
@@ -783,17 +800,8 @@ void GemmEpilogueEmitter::sumColumnMoments(
           }
           scf::YieldOp::create(b, loc, slots);
         };
-        auto sums = scf::IfOp::create(b, loc, slotTypes, wholeTile,
-                                      /*withElseRegion=*/true);
-        {
-          OpBuilder::InsertionGuard branch(b);
-          b.setInsertionPointToStart(&sums.getThenRegion().front());
-          sweep(/*masked=*/false);
-          b.setInsertionPointToStart(&sums.getElseRegion().front());
-          sweep(/*masked=*/true);
-        }
-        ColumnLaneSums laneSums =
-            sumOverColumnLanes(SmallVector<Value>(sums.getResults()));
+        ColumnLaneSums laneSums = sumOverColumnLanes(
+            sweepTileRows(wholeTile, slotColumns.size(), sweep));
         auto store = [&] {
           for (auto [i, total] : llvm::enumerate(laneSums.totals))
             memref::StoreOp::create(
@@ -865,13 +873,8 @@ void GemmEpilogueEmitter::sumColumnMomentsInQuads(
   auto slotOf = [&](int64_t column) {
     return llvm::find(slotColumns, column) - slotColumns.begin();
   };
-  Value count = arith::UIToFPOp::create(
-      b, loc, b.getF32Type(),
-      arith::IndexCastUIOp::create(b, loc, b.getI32Type(), tileRowCount()));
-  // Only the last block row can hold rows past M.
-  Value wholeTile = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ule, add(t.rowBase, c.getBlockM()), t.rows);
-  SmallVector<Type> slotTypes(slotColumns.size(), b.getF32Type());
+  Value count = tileRowCountF32();
+  Value wholeTile = isWholeTile();
   // Each slot's accumulate(total, value, slot) over the tile's rows within
   // M, summed over the quad.
   auto sumOverRows = [&](function_ref<Value(Value, Value, size_t)> accumulate) {
@@ -891,17 +894,8 @@ void GemmEpilogueEmitter::sumColumnMomentsInQuads(
       }
       scf::YieldOp::create(b, loc, slots);
     };
-    auto sums = scf::IfOp::create(b, loc, slotTypes, wholeTile,
-                                  /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard branch(b);
-      b.setInsertionPointToStart(&sums.getThenRegion().front());
-      sweep(/*masked=*/false);
-      b.setInsertionPointToStart(&sums.getElseRegion().front());
-      sweep(/*masked=*/true);
-    }
     SmallVector<Value> totals;
-    for (Value partial : sums.getResults())
+    for (Value partial : sweepTileRows(wholeTile, slotColumns.size(), sweep))
       totals.push_back(
           reduceAcrossLanes(b, loc, ReductionKind::sum, partial, /*lanes=*/4));
     return totals;

@@ -287,8 +287,16 @@ private:
   void storeStagedTile(
       Value staging,
       function_ref<Value(Value chunk, Value column)> transform = nullptr);
-  /// The tile's rows within M (index).
+  /// The tile's rows within M (index), and as f32.
   Value tileRowCount();
+  Value tileRowCountF32();
+  /// Whether the tile's rows are all within M: only the last block row can
+  /// hold rows past M.
+  Value isWholeTile();
+  /// The `count` f32 results of `sweep(masked)`, which yields them: without
+  /// row masks where `wholeTile`, with them elsewhere.
+  SmallVector<Value> sweepTileRows(Value wholeTile, size_t count,
+                                   function_ref<void(bool masked)> sweep);
   /// Where the moments of column `globalColumn` over the tile's rows go in
   /// the mean and m2 arguments (see completeGemmLaunch).
   Value momentsIndex(Value globalColumn);
