@@ -37,21 +37,20 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
   int64_t threadsY = kBlockSize / threadsX;
   Value rows = args[2];
   Value thread = e.id(gpu::Dimension::x, /*block=*/false);
-  auto constant = [&](int64_t v) { return e.i64(v); };
   Value chunk = e.add(e.mul(e.id(gpu::Dimension::x, /*block=*/true),
-                            constant(threadsX)),
+                            e.i64(threadsX)),
                       arith::RemUIOp::create(builder, loc, thread,
-                                             constant(threadsX)));
+                                             e.i64(threadsX)));
   Value firstRow = e.add(
       e.mul(e.id(gpu::Dimension::y, /*block=*/true),
-            constant(threadsY * rowsPerThread)),
-      arith::DivUIOp::create(builder, loc, thread, constant(threadsX)));
+            e.i64(threadsY * rowsPerThread)),
+      arith::DivUIOp::create(builder, loc, thread, e.i64(threadsX)));
   // Chunks past the row and rows past M compute on the last ones (in
   // bounds) and store nothing.
   Value column = e.mul(
-      arith::MinSIOp::create(builder, loc, chunk, constant(rowChunks - 1)),
-      constant(width));
-  Value lastRow = arith::SubIOp::create(builder, loc, rows, constant(1));
+      arith::MinSIOp::create(builder, loc, chunk, e.i64(rowChunks - 1)),
+      e.i64(width));
+  Value lastRow = arith::SubIOp::create(builder, loc, rows, e.i64(1));
   // The `width` columns of a thread are consecutive and start at a multiple
   // of `width`: each column operand is one aligned vector load.
   SmallVector<SmallVector<Value>> columnLanes;
@@ -60,10 +59,10 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
   SmallVector<Value> rowIndices;
   SmallVector<SmallVector<Value>> results;
   for (int64_t r = 0; r < rowsPerThread; ++r) {
-    Value row = e.add(firstRow, constant(r * threadsY));
+    Value row = e.add(firstRow, e.i64(r * threadsY));
     rowIndices.push_back(row);
     Value safeRow = arith::MinSIOp::create(builder, loc, row, lastRow);
-    Value element = e.add(e.mul(safeRow, constant(shape.columns)), column);
+    Value element = e.add(e.mul(safeRow, e.i64(shape.columns)), column);
     SmallVector<Value> lanes =
         e.loadLanes(args[0], shape.elementType, element, width);
     SmallVector<SmallVector<Value>> operandLanes(columnLanes);
@@ -79,7 +78,7 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
     }
     results.push_back(std::move(lanes));
   }
-  Value chunkInside = e.lessThan(chunk, constant(rowChunks));
+  Value chunkInside = e.lessThan(chunk, e.i64(rowChunks));
   for (auto [row, lanes] : llvm::zip(rowIndices, results)) {
     Value inside = arith::AndIOp::create(builder, loc, chunkInside,
                                          e.lessThan(row, rows));
@@ -88,7 +87,7 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
     OpBuilder::InsertionGuard branch(builder);
     builder.setInsertionPointToStart(&store.getThenRegion().front());
     e.storeLanes(lanes, args[1], shape.elementType,
-                 e.add(e.mul(row, constant(shape.columns)), column));
+                 e.add(e.mul(row, e.i64(shape.columns)), column));
   }
   gpu::ReturnOp::create(builder, loc);
   LaunchContract launch;

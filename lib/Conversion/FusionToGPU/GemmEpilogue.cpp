@@ -751,6 +751,8 @@ void GemmEpilogueEmitter::sumColumnMoments(
     Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
     ArrayRef<SmallVector<Value>> stored,
     function_ref<void(Value, Value, Value, Value)> finish) {
+  if (c.swapsOperands())
+    return sumColumnMomentsInQuads(firstRow, firstColumn, runs, stored, finish);
   // The thread's columns in slots: slot s is column 8 (s / 2) + s % 2 of
   // the thread's (the runs of its two rows are pairs, one each 8-column
   // block), so that a lane's slots from sumOverColumnLanes are found by
@@ -921,10 +923,8 @@ void GemmEpilogueEmitter::sumColumnMomentsInQuads(
 void GemmEpilogueEmitter::emitStatisticsFromRegisters(
     Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
     ArrayRef<SmallVector<Value>> results) {
-  auto sum = c.swapsOperands() ? &GemmEpilogueEmitter::sumColumnMomentsInQuads
-                               : &GemmEpilogueEmitter::sumColumnMoments;
-  (this->*sum)(firstRow, firstColumn, runs, storedValues(runs, results),
-               [&](Value column, Value mean, Value squares, Value) {
+  sumColumnMoments(firstRow, firstColumn, runs, storedValues(runs, results),
+                   [&](Value column, Value mean, Value squares, Value) {
                      Value globalColumn = add(t.columnBase, column);
                      guarded(lessThan(globalColumn, idx(p.n)), [&] {
                        Value index = momentsIndex(globalColumn);

@@ -326,7 +326,8 @@ private:
   /// Sums the `stored` values' column moments over the tile's rows within M
   /// (see emitStatisticsFromRegisters), then calls `finish(column, mean,
   /// squares, count)` on one thread for each column of the tile, with the
-  /// column's mean, sum of squared deviations and the rows' count (f32).
+  /// column's mean, sum of squared deviations and the rows' count (f32);
+  /// where the operands are swapped, by sumColumnMomentsInQuads.
   void sumColumnMoments(
       Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
       ArrayRef<SmallVector<Value>> stored,

@@ -962,7 +962,7 @@ Value WgmmaGemmEmitter::wgmmaRegisterA(Value acc, ValueRange aParts,
   int64_t a = 2 * count;
   std::string ptx =
       ("{\n.reg .pred p;\nsetp.ne.b32 p, " + Twine(fromZero ? 0 : 1) +
-       ", 0;\nwgmma.mma_async.sync.aligned.m64n" + Twine(c.getBlockN()) +
+       ", 0;\nwgmma.mma_async.sync.aligned.m64n" + Twine(c.getWgmmaN()) +
        "k8.f32.tf32.tf32 {" + accumulators + "}, {$" + Twine(a) + ", $" +
        Twine(a + 1) + ", $" + Twine(a + 2) + ", $" + Twine(a + 3) + "}, $" +
        Twine(a + 4) + ", p, 1, 1;\n}")

@@ -351,6 +351,21 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
   WgmmaSchedule schedule = WgmmaSchedule::cooperative;
   int64_t clusterM = 1;
   WgmmaOperands operands = WgmmaOperands::x_w;
+  // A keyword naming a case of an enum, into `value`.
+  auto parseEnum = [&](auto &value, StringRef what,
+                       StringRef expected) -> ParseResult {
+    StringRef name;
+    SMLoc nameLoc = parser.getCurrentLocation();
+    if (parser.parseKeyword(&name))
+      return failure();
+    auto symbol = symbolizeEnum<std::decay_t<decltype(value)>>(name);
+    if (!symbol)
+      return parser.emitError(nameLoc)
+             << "unknown " << what << " '" << name << "' (expected "
+             << expected << ")";
+    value = *symbol;
+    return success();
+  };
   auto parsePair = [&](int64_t &first, int64_t &second) -> ParseResult {
     SmallVector<int64_t, 2> dims;
     SMLoc loc = parser.getCurrentLocation();
@@ -386,31 +401,11 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
     } else if (key == "group_m") {
       parsed = parser.parseInteger(groupM);
     } else if (key == "schedule") {
-      StringRef name;
-      SMLoc nameLoc = parser.getCurrentLocation();
-      parsed = parser.parseKeyword(&name);
-      std::optional<WgmmaSchedule> symbol = symbolizeWgmmaSchedule(name);
-      if (succeeded(parsed) && !symbol) {
-        parser.emitError(nameLoc) << "unknown schedule '" << name
-                                  << "' (expected cooperative or pingpong)";
-        return {};
-      }
-      if (symbol)
-        schedule = *symbol;
+      parsed = parseEnum(schedule, "schedule", "cooperative or pingpong");
     } else if (key == "cluster") {
       parsed = parser.parseInteger(clusterM);
     } else if (key == "operands") {
-      StringRef name;
-      SMLoc nameLoc = parser.getCurrentLocation();
-      parsed = parser.parseKeyword(&name);
-      std::optional<WgmmaOperands> symbol = symbolizeWgmmaOperands(name);
-      if (succeeded(parsed) && !symbol) {
-        parser.emitError(nameLoc) << "unknown operands '" << name
-                                  << "' (expected x_w or w_x)";
-        return {};
-      }
-      if (symbol)
-        operands = *symbol;
+      parsed = parseEnum(operands, "operands", "x_w or w_x");
     } else {
       parser.emitError(keyLoc) << "unknown GEMM config key '" << key
                                << "' (expected mma, tile, warps, stages, "
