@@ -18,9 +18,9 @@
 // WGMMA-NEXT: %[[R256:.*]] = llvm.mlir.constant(256 : i64) : i64
 // WGMMA-NEXT: %[[FITS256:.*]] = llvm.icmp "ule" %arg1, %[[R256]] : i64
 // WGMMA-NEXT: llvm.cond_br %[[FITS256]], ^[[TO256:bb[0-9]+]], ^[[ABOVE256:bb[0-9]+]]
-// WGMMA: fusion_rt.launch @fusion_kernels::@f_0_gemm_rows_le_128 grid({{.*}}) block 384 shared 99328 persistent
+// WGMMA: fusion_rt.launch @fusion_kernels::@f_0_gemm_rows_le_128 grid({{.*}}) block 384 shared 197632 persistent
 // WGMMA: llvm.br ^[[DONE]]
-// WGMMA: fusion_rt.launch @fusion_kernels::@f_0_gemm_rows_le_256 grid({{.*}}) block 384 shared 132096 persistent
+// WGMMA: fusion_rt.launch @fusion_kernels::@f_0_gemm_rows_le_256 grid({{.*}}) block 384 shared 230400 persistent
 // WGMMA: llvm.br ^[[DONE]]
 // WGMMA: fusion_rt.launch @fusion_kernels::@f_0_gemm grid({{.*}}) block 384 shared 197632 persistent
 // WGMMA: llvm.br ^[[DONE]]

@@ -14,14 +14,14 @@
 // schedule=pingpong: 128x128 tiles of one consumer warpgroup each (two
 // m64n128 wgmmas a K step), up to 6 stages (32 KiB each); 3xTF32 keeps
 // 64x128 (x's parts in registers cover 64 rows), 5 stages; the narrower
-// tiles of small batches keep the schedule; the spans of whole 8-column
+// tiles of small batches keep the schedule, with rings up to 8 stages; the spans of whole 8-column
 // blocks that the registers reduce keep it too, narrower spans get the
 // cooperative schedule.
 // PINGPONG-LABEL: func.func @fp32
-// PINGPONG: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>>
+// PINGPONG: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, schedule = pingpong>>
 // PINGPONG: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x128, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>
 // PINGPONG-LABEL: func.func @bf16
-// PINGPONG: #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>>
+// PINGPONG: #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 4x1, stages = 8, group_m = 8, schedule = pingpong>>
 // PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>
 // PINGPONG-LABEL: func.func @tf32_reduced
 // PINGPONG: #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>, fusion.tile_reductions = #fusion.tile_reductions<span = 128>
@@ -35,7 +35,7 @@
 // w's tiles, where the tile reductions come from the registers; the small
 // batches' configs, whose tiles are few, run their blocks alone.
 // CLUSTER-LABEL: func.func @fp32
-// CLUSTER: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, warps = 8x1, stages = 4, group_m = 8>>
+// CLUSTER: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, warps = 8x1, stages = 7, group_m = 8>>
 // CLUSTER: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 4, group_m = 8, cluster = 2>
 // CLUSTER-LABEL: func.func @tf32_groups
 // CLUSTER: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, cluster = 2>, fusion.tile_reductions = #fusion.tile_reductions<span = 64>

@@ -123,6 +123,13 @@ withDeepestPipeline(FusedLinearOp op, const ChipInfo &chip, int64_t maxStages,
   return config;
 }
 
+/// The deepest ring of a wgmma batch config's narrower tiles. A small
+/// batch streams w once, each block reading all of x besides its slab of
+/// w: the main loop waits on its loads' latency, not the tensor cores, so
+/// a narrower tile's smaller stages go deeper where shared memory allows
+/// (docs/benchmarks.md, run 38: 128 rows by 8192 columns 21% faster).
+constexpr int64_t kWgmmaNarrowTileMaxStages = 8;
+
 /// The next narrower tiling of `config`, (blockN, warpsN), each measured
 /// faster on the H100 where the narrower tiles still fit the GPU in one
 /// wave (docs/benchmarks.md, run 18): wgmma tiles halve down to 64 columns,
@@ -243,7 +250,9 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
       break;
     int64_t blockN = narrower->first, warpsN = narrower->second;
     GemmConfigAttr narrowConfig = withDeepestPipeline(
-        op, chip, std::max<int64_t>(4, wider.getStages()),
+        op, chip,
+        std::max<int64_t>(wider.isWgmma() ? kWgmmaNarrowTileMaxStages : 4,
+                          wider.getStages()),
         [&](int64_t stageCount) {
           return GemmConfigAttr::getChecked(
               [&] { return op.emitOpError(); }, op.getContext(),
