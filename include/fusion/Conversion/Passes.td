@@ -183,6 +183,15 @@ def ExpandOnePlusErf
     no clamp: `q` by Horner's rule, one multiply by `t`, `ex2.approx.ftz.f32`,
     a compare, `2 - e` and a select.
 
+    gelu's two products fold in, an instruction an element each: an
+    argument `s = x c` (a constant `c`) takes `q` in `|x|`, its
+    coefficients times powers of `|c|` (where they stay normal f32 values),
+    the compare on `x` (reversed for `c < 0`); and a sum whose one user
+    multiplies it by `x' / 2` becomes `x'` times `(1 + erf(s)) / 2`, whose
+    `e / 2` is the `ex2` of the exponent minus 1 (a multiply-add in place of
+    the multiply by `t`) and whose upper branch is `1 - e / 2`: exact, as
+    both halvings are.
+
     An erf without fastmath flags keeps f32 accuracy: `q` of degree 9.
     Accuracy on an H200 against float64 (16.8 million values of s,
     `scripts/gpu/one_plus_erf_check.py`, run 36): absolute error at most

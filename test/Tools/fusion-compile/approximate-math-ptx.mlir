@@ -1,11 +1,12 @@
 // The math of the generated kernels by result type: an f32 result keeps
 // f32-accurate functions, a bf16 result's erf and exp are approximate
 // (fusion-approximate-16-bit-math).
-// - gelu's 1 + erf (fusion-expand-one-plus-erf): with f32 results q of
-//   degree 9 (leading coefficient -7.75e-7 = 0fB5500F8A), with bf16 results
-//   q of degree 6 (-2.03e-5 = 0fB7AA70B9). Neither clamps |s| (4.5 =
-//   0f40900000) nor calls libdevice's erff, whose two branches meet at
-//   |s| = 1.00296 (0f3F8060FE).
+// - gelu's 1 + erf (fusion-expand-one-plus-erf), q in |x| (its
+//   coefficients times powers of 1/sqrt 2): with f32 results of degree 9
+//   (leading coefficient -7.75e-7 / 32 = -2.42e-8 = 0fB2D00F88), with bf16
+//   results of degree 6 (-2.03e-5 / 2^3.5 = -1.80e-6 = 0fB5F109FB).
+//   Neither clamps |s| (4.5 = 0f40900000) nor calls libdevice's erff, whose
+//   two branches meet at |s| = 1.00296 (0f3F8060FE).
 // - silu's exp: with f32 results libdevice's __nv_expf (its range
 //   reduction rounds x log2(e) with cvt.sat and fma.rm), with bf16 results
 //   __nv_fast_expf, one multiply by log2(e) (0f3FB8AA3B, here -log2(e)
@@ -14,13 +15,13 @@
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma --precision=tf32 -o - | FileCheck %s --implicit-check-not=0f3F8060FE --implicit-check-not=0f40900000
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=cublas --precision=tf32 -o - | FileCheck %s --implicit-check-not=0f3F8060FE --implicit-check-not=0f40900000
 // `--math16=exact` gives bf16 results the f32 results' functions.
-// RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma --precision=tf32 --math16=exact -o - | FileCheck %s --check-prefix=EXACT --implicit-check-not=0fB7AA70B9
+// RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma --precision=tf32 --math16=exact -o - | FileCheck %s --check-prefix=EXACT --implicit-check-not=0fB5F109FB
 // RUN: not fusion-compile %s --emit=ptx --target=sm_90 --math16=fast -o - 2>&1 | FileCheck %s --check-prefix=INVALID
 // INVALID: fusion-compile: invalid --math16='fast' (expected approximate or exact)
 
 // EXACT-LABEL: .entry gelu_bf16_
 // EXACT-NOT: .entry
-// EXACT: 0fB5500F8A
+// EXACT: 0fB2D00F88
 // EXACT-LABEL: .entry silu_bf16_
 // EXACT-NOT: .entry
 // EXACT: cvt.sat.f32.f32
@@ -28,13 +29,13 @@
 
 // CHECK-LABEL: .entry gelu_f32_
 // CHECK-NOT: .entry
-// CHECK: 0fB5500F8A
-// CHECK-NOT: 0fB7AA70B9
+// CHECK: 0fB2D00F88
+// CHECK-NOT: 0fB5F109FB
 // CHECK: ex2.approx.ftz.f32
 // CHECK-LABEL: .entry gelu_bf16_
 // CHECK-NOT: .entry
-// CHECK-NOT: 0fB5500F8A
-// CHECK: 0fB7AA70B9
+// CHECK-NOT: 0fB2D00F88
+// CHECK: 0fB5F109FB
 // CHECK: ex2.approx.ftz.f32
 // CHECK-LABEL: .entry silu_f32_
 // CHECK-NOT: .entry

@@ -3,8 +3,9 @@
 // an erf. Loaded all ahead of the runs, the 64 columns a thread of both
 // vectors spilled 504 bytes a thread in tf32; a batch of runs loads its own
 // now. Both schedules: the ping-pong kernel's warpgroups hold two m64n128
-// row blocks of accumulators each. gelu's 1 + erf is one polynomial and one
-// ex2 (fusion-expand-one-plus-erf), not libdevice's erff, whose two
+// row blocks of accumulators each. gelu's 1 + erf is one polynomial in |y| (leading
+// coefficient -7.75e-7 / 32 = 0fB2D00F88) and one ex2
+// (fusion-expand-one-plus-erf), not libdevice's erff, whose two
 // branches meet at |s| = 1.00296 (0f3F8060FE).
 // REQUIRES: cuda-toolkit
 // RUN: rm -rf %t && mkdir -p %t
@@ -14,7 +15,7 @@
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma --precision=tf32 --schedule=pingpong -o %t/pingpong.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/pingpong.ptx -o %t/pingpong.cubin 2>&1 | FileCheck %s --implicit-check-not=C75
 
-// PTX: 0fB5500F8A
+// PTX: 0fB2D00F88
 // PTX: ex2.approx.ftz.f32
 // CHECK: Compiling entry function 'gelu_shift_0_gemm'
 // CHECK-NEXT: Function properties for gelu_shift_0_gemm
