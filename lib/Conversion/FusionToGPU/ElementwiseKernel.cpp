@@ -41,9 +41,14 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
                             e.i64(threadsX)),
                       arith::RemUIOp::create(builder, loc, thread,
                                              e.i64(threadsX)));
+  // Row blocks go last first: the rows a GEMM wrote last, which a batch
+  // norm's normalizing pass and backend 1's epilogues read, are the ones
+  // still in L2.
+  Value blockY = e.id(gpu::Dimension::y, /*block=*/true);
+  Value lastBlockY = e.add(e.gridDim(gpu::Dimension::y), e.i64(-1));
+  Value rowBlock = arith::SubIOp::create(builder, loc, lastBlockY, blockY);
   Value firstRow = e.add(
-      e.mul(e.id(gpu::Dimension::y, /*block=*/true),
-            e.i64(threadsY * rowsPerThread)),
+      e.mul(rowBlock, e.i64(threadsY * rowsPerThread)),
       arith::DivUIOp::create(builder, loc, thread, e.i64(threadsX)));
   // Chunks past the row and rows past M compute on the last ones (in
   // bounds) and store nothing.

@@ -172,6 +172,10 @@ public:
                         : gpu::ThreadIdOp::create(b, loc, dim).getResult();
     return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
   }
+  Value gridDim(gpu::Dimension dim) {
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                      gpu::GridDimOp::create(b, loc, dim));
+  }
   /// blockIdx.x * kBlockSize + threadIdx.x.
   Value globalThreadX() {
     return add(mul(id(gpu::Dimension::x, true), i64(kBlockSize)),

@@ -24,11 +24,18 @@
 // thread one 16-byte chunk of 8 rows 64 apart (512 rows a block: grid.y is
 // ceil(M / 512)); the column operand loaded once as one vector, then each
 // row's chunk, the epilogue region inlined, all before any store; rows
-// past M load the last row and store nothing.
+// past M load the last row and store nothing. Block y takes row block
+// grid.y - 1 - y: the rows the GEMM wrote last, still in L2, go first.
 // CHECK: gpu.module @fusion_kernels [#nvvm.target<O = 3, chip = "sm_80">]
 // CHECK: gpu.func @epilogue_0_epilogue(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[ROWS:.*]]: i64, %[[COLUMN:.*]]: !llvm.ptr) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
-// CHECK: gpu.block_id  y
-// CHECK: arith.muli %{{.*}}, %c512_i64 : i64
+// CHECK: %[[BLOCK_Y:.*]] = gpu.block_id  y
+// CHECK-NEXT: %[[Y:.*]] = arith.index_cast %[[BLOCK_Y]] : index to i64
+// CHECK-DAG: %[[MINUS_ONE:.*]] = arith.constant -1 : i64
+// CHECK-DAG: %[[GRID_Y:.*]] = gpu.grid_dim  y
+// CHECK: %[[BLOCKS:.*]] = arith.index_cast %[[GRID_Y]] : index to i64
+// CHECK-NEXT: %[[LAST_BLOCK:.*]] = arith.addi %[[BLOCKS]], %[[MINUS_ONE]] : i64
+// CHECK-NEXT: %[[ROW_BLOCK:.*]] = arith.subi %[[LAST_BLOCK]], %[[Y]] : i64
+// CHECK: arith.muli %[[ROW_BLOCK]], %c512_i64 : i64
 // CHECK: %[[LAST:.*]] = arith.subi %[[ROWS]], %{{.*}} : i64
 // CHECK: llvm.getelementptr %[[COLUMN]]
 // CHECK-NEXT: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
