@@ -70,3 +70,28 @@ func.func @wide(%x: tensor<?x64xbf16>, %w: tensor<32768x64xbf16>) -> tensor<?x32
   %0 = fusion.linear %x, %w : tensor<?x64xbf16>, tensor<32768x64xbf16> -> tensor<?x32768xbf16>
   return %0 : tensor<?x32768xbf16>
 }
+
+// -----
+
+// 4096 columns: batches up to 128 rows take 64x64 tiles of one consumer
+// warpgroup (a block of 256 threads, m64n64 wgmmas), 12 stages of 16 KiB.
+// WGMMA-LABEL: llvm.func @rows64(
+// WGMMA: fusion_rt.launch @fusion_kernels::@rows64_0_gemm_rows_le_128 grid({{.*}}) block 256 shared 197632 persistent
+// WGMMA: fusion_rt.launch @fusion_kernels::@rows64_0_gemm_rows_le_256 grid({{.*}}) block 384
+// WGMMA: fusion_rt.launch @fusion_kernels::@rows64_0_gemm_rows_le_512 grid({{.*}}) block 384
+// WGMMA: fusion_rt.launch @fusion_kernels::@rows64_0_gemm grid({{.*}}) block 384
+// WGMMA: gpu.func @rows64_0_gemm_rows_le_128(
+// WGMMA-SAME: known_block_size = array<i32: 256, 1, 1>
+// WGMMA-NOT: gpu.func
+// WGMMA: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// WGMMA: gpu.func @rows64_0_gemm_rows_le_256(
+// The tiled kernel keeps its 128x128 blocks of 4 warps (sm_80's 108 SMs:
+// up to 384 rows).
+// TILED-LABEL: llvm.func @rows64(
+// TILED: fusion_rt.launch @fusion_kernels::@rows64_0_gemm_rows_le_384 grid({{.*}}) block 128
+// TILED: fusion_rt.launch @fusion_kernels::@rows64_0_gemm grid({{.*}}) block 256
+// TILED-NOT: fusion_rt.launch
+func.func @rows64(%x: tensor<?x64xbf16>, %w: tensor<4096x64xbf16>) -> tensor<?x4096xbf16> {
+  %0 = fusion.linear %x, %w : tensor<?x64xbf16>, tensor<4096x64xbf16> -> tensor<?x4096xbf16>
+  return %0 : tensor<?x4096xbf16>
+}

@@ -72,7 +72,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf1
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  // expected-error @-3 {{the batch GEMM config for up to 128 rows must keep the op config's wgmma backend and 128-row blocks, not mma_sync and 128}}
+  // expected-error @-3 {{the batch GEMM config for up to 128 rows must keep the op config's wgmma backend, not mma_sync}}
   } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<mma_sync, mma = bf16, tile = 128x128, warps = 2x2, stages = 4, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
   return %0 : tensor<?x512xbf16>
 }
@@ -83,8 +83,8 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf1
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  // expected-error @-3 {{the batch GEMM config for up to 128 rows must keep the op config's wgmma backend and 128-row blocks, not wgmma and 64}}
-  } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x128, warps = 4x1, stages = 4, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  // expected-error @-3 {{the batch GEMM config for up to 128 rows of an op with a batch norm or tile reductions must keep the op config's 128-row blocks, not 64}}
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01> {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x128, warps = 4x1, stages = 4, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
   return %0 : tensor<?x512xbf16>
 }
 

@@ -2,9 +2,11 @@
 // rows leaves more than half of the SMs without a tile (132 on sm_90, 108
 // on sm_80), batches up to max_rows get tiles half as wide (wgmma down to
 // 64 columns, tiled 128x256 -> 128x128 of 2x2 warps), in increasing
-// max_rows, wgmma's with rings as deep as shared memory holds up to 8
-// stages (a small batch's main loop waits on its loads); a static batch
-// takes the fitting config itself.
+// max_rows, then wgmma's 128x64 tiles 64x64 of one consumer warpgroup
+// (not for batch norms, tile reductions or 3xTF32); wgmma's with rings as
+// deep as shared memory holds, up to 8 stages of 128-row tiles and 12 of
+// 64-row ones (a small batch's main loop waits on its loads); a static
+// batch takes the fitting config itself.
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90" | FileCheck %s --check-prefix=WGMMA
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=tiled target=sm_80" | FileCheck %s --check-prefix=TILED
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90 batch-configs=false" | FileCheck %s --check-prefix=OFF
@@ -46,6 +48,19 @@
 // WGMMA-LABEL: func.func @group_sums
 // WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, {{.*}}>>]
 // WGMMA-SAME: fusion.tile_reductions = #fusion.tile_reductions<span = 64>
+// 4096 columns: 64 tiles of 128x64 at batch 128 still leave half of the
+// SMs idle; 64x64 tiles of one consumer warpgroup take up to 128 rows (a
+// static batch of 64 too), but not in a batch norm's op or in 3xTF32.
+// WGMMA-LABEL: func.func @bf16_4096
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 8x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
+// WGMMA-LABEL: func.func @static_64
+// WGMMA: tile = 64x64, warps = 4x1
+// WGMMA-LABEL: func.func @fp32_4096
+// WGMMA-NOT: tile = 64x64
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, {{.*}}>>]
+// WGMMA-LABEL: func.func @batch_norm_4096
+// WGMMA-NOT: tile = 64x64
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, {{.*}}>>]
 
 // sm_80's 108 SMs: 32 tiles of 128x256 at 8192 columns leave room for 64
 // of 128x128 up to 128 rows; 64 tiles at 16384 columns do not.
@@ -61,6 +76,9 @@
 // TILED: tile = 128x128, warps = 2x4
 
 // OFF-NOT: batch_gemm_configs
+// (A training batch norm's swapped config keeps an x_w entry for one block
+// row, whatever the option: the last function.)
+// OFF-LABEL: func.func @batch_norm_4096
 
 func.func @bf16_16384(%x: tensor<?x64xbf16>, %w: tensor<16384x64xbf16>) -> tensor<?x16384xbf16> {
   %0 = fusion.fused_linear %x, %w epilogue {
@@ -140,4 +158,37 @@ func.func @group_sums(%x: tensor<?x64xf32>, %w: tensor<8192x64xf32>) -> tensor<?
     fusion.yield %v : f32
   }
   return %1 : tensor<?x128xf32>
+}
+
+func.func @bf16_4096(%x: tensor<?x64xbf16>, %w: tensor<4096x64xbf16>) -> tensor<?x4096xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xbf16>, tensor<4096x64xbf16>) -> tensor<?x4096xbf16>
+  return %0 : tensor<?x4096xbf16>
+}
+
+func.func @static_64(%x: tensor<64x64xbf16>, %w: tensor<4096x64xbf16>) -> tensor<64x4096xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<64x64xbf16>, tensor<4096x64xbf16>) -> tensor<64x4096xbf16>
+  return %0 : tensor<64x4096xbf16>
+}
+
+func.func @fp32_4096(%x: tensor<?x64xf32>, %w: tensor<4096x64xf32>) -> tensor<?x4096xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<4096x64xf32>) -> tensor<?x4096xf32>
+  return %0 : tensor<?x4096xf32>
+}
+
+func.func @batch_norm_4096(%x: tensor<?x64xbf16>, %w: tensor<4096x64xbf16>) -> tensor<?x4096xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01>
+    : (tensor<?x64xbf16>, tensor<4096x64xbf16>) -> tensor<?x4096xbf16>
+  return %0 : tensor<?x4096xbf16>
 }

@@ -505,13 +505,19 @@ LogicalResult mlir::fusion::verifyBatchGemmConfigs(FusedLinearOp op,
                             "max_rows, got ")
              << entry.getMaxRows() << " after " << previousRows;
     previousRows = entry.getMaxRows();
-    if (batchConfig.getBackend() != config.getBackend() ||
-        batchConfig.getBlockM() != config.getBlockM())
+    if (batchConfig.getBackend() != config.getBackend())
       return op.emitOpError("the batch GEMM config for up to ")
              << entry.getMaxRows() << " rows must keep the op config's "
-             << stringifyGemmBackend(config.getBackend()) << " backend and "
+             << stringifyGemmBackend(config.getBackend()) << " backend, not "
+             << stringifyGemmBackend(batchConfig.getBackend());
+    // A batch norm's moments come in chunks of the op config's block rows;
+    // tile reductions keep them too (not measured otherwise).
+    if ((op.getBatchNormAttr() || tiles) &&
+        batchConfig.getBlockM() != config.getBlockM())
+      return op.emitOpError("the batch GEMM config for up to ")
+             << entry.getMaxRows() << " rows of an op with a batch norm or "
+             << "tile reductions must keep the op config's "
              << config.getBlockM() << "-row blocks, not "
-             << stringifyGemmBackend(batchConfig.getBackend()) << " and "
              << batchConfig.getBlockM();
     if (failed(verifyGemmConfig(op, batchConfig)) ||
         (tiles && failed(verifyTileReductions(op, batchConfig, tiles))))

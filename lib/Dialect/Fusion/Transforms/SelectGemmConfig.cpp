@@ -123,24 +123,36 @@ withDeepestPipeline(FusedLinearOp op, const ChipInfo &chip, int64_t maxStages,
   return config;
 }
 
-/// The deepest ring of a wgmma batch config's narrower tiles. A small
-/// batch streams w once, each block reading all of x besides its slab of
-/// w: the main loop waits on its loads' latency, not the tensor cores, so
-/// a narrower tile's smaller stages go deeper where shared memory allows
-/// (docs/benchmarks.md, run 38: 128 rows by 8192 columns 21% faster).
-constexpr int64_t kWgmmaNarrowTileMaxStages = 8;
+/// A block's tile, its warps and the deepest ring it takes.
+struct Tiling {
+  int64_t blockM, blockN, warpsM, warpsN, maxStages;
+};
 
-/// The next narrower tiling of `config`, (blockN, warpsN), each measured
-/// faster on the H100 where the narrower tiles still fit the GPU in one
-/// wave (docs/benchmarks.md, run 18): wgmma tiles halve down to 64 columns,
-/// the tiled kernel's 128x256 blocks of 2x4 warps become 128x128 of 2x2.
-static std::optional<std::pair<int64_t, int64_t>>
-getNarrowerTiling(GemmConfigAttr config) {
-  if (config.isWgmma() && config.getBlockN() >= 128)
-    return std::make_pair(config.getBlockN() / 2, config.getWarpsN());
-  if (config.getBackend() == GemmBackend::mma_sync &&
-      config.getBlockN() == 256 && config.getWarpsN() == 4)
-    return std::make_pair(int64_t(128), int64_t(2));
+/// The next narrower tiling of `config`, each measured faster where the
+/// narrower tiles still fit the GPU in one wave: wgmma tiles halve down to
+/// 64 columns (docs/benchmarks.md, run 18), then to 64 rows of one
+/// consumer warpgroup (run 38), the tiled kernel's 128x256 blocks of 2x4
+/// warps become 128x128 of 2x2. `splitRows` allows the 64-row tiles.
+///
+/// A small batch streams w once, each block reading all of x besides its
+/// slab of w: the main loop waits on its loads' latency, not the tensor
+/// cores, so wgmma's narrower tiles take deeper rings where shared memory
+/// holds them (run 38): up to 8 stages of 128-row tiles (128 x 8192 ->
+/// 8192 21% faster than with 4; 9 stages of 128x64 were slower again) and
+/// 12 of 64x64 (64 x 4096 -> 4096 twice as fast as 128x64 tiles).
+static std::optional<Tiling> getNarrowerTiling(GemmConfigAttr config,
+                                               bool splitRows) {
+  int64_t blockM = config.getBlockM(), blockN = config.getBlockN();
+  if (config.isWgmma() && blockN >= 128)
+    return Tiling{blockM, blockN / 2, config.getWarpsM(), config.getWarpsN(),
+                  /*maxStages=*/8};
+  if (config.isWgmma() && splitRows && blockM == 128 && blockN == 64 &&
+      !config.isPingpong())
+    return Tiling{64, blockN, config.getWarpsM() / 2, config.getWarpsN(),
+                  /*maxStages=*/12};
+  if (config.getBackend() == GemmBackend::mma_sync && blockN == 256 &&
+      config.getWarpsN() == 4)
+    return Tiling{blockM, 128, config.getWarpsM(), 2, /*maxStages=*/4};
   return std::nullopt;
 }
 
@@ -238,35 +250,36 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
     std::optional<int64_t> tileSpan) const {
   SmallVector<BatchGemmConfigAttr> entries;
   int64_t n = op.getWeight().getType().getDimSize(0);
+  // 64-row tiles take neither a batch norm's epilogue, which finishes the
+  // batch norm where one block row holds the batch, nor tile reductions or
+  // 3xTF32 (not measured with them).
+  bool splitRows = !op.getBatchNormAttr() && !tileSpan &&
+                   config.getMma() != MmaKind::tf32x3;
   for (GemmConfigAttr wider = config;;) {
     // Batches of at most `rowTiles` block rows, whose tiles of `wider`
     // leave more than half of the SMs idle, take twice as many narrower
     // tiles (still at most one a SM), where the output is wider than them.
     int64_t rowTiles =
         chip.smCount / (2 * llvm::divideCeil(n, wider.getBlockN()));
-    std::optional<std::pair<int64_t, int64_t>> narrower =
-        getNarrowerTiling(wider);
-    if (!rowTiles || !narrower || n <= narrower->first)
+    std::optional<Tiling> narrower = getNarrowerTiling(wider, splitRows);
+    if (!rowTiles || !narrower || n <= narrower->blockN)
       break;
-    int64_t blockN = narrower->first, warpsN = narrower->second;
     GemmConfigAttr narrowConfig = withDeepestPipeline(
-        op, chip,
-        std::max<int64_t>(wider.isWgmma() ? kWgmmaNarrowTileMaxStages : 4,
-                          wider.getStages()),
+        op, chip, std::max(narrower->maxStages, wider.getStages()),
         [&](int64_t stageCount) {
           return GemmConfigAttr::getChecked(
               [&] { return op.emitOpError(); }, op.getContext(),
-              wider.getBackend(), wider.getMma(), wider.getBlockM(), blockN,
-              wider.getWarpsM(), warpsN, stageCount, wider.getGroupM(),
-              wider.getSchedule(), /*clusterM=*/int64_t(1),
-              wider.getOperands());
+              wider.getBackend(), wider.getMma(), narrower->blockM,
+              narrower->blockN, narrower->warpsM, narrower->warpsN,
+              stageCount, wider.getGroupM(), wider.getSchedule(),
+              /*clusterM=*/int64_t(1), wider.getOperands());
         });
     if (!narrowConfig)
       break;
     // The row program reads partials of the op's spans, whatever the batch.
     if (tileSpan) {
       std::optional<GemmTileReductions> tiles =
-          findGemmTileReductions(op, blockN);
+          findGemmTileReductions(op, narrower->blockN);
       if (!tiles || tiles->span != *tileSpan)
         break;
     }

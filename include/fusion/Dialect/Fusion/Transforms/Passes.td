@@ -343,8 +343,12 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     (batch 128 with 16384 output columns: 64 tiles of 128x256 on the
     H100's 132 SMs), the op also gets `fusion.batch_gemm_configs`: for
     batches up to `max_rows` rows, narrower tiles (wgmma: halved down to
-    64 columns; tiled: 128x128 blocks of 2x2 warps), twice as many blocks
-    that still fit the GPU at once. The lowering launches the first entry
+    64 columns, then 64x64 tiles of one consumer warpgroup where the op has
+    no batch norm or tile reductions and is not 3xTF32; tiled: 128x128
+    blocks of 2x2 warps), twice as many blocks that still fit the GPU at
+    once. wgmma's narrower tiles take rings as deep as shared memory holds,
+    up to 8 stages of 128-row tiles and 12 of 64-row ones: a small batch's
+    main loop waits on its loads. The lowering launches the first entry
     whose `max_rows` the batch fits, the op's config above them. An op of
     static batch gets the fitting config as its `fusion.gemm_config`
     instead; `batch-configs=false` (or a tiling in the options) turns this
