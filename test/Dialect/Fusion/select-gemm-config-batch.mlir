@@ -3,7 +3,7 @@
 // on sm_80), batches up to max_rows get tiles half as wide (wgmma down to
 // 64 columns, tiled 128x256 -> 128x128 of 2x2 warps), in increasing
 // max_rows, then wgmma's 128x64 tiles 64x64 of one consumer warpgroup
-// (not for batch norms, tile reductions or 3xTF32); wgmma's with rings as
+// (not for batch norms or tile reductions); wgmma's with rings as
 // deep as shared memory holds, up to 8 stages of 128-row tiles and 12 of
 // 64-row ones (a small batch's main loop waits on its loads); a static
 // batch takes the fitting config itself.
@@ -50,14 +50,14 @@
 // WGMMA-SAME: fusion.tile_reductions = #fusion.tile_reductions<span = 64>
 // 4096 columns: 64 tiles of 128x64 at batch 128 still leave half of the
 // SMs idle; 64x64 tiles of one consumer warpgroup take up to 128 rows (a
-// static batch of 64 too), but not in a batch norm's op or in 3xTF32.
+// static batch of 64 too; 3xTF32's, with its split stages, 9 deep), but
+// not in a batch norm's op.
 // WGMMA-LABEL: func.func @bf16_4096
 // WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 8x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
 // WGMMA-LABEL: func.func @static_64
 // WGMMA: tile = 64x64, warps = 4x1
 // WGMMA-LABEL: func.func @fp32_4096
-// WGMMA-NOT: tile = 64x64
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, {{.*}}>>]
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, {{.*}}>>]
 // WGMMA-LABEL: func.func @batch_norm_4096
 // WGMMA-NOT: tile = 64x64
 // WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, {{.*}}>>]

@@ -251,10 +251,9 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
   SmallVector<BatchGemmConfigAttr> entries;
   int64_t n = op.getWeight().getType().getDimSize(0);
   // 64-row tiles take neither a batch norm's epilogue, which finishes the
-  // batch norm where one block row holds the batch, nor tile reductions or
-  // 3xTF32 (not measured with them).
-  bool splitRows = !op.getBatchNormAttr() && !tileSpan &&
-                   config.getMma() != MmaKind::tf32x3;
+  // batch norm where one block row holds the batch, nor tile reductions
+  // (not measured with them).
+  bool splitRows = !op.getBatchNormAttr() && !tileSpan;
   for (GemmConfigAttr wider = config;;) {
     // Batches of at most `rowTiles` block rows, whose tiles of `wider`
     // leave more than half of the SMs idle, take twice as many narrower

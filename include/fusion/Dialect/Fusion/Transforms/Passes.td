@@ -344,7 +344,7 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     H100's 132 SMs), the op also gets `fusion.batch_gemm_configs`: for
     batches up to `max_rows` rows, narrower tiles (wgmma: halved down to
     64 columns, then 64x64 tiles of one consumer warpgroup where the op has
-    no batch norm or tile reductions and is not 3xTF32; tiled: 128x128
+    no batch norm or tile reductions; tiled: 128x128
     blocks of 2x2 warps), twice as many blocks that still fit the GPU at
     once. wgmma's narrower tiles take rings as deep as shared memory holds,
     up to 8 stages of 128-row tiles and 12 of 64-row ones: a small batch's
