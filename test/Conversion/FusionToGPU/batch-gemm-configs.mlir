@@ -1,19 +1,25 @@
 // An op with batch GEMM configs: one kernel per config, and host code that
 // launches the first whose max_rows the call's batch fits (unsigned
 // compares of the batch argument), the op's config's kernel above them; all
-// three join before the workspace is freed.
+// four join before the workspace is freed.
 // RUN: fusion-opt %s --split-input-file --fusion-optimize --fusion-select-gemm-config="strategy=wgmma target=sm_90" --fusion-lower-to-gpu | FileCheck %s --check-prefix=WGMMA
 // RUN: fusion-opt %s --split-input-file --fusion-optimize --fusion-select-gemm-config="strategy=tiled target=sm_80" --fusion-lower-to-gpu | FileCheck %s --check-prefix=TILED
 
 // WGMMA-LABEL: llvm.func @f(
 // WGMMA: llvm.call @__fusion_rt_alloc
 // WGMMA: %[[WORKSPACE:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.ptr
+// WGMMA-NEXT: %[[R64:.*]] = llvm.mlir.constant(64 : i64) : i64
+// WGMMA-NEXT: %[[FITS64:.*]] = llvm.icmp "ule" %arg1, %[[R64]] : i64
+// WGMMA-NEXT: llvm.cond_br %[[FITS64]], ^[[TO64:bb[0-9]+]], ^[[ABOVE64:bb[0-9]+]]
+// WGMMA: ^[[DONE:bb[0-9]+]]:  // 4 preds
+// WGMMA-NEXT: llvm.mlir.zero
+// WGMMA: llvm.call @__fusion_rt_free(%arg0, %[[WORKSPACE]])
+// WGMMA: ^[[ABOVE64]]:
 // WGMMA-NEXT: %[[R128:.*]] = llvm.mlir.constant(128 : i64) : i64
 // WGMMA-NEXT: %[[FITS128:.*]] = llvm.icmp "ule" %arg1, %[[R128]] : i64
 // WGMMA-NEXT: llvm.cond_br %[[FITS128]], ^[[TO128:bb[0-9]+]], ^[[ABOVE128:bb[0-9]+]]
-// WGMMA: ^[[DONE:bb[0-9]+]]:  // 3 preds
-// WGMMA-NEXT: llvm.mlir.zero
-// WGMMA: llvm.call @__fusion_rt_free(%arg0, %[[WORKSPACE]])
+// WGMMA: fusion_rt.launch @fusion_kernels::@f_0_gemm_rows_le_64 grid({{.*}}) block 256 shared 197632 persistent
+// WGMMA: llvm.br ^[[DONE]]
 // WGMMA: ^[[ABOVE128]]:
 // WGMMA-NEXT: %[[R256:.*]] = llvm.mlir.constant(256 : i64) : i64
 // WGMMA-NEXT: %[[FITS256:.*]] = llvm.icmp "ule" %arg1, %[[R256]] : i64
@@ -25,8 +31,15 @@
 // WGMMA: fusion_rt.launch @fusion_kernels::@f_0_gemm grid({{.*}}) block 384 shared 197632 persistent
 // WGMMA: llvm.br ^[[DONE]]
 //
-// The kernels: m64n64, m64n128 and m64n256 wgmmas.
+// The kernels: up to 64 rows 64x64 tiles of one consumer warpgroup
+// (m64n64 wgmmas in a block of 256 threads), then m64n64, m64n128 and
+// m64n256 wgmmas of two.
+// WGMMA: gpu.func @f_0_gemm_rows_le_64(
+// WGMMA-SAME: known_block_size = array<i32: 256, 1, 1>
+// WGMMA-NOT: gpu.func
+// WGMMA: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
 // WGMMA: gpu.func @f_0_gemm_rows_le_128(
+// WGMMA-SAME: known_block_size = array<i32: 384, 1, 1>
 // WGMMA-NOT: gpu.func
 // WGMMA: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
 // WGMMA: gpu.func @f_0_gemm_rows_le_256(

@@ -2,28 +2,30 @@
 // rows leaves more than half of the SMs without a tile (132 on sm_90, 108
 // on sm_80), batches up to max_rows get tiles half as wide (wgmma down to
 // 64 columns, tiled 128x256 -> 128x128 of 2x2 warps), in increasing
-// max_rows, then wgmma's 128x64 tiles 64x64 of one consumer warpgroup
-// (not for batch norms or tile reductions); wgmma's with rings as
-// deep as shared memory holds, up to 8 stages of 128-row tiles and 12 of
-// 64-row ones (a small batch's main loop waits on its loads); a static
-// batch takes the fitting config itself.
+// max_rows, then wgmma's 128x64 tiles 64x64 of one consumer warpgroup,
+// and batches up to 64 rows 64-row tiles of the narrowest config's
+// columns (neither for batch norms or tile reductions); wgmma's with rings
+// as deep as shared memory holds, up to 8 stages of 128-row tiles and 12
+// of 64x64 (a small batch's main loop waits on its loads); a static batch
+// takes the fitting config itself.
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90" | FileCheck %s --check-prefix=WGMMA
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=tiled target=sm_80" | FileCheck %s --check-prefix=TILED
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90 batch-configs=false" | FileCheck %s --check-prefix=OFF
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90 tile=128,256" | FileCheck %s --check-prefix=OFF
 
 // 64 tiles of 128x256 at batch 128: 128 of 128x128; twice as many would
-// not fit in one wave.
+// not fit in one wave. Up to 64 rows, 64-row tiles of the narrowest
+// columns: 64x128.
 // WGMMA-LABEL: func.func @bf16_16384
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x128, warps = 4x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
 // WGMMA-SAME: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>
-// Two steps: 64 columns up to 128 rows, 128 up to 256.
+// Two steps: 64 columns up to 128 rows, 128 up to 256; 64x64 up to 64.
 // WGMMA-LABEL: func.func @tf32_8192
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 8x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 8x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
 // WGMMA-SAME: tile = 128x256
 // 3xTF32 tiles are 128 wide.
 // WGMMA-LABEL: func.func @fp32_8192
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, warps = 8x1, stages = 7, group_m = 8>>]
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, warps = 8x1, stages = 7, group_m = 8>>]
 // WGMMA-SAME: tile = 128x128
 // 128 tiles of 128x256 fill the GPU from the first block row.
 // WGMMA-LABEL: func.func @bf16_32768

@@ -128,6 +128,17 @@ struct Tiling {
   int64_t blockM, blockN, warpsM, warpsN, maxStages;
 };
 
+/// `config`'s tile of 64 rows, one consumer warpgroup: wgmma's cooperative
+/// 128-row tiles. Its ring goes deeper than a 128-row tile's (12 stages of
+/// 64x64, 8 of 64x128: run 38).
+static std::optional<Tiling> getHalfRowTiling(GemmConfigAttr config) {
+  if (!config.isWgmma() || config.getBlockM() != 128 || config.isPingpong())
+    return std::nullopt;
+  int64_t blockN = config.getBlockN();
+  return Tiling{64, blockN, config.getWarpsM() / 2, config.getWarpsN(),
+                /*maxStages=*/blockN == 64 ? 12 : 8};
+}
+
 /// The next narrower tiling of `config`, each measured faster where the
 /// narrower tiles still fit the GPU in one wave: wgmma tiles halve down to
 /// 64 columns (docs/benchmarks.md, run 18), then to 64 rows of one
@@ -138,18 +149,15 @@ struct Tiling {
 /// slab of w: the main loop waits on its loads' latency, not the tensor
 /// cores, so wgmma's narrower tiles take deeper rings where shared memory
 /// holds them (run 38): up to 8 stages of 128-row tiles (128 x 8192 ->
-/// 8192 21% faster than with 4; 9 stages of 128x64 were slower again) and
-/// 12 of 64x64 (64 x 4096 -> 4096 twice as fast as 128x64 tiles).
+/// 8192 21% faster than with 4; 9 stages of 128x64 were slower again).
 static std::optional<Tiling> getNarrowerTiling(GemmConfigAttr config,
                                                bool splitRows) {
   int64_t blockM = config.getBlockM(), blockN = config.getBlockN();
   if (config.isWgmma() && blockN >= 128)
     return Tiling{blockM, blockN / 2, config.getWarpsM(), config.getWarpsN(),
                   /*maxStages=*/8};
-  if (config.isWgmma() && splitRows && blockM == 128 && blockN == 64 &&
-      !config.isPingpong())
-    return Tiling{64, blockN, config.getWarpsM() / 2, config.getWarpsN(),
-                  /*maxStages=*/12};
+  if (splitRows && blockN == 64)
+    return getHalfRowTiling(config);
   if (config.getBackend() == GemmBackend::mma_sync && blockN == 256 &&
       config.getWarpsN() == 4)
     return Tiling{blockM, 128, config.getWarpsM(), 2, /*maxStages=*/4};
@@ -254,7 +262,20 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
   // batch norm where one block row holds the batch, nor tile reductions
   // (not measured with them).
   bool splitRows = !op.getBatchNormAttr() && !tileSpan;
-  for (GemmConfigAttr wider = config;;) {
+  auto buildTiling = [&](GemmConfigAttr wider, const Tiling &tiling) {
+    return withDeepestPipeline(
+        op, chip, std::max(tiling.maxStages, wider.getStages()),
+        [&](int64_t stageCount) {
+          return GemmConfigAttr::getChecked(
+              [&] { return op.emitOpError(); }, op.getContext(),
+              wider.getBackend(), wider.getMma(), tiling.blockM,
+              tiling.blockN, tiling.warpsM, tiling.warpsN, stageCount,
+              wider.getGroupM(), wider.getSchedule(),
+              /*clusterM=*/int64_t(1), wider.getOperands());
+        });
+  };
+  GemmConfigAttr wider = config;
+  for (;;) {
     // Batches of at most `rowTiles` block rows, whose tiles of `wider`
     // leave more than half of the SMs idle, take twice as many narrower
     // tiles (still at most one a SM), where the output is wider than them.
@@ -263,16 +284,7 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
     std::optional<Tiling> narrower = getNarrowerTiling(wider, splitRows);
     if (!rowTiles || !narrower || n <= narrower->blockN)
       break;
-    GemmConfigAttr narrowConfig = withDeepestPipeline(
-        op, chip, std::max(narrower->maxStages, wider.getStages()),
-        [&](int64_t stageCount) {
-          return GemmConfigAttr::getChecked(
-              [&] { return op.emitOpError(); }, op.getContext(),
-              wider.getBackend(), wider.getMma(), narrower->blockM,
-              narrower->blockN, narrower->warpsM, narrower->warpsN,
-              stageCount, wider.getGroupM(), wider.getSchedule(),
-              /*clusterM=*/int64_t(1), wider.getOperands());
-        });
+    GemmConfigAttr narrowConfig = buildTiling(wider, *narrower);
     if (!narrowConfig)
       break;
     // The row program reads partials of the op's spans, whatever the batch.
@@ -288,6 +300,15 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
                                             narrowConfig));
     wider = narrowConfig;
   }
+  // Batches of at most 64 rows leave half of a 128-row tile empty, which
+  // measured about twice as slow as 64-row tiles of the same columns (run
+  // 38, at 8192 and 16384 columns: where the op has batch configs).
+  std::optional<Tiling> halfRows = getHalfRowTiling(wider);
+  if (splitRows && !entries.empty() && halfRows)
+    if (GemmConfigAttr halfRowConfig = buildTiling(wider, *halfRows))
+      entries.insert(entries.begin(),
+                     BatchGemmConfigAttr::get(op.getContext(), 64,
+                                              halfRowConfig));
   return entries;
 }
 

@@ -346,9 +346,11 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     64 columns, then 64x64 tiles of one consumer warpgroup where the op has
     no batch norm or tile reductions; tiled: 128x128
     blocks of 2x2 warps), twice as many blocks that still fit the GPU at
-    once. wgmma's narrower tiles take rings as deep as shared memory holds,
-    up to 8 stages of 128-row tiles and 12 of 64-row ones: a small batch's
-    main loop waits on its loads. The lowering launches the first entry
+    once; and batches up to 64 rows, which would leave half of a 128-row
+    tile empty, 64-row tiles of the narrowest config's columns (no batch
+    norm or tile reductions). wgmma's narrower tiles take rings as deep as
+    shared memory holds, up to 8 stages of 128-row tiles and 12 of 64x64:
+    a small batch's main loop waits on its loads. The lowering launches the first entry
     whose `max_rows` the batch fits, the op's config above them. An op of
     static batch gets the fitting config as its `fusion.gemm_config`
     instead; `batch-configs=false` (or a tiling in the options) turns this
