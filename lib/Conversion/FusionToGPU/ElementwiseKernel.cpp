@@ -35,18 +35,25 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
   int64_t rowChunks = shape.columns / width;
   int64_t threadsX = std::min<int64_t>(kBlockSize, llvm::PowerOf2Ceil(rowChunks));
   int64_t threadsY = kBlockSize / threadsX;
+  int64_t columnBlocks = llvm::divideCeil(rowChunks, threadsX);
   Value rows = args[2];
   Value thread = e.id(gpu::Dimension::x, /*block=*/false);
-  Value chunk = e.add(e.mul(e.id(gpu::Dimension::x, /*block=*/true),
-                            e.i64(threadsX)),
+  // One grid dimension, the column blocks of a row block consecutive: grid
+  // Y's 65535 blocks would cap the batch at 65535 rows a thread's.
+  Value block = e.id(gpu::Dimension::x, /*block=*/true);
+  Value columnBlock =
+      arith::RemUIOp::create(builder, loc, block, e.i64(columnBlocks));
+  Value chunk = e.add(e.mul(columnBlock, e.i64(threadsX)),
                       arith::RemUIOp::create(builder, loc, thread,
                                              e.i64(threadsX)));
   // Row blocks go last first: the rows a GEMM wrote last, which a batch
   // norm's normalizing pass and backend 1's epilogues read, are the ones
   // still in L2.
-  Value blockY = e.id(gpu::Dimension::y, /*block=*/true);
-  Value lastBlockY = e.add(e.gridDim(gpu::Dimension::y), e.i64(-1));
-  Value rowBlock = arith::SubIOp::create(builder, loc, lastBlockY, blockY);
+  Value rowBlocks = arith::DivUIOp::create(
+      builder, loc, e.gridDim(gpu::Dimension::x), e.i64(columnBlocks));
+  Value rowBlock = arith::SubIOp::create(
+      builder, loc, e.add(rowBlocks, e.i64(-1)),
+      arith::DivUIOp::create(builder, loc, block, e.i64(columnBlocks)));
   Value firstRow = e.add(
       e.mul(rowBlock, e.i64(threadsY * rowsPerThread)),
       arith::DivUIOp::create(builder, loc, thread, e.i64(threadsX)));
@@ -96,8 +103,7 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
   }
   gpu::ReturnOp::create(builder, loc);
   LaunchContract launch;
-  launch.gridX = RowExpr::constant(llvm::divideCeil(rowChunks, threadsX));
-  launch.gridY = RowExpr::ceilDiv(1, threadsY * rowsPerThread);
+  launch.gridX = RowExpr::ceilDiv(1, threadsY * rowsPerThread, columnBlocks);
   launch.blockSize = kBlockSize;
   launch.arguments = {KernelArgument::fromOperand(0),
                       KernelArgument::fromOperand(1),

@@ -14,27 +14,33 @@
 // The GEMM and the launch, each checked: their contracts are in IR.
 // CHECK: %[[GEMM:.*]] = fusion_rt.cublaslt_gemm <f32> in <tf32>, %[[STREAM]], %[[X]], %[[W]], %[[B]], %[[OUT]], rows %[[BATCH]], n 16, k 8, alpha 1.000000e+00 : i32
 // CHECK: llvm.icmp "ne" %[[GEMM]]
-// CHECK: %[[LAUNCH:.*]] = fusion_rt.launch @fusion_kernels::@epilogue_0_epilogue grid(%{{.*}}, %{{.*}}) block 256 shared 0 stream(%[[STREAM]]) args(%[[OUT]], %[[OUT]], %{{.*}}, %[[S]] : !llvm.ptr, !llvm.ptr, i64, !llvm.ptr) : i32
+// CHECK: %[[ROW_BLOCKS:.*]] = llvm.udiv %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT: %[[LAUNCH:.*]] = fusion_rt.launch @fusion_kernels::@epilogue_0_epilogue grid(%[[ROW_BLOCKS]], %{{.*}}) block 256 shared 0 stream(%[[STREAM]]) args(%[[OUT]], %[[OUT]], %{{.*}}, %[[S]] : !llvm.ptr, !llvm.ptr, i64, !llvm.ptr) : i32
 // CHECK: llvm.icmp "ne" %[[LAUNCH]]
 // CHECK: llvm.store %{{.*}}, %[[SLOT:.*]] : !llvm.ptr, !llvm.ptr
 // CHECK-NEXT: llvm.call @__fusion_rt_free(%[[STREAM]], %{{.*}})
 // CHECK: llvm.return %{{.*}} : i32
 //
 // The kernel: a block of 4 chunks of a row (all 16 columns) by 64 rows, a
-// thread one 16-byte chunk of 8 rows 64 apart (512 rows a block: grid.y is
-// ceil(M / 512)); the column operand loaded once as one vector, then each
-// row's chunk, the epilogue region inlined, all before any store; rows
-// past M load the last row and store nothing. Block y takes row block
-// grid.y - 1 - y: the rows the GEMM wrote last, still in L2, go first.
+// thread one 16-byte chunk of 8 rows 64 apart (512 rows a block: one
+// column block, grid.x is ceil(M / 512)); the column operand loaded once
+// as one vector, then each row's chunk, the epilogue region inlined, all
+// before any store; rows past M load the last row and store nothing.
+// Block x takes column block x mod 1 of row block grid.x / 1 - 1 - x / 1:
+// the rows the GEMM wrote last, still in L2, go first.
 // CHECK: gpu.module @fusion_kernels [#nvvm.target<O = 3, chip = "sm_80">]
 // CHECK: gpu.func @epilogue_0_epilogue(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[ROWS:.*]]: i64, %[[COLUMN:.*]]: !llvm.ptr) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
-// CHECK: %[[BLOCK_Y:.*]] = gpu.block_id  y
-// CHECK-NEXT: %[[Y:.*]] = arith.index_cast %[[BLOCK_Y]] : index to i64
-// CHECK-DAG: %[[MINUS_ONE:.*]] = arith.constant -1 : i64
-// CHECK-DAG: %[[GRID_Y:.*]] = gpu.grid_dim  y
-// CHECK: %[[BLOCKS:.*]] = arith.index_cast %[[GRID_Y]] : index to i64
-// CHECK-NEXT: %[[LAST_BLOCK:.*]] = arith.addi %[[BLOCKS]], %[[MINUS_ONE]] : i64
-// CHECK-NEXT: %[[ROW_BLOCK:.*]] = arith.subi %[[LAST_BLOCK]], %[[Y]] : i64
+// CHECK-NOT: gpu.block_id  y
+// CHECK: %[[BLOCK_X:.*]] = gpu.block_id  x
+// CHECK-NEXT: %[[BLOCK:.*]] = arith.index_cast %[[BLOCK_X]] : index to i64
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: arith.remui %[[BLOCK]], %[[ONE]] : i64
+// CHECK: %[[GRID_X:.*]] = gpu.grid_dim  x
+// CHECK-NEXT: %[[GRID:.*]] = arith.index_cast %[[GRID_X]] : index to i64
+// CHECK-NEXT: %[[ROW_BLOCKS:.*]] = arith.divui %[[GRID]], %{{.*}} : i64
+// CHECK: %[[FROM_FIRST:.*]] = arith.divui %[[BLOCK]], %{{.*}} : i64
+// CHECK: %[[LAST_BLOCK:.*]] = arith.addi %[[ROW_BLOCKS]], %c-1_i64 : i64
+// CHECK-NEXT: %[[ROW_BLOCK:.*]] = arith.subi %[[LAST_BLOCK]], %[[FROM_FIRST]] : i64
 // CHECK: arith.muli %[[ROW_BLOCK]], %c512_i64 : i64
 // CHECK: %[[LAST:.*]] = arith.subi %[[ROWS]], %{{.*}} : i64
 // CHECK: llvm.getelementptr %[[COLUMN]]
@@ -63,6 +69,42 @@ func.func @epilogue(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32
     fusion.yield %2 : f32
   } : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<?x16xf32>
   return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+// 8192 columns: 2048 chunks a row, 8 column blocks of 256 threads, each
+// thread 8 rows 1 apart (8 rows a block); one grid dimension of
+// 8 * ceil(M / 8) blocks (grid Y's 65535 would cap the batch), the column
+// block x mod 8 of row block grid.x / 8 - 1 - x / 8.
+// CHECK-LABEL: llvm.func @wide_epilogue(
+// CHECK-SAME: %[[STREAM:[a-z0-9]+]]: !llvm.ptr, %[[BATCH:[a-z0-9]+]]: i64
+// CHECK: %[[SEVEN:.*]] = llvm.mlir.constant(7 : i64) : i64
+// CHECK-NEXT: %[[ROUNDED:.*]] = llvm.add %[[BATCH]], %[[SEVEN]] : i64
+// CHECK-NEXT: %[[ROW_BLOCKS:.*]] = llvm.udiv %[[ROUNDED]], %{{.*}} : i64
+// CHECK-NEXT: %[[EIGHT:.*]] = llvm.mlir.constant(8 : i64) : i64
+// CHECK-NEXT: %[[BLOCKS:.*]] = llvm.mul %[[ROW_BLOCKS]], %[[EIGHT]] : i64
+// CHECK-NEXT: fusion_rt.launch @fusion_kernels::@wide_epilogue_0_epilogue grid(%[[BLOCKS]], %{{.*}}) block 256
+// CHECK: gpu.func @wide_epilogue_0_epilogue(
+// CHECK: %[[BLOCK_X:.*]] = gpu.block_id  x
+// CHECK-NEXT: %[[BLOCK:.*]] = arith.index_cast %[[BLOCK_X]] : index to i64
+// CHECK-NEXT: %[[COLUMN_BLOCKS:.*]] = arith.constant 8 : i64
+// CHECK-NEXT: %[[COLUMN_BLOCK:.*]] = arith.remui %[[BLOCK]], %[[COLUMN_BLOCKS]] : i64
+// CHECK: arith.muli %[[COLUMN_BLOCK]], %{{.*}} : i64
+// CHECK: %[[GRID:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK-NEXT: %[[ROW_BLOCKS_K:.*]] = arith.divui %[[GRID]], %{{.*}} : i64
+// CHECK: %[[FROM_FIRST:.*]] = arith.divui %[[BLOCK]], %{{.*}} : i64
+// CHECK: %[[LAST_BLOCK:.*]] = arith.addi %[[ROW_BLOCKS_K]], %c-1_i64 : i64
+// CHECK-NEXT: %[[ROW_BLOCK:.*]] = arith.subi %[[LAST_BLOCK]], %[[FROM_FIRST]] : i64
+// CHECK: %[[ROWS_A_BLOCK:.*]] = arith.constant 8 : i64
+// CHECK-NEXT: arith.muli %[[ROW_BLOCK]], %[[ROWS_A_BLOCK]] : i64
+func.func @wide_epilogue(%x: tensor<?x8xf32>, %w: tensor<8192x8xf32>, %b: tensor<8192xf32>, %s: tensor<8192xf32>) -> tensor<?x8192xf32> {
+  %0 = fusion.fused_linear %x, %w bias(%b) precision tf32 epilogue(%s) {
+  ^bb0(%acc: f32, %col: f32):
+    %1 = arith.mulf %acc, %col : f32
+    fusion.yield %1 : f32
+  } : (tensor<?x8xf32>, tensor<8192x8xf32>, tensor<8192xf32>, tensor<8192xf32>) -> tensor<?x8192xf32>
+  return %0 : tensor<?x8192xf32>
 }
 
 // -----
