@@ -511,7 +511,8 @@ LogicalResult mlir::fusion::verifyBatchGemmConfigs(FusedLinearOp op,
              << stringifyGemmBackend(config.getBackend()) << " backend, not "
              << stringifyGemmBackend(batchConfig.getBackend());
     // A batch norm's moments come in chunks of the op config's block rows;
-    // tile reductions keep them too (not measured otherwise).
+    // tile reductions keep them too (their kernels are not checked on the
+    // GPU with other block rows).
     if ((op.getBatchNormAttr() || tiles) &&
         batchConfig.getBlockM() != config.getBlockM())
       return op.emitOpError("the batch GEMM config for up to ")
