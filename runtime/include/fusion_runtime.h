@@ -82,17 +82,21 @@ int32_t __fusion_rt_gemm(void *stream, int32_t dtype, int32_t precision,
 int32_t __fusion_rt_tensor_map(void *map, const void *base, int32_t dtype,
                                int64_t rows, int64_t columns, int32_t boxRows,
                                int32_t boxColumns);
+/* How __fusion_rt_launch launches a kernel (bits of `flags`):
+ * - PERSISTENT: the kernel's blocks stride over gridX work items; at most as
+ *   many blocks along X as the stream's device holds at once;
+ * - OVERLAP_PREDECESSOR: the kernel waits for the stream's previous kernel
+ *   itself (griddepcontrol.wait), so it may start while that one finishes
+ *   (programmatic dependent launch). */
+enum {
+  FUSION_LAUNCH_PERSISTENT = 1,
+  FUSION_LAUNCH_OVERLAP_PREDECESSOR = 2
+};
 /* Launches `kernel` of the embedded fatbin `image` on a (gridX, gridY) grid
  * of `blockX`-thread blocks with `sharedBytes` of dynamic shared memory. */
 int32_t __fusion_rt_launch(const void *image, const char *kernel, int64_t gridX,
                            int64_t gridY, int32_t blockX, int32_t sharedBytes,
-                           void *stream, void **args);
-/* The same for a kernel whose blocks stride over gridX work items: at most
- * as many blocks along X as the stream's device holds at once. */
-int32_t __fusion_rt_launch_persistent(const void *image, const char *kernel,
-                                      int64_t gridX, int64_t gridY,
-                                      int32_t blockX, int32_t sharedBytes,
-                                      void *stream, void **args);
+                           int32_t flags, void *stream, void **args);
 
 /* A library compiled for several GPUs holds one variant of each entry point
  * per target; `targets` lists them as `count` pairs {capability (major * 10

@@ -129,11 +129,11 @@ static int32_t getResidentBlocks(cudaKernel_t kernel, int device,
   return FUSION_SUCCESS;
 }
 
-/// Launches `name`; a persistent kernel's grid X is cut to the blocks the
-/// device holds at once.
-static int32_t launch(const void *image, const char *name, int64_t gridX,
-                      int64_t gridY, int32_t blockX, int32_t sharedBytes,
-                      bool persistent, void *stream, void **args) {
+extern "C" int32_t __fusion_rt_launch(const void *image, const char *name,
+                                      int64_t gridX, int64_t gridY,
+                                      int32_t blockX, int32_t sharedBytes,
+                                      int32_t flags, void *stream,
+                                      void **args) {
   if (gridX <= 0 || gridY <= 0)
     return FUSION_SUCCESS; // Nothing to do for an empty tensor.
   DeviceGuard guard(stream);
@@ -143,7 +143,7 @@ static int32_t launch(const void *image, const char *name, int64_t gridX,
   if (int32_t status =
           getKernel(image, name, guard.device(), sharedBytes, &kernel))
     return status;
-  if (persistent) {
+  if (flags & FUSION_LAUNCH_PERSISTENT) {
     int64_t resident = 0;
     if (int32_t status = getResidentBlocks(kernel, guard.device(), blockX,
                                            sharedBytes, &resident))
@@ -153,26 +153,21 @@ static int32_t launch(const void *image, const char *name, int64_t gridX,
   if (gridX > 0x7fffffff || gridY > 65535)
     return fail(FUSION_ERROR_INVALID_ARGUMENT,
                 std::string("grid of kernel ") + name + " is too large");
-  dim3 grid(static_cast<unsigned>(gridX), static_cast<unsigned>(gridY));
-  return checkCuda(cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
-                                    grid, dim3(blockX), args,
-                                    static_cast<size_t>(sharedBytes),
-                                    static_cast<cudaStream_t>(stream)),
-                   name);
-}
-
-extern "C" int32_t __fusion_rt_launch(const void *image, const char *name,
-                                      int64_t gridX, int64_t gridY,
-                                      int32_t blockX, int32_t sharedBytes,
-                                      void *stream, void **args) {
-  return launch(image, name, gridX, gridY, blockX, sharedBytes,
-                /*persistent=*/false, stream, args);
-}
-
-extern "C" int32_t
-__fusion_rt_launch_persistent(const void *image, const char *name,
-                              int64_t gridX, int64_t gridY, int32_t blockX,
-                              int32_t sharedBytes, void *stream, void **args) {
-  return launch(image, name, gridX, gridY, blockX, sharedBytes,
-                /*persistent=*/true, stream, args);
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(gridX),
+                        static_cast<unsigned>(gridY));
+  config.blockDim = dim3(blockX);
+  config.dynamicSmemBytes = static_cast<size_t>(sharedBytes);
+  config.stream = static_cast<cudaStream_t>(stream);
+  cudaLaunchAttribute overlap = {};
+  if (flags & FUSION_LAUNCH_OVERLAP_PREDECESSOR) {
+    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    overlap.val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = &overlap;
+    config.numAttrs = 1;
+  }
+  return checkCuda(
+      cudaLaunchKernelExC(&config, reinterpret_cast<const void *>(kernel),
+                          args),
+      name);
 }

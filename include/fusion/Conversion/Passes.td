@@ -122,9 +122,10 @@ def LowerFusionRuntimeToLLVM
   let description = [{
     `fusion_rt.launch` becomes an array of pointers to its arguments (the
     kernel parameter array of `cuLaunchKernel`) and a call of
-    `__fusion_rt_launch(image, name, grid_x, grid_y, block, shared, stream,
-    args)` (`__fusion_rt_launch_persistent`, with the same arguments, for
-    a `persistent` launch), the kernel named by a string constant and found
+    `__fusion_rt_launch(image, name, grid_x, grid_y, block, shared, flags,
+    stream, args)`, whose flags are the launch's `persistent` and
+    `overlap_predecessor` (fusion_runtime.h's FUSION_LAUNCH_*), the kernel
+    named by a string constant and found
     in the embedded `@__fusion_kernels_image`; `fusion_rt.cublaslt_gemm`
     becomes `__fusion_rt_gemm` with the runtime's codes of its element type
     and precision. Both keep their `i32` status.

@@ -73,7 +73,7 @@ Value stringConstant(Operation *from, RewriterBase &rewriter, StringRef text) {
 }
 
 /// `fusion_rt.launch` -> the kernel parameter array (a pointer to each
-/// argument) and `__fusion_rt_launch` (`__fusion_rt_launch_persistent`).
+/// argument) and `__fusion_rt_launch`, the op's unit attributes its flags.
 struct LowerLaunch : OpRewritePattern<fusion_rt::LaunchOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -100,13 +100,15 @@ struct LowerLaunch : OpRewritePattern<fusion_rt::LaunchOp> {
         op.getGridY(),
         i32Constant(rewriter, loc, op.getBlock()),
         i32Constant(rewriter, loc, op.getShared()),
+        i32Constant(rewriter, loc,
+                    (op.getPersistent() ? FUSION_LAUNCH_PERSISTENT : 0) |
+                        (op.getOverlapPredecessor()
+                             ? FUSION_LAUNCH_OVERLAP_PREDECESSOR
+                             : 0)),
         op.getStream(),
         pointers};
-    LLVM::LLVMFuncOp callee =
-        lookupOrDeclare(op, rewriter,
-                        op.getPersistent() ? "__fusion_rt_launch_persistent"
-                                           : "__fusion_rt_launch",
-                        ValueRange(operands).getTypes());
+    LLVM::LLVMFuncOp callee = lookupOrDeclare(op, rewriter, "__fusion_rt_launch",
+                                              ValueRange(operands).getTypes());
     rewriter.replaceOpWithNewOp<LLVM::CallOp>(op, callee, operands);
     return success();
   }

@@ -102,6 +102,8 @@ Kernel mlir::fusion::buildColumnStatsKernel(OpBuilder &builder, Location loc,
   SmallVector<Type> argTypes{ptr, i64, i64, ptr, ptr};
   argTypes.append(columnTypes.size(), ptr);
   gpu::GPUFuncOp kernel = createKernel(builder, loc, name, argTypes);
+  LaunchContract launch;
+  emitPredecessorWait(builder, loc, kernel, launch);
   KernelEmitter e(builder, loc);
   auto args = kernel.getArguments();
   Value rows = args[1], rowsPerChunk = args[2];
@@ -196,7 +198,6 @@ Kernel mlir::fusion::buildColumnStatsKernel(OpBuilder &builder, Location loc,
         }
       });
   // Threads over the column groups, blocks of rows over y.
-  LaunchContract launch;
   launch.gridX = RowExpr::constant(
       (shape.columns / width + kBlockSize - 1) / kBlockSize);
   launch.gridY = RowExpr::ceilDivByOperand(1);
@@ -224,6 +225,8 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
                   ptr);
   argTypes.append(3, ptr);
   gpu::GPUFuncOp kernel = createKernel(builder, loc, name, argTypes);
+  LaunchContract launch;
+  emitPredecessorWait(builder, loc, kernel, launch);
   KernelEmitter e(builder, loc);
   auto args = kernel.getArguments();
   unsigned next = 5;
@@ -384,7 +387,6 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
   });
   // kFinalizeLanes threads a column. Without statistics (inference) the
   // row and chunk counts are unused.
-  LaunchContract launch;
   launch.gridX = RowExpr::constant((columns * kFinalizeLanes + kBlockSize - 1) /
                                    kBlockSize);
   launch.blockSize = kBlockSize;

@@ -25,6 +25,8 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
   SmallVector<Type> argTypes{ptr, ptr, builder.getI64Type()};
   argTypes.append(columnTypes.size() + rowGroups.size(), ptr);
   gpu::GPUFuncOp kernel = createKernel(builder, loc, name, argTypes);
+  LaunchContract launch;
+  emitPredecessorWait(builder, loc, kernel, launch);
   KernelEmitter e(builder, loc);
   auto args = kernel.getArguments();
   int64_t width = shape.vectorWidth;
@@ -102,7 +104,6 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
                  e.add(e.mul(row, e.i64(shape.columns)), column));
   }
   gpu::ReturnOp::create(builder, loc);
-  LaunchContract launch;
   launch.gridX = RowExpr::ceilDiv(1, threadsY * rowsPerThread, columnBlocks);
   launch.blockSize = kBlockSize;
   launch.arguments = {KernelArgument::fromOperand(0),

@@ -449,7 +449,8 @@ void HostEmitter::launch(Kernel kernel, Value rows,
       materialize(contract.gridY, rows, operands),
       b.getI32IntegerAttr(contract.blockSize),
       b.getI32IntegerAttr(contract.dynamicSharedBytes), stream, args,
-      contract.persistent ? b.getUnitAttr() : UnitAttr()));
+      contract.persistent ? b.getUnitAttr() : UnitAttr(),
+      contract.overlapsPredecessor ? b.getUnitAttr() : UnitAttr()));
 }
 
 SmallVector<Value> HostEmitter::bufferPtrs(ValueRange tensors) {

@@ -2,6 +2,9 @@
 
 #include "KernelSupport.h"
 
+#include "fusion/Dialect/Fusion/IR/GemmConfig.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -43,6 +46,16 @@ gpu::GPUFuncOp mlir::fusion::createKernel(OpBuilder &builder, Location loc,
       builder.getDenseI32ArrayAttr({static_cast<int32_t>(blockSize), 1, 1}));
   builder.setInsertionPointToStart(&kernel.getBody().front());
   return kernel;
+}
+
+void mlir::fusion::emitPredecessorWait(OpBuilder &builder, Location loc,
+                                       gpu::GPUFuncOp kernel,
+                                       LaunchContract &launch) {
+  TargetAttr target = TargetAttr::lookup(kernel);
+  if (!target || !getChipInfo(target.getChip()).hasGridDependencyControl)
+    return;
+  NVVM::GriddepcontrolOp::create(builder, loc, NVVM::GridDepActionKind::wait);
+  launch.overlapsPredecessor = true;
 }
 
 void mlir::fusion::emitGuarded(OpBuilder &builder, Location loc,

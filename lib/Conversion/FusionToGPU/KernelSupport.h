@@ -55,6 +55,21 @@ struct MatrixShape {
 gpu::GPUFuncOp createKernel(OpBuilder &builder, Location loc, StringRef name,
                             TypeRange argTypes, int64_t blockSize = kBlockSize);
 
+/// Where `kernel`'s chip launches kernels early (programmatic dependent
+/// launch, sm_90): its threads wait here until the stream's previous grid
+/// has finished and its writes are visible (griddepcontrol.wait), and
+/// `launch` allows the runtime to start the kernel while the previous grid
+/// still runs. So the launch's latency, and whatever the kernel does before
+/// this point (shared-memory set-up, never global memory), overlaps the
+/// previous kernel's end. Elsewhere nothing.
+///
+/// No kernel signals its dependents early (launch_dependents): they
+/// launch as its last blocks exit. Signalled at the start, a batch norm's
+/// normalizing pass waited on the SMs beside the finalize kernel and took
+/// 9-11 us longer (docs/benchmarks.md, run 39).
+void emitPredecessorWait(OpBuilder &builder, Location loc,
+                         gpu::GPUFuncOp kernel, LaunchContract &launch);
+
 /// Runs `body` under `if (condition)` and ends the kernel.
 void emitGuarded(OpBuilder &builder, Location loc, Value condition,
                  function_ref<void()> body);

@@ -82,6 +82,10 @@ struct LaunchContract {
   /// The kernel's blocks stride over `gridX` work items, and the runtime
   /// launches no more blocks than the device holds at once.
   bool persistent = false;
+  /// The kernel's threads wait for the stream's previous grid to finish
+  /// (emitPredecessorWait) before they touch global memory: the runtime may
+  /// launch it while that grid still runs (programmatic dependent launch).
+  bool overlapsPredecessor = false;
   int64_t blockSize;
   int64_t dynamicSharedBytes = 0;
   SmallVector<KernelArgument> arguments;

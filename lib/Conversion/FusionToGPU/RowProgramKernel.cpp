@@ -21,6 +21,8 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
   SmallVector<Type> argTypes{ptr, builder.getI64Type()};
   argTypes.append(program.pointers, ptr);
   gpu::GPUFuncOp kernel = createKernel(builder, loc, name, argTypes);
+  LaunchContract launch;
+  emitPredecessorWait(builder, loc, kernel, launch);
   Value scratch = addReductionScratch(builder, loc, kernel, threads);
   KernelEmitter e(builder, loc);
   auto args = kernel.getArguments();
@@ -245,7 +247,6 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
   }
   gpu::ReturnOp::create(builder, loc);
 
-  LaunchContract launch;
   launch.gridX = RowExpr::ceilDiv(groups, rowsPerBlock);
   launch.blockSize = kBlockSize;
   launch.arguments = {KernelArgument::fromOperand(0),

@@ -647,6 +647,7 @@ Kernel mlir::fusion::buildTiledGemmKernel(OpBuilder &builder, Location loc,
 
   gpu::GPUFuncOp kernel =
       createKernel(builder, loc, name, argTypes, launch.blockSize);
+  emitPredecessorWait(builder, loc, kernel, launch);
   TiledGemmEmitter(builder, loc, problem).emit(kernel);
   return {kernel, std::move(launch)};
 }

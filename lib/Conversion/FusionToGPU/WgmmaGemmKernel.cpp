@@ -150,7 +150,7 @@ public:
         warpgroups(c.getConsumerThreads() / kWarpgroupThreads),
         turns(c.getConsumerThreads() / c.getTileThreads()) {}
 
-  void emit(gpu::GPUFuncOp kernel);
+  void emit(gpu::GPUFuncOp kernel, LaunchContract &launch);
 
 private:
   Value i64(int64_t v) {
@@ -1108,7 +1108,7 @@ Value WgmmaGemmEmitter::emitMainLoop(
   // work queued for the tensor cores between its stages (run 22: 1-4%
   // faster over the workloads; tf32 epilogues up to 10%, bf16 ones within
   // the noise); the cooperative consumers fill each other's gaps.
-  int64_t inFlight = c.isPingpong() ? 2 : 1;
+  int64_t inFlight = c.isPingpong() || warpgroups == 1 ? 2 : 1;
   Value firstParity = parityOf(div(firstSlice, c.getStages()));
   // One K slice: (accumulators, stage, parity) to the next's;
   // `whileResident(stage)` once the slice's wgmmas are issued.
@@ -1362,7 +1362,7 @@ void WgmmaGemmEmitter::emitEpilogue(GemmEpilogueEmitter &epilogue, Value acc) {
     epilogue.emit(wgmmaRow, wgmmaColumn, runs);
 }
 
-void WgmmaGemmEmitter::emit(gpu::GPUFuncOp kernel) {
+void WgmmaGemmEmitter::emit(gpu::GPUFuncOp kernel, LaunchContract &launch) {
   setUp(kernel);
   guarded(equal(thread, 0), [&] {
     for (int64_t s = 0; s < c.getStages(); ++s) {
@@ -1391,6 +1391,8 @@ void WgmmaGemmEmitter::emit(gpu::GPUFuncOp kernel) {
     clusterBarrier();
   else
     gpu::BarrierOp::create(b, loc);
+  // The set-up above overlaps the stream's previous kernel.
+  emitPredecessorWait(b, loc, kernel, launch);
   auto roles = scf::IfOp::create(b, loc, equal(warpgroup, 0),
                                  /*withElseRegion=*/true);
   {
@@ -1457,6 +1459,6 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
     kernel->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                     builder.getDenseI32ArrayAttr(
                         {static_cast<int32_t>(config.getClusterM()), 1, 1}));
-  WgmmaGemmEmitter(builder, loc, problem).emit(kernel);
+  WgmmaGemmEmitter(builder, loc, problem).emit(kernel, launch);
   return {kernel, std::move(launch)};
 }

@@ -1,8 +1,7 @@
 // fusion_rt ops become calls of the runtime's C ABI; nothing else changes.
 // RUN: fusion-opt %s --fusion-lower-runtime-to-llvm | FileCheck %s
 
-// CHECK-DAG: llvm.func @__fusion_rt_launch(!llvm.ptr, !llvm.ptr, i64, i64, i32, i32, !llvm.ptr, !llvm.ptr) -> i32
-// CHECK-DAG: llvm.func @__fusion_rt_launch_persistent(!llvm.ptr, !llvm.ptr, i64, i64, i32, i32, !llvm.ptr, !llvm.ptr) -> i32
+// CHECK-DAG: llvm.func @__fusion_rt_launch(!llvm.ptr, !llvm.ptr, i64, i64, i32, i32, i32, !llvm.ptr, !llvm.ptr) -> i32
 // CHECK-DAG: llvm.mlir.global internal constant @__fusion_kernel_name_scale("scale\00")
 // CHECK-DAG: llvm.func @__fusion_rt_gemm(!llvm.ptr, i32, i32, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, f32, !llvm.ptr) -> i32
 // CHECK-LABEL: llvm.func @host(
@@ -25,10 +24,18 @@
 // CHECK-DAG: %[[NAME:.*]] = llvm.mlir.addressof @__fusion_kernel_name_scale
 // CHECK-DAG: %[[BLOCK:.*]] = llvm.mlir.constant(128 : i32) : i32
 // CHECK-DAG: %[[SHARED:.*]] = llvm.mlir.constant(1024 : i32) : i32
-// CHECK: %[[LAUNCH:.*]] = llvm.call @__fusion_rt_launch(%[[IMAGE]], %[[NAME]], %[[ROWS]], %[[ROWS]], %[[BLOCK]], %[[SHARED]], %[[STREAM]], %[[ARGS]])
-// A persistent launch: the runtime cuts its grid to the device.
-// CHECK: %[[PERSISTENT:.*]] = llvm.call @__fusion_rt_launch_persistent(%{{.*}}, %{{.*}}, %[[ROWS]], %[[ROWS]], %{{.*}}, %{{.*}}, %[[STREAM]], %{{.*}})
-// CHECK: llvm.return %[[PERSISTENT]]
+// The launch's flags (fusion_runtime.h): none.
+// CHECK-DAG: %[[PLAIN:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK: %[[LAUNCH:.*]] = llvm.call @__fusion_rt_launch(%[[IMAGE]], %[[NAME]], %[[ROWS]], %[[ROWS]], %[[BLOCK]], %[[SHARED]], %[[PLAIN]], %[[STREAM]], %[[ARGS]])
+// A persistent launch (flag 1): the runtime cuts its grid to the device.
+// CHECK: %[[PERSISTENT_FLAG:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK: llvm.call @__fusion_rt_launch(%{{.*}}, %{{.*}}, %[[ROWS]], %[[ROWS]], %{{.*}}, %{{.*}}, %[[PERSISTENT_FLAG]], %[[STREAM]], %{{.*}})
+// A launch that may overlap its predecessor (flag 2), and both (3).
+// CHECK: %[[OVERLAP_FLAG:.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK: llvm.call @__fusion_rt_launch(%{{.*}}, %{{.*}}, %[[ROWS]], %[[ROWS]], %{{.*}}, %{{.*}}, %[[OVERLAP_FLAG]], %[[STREAM]], %{{.*}})
+// CHECK: %[[BOTH_FLAGS:.*]] = llvm.mlir.constant(3 : i32) : i32
+// CHECK: %[[BOTH:.*]] = llvm.call @__fusion_rt_launch(%{{.*}}, %{{.*}}, %[[ROWS]], %[[ROWS]], %{{.*}}, %{{.*}}, %[[BOTH_FLAGS]], %[[STREAM]], %{{.*}})
+// CHECK: llvm.return %[[BOTH]]
 // CHECK-NOT: fusion_rt.
 module attributes {gpu.container_module} {
   llvm.mlir.global external constant @__fusion_kernels_image() : i8
@@ -37,10 +44,16 @@ module attributes {gpu.container_module} {
     %s0 = fusion_rt.cublaslt_gemm <bf16> in <tf32>, %stream, %x, %w, %null, %out, rows %rows, n 16, k 8, alpha -0.25 : i32
     %s1 = fusion_rt.launch @kernels::@scale grid(%rows, %rows) block 128 shared 1024 stream(%stream) args(%out, %rows : !llvm.ptr, i64) : i32
     %s2 = fusion_rt.launch @kernels::@scale grid(%rows, %rows) block 128 shared 1024 persistent stream(%stream) args(%out, %rows : !llvm.ptr, i64) : i32
-    llvm.return %s2 : i32
+    %s3 = fusion_rt.launch @kernels::@waits grid(%rows, %rows) block 128 shared 0 overlap_predecessor stream(%stream) : i32
+    %s4 = fusion_rt.launch @kernels::@waits grid(%rows, %rows) block 128 shared 0 persistent overlap_predecessor stream(%stream) : i32
+    llvm.return %s4 : i32
   }
   gpu.module @kernels {
     gpu.func @scale(%a: !llvm.ptr, %n: i64) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      gpu.return
+    }
+    gpu.func @waits() kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      nvvm.griddepcontrol wait
       gpu.return
     }
   }

@@ -73,7 +73,7 @@
 // The wgmma kernel takes the reductions from its accumulators (each quad of
 // lanes holds whole rows of the tile), so it stages nothing and its blocks
 // stride over the tiles.
-// WGMMA: fusion_rt.launch @fusion_kernels::@logsumexp_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared {{[0-9]+}} persistent stream(
+// WGMMA: fusion_rt.launch @fusion_kernels::@logsumexp_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared {{[0-9]+}} persistent overlap_predecessor stream(
 // WGMMA: gpu.func @logsumexp_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[WTOP:.*]]: memref<?x1xf32>, %[[WTILEMAX:.*]]: memref<?x1xf32>, %[[WTILESUM:.*]]: memref<?x1xf32>) kernel
 // WGMMA-NOT: memref<128x136xf32
 // First sweep (both maxima), over the thread's elements of its first row

@@ -13,7 +13,7 @@
 // CHECK: %[[WMAP:.*]] = llvm.alloca %{{.*}} x !llvm.array<16 x i64> {alignment = 64 : i64}
 // CHECK: llvm.call @__fusion_rt_tensor_map(%[[WMAP]], %arg3,
 // CHECK: %[[W:.*]] = llvm.load %[[WMAP]]
-// CHECK: fusion_rt.launch @fusion_kernels::@wgmma_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared 132608 persistent stream(%arg0) args(%[[X]], %[[W]], {{.*}} : !llvm.array<16 x i64>, !llvm.array<16 x i64>, !llvm.ptr,
+// CHECK: fusion_rt.launch @fusion_kernels::@wgmma_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared 132608 persistent overlap_predecessor stream(%arg0) args(%[[X]], %[[W]], {{.*}} : !llvm.array<16 x i64>, !llvm.array<16 x i64>, !llvm.ptr,
 //
 // The kernels are built for the arch-specific sm_90a (wgmma, setmaxnreg).
 // CHECK: gpu.module @fusion_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
@@ -49,6 +49,10 @@
 // CHECK: nvgpu.mbarrier.init %[[BARRIERS]][%c8], %c1
 // CHECK: nvgpu.tma.prefetch.descriptor %[[XDESC]]
 // CHECK: gpu.barrier
+// The set-up overlaps the stream's previous kernel (the launch is
+// overlap_predecessor); past it every thread waits for that kernel.
+// CHECK-NEXT: nvvm.griddepcontrol wait
+// CHECK-NOT: nvvm.griddepcontrol
 //
 // Warpgroup 0, the producer: gives registers away; its first thread walks
 // the block's tiles (block b: tiles b, b + grid, ...) and, per K slice of
@@ -314,7 +318,7 @@ func.func @ragged(%x: tensor<?x64xbf16>, %w: tensor<36x64xbf16>) -> tensor<?x36x
 // column (512), the moments scratch (9 x 128 f32: 4608) and the shift to
 // a 1024-byte boundary.
 // CHECK-LABEL: llvm.func @bn(
-// CHECK: fusion_rt.launch @fusion_kernels::@bn_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared 137216 persistent stream(
+// CHECK: fusion_rt.launch @fusion_kernels::@bn_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared 137216 persistent overlap_predecessor stream(
 // CHECK-LABEL: gpu.func @bn_0_gemm(
 // CHECK: %[[BARRIERS:.*]] = nvgpu.mbarrier.create
 // CHECK-NOT: nvgpu.mbarrier.get %[[BARRIERS]][%c8

@@ -121,3 +121,38 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Started while its predecessor runs, a kernel that never waits for it
+// would race it.
+module attributes {gpu.container_module, fusion.target = #fusion.target<sm_90>} {
+  llvm.func @host(%stream: !llvm.ptr, %n: i64) -> i32 {
+    // expected-error @+1 {{'fusion_rt.launch' op overlaps its predecessor, but @kernels::@k never waits for it (nvvm.griddepcontrol wait)}}
+    %0 = fusion_rt.launch @kernels::@k grid(%n, %n) block 256 shared 0 overlap_predecessor stream(%stream) : i32
+    llvm.return %0 : i32
+  }
+  gpu.module @kernels {
+    gpu.func @k() kernel {
+      nvvm.griddepcontrol launch_dependents
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Programmatic dependent launch is sm_90's.
+module attributes {gpu.container_module, fusion.target = #fusion.target<sm_86>} {
+  llvm.func @host(%stream: !llvm.ptr, %n: i64) -> i32 {
+    // expected-error @+1 {{'fusion_rt.launch' op overlaps its predecessor, which sm_86 cannot (programmatic dependent launch needs sm_90)}}
+    %0 = fusion_rt.launch @kernels::@k grid(%n, %n) block 256 shared 0 overlap_predecessor stream(%stream) : i32
+    llvm.return %0 : i32
+  }
+  gpu.module @kernels {
+    gpu.func @k() kernel {
+      nvvm.griddepcontrol wait
+      gpu.return
+    }
+  }
+}

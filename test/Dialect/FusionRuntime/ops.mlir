@@ -28,6 +28,25 @@ module attributes {gpu.container_module, fusion.target = #fusion.target<sm_80>} 
   }
 }
 
+// A launch that overlaps its predecessor, of a kernel that waits for it
+// (sm_90), persistent or not.
+// CHECK-LABEL: llvm.func @overlapped(
+// CHECK: fusion_rt.launch @waits::@k grid(%{{.*}}, %{{.*}}) block 32 shared 0 overlap_predecessor stream(%{{.*}}) : i32
+// CHECK: fusion_rt.launch @waits::@k grid(%{{.*}}, %{{.*}}) block 32 shared 0 persistent overlap_predecessor stream(%{{.*}}) : i32
+module attributes {gpu.container_module, fusion.target = #fusion.target<sm_90>} {
+  llvm.func @overlapped(%stream: !llvm.ptr, %n: i64) -> i32 {
+    %0 = fusion_rt.launch @waits::@k grid(%n, %n) block 32 shared 0 overlap_predecessor stream(%stream) : i32
+    %1 = fusion_rt.launch @waits::@k grid(%n, %n) block 32 shared 0 persistent overlap_predecessor stream(%stream) : i32
+    llvm.return %1 : i32
+  }
+  gpu.module @waits {
+    gpu.func @k() kernel {
+      nvvm.griddepcontrol wait
+      gpu.return
+    }
+  }
+}
+
 // A kernel's tensor maps are passed by value: as the 128-byte array to the
 // gpu.func that lists them, as its byval type to the lowered llvm.func.
 // CHECK-LABEL: llvm.func @tensor_maps(

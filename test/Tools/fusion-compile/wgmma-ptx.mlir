@@ -27,10 +27,20 @@
 // CHECK: .maxntid 384, 1, 1
 // CHECK-NEXT: .minnctapersm 1
 // CHECK-NOT: .local
+// The set-up (barriers, tensor-map prefetches) overlaps the stream's
+// previous kernel; then every thread waits for it, and only then the
+// producer's loads and the consumers' loads and stores begin. No early
+// signal to the next kernel.
+// CHECK: mbarrier.init.shared.b64
+// CHECK: prefetch.tensormap
+// CHECK-NOT: cp.async.bulk.tensor
+// CHECK-NOT: ld.global
+// CHECK-NOT: st.global
+// CHECK: bar.sync 0;
+// CHECK-NEXT: griddepcontrol.wait;
+// CHECK-NOT: griddepcontrol.launch_dependents
 // The producer's and the consumers' code, in whatever block order LLVM
 // chose.
-// CHECK-DAG: mbarrier.init.shared.b64
-// CHECK-DAG: prefetch.tensormap
 // CHECK-DAG: setmaxnreg.dec.sync.aligned.u32 40;
 // CHECK-DAG: mbarrier.arrive.expect_tx.shared.b64
 // CHECK-DAG: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes

@@ -15,10 +15,10 @@ namespace {
 // Shared memory per block with the opt-in carve-out (CUDA programming guide,
 // compute capabilities table); SM counts of the A100, RTX A6000, L40S, H100.
 constexpr ChipInfo kChips[] = {
-    {Chip::sm_80, 163 * 1024, 108, true, false},
-    {Chip::sm_86, 99 * 1024, 84, true, false},
-    {Chip::sm_89, 99 * 1024, 142, true, false},
-    {Chip::sm_90, 227 * 1024, 132, true, true},
+    {Chip::sm_80, 163 * 1024, 108, true, false, false},
+    {Chip::sm_86, 99 * 1024, 84, true, false, false},
+    {Chip::sm_89, 99 * 1024, 142, true, false, false},
+    {Chip::sm_90, 227 * 1024, 132, true, true, true},
 };
 } // namespace
 

@@ -4,6 +4,7 @@
 
 #include "fusion/Dialect/Fusion/IR/GemmConfig.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -115,6 +116,18 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError("passes ")
            << actual.size() << " arguments that do not match the kernel's "
            << expected.size() << " (memrefs as expanded descriptors)";
+  // Started early, a kernel that does not wait would race its predecessor.
+  if (getOverlapPredecessor()) {
+    WalkResult waits = callee->walk([](NVVM::GriddepcontrolOp op) {
+      return op.getKind() == NVVM::GridDepActionKind::wait
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    if (!waits.wasInterrupted())
+      return emitOpError("overlaps its predecessor, but ")
+             << getKernelAttr()
+             << " never waits for it (nvvm.griddepcontrol wait)";
+  }
   if (fusion::TargetAttr target = fusion::TargetAttr::lookup(*this)) {
     const fusion::ChipInfo &chip = fusion::getChipInfo(target.getChip());
     if (getShared() > chip.maxSharedBytesPerBlock)
@@ -122,6 +135,10 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
              << getShared() << " bytes of shared memory, "
              << fusion::stringifyChip(chip.chip) << " has "
              << chip.maxSharedBytesPerBlock;
+    if (getOverlapPredecessor() && !chip.hasGridDependencyControl)
+      return emitOpError("overlaps its predecessor, which ")
+             << fusion::stringifyChip(chip.chip)
+             << " cannot (programmatic dependent launch needs sm_90)";
   }
   return success();
 }

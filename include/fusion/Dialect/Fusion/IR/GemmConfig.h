@@ -36,6 +36,9 @@ struct ChipInfo {
   /// TMA, mbarrier transactions and wgmma (sm_90, as its arch-specific
   /// sm_90a target).
   bool hasWgmma;
+  /// Programmatic dependent launch (griddepcontrol, sm_90): a kernel may
+  /// start while the stream's previous one finishes.
+  bool hasGridDependencyControl;
 };
 
 const ChipInfo &getChipInfo(Chip chip);

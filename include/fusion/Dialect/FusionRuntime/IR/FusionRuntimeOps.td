@@ -64,17 +64,24 @@ def FusionRuntime_LaunchOp : FusionRuntime_Op<"launch",
     than the stream's device holds at once (its occupancy times the
     multiprocessors), and no more than `grid_x`.
 
+    An `overlap_predecessor` launch may start the kernel while the stream's
+    previous kernel still runs (programmatic dependent launch, sm_90): the
+    kernel's threads wait for that grid (`nvvm.griddepcontrol wait`)
+    before they touch global memory, so its launch and set-up overlap the
+    previous kernel's tail.
+
     The verifier checks the launch against the kernel: it exists and is a
     kernel, `block` is its `known_block_size`, the arguments match its
-    signature, and `shared` fits the block of the module's
-    `#fusion.target`.
+    signature, `shared` fits the block of the module's `#fusion.target`,
+    and an `overlap_predecessor` kernel waits for its predecessor.
 
     ```mlir
     %status = fusion_rt.launch @fusion_kernels::@f_0_epilogue
         grid(%gx, %c1) block 256 shared 0 stream(%stream)
         args(%out, %out, %groups : !llvm.ptr, !llvm.ptr, i64) : i32
     %status = fusion_rt.launch @fusion_kernels::@f_0_gemm
-        grid(%tiles, %c1) block 384 shared 132608 persistent stream(%stream)
+        grid(%tiles, %c1) block 384 shared 132608 persistent
+        overlap_predecessor stream(%stream)
         args(%x, %w : !llvm.array<16 x i64>, !llvm.array<16 x i64>) : i32
     ```
   }];
@@ -83,11 +90,13 @@ def FusionRuntime_LaunchOp : FusionRuntime_Op<"launch",
                        I32Attr:$block, I32Attr:$shared,
                        LLVM_DefaultPointer:$stream,
                        Variadic<AnyType>:$args,
-                       UnitAttr:$persistent);
+                       UnitAttr:$persistent,
+                       UnitAttr:$overlap_predecessor);
   let results = (outs I32:$status);
   let assemblyFormat = [{
     $kernel `grid` `(` $grid_x `,` $grid_y `)` `block` $block
-    `shared` $shared (`persistent` $persistent^)? `stream` `(` $stream `)`
+    `shared` $shared (`persistent` $persistent^)?
+    (`overlap_predecessor` $overlap_predecessor^)? `stream` `(` $stream `)`
     (`args` `(` $args^ `:` type($args) `)`)? attr-dict `:` type($status)
   }];
 }
