@@ -1,19 +1,31 @@
 // An op with batch GEMM configs: one kernel per config, and host code that
 // launches the first whose max_rows the call's batch fits (unsigned
 // compares of the batch argument), the op's config's kernel above them; all
-// four join before the workspace is freed.
+// join before the workspace is freed.
 // RUN: fusion-opt %s --split-input-file --fusion-optimize --fusion-select-gemm-config="strategy=wgmma target=sm_90" --fusion-lower-to-gpu | FileCheck %s --check-prefix=WGMMA
 // RUN: fusion-opt %s --split-input-file --fusion-optimize --fusion-select-gemm-config="strategy=tiled target=sm_80" --fusion-lower-to-gpu | FileCheck %s --check-prefix=TILED
 
 // WGMMA-LABEL: llvm.func @f(
 // WGMMA: llvm.call @__fusion_rt_alloc
 // WGMMA: %[[WORKSPACE:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.ptr
+// WGMMA-NEXT: %[[R16:.*]] = llvm.mlir.constant(16 : i64) : i64
+// WGMMA-NEXT: %[[FITS16:.*]] = llvm.icmp "ule" %arg1, %[[R16]] : i64
+// WGMMA-NEXT: llvm.cond_br %[[FITS16]], ^[[TO16:bb[0-9]+]], ^[[ABOVE16:bb[0-9]+]]
+// WGMMA: ^[[DONE:bb[0-9]+]]:  // 6 preds
+// WGMMA-NEXT: llvm.mlir.zero
+// WGMMA: llvm.call @__fusion_rt_free(%arg0, %[[WORKSPACE]])
+// WGMMA: ^[[ABOVE16]]:
+// WGMMA-NEXT: %[[R32:.*]] = llvm.mlir.constant(32 : i64) : i64
+// WGMMA-NEXT: %[[FITS32:.*]] = llvm.icmp "ule" %arg1, %[[R32]] : i64
+// WGMMA-NEXT: llvm.cond_br %[[FITS32]], ^[[TO32:bb[0-9]+]], ^[[ABOVE32:bb[0-9]+]]
+// WGMMA: fusion_rt.launch @fusion_kernels::@f_0_gemm_rows_le_16 grid({{.*}}) block 256 shared 164864 persistent
+// WGMMA: llvm.br ^[[DONE]]
+// WGMMA: ^[[ABOVE32]]:
 // WGMMA-NEXT: %[[R64:.*]] = llvm.mlir.constant(64 : i64) : i64
 // WGMMA-NEXT: %[[FITS64:.*]] = llvm.icmp "ule" %arg1, %[[R64]] : i64
 // WGMMA-NEXT: llvm.cond_br %[[FITS64]], ^[[TO64:bb[0-9]+]], ^[[ABOVE64:bb[0-9]+]]
-// WGMMA: ^[[DONE:bb[0-9]+]]:  // 4 preds
-// WGMMA-NEXT: llvm.mlir.zero
-// WGMMA: llvm.call @__fusion_rt_free(%arg0, %[[WORKSPACE]])
+// WGMMA: fusion_rt.launch @fusion_kernels::@f_0_gemm_rows_le_32 grid({{.*}}) block 256 shared 197632 persistent
+// WGMMA: llvm.br ^[[DONE]]
 // WGMMA: ^[[ABOVE64]]:
 // WGMMA-NEXT: %[[R128:.*]] = llvm.mlir.constant(128 : i64) : i64
 // WGMMA-NEXT: %[[FITS128:.*]] = llvm.icmp "ule" %arg1, %[[R128]] : i64
@@ -31,9 +43,19 @@
 // WGMMA: fusion_rt.launch @fusion_kernels::@f_0_gemm grid({{.*}}) block 384 shared 197632 persistent
 // WGMMA: llvm.br ^[[DONE]]
 //
-// The kernels: up to 64 rows 64x64 tiles of one consumer warpgroup
-// (m64n64 wgmmas in a block of 256 threads), then m64n64, m64n128 and
-// m64n256 wgmmas of two.
+// The kernels: up to 16 and 32 rows tiles of 16 and 32 rows by 64 of w's
+// with swapped operands (one consumer warpgroup: m64n16 and m64n32
+// wgmmas of w's rows by x's), 16 stages; up to 64 rows 64x64 tiles of one
+// consumer warpgroup (m64n64 wgmmas in a block of 256 threads), then
+// m64n64, m64n128 and m64n256 wgmmas of two.
+// WGMMA: gpu.func @f_0_gemm_rows_le_16(
+// WGMMA-SAME: known_block_size = array<i32: 256, 1, 1>
+// WGMMA-NOT: gpu.func
+// WGMMA: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>
+// WGMMA: gpu.func @f_0_gemm_rows_le_32(
+// WGMMA-SAME: known_block_size = array<i32: 256, 1, 1>
+// WGMMA-NOT: gpu.func
+// WGMMA: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
 // WGMMA: gpu.func @f_0_gemm_rows_le_64(
 // WGMMA-SAME: known_block_size = array<i32: 256, 1, 1>
 // WGMMA-NOT: gpu.func
@@ -87,7 +109,8 @@ func.func @wide(%x: tensor<?x64xbf16>, %w: tensor<32768x64xbf16>) -> tensor<?x32
 // -----
 
 // 4096 columns: batches up to 128 rows take 64x64 tiles of one consumer
-// warpgroup (a block of 256 threads, m64n64 wgmmas), 12 stages of 16 KiB.
+// warpgroup (a block of 256 threads, m64n64 wgmmas), 12 stages of 16 KiB
+// (those up to 16 and 32 rows the swapped tiles, as at 8192).
 // WGMMA-LABEL: llvm.func @rows64(
 // WGMMA: fusion_rt.launch @fusion_kernels::@rows64_0_gemm_rows_le_128 grid({{.*}}) block 256 shared 197632 persistent
 // WGMMA: fusion_rt.launch @fusion_kernels::@rows64_0_gemm_rows_le_256 grid({{.*}}) block 384

@@ -4,10 +4,13 @@
 // 64 columns, tiled 128x256 -> 128x128 of 2x2 warps), in increasing
 // max_rows, then wgmma's 128x64 tiles 64x64 of one consumer warpgroup,
 // and batches up to 64 rows 64-row tiles of the narrowest config's
-// columns (neither for batch norms or tile reductions); wgmma's with rings
-// as deep as shared memory holds, up to 8 stages of 128-row tiles and 12
-// of 64x64 (a small batch's main loop waits on its loads); a static batch
-// takes the fitting config itself.
+// columns (neither for batch norms or tile reductions); batches up to 32
+// and 16 rows wgmma tiles of 32 and 16 rows by 64 of w's with swapped
+// operands, where those fit the GPU in one wave (not for batch norms, tile
+// reductions, epilogue row operands or 3xTF32); wgmma's with rings as deep
+// as shared memory holds, up to 8 stages of 128-row tiles, 12 of 64x64 and
+// 16 of the swapped ones (a small batch's main loop waits on its loads); a
+// static batch takes the fitting config itself.
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90" | FileCheck %s --check-prefix=WGMMA
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=tiled target=sm_80" | FileCheck %s --check-prefix=TILED
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_90 batch-configs=false" | FileCheck %s --check-prefix=OFF
@@ -15,13 +18,13 @@
 
 // 64 tiles of 128x256 at batch 128: 128 of 128x128; twice as many would
 // not fit in one wave. Up to 64 rows, 64-row tiles of the narrowest
-// columns: 64x128.
+// columns: 64x128. 256 swapped tiles of 64 columns would take two waves.
 // WGMMA-LABEL: func.func @bf16_16384
 // WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x128, warps = 4x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
 // WGMMA-SAME: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>
 // Two steps: 64 columns up to 128 rows, 128 up to 256; 64x64 up to 64.
 // WGMMA-LABEL: func.func @tf32_8192
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 8x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32, tile = 32x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 8x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
 // WGMMA-SAME: tile = 128x256
 // 3xTF32 tiles are 128 wide.
 // WGMMA-LABEL: func.func @fp32_8192
@@ -55,9 +58,15 @@
 // static batch of 64 too; 3xTF32's, with its split stages, 9 deep), but
 // not in a batch norm's op.
 // WGMMA-LABEL: func.func @bf16_4096
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 8x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = bf16, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = bf16, tile = 32x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 8x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
 // WGMMA-LABEL: func.func @static_64
 // WGMMA: tile = 64x64, warps = 4x1
+// WGMMA-LABEL: func.func @static_16
+// WGMMA: tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x
+// A residual (an epilogue row operand) keeps x_w tiles: 64x64 from 1 row.
+// WGMMA-LABEL: func.func @residual_4096
+// WGMMA-NOT: w_x
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>,
 // WGMMA-LABEL: func.func @fp32_4096
 // WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, {{.*}}>>]
 // WGMMA-LABEL: func.func @batch_norm_4096
@@ -176,6 +185,23 @@ func.func @static_64(%x: tensor<64x64xbf16>, %w: tensor<4096x64xbf16>) -> tensor
     fusion.yield %acc : f32
   } : (tensor<64x64xbf16>, tensor<4096x64xbf16>) -> tensor<64x4096xbf16>
   return %0 : tensor<64x4096xbf16>
+}
+
+func.func @static_16(%x: tensor<16x64xbf16>, %w: tensor<4096x64xbf16>) -> tensor<16x4096xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<16x64xbf16>, tensor<4096x64xbf16>) -> tensor<16x4096xbf16>
+  return %0 : tensor<16x4096xbf16>
+}
+
+func.func @residual_4096(%x: tensor<?x64xbf16>, %w: tensor<4096x64xbf16>, %r: tensor<?x4096xbf16>) -> tensor<?x4096xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue rows(%r) {
+  ^bb0(%acc: f32, %res: f32):
+    %s = arith.addf %acc, %res : f32
+    fusion.yield %s : f32
+  } : (tensor<?x64xbf16>, tensor<4096x64xbf16>, tensor<?x4096xbf16>) -> tensor<?x4096xbf16>
+  return %0 : tensor<?x4096xbf16>
 }
 
 func.func @fp32_4096(%x: tensor<?x64xf32>, %w: tensor<4096x64xf32>) -> tensor<?x4096xf32> {

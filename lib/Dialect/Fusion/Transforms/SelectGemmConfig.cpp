@@ -123,9 +123,11 @@ withDeepestPipeline(FusedLinearOp op, const ChipInfo &chip, int64_t maxStages,
   return config;
 }
 
-/// A block's tile, its warps and the deepest ring it takes.
+/// A block's tile, its warps and the deepest ring it takes; with
+/// `swapped`, cooperative wgmma tiles of operands = w_x.
 struct Tiling {
   int64_t blockM, blockN, warpsM, warpsN, maxStages;
+  bool swapped = false;
 };
 
 /// `config`'s tile of 64 rows, one consumer warpgroup: wgmma's cooperative
@@ -137,6 +139,22 @@ static std::optional<Tiling> getHalfRowTiling(GemmConfigAttr config) {
   int64_t blockN = config.getBlockN();
   return Tiling{64, blockN, config.getWarpsM() / 2, config.getWarpsN(),
                 /*maxStages=*/blockN == 64 ? 12 : 8};
+}
+
+/// Tiles of `rows` (16 or 32) batch rows by 64 of w's, with swapped
+/// operands (one consumer warpgroup, each wgmma m64 of w's rows by N =
+/// `rows` of x's), for batches of at most `rows` rows: a 64-row tile
+/// multiplies and loads past the batch's rows, and at 1 to 32 rows by 8192
+/// columns 16- and 32-row tiles took 0.67-0.83x its time, cuBLAS's in
+/// bf16 and 0.75-0.9x it in tf32 (docs/benchmarks.md, run 39). Their
+/// 10-12 KiB stages take the deepest ring. Not for 3xTF32 or ping-pong
+/// configs (operands = w_x is the cooperative tf32, bf16 and f16
+/// kernel's).
+static std::optional<Tiling> getSwappedSmallBatchTiling(GemmConfigAttr config,
+                                                        int64_t rows) {
+  if (!config.isWgmma() || config.isWgmmaSplit() || config.isPingpong())
+    return std::nullopt;
+  return Tiling{rows, 64, 4, 1, /*maxStages=*/16, /*swapped=*/true};
 }
 
 /// The next narrower tiling of `config`, each measured faster where the
@@ -270,8 +288,11 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
               [&] { return op.emitOpError(); }, op.getContext(),
               wider.getBackend(), wider.getMma(), tiling.blockM,
               tiling.blockN, tiling.warpsM, tiling.warpsN, stageCount,
-              wider.getGroupM(), wider.getSchedule(),
-              /*clusterM=*/int64_t(1), wider.getOperands());
+              wider.getGroupM(),
+              tiling.swapped ? WgmmaSchedule::cooperative
+                             : wider.getSchedule(),
+              /*clusterM=*/int64_t(1),
+              tiling.swapped ? WgmmaOperands::w_x : wider.getOperands());
         });
   };
   GemmConfigAttr wider = config;
@@ -309,6 +330,19 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
       entries.insert(entries.begin(),
                      BatchGemmConfigAttr::get(op.getContext(), 64,
                                               halfRowConfig));
+  // Batches of at most 32 and 16 rows, where their tiles fit the GPU in
+  // one wave (at 16384 columns, two waves, they measured within 3% of the
+  // 64-row tiles, either way). Swapped operands take no epilogue row
+  // operands.
+  if (splitRows && !entries.empty() && op.getEpilogueRows().empty())
+    for (int64_t rows : {32, 16})
+      if (std::optional<Tiling> swapped =
+              getSwappedSmallBatchTiling(wider, rows);
+          swapped && llvm::divideCeil(n, swapped->blockN) <= chip.smCount)
+        if (GemmConfigAttr swappedConfig = buildTiling(wider, *swapped))
+          entries.insert(entries.begin(),
+                         BatchGemmConfigAttr::get(op.getContext(), rows,
+                                                  swappedConfig));
   return entries;
 }
 
