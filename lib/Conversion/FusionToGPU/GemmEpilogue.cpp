@@ -210,9 +210,8 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
                          (elementBytes(elementType) == 4 || c.isWgmma());
   // Runs that go down a column (operands = w_x) share its constants.
   bool down = c.swapsOperands();
-  assert((!down || (!staged && !p.batchNorm && args.rowOperands.empty() &&
-                    p.rowReductions.empty())) &&
-         "operands = w_x: no staged tile, row operands or reductions");
+  assert((!down || (!staged && !p.batchNorm && p.rowReductions.empty())) &&
+         "operands = w_x: no staged tile or reductions");
   auto columnOf = [&](const AccumulatorRun &run, size_t j) {
     return run.column + (down ? 0 : static_cast<int64_t>(j));
   };
@@ -313,7 +312,25 @@ GemmEpilogueEmitter::loadRowOperands(Value row, Value column, int64_t width,
   if (args.rowOperands.empty())
     return values;
   // Rows and columns past the matrix (a ragged last tile) read its last
-  // elements instead: their results are never stored.
+  // elements instead: their results are never stored. A run down a column
+  // (operands = w_x) loads an element a row, each alone: the swapped tiles
+  // take small batches, whose row operands are small.
+  if (c.swapsOperands()) {
+    Value lastColumn = idx(p.n - 1);
+    Value globalColumn =
+        arith::MinUIOp::create(b, loc, add(t.columnBase, column), lastColumn);
+    for (auto [operand, groups] : llvm::zip(args.rowOperands, p.rowGroups)) {
+      Value group = div(globalColumn, p.n / groups);
+      for (int64_t j = 0; j < width; ++j) {
+        Value rowOfElement = arith::MinUIOp::create(
+            b, loc, add(t.rowBase, add(row, j)),
+            arith::SubIOp::create(b, loc, t.rows, idx(1)));
+        values[j].push_back(widen(memref::LoadOp::create(
+            b, loc, operand, ValueRange{rowOfElement, group})));
+      }
+    }
+    return values;
+  }
   Value globalRow =
       arith::MinUIOp::create(b, loc, add(t.rowBase, row),
                              arith::SubIOp::create(b, loc, t.rows, idx(1)));

@@ -107,12 +107,15 @@ constexpr int32_t kTf32HighBits = static_cast<int32_t>(0xffffe000u);
 /// (docs/benchmarks.md, run 29). Column tiles that N fills, 16-bit types:
 /// the values stay in registers through the main loop, and f32's (blockN / 2
 /// a thread) would not fit beside the accumulators; f32 x comes through the
-/// ring after the K slices instead (residualThroughRing).
+/// ring after the K slices instead (residualThroughRing). Not with swapped
+/// operands, whose accumulators hold the tile transposed (small batches:
+/// their row operands are loaded element by element).
 bool takesRowOperandFromRing(const GemmKernelProblem &p) {
   GemmConfigAttr c = p.config;
   int64_t tileK = kGemmRowBytes / elementBytes(p.elementType);
   return p.inputRowOperand && elementBytes(p.elementType) == 2 && p.n == p.k &&
-         p.n % c.getBlockN() == 0 && c.getBlockN() % tileK == 0;
+         !c.swapsOperands() && p.n % c.getBlockN() == 0 &&
+         c.getBlockN() % tileK == 0;
 }
 
 /// The row operand, an [M, N] matrix (x too, where N = K but
@@ -130,8 +133,9 @@ bool takesRowOperandFromRing(const GemmKernelProblem &p) {
 std::optional<unsigned> residualThroughRing(const GemmKernelProblem &p) {
   GemmConfigAttr c = p.config;
   int64_t tileK = kGemmRowBytes / elementBytes(p.elementType);
-  if (c.isPingpong() || c.isClustered() || p.readsStagedTile() ||
-      takesRowOperandFromRing(p) || p.n % 8 != 0 || c.getBlockN() % tileK != 0)
+  if (c.isPingpong() || c.isClustered() || c.swapsOperands() ||
+      p.readsStagedTile() || takesRowOperandFromRing(p) || p.n % 8 != 0 ||
+      c.getBlockN() % tileK != 0)
     return std::nullopt;
   for (auto [operand, groups] : llvm::enumerate(p.rowGroups))
     if (groups == p.n)

@@ -518,15 +518,3 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
 
-// -----
-
-// The swapped accumulators take no row operands.
-func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %r: tensor<?x48xbf16>) -> tensor<?x48xbf16> {
-  // expected-error @+1 {{a wgmma kernel with operands = w_x takes no epilogue row operands, got 1}}
-  %0 = fusion.fused_linear %x, %w epilogue rows(%r) {
-  ^bb0(%acc: f32, %res: f32):
-    %s = arith.addf %acc, %res : f32
-    fusion.yield %s : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>, tensor<?x48xbf16>) -> tensor<?x48xbf16>
-  return %0 : tensor<?x48xbf16>
-}

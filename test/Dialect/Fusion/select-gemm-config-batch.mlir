@@ -7,7 +7,7 @@
 // columns (neither for batch norms or tile reductions); batches up to 32
 // and 16 rows wgmma tiles of 32 and 16 rows by 64 of w's with swapped
 // operands, where those fit the GPU in one wave (not for batch norms, tile
-// reductions, epilogue row operands or 3xTF32); wgmma's with rings as deep
+// reductions or 3xTF32); wgmma's with rings as deep
 // as shared memory holds, up to 8 stages of 128-row tiles, 12 of 64x64 and
 // 16 of the swapped ones (a small batch's main loop waits on its loads); a
 // static batch takes the fitting config itself.
@@ -63,10 +63,9 @@
 // WGMMA: tile = 64x64, warps = 4x1
 // WGMMA-LABEL: func.func @static_16
 // WGMMA: tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x
-// A residual (an epilogue row operand) keeps x_w tiles: 64x64 from 1 row.
+// A residual (an epilogue row operand) takes them too.
 // WGMMA-LABEL: func.func @residual_4096
-// WGMMA-NOT: w_x
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>,
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = bf16, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = bf16, tile = 32x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>,
 // WGMMA-LABEL: func.func @fp32_4096
 // WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, {{.*}}>>]
 // WGMMA-LABEL: func.func @batch_norm_4096

@@ -177,10 +177,6 @@ LogicalResult mlir::fusion::verifyGemmConfig(FusedLinearOp op, GemmConfigAttr co
            << stringifyMmaKind(*config.getMma()) << " does not compute "
            << elementType << " tensors in " << stringifyPrecision(precision)
            << " precision (that is " << stringifyMmaKind(required) << ")";
-  if (config.swapsOperands() && !op.getEpilogueRows().empty())
-    return op.emitOpError("a wgmma kernel with operands = w_x takes no "
-                          "epilogue row operands, got ")
-           << op.getEpilogueRows().size();
   int64_t k = op.getWeight().getType().getDimSize(1);
   if (config.isWgmma() && !hasChunkAlignedRows(elementType, k))
     return op.emitOpError("a wgmma GEMM loads rows of x and w with TMA, "

@@ -145,11 +145,11 @@ static std::optional<Tiling> getHalfRowTiling(GemmConfigAttr config) {
 /// operands (one consumer warpgroup, each wgmma m64 of w's rows by N =
 /// `rows` of x's), for batches of at most `rows` rows: a 64-row tile
 /// multiplies and loads past the batch's rows, and at 1 to 32 rows by 8192
-/// columns 16- and 32-row tiles took 0.67-0.83x its time, cuBLAS's in
-/// bf16 and 0.75-0.9x it in tf32 (docs/benchmarks.md, run 39). Their
+/// columns the whole op took 0.66-0.85x its time: cuBLAS's GEMM's in bf16,
+/// 0.73-0.83x it in tf32 (docs/benchmarks.md, run 39). Their
 /// 10-12 KiB stages take the deepest ring. Not for 3xTF32 or ping-pong
 /// configs (operands = w_x is the cooperative tf32, bf16 and f16
-/// kernel's).
+/// kernel's). Epilogue row operands are loaded an element at a time.
 static std::optional<Tiling> getSwappedSmallBatchTiling(GemmConfigAttr config,
                                                         int64_t rows) {
   if (!config.isWgmma() || config.isWgmmaSplit() || config.isPingpong())
@@ -332,9 +332,8 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
                                               halfRowConfig));
   // Batches of at most 32 and 16 rows, where their tiles fit the GPU in
   // one wave (at 16384 columns, two waves, they measured within 3% of the
-  // 64-row tiles, either way). Swapped operands take no epilogue row
-  // operands.
-  if (splitRows && !entries.empty() && op.getEpilogueRows().empty())
+  // 64-row tiles, either way).
+  if (splitRows && !entries.empty())
     for (int64_t rows : {32, 16})
       if (std::optional<Tiling> swapped =
               getSwappedSmallBatchTiling(wider, rows);
