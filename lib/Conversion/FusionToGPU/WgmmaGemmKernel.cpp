@@ -1111,7 +1111,10 @@ Value WgmmaGemmEmitter::emitMainLoop(
   // A ping-pong consumer multiplies alone: two stages in flight keep more
   // work queued for the tensor cores between its stages (run 22: 1-4%
   // faster over the workloads; tf32 epilogues up to 10%, bf16 ones within
-  // the noise); the cooperative consumers fill each other's gaps.
+  // the noise); so does the one consumer warpgroup of a small batch's
+  // tiles (run 39: within 2% of one stage, the loads bound them; its
+  // swapped tiles were measured with two); two cooperative consumers fill
+  // each other's gaps.
   int64_t inFlight = c.isPingpong() || warpgroups == 1 ? 2 : 1;
   Value firstParity = parityOf(div(firstSlice, c.getStages()));
   // One K slice: (accumulators, stage, parity) to the next's;

@@ -4,7 +4,9 @@
 // rows, 64-row tiles of one consumer warpgroup (a block of 256 threads,
 // m64n64k16 wgmmas, the f32 output's tf32 m64n64k8 and 3xTF32's three
 // products of each); above them the 128-row tiles of two (384 threads).
-// None spills (ptxas), 3xTF32's second accumulator set included.
+// None spills (ptxas), 3xTF32's second accumulator set included. A
+// consumer warpgroup that multiplies alone keeps two stages of wgmmas in
+// flight (wait_group 2 in the main loop), two cooperative ones one.
 // REQUIRES: cuda-toolkit
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma -o %t/bf16.ptx
@@ -21,6 +23,7 @@
 // BF16: .maxntid 256, 1, 1
 // BF16-NOT: .entry
 // BF16: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16
+// BF16: wgmma.wait_group.sync.aligned 2;
 // BF16-LABEL: .entry bf16_0_gemm_rows_le_32(
 // BF16: .maxntid 256, 1, 1
 // BF16-NOT: .entry
@@ -31,6 +34,8 @@
 // BF16: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // BF16-LABEL: .entry bf16_0_gemm_rows_le_128(
 // BF16: .maxntid 384, 1, 1
+// BF16-NOT: wgmma.wait_group.sync.aligned 2;
+// BF16: wgmma.wait_group.sync.aligned 1;
 // TF32-LABEL: .entry f32_0_gemm_rows_le_16(
 // TF32: .maxntid 256, 1, 1
 // TF32-NOT: .entry
