@@ -6,8 +6,8 @@
 // and batches up to 64 rows 64-row tiles of the narrowest config's
 // columns (neither for batch norms or tile reductions); batches up to 32
 // and 16 rows wgmma tiles of 32 and 16 rows by 64 of w's with swapped
-// operands, where those fit the GPU in one wave (not for batch norms, tile
-// reductions or 3xTF32); wgmma's with rings as deep
+// operands where those fit the GPU in one wave, else up to 32 rows 32x128
+// where those do (not for batch norms, tile reductions or 3xTF32); wgmma's with rings as deep
 // as shared memory holds, up to 8 stages of 128-row tiles, 12 of 64x64 and
 // 16 of the swapped ones (a small batch's main loop waits on its loads); a
 // static batch takes the fitting config itself.
@@ -18,9 +18,10 @@
 
 // 64 tiles of 128x256 at batch 128: 128 of 128x128; twice as many would
 // not fit in one wave. Up to 64 rows, 64-row tiles of the narrowest
-// columns: 64x128. 256 swapped tiles of 64 columns would take two waves.
+// columns: 64x128. 256 swapped tiles of 64 columns would take two waves:
+// batches up to 32 rows take swapped 32x128 tiles (11 stages of 20 KiB).
 // WGMMA-LABEL: func.func @bf16_16384
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x128, warps = 4x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = bf16, tile = 32x128, warps = 4x1, stages = 11, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x128, warps = 4x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
 // WGMMA-SAME: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>
 // Two steps: 64 columns up to 128 rows, 128 up to 256; 64x64 up to 64.
 // WGMMA-LABEL: func.func @tf32_8192

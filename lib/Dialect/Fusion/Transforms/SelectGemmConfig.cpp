@@ -141,20 +141,21 @@ static std::optional<Tiling> getHalfRowTiling(GemmConfigAttr config) {
                 /*maxStages=*/blockN == 64 ? 12 : 8};
 }
 
-/// Tiles of `rows` (16 or 32) batch rows by 64 of w's, with swapped
-/// operands (one consumer warpgroup, each wgmma m64 of w's rows by N =
-/// `rows` of x's), for batches of at most `rows` rows: a 64-row tile
-/// multiplies and loads past the batch's rows, and at 1 to 32 rows by 8192
-/// columns the whole op took 0.66-0.85x its time: cuBLAS's GEMM's in bf16,
-/// 0.73-0.83x it in tf32 (docs/benchmarks.md, run 39). Their
-/// 10-12 KiB stages take the deepest ring. Not for 3xTF32 or ping-pong
-/// configs (operands = w_x is the cooperative tf32, bf16 and f16
+/// Tiles of `rows` (16 or 32) batch rows by `blockN` (64 or 128) of w's,
+/// with swapped operands (one consumer warpgroup, each wgmma m64 of w's
+/// rows by N = `rows` of x's), for batches of at most `rows` rows: a
+/// 64-row tile multiplies and loads past the batch's rows, and at 1 to 32
+/// rows by 8192 columns the whole op took 0.66-0.85x its time: cuBLAS's
+/// GEMM's in bf16, 0.73-0.83x it in tf32 (docs/benchmarks.md, run 39).
+/// Their 10-20 KiB stages take the deepest ring. Not for 3xTF32 or
+/// ping-pong configs (operands = w_x is the cooperative tf32, bf16 and f16
 /// kernel's). Epilogue row operands are loaded an element at a time.
 static std::optional<Tiling> getSwappedSmallBatchTiling(GemmConfigAttr config,
-                                                        int64_t rows) {
+                                                        int64_t rows,
+                                                        int64_t blockN) {
   if (!config.isWgmma() || config.isWgmmaSplit() || config.isPingpong())
     return std::nullopt;
-  return Tiling{rows, 64, 4, 1, /*maxStages=*/16, /*swapped=*/true};
+  return Tiling{rows, blockN, 4, 1, /*maxStages=*/16, /*swapped=*/true};
 }
 
 /// The next narrower tiling of `config`, each measured faster where the
@@ -330,18 +331,28 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
       entries.insert(entries.begin(),
                      BatchGemmConfigAttr::get(op.getContext(), 64,
                                               halfRowConfig));
-  // Batches of at most 32 and 16 rows, where their tiles fit the GPU in
-  // one wave (at 16384 columns, two waves, they measured within 3% of the
-  // 64-row tiles, either way).
-  if (splitRows && !entries.empty())
-    for (int64_t rows : {32, 16})
+  // Batches of at most 32 and 16 rows take swapped tiles of 64 of w's rows
+  // where those fit the GPU in one wave; else batches of at most 32 take
+  // tiles of 128 where those do (run 39, 16384 columns: 16- and 32-row
+  // tiles of 64, two waves, within 3% of 64-row tiles either way; 32x128
+  // 0.87-0.98x their time, 16x128 no faster than 32x128).
+  if (splitRows && !entries.empty()) {
+    SmallVector<int64_t, 2> swappedRows;
+    int64_t swappedN = 64;
+    if (llvm::divideCeil(n, 64) <= chip.smCount) {
+      swappedRows = {32, 16};
+    } else if (llvm::divideCeil(n, 128) <= chip.smCount) {
+      swappedRows = {32};
+      swappedN = 128;
+    }
+    for (int64_t rows : swappedRows)
       if (std::optional<Tiling> swapped =
-              getSwappedSmallBatchTiling(wider, rows);
-          swapped && llvm::divideCeil(n, swapped->blockN) <= chip.smCount)
+              getSwappedSmallBatchTiling(wider, rows, swappedN))
         if (GemmConfigAttr swappedConfig = buildTiling(wider, *swapped))
           entries.insert(entries.begin(),
                          BatchGemmConfigAttr::get(op.getContext(), rows,
                                                   swappedConfig));
+  }
   return entries;
 }
 
