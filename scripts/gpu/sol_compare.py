@@ -10,6 +10,8 @@ flushed before each kernel as ncu does by default.
       kernel's duration, SM, L2 and DRAM throughput, and bytes moved.
   sol_compare.py --target LIBRARY ENTRY M PRECISION   (what ncu runs)
 """
+import csv
+import pathlib
 import subprocess
 import sys
 
@@ -18,12 +20,14 @@ import torch
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from run_once import prepare  # noqa
 
-METRICS = ["gpu__time_duration.sum",
-           "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-           "lts__throughput.avg.pct_of_peak_sustained_elapsed",
-           "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-           "lts__t_bytes.sum", "dram__bytes_read.sum",
-           "launch__grid_size"]
+# The metrics printed, by the short names of the table's header.
+METRICS = {"us": "gpu__time_duration.sum",
+           "SM %": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+           "L2 %": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+           "DRAM %": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+           "L2 bytes": "lts__t_bytes.sum",
+           "DRAM bytes read": "dram__bytes_read.sum",
+           "blocks": "launch__grid_size"}
 
 
 def target(library, entry, m, precision):
@@ -46,27 +50,25 @@ def main(argv):
         target(*argv[1:5])
         return 0
     library, entry, m, precision, out = argv[:5]
-    subprocess.run(["mkdir", "-p", out], check=True)
+    pathlib.Path(out).mkdir(parents=True, exist_ok=True)
     report = f"{out}/{entry}_{m}_{precision}"
     ncu = ["ncu", "--profile-from-start", "off", "-f", "-o", report,
            "--section", "SpeedOfLight", "--section", "MemoryWorkloadAnalysis",
-           "--section", "LaunchStats", "--metrics", ",".join(METRICS),
+           "--section", "LaunchStats", "--metrics", ",".join(METRICS.values()),
            sys.executable, __file__, "--target", library, entry, m, precision]
     subprocess.run(ncu, check=True, stdout=subprocess.DEVNULL)
     with open(f"{report}.txt", "w") as details:
         subprocess.run(["ncu", "-i", f"{report}.ncu-rep", "--page",
                         "details"], check=True, stdout=details)
     raw = subprocess.run(["ncu", "-i", f"{report}.ncu-rep", "--page", "raw",
-                          "--csv", "--metrics", ",".join(METRICS)],
+                          "--csv", "--metrics", ",".join(METRICS.values())],
                          check=True, capture_output=True, text=True).stdout
-    lines = raw.strip().splitlines()
-    header = [h.strip('"') for h in lines[0].split('","')]
-    print(f"# {entry} M={m} {precision}: " + ", ".join(
-        name.split("__")[1].split(".")[0] for name in METRICS))
-    for line in lines[2:]:
-        cells = dict(zip(header, (c.strip('"') for c in line.split('","'))))
-        print(f"  {cells.get('Kernel Name', '?')[:48]}: "
-              + ", ".join(cells.get(name, "?") for name in METRICS))
+    # A header row, a units row, then a row per kernel.
+    rows = list(csv.DictReader(raw.strip().splitlines()))[1:]
+    print(f"# {entry} M={m} {precision}: kernel: " + ", ".join(METRICS))
+    for row in rows:
+        print(f"  {row.get('Kernel Name', '?')[:48]}: "
+              + ", ".join(row.get(name, "?") for name in METRICS.values()))
     return 0
 
 

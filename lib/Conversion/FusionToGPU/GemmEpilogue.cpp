@@ -312,19 +312,19 @@ GemmEpilogueEmitter::loadRowOperands(Value row, Value column, int64_t width,
   if (args.rowOperands.empty())
     return values;
   // Rows and columns past the matrix (a ragged last tile) read its last
-  // elements instead: their results are never stored. A run down a column
-  // (operands = w_x) loads an element a row, each alone: the swapped tiles
-  // take small batches, whose row operands are small.
+  // elements instead: their results are never stored.
+  Value lastRow = arith::SubIOp::create(b, loc, t.rows, idx(1));
+  // A run down a column (operands = w_x) loads an element a row, each
+  // alone: the swapped tiles take small batches, whose row operands are
+  // small.
   if (c.swapsOperands()) {
-    Value lastColumn = idx(p.n - 1);
     Value globalColumn =
-        arith::MinUIOp::create(b, loc, add(t.columnBase, column), lastColumn);
+        arith::MinUIOp::create(b, loc, add(t.columnBase, column), idx(p.n - 1));
     for (auto [operand, groups] : llvm::zip(args.rowOperands, p.rowGroups)) {
       Value group = div(globalColumn, p.n / groups);
       for (int64_t j = 0; j < width; ++j) {
-        Value rowOfElement = arith::MinUIOp::create(
-            b, loc, add(t.rowBase, add(row, j)),
-            arith::SubIOp::create(b, loc, t.rows, idx(1)));
+        Value rowOfElement =
+            arith::MinUIOp::create(b, loc, add(t.rowBase, add(row, j)), lastRow);
         values[j].push_back(widen(memref::LoadOp::create(
             b, loc, operand, ValueRange{rowOfElement, group})));
       }
@@ -332,8 +332,7 @@ GemmEpilogueEmitter::loadRowOperands(Value row, Value column, int64_t width,
     return values;
   }
   Value globalRow =
-      arith::MinUIOp::create(b, loc, add(t.rowBase, row),
-                             arith::SubIOp::create(b, loc, t.rows, idx(1)));
+      arith::MinUIOp::create(b, loc, add(t.rowBase, row), lastRow);
   Value globalColumn = add(t.columnBase, column);
   for (auto [index, operandAndGroups] :
        llvm::enumerate(llvm::zip(args.rowOperands, p.rowGroups))) {

@@ -12,13 +12,13 @@
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
 // The first run's two rows of one column: the column clamped to N - 1, each
 // row to M - 1.
+// CHECK: %[[LAST:.*]] = arith.subi %{{.*}}, %c1{{.*}} : index
 // CHECK: %[[COLUMN:.*]] = arith.minui %{{.*}}, %c127 : index
 // CHECK: %[[GROUP:.*]] = arith.divui %[[COLUMN]], %c1{{.*}} : index
-// CHECK: %[[LAST:.*]] = arith.subi %{{.*}}, %c1{{.*}} : index
 // CHECK: %[[ROW0:.*]] = arith.minui %{{.*}}, %[[LAST]] : index
 // CHECK: %[[R0:.*]] = memref.load %[[RES]][%[[ROW0]], %[[GROUP]]] : memref<?x128xbf16>
 // CHECK-NEXT: %[[V0:.*]] = arith.extf %[[R0]] : bf16 to f32
-// CHECK: %[[ROW1:.*]] = arith.minui %{{.*}}, %{{.*}} : index
+// CHECK: %[[ROW1:.*]] = arith.minui %{{.*}}, %[[LAST]] : index
 // CHECK: %[[R1:.*]] = memref.load %[[RES]][%[[ROW1]], %[[GROUP]]] : memref<?x128xbf16>
 // CHECK-NEXT: %[[V1:.*]] = arith.extf %[[R1]] : bf16 to f32
 // CHECK: arith.addf %{{.*}}, %[[V0]] : f32

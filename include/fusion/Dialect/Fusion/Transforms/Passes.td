@@ -348,8 +348,12 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     blocks of 2x2 warps), twice as many blocks that still fit the GPU at
     once; and batches up to 64 rows, which would leave half of a 128-row
     tile empty, 64-row tiles of the narrowest config's columns (no batch
-    norm or tile reductions). wgmma's narrower tiles take rings as deep as
-    shared memory holds, up to 8 stages of 128-row tiles and 12 of 64x64:
+    norm or tile reductions); batches up to 32 and 16 rows tiles of 32 and
+    16 rows by 64 of w's with swapped operands (`operands = w_x`: each
+    wgmma's N is the batch's rows) where those fit one wave, else up to 32
+    rows 32x128 where those do (no batch norm, tile reductions or 3xTF32).
+    wgmma's narrower tiles take rings as deep as shared memory holds, up
+    to 8 stages of 128-row tiles, 12 of 64x64 and 16 of the swapped ones:
     a small batch's main loop waits on its loads. The lowering launches the first entry
     whose `max_rows` the batch fits, the op's config above them. An op of
     static batch gets the fitting config as its `fusion.gemm_config`
