@@ -216,8 +216,13 @@ private:
   /// `after` (or null): an elementwise op of the batch-norm stage's output
   /// computed by its normalizing pass.
   void emitFusedLinear(FusedLinearOp op, ElementwiseOpInterface after);
+  /// `op` through a generated GEMM kernel: that of the first of
+  /// `batchConfigs` the batch fits, else `config`'s.
   void emitTiledFusedLinear(FusedLinearOp op, GemmConfigAttr config,
+                            ArrayRef<BatchGemmConfigAttr> batchConfigs,
                             ElementwiseOpInterface after);
+  /// `op` through cuBLASLt's GEMM and the epilogue's kernels.
+  void emitCublasFusedLinear(FusedLinearOp op, ElementwiseOpInterface after);
   /// The generated GEMM kernel of `problem` (its config's backend).
   Kernel buildGemmKernel(FusedLinearOp op, const GemmKernelProblem &problem,
                          StringRef kind);
@@ -618,9 +623,9 @@ HostEmitter::takeNormalizedEpilogue(Operation *op, Block::iterator &next,
   return after;
 }
 
-void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
-                                       GemmConfigAttr config,
-                                       ElementwiseOpInterface after) {
+void HostEmitter::emitTiledFusedLinear(
+    FusedLinearOp op, GemmConfigAttr config,
+    ArrayRef<BatchGemmConfigAttr> batchConfigs, ElementwiseOpInterface after) {
   RankedTensorType weightType = tensorType(op.getWeight());
   GemmKernelProblem problem;
   problem.elementType = weightType.getElementType();
@@ -701,16 +706,16 @@ void HostEmitter::emitTiledFusedLinear(FusedLinearOp op,
   // The kernel of the first batch config the call's batch fits, the op's
   // config's above them all.
   // Batches the kernel above finishes never come here.
-  SmallVector<BatchGemmConfigAttr> batchConfigs = llvm::to_vector(
-      llvm::make_filter_range(batchGemmConfigsOf(op), [&](auto entry) {
+  auto generalBatchConfigs =
+      llvm::make_filter_range(batchConfigs, [&](auto entry) {
         return !done || entry.getMaxRows() > epilogueBatchNorm.getMaxRows();
-      }));
+      });
   Block *launched = nullptr;
-  if (!batchConfigs.empty()) {
+  if (!generalBatchConfigs.empty()) {
     OpBuilder::InsertionGuard guard(b);
     launched = b.createBlock(b.getBlock()->getParent());
   }
-  for (BatchGemmConfigAttr entry : batchConfigs) {
+  for (BatchGemmConfigAttr entry : generalBatchConfigs) {
     Value fits = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ule, x.rows,
                                       c64(entry.getMaxRows()));
     Block *test = b.getBlock();
@@ -810,8 +815,36 @@ Kernel HostEmitter::buildGemmKernel(FusedLinearOp op,
 void HostEmitter::emitFusedLinear(FusedLinearOp op,
                                   ElementwiseOpInterface after) {
   GemmConfigAttr config = getConfig(op);
+  SmallVector<BatchGemmConfigAttr> batchConfigs = batchGemmConfigsOf(op);
   if (config.isGenerated())
-    return emitTiledFusedLinear(op, config, after);
+    return emitTiledFusedLinear(op, config, batchConfigs, after);
+  if (batchConfigs.empty())
+    return emitCublasFusedLinear(op, after);
+  // Batches up to the last batch config's rows take the generated kernels,
+  // larger ones cuBLASLt's GEMM: both write the op's output.
+  Value small =
+      LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ule,
+                           buffers.lookup(op.getInput()).rows,
+                           c64(batchConfigs.back().getMaxRows()));
+  Block *test = b.getBlock();
+  Block *generated = b.createBlock(test->getParent());
+  Block *cublas = b.createBlock(test->getParent());
+  Block *done = b.createBlock(test->getParent());
+  b.setInsertionPointToEnd(test);
+  LLVM::CondBrOp::create(b, loc, small, generated, ValueRange{}, cublas,
+                         ValueRange{});
+  b.setInsertionPointToStart(generated);
+  emitTiledFusedLinear(op, batchConfigs.back().getConfig(),
+                       ArrayRef(batchConfigs).drop_back(), after);
+  LLVM::BrOp::create(b, loc, ValueRange{}, done);
+  b.setInsertionPointToStart(cublas);
+  emitCublasFusedLinear(op, after);
+  LLVM::BrOp::create(b, loc, ValueRange{}, done);
+  b.setInsertionPointToStart(done);
+}
+
+void HostEmitter::emitCublasFusedLinear(FusedLinearOp op,
+                                        ElementwiseOpInterface after) {
   Buffer x = buffers.lookup(op.getInput());
   Buffer out = buffers.lookup(op.getResult());
   RankedTensorType weightType = tensorType(op.getWeight());
@@ -1211,6 +1244,8 @@ struct ConvertFusionToGPUPass
     module.walk([&](FusedLinearOp op) {
       if (GemmConfigAttr config = getConfig(op); config && config.isWgmma())
         archSpecific = true;
+      for (BatchGemmConfigAttr entry : batchGemmConfigsOf(op))
+        archSpecific |= entry.getConfig().isWgmma();
     });
     std::string chipName = stringifyChip(chip.getChip()).str();
     auto target = NVVM::NVVMTargetAttr::get(

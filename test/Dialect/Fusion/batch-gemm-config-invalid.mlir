@@ -39,8 +39,20 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf1
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  // expected-error @-3 {{batch GEMM configs need a generated GEMM config}}
+  // expected-error @-3 {{batch GEMM configs need a GEMM config}}
   } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>]} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+// A cuBLASLt op's batch configs are of one generated backend.
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{the batch GEMM config for up to 128 rows must keep the first batch config's wgmma backend, not mma_sync}}
+  } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x128, warps = 4x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<mma_sync, mma = bf16, tile = 128x128, warps = 2x2, stages = 4, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<cublaslt>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
   return %0 : tensor<?x512xbf16>
 }
 
@@ -50,8 +62,20 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf1
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  // expected-error @-3 {{batch GEMM configs need a generated GEMM config}}
-  } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<cublaslt>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  // expected-error @-3 {{batch GEMM configs of a cublaslt op with a batch norm stage: cuBLASLt's path and the generated kernels compute its moments in different kernels}}
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01> {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<cublaslt>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+// An entry of a cuBLASLt op verifies as the op's own config would.
+func.func @f(%x: tensor<?x36xbf16>, %w: tensor<512x36xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{a wgmma GEMM loads rows of x and w with TMA, whose rows must be multiples of 16 bytes; K = 36 of 'bf16' is not}}
+  } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<cublaslt>} : (tensor<?x36xbf16>, tensor<512x36xbf16>) -> tensor<?x512xbf16>
   return %0 : tensor<?x512xbf16>
 }
 

@@ -491,20 +491,35 @@ LogicalResult mlir::fusion::verifyBatchGemmConfigs(FusedLinearOp op,
                                                    GemmConfigAttr config,
                                                    TileReductionsAttr tiles,
                                                    ArrayAttr batchConfigs) {
-  if (!config || !config.isGenerated())
-    return op.emitOpError("batch GEMM configs need a generated GEMM config");
+  if (!config)
+    return op.emitOpError("batch GEMM configs need a GEMM config");
+  auto entries = batchConfigs.getAsRange<BatchGemmConfigAttr>();
+  // An op of cuBLASLt's GEMM may give small batches one generated backend's
+  // kernels (the host branches on the batch between them), where both
+  // write the same output: no batch norm, whose moments the two paths
+  // compute in different kernels and workspaces.
+  bool branchesBackends = !config.isGenerated();
+  if (branchesBackends && op.getBatchNormAttr())
+    return op.emitOpError("batch GEMM configs of a ")
+           << stringifyGemmBackend(config.getBackend())
+           << " op with a batch norm stage: cuBLASLt's path and the "
+              "generated kernels compute its moments in different kernels";
+  GemmBackend backend = branchesBackends && !entries.empty()
+                            ? (*entries.begin()).getConfig().getBackend()
+                            : config.getBackend();
   int64_t previousRows = 0;
-  for (auto entry : batchConfigs.getAsRange<BatchGemmConfigAttr>()) {
+  for (auto entry : entries) {
     GemmConfigAttr batchConfig = entry.getConfig();
     if (entry.getMaxRows() <= previousRows)
       return op.emitOpError("batch GEMM configs must be in increasing "
                             "max_rows, got ")
              << entry.getMaxRows() << " after " << previousRows;
     previousRows = entry.getMaxRows();
-    if (batchConfig.getBackend() != config.getBackend())
+    if (batchConfig.getBackend() != backend)
       return op.emitOpError("the batch GEMM config for up to ")
-             << entry.getMaxRows() << " rows must keep the op config's "
-             << stringifyGemmBackend(config.getBackend()) << " backend, not "
+             << entry.getMaxRows() << " rows must keep the "
+             << (branchesBackends ? "first batch config's " : "op config's ")
+             << stringifyGemmBackend(backend) << " backend, not "
              << stringifyGemmBackend(batchConfig.getBackend());
     // A batch norm's moments come in chunks of the op config's block rows;
     // tile reductions keep them too (their kernels are not checked on the

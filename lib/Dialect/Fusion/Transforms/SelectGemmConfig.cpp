@@ -30,9 +30,13 @@ struct SelectGemmConfigPass
 private:
   /// The backend `strategy` gives `op` on `chip`.
   GemmBackend selectBackend(FusedLinearOp op, const ChipInfo &chip) const;
-  /// The config of `op`, the heuristic tiling with the options' overrides,
-  /// or null after a diagnostic.
-  GemmConfigAttr selectConfig(FusedLinearOp op, const ChipInfo &chip) const;
+  /// The config of `op` in `backend`, the heuristic tiling with the
+  /// options' overrides, or null after a diagnostic.
+  GemmConfigAttr selectConfig(FusedLinearOp op, const ChipInfo &chip,
+                              GemmBackend backend) const;
+  /// Whether `auto` gives `op` the wgmma kernels for small batches beside
+  /// cuBLASLt's GEMM for the others.
+  bool takesWgmmaForSmallBatches(FusedLinearOp op, const ChipInfo &chip) const;
   /// Narrower tilings of the generated `config` for batches whose tiles of
   /// `config` would leave more than half of the chip's SMs idle, in
   /// increasing max_rows; each reduces `tileSpan`'s spans (if any).
@@ -49,6 +53,14 @@ static int64_t getWgmmaBlockN(MmaKind mma, int64_t n) {
   return mma == MmaKind::tf32x3 || n <= 128 ? 128 : 256;
 }
 
+/// The width of `op`'s wgmma tiles.
+static int64_t getWgmmaBlockN(FusedLinearOp op) {
+  auto weightType = op.getWeight().getType();
+  return getWgmmaBlockN(getRequiredMmaKind(weightType.getElementType(),
+                                           op.getComputePrecision()),
+                        weightType.getDimSize(0));
+}
+
 /// Whether reductions read `op`'s output after it is written: a GEMM of
 /// tiles `blockN` wide does not take them all from its tiles.
 static bool isWrittenForReductions(FusedLinearOp op, int64_t blockN) {
@@ -59,52 +71,80 @@ static bool isWrittenForReductions(FusedLinearOp op, int64_t blockN) {
   return !tiles || tiles->plan.readsMatrix;
 }
 
+/// Whether `op` computes f32 tensors in fp32.
+static bool isFp32(FusedLinearOp op) {
+  return op.getWeight().getType().getElementType().isF32() &&
+         op.getComputePrecision() == Precision::fp32;
+}
+
+/// Whether the wgmma kernel computes `op` on `chip`: its MMA kind, and K
+/// rows of whole 16-byte chunks (TMA's strides).
+static bool wgmmaComputes(FusedLinearOp op, const ChipInfo &chip) {
+  Type elementType = op.getWeight().getType().getElementType();
+  return chip.hasWgmma &&
+         isWgmmaKind(
+             getRequiredMmaKind(elementType, op.getComputePrecision())) &&
+         hasChunkAlignedRows(elementType,
+                             op.getWeight().getType().getDimSize(1));
+}
+
+/// Whether `auto` weighs the wgmma kernel against cuBLASLt's GEMM for `op`
+/// (3xTF32 takes it wherever it computes: about 2x cuBLAS's SGEMM): K rows
+/// of whole 128-byte lines, since TMA's loads of others take two L2
+/// requests a row (the bf16 GEMM at K = N = 1000 and 2056 measured 1.4-1.9x
+/// cuBLAS's; docs/benchmarks.md, runs 34, 35).
+static bool isWgmmaCandidate(FusedLinearOp op, const ChipInfo &chip,
+                             Fp32Math fp32Math) {
+  bool fp32 = isFp32(op);
+  if (!wgmmaComputes(op, chip) || (fp32 && fp32Math == Fp32Math::simt))
+    return false;
+  auto weightType = op.getWeight().getType();
+  return fp32 ||
+         hasLineAlignedRows(weightType.getElementType(), weightType.getDimSize(1));
+}
+
 GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
                                                 const ChipInfo &chip) const {
-  Type elementType = op.getWeight().getType().getElementType();
-  Precision precision = op.getComputePrecision();
-  bool fp32 = elementType.isF32() && precision == Precision::fp32;
+  bool fp32 = isFp32(op);
   GemmBackend generated = fp32 && fp32Math == Fp32Math::simt
                               ? GemmBackend::simt
                               : GemmBackend::mma_sync;
-  bool wgmmaComputes =
-      chip.hasWgmma &&
-      isWgmmaKind(getRequiredMmaKind(elementType, precision)) &&
-      hasChunkAlignedRows(elementType, op.getWeight().getType().getDimSize(1));
   switch (strategy) {
   case GemmStrategy::cublas:
     return GemmBackend::cublaslt;
   case GemmStrategy::tiled:
     return generated;
   case GemmStrategy::wgmma:
-    return wgmmaComputes ? GemmBackend::wgmma : GemmBackend::cublaslt;
-  case GemmStrategy::Auto: {
+    return wgmmaComputes(op, chip) ? GemmBackend::wgmma
+                                   : GemmBackend::cublaslt;
+  case GemmStrategy::Auto:
     // The rule measured on the H100 (docs/benchmarks.md, runs 9 to 11, 19
-    // and 24): the wgmma kernel for f32 tensors in fp32 (3xTF32: about 2x
-    // cuBLAS's SGEMM) and for outputs only reductions of rows or groups
-    // read (never written: at or below the raw GEMM's time); for tf32 and
-    // 16-bit multiplies too (the epilogue fused, a residual matrix's reads
-    // included: at or above cuBLAS's GEMM plus a pass), but not where
-    // reductions read the written output (norms, softmax: the exposed
-    // store loses 1-8% to cuBLAS's GEMM before the same row program).
-    // Elsewhere only 3xTF32 beats cuBLAS. (wgmma computes f32 tensors in
-    // fp32 and tf32 precision only.) Except for 3xTF32, K rows must be
-    // whole 128-byte lines: TMA's loads of others take two L2 requests a
-    // row, and the bf16 GEMM at K = N = 1000 and 2056 measured 1.4-1.9x
-    // cuBLAS's (runs 34, 35).
-    if (wgmmaComputes && generated == GemmBackend::mma_sync) {
-      MmaKind mma = getRequiredMmaKind(elementType, precision);
-      ArrayRef<int64_t> shape = op.getWeight().getType().getShape();
-      int64_t n = shape[0], k = shape[1];
-      if (fp32 || (hasLineAlignedRows(elementType, k) &&
-                   !isWrittenForReductions(op, getWgmmaBlockN(mma, n))))
-        return GemmBackend::wgmma;
-    }
+    // and 24): the wgmma kernel for f32 tensors in fp32 (3xTF32) and for
+    // outputs only reductions of rows or groups read (never written: at or
+    // below the raw GEMM's time); for tf32 and 16-bit multiplies too (the
+    // epilogue fused, a residual matrix's reads included: at or above
+    // cuBLAS's GEMM plus a pass), but not where reductions read the
+    // written output (norms, softmax: the exposed store loses 1-8% to
+    // cuBLAS's GEMM before the same row program; such ops take the wgmma
+    // kernels for small batches alone, takesWgmmaForSmallBatches).
+    // Elsewhere only 3xTF32 beats cuBLAS.
+    if (isWgmmaCandidate(op, chip, fp32Math) &&
+        (fp32 || !isWrittenForReductions(op, getWgmmaBlockN(op))))
+      return GemmBackend::wgmma;
     return fp32 && generated == GemmBackend::mma_sync ? GemmBackend::mma_sync
                                                       : GemmBackend::cublaslt;
   }
-  }
   llvm_unreachable("unknown strategy");
+}
+
+bool SelectGemmConfigPass::takesWgmmaForSmallBatches(
+    FusedLinearOp op, const ChipInfo &chip) const {
+  // Both paths write the same output for the same row program, which a
+  // batch norm's moments (computed in different kernels) would not.
+  return strategy == GemmStrategy::Auto && batchConfigs && tile.empty() &&
+         warps.empty() && !stages && !op.getBatchNormAttr() &&
+         isWgmmaCandidate(op, chip, fp32Math) && !isFp32(op) &&
+         isWrittenForReductions(op, getWgmmaBlockN(op));
 }
 
 /// The config `build(stages)` with as deep a pipeline as the chip's shared
@@ -184,9 +224,9 @@ static std::optional<Tiling> getNarrowerTiling(GemmConfigAttr config,
 }
 
 GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
-                                                  const ChipInfo &chip) const {
+                                                  const ChipInfo &chip,
+                                                  GemmBackend backend) const {
   MLIRContext *context = op.getContext();
-  GemmBackend backend = selectBackend(op, chip);
   if (backend == GemmBackend::cublaslt)
     return GemmConfigAttr::get(context, backend);
 
@@ -356,6 +396,25 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
   return entries;
 }
 
+/// Sets `op`'s config and batch configs: a static batch takes the config
+/// that fits it now (and `batchConfigs` is cleared). Returns the op's
+/// config.
+static GemmConfigAttr
+setGemmConfigs(FusedLinearOp op, GemmConfigAttr config,
+               SmallVectorImpl<BatchGemmConfigAttr> &batchConfigs) {
+  int64_t rows = op.getInput().getType().getDimSize(0);
+  if (!ShapedType::isDynamic(rows)) {
+    config = getGemmConfigForRows(config, batchConfigs, rows);
+    batchConfigs.clear();
+  }
+  op->setAttr(FusionDialect::getGemmConfigAttrName(), config);
+  if (!batchConfigs.empty())
+    op->setAttr(FusionDialect::getBatchGemmConfigsAttrName(),
+                ArrayAttr::get(op.getContext(),
+                               llvm::to_vector_of<Attribute>(batchConfigs)));
+  return config;
+}
+
 void SelectGemmConfigPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *context = &getContext();
@@ -389,11 +448,20 @@ void SelectGemmConfigPass::runOnOperation() {
   WalkResult result = module.walk([&](FusedLinearOp op) {
     if (op->hasAttr(configName))
       return WalkResult::advance();
-    GemmConfigAttr config = selectConfig(op, chip);
+    GemmConfigAttr config = selectConfig(op, chip, selectBackend(op, chip));
     if (!config || failed(verifyGemmConfig(op, config)))
       return WalkResult::interrupt();
     if (!config.isGenerated()) {
-      op->setAttr(configName, config);
+      // Small batches take the wgmma kernels' batch configs, which write
+      // the output as cuBLASLt's GEMM does (no tile reductions).
+      SmallVector<BatchGemmConfigAttr> batchConfigs;
+      if (takesWgmmaForSmallBatches(op, chip)) {
+        GemmConfigAttr wgmma = selectConfig(op, chip, GemmBackend::wgmma);
+        if (!wgmma)
+          return WalkResult::interrupt();
+        batchConfigs = selectBatchConfigs(op, chip, wgmma, std::nullopt);
+      }
+      setGemmConfigs(op, config, batchConfigs);
       return WalkResult::advance();
     }
     std::optional<GemmTileReductions> tiles =
@@ -419,17 +487,8 @@ void SelectGemmConfigPass::runOnOperation() {
          batchConfigs.back().getMaxRows() < config.getBlockM()))
       batchConfigs.push_back(
           BatchGemmConfigAttr::get(context, config.getBlockM(), rowConfig));
-    // A static batch takes its config now.
+    config = setGemmConfigs(op, config, batchConfigs);
     int64_t rows = op.getInput().getType().getDimSize(0);
-    if (!ShapedType::isDynamic(rows)) {
-      config = getGemmConfigForRows(config, batchConfigs, rows);
-      batchConfigs.clear();
-    }
-    op->setAttr(configName, config);
-    if (!batchConfigs.empty())
-      op->setAttr(
-          FusionDialect::getBatchGemmConfigsAttrName(),
-          ArrayAttr::get(context, llvm::to_vector_of<Attribute>(batchConfigs)));
     if (tiles)
       op->setAttr(tileReductionsName,
                   TileReductionsAttr::get(context, tiles->span));

@@ -351,6 +351,12 @@ def Fusion_BatchGemmConfigAttr : AttrDef<Fusion_Dialect, "BatchGemmConfig"> {
     block rows (the batch norm's moments and the workspace are planned per
     block row) and the op's `fusion.tile_reductions` span.
 
+    An op whose config is cuBLASLt's may have entries of one generated
+    backend (no batch norm): small batches then launch that backend's
+    kernels and larger ones cuBLASLt's GEMM, each writing the same output
+    (`fusion-select-gemm-config` gives them to outputs that norms and
+    softmax read after they are written, with `strategy=auto`).
+
     Example: `fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>]`
   }];
   let parameters = (ins "int64_t":$maxRows, "GemmConfigAttr":$config);

@@ -150,10 +150,12 @@ LogicalResult verifyTileReductions(FusedLinearOp op, GemmConfigAttr config,
                                    TileReductionsAttr tiles);
 
 /// The checks of `batchConfigs` (#fusion.batch_gemm_config entries) on
-/// `op`, of GEMM config `config` and tile reductions `tiles` (if any): a
-/// generated op config, entries in increasing max_rows, each a config that
-/// verifies on `op` with the op config's backend and block rows, and that
-/// reduces `tiles`' spans. Run by the op's verifier.
+/// `op`, of GEMM config `config` and tile reductions `tiles` (if any):
+/// entries in increasing max_rows, each a config that verifies on `op` with
+/// the op config's backend and block rows, and that reduces `tiles`' spans;
+/// or, where the op config is cuBLASLt's (the host then branches between
+/// backends) and the op has no batch norm, entries of one generated
+/// backend. Run by the op's verifier.
 LogicalResult verifyBatchGemmConfigs(FusedLinearOp op, GemmConfigAttr config,
                                      TileReductionsAttr tiles,
                                      ArrayAttr batchConfigs);

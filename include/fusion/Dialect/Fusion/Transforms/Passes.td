@@ -312,7 +312,10 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     reductions its tiles compute read (reduced from the tiles, never
     written) and
     for tf32 and 16-bit multiplies whose output no reduction reads;
-    cuBLASLt for the rest (outputs written for norms or softmax); on
+    cuBLASLt for the rest (outputs written for norms or softmax), whose
+    small batches (those the wgmma kernel's batch configs take, below;
+    no batch norm stage) get the wgmma kernels' batch configs beside
+    cuBLASLt's config: the host branches on the batch; on
     older chips the `mma_sync` kernel for f32 in fp32 with
     3xTF32 (faster than cuBLAS's SGEMM, and more accurate), cuBLASLt for
     everything else.
