@@ -8,6 +8,11 @@ medians and the ranges of the per-round ratios; a change within its range
 is noise.
 
   ab_time.py BEFORE_DIR AFTER_DIR [--rounds R] [--bench W:ENTRY:M,...]
+      [--compile [MODE]]
+
+--compile adds torch.compile (mode MODE, default: default) of each
+workload's PyTorch model as a fourth side, and its kernels to --kernels'
+list.
 
 Each directory holds the workload libraries of `wgmma_ab.sh pack`
 (workloads_f32_fp32.so, workloads_f32_tf32.so, workloads_bf16.so).
@@ -21,8 +26,8 @@ import sys
 import torch
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from check_and_bench import (Library, make_inputs, precision_setup,  # noqa
-                             timed)
+from check_and_bench import (MODELS, Library, make_inputs,  # noqa
+                             model_b, precision_setup, timed)
 from wgmma_check import BENCH, DTYPES, LIBRARIES  # noqa
 
 
@@ -50,6 +55,10 @@ def main():
     parser.add_argument("--precisions", default="fp32,tf32,bf16")
     parser.add_argument("--kernels", default="B",
                         help="workloads whose kernels' times are listed")
+    parser.add_argument("--compile", nargs="?", const="default",
+                        metavar="MODE",
+                        help="also time torch.compile of the workload's "
+                        "PyTorch model (mode MODE, default: default)")
     parser.add_argument("--bench", default=None,
                         help="cases WORKLOAD:ENTRY:M, comma-separated "
                         "(default: wgmma_check.py's BENCH)")
@@ -79,6 +88,12 @@ def main():
                     for side, lib in sides.items()}
             x, w, b = inputs[:3]
             runs["gemm"] = lambda: torch.addmm(b, x, w.t())
+            if args.compile:
+                torch._dynamo.reset()
+                inductor = torch.compile(
+                    MODELS.get(workload.lower(), model_b),
+                    mode=None if args.compile == "default" else args.compile)
+                runs["compile"] = lambda: inductor(*inputs)
             times = {side: [] for side in runs}
             order = list(runs)
             for round in range(args.rounds):
@@ -86,7 +101,7 @@ def main():
                 for side in order if round % 2 == 0 else reversed(order):
                     times[side].append(timed(runs[side], iters=5))
             if workload in args.kernels:
-                for side in sides:
+                for side in runs.keys() - {"gemm"}:
                     kernels[(workload, f"{m}x{k}x{n}", precision,
                              side)] = kernel_times(
                         runs[side])
@@ -104,14 +119,18 @@ def main():
           f"{args.rounds} rounds, each the median of 5 x 10 back-to-back "
           "calls)\n")
     print("| workload | precision | MxKxN | before | after | after / before "
-          "| per-round ratios | gemm | after / gemm | per-round ratios |")
-    print("|" + "---|" * 10)
+          "| per-round ratios | gemm | after / gemm | per-round ratios |"
+          + (" compile | compile / after |" if args.compile else ""))
+    print("|" + "---|" * (12 if args.compile else 10))
     for workload, precision, shape, median, (ratio, low, high), \
             (overGemm, lowGemm, highGemm) in rows:
         print(f"| {workload} | {precision} | {shape} | {median['before']:.3f}"
               f" | {median['after']:.3f} | {ratio:.3f} | {low:.3f}-{high:.3f}"
               f" | {median['gemm']:.3f} | {overGemm:.3f} | "
-              f"{lowGemm:.3f}-{highGemm:.3f} |")
+              f"{lowGemm:.3f}-{highGemm:.3f} |" + (
+                  f" {median['compile']:.3f} | "
+                  f"{median['compile'] / median['after']:.3f} |"
+                  if args.compile else ""))
     if kernels:
         print("\n## Kernels of one call (us, median of 5 calls)\n")
         print("| workload | MxKxN | precision | side | kernel | us |")

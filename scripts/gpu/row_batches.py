@@ -1,19 +1,22 @@
 #!/usr/bin/env python3
-"""Outputs that norms and softmax read after they are written, by batch:
-fusion.compile's strategies (`auto` and the backends it chooses between)
-on layer_norm(linear(x)), group_norm, y - y.mean(1) and softmax, K = N,
-from 1 row to a few thousand, each library's first call at each batch
-checked against float64 (outputs poisoned first), then timed through the
-bare C ABI call (no Python front end), rounds interleaved between the
-strategies so that clock drift falls on all alike.
+"""Row programs after the GEMM, by batch: fusion.compile's strategies
+(`auto` and the backends it chooses between) on layer_norm(linear(x)),
+group_norm, y - y.mean(1) and softmax (outputs that norms and softmax
+read after they are written; --models takes any of epilogue_family.py's
+bench models), K = N, from 1 row to a few thousand, each library's first
+call at each batch checked against float64 (outputs poisoned first), then
+timed through the bare C ABI call (no Python front end), rounds
+interleaved between the strategies so that clock drift falls on all
+alike.
 
-    row_batches.py prepare [STRATEGIES]   (build machine) compiles every
-        library the run loads into the cache ($FUSION_CACHE_DIR), sm_90;
-    row_batches.py run [STRATEGIES] [--rows R,...] [--sizes N,...]
-        [--rounds R] [--compile]   (GPU machine) checks and times them
-        (--rounds 0: checks only), and torch.compile with --compile; prints
-        the table last, each side's median ms and its ratio to the first
-        strategy's.
+    row_batches.py prepare [STRATEGIES] [--sizes N,...] [--models M;...]
+        [--precisions P,...]   (build machine) compiles every library the
+        run loads into the cache ($FUSION_CACHE_DIR), sm_90;
+    row_batches.py run [STRATEGIES] [--sizes N,...] [--models M;...]
+        [--precisions P,...] [--rows R,...] [--rounds R] [--compile]
+        (GPU machine) checks and times them (--rounds 0: checks only),
+        and torch.compile with --compile; prints the table last, each
+        side's median ms and its ratio to the first strategy's.
 """
 import argparse
 import statistics
@@ -35,25 +38,31 @@ ROWS = (1, 16, 32, 64, 128, 256, 512, 1024, 2048)
 TIMED_PRECISIONS = ("tf32", "bf16")
 
 
-def cases(sizes=SIZES):
+def cases(sizes=SIZES, models=MODELS, precisions=TIMED_PRECISIONS):
     for category, name, body, norm, training, _ in BENCH:
-        if name not in MODELS:
+        if name not in models:
             continue
         for n in sizes:
-            for pname in TIMED_PRECISIONS:
+            for pname in precisions:
                 yield name, body, norm, training, n, pname
 
 
 def compiled_model(strategy, body, norm, training, n, pname, device):
+    """The model and its library; a strategy `S@BMxBN:WMxWN:STAGES` is S
+    with fusion.compile's tile="BMxBN,WMxWN,STAGES" (a tiling given: no
+    batch configs)."""
     dtype, precision, _ = PRECISIONS[pname]
     model = bench_model(body, norm, training, n, n, dtype, device)
     x = torch.randn(4, n, dtype=dtype, device=device)
+    strategy, _, tile = strategy.partition("@")
     return model, fusion.compile(model, (x,), target=TARGET,
-                                 strategy=strategy, precision=precision)
+                                 strategy=strategy, precision=precision,
+                                 tile=tile.replace(":", ",") or None)
 
 
-def prepare(strategies, sizes):
-    for name, body, norm, training, n, pname in cases(sizes):
+def prepare(strategies, sizes, models, precisions):
+    for name, body, norm, training, n, pname in cases(sizes, models,
+                                                      precisions):
         for strategy in strategies:
             compiled_model(strategy, body, norm, training, n, pname, "cpu")
         print(f"prepared {name} {n} {pname}", flush=True)
@@ -77,10 +86,11 @@ def poisoned_call(compiled, x):
     return outputs[0]
 
 
-def run(strategies, sizes, rows, rounds, with_compile):
+def run(strategies, sizes, models, precisions, rows, rounds, with_compile):
     table, failures, checked = [], [], 0
     with torch.no_grad():
-        for name, body, norm, training, n, pname in cases(sizes):
+        for name, body, norm, training, n, pname in cases(sizes, models,
+                                                          precisions):
             dtype, _, bound = PRECISIONS[pname]
             tf32 = pname == "tf32"
             torch.backends.cuda.matmul.allow_tf32 = tf32
@@ -100,7 +110,9 @@ def run(strategies, sizes, rows, rounds, with_compile):
                 x = torch.randn(m, n, device="cuda", dtype=dtype)
                 expected = reference(x.double())
                 for strategy, c in compiled.items():
-                    e = error(poisoned_call(c, x), expected)
+                    # The library's [M, 1] for a model's [M].
+                    out = poisoned_call(c, x).reshape(expected.shape)
+                    e = error(out, expected)
                     checked += 1
                     if not e <= bound:
                         failures.append(f"{name} {m}x{n} {pname} {strategy}:"
@@ -144,6 +156,11 @@ def main():
     parser.add_argument("strategies", nargs="?", default="cublas,wgmma")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--rows", default=",".join(map(str, ROWS)))
+    parser.add_argument("--models", default=";".join(MODELS),
+                        help="epilogue_family.py's bench models, "
+                        "\";\"-separated")
+    parser.add_argument("--precisions", default=",".join(TIMED_PRECISIONS),
+                        help="of fp32 (3xTF32), tf32, bf16")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--compile", action="store_true",
                         help="also time torch.compile (default mode, "
@@ -151,10 +168,13 @@ def main():
     args = parser.parse_args()
     strategies = args.strategies.split(",")
     sizes = [int(s) for s in args.sizes.split(",")]
+    models = args.models.split(";")
+    precisions = args.precisions.split(",")
     if args.action == "prepare":
-        return prepare(strategies, sizes)
-    return run(strategies, sizes, [int(r) for r in args.rows.split(",")],
-               args.rounds, args.compile)
+        return prepare(strategies, sizes, models, precisions)
+    return run(strategies, sizes, models, precisions,
+               [int(r) for r in args.rows.split(",")], args.rounds,
+               args.compile)
 
 
 if __name__ == "__main__":

@@ -59,6 +59,8 @@ def main():
                         help="also time torch.compile max-autotune-no-"
                         "cudagraphs (A and B)")
     parser.add_argument("--workloads", default="A,B,G")
+    parser.add_argument("--cases", default=None,
+                        help="W:FUNCTION:M,... of BENCH: time these alone")
     parser.add_argument("--no-check", action="store_true")
     parser.add_argument("--no-bench", action="store_true")
     args = parser.parse_args()
@@ -89,7 +91,9 @@ def main():
     if not args.no_bench:
         for precision in precisions:
             for workload, name, m in BENCH:
-                if workload not in args.workloads.split(","):
+                if workload not in args.workloads.split(",") or (
+                        args.cases and f"{workload}:{name}:{m}" not in
+                        args.cases.split(",")):
                     continue
                 k, n = (int(v) for v in name.split("_")[1].split("x"))
                 kind = workload.lower()

@@ -1035,15 +1035,17 @@ LogicalResult HostEmitter::planGemmTileReductions(FusedLinearOp op) {
       FusionDialect::getTileReductionsAttrName());
   if (!attr)
     return success();
-  std::optional<GemmTileReductions> found =
-      findGemmTileReductions(op, getConfig(op).getBlockN());
-  if (!found)
+  int64_t blockN = getConfig(op).getBlockN();
+  if (!findGemmTileReductions(op, blockN))
     return op.emitOpError("has tile reductions, but its output is not read by "
                           "one row program whose reductions its tiles compute");
-  if (found->span != attr.getSpan())
+  std::optional<GemmTileReductions> found =
+      findGemmTileReductions(op, blockN, attr.getSpan());
+  if (!found)
     return op.emitOpError("has tile reductions over spans of ")
-           << attr.getSpan() << " columns, but its tiles reduce spans of "
-           << found->span;
+           << attr.getSpan() << " columns, which tiles " << blockN
+           << " wide do not reduce: spans must divide the tiles and the "
+              "reduction's groups";
   TileReductions tiles;
   for (const TileReduction &reduction : found->plan.reductions)
     tiles.steps.push_back(lowerTileReduction(reduction));

@@ -107,21 +107,9 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf1
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  // expected-error @-3 {{the batch GEMM config for up to 128 rows of an op with a batch norm or tile reductions must keep the op config's 128-row blocks, not 64}}
+  // expected-error @-3 {{the batch GEMM config for up to 128 rows of an op with a batch norm must keep the op config's 128-row blocks, not 64}}
   } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01> {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x128, warps = 4x1, stages = 4, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
   return %0 : tensor<?x512xbf16>
-}
-
-// -----
-
-// Tile reductions keep the block rows too.
-func.func @f(%x: tensor<?x64xf32>, %w: tensor<8192x64xf32>) -> tensor<?x8192xf32> {
-  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
-  ^bb0(%acc: f32):
-    fusion.yield %acc : f32
-  // expected-error @-3 {{the batch GEMM config for up to 64 rows of an op with a batch norm or tile reductions must keep the op config's 128-row blocks, not 64}}
-  } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 64>} : (tensor<?x64xf32>, tensor<8192x64xf32>) -> tensor<?x8192xf32>
-  return %0 : tensor<?x8192xf32>
 }
 
 // -----

@@ -4,7 +4,7 @@
 // 64 columns, tiled 128x256 -> 128x128 of 2x2 warps), in increasing
 // max_rows, then wgmma's 128x64 tiles 64x64 of one consumer warpgroup,
 // and batches up to 64 rows 64-row tiles of the narrowest config's
-// columns (neither for batch norms or tile reductions); batches up to 32
+// columns (not for batch norms); batches up to 32
 // and 16 rows wgmma tiles of 32 and 16 rows by 64 of w's with swapped
 // operands where those fit the GPU in one wave, else up to 32 rows 32x128
 // where those do (not for batch norms, tile reductions or 3xTF32); wgmma's with rings as deep
@@ -46,13 +46,15 @@
 // WGMMA-LABEL: func.func @static_4096
 // WGMMA-NOT: batch_gemm_configs
 // WGMMA: tile = 128x256
-// Row sums over whole tiles: partials of 256 columns, which narrower tiles
-// would change; sums of groups of 64 columns keep their spans.
+// Row sums over whole tiles: the 128x256 tiles reduce spans of 64
+// columns, which the narrower and 64-row tiles of the batch configs reduce
+// too (no swapped tiles: tile reductions need rows of the tile in the
+// accumulators); sums of groups of 64 columns keep their spans.
 // WGMMA-LABEL: func.func @row_sums
-// WGMMA-NOT: batch_gemm_configs
-// WGMMA: fusion.tile_reductions = #fusion.tile_reductions<span = 256>
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, {{.*}}>>]
+// WGMMA-SAME: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, {{.*}}>, fusion.tile_reductions = #fusion.tile_reductions<span = 64>
 // WGMMA-LABEL: func.func @group_sums
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, {{.*}}>>]
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, {{.*}}>>]
 // WGMMA-SAME: fusion.tile_reductions = #fusion.tile_reductions<span = 64>
 // 4096 columns: 64 tiles of 128x64 at batch 128 still leave half of the
 // SMs idle; 64x64 tiles of one consumer warpgroup take up to 128 rows (a
@@ -86,6 +88,9 @@
 // TILED-NOT: batch_gemm_configs
 // TILED: tile = 128x128, warps = 2x4
 
+// OFF-NOT: batch_gemm_configs
+// Without batch configs row sums keep spans of whole tiles.
+// OFF: fusion.tile_reductions = #fusion.tile_reductions<span = 256>
 // OFF-NOT: batch_gemm_configs
 // (A training batch norm's swapped config keeps an x_w entry for one block
 // row, whatever the option: the last function.)

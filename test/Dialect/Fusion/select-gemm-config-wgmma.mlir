@@ -16,7 +16,8 @@
 // 64x128 (x's parts in registers cover 64 rows), 5 stages; the narrower
 // tiles of small batches keep the schedule, with rings up to 8 stages; the spans of whole 8-column
 // blocks that the registers reduce keep it too, narrower spans get the
-// cooperative schedule.
+// cooperative schedule; a row sum's tiles reduce spans of 64 columns,
+// which the small batches' 128x64 tiles reduce too.
 // PINGPONG-LABEL: func.func @fp32
 // PINGPONG: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, schedule = pingpong>>
 // PINGPONG: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x128, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>
@@ -24,7 +25,7 @@
 // PINGPONG: #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 4x1, stages = 8, group_m = 8, schedule = pingpong>>
 // PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>
 // PINGPONG-LABEL: func.func @tf32_reduced
-// PINGPONG: #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>, fusion.tile_reductions = #fusion.tile_reductions<span = 128>
+// PINGPONG: #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 4x1, stages = 8, group_m = 8, schedule = pingpong>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>, fusion.tile_reductions = #fusion.tile_reductions<span = 64>
 // PINGPONG-LABEL: func.func @tf32_groups
 // PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>, fusion.tile_reductions = #fusion.tile_reductions<span = 64>
 // PINGPONG-LABEL: func.func @tf32_narrow_groups

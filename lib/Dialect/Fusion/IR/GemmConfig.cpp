@@ -123,15 +123,23 @@ bool mlir::fusion::hasLineAlignedRows(Type elementType, int64_t k) {
   return k * (elementType.getIntOrFloatBitWidth() / 8) % kGemmRowBytes == 0;
 }
 
-std::optional<int64_t> mlir::fusion::getRowReductionSpan(int64_t blockN,
-                                                         Type elementType,
-                                                         int64_t n,
-                                                         int64_t groups) {
+std::optional<int64_t>
+mlir::fusion::getRowReductionSpan(int64_t blockN, Type elementType, int64_t n,
+                                  int64_t groups, std::optional<int64_t> span) {
   int64_t groupSize = n / groups;
+  std::optional<int64_t> derived;
   if (groups == 1 || groupSize % blockN == 0)
-    return blockN;
-  if (blockN % groupSize == 0 && hasChunkAlignedRows(elementType, groupSize))
-    return groupSize;
+    derived = blockN;
+  else if (blockN % groupSize == 0 &&
+           hasChunkAlignedRows(elementType, groupSize))
+    derived = groupSize;
+  if (!span || derived == span)
+    return derived;
+  // Narrower spans tile the tiles and the groups (a span of whole tiles
+  // takes a ragged last tile too).
+  if (*span > 0 && *span != blockN && blockN % *span == 0 &&
+      groupSize % *span == 0 && hasChunkAlignedRows(elementType, *span))
+    return span;
   return std::nullopt;
 }
 
@@ -521,16 +529,12 @@ LogicalResult mlir::fusion::verifyBatchGemmConfigs(FusedLinearOp op,
              << (branchesBackends ? "first batch config's " : "op config's ")
              << stringifyGemmBackend(backend) << " backend, not "
              << stringifyGemmBackend(batchConfig.getBackend());
-    // A batch norm's moments come in chunks of the op config's block rows;
-    // tile reductions keep them too (their kernels are not checked on the
-    // GPU with other block rows).
-    if ((op.getBatchNormAttr() || tiles) &&
-        batchConfig.getBlockM() != config.getBlockM())
+    // A batch norm's moments come in chunks of the op config's block rows.
+    if (op.getBatchNormAttr() && batchConfig.getBlockM() != config.getBlockM())
       return op.emitOpError("the batch GEMM config for up to ")
-             << entry.getMaxRows() << " rows of an op with a batch norm or "
-             << "tile reductions must keep the op config's "
-             << config.getBlockM() << "-row blocks, not "
-             << batchConfig.getBlockM();
+             << entry.getMaxRows() << " rows of an op with a batch norm "
+             << "must keep the op config's " << config.getBlockM()
+             << "-row blocks, not " << batchConfig.getBlockM();
     if (failed(verifyGemmConfig(op, batchConfig)) ||
         (tiles && failed(verifyTileReductions(op, batchConfig, tiles))))
       return failure();

@@ -128,7 +128,8 @@ mlir::fusion::planTileReductions(const RowProgramOps &program) {
 }
 
 std::optional<GemmTileReductions>
-mlir::fusion::findGemmTileReductions(FusedLinearOp op, int64_t blockN) {
+mlir::fusion::findGemmTileReductions(FusedLinearOp op, int64_t blockN,
+                                     std::optional<int64_t> span) {
   Value result = op.getResult();
   if (op.getBatchNormAttr() || result.use_empty())
     return std::nullopt;
@@ -144,8 +145,8 @@ mlir::fusion::findGemmTileReductions(FusedLinearOp op, int64_t blockN) {
   if (!reduce || reduce.getInput() != result)
     return std::nullopt;
   auto type = cast<RankedTensorType>(result.getType());
-  std::optional<int64_t> span = getRowReductionSpan(
-      blockN, type.getElementType(), type.getDimSize(1), reduce.getGroups());
+  span = getRowReductionSpan(blockN, type.getElementType(), type.getDimSize(1),
+                             reduce.getGroups(), span);
   if (!span)
     return std::nullopt;
   RowProgramOps program =

@@ -53,6 +53,9 @@ static int64_t getWgmmaBlockN(MmaKind mma, int64_t n) {
   return mma == MmaKind::tf32x3 || n <= 128 ? 128 : 256;
 }
 
+/// The narrowest wgmma tiles of a batch config (getNarrowerTiling).
+constexpr int64_t kNarrowestWgmmaBlockN = 64;
+
 /// The width of `op`'s wgmma tiles.
 static int64_t getWgmmaBlockN(FusedLinearOp op) {
   auto weightType = op.getWeight().getType();
@@ -212,7 +215,7 @@ static std::optional<Tiling> getSwappedSmallBatchTiling(GemmConfigAttr config,
 static std::optional<Tiling> getNarrowerTiling(GemmConfigAttr config,
                                                bool splitRows) {
   int64_t blockM = config.getBlockM(), blockN = config.getBlockN();
-  if (config.isWgmma() && blockN >= 128)
+  if (config.isWgmma() && blockN / 2 >= kNarrowestWgmmaBlockN)
     return Tiling{blockM, blockN / 2, config.getWarpsM(), config.getWarpsN(),
                   /*maxStages=*/8};
   if (splitRows && blockN == 64)
@@ -317,10 +320,9 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
     std::optional<int64_t> tileSpan) const {
   SmallVector<BatchGemmConfigAttr> entries;
   int64_t n = op.getWeight().getType().getDimSize(0);
-  // 64-row tiles take neither a batch norm's epilogue, which finishes the
-  // batch norm where one block row holds the batch, nor tile reductions
-  // (not measured with them).
-  bool splitRows = !op.getBatchNormAttr() && !tileSpan;
+  // 64-row tiles take no batch norm's epilogue, which finishes the batch
+  // norm where one block row holds the batch.
+  bool splitRows = !op.getBatchNormAttr();
   auto buildTiling = [&](GemmConfigAttr wider, const Tiling &tiling) {
     return withDeepestPipeline(
         op, chip, std::max(tiling.maxStages, wider.getStages()),
@@ -350,12 +352,8 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
     if (!narrowConfig)
       break;
     // The row program reads partials of the op's spans, whatever the batch.
-    if (tileSpan) {
-      std::optional<GemmTileReductions> tiles =
-          findGemmTileReductions(op, narrower->blockN);
-      if (!tiles || tiles->span != *tileSpan)
-        break;
-    }
+    if (tileSpan && !findGemmTileReductions(op, narrower->blockN, *tileSpan))
+      break;
     entries.insert(entries.begin(),
                    BatchGemmConfigAttr::get(op.getContext(),
                                             rowTiles * wider.getBlockM(),
@@ -375,8 +373,9 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
   // where those fit the GPU in one wave; else batches of at most 32 take
   // tiles of 128 where those do (run 39, 16384 columns: 16- and 32-row
   // tiles of 64, two waves, within 3% of 64-row tiles either way; 32x128
-  // 0.87-0.98x their time, 16x128 no faster than 32x128).
-  if (splitRows && !entries.empty()) {
+  // 0.87-0.98x their time, 16x128 no faster than 32x128). Not with tile
+  // reductions, which need rows of the tile in the accumulators.
+  if (splitRows && !tileSpan && !entries.empty()) {
     SmallVector<int64_t, 2> swappedRows;
     int64_t swappedN = 64;
     if (llvm::divideCeil(n, 64) <= chip.smCount) {
@@ -478,10 +477,27 @@ void SelectGemmConfigPass::runOnOperation() {
           config.getClusterM(), WgmmaOperands::x_w);
     SmallVector<BatchGemmConfigAttr> batchConfigs;
     // A tiling given in the options is the tiling of every batch.
-    if (this->batchConfigs && tile.empty() && warps.empty() && !stages)
+    if (this->batchConfigs && tile.empty() && warps.empty() && !stages) {
       batchConfigs = selectBatchConfigs(
           op, chip, rowConfig,
           tiles ? std::optional<int64_t>(tiles->span) : std::nullopt);
+      // Spans of whole tiles (whole rows, groups of whole tiles) allow no
+      // narrower tiling: the wgmma tiles reduce spans of their narrowest
+      // batch config's 64 columns instead, a few more partials for the row
+      // program, where that gives small batches batch configs (run 40:
+      // logsumexp's 128x256 tiles at 1-256 rows took 1.5-3x the time of
+      // cuBLAS's GEMM and the row program).
+      if (tiles && batchConfigs.empty() && config.isWgmma() &&
+          tiles->span == config.getBlockN())
+        if (std::optional<GemmTileReductions> narrowSpans =
+                findGemmTileReductions(op, config.getBlockN(),
+                                       kNarrowestWgmmaBlockN)) {
+          batchConfigs =
+              selectBatchConfigs(op, chip, rowConfig, narrowSpans->span);
+          if (!batchConfigs.empty())
+            tiles = std::move(narrowSpans);
+        }
+    }
     if (config.swapsOperands() &&
         (batchConfigs.empty() ||
          batchConfigs.back().getMaxRows() < config.getBlockM()))

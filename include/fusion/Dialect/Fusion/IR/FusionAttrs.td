@@ -347,9 +347,9 @@ def Fusion_BatchGemmConfigAttr : AttrDef<Fusion_Dialect, "BatchGemmConfig"> {
     (batch 128 with 16384 output columns: 64 tiles of 128x256 on the H100's
     132 SMs), so that twice as many blocks share the weight's streaming.
     The op's verifier checks each entry against the op as it checks
-    `fusion.gemm_config`, and that it keeps the op config's backend and
-    block rows (the batch norm's moments and the workspace are planned per
-    block row) and the op's `fusion.tile_reductions` span.
+    `fusion.gemm_config`, and that it keeps the op config's backend, its
+    block rows where the op has a batch norm (whose moments are planned
+    per block row), and the op's `fusion.tile_reductions` span.
 
     An op whose config is cuBLASLt's may have entries of one generated
     backend (no batch norm): small batches then launch that backend's

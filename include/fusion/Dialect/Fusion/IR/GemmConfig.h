@@ -126,8 +126,11 @@ bool hasLineAlignedRows(Type elementType, int64_t k);
 /// contiguous columns of its [M, n] `elementType` output: blockN (whole
 /// rows, or groups of whole tiles), or N / G (groups that tile a tile, of
 /// whole 16-byte chunks). None where groups and tiles straddle each other.
-std::optional<int64_t> getRowReductionSpan(int64_t blockN, Type elementType,
-                                           int64_t n, int64_t groups);
+/// With `span`, that span where it divides blockN and the groups and is of
+/// whole 16-byte chunks (each tile then reduces several spans).
+std::optional<int64_t>
+getRowReductionSpan(int64_t blockN, Type elementType, int64_t n, int64_t groups,
+                    std::optional<int64_t> span = std::nullopt);
 
 /// Whether a wgmma kernel multiplies with `mma`: bf16, f16, tf32 and
 /// 3xTF32 (f32 operands rounded to 16 bits are mma_sync's alone).
@@ -152,7 +155,8 @@ LogicalResult verifyTileReductions(FusedLinearOp op, GemmConfigAttr config,
 /// The checks of `batchConfigs` (#fusion.batch_gemm_config entries) on
 /// `op`, of GEMM config `config` and tile reductions `tiles` (if any):
 /// entries in increasing max_rows, each a config that verifies on `op` with
-/// the op config's backend and block rows, and that reduces `tiles`' spans;
+/// the op config's backend (and block rows, with a batch norm), and that
+/// reduces `tiles`' spans;
 /// or, where the op config is cuBLASLt's (the host then branches between
 /// backends) and the op has no batch norm, entries of one generated
 /// backend. Run by the op's verifier.

@@ -100,9 +100,11 @@ struct GemmTileReductions {
 /// The tile reductions of `op`'s output for a generated GEMM of tiles
 /// `blockN` wide: where the output's first reader is a reduction starting
 /// a row program that reads it alone, with a plan, and groups the tiles can
-/// reduce (getRowReductionSpan). None with a batch norm stage.
-std::optional<GemmTileReductions> findGemmTileReductions(FusedLinearOp op,
-                                                         int64_t blockN);
+/// reduce, in spans of getRowReductionSpan (of `span` where given). None
+/// with a batch norm stage.
+std::optional<GemmTileReductions>
+findGemmTileReductions(FusedLinearOp op, int64_t blockN,
+                       std::optional<int64_t> span = std::nullopt);
 
 } // namespace mlir::fusion
 

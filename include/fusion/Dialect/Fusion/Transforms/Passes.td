@@ -347,11 +347,11 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     H100's 132 SMs), the op also gets `fusion.batch_gemm_configs`: for
     batches up to `max_rows` rows, narrower tiles (wgmma: halved down to
     64 columns, then 64x64 tiles of one consumer warpgroup where the op has
-    no batch norm or tile reductions; tiled: 128x128
+    no batch norm; tiled: 128x128
     blocks of 2x2 warps), twice as many blocks that still fit the GPU at
     once; and batches up to 64 rows, which would leave half of a 128-row
     tile empty, 64-row tiles of the narrowest config's columns (no batch
-    norm or tile reductions); batches up to 32 and 16 rows tiles of 32 and
+    norm); batches up to 32 and 16 rows tiles of 32 and
     16 rows by 64 of w's with swapped operands (`operands = w_x`: each
     wgmma's N is the batch's rows) where those fit one wave, else up to 32
     rows 32x128 where those do (no batch norm, tile reductions or 3xTF32).
@@ -362,7 +362,9 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     static batch gets the fitting config as its `fusion.gemm_config`
     instead; `batch-configs=false` (or a tiling in the options) turns this
     off. Entries that would change the op's `fusion.tile_reductions` span
-    are not made.
+    are not made; wgmma tiles whose spans are the whole tile (row
+    reductions, groups of whole tiles) reduce spans of 64 columns instead,
+    where that gives the op batch configs.
 
     An op with a training batch norm and a generated config also gets
     `fusion.epilogue_batch_norm` with `max_rows` its block rows, where the
