@@ -223,6 +223,9 @@ private:
                             ElementwiseOpInterface after);
   /// `op` through cuBLASLt's GEMM and the epilogue's kernels.
   void emitCublasFusedLinear(FusedLinearOp op, ElementwiseOpInterface after);
+  /// Branches on `rows` <= `maxRows`: the insertion point moves to the
+  /// block those batches take; returns the block of larger ones.
+  Block *branchOnRows(Value rows, int64_t maxRows);
   /// The generated GEMM kernel of `problem` (its config's backend).
   Kernel buildGemmKernel(FusedLinearOp op, const GemmKernelProblem &problem,
                          StringRef kind);
@@ -683,16 +686,11 @@ void HostEmitter::emitTiledFusedLinear(
     if (!ShapedType::isDynamic(staticRows) && staticRows <= maxRows)
       return emitBatchNormFinishingGemm(op, *finishing, after, operands,
                                         outputOperand);
-    Value fits = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ule, x.rows,
-                                      c64(maxRows));
-    Block *test = b.getBlock();
-    Block *whole = b.createBlock(test->getParent());
-    Block *general = b.createBlock(test->getParent());
-    done = b.createBlock(test->getParent());
-    b.setInsertionPointToEnd(test);
-    LLVM::CondBrOp::create(b, loc, fits, whole, ValueRange{}, general,
-                           ValueRange{});
-    b.setInsertionPointToStart(whole);
+    Block *general = branchOnRows(x.rows, maxRows);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      done = b.createBlock(general->getParent());
+    }
     emitBatchNormFinishingGemm(op, *finishing, after, operands, outputOperand);
     LLVM::BrOp::create(b, loc, ValueRange{}, done);
     b.setInsertionPointToStart(general);
@@ -716,15 +714,7 @@ void HostEmitter::emitTiledFusedLinear(
     launched = b.createBlock(b.getBlock()->getParent());
   }
   for (BatchGemmConfigAttr entry : generalBatchConfigs) {
-    Value fits = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ule, x.rows,
-                                      c64(entry.getMaxRows()));
-    Block *test = b.getBlock();
-    Block *taken = b.createBlock(test->getParent());
-    Block *larger = b.createBlock(test->getParent());
-    b.setInsertionPointToEnd(test);
-    LLVM::CondBrOp::create(b, loc, fits, taken, ValueRange{}, larger,
-                           ValueRange{});
-    b.setInsertionPointToStart(taken);
+    Block *larger = branchOnRows(x.rows, entry.getMaxRows());
     std::string kind = ("gemm_rows_le_" + Twine(entry.getMaxRows())).str();
     launch(buildGemm(entry.getConfig(), kind), x.rows, operands);
     LLVM::BrOp::create(b, loc, ValueRange{}, launched);
@@ -801,6 +791,19 @@ void HostEmitter::emitBatchNormFinishingGemm(FusedLinearOp op,
          buffers.lookup(op.getInput()).rows, operands);
 }
 
+Block *HostEmitter::branchOnRows(Value rows, int64_t maxRows) {
+  Value fits = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ule, rows,
+                                    c64(maxRows));
+  Block *test = b.getBlock();
+  Block *taken = b.createBlock(test->getParent());
+  Block *larger = b.createBlock(test->getParent());
+  b.setInsertionPointToEnd(test);
+  LLVM::CondBrOp::create(b, loc, fits, taken, ValueRange{}, larger,
+                         ValueRange{});
+  b.setInsertionPointToStart(taken);
+  return larger;
+}
+
 Kernel HostEmitter::buildGemmKernel(FusedLinearOp op,
                                     const GemmKernelProblem &problem,
                                     StringRef kind) {
@@ -822,18 +825,13 @@ void HostEmitter::emitFusedLinear(FusedLinearOp op,
     return emitCublasFusedLinear(op, after);
   // Batches up to the last batch config's rows take the generated kernels,
   // larger ones cuBLASLt's GEMM: both write the op's output.
-  Value small =
-      LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ule,
-                           buffers.lookup(op.getInput()).rows,
-                           c64(batchConfigs.back().getMaxRows()));
-  Block *test = b.getBlock();
-  Block *generated = b.createBlock(test->getParent());
-  Block *cublas = b.createBlock(test->getParent());
-  Block *done = b.createBlock(test->getParent());
-  b.setInsertionPointToEnd(test);
-  LLVM::CondBrOp::create(b, loc, small, generated, ValueRange{}, cublas,
-                         ValueRange{});
-  b.setInsertionPointToStart(generated);
+  Block *cublas = branchOnRows(buffers.lookup(op.getInput()).rows,
+                               batchConfigs.back().getMaxRows());
+  Block *done;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    done = b.createBlock(cublas->getParent());
+  }
   emitTiledFusedLinear(op, batchConfigs.back().getConfig(),
                        ArrayRef(batchConfigs).drop_back(), after);
   LLVM::BrOp::create(b, loc, ValueRange{}, done);
