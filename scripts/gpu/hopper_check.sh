@@ -4,7 +4,8 @@
 #
 #   hopper_check.sh sanitize [DIR [TOOLS]]   compute-sanitizer memcheck,
 #       racecheck and synccheck (or TOOLS) on small ragged shapes of every
-#       multiply (bf16; tf32 and 3xTF32 with a training batch norm) of the
+#       multiply (bf16; tf32 and 3xTF32 with a training batch norm; 3xTF32's
+#       swapped small-batch tiles at 7 and 30 rows) of the
 #       workload libraries in DIR (default artifacts/wgmma), and of the
 #       residual epilogues where DIR has them (wgmma_ab.sh packs them);
 #   hopper_check.sh zoo [STRATEGIES [MODELS]]   the zoo (or the MODELS)
@@ -69,6 +70,8 @@ case "${1:-}" in
                   "workloads_bf16.so b_1000x4000 1000 bf16" \
                   "workloads_f32_tf32.so b_1000x4000 1000 tf32" \
                   "workloads_f32_fp32.so b_513x129 333 fp32" \
+                  "workloads_f32_fp32.so a_1000x4000 7 fp32" \
+                  "workloads_f32_fp32.so g_4096x4096 30 fp32" \
                   "epilogues_bf16.so y_plus_r 333 bf16" \
                   "epilogues_tf32.so y_plus_r 77 tf32" \
                   "epilogues_fp32.so y_plus_x 77 fp32"; do

@@ -49,7 +49,9 @@
 // the split), w's high part the stage as the tensor cores read it
 // (truncated) and its exact remainder from a buffer a stage, which two
 // warps of the producer warpgroup write once the stage is loaded (a third
-// mbarrier a stage). The consumers load the next K slice's x while the
+// mbarrier a stage). With swapped operands the two change places: w's
+// parts come from registers, x's remainders from the buffer (small
+// batches: 16 or 32 rows a stage to split). The consumers load the next K slice's x while the
 // tensor cores multiply this one; each pair of K slices is summed from
 // zero and added to the running sums with round-to-nearest, as the sm_80
 // kernel does (the tensor cores truncate when they accumulate). x from
@@ -237,7 +239,7 @@ private:
   Value fullBarrier(Value stage) { return stage; }
   Value emptyBarrier(Value stage) { return add(stage, c.getStages()); }
   Value epilogueBarrier() { return idx(2 * c.getStages()); }
-  /// 3xTF32: stage `stage`'s w remainders written (by the producer's
+  /// 3xTF32: stage `stage`'s remainders written (by the producer's
   /// splitters), after the epilogue's barrier.
   Value splitBarrier(Value stage) { return add(stage, 2 * c.getStages() + 1); }
   /// Ping-pong: phase i completes when the main loop of the block's tile
@@ -281,7 +283,7 @@ private:
 
   bool split() const { return c.isWgmmaSplit(); }
   /// Byte offsets of stage buffers (from the aligned origin): x's, then
-  /// w's (3xTF32: then a buffer of w's remainders a stage).
+  /// w's (3xTF32: then a buffer of remainders a stage).
   int64_t aOffset(int64_t stage) const {
     return stage * c.getBlockM() * kGemmRowBytes;
   }
@@ -295,9 +297,23 @@ private:
   int64_t stageBytes() const {
     return (c.getBlockM() + c.getBlockN()) * kGemmRowBytes;
   }
-  /// The remainder buffer of stage `stage`'s w rows (3xTF32).
+  /// The operand whose rows the consumer warpgroups split and read into
+  /// registers (3xTF32): x's tile, or w's with swapped operands.
+  Value registerOperandOffset(Value stage) {
+    return c.swapsOperands() ? bOffset(stage) : aOffset(stage);
+  }
+  int64_t registerOperandRows() const {
+    return c.swapsOperands() ? c.getBlockN() : c.getBlockM();
+  }
+  /// The operand every wgmma reads from shared memory, its rows the wgmmas'
+  /// N: w's tile, or x's with swapped operands.
+  Value sharedOperandOffset(Value stage) {
+    return c.swapsOperands() ? aOffset(stage) : bOffset(stage);
+  }
+  /// The remainder buffer of stage `stage`'s shared-memory operand
+  /// (3xTF32).
   Value remainderOffset(Value stage) {
-    return add(mul(stage, c.getBlockN() * kGemmRowBytes),
+    return add(mul(stage, c.getWgmmaN() * kGemmRowBytes),
                c.getStages() * stageBytes());
   }
 
@@ -379,7 +395,7 @@ private:
                      std::vector<SmallVector<Value>> &inputRows);
   /// emitMainLoop for 3xTF32.
   Value emitSplitMainLoop(Value firstSlice);
-  /// 3xTF32: waits for K slice `kTile` and its w remainders.
+  /// 3xTF32: waits for K slice `kTile` and its remainders.
   void waitSplit(Value firstSlice, Value kTile) {
     waitFull(firstSlice, kTile);
     waitSlice(firstSlice, kTile, &WgmmaGemmEmitter::splitBarrier);
@@ -387,7 +403,7 @@ private:
   /// Register A: this thread's fragments of the consumer's 64 rows of x in
   /// stage `stage`, per K step its four high parts then its four low parts
   /// (i32 bits, which tf32 wgmma reads).
-  SmallVector<Value> loadXParts(Value stage);
+  SmallVector<Value> loadRegisterParts(Value stage);
   /// wgmma with A from the registers `aParts` (four).
   Value wgmmaRegisterA(Value acc, ValueRange aParts, Value bDescriptor,
                        bool fromZero);
@@ -404,11 +420,12 @@ private:
   /// descriptor iterator), since 64-bit address arithmetic a wgmma took
   /// 6 instructions a descriptor.
   Value descriptor(Value low, int64_t bytes);
-  /// The wgmmas of one stage into `acc` (3xTF32: x's parts `xParts` of
-  /// loadXParts, replaced by the values the wgmmas read, and the stage's
-  /// w remainders); the first starts from zero when `fromZero`.
+  /// The wgmmas of one stage into `acc` (3xTF32: the register operand's
+  /// parts `registerParts` of loadRegisterParts, replaced by the values the
+  /// wgmmas read, and the stage's remainders); the first starts from zero
+  /// when `fromZero`.
   Value multiplyStage(Value acc, Value stage, bool fromZero,
-                      MutableArrayRef<Value> xParts = {});
+                      MutableArrayRef<Value> registerParts = {});
   /// The wgmma of row block `rowBlock` into its accumulators of `acc`.
   Value wgmma(Value acc, int64_t rowBlock, Value a, Value bDescriptor,
               bool fromZero);
@@ -840,18 +857,19 @@ Value WgmmaGemmEmitter::wgmma(Value acc, int64_t rowBlock, Value aDescriptor,
 }
 
 Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, bool fromZero,
-                                      MutableArrayRef<Value> xParts) {
-  // The consumer's rows of x (3xTF32: `xParts`); w's rows all. Swapped
-  // operands: the consumer's rows of w, x's rows all.
+                                      MutableArrayRef<Value> registerParts) {
+  // The consumer's rows of x (3xTF32: `registerParts`); w's rows all.
+  // Swapped operands: the consumer's rows of w, x's rows all.
   bool swapped = c.swapsOperands();
   Value a = descriptorLow(add(swapped ? bOffset(stage) : aOffset(stage),
                               mul(consumerFirstRow(), kGemmRowBytes)));
-  assert((!split() || rowBlocks() == 1) && "3xTF32 x parts of 64 rows");
-  Value bTile = descriptorLow(swapped ? aOffset(stage) : bOffset(stage));
+  assert((!split() || rowBlocks() == 1) && "3xTF32 parts of 64 rows");
+  Value bTile = descriptorLow(sharedOperandOffset(stage));
   Value bLow = split() ? descriptorLow(remainderOffset(stage)) : Value();
-  // The accumulators (zeros of a tile's first slice) and x's parts are
-  // written before the fence that orders those writes before the wgmmas.
-  acc = passThrough("", acc, xParts);
+  // The accumulators (zeros of a tile's first slice) and the register
+  // parts are written before the fence that orders those writes before the
+  // wgmmas.
+  acc = passThrough("", acc, registerParts);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t step = 0; step < kGemmRowBytes / kMmaKBytes; ++step) {
     auto at = [&](Value low, int64_t bytes = 0) {
@@ -859,7 +877,7 @@ Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, bool fromZero,
     };
     bool first = fromZero && step == 0;
     if (split()) {
-      ArrayRef<Value> parts(xParts);
+      ArrayRef<Value> parts(registerParts);
       ArrayRef<Value> high = parts.slice(8 * step, 4);
       ArrayRef<Value> low = parts.slice(8 * step + 4, 4);
       // Small terms first: they are lost if added to the large sum.
@@ -877,16 +895,17 @@ Value WgmmaGemmEmitter::multiplyStage(Value acc, Value stage, bool fromZero,
 }
 
 void WgmmaGemmEmitter::splitStage(Value stage, Value splitter) {
-  // Each splitter takes 16-byte chunks of the w tile; the layout does not
-  // matter, the remainder goes to the same offset.
+  // Each splitter takes 16-byte chunks of the shared-memory operand's tile;
+  // the layout does not matter, the remainder goes to the same offset.
   Type f32 = b.getF32Type();
   auto vectorType = VectorType::get({4}, f32);
   auto intType = VectorType::get({4}, b.getI32Type());
   Value mask = arith::ConstantOp::create(
       b, loc,
       DenseElementsAttr::get(intType, b.getI32IntegerAttr(kTf32HighBits)));
-  int64_t chunks = c.getBlockN() * kGemmRowBytes / kGemmChunkBytes;
-  Value tile = sharedView(bOffset(stage), {chunks * 4}, f32);
+  int64_t chunks = c.getWgmmaN() * kGemmRowBytes / kGemmChunkBytes;
+  assert(chunks % kSplitters == 0 && "whole rounds of the splitters");
+  Value tile = sharedView(sharedOperandOffset(stage), {chunks * 4}, f32);
   Value low = sharedView(remainderOffset(stage), {chunks * 4}, f32);
   for (int64_t first = 0; first < chunks; first += kSplitters) {
     Value element = mul(add(splitter, first), 4);
@@ -974,14 +993,15 @@ Value WgmmaGemmEmitter::wgmmaRegisterA(Value acc, ValueRange aParts,
   return inlinePtx(accumulatorType, operands, ptx, constraints);
 }
 
-SmallVector<Value> WgmmaGemmEmitter::loadXParts(Value stage) {
+SmallVector<Value> WgmmaGemmEmitter::loadRegisterParts(Value stage) {
   // ldmatrix.x4 of 32-bit elements: lanes 0-15 address rows 0-15 of the
   // warp's 16 of a K step's first 16-byte chunk, lanes 16-31 the second
   // chunk; register j holds row l / 4 (+ 8 for odd j), k l % 4 (+ 4 for
   // j >= 2): wgmma's A fragment of tf32 (and mma.sync's).
   auto [warp, lane] = warpAndLane();
   Value row = add(add(consumerFirstRow(), mul(warp, 16)), rem(lane, 16));
-  Value tile = sharedView(aOffset(stage), {c.getBlockM(), tileK}, elementType);
+  Value tile = sharedView(registerOperandOffset(stage),
+                          {registerOperandRows(), tileK}, elementType);
   Type f32 = b.getF32Type(), bitsType = b.getI32Type();
   Value mask = i32(kTf32HighBits);
   SmallVector<Value> parts;
@@ -1186,15 +1206,16 @@ Value WgmmaGemmEmitter::emitSplitMainLoop(Value firstSlice) {
   int64_t slices = kSlices();
   int64_t group = std::min(kSlicesPerSum, slices);
   // The tensor cores sum groups of `group` K slices (the last group takes
-  // the rest) from zero, which the running sums then add. Slice t + 1's x
-  // parts are loaded (once the producer's splitters have written its w
-  // remainders) while the tensor cores multiply slice t. The consumer
+  // the rest) from zero, which the running sums then add. Slice t + 1's
+  // register parts are loaded (once the producer's splitters have written
+  // its remainders) while the tensor cores multiply slice t. The consumer
   // warpgroups share no barrier here: one's adds run under the other's
   // wgmmas.
   waitForTurn(firstSlice);
   waitSplit(firstSlice, idx(0));
-  SmallVector<Value> first = loadXParts(stageOf(firstSlice, idx(0)));
-  // Waits for slice `kTile` and loads its x parts where the tile has it.
+  SmallVector<Value> first = loadRegisterParts(stageOf(firstSlice, idx(0)));
+  // Waits for slice `kTile` and loads its register parts where the tile has
+  // it.
   auto prepare = [&](Value kTile, ValueRange like) {
     auto load = scf::IfOp::create(
         b, loc, TypeRange(like),
@@ -1203,7 +1224,7 @@ Value WgmmaGemmEmitter::emitSplitMainLoop(Value firstSlice) {
     OpBuilder::InsertionGuard branch(b);
     b.setInsertionPointToStart(&load.getThenRegion().front());
     waitSplit(firstSlice, kTile);
-    scf::YieldOp::create(b, loc, loadXParts(stageOf(firstSlice, kTile)));
+    scf::YieldOp::create(b, loc, loadRegisterParts(stageOf(firstSlice, kTile)));
     b.setInsertionPointToStart(&load.getElseRegion().front());
     SmallVector<Value> none;
     for (Value part : like)
@@ -1212,8 +1233,8 @@ Value WgmmaGemmEmitter::emitSplitMainLoop(Value firstSlice) {
     return SmallVector<Value>(load.getResults());
   };
   // Slices kTile .. kTile + count - 1 into the running sums, given the first
-  // one's x parts: the accumulators, the running sums and the next slice's
-  // x parts.
+  // one's register parts: the accumulators, the running sums and the next
+  // slice's register parts.
   auto multiplyGroup = [&](Value kTile, int64_t count, Value acc, Value running,
                            SmallVector<Value> parts) {
     Value slice = kTile;
@@ -1223,7 +1244,7 @@ Value WgmmaGemmEmitter::emitSplitMainLoop(Value firstSlice) {
       Value stage = stageOf(firstSlice, slice);
       acc = multiplyStage(acc, stage, /*fromZero=*/i == 0, parts);
       if (i > 0) {
-        // The previous slice's wgmmas are done: its stage and x registers
+        // The previous slice's wgmmas are done: its stage and registers
         // are free.
         waitForGroups(1, Value(), previous);
         release(stageOf(firstSlice, sub(slice, 1)));
@@ -1231,7 +1252,7 @@ Value WgmmaGemmEmitter::emitSplitMainLoop(Value firstSlice) {
       if (i + 1 < count) {
         waitSplit(firstSlice, add(slice, 1));
         previous = std::exchange(
-            parts, loadXParts(stageOf(firstSlice, add(slice, 1))));
+            parts, loadRegisterParts(stageOf(firstSlice, add(slice, 1))));
       }
     }
     SmallVector<Value> following = prepare(add(slice, 1), parts);

@@ -446,7 +446,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  // expected-error @+1 {{operands = w_x is a cooperative, unclustered wgmma kernel's, not in tf32x3}}
+  // expected-error @+1 {{operands = w_x is a cooperative, unclustered wgmma kernel's}}
   } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
@@ -457,7 +457,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  // expected-error @+1 {{operands = w_x is a cooperative, unclustered wgmma kernel's, not in tf32x3}}
+  // expected-error @+1 {{operands = w_x is a cooperative, unclustered wgmma kernel's}}
   } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
@@ -468,7 +468,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  // expected-error @+1 {{operands = w_x is a cooperative, unclustered wgmma kernel's, not in tf32x3}}
+  // expected-error @+1 {{operands = w_x is a cooperative, unclustered wgmma kernel's}}
   } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, cluster = 2, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
@@ -479,8 +479,8 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  // expected-error @+1 {{operands = w_x is a cooperative, unclustered wgmma kernel's, not in tf32x3}}
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 4, group_m = 8, operands = w_x>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  // expected-error @+1 {{tiling 32x128 with 4x1 warps: a consumer warpgroup of 128 columns multiplies at most 128 rows, and not in tf32x3}}
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 32x128, warps = 4x1, stages = 4, group_m = 8, operands = w_x>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 

@@ -46,10 +46,12 @@ module attributes {fusion.target = #fusion.target<sm_86>} {
 // CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, operands = w_x>
 // CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 256x128, warps = 8x1, stages = 3, group_m = 8, operands = w_x>
 // CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 4x1, stages = 4, group_m = 8>
+// 3xTF32 with swapped operands: a consumer warpgroup of 64 columns.
+// CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>
 module attributes {fusion.target = #fusion.target<sm_90>} {
   func.func @wgmma(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>,
                    %xh: tensor<?x64xbf16>, %wh: tensor<48x64xbf16>)
-      -> (tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>) {
+      -> (tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xf32>) {
     %0 = fusion.fused_linear %xh, %wh epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
@@ -82,7 +84,11 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
     } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 4x1, stages = 4, group_m = 8, operands = x_w>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
-    return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>
+    %8 = fusion.fused_linear %x, %w epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+    return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xf32>
   }
 }
 

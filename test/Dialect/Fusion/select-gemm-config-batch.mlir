@@ -7,7 +7,8 @@
 // columns (not for batch norms); batches up to 32
 // and 16 rows wgmma tiles of 32 and 16 rows by 64 of w's with swapped
 // operands where those fit the GPU in one wave, else up to 32 rows 32x128
-// where those do (not for batch norms, tile reductions or 3xTF32); wgmma's with rings as deep
+// where those do (not for batch norms or tile reductions; 3xTF32's only 64
+// of w's rows wide); wgmma's with rings as deep
 // as shared memory holds, up to 8 stages of 128-row tiles, 12 of 64x64 and
 // 16 of the swapped ones (a small batch's main loop waits on its loads); a
 // static batch takes the fitting config itself.
@@ -27,9 +28,10 @@
 // WGMMA-LABEL: func.func @tf32_8192
 // WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32, tile = 32x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 8x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
 // WGMMA-SAME: tile = 128x256
-// 3xTF32 tiles are 128 wide.
+// 3xTF32 tiles are 128 wide; its swapped ones split x's stages (14 of 12
+// KiB at 32 rows).
 // WGMMA-LABEL: func.func @fp32_8192
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, warps = 8x1, stages = 7, group_m = 8>>]
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 32x64, warps = 4x1, stages = 14, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, warps = 8x1, stages = 7, group_m = 8>>]
 // WGMMA-SAME: tile = 128x128
 // 128 tiles of 128x256 fill the GPU from the first block row.
 // WGMMA-LABEL: func.func @bf16_32768
@@ -70,7 +72,7 @@
 // WGMMA-LABEL: func.func @residual_4096
 // WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = bf16, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = bf16, tile = 32x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>,
 // WGMMA-LABEL: func.func @fp32_4096
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, {{.*}}>>]
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, {{.*}}, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 32x64, {{.*}}, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, {{.*}}>>]
 // WGMMA-LABEL: func.func @batch_norm_4096
 // WGMMA-NOT: tile = 64x64
 // WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, {{.*}}>>]

@@ -1,6 +1,7 @@
 // Small batches' wgmma kernels: up to 16 and 32 rows, tiles of 16 and 32
 // rows by 64 of w's with swapped operands (256 threads, m64n16k16 and
-// m64n32k16 wgmmas of w's rows by x's; tf32's k8; not in 3xTF32); up to 64
+// m64n32k16 wgmmas of w's rows by x's; tf32's k8; 3xTF32's three products
+// of each, w's parts from registers); up to 64
 // rows, 64-row tiles of one consumer warpgroup (a block of 256 threads,
 // m64n64k16 wgmmas, the f32 output's tf32 m64n64k8 and 3xTF32's three
 // products of each); above them the 128-row tiles of two (384 threads).
@@ -43,8 +44,13 @@
 // TF32-LABEL: .entry f32_0_gemm_rows_le_32(
 // TF32-NOT: .entry
 // TF32: wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
-// FP32-NOT: .entry f32_0_gemm_rows_le_16(
-// FP32-NOT: .entry f32_0_gemm_rows_le_32(
+// FP32-LABEL: .entry f32_0_gemm_rows_le_16(
+// FP32: .maxntid 256, 1, 1
+// FP32-NOT: .entry
+// FP32-COUNT-3: wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 {{.*}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd
+// FP32-LABEL: .entry f32_0_gemm_rows_le_32(
+// FP32-NOT: .entry
+// FP32-COUNT-3: wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32
 // FP32-LABEL: .entry f32_0_gemm_rows_le_64(
 // FP32: .maxntid 256, 1, 1
 // FP32-NOT: .entry
@@ -70,6 +76,12 @@
 // PTXAS-TF32-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-FP32: Compiling entry function 'f32_0_gemm_rows_le_64'
 // PTXAS-FP32-NEXT: Function properties for f32_0_gemm_rows_le_64
+// PTXAS-FP32-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-FP32: Compiling entry function 'f32_0_gemm_rows_le_32'
+// PTXAS-FP32-NEXT: Function properties for f32_0_gemm_rows_le_32
+// PTXAS-FP32-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-FP32: Compiling entry function 'f32_0_gemm_rows_le_16'
+// PTXAS-FP32-NEXT: Function properties for f32_0_gemm_rows_le_16
 // PTXAS-FP32-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 func.func @bf16(%x: tensor<?x4096xbf16>, %w: tensor<8192x4096xbf16>) -> tensor<?x8192xbf16> {
   %0 = fusion.linear %x, %w : tensor<?x4096xbf16>, tensor<8192x4096xbf16> -> tensor<?x8192xbf16>

@@ -75,8 +75,10 @@ GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
   int64_t stageBytes =
       (config.getBlockM() + config.getBlockN()) * kGemmRowBytes;
   int64_t pipeline = config.getStages() * stageBytes;
+  // 3xTF32: the remainders of each stage's shared-memory operand, whose
+  // rows are the wgmmas' N.
   if (config.isWgmmaSplit())
-    pipeline += config.getStages() * config.getBlockN() * kGemmRowBytes;
+    pipeline += config.getStages() * config.getWgmmaN() * kGemmRowBytes;
   layout.constants =
       llvm::alignTo(std::max(pipeline, staging), kGemmChunkBytes);
   int64_t scratch = columnVectors * config.getBlockN() * 4;
@@ -242,9 +244,9 @@ GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        WgmmaOperands operands) {
   if (operands == WgmmaOperands::w_x &&
       (backend != GemmBackend::wgmma || schedule != WgmmaSchedule::cooperative ||
-       clusterM != 1 || (mma && *mma == MmaKind::tf32x3)))
+       clusterM != 1))
     return emitError() << "operands = w_x is a cooperative, unclustered wgmma "
-                          "kernel's, not in tf32x3";
+                          "kernel's";
   if (clusterM != 1 && (backend != GemmBackend::wgmma || clusterM != 2))
     return emitError() << "cluster " << clusterM
                        << ": a wgmma kernel's blocks run alone or in "
@@ -312,8 +314,8 @@ GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (whole > 256 || whole % 16)
       return invalid() << "wgmma tiles have at most 256 " << wholeName
                        << ", a multiple of 16";
-    // 128 accumulators a thread at most; 3xTF32 holds x's parts of its 64
-    // rows in registers beside them.
+    // 128 accumulators a thread at most; 3xTF32 holds the parts of its 64
+    // rows (x's, or w's with swapped operands) in registers beside them.
     if (split == 32 * warpsM &&
         (whole > 128 || (mma && *mma == MmaKind::tf32x3)))
       return invalid() << "a consumer warpgroup of 128 " << splitName

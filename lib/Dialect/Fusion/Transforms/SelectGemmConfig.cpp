@@ -190,13 +190,15 @@ static std::optional<Tiling> getHalfRowTiling(GemmConfigAttr config) {
 /// 64-row tile multiplies and loads past the batch's rows, and at 1 to 32
 /// rows by 8192 columns the whole op took 0.66-0.85x its time: cuBLAS's
 /// GEMM's in bf16, 0.73-0.83x it in tf32 (docs/benchmarks.md, run 39).
-/// Their 10-20 KiB stages take the deepest ring. Not for 3xTF32 or
-/// ping-pong configs (operands = w_x is the cooperative tf32, bf16 and f16
-/// kernel's). Epilogue row operands are loaded an element at a time.
+/// Their 10-20 KiB stages take the deepest ring. Not for ping-pong configs
+/// (operands = w_x is the cooperative kernel's), nor 3xTF32 tiles of 128 of
+/// w's rows (a consumer warpgroup holds the register parts of 64).
+/// Epilogue row operands are loaded an element at a time.
 static std::optional<Tiling> getSwappedSmallBatchTiling(GemmConfigAttr config,
                                                         int64_t rows,
                                                         int64_t blockN) {
-  if (!config.isWgmma() || config.isWgmmaSplit() || config.isPingpong())
+  if (!config.isWgmma() || config.isPingpong() ||
+      (config.isWgmmaSplit() && blockN != 64))
     return std::nullopt;
   return Tiling{rows, blockN, 4, 1, /*maxStages=*/16, /*swapped=*/true};
 }

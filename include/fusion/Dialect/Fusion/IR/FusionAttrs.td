@@ -294,7 +294,8 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
     bool isGenerated() const { return getBackend() != GemmBackend::cublaslt; }
     bool isWgmma() const { return getBackend() == GemmBackend::wgmma; }
     /// Whether the kernel is a wgmma kernel in 3xTF32, whose producer
-    /// warpgroup writes w's remainders to shared memory.
+    /// warpgroup writes the remainders of the operand the wgmmas read from
+    /// shared memory (w's, or x's with swapped operands) there.
     bool isWgmmaSplit() const {
       return isWgmma() && getMma() == MmaKind::tf32x3;
     }
