@@ -120,6 +120,9 @@ struct TileReductions {
   /// The [M, partialColumns] f32 partial matrices, in the steps' order:
   /// offsets into the workspace until it is allocated, then pointers.
   SmallVector<Value> partials;
+  /// The smallest batch that the GEMM reduces: smaller ones write the
+  /// output, and the row program reduces it.
+  int64_t minRows;
 };
 
 /// Emits the host function of one entry point.
@@ -229,6 +232,12 @@ private:
   /// The generated GEMM kernel of `problem` (its config's backend).
   Kernel buildGemmKernel(FusedLinearOp op, const GemmKernelProblem &problem,
                          StringRef kind);
+  /// Launches `problem`'s kernel of the first of `entries` whose max_rows
+  /// the batch `rows` fits, else of `config` (named `kind`).
+  void launchGemmForRows(FusedLinearOp op, GemmKernelProblem problem,
+                         Value rows, ArrayRef<BatchGemmConfigAttr> entries,
+                         GemmConfigAttr config, StringRef kind,
+                         ArrayRef<Value> operands);
   /// The problem of `op`'s GEMM kernel that finishes its training batch
   /// norm (and `after`, if any) for batches up to `epilogueBatchNorm`'s
   /// rows, from the `problem` of its general kernel; none where `after`
@@ -267,13 +276,15 @@ private:
   /// last one. When a GEMM reduced its input's tiles, its reductions merge
   /// their partials in column order.
   Block::iterator emitRowProgram(ReduceOp first, Block::iterator end);
+  /// Launches the row program of `ops` (starting with `first`), whose
+  /// reductions merge the partials of `tiles` where given; its kernel is
+  /// named `kind`.
+  void launchRowProgram(ReduceOp first, const RowProgramOps &ops,
+                        const TileReductions *tiles, StringRef kind);
   /// Plans the tile reductions of `op`'s output that its
   /// #fusion.tile_reductions asks for; fails (after a diagnostic) where its
   /// readers are no such row program.
   LogicalResult planGemmTileReductions(FusedLinearOp op);
-  /// The batch norm `op` of `input` (after `fn` of `columns`) into
-  /// `output`; with `statistics` false, the chunks' moments are already in
-  /// the scratch space.
   /// The batch norm `op` of `input` (after `fn` of `columns`) into
   /// `output`, or into the result of `after` computed on it; with
   /// `statistics` false, the chunks' moments are already in the scratch
@@ -647,30 +658,60 @@ void HostEmitter::emitTiledFusedLinear(
   problem.epilogue = epilogueFn(op);
   BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
   problem.statistics = batchNorm && batchNorm.isTraining();
+  Buffer x = buffers.lookup(op.getInput());
+  // The kernel's operands up to its row operands, the output stored (at
+  // `outputOperand`) where `storesOutput`.
+  auto gemmOperands = [&](bool storesOutput, size_t &outputOperand) {
+    SmallVector<Value> operands{x.ptr, buffers.lookup(op.getWeight()).ptr};
+    if (op.getBias())
+      operands.push_back(buffers.lookup(op.getBias()).ptr);
+    outputOperand = operands.size();
+    if (storesOutput)
+      operands.push_back(buffers.lookup(op.getResult()).ptr);
+    operands.append(bufferPtrs(op.getEpilogueOperands()));
+    operands.append(bufferPtrs(op.getEpilogueRows()));
+    return operands;
+  };
   auto tiles = tileReductions.find(op.getResult());
   bool reducesTiles = tiles != tileReductions.end();
+  // Batches below the tile reductions' min_rows write the output (their
+  // batch configs', without tile reductions), which the row program then
+  // reduces (emitRowProgram branches alike).
+  Block *reduced = nullptr;
+  if (reducesTiles && tiles->second.minRows > 1) {
+    int64_t unreducedRows = tiles->second.minRows - 1;
+    auto unreduced = llvm::partition_point(
+        batchConfigs, [&](BatchGemmConfigAttr entry) {
+          return entry.getMaxRows() < unreducedRows;
+        });
+    size_t outputOperand;
+    SmallVector<Value> operands = gemmOperands(true, outputOperand);
+    Block *larger = branchOnRows(x.rows, unreducedRows);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      reduced = b.createBlock(larger->getParent());
+    }
+    launchGemmForRows(op, problem, x.rows,
+                      ArrayRef(batchConfigs.begin(), unreduced),
+                      unreduced->getConfig(),
+                      ("gemm_rows_le_" + Twine(unreducedRows)).str(),
+                      operands);
+    LLVM::BrOp::create(b, loc, ValueRange{}, reduced);
+    b.setInsertionPointToStart(larger);
+    batchConfigs = ArrayRef(std::next(unreduced), batchConfigs.end());
+  }
   if (reducesTiles) {
     problem.storesOutput = tiles->second.writesOutput;
     problem.reductionSpan = tiles->second.span;
     for (const TileReducedStep &step : tiles->second.steps)
       problem.rowReductions.push_back(step.reduction);
   }
-  auto buildGemm = [&](GemmConfigAttr kernelConfig, StringRef kind) {
-    problem.config = kernelConfig;
-    return buildGemmKernel(op, problem, kind);
-  };
 
-  Buffer x = buffers.lookup(op.getInput());
-  SmallVector<Value> operands{x.ptr, buffers.lookup(op.getWeight()).ptr};
-  if (op.getBias())
-    operands.push_back(buffers.lookup(op.getBias()).ptr);
   // Where the output goes, which a kernel that finishes the batch norm
   // writes to the op after it.
-  size_t outputOperand = operands.size();
-  if (problem.storesOutput)
-    operands.push_back(buffers.lookup(op.getResult()).ptr);
-  operands.append(bufferPtrs(op.getEpilogueOperands()));
-  operands.append(bufferPtrs(op.getEpilogueRows()));
+  size_t outputOperand;
+  SmallVector<Value> operands =
+      gemmOperands(problem.storesOutput, outputOperand);
   // A batch that one block row of tiles holds: the kernel finishes the
   // batch norm (#fusion.epilogue_batch_norm); larger ones take the kernels
   // below.
@@ -701,30 +742,17 @@ void HostEmitter::emitTiledFusedLinear(
   }
   if (reducesTiles)
     operands.append(tiles->second.partials);
-  // The kernel of the first batch config the call's batch fits, the op's
-  // config's above them all.
   // Batches the kernel above finishes never come here.
-  auto generalBatchConfigs =
-      llvm::make_filter_range(batchConfigs, [&](auto entry) {
-        return !done || entry.getMaxRows() > epilogueBatchNorm.getMaxRows();
-      });
-  Block *launched = nullptr;
-  if (!generalBatchConfigs.empty()) {
-    OpBuilder::InsertionGuard guard(b);
-    launched = b.createBlock(b.getBlock()->getParent());
-  }
-  for (BatchGemmConfigAttr entry : generalBatchConfigs) {
-    Block *larger = branchOnRows(x.rows, entry.getMaxRows());
-    std::string kind = ("gemm_rows_le_" + Twine(entry.getMaxRows())).str();
-    launch(buildGemm(entry.getConfig(), kind), x.rows, operands);
-    LLVM::BrOp::create(b, loc, ValueRange{}, launched);
-    b.setInsertionPointToStart(larger);
-  }
-  launch(buildGemm(config, "gemm"), x.rows, operands);
-  if (launched) {
-    LLVM::BrOp::create(b, loc, ValueRange{}, launched);
-    b.setInsertionPointToStart(launched);
-  }
+  if (done)
+    batchConfigs = ArrayRef(
+        llvm::partition_point(batchConfigs,
+                              [&](BatchGemmConfigAttr entry) {
+                                return entry.getMaxRows() <=
+                                       epilogueBatchNorm.getMaxRows();
+                              }),
+        batchConfigs.end());
+  launchGemmForRows(op, problem, x.rows, batchConfigs, config, "gemm",
+                    operands);
   if (batchNorm) {
     // The kernel wrote the epilogue's output and its moments: what is left
     // is the finalize kernel and one normalizing pass.
@@ -736,9 +764,11 @@ void HostEmitter::emitTiledFusedLinear(
                   op.getRunningVar(), op.getUpdatedRunningStats(), after,
                   /*statistics=*/false);
   }
-  if (done) {
-    LLVM::BrOp::create(b, loc, ValueRange{}, done);
-    b.setInsertionPointToStart(done);
+  for (Block *join : {done, reduced}) {
+    if (!join)
+      continue;
+    LLVM::BrOp::create(b, loc, ValueRange{}, join);
+    b.setInsertionPointToStart(join);
   }
 }
 
@@ -802,6 +832,34 @@ Block *HostEmitter::branchOnRows(Value rows, int64_t maxRows) {
                          ValueRange{});
   b.setInsertionPointToStart(taken);
   return larger;
+}
+
+void HostEmitter::launchGemmForRows(FusedLinearOp op,
+                                    GemmKernelProblem problem, Value rows,
+                                    ArrayRef<BatchGemmConfigAttr> entries,
+                                    GemmConfigAttr config, StringRef kind,
+                                    ArrayRef<Value> operands) {
+  Block *launched = nullptr;
+  if (!entries.empty()) {
+    OpBuilder::InsertionGuard guard(b);
+    launched = b.createBlock(b.getBlock()->getParent());
+  }
+  for (BatchGemmConfigAttr entry : entries) {
+    Block *larger = branchOnRows(rows, entry.getMaxRows());
+    problem.config = entry.getConfig();
+    launch(buildGemmKernel(
+               op, problem,
+               ("gemm_rows_le_" + Twine(entry.getMaxRows())).str()),
+           rows, operands);
+    LLVM::BrOp::create(b, loc, ValueRange{}, launched);
+    b.setInsertionPointToStart(larger);
+  }
+  problem.config = config;
+  launch(buildGemmKernel(op, problem, kind), rows, operands);
+  if (launched) {
+    LLVM::BrOp::create(b, loc, ValueRange{}, launched);
+    b.setInsertionPointToStart(launched);
+  }
 }
 
 Kernel HostEmitter::buildGemmKernel(FusedLinearOp op,
@@ -908,12 +966,40 @@ void HostEmitter::emitElementwise(ElementwiseOpInterface op) {
 Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
                                             Block::iterator end) {
   RowProgramOps ops = collectRowProgram(first, end);
+  auto found = tileReductions.find(ops.input);
+  const TileReductions *tiles =
+      found != tileReductions.end() ? &found->second : nullptr;
+  if (!tiles || tiles->minRows == 1) {
+    launchRowProgram(first, ops, tiles, "rows");
+    return ops.end;
+  }
+  // Batches below the tile reductions' min_rows reduce the output their
+  // GEMM wrote (emitTiledFusedLinear branches alike).
+  int64_t unreducedRows = tiles->minRows - 1;
+  Block *reduced = branchOnRows(rowsOf(ops.input), unreducedRows);
+  Block *join;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    join = b.createBlock(reduced->getParent());
+  }
+  launchRowProgram(first, ops, nullptr,
+                   ("rows_le_" + Twine(unreducedRows)).str());
+  LLVM::BrOp::create(b, loc, ValueRange{}, join);
+  b.setInsertionPointToStart(reduced);
+  launchRowProgram(first, ops, tiles, "rows");
+  LLVM::BrOp::create(b, loc, ValueRange{}, join);
+  b.setInsertionPointToStart(join);
+  return ops.end;
+}
+
+void HostEmitter::launchRowProgram(ReduceOp first, const RowProgramOps &ops,
+                                   const TileReductions *tiles,
+                                   StringRef kind) {
   Value input = ops.input;
-  auto tiles = tileReductions.find(input);
-  bool mergesTiles = tiles != tileReductions.end();
+  bool mergesTiles = tiles;
   // Whether the program reads its input matrix: not when a GEMM reduced
   // its tiles for all the program needs.
-  bool readsInput = !mergesTiles || tiles->second.writesOutput;
+  bool readsInput = !mergesTiles || tiles->writesOutput;
 
   // The program's rows are the groups of the input's rows.
   RowProgram program;
@@ -927,7 +1013,7 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
   // A merge's reductions read the [M, partials] f32 partial matrices;
   // without the input, the partials set the threads per row.
   if (mergesTiles) {
-    int64_t partialsPerGroup = tiles->second.partialColumns / program.groups;
+    int64_t partialsPerGroup = tiles->partialColumns / program.groups;
     MatrixShape partialShape{b.getF32Type(), partialsPerGroup,
                              getVectorWidth(b.getF32Type(), partialsPerGroup)};
     if (readsInput)
@@ -959,9 +1045,9 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
   // The partials of the tile reductions, in order.
   unsigned nextPartial = 0;
   const TileReducedStep *nextTileStep =
-      mergesTiles ? tiles->second.steps.begin() : nullptr;
+      mergesTiles ? tiles->steps.begin() : nullptr;
   auto partialPointer = [&] {
-    Value partial = tiles->second.partials[nextPartial++];
+    Value partial = tiles->partials[nextPartial++];
     return pointers.insert({partial, pointers.size()}).first->second;
   };
   for (auto [op, index] : ops.steps) {
@@ -972,7 +1058,7 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
       for (unsigned i = 0; i < tileStep.reduction.partialCount(); ++i)
         partials.push_back(partialPointer());
       step = mergeTileReductionStep(tileStep, partials,
-                                    tiles->second.partialColumns);
+                                    tiles->partialColumns);
     } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
       step.kind = RowStep::Kind::Reduce;
       step.reduction = reduce.getKind();
@@ -1013,19 +1099,18 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
   program.pointers = pointers.size();
 
   Kernel kernel = buildKernel([&] {
-    return buildRowProgramKernel(b, loc, kernelName(first, "rows"), program);
+    return buildRowProgramKernel(b, loc, kernelName(first, kind), program);
   });
   // The reductions of a merge name their partial matrices; without the
   // input, its place holds the first.
   Value in =
-      readsInput ? buffers.lookup(input).ptr : tiles->second.partials.front();
+      readsInput ? buffers.lookup(input).ptr : tiles->partials.front();
   SmallVector<Value> operands{in};
   for (auto &entry : pointers)
     operands.push_back(isa<LLVM::LLVMPointerType>(entry.first.getType())
                            ? entry.first
                            : buffers.lookup(entry.first).ptr);
   launch(kernel, rowsOf(input), operands);
-  return ops.end;
 }
 
 LogicalResult HostEmitter::planGemmTileReductions(FusedLinearOp op) {
@@ -1049,6 +1134,7 @@ LogicalResult HostEmitter::planGemmTileReductions(FusedLinearOp op) {
     tiles.steps.push_back(lowerTileReduction(reduction));
   tiles.writesOutput = found->plan.readsMatrix;
   tiles.span = found->span;
+  tiles.minRows = attr.getMinRows();
   tiles.partialColumns =
       countPartialColumns(tensorType(op.getResult()).getDimSize(1), tiles.span);
   Value bytes = mul(rowsOf(op.getResult()), c64(tiles.partialColumns * 4));
@@ -1139,12 +1225,22 @@ LogicalResult HostEmitter::emit() {
     if (fused && failed(planGemmTileReductions(fused)))
       return failure();
     for (Value result : op.getResults()) {
+      if (buffers.count(result))
+        continue;
+      Value rows = rowsOf(result);
+      Value bytes = bytesOf(result, rows);
+      // An output that tile reductions leave unwritten, but for the
+      // batches below their min_rows.
       auto tiles = tileReductions.find(result);
-      bool unwritten =
-          tiles != tileReductions.end() && !tiles->second.writesOutput;
-      if (!buffers.count(result) && !unwritten)
-        intermediates.push_back(
-            {result, reserve(bytesOf(result, rowsOf(result)))});
+      if (tiles != tileReductions.end() && !tiles->second.writesOutput) {
+        if (tiles->second.minRows == 1)
+          continue;
+        Value unreduced = LLVM::ICmpOp::create(
+            b, loc, LLVM::ICmpPredicate::slt, rows,
+            c64(tiles->second.minRows));
+        bytes = LLVM::SelectOp::create(b, loc, unreduced, bytes, c64(0));
+      }
+      intermediates.push_back({result, reserve(bytes)});
     }
     if (!isa<BatchNormOp>(op) && !(fused && fused.getBatchNormAttr()))
       continue;

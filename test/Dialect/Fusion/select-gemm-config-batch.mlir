@@ -50,14 +50,16 @@
 // WGMMA: tile = 128x256
 // Row sums over whole tiles: the 128x256 tiles reduce spans of 64
 // columns, which the narrower and 64-row tiles of the batch configs reduce
-// too (no swapped tiles: tile reductions need rows of the tile in the
-// accumulators); sums of groups of 64 columns keep their spans.
+// too; sums of groups of 64 columns keep their spans. The swapped tiles of
+// batches up to 32 rows, whose accumulators hold no rows of the tile,
+// write the output for the row program: the tile reductions start at 33
+// rows.
 // WGMMA-LABEL: func.func @row_sums
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, {{.*}}>>]
-// WGMMA-SAME: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, {{.*}}>, fusion.tile_reductions = #fusion.tile_reductions<span = 64>
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32, tile = 16x64, {{.*}}, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32, tile = 32x64, {{.*}}, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, {{.*}}>>]
+// WGMMA-SAME: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, {{.*}}>, fusion.tile_reductions = #fusion.tile_reductions<span = 64, min_rows = 33>
 // WGMMA-LABEL: func.func @group_sums
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, {{.*}}>>]
-// WGMMA-SAME: fusion.tile_reductions = #fusion.tile_reductions<span = 64>
+// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, {{.*}}, #fusion.batch_gemm_config<max_rows = 32, {{.*}}, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, {{.*}}>>]
+// WGMMA-SAME: fusion.tile_reductions = #fusion.tile_reductions<span = 64, min_rows = 33>
 // 4096 columns: 64 tiles of 128x64 at batch 128 still leave half of the
 // SMs idle; 64x64 tiles of one consumer warpgroup take up to 128 rows (a
 // static batch of 64 too; 3xTF32's, with its split stages, 9 deep), but

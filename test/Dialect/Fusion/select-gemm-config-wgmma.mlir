@@ -30,7 +30,7 @@
 // PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>, fusion.tile_reductions = #fusion.tile_reductions<span = 64>
 // PINGPONG-LABEL: func.func @tf32_narrow_groups
 // PINGPONG-NOT: pingpong
-// PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 4>
+// PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 4, min_rows = 33>
 
 // cluster=2 runs the op configs' blocks in clusters of 2 that multicast
 // w's tiles, where the tile reductions come from the registers; the small
@@ -39,10 +39,10 @@
 // CLUSTER: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, warps = 8x1, stages = 7, group_m = 8>>
 // CLUSTER: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 4, group_m = 8, cluster = 2>
 // CLUSTER-LABEL: func.func @tf32_groups
-// CLUSTER: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, cluster = 2>, fusion.tile_reductions = #fusion.tile_reductions<span = 64>
+// CLUSTER: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, cluster = 2>, fusion.tile_reductions = #fusion.tile_reductions<span = 64, min_rows = 33>
 // CLUSTER-LABEL: func.func @tf32_narrow_groups
 // CLUSTER-NOT: cluster =
-// CLUSTER: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 4>
+// CLUSTER: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 4, min_rows = 33>
 
 // Two consumer warpgroups; 128x256 tiles, 128x128 for 3xTF32 (each K slice
 // summed apart) and narrow outputs; 4 stages fit the 227 KiB of sm_90.

@@ -671,6 +671,10 @@ LogicalResult FusedLinearOp::verify() {
   if (batchConfigs &&
       failed(verifyBatchGemmConfigs(*this, config, tiles, batchConfigs)))
     return failure();
+  if (tiles && tiles.getMinRows() > 1 && !batchConfigs)
+    return emitOpError("tile reductions from min_rows = ")
+           << tiles.getMinRows() << " need batch GEMM configs, one of them "
+           << "for batches of at most " << tiles.getMinRows() - 1 << " rows";
   if (auto epilogueBatchNorm = (*this)->getAttrOfType<EpilogueBatchNormAttr>(
           FusionDialect::getEpilogueBatchNormAttrName()))
     return verifyEpilogueBatchNorm(

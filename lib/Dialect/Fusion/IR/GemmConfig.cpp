@@ -458,6 +458,9 @@ LogicalResult mlir::fusion::verifyTileReductions(FusedLinearOp op,
     return op.emitOpError("tile reductions need a GEMM config whose "
                           "accumulators hold rows of the tile, not "
                           "operands = w_x");
+  if (tiles.getMinRows() < 1)
+    return op.emitOpError("tile reductions from min_rows = ")
+           << tiles.getMinRows() << ": a batch of at least 1 row";
   int64_t span = tiles.getSpan(), blockN = config.getBlockN();
   auto type = op.getResult().getType();
   int64_t n = type.getDimSize(1);
@@ -517,6 +520,16 @@ LogicalResult mlir::fusion::verifyBatchGemmConfigs(FusedLinearOp op,
   GemmBackend backend = branchesBackends && !entries.empty()
                             ? (*entries.begin()).getConfig().getBackend()
                             : config.getBackend();
+  // Batches below the tile reductions' min_rows end an entry: the host
+  // branches on the batch between the two row programs there.
+  int64_t unreducedRows = tiles ? tiles.getMinRows() - 1 : 0;
+  if (unreducedRows &&
+      llvm::none_of(entries, [&](BatchGemmConfigAttr entry) {
+        return entry.getMaxRows() == unreducedRows;
+      }))
+    return op.emitOpError("tile reductions from min_rows = ")
+           << unreducedRows + 1 << ": batches of at most " << unreducedRows
+           << " rows must end a batch GEMM config";
   int64_t previousRows = 0;
   for (auto entry : entries) {
     GemmConfigAttr batchConfig = entry.getConfig();
@@ -538,7 +551,8 @@ LogicalResult mlir::fusion::verifyBatchGemmConfigs(FusedLinearOp op,
              << "must keep the op config's " << config.getBlockM()
              << "-row blocks, not " << batchConfig.getBlockM();
     if (failed(verifyGemmConfig(op, batchConfig)) ||
-        (tiles && failed(verifyTileReductions(op, batchConfig, tiles))))
+        (tiles && entry.getMaxRows() > unreducedRows &&
+         failed(verifyTileReductions(op, batchConfig, tiles))))
       return failure();
   }
   return success();

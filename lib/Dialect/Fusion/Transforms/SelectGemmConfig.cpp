@@ -375,9 +375,11 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
   // where those fit the GPU in one wave; else batches of at most 32 take
   // tiles of 128 where those do (run 39, 16384 columns: 16- and 32-row
   // tiles of 64, two waves, within 3% of 64-row tiles either way; 32x128
-  // 0.87-0.98x their time, 16x128 no faster than 32x128). Not with tile
-  // reductions, which need rows of the tile in the accumulators.
-  if (splitRows && !tileSpan && !entries.empty()) {
+  // 0.87-0.98x their time, 16x128 no faster than 32x128). With tile
+  // reductions, which need rows of the tile in the accumulators, those
+  // batches write the output for the row program instead (the op's tile
+  // reductions' min_rows).
+  if (splitRows && !entries.empty()) {
     SmallVector<int64_t, 2> swappedRows;
     int64_t swappedN = 64;
     if (llvm::divideCeil(n, 64) <= chip.smCount) {
@@ -505,11 +507,21 @@ void SelectGemmConfigPass::runOnOperation() {
          batchConfigs.back().getMaxRows() < config.getBlockM()))
       batchConfigs.push_back(
           BatchGemmConfigAttr::get(context, config.getBlockM(), rowConfig));
-    config = setGemmConfigs(op, config, batchConfigs);
+    // Batches of the swapped tiles (the first batch configs) write the
+    // output, which the row program reduces.
+    int64_t unreducedRows = 0;
+    for (BatchGemmConfigAttr entry : batchConfigs)
+      if (tiles && entry.getConfig().swapsOperands())
+        unreducedRows = entry.getMaxRows();
     int64_t rows = op.getInput().getType().getDimSize(0);
-    if (tiles)
+    bool dynamicRows = ShapedType::isDynamic(rows);
+    config = setGemmConfigs(op, config, batchConfigs);
+    // A static batch takes one config: tile reductions where it reduces.
+    if (tiles && (dynamicRows || rows > unreducedRows))
       op->setAttr(tileReductionsName,
-                  TileReductionsAttr::get(context, tiles->span));
+                  TileReductionsAttr::get(
+                      context, tiles->span, dynamicRows ? unreducedRows + 1
+                                                        : int64_t(1)));
     // A batch of one block row of tiles holds each column whole: the kernel
     // finishes a training batch norm itself, one pass instead of three
     // kernels, where its scratch fits beside every config's pipeline (and

@@ -387,10 +387,24 @@ def Fusion_TileReductionsAttr : AttrDef<Fusion_Dialect, "TileReductions"> {
     `fusion-lower-to-gpu` rejects the op if its readers are no such row
     program.
 
-    Example: `fusion.tile_reductions = #fusion.tile_reductions<span = 256>`
+    `min_rows` (default 1, not printed) is the smallest batch whose GEMM
+    reduces its tiles: smaller batches, which end a batch config (the
+    swapped-operand tiles of small batches, whose accumulators hold no rows
+    of the tile), write the output and the row program reduces it; the
+    host branches on the batch between the two.
+
+    Example: `fusion.tile_reductions = #fusion.tile_reductions<span = 64,
+    min_rows = 33>`
   }];
-  let parameters = (ins "int64_t":$span);
-  let assemblyFormat = "`<` `span` `=` $span `>`";
+  let parameters = (ins "int64_t":$span,
+                        DefaultValuedParameter<"int64_t", "1">:$minRows);
+  let assemblyFormat =
+      "`<` `span` `=` $span (`,` `min_rows` `=` $minRows^)? `>`";
+  let builders = [
+    AttrBuilder<(ins "int64_t":$span), [{
+      return $_get($_ctxt, span, int64_t(1));
+    }]>
+  ];
 }
 
 def Fusion_EpilogueBatchNormAttr

@@ -156,7 +156,8 @@ LogicalResult verifyTileReductions(FusedLinearOp op, GemmConfigAttr config,
 /// `op`, of GEMM config `config` and tile reductions `tiles` (if any):
 /// entries in increasing max_rows, each a config that verifies on `op` with
 /// the op config's backend (and block rows, with a batch norm), and that
-/// reduces `tiles`' spans;
+/// reduces `tiles`' spans from `tiles`' min_rows on (smaller batches, which
+/// end an entry, write the output instead: no tile reductions);
 /// or, where the op config is cuBLASLt's (the host then branches between
 /// backends) and the op has no batch norm, entries of one generated
 /// backend. Run by the op's verifier.

@@ -354,7 +354,10 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     norm); batches up to 32 and 16 rows tiles of 32 and
     16 rows by 64 of w's with swapped operands (`operands = w_x`: each
     wgmma's N is the batch's rows) where those fit one wave, else up to 32
-    rows 32x128 where those do (no batch norm, tile reductions or 3xTF32).
+    rows 32x128 where those do (no batch norm; 3xTF32 only 64 of w's rows
+    wide). Their accumulators hold no rows of the tile: with tile
+    reductions those batches write the output and the row program
+    reduces it (the tile reductions' `min_rows` is 33).
     wgmma's narrower tiles take rings as deep as shared memory holds, up
     to 8 stages of 128-row tiles, 12 of 64x64 and 16 of the swapped ones:
     a small batch's main loop waits on its loads. The lowering launches the first entry
