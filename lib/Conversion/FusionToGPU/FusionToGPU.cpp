@@ -450,11 +450,23 @@ void HostEmitter::launch(Kernel kernel, Value rows,
       Value map = LLVM::AllocaOp::create(b, loc, ptrType, mapType, c64(1), 64);
       int32_t type =
           static_cast<int32_t>(*getElementTypeKind(argument.elementType));
+      Value elementType = c32(type);
+      Value rowCount = materialize(argument.shape[0], rows, operands);
+      Value columnCount = materialize(argument.shape[1], rows, operands);
+      Value boxRows = c32(argument.box[0]);
+      if (int64_t blockRows = argument.lastBlockRows) {
+        // (M - 1) % blockRows + 1: a batch of no rows launches nothing.
+        Value last = LLVM::AddOp::create(
+            b, loc,
+            LLVM::URemOp::create(b, loc, LLVM::SubOp::create(b, loc, rows,
+                                                             c64(1)),
+                                 c64(blockRows)),
+            c64(1));
+        boxRows = LLVM::TruncOp::create(b, loc, i32Type, last);
+      }
       checked("__fusion_rt_tensor_map",
-              {map, operands[argument.operand], c32(type),
-               materialize(argument.shape[0], rows, operands),
-               materialize(argument.shape[1], rows, operands),
-               c32(argument.box[0]), c32(argument.box[1])});
+              {map, operands[argument.operand], elementType, rowCount,
+               columnCount, boxRows, c32(argument.box[1])});
       args.push_back(LLVM::LoadOp::create(b, loc, mapType, map));
       break;
     }

@@ -48,8 +48,10 @@ struct KernelArgument {
     Descriptor, ///< a dense row-major memref of `shape` at the operand
     Value,      ///< the i64 `value`
     /// A TMA tensor map of the [shape[0], shape[1]] row-major matrix of
-    /// `elementType` at the operand, in boxes of `box` (rows, columns),
-    /// 128-byte swizzled, passed by value.
+    /// `elementType` at the operand, in boxes of `box` (rows, columns), or
+    /// with `lastBlockRows` of the rows of the batch's last block row of
+    /// that many rows (M - blockM * (ceil(M / blockM) - 1)), 128-byte
+    /// swizzled, passed by value.
     TensorMap,
   };
   Kind kind;
@@ -58,6 +60,7 @@ struct KernelArgument {
   RowExpr value;
   Type elementType;
   std::array<int64_t, 2> box = {0, 0};
+  int64_t lastBlockRows = 0;
 
   static KernelArgument fromOperand(unsigned operand) {
     return {Kind::Operand, operand, {}, {}};
@@ -74,6 +77,19 @@ struct KernelArgument {
                                   Type elementType,
                                   std::array<int64_t, 2> box) {
     return {Kind::TensorMap, operand, std::move(shape), {}, elementType, box};
+  }
+  /// A tensor map whose boxes are the last block row of `blockRows`-row
+  /// blocks by `boxColumns`: the rows a tile there loads without reading
+  /// past the matrix.
+  static KernelArgument lastBlockRowTensorMap(unsigned operand,
+                                              SmallVector<RowExpr, 2> shape,
+                                              Type elementType,
+                                              int64_t blockRows,
+                                              int64_t boxColumns) {
+    KernelArgument argument =
+        tensorMap(operand, std::move(shape), elementType, {0, boxColumns});
+    argument.lastBlockRows = blockRows;
+    return argument;
   }
 };
 

@@ -6,7 +6,10 @@
 // warpgroup 0 is the producer, whose first thread streams 128-byte-deep K
 // slices of x and w into a ring of `stages` shared-memory buffers with TMA
 // (the copy engine swizzles them by 128 bytes and fills rows and K past the
-// matrices with zeros), running on into the block's next tile; warpgroups
+// matrices with zeros; a tile of the batch's last block row loads only the
+// batch's rows, through a second map of x, the rest of its stage holding
+// older rows, whose results the epilogue never stores or reduces), running
+// on into the block's next tile; warpgroups
 // 1..W are the consumers, each multiplying 64 or 128 rows of the tile by
 // all its columns with wgmma straight from shared memory (one m64 wgmma a
 // K step for each 64 rows, each into its own accumulators). Per stage a `full`
@@ -468,7 +471,10 @@ private:
   int64_t turns;
 
   /// The residual's tensor map where residualThroughRing (else null).
-  Value xMap, wMap, residualMap, barriers, shared;
+  /// x's tensor maps: of whole tiles' rows, and of the rows of the
+  /// batch's last block row (its boxes encoded by the host; the type
+  /// shows the tile's).
+  Value xMap, xLastRowsMap, wMap, residualMap, barriers, shared;
   /// The low word of the descriptor of the ring's origin (descriptorLow).
   Value originDescriptorLow;
   /// The thread's index in the block, and among the consumers; its
@@ -498,12 +504,13 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
     return UnrealizedConversionCastOp::create(b, loc, type, ptr).getResult(0);
   };
   xMap = cast(args[0], mapType(c.getBlockM()));
+  xLastRowsMap = cast(args[2], mapType(c.getBlockM()));
   // Each block of a cluster loads its share of w's tile.
   wMap = cast(args[1], mapType(c.getBlockN() / c.getClusterM()));
   if (residualThroughRing(p))
-    residualMap = cast(args[2], mapType(c.getBlockM()));
+    residualMap = cast(args[3], mapType(c.getBlockM()));
   epilogueArgs =
-      GemmEpilogueArguments::take(p, args.drop_front(residualMap ? 3 : 2));
+      GemmEpilogueArguments::take(p, args.drop_front(residualMap ? 4 : 3));
 
   thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   consumerThread = sub(thread, kWarpgroupThreads);
@@ -644,10 +651,25 @@ void WgmmaGemmEmitter::emitProducer() {
   if (split())
     emitSplitters();
   guarded(equal(thread, 0), [&] {
-    int64_t bytes = stageBytes();
     forEachTile([&](Value tile, Value iteration) {
       GemmTilePosition position =
           rasterizeGemmTile(b, loc, tile, rows, p.n, c, clusterRank);
+      // A tile of the batch's last block row, if the batch ends inside it,
+      // loads that block row's rows alone (x's last-rows map): TMA's fill
+      // of rows past the matrix cost about as much as loading the tile in
+      // 16-row boxes, and a 128-row tile at 65 rows took 1.6x its time at
+      // 128 (docs/benchmarks.md, run 41). A cluster's tile past the last
+      // block row keeps the whole map.
+      Value lastRows = arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                position.rowBase, rows),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                add(position.rowBase, c.getBlockM()), rows));
+      Value xBytes = arith::SelectOp::create(
+          b, loc, lastRows, mul(sub(rows, position.rowBase), kGemmRowBytes),
+          idx(c.getBlockM() * kGemmRowBytes));
+      Value bytes = add(xBytes, c.getBlockN() * kGemmRowBytes);
       // The previous tile's epilogue stages its output in the ring.
       if (stagesInRing())
         guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
@@ -660,13 +682,25 @@ void WgmmaGemmEmitter::emitProducer() {
           [&](Value kTile) {
             Value stage = acquireStage(add(firstSlice, kTile));
             nvgpu::MBarrierArriveExpectTxOp::create(
-                b, loc, barriers, idx(bytes), fullBarrier(stage), Value());
+                b, loc, barriers, bytes, fullBarrier(stage), Value());
             Value k = mul(kTile, tileK);
-            nvgpu::TmaAsyncLoadOp::create(
-                b, loc,
-                sharedView(aOffset(stage), {c.getBlockM(), tileK}, elementType),
-                barriers, xMap, ValueRange{k, position.rowBase},
-                fullBarrier(stage), Value(), Value());
+            auto loadX = [&](Value map) {
+              nvgpu::TmaAsyncLoadOp::create(
+                  b, loc,
+                  sharedView(aOffset(stage), {c.getBlockM(), tileK},
+                             elementType),
+                  barriers, map, ValueRange{k, position.rowBase},
+                  fullBarrier(stage), Value(), Value());
+            };
+            auto which = scf::IfOp::create(b, loc, lastRows,
+                                           /*withElseRegion=*/true);
+            {
+              OpBuilder::InsertionGuard branch(b);
+              b.setInsertionPointToStart(&which.getThenRegion().front());
+              loadX(xLastRowsMap);
+              b.setInsertionPointToStart(&which.getElseRegion().front());
+              loadX(xMap);
+            }
             // Clusters: this block's share of w's rows, into both blocks.
             int64_t shareRows = c.getBlockN() / c.getClusterM();
             Value wRow = position.columnBase, wOffset = bOffset(stage);
@@ -1455,11 +1489,15 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
   launch.arguments.push_back(KernelArgument::tensorMap(
       1, {RowExpr::constant(n), RowExpr::constant(k)}, type,
       {config.getBlockN() / config.getClusterM(), tileK}));
-  SmallVector<int64_t> tensorMapArgs{0, 1};
+  argTypes.push_back(ptr);
+  launch.arguments.push_back(KernelArgument::lastBlockRowTensorMap(
+      0, {RowExpr::rows(), RowExpr::constant(k)}, type, config.getBlockM(),
+      tileK));
+  SmallVector<int64_t> tensorMapArgs{0, 1, 2};
   if (std::optional<unsigned> residual = residualThroughRing(problem)) {
     // The residual matrix, a launch operand among the epilogue's (its
     // memref argument stays), also as a tensor map in x's boxes, the kernel
-    // argument after w's.
+    // argument after x's last-rows map.
     unsigned operand = 2 + problem.hasBias + problem.storesOutput +
                        problem.columnTypes.size() + *residual;
     tensorMapArgs.push_back(argTypes.size());

@@ -8,21 +8,22 @@
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=wgmma target=sm_90" --fusion-lower-to-gpu | FileCheck %s
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=wgmma target=sm_90 schedule=pingpong" --fusion-lower-to-gpu | FileCheck %s --check-prefix=PINGPONG
 
-// The host makes a third tensor map, of r ([M, 128], 128 x 64 boxes).
+// The host makes a fourth tensor map (after x's two and w's), of r ([M, 128],
+// 128 x 64 boxes).
 // CHECK-LABEL: llvm.func @residual_ring(
 // CHECK: llvm.call @__fusion_rt_tensor_map(%{{.*}}, %arg4, %{{.*}}, %arg1, %{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: fusion_rt.launch @fusion_kernels::@residual_ring_0_gemm
 //
 // CHECK-LABEL: gpu.func @residual_ring_0_gemm(
-// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[RMAP:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<?x128xbf16>, %[[RES:.*]]: memref<?x128xbf16>)
-// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1, 2>
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[RMAP:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<?x128xbf16>, %[[RES:.*]]: memref<?x128xbf16>)
+// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1, 2, 3>
 // CHECK: %[[RDESC:.*]] = builtin.unrealized_conversion_cast %[[RMAP]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
 // CHECK: nvgpu.tma.prefetch.descriptor %[[RDESC]]
 //
 // The producer: the tile's K slices (x's and w's 32 KiB each), then the
 // residual's two slices of 16 KiB, each into a released stage.
 // CHECK: nvvm.setmaxregister decrease 40
-// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c32768
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %{{.*}} :
 // CHECK: nvgpu.tma.async.load
 // CHECK: nvgpu.tma.async.load
 // CHECK: scf.yield
@@ -53,8 +54,8 @@
 // The ping-pong schedule's consumers take the ring's slices in turns, so
 // it loads the residual in its epilogue.
 // PINGPONG-LABEL: gpu.func @residual_ring_0_gemm(
-// PINGPONG-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x128xbf16>, %[[RES:.*]]: memref<?x128xbf16>)
-// PINGPONG-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1>
+// PINGPONG-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x128xbf16>, %[[RES:.*]]: memref<?x128xbf16>)
+// PINGPONG-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1, 2>
 // PINGPONG: vector.load %[[RES]]
 func.func @residual_ring(%x: tensor<?x1024xbf16>, %w: tensor<128x1024xbf16>,
                          %r: tensor<?x128xbf16>) -> tensor<?x128xbf16> {
@@ -73,8 +74,8 @@ func.func @residual_ring(%x: tensor<?x1024xbf16>, %w: tensor<128x1024xbf16>,
 // stage, one slice at a time as the epilogue reaches its runs, and
 // releases each stage once read; the epilogue loads nothing of r.
 // CHECK-LABEL: gpu.func @residual_tf32_0_gemm(
-// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[RMAP:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<?x256xf32>, %[[RES:.*]]: memref<?x256xf32>)
-// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1, 2>
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[RMAP:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<?x256xf32>, %[[RES:.*]]: memref<?x256xf32>)
+// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1, 2, 3>
 // CHECK: %[[RDESC:.*]] = builtin.unrealized_conversion_cast %[[RMAP]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<128x32xf32, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
 // CHECK: nvvm.setmaxregister decrease 40
 // CHECK-COUNT-8: nvgpu.tma.async.load %[[RDESC]]
@@ -109,8 +110,8 @@ func.func @residual_tf32(%x: tensor<?x2048xf32>, %w: tensor<256x2048xf32>,
 // stage's split barrier phase after its load, and the consumers wait for
 // that phase too, so that each stage's split phases count its uses.
 // CHECK-LABEL: gpu.func @residual_fp32_0_gemm(
-// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[RMAP:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<?x128xf32>, %[[RES:.*]]: memref<?x128xf32>)
-// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1, 2>
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[RMAP:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<?x128xf32>, %[[RES:.*]]: memref<?x128xf32>)
+// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1, 2, 3>
 // CHECK: nvvm.setmaxregister decrease 40
 //
 // The splitters: each K slice split, then per residual slice a wait for
@@ -153,8 +154,8 @@ func.func @residual_fp32(%x: tensor<?x1024xf32>, %w: tensor<128x1024xf32>,
 // Rows that are no 16-byte multiple (100 bf16) cannot be a tensor map's:
 // the residual is loaded.
 // CHECK-LABEL: gpu.func @residual_unaligned_0_gemm(
-// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x100xbf16>, %[[RES:.*]]: memref<?x100xbf16>)
-// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1>
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x100xbf16>, %[[RES:.*]]: memref<?x100xbf16>)
+// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1, 2>
 // CHECK: vector.load %[[RES]]
 func.func @residual_unaligned(%x: tensor<?x1024xbf16>, %w: tensor<100x1024xbf16>,
                               %r: tensor<?x100xbf16>) -> tensor<?x100xbf16> {
@@ -172,8 +173,8 @@ func.func @residual_unaligned(%x: tensor<?x1024xbf16>, %w: tensor<100x1024xbf16>
 // columns do not cover the last 256-column tile: x comes through the ring
 // by TMA too.
 // CHECK-LABEL: gpu.func @input_residual_0_gemm(
-// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x2056xbf16>, %[[RES:.*]]: memref<?x2056xbf16>)
-// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1, 2>
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x2056xbf16>, %[[RES:.*]]: memref<?x2056xbf16>)
+// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1, 2, 3>
 // CHECK-NOT: %[[RES]]
 // CHECK: gpu.return
 func.func @input_residual(%x: tensor<?x2056xbf16>, %w: tensor<2056x2056xbf16>) -> tensor<?x2056xbf16> {
@@ -191,8 +192,8 @@ func.func @input_residual(%x: tensor<?x2056xbf16>, %w: tensor<2056x2056xbf16>) -
 // the epilogue releases the residual's stages as it goes, so the next
 // tile's first K slices wait little for them.
 // CHECK-LABEL: gpu.func @residual_short_k_0_gemm(
-// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x128xbf16>, %[[RES:.*]]: memref<?x128xbf16>)
-// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1, 2>
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x128xbf16>, %[[RES:.*]]: memref<?x128xbf16>)
+// CHECK-SAME: fusion_rt.tensor_map_args = array<i64: 0, 1, 2, 3>
 // CHECK-NOT: %[[RES]]
 // CHECK: gpu.return
 func.func @residual_short_k(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>,

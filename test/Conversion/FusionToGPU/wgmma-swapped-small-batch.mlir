@@ -8,7 +8,7 @@
 
 // CHECK-LABEL: llvm.func @residual(
 // CHECK: fusion_rt.launch @fusion_kernels::@residual_0_gemm grid({{.*}}) block 256 shared {{[0-9]+}} persistent overlap_predecessor
-// CHECK: gpu.func @residual_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[OUT:.*]]: memref<?x128xbf16>, %[[RES:.*]]: memref<?x128xbf16>) kernel attributes {fusion_rt.tensor_map_args = array<i64: 0, 1>
+// CHECK: gpu.func @residual_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[OUT:.*]]: memref<?x128xbf16>, %[[RES:.*]]: memref<?x128xbf16>) kernel attributes {fusion_rt.tensor_map_args = array<i64: 0, 1, 2>
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
 // The first run's two rows of one column: the column clamped to N - 1, each
 // row to M - 1.

@@ -3,7 +3,9 @@
 // RUN: fusion-opt %s --split-input-file --fusion-optimize --fusion-select-gemm-config="strategy=wgmma target=sm_90" --fusion-lower-to-gpu | FileCheck %s
 
 // Host: a tensor map of x (M rows, the batch) and of w (48 rows) in boxes of
-// 128 rows x 64 bf16 (128 bytes), encoded per call and passed by value;
+// 128 rows x 64 bf16 (128 bytes), and one of x in boxes of the rows of the
+// batch's last block row ((M - 1) % 128 + 1), encoded per call and passed
+// by value;
 // 128 + 256 threads; 4 stages of (128 + 128) x 128 bytes, the bias columns
 // and the 1024-byte alignment shift of dynamic shared memory.
 // CHECK-LABEL: llvm.func @wgmma(
@@ -13,12 +15,22 @@
 // CHECK: %[[WMAP:.*]] = llvm.alloca %{{.*}} x !llvm.array<16 x i64> {alignment = 64 : i64}
 // CHECK: llvm.call @__fusion_rt_tensor_map(%[[WMAP]], %arg3,
 // CHECK: %[[W:.*]] = llvm.load %[[WMAP]]
-// CHECK: fusion_rt.launch @fusion_kernels::@wgmma_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared 132608 persistent overlap_predecessor stream(%arg0) args(%[[X]], %[[W]], {{.*}} : !llvm.array<16 x i64>, !llvm.array<16 x i64>, !llvm.ptr,
+// CHECK: %[[XLASTMAP:.*]] = llvm.alloca %{{.*}} x !llvm.array<16 x i64> {alignment = 64 : i64}
+// CHECK: %[[C128:.*]] = llvm.mlir.constant(128 : i64) : i64
+// CHECK: %[[C1:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK: %[[BEFORE:.*]] = llvm.sub %arg1, %[[C1]] : i64
+// CHECK: %[[REM:.*]] = llvm.urem %[[BEFORE]], %[[C128]] : i64
+// CHECK: %[[LAST:.*]] = llvm.add %[[REM]], %{{.*}} : i64
+// CHECK: %[[LAST32:.*]] = llvm.trunc %[[LAST]] : i64 to i32
+// CHECK: llvm.call @__fusion_rt_tensor_map(%[[XLASTMAP]], %arg2, %{{.*}}, %arg1, %{{.*}}, %[[LAST32]], %{{.*}})
+// CHECK: %[[XLAST:.*]] = llvm.load %[[XLASTMAP]]
+// CHECK: fusion_rt.launch @fusion_kernels::@wgmma_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared 132608 persistent overlap_predecessor stream(%arg0) args(%[[X]], %[[W]], %[[XLAST]], {{.*}} : !llvm.array<16 x i64>, !llvm.array<16 x i64>, !llvm.array<16 x i64>, !llvm.ptr,
 //
 // The kernels are built for the arch-specific sm_90a (wgmma, setmaxnreg).
 // CHECK: gpu.module @fusion_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
-// CHECK: gpu.func @wgmma_0_gemm(%[[XARG:.*]]: !llvm.ptr, %[[WARG:.*]]: !llvm.ptr, %{{.*}}: memref<48xbf16>, %{{.*}}: memref<?x48xbf16>) kernel attributes {fusion_rt.tensor_map_args = array<i64: 0, 1>, known_block_size = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
+// CHECK: gpu.func @wgmma_0_gemm(%[[XARG:.*]]: !llvm.ptr, %[[WARG:.*]]: !llvm.ptr, %[[XLASTARG:.*]]: !llvm.ptr, %{{.*}}: memref<48xbf16>, %{{.*}}: memref<?x48xbf16>) kernel attributes {fusion_rt.tensor_map_args = array<i64: 0, 1, 2>, known_block_size = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
 // CHECK: %[[XDESC:.*]] = builtin.unrealized_conversion_cast %[[XARG]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
+// CHECK: %[[XLASTDESC:.*]] = builtin.unrealized_conversion_cast %[[XLASTARG]] : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<128x64xbf16
 // CHECK: %[[WDESC:.*]] = builtin.unrealized_conversion_cast %[[WARG]]
 // The thread's warpgroup comes from its warp's lane 0, so that ptxas
 // knows it (and the consumers' stages and descriptors) warp-uniform.
@@ -57,9 +69,11 @@
 // Warpgroup 0, the producer: gives registers away; its first thread walks
 // the block's tiles (block b: tiles b, b + grid, ...) and, per K slice of
 // each, waits for a stage's release, expects its bytes and issues both TMA
-// loads. The ring's slices are numbered across tiles (iteration * K tiles
-// + k; here one K slice a tile), so the next tile's loads overlap this
-// tile's epilogue.
+// loads: x's through the last-rows map where the batch ends inside the
+// tile (its rows alone: (M - row) x 128 bytes), else the whole tile's. The
+// ring's slices are numbered across tiles (iteration * K tiles + k; here
+// one K slice a tile), so the next tile's loads overlap this tile's
+// epilogue.
 // CHECK: scf.if
 // CHECK: nvvm.setmaxregister decrease 40
 // CHECK: scf.if
@@ -67,11 +81,23 @@
 // CHECK: %[[GRID:.*]] = gpu.grid_dim x
 // CHECK: scf.for %{{.*}} = %[[FIRST]] to %{{.*}} step %[[GRID]] iter_args(%[[ITERATION:.*]] = %{{.*}}) -> (index)
 // CHECK-NOT: %[[BARRIERS]][%c8]
+// CHECK: %[[TILE_END:.*]] = arith.addi %[[ROW_BASE:.*]], %c128{{.*}} : index
+// CHECK-NEXT: %[[PAST_BATCH:.*]] = arith.cmpi ugt, %[[TILE_END]], %[[ROWS:.*]] : index
+// CHECK-NEXT: %[[IN_BATCH:.*]] = arith.cmpi ult, %[[ROW_BASE]], %[[ROWS]] : index
+// CHECK-NEXT: %[[LAST_ROWS:.*]] = arith.andi %[[IN_BATCH]], %[[PAST_BATCH]] : i1
+// CHECK: %[[LEFT:.*]] = arith.subi %[[ROWS]], %[[ROW_BASE]] : index
+// CHECK: %[[LEFT_BYTES:.*]] = arith.muli %[[LEFT]], %c128{{.*}} : index
+// CHECK: %[[X_BYTES:.*]] = arith.select %[[LAST_ROWS]], %[[LEFT_BYTES]], %c16384 : index
+// CHECK: %[[BYTES:.*]] = arith.addi %[[X_BYTES]], %c16384{{.*}} : index
 // CHECK: scf.for
 // CHECK: nvgpu.mbarrier.get %[[BARRIERS]]
 // CHECK: nvvm.mbarrier.try_wait
-// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BARRIERS]][%[[STAGE:.*]]], %c32768
-// CHECK: nvgpu.tma.async.load %[[XDESC]][%{{.*}}, %{{.*}}], %[[BARRIERS]][%[[STAGE]]] to %{{.*}} : {{.*}} -> memref<128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BARRIERS]][%[[STAGE:.*]]], %[[BYTES]]
+// CHECK: scf.if %[[LAST_ROWS]] {
+// CHECK: nvgpu.tma.async.load %[[XLASTDESC]][%{{.*}}, %[[ROW_BASE]]], %[[BARRIERS]][%[[STAGE]]] to %{{.*}} : {{.*}} -> memref<128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: } else {
+// CHECK: nvgpu.tma.async.load %[[XDESC]][%{{.*}}, %[[ROW_BASE]]], %[[BARRIERS]][%[[STAGE]]] to %{{.*}} : {{.*}} -> memref<128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: }
 // CHECK: nvgpu.tma.async.load %[[WDESC]][%{{.*}}, %{{.*}}], %[[BARRIERS]][%[[STAGE]]]
 //
 // The consumers: take registers; per tile stage the bias columns, then per
