@@ -458,8 +458,8 @@ void HostEmitter::launch(Kernel kernel, Value rows,
         // (M - 1) % blockRows + 1: a batch of no rows launches nothing.
         Value last = LLVM::AddOp::create(
             b, loc,
-            LLVM::URemOp::create(b, loc, LLVM::SubOp::create(b, loc, rows,
-                                                             c64(1)),
+            LLVM::URemOp::create(b, loc,
+                                 LLVM::SubOp::create(b, loc, rows, c64(1)),
                                  c64(blockRows)),
             c64(1));
         boxRows = LLVM::TruncOp::create(b, loc, i32Type, last);
@@ -692,8 +692,8 @@ void HostEmitter::emitTiledFusedLinear(
   Block *reduced = nullptr;
   if (reducesTiles && tiles->second.minRows > 1) {
     int64_t unreducedRows = tiles->second.minRows - 1;
-    auto unreduced = llvm::partition_point(
-        batchConfigs, [&](BatchGemmConfigAttr entry) {
+    auto unreduced =
+        llvm::partition_point(batchConfigs, [&](BatchGemmConfigAttr entry) {
           return entry.getMaxRows() < unreducedRows;
         });
     size_t outputOperand;
@@ -706,8 +706,7 @@ void HostEmitter::emitTiledFusedLinear(
     launchGemmForRows(op, problem, x.rows,
                       ArrayRef(batchConfigs.begin(), unreduced),
                       unreduced->getConfig(),
-                      ("gemm_rows_le_" + Twine(unreducedRows)).str(),
-                      operands);
+                      ("gemm_rows_le_" + Twine(unreducedRows)).str(), operands);
     LLVM::BrOp::create(b, loc, ValueRange{}, reduced);
     b.setInsertionPointToStart(larger);
     batchConfigs = ArrayRef(std::next(unreduced), batchConfigs.end());
@@ -756,13 +755,13 @@ void HostEmitter::emitTiledFusedLinear(
     operands.append(tiles->second.partials);
   // Batches the kernel above finishes never come here.
   if (done)
-    batchConfigs = ArrayRef(
-        llvm::partition_point(batchConfigs,
-                              [&](BatchGemmConfigAttr entry) {
-                                return entry.getMaxRows() <=
-                                       epilogueBatchNorm.getMaxRows();
-                              }),
-        batchConfigs.end());
+    batchConfigs =
+        ArrayRef(llvm::partition_point(batchConfigs,
+                                       [&](BatchGemmConfigAttr entry) {
+                                         return entry.getMaxRows() <=
+                                                epilogueBatchNorm.getMaxRows();
+                                       }),
+                 batchConfigs.end());
   launchGemmForRows(op, problem, x.rows, batchConfigs, config, "gemm",
                     operands);
   if (batchNorm) {
@@ -846,8 +845,8 @@ Block *HostEmitter::branchOnRows(Value rows, int64_t maxRows) {
   return larger;
 }
 
-void HostEmitter::launchGemmForRows(FusedLinearOp op,
-                                    GemmKernelProblem problem, Value rows,
+void HostEmitter::launchGemmForRows(FusedLinearOp op, GemmKernelProblem problem,
+                                    Value rows,
                                     ArrayRef<BatchGemmConfigAttr> entries,
                                     GemmConfigAttr config, StringRef kind,
                                     ArrayRef<Value> operands) {
@@ -859,9 +858,8 @@ void HostEmitter::launchGemmForRows(FusedLinearOp op,
   for (BatchGemmConfigAttr entry : entries) {
     Block *larger = branchOnRows(rows, entry.getMaxRows());
     problem.config = entry.getConfig();
-    launch(buildGemmKernel(
-               op, problem,
-               ("gemm_rows_le_" + Twine(entry.getMaxRows())).str()),
+    launch(buildGemmKernel(op, problem,
+                           ("gemm_rows_le_" + Twine(entry.getMaxRows())).str()),
            rows, operands);
     LLVM::BrOp::create(b, loc, ValueRange{}, launched);
     b.setInsertionPointToStart(larger);
@@ -1008,7 +1006,7 @@ void HostEmitter::launchRowProgram(ReduceOp first, const RowProgramOps &ops,
                                    const TileReductions *tiles,
                                    StringRef kind) {
   Value input = ops.input;
-  bool mergesTiles = tiles;
+  bool mergesTiles = tiles != nullptr;
   // Whether the program reads its input matrix: not when a GEMM reduced
   // its tiles for all the program needs.
   bool readsInput = !mergesTiles || tiles->writesOutput;
@@ -1069,8 +1067,7 @@ void HostEmitter::launchRowProgram(ReduceOp first, const RowProgramOps &ops,
       SmallVector<unsigned> partials;
       for (unsigned i = 0; i < tileStep.reduction.partialCount(); ++i)
         partials.push_back(partialPointer());
-      step = mergeTileReductionStep(tileStep, partials,
-                                    tiles->partialColumns);
+      step = mergeTileReductionStep(tileStep, partials, tiles->partialColumns);
     } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
       step.kind = RowStep::Kind::Reduce;
       step.reduction = reduce.getKind();
@@ -1115,8 +1112,7 @@ void HostEmitter::launchRowProgram(ReduceOp first, const RowProgramOps &ops,
   });
   // The reductions of a merge name their partial matrices; without the
   // input, its place holds the first.
-  Value in =
-      readsInput ? buffers.lookup(input).ptr : tiles->partials.front();
+  Value in = readsInput ? buffers.lookup(input).ptr : tiles->partials.front();
   SmallVector<Value> operands{in};
   for (auto &entry : pointers)
     operands.push_back(isa<LLVM::LLVMPointerType>(entry.first.getType())
@@ -1248,8 +1244,7 @@ LogicalResult HostEmitter::emit() {
         if (tiles->second.minRows == 1)
           continue;
         Value unreduced = LLVM::ICmpOp::create(
-            b, loc, LLVM::ICmpPredicate::slt, rows,
-            c64(tiles->second.minRows));
+            b, loc, LLVM::ICmpPredicate::slt, rows, c64(tiles->second.minRows));
         bytes = LLVM::SelectOp::create(b, loc, unreduced, bytes, c64(0));
       }
       intermediates.push_back({result, reserve(bytes)});

@@ -54,8 +54,9 @@
 // warps of the producer warpgroup write once the stage is loaded (a third
 // mbarrier a stage). With swapped operands the two change places: w's
 // parts come from registers, x's remainders from the buffer (small
-// batches: 16 or 32 rows a stage to split). The consumers load the next K slice's x while the
-// tensor cores multiply this one; each pair of K slices is summed from
+// batches: 16 or 32 rows a stage to split). The consumers load the next K
+// slice's parts while the tensor cores multiply this one; each pair of K
+// slices is summed from
 // zero and added to the running sums with round-to-nearest, as the sm_80
 // kernel does (the tensor cores truncate when they accumulate). x from
 // registers leaves shared memory w's reads only (both operands' reads

@@ -243,8 +243,8 @@ GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        WgmmaSchedule schedule, int64_t clusterM,
                        WgmmaOperands operands) {
   if (operands == WgmmaOperands::w_x &&
-      (backend != GemmBackend::wgmma || schedule != WgmmaSchedule::cooperative ||
-       clusterM != 1))
+      (backend != GemmBackend::wgmma ||
+       schedule != WgmmaSchedule::cooperative || clusterM != 1))
     return emitError() << "operands = w_x is a cooperative, unclustered wgmma "
                           "kernel's";
   if (clusterM != 1 && (backend != GemmBackend::wgmma || clusterM != 2))
@@ -523,8 +523,7 @@ LogicalResult mlir::fusion::verifyBatchGemmConfigs(FusedLinearOp op,
   // Batches below the tile reductions' min_rows end an entry: the host
   // branches on the batch between the two row programs there.
   int64_t unreducedRows = tiles ? tiles.getMinRows() - 1 : 0;
-  if (unreducedRows &&
-      llvm::none_of(entries, [&](BatchGemmConfigAttr entry) {
+  if (unreducedRows && llvm::none_of(entries, [&](BatchGemmConfigAttr entry) {
         return entry.getMaxRows() == unreducedRows;
       }))
     return op.emitOpError("tile reductions from min_rows = ")

@@ -519,9 +519,9 @@ void SelectGemmConfigPass::runOnOperation() {
     // A static batch takes one config: tile reductions where it reduces.
     if (tiles && (dynamicRows || rows > unreducedRows))
       op->setAttr(tileReductionsName,
-                  TileReductionsAttr::get(
-                      context, tiles->span, dynamicRows ? unreducedRows + 1
-                                                        : int64_t(1)));
+                  TileReductionsAttr::get(context, tiles->span,
+                                          dynamicRows ? unreducedRows + 1
+                                                      : int64_t(1)));
     // A batch of one block row of tiles holds each column whole: the kernel
     // finishes a training batch norm itself, one pass instead of three
     // kernels, where its scratch fits beside every config's pipeline (and
