@@ -60,6 +60,14 @@
 // WGMMA-LABEL: func.func @group_sums
 // WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, {{.*}}, #fusion.batch_gemm_config<max_rows = 32, {{.*}}, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, {{.*}}>>]
 // WGMMA-SAME: fusion.tile_reductions = #fusion.tile_reductions<span = 64, min_rows = 33>
+// A static batch takes one config: a swapped one writes the output (no
+// tile reductions), a larger one reduces its tiles from the first row.
+// WGMMA-LABEL: func.func @static_row_sums_16
+// WGMMA-NOT: tile_reductions
+// WGMMA: tile = 16x64, {{.*}}, operands = w_x>}
+// WGMMA-NOT: tile_reductions
+// WGMMA-LABEL: func.func @static_row_sums_100
+// WGMMA: tile = 128x64, {{.*}}>, fusion.tile_reductions = #fusion.tile_reductions<span = 64>}
 // 4096 columns: 64 tiles of 128x64 at batch 128 still leave half of the
 // SMs idle; 64x64 tiles of one consumer warpgroup take up to 128 rows (a
 // static batch of 64 too; 3xTF32's, with its split stages, 9 deep), but
@@ -178,6 +186,30 @@ func.func @group_sums(%x: tensor<?x64xf32>, %w: tensor<8192x64xf32>) -> tensor<?
     fusion.yield %v : f32
   }
   return %1 : tensor<?x128xf32>
+}
+
+func.func @static_row_sums_16(%x: tensor<16x64xf32>, %w: tensor<8192x64xf32>) -> tensor<16x1xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<16x64xf32>, tensor<8192x64xf32>) -> tensor<16x8192xf32>
+  %1 = fusion.reduce sum %0 : tensor<16x8192xf32> -> tensor<16x1xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return %1 : tensor<16x1xf32>
+}
+
+func.func @static_row_sums_100(%x: tensor<100x64xf32>, %w: tensor<8192x64xf32>) -> tensor<100x1xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<100x64xf32>, tensor<8192x64xf32>) -> tensor<100x8192xf32>
+  %1 = fusion.reduce sum %0 : tensor<100x8192xf32> -> tensor<100x1xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  return %1 : tensor<100x1xf32>
 }
 
 func.func @bf16_4096(%x: tensor<?x64xbf16>, %w: tensor<4096x64xbf16>) -> tensor<?x4096xbf16> {
