@@ -229,6 +229,12 @@ private:
   /// Branches on `rows` <= `maxRows`: the insertion point moves to the
   /// block those batches take; returns the block of larger ones.
   Block *branchOnRows(Value rows, int64_t maxRows);
+  /// A block at the function's end where branches join; the insertion
+  /// point stays.
+  Block *createJoinBlock() {
+    OpBuilder::InsertionGuard guard(b);
+    return b.createBlock(b.getBlock()->getParent());
+  }
   /// The generated GEMM kernel of `problem` (its config's backend).
   Kernel buildGemmKernel(FusedLinearOp op, const GemmKernelProblem &problem,
                          StringRef kind);
@@ -699,10 +705,7 @@ void HostEmitter::emitTiledFusedLinear(
     size_t outputOperand;
     SmallVector<Value> operands = gemmOperands(true, outputOperand);
     Block *larger = branchOnRows(x.rows, unreducedRows);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      reduced = b.createBlock(larger->getParent());
-    }
+    reduced = createJoinBlock();
     launchGemmForRows(op, problem, x.rows,
                       ArrayRef(batchConfigs.begin(), unreduced),
                       unreduced->getConfig(),
@@ -739,10 +742,7 @@ void HostEmitter::emitTiledFusedLinear(
       return emitBatchNormFinishingGemm(op, *finishing, after, operands,
                                         outputOperand);
     Block *general = branchOnRows(x.rows, maxRows);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      done = b.createBlock(general->getParent());
-    }
+    done = createJoinBlock();
     emitBatchNormFinishingGemm(op, *finishing, after, operands, outputOperand);
     LLVM::BrOp::create(b, loc, ValueRange{}, done);
     b.setInsertionPointToStart(general);
@@ -850,11 +850,7 @@ void HostEmitter::launchGemmForRows(FusedLinearOp op, GemmKernelProblem problem,
                                     ArrayRef<BatchGemmConfigAttr> entries,
                                     GemmConfigAttr config, StringRef kind,
                                     ArrayRef<Value> operands) {
-  Block *launched = nullptr;
-  if (!entries.empty()) {
-    OpBuilder::InsertionGuard guard(b);
-    launched = b.createBlock(b.getBlock()->getParent());
-  }
+  Block *launched = entries.empty() ? nullptr : createJoinBlock();
   for (BatchGemmConfigAttr entry : entries) {
     Block *larger = branchOnRows(rows, entry.getMaxRows());
     problem.config = entry.getConfig();
@@ -895,11 +891,7 @@ void HostEmitter::emitFusedLinear(FusedLinearOp op,
   // larger ones cuBLASLt's GEMM: both write the op's output.
   Block *cublas = branchOnRows(buffers.lookup(op.getInput()).rows,
                                batchConfigs.back().getMaxRows());
-  Block *done;
-  {
-    OpBuilder::InsertionGuard guard(b);
-    done = b.createBlock(cublas->getParent());
-  }
+  Block *done = createJoinBlock();
   emitTiledFusedLinear(op, batchConfigs.back().getConfig(),
                        ArrayRef(batchConfigs).drop_back(), after);
   LLVM::BrOp::create(b, loc, ValueRange{}, done);
@@ -987,11 +979,7 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
   // GEMM wrote (emitTiledFusedLinear branches alike).
   int64_t unreducedRows = tiles->minRows - 1;
   Block *reduced = branchOnRows(rowsOf(ops.input), unreducedRows);
-  Block *join;
-  {
-    OpBuilder::InsertionGuard guard(b);
-    join = b.createBlock(reduced->getParent());
-  }
+  Block *join = createJoinBlock();
   launchRowProgram(first, ops, nullptr,
                    ("rows_le_" + Twine(unreducedRows)).str());
   LLVM::BrOp::create(b, loc, ValueRange{}, join);

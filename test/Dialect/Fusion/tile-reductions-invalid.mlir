@@ -103,7 +103,7 @@ func.func @min_rows_zero(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>) -> tens
 // -----
 
 func.func @min_rows_without_batch_configs(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>) -> tensor<?x256xbf16> {
-  // expected-error @+1 {{tile reductions from min_rows = 33 need batch GEMM configs, one of them for batches of at most 32 rows}}
+  // expected-error @+1 {{tile reductions from min_rows = 33: batches of at most 32 rows must end a batch GEMM config}}
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32

@@ -668,21 +668,26 @@ LogicalResult FusedLinearOp::verify() {
     return failure();
   auto batchConfigs = (*this)->getAttrOfType<ArrayAttr>(
       FusionDialect::getBatchGemmConfigsAttrName());
+  SmallVector<BatchGemmConfigAttr> entries =
+      batchConfigs
+          ? llvm::to_vector(batchConfigs.getAsRange<BatchGemmConfigAttr>())
+          : SmallVector<BatchGemmConfigAttr>();
+  // Batches below the tile reductions' min_rows end a batch config: the
+  // host branches on the batch there.
+  int64_t unreducedRows = tiles ? tiles.getMinRows() - 1 : 0;
+  if (unreducedRows > 0 &&
+      llvm::none_of(entries, [&](BatchGemmConfigAttr entry) {
+        return entry.getMaxRows() == unreducedRows;
+      }))
+    return emitOpError("tile reductions from min_rows = ")
+           << unreducedRows + 1 << ": batches of at most " << unreducedRows
+           << " rows must end a batch GEMM config";
   if (batchConfigs &&
       failed(verifyBatchGemmConfigs(*this, config, tiles, batchConfigs)))
     return failure();
-  if (tiles && tiles.getMinRows() > 1 && !batchConfigs)
-    return emitOpError("tile reductions from min_rows = ")
-           << tiles.getMinRows() << " need batch GEMM configs, one of them "
-           << "for batches of at most " << tiles.getMinRows() - 1 << " rows";
   if (auto epilogueBatchNorm = (*this)->getAttrOfType<EpilogueBatchNormAttr>(
           FusionDialect::getEpilogueBatchNormAttrName()))
-    return verifyEpilogueBatchNorm(
-        *this, config,
-        batchConfigs ? llvm::to_vector(
-                           batchConfigs.getAsRange<BatchGemmConfigAttr>())
-                     : SmallVector<BatchGemmConfigAttr>(),
-        epilogueBatchNorm);
+    return verifyEpilogueBatchNorm(*this, config, entries, epilogueBatchNorm);
   return success();
 }
 

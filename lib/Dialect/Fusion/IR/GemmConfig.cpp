@@ -520,15 +520,9 @@ LogicalResult mlir::fusion::verifyBatchGemmConfigs(FusedLinearOp op,
   GemmBackend backend = branchesBackends && !entries.empty()
                             ? (*entries.begin()).getConfig().getBackend()
                             : config.getBackend();
-  // Batches below the tile reductions' min_rows end an entry: the host
-  // branches on the batch between the two row programs there.
+  // Batches below the tile reductions' min_rows (which end an entry, the
+  // op's verifier checks) write the output instead.
   int64_t unreducedRows = tiles ? tiles.getMinRows() - 1 : 0;
-  if (unreducedRows && llvm::none_of(entries, [&](BatchGemmConfigAttr entry) {
-        return entry.getMaxRows() == unreducedRows;
-      }))
-    return op.emitOpError("tile reductions from min_rows = ")
-           << unreducedRows + 1 << ": batches of at most " << unreducedRows
-           << " rows must end a batch GEMM config";
   int64_t previousRows = 0;
   for (auto entry : entries) {
     GemmConfigAttr batchConfig = entry.getConfig();
