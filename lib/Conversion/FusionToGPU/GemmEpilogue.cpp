@@ -92,10 +92,12 @@ void mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
       addMemRef({dynamic, problem.partialColumns()},
                 Float32Type::get(type.getContext()),
                 {rows, RowExpr::constant(problem.partialColumns())});
-  // A block a tile; clusters take whole clusters' tiles (rasterizeGemmTile).
+  // A block a tile; clusters take whole clusters' tiles (rasterizeGemmTile),
+  // and with split_k each block of a cluster a share of one tile's K.
   int64_t cluster = config.getClusterM();
-  launch.gridX = RowExpr::ceilDiv(1, config.getBlockM() * cluster,
-                                  cluster * countColumnTiles(config, n));
+  launch.gridX =
+      RowExpr::ceilDiv(1, config.getBlockM() * cluster,
+                       config.getClusterSize() * countColumnTiles(config, n));
   launch.blockSize = config.getThreads();
   launch.dynamicSharedBytes = problem.sharedLayout().total;
 }

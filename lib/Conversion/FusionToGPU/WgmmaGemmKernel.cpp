@@ -47,6 +47,14 @@
 // blocks' consumer warps, which arrive on each block's barrier, so that
 // neither producer overwrites a stage its peer still reads.
 //
+// With split_k = S the blocks of a cluster of S share each tile: block r
+// multiplies the r-th of S equal shares of its K slices; the others store
+// their sums into the first block's shared memory (distributed shared
+// memory) and arrive on its mbarrier, and the first adds them in the
+// order of the blocks' ranks (the same sums whichever block finishes
+// first) and runs the epilogue alone; each peer waits until its sums are
+// taken before it stores the next tile's.
+//
 // 3xTF32 (fp32 precision of f32 tensors): three wgmmas a K step (small
 // terms first), x's high and low tf32 parts from registers (ldmatrix, then
 // the split), w's high part the stage as the tensor cores read it
@@ -115,12 +123,13 @@ constexpr int32_t kTf32HighBits = static_cast<int32_t>(0xffffe000u);
 /// a thread) would not fit beside the accumulators; f32 x comes through the
 /// ring after the K slices instead (residualThroughRing). Not with swapped
 /// operands, whose accumulators hold the tile transposed (small batches:
-/// their row operands are loaded element by element).
+/// their row operands are loaded element by element), nor with split_k
+/// (a block's share of the K slices holds part of the tile's columns).
 bool takesRowOperandFromRing(const GemmKernelProblem &p) {
   GemmConfigAttr c = p.config;
   int64_t tileK = kGemmRowBytes / elementBytes(p.elementType);
   return p.inputRowOperand && elementBytes(p.elementType) == 2 && p.n == p.k &&
-         !c.swapsOperands() && p.n % c.getBlockN() == 0 &&
+         !c.swapsOperands() && !c.splitsK() && p.n % c.getBlockN() == 0 &&
          c.getBlockN() % tileK == 0;
 }
 
@@ -132,14 +141,14 @@ bool takesRowOperandFromRing(const GemmKernelProblem &p) {
 /// and release, instead of loading it from global memory between two main
 /// loops with the tensor cores idle. The cooperative schedule's ring order
 /// (a ping-pong consumer's epilogue would hold the other's turn),
-/// unclustered, a tile not staged in the ring, rows of 16-byte multiples
-/// (TMA's strides). Any K: the residual's stages go back to the producer as
-/// the epilogue takes them, so the next tile's first K slices wait little
-/// (docs/benchmarks.md, run 35).
+/// unclustered, without split_k, a tile not staged in the ring, rows of 16-byte
+/// multiples (TMA's strides). Any K: the residual's stages go back to the
+/// producer as the epilogue takes them, so the next tile's first K slices wait
+/// little (docs/benchmarks.md, run 35).
 std::optional<unsigned> residualThroughRing(const GemmKernelProblem &p) {
   GemmConfigAttr c = p.config;
   int64_t tileK = kGemmRowBytes / elementBytes(p.elementType);
-  if (c.isPingpong() || c.isClustered() || c.swapsOperands() ||
+  if (c.isPingpong() || c.isClustered() || c.splitsK() || c.swapsOperands() ||
       p.readsStagedTile() || takesRowOperandFromRing(p) || p.n % 8 != 0 ||
       c.getBlockN() % tileK != 0)
     return std::nullopt;
@@ -227,8 +236,11 @@ private:
         b, loc, b.getI32IntegerAttr(count),
         NVVM::SetMaxRegisterActionAttr::get(b.getContext(), action));
   }
-  /// Waits for phase `parity` (i1) of mbarrier `index`.
-  void waitBarrier(Value parity, Value index);
+  /// Waits for phase `parity` (i1) of mbarrier `index`, acquiring what
+  /// the threads that arrived released at `scope` (cluster: the peers'
+  /// stores into this block's shared memory).
+  void waitBarrier(Value parity, Value index,
+                   NVVM::MemScopeKind scope = NVVM::MemScopeKind::CTA);
   /// The shared-memory address of barrier `index`.
   Value barrierAddress(Value index) {
     Value bits =
@@ -253,6 +265,25 @@ private:
   /// consumers take turns in the ring's order, as CUTLASS's ordered
   /// barrier of its ping-pong kernels makes them.
   Value turnBarrier() { return idx(getWgmmaBarrierCount(c) - 1); }
+  /// split_k: phase i completes in the cluster's first block when every
+  /// peer thread has stored its sums of the block's tile iteration i
+  /// there; in each peer, when the first block's threads have taken them.
+  Value partialsStoredBarrier() { return idx(getWgmmaBarrierCount(c) - 2); }
+  Value partialsTakenBarrier() { return idx(getWgmmaBarrierCount(c) - 1); }
+  /// split_k: this thread's sums of the tile, a peer's, into the cluster's
+  /// first block (tile iteration `iteration` of the block).
+  void storePartials(Value acc, Value iteration);
+  /// split_k: `acc` plus the peers' sums of tile iteration `iteration`, in
+  /// the order of their ranks, in the cluster's first block; the peers'
+  /// slots released.
+  Value addPeerPartials(Value acc, Value iteration);
+  /// split_k: byte `offset` (from the ring's origin) of this thread's
+  /// 16-byte chunk `chunk` of a peer's sums in slot `slot`.
+  Value partialOffset(Value slot, int64_t chunk) {
+    return add(add(mul(slot, c.getBlockM() * c.getBlockN() * 4),
+                   layout.partials + chunk * c.getTileThreads() * 16),
+               mul(consumerThread, 16));
+  }
 
   /// The ring's stage of K slice `kTile` of the tile whose slices start at
   /// `firstSlice`; waiting for its data, and releasing it to the producer.
@@ -355,8 +386,10 @@ private:
     return residualThroughRing(p) ? c.getBlockN() / tileK : 0;
   }
   int64_t slicesPerTile() const { return kSlices() + residualSlices(); }
-  /// The K slices of a tile.
-  int64_t kSlices() const { return llvm::divideCeil(p.k, tileK); }
+  /// The K slices of a tile (split_k: of the block's share of them).
+  int64_t kSlices() const {
+    return llvm::divideCeil(p.k, tileK) / c.getSplitK();
+  }
   /// The ring slice where the tile of block iteration `iteration` starts.
   Value firstSliceOf(Value iteration) {
     return mul(iteration, slicesPerTile());
@@ -481,8 +514,13 @@ private:
   /// The thread's index in the block, and among the consumers; its
   /// warpgroup, and its index among the consumer warpgroups.
   Value thread, consumerThread, warpgroup, consumer, rows, tilesK, tiles;
-  /// The block's rank in its cluster (index; null unclustered).
+  /// The block's rank in its multicast pair (index; null unclustered).
   Value clusterRank;
+  /// split_k: the block's share of the K slices, its rank in the cluster
+  /// (index; null without split_k).
+  Value kShare;
+  /// The shared-memory address (i32) of the ring's origin.
+  Value origin;
   std::optional<GemmEpilogueArguments> epilogueArgs;
   /// All of a thread's accumulators, and those of one row block's wgmma.
   LLVM::LLVMStructType accumulatorType, blockAccumulatorType;
@@ -536,10 +574,15 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   tiles = mul(arith::CeilDivUIOp::create(b, loc, rows,
                                          idx(c.getBlockM() * c.getClusterM())),
               countColumnTiles(c, p.n));
-  if (c.isClustered())
-    clusterRank = arith::IndexCastUIOp::create(
+  auto rankInCluster = [&] {
+    return arith::IndexCastUIOp::create(
         b, loc, b.getIndexType(),
         NVVM::ClusterId::create(b, loc, b.getI32Type()));
+  };
+  if (c.isClustered())
+    clusterRank = rankInCluster();
+  if (c.splitsK())
+    kShare = rankInCluster();
 
   // The stage buffers start at a 1024-byte boundary, where TMA's and
   // wgmma's 128-byte swizzles agree (the layout has room for the shift).
@@ -560,7 +603,7 @@ void WgmmaGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
   // (bit 16, unused by swizzled K-major layouts). Shared memory ends below
   // 256 KiB, so a matrix further on adds its offset / 16 without a carry
   // out of the start address.
-  Value origin =
+  origin =
       arith::IndexCastUIOp::create(b, loc, b.getI32Type(), add(address, shift));
   originDescriptorLow = arith::OrIOp::create(
       b, loc,
@@ -585,9 +628,9 @@ void WgmmaGemmEmitter::forEachTile(
   // Clusters stride over their tiles together.
   Value first = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value grid = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
-  if (c.isClustered()) {
-    first = div(first, c.getClusterM());
-    grid = div(grid, c.getClusterM());
+  if (c.getClusterSize() > 1) {
+    first = div(first, c.getClusterSize());
+    grid = div(grid, c.getClusterSize());
   }
   Value step = grid;
   if (turn) {
@@ -685,6 +728,8 @@ void WgmmaGemmEmitter::emitProducer() {
             nvgpu::MBarrierArriveExpectTxOp::create(
                 b, loc, barriers, bytes, fullBarrier(stage), Value());
             Value k = mul(kTile, tileK);
+            if (kShare)
+              k = add(k, mul(kShare, kSlices() * tileK));
             auto loadX = [&](Value map) {
               nvgpu::TmaAsyncLoadOp::create(
                   b, loc,
@@ -796,7 +841,8 @@ std::pair<Value, Value> WgmmaGemmEmitter::nextStage(Value stage, Value parity) {
           arith::XOrIOp::create(b, loc, parity, wraps)};
 }
 
-void WgmmaGemmEmitter::waitBarrier(Value parity, Value index) {
+void WgmmaGemmEmitter::waitBarrier(Value parity, Value index,
+                                   NVVM::MemScopeKind scope) {
   // A loop of try_waits whose branch ptxas may treat as divergent, as
   // CUTLASS's barrier waits are: nvgpu's wait is inline PTX whose
   // `@P bra.uni` asserts that every lane of the warp sees the same result of
@@ -807,8 +853,8 @@ void WgmmaGemmEmitter::waitBarrier(Value parity, Value index) {
   auto loop = scf::WhileOp::create(b, loc, TypeRange(), ValueRange());
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(b.createBlock(&loop.getBefore()));
-  Value done = NVVM::MBarrierTryWaitOp::create(b, loc, b.getI1Type(), address,
-                                               phase, hint);
+  Value done = NVVM::MBarrierTryWaitOp::create(
+      b, loc, b.getI1Type(), address, phase, hint, scope, /*relaxed=*/false);
   Value pending = arith::XOrIOp::create(
       b, loc, done, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
   scf::ConditionOp::create(b, loc, pending, ValueRange());
@@ -1368,14 +1414,24 @@ void WgmmaGemmEmitter::emitConsumer() {
             return ringResidualRun(*residual, run);
           });
         }
-        if (c.isClustered())
+        if (c.isClustered()) {
           // A cluster's tile past the last block row: loaded (as zeros) and
           // multiplied for the peer's sake, not stored.
           guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                         position.tileM, position.blockRowTiles),
                   [&] { emitEpilogue(epilogue, acc); });
-        else
+        } else if (kShare) {
+          Value first = equal(kShare, 0);
+          guarded(first, [&] {
+            emitEpilogue(epilogue, addPeerPartials(acc, iteration));
+          });
+          guarded(arith::XOrIOp::create(
+                      b, loc, first,
+                      arith::ConstantOp::create(b, loc, b.getBoolAttr(true))),
+                  [&] { storePartials(acc, iteration); });
+        } else {
           emitEpilogue(epilogue, acc);
+        }
         // Slices whose runs the epilogue did not read still leave the ring.
         while (residual && residual->taken < residualSlices())
           takeRingResidualSlice(*residual, /*read=*/false);
@@ -1393,6 +1449,81 @@ void WgmmaGemmEmitter::emitConsumer() {
           });
       },
       c.isPingpong() ? consumer : Value(), turns);
+}
+
+void WgmmaGemmEmitter::storePartials(Value acc, Value iteration) {
+  MLIRContext *context = b.getContext();
+  // The first block has taken this peer's sums of the block's previous
+  // tile from its slot.
+  guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, iteration,
+                                idx(0)),
+          [&] {
+            waitBarrier(parityOf(sub(iteration, 1)), partialsTakenBarrier(),
+                        NVVM::MemScopeKind::CLUSTER);
+          });
+  auto sharedPtr = LLVM::LLVMPointerType::get(context, /*shared=*/3);
+  auto clusterPtr = LLVM::LLVMPointerType::get(context, /*shared_cluster=*/7);
+  Value firstBlock = i32(0);
+  // This thread's first chunk of the slot, in the first block.
+  Value slot = NVVM::MapaOp::create(
+      b, loc, clusterPtr,
+      LLVM::IntToPtrOp::create(
+          b, loc, sharedPtr,
+          ValueRange{arith::AddIOp::create(
+              b, loc, origin, toI32(partialOffset(sub(kShare, 1), 0)))}),
+      firstBlock);
+  auto vectorType = VectorType::get({4}, b.getF32Type());
+  for (int64_t chunk = 0; chunk < accumulators() / 4; ++chunk) {
+    Value values = LLVM::PoisonOp::create(b, loc, vectorType);
+    for (int64_t e = 0; e < 4; ++e)
+      values = LLVM::InsertElementOp::create(
+          b, loc, values,
+          LLVM::ExtractValueOp::create(b, loc, acc, 4 * chunk + e), i32(e));
+    Value address =
+        LLVM::GEPOp::create(b, loc, clusterPtr, b.getI8Type(), slot,
+                            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(
+                                chunk * c.getTileThreads() * 16)});
+    LLVM::StoreOp::create(b, loc, values, address, /*alignment=*/16);
+  }
+  // The arrival releases the stores at cluster scope.
+  Value stored = NVVM::MapaOp::create(
+      b, loc, clusterPtr, barrierAddress(partialsStoredBarrier()), firstBlock);
+  NVVM::MBarrierArriveOp::create(b, loc, Type(), stored, Value(),
+                                 NVVM::MemScopeKind::CLUSTER,
+                                 /*relaxed=*/false);
+}
+
+Value WgmmaGemmEmitter::addPeerPartials(Value acc, Value iteration) {
+  MLIRContext *context = b.getContext();
+  waitBarrier(parityOf(iteration), partialsStoredBarrier(),
+              NVVM::MemScopeKind::CLUSTER);
+  Type f32 = b.getF32Type();
+  auto vectorType = VectorType::get({4}, f32);
+  for (int64_t peer = 1; peer < c.getSplitK(); ++peer)
+    for (int64_t chunk = 0; chunk < accumulators() / 4; ++chunk) {
+      Value values = vector::LoadOp::create(
+          b, loc, vectorType,
+          sharedView(partialOffset(idx(peer - 1), chunk), {4}, f32),
+          ValueRange{idx(0)});
+      for (int64_t e = 0; e < 4; ++e) {
+        int64_t i = 4 * chunk + e;
+        Value sum = arith::AddFOp::create(
+            b, loc, LLVM::ExtractValueOp::create(b, loc, acc, i),
+            vector::ExtractOp::create(b, loc, values, ArrayRef<int64_t>{e}));
+        acc = LLVM::InsertValueOp::create(b, loc, acc, sum, i);
+      }
+    }
+  // Each thread's arrival on each peer's barrier releases its reads of the
+  // peer's slot (at cluster scope) before the peer stores the next tile's.
+  Value taken = barrierAddress(partialsTakenBarrier());
+  for (int64_t peer = 1; peer < c.getSplitK(); ++peer)
+    NVVM::MBarrierArriveOp::create(
+        b, loc, Type(),
+        NVVM::MapaOp::create(
+            b, loc, LLVM::LLVMPointerType::get(context, /*shared_cluster=*/7),
+            taken, i32(peer)),
+        Value(), NVVM::MemScopeKind::CLUSTER, /*relaxed=*/false);
+  return acc;
 }
 
 void WgmmaGemmEmitter::emitEpilogue(GemmEpilogueEmitter &epilogue, Value acc) {
@@ -1442,15 +1573,23 @@ void WgmmaGemmEmitter::emit(gpu::GPUFuncOp kernel, LaunchContract &launch) {
     if (c.isPingpong())
       nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(c.getTileThreads()),
                                     turnBarrier(), Value());
+    if (c.splitsK()) {
+      nvgpu::MBarrierInitOp::create(
+          b, loc, barriers, idx((c.getSplitK() - 1) * c.getTileThreads()),
+          partialsStoredBarrier(), Value());
+      nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(c.getTileThreads()),
+                                    partialsTakenBarrier(), Value());
+    }
     nvgpu::TmaPrefetchOp::create(b, loc, xMap, Value());
     nvgpu::TmaPrefetchOp::create(b, loc, wMap, Value());
     if (residualMap)
       nvgpu::TmaPrefetchOp::create(b, loc, residualMap, Value());
-    // The peer's multicasts and arrivals find the barriers initialized.
-    if (c.isClustered())
+    // The peers' multicasts, stores and arrivals find the barriers
+    // initialized.
+    if (c.getClusterSize() > 1)
       NVVM::FenceMbarrierInitOp::create(b, loc);
   });
-  if (c.isClustered())
+  if (c.getClusterSize() > 1)
     clusterBarrier();
   else
     gpu::BarrierOp::create(b, loc);
@@ -1465,8 +1604,8 @@ void WgmmaGemmEmitter::emit(gpu::GPUFuncOp kernel, LaunchContract &launch) {
     b.setInsertionPointToStart(&roles.getElseRegion().front());
     emitConsumer();
   }
-  // No block leaves while its peer may still arrive on its barriers.
-  if (c.isClustered())
+  // No block leaves while its peers may still arrive on its barriers.
+  if (c.getClusterSize() > 1)
     clusterBarrier();
   gpu::ReturnOp::create(b, loc);
 }
@@ -1522,10 +1661,10 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
   // which setmaxnreg needs.
   kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                   builder.getI32IntegerAttr(1));
-  if (config.isClustered())
+  if (config.getClusterSize() > 1)
     kernel->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                     builder.getDenseI32ArrayAttr(
-                        {static_cast<int32_t>(config.getClusterM()), 1, 1}));
+                        {static_cast<int32_t>(config.getClusterSize()), 1, 1}));
   WgmmaGemmEmitter(builder, loc, problem).emit(kernel, launch);
   return {kernel, std::move(launch)};
 }

@@ -196,7 +196,7 @@ module attributes {fusion.target = #fusion.target<sm_86>} {
 
 // -----
 
-// expected-error @+1 {{unknown GEMM config key 'tiles' (expected mma, tile, warps, stages, group_m, schedule, cluster or operands)}}
+// expected-error @+1 {{unknown GEMM config key 'tiles' (expected mma, tile, warps, stages, group_m, schedule, cluster, operands or split_k)}}
 #config = #fusion.gemm_config<mma_sync, tiles = 128x128>
 
 // -----
@@ -413,6 +413,57 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x96xf32> {
 
 // expected-error @+1 {{cluster 0: a wgmma kernel's blocks run alone or in clusters of 2 (cluster = 1 or 2)}}
 #config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, cluster = 0>
+
+// -----
+
+// expected-error @+1 {{split_k 3: a cooperative, unclustered wgmma kernel's clusters of 2 or 4 blocks share a tile's K slices}}
+#config = #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 3>
+
+// -----
+
+// expected-error @+1 {{split_k 0: a cooperative, unclustered wgmma kernel's clusters of 2 or 4 blocks share a tile's K slices}}
+#config = #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 0>
+
+// -----
+
+// expected-error @+1 {{split_k 2: a cooperative, unclustered wgmma kernel's clusters of 2 or 4 blocks share a tile's K slices}}
+#config = #fusion.gemm_config<mma_sync, mma = bf16, tile = 128x128, warps = 2x2, stages = 4, group_m = 8, split_k = 2>
+
+// -----
+
+// expected-error @+1 {{split_k 2: a cooperative, unclustered wgmma kernel's clusters of 2 or 4 blocks share a tile's K slices}}
+#config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, cluster = 2, split_k = 2>
+
+// -----
+
+// expected-error @+1 {{split_k 2: a cooperative, unclustered wgmma kernel's clusters of 2 or 4 blocks share a tile's K slices}}
+#config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 4, group_m = 8, schedule = pingpong, split_k = 2>
+
+// -----
+
+// K = 96 of f32 is 3 slices of 128 bytes, which 2 blocks cannot share
+// evenly.
+func.func @f(%x: tensor<?x96xf32>, %w: tensor<64x96xf32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{split_k 2 does not divide the 3 K slices of 128 bytes (K = 96 of 'f32')}}
+  %y = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 8, group_m = 8, operands = w_x, split_k = 2>} : (tensor<?x96xf32>, tensor<64x96xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// Only the cluster's first block runs the epilogue, which would stage its
+// tile in the ring that its producer keeps filling.
+func.func @f(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x96xf32> {
+  // expected-error @+1 {{tile reductions over spans of 12 columns: a split_k wgmma kernel reduces spans of whole 8-column blocks, from its registers}}
+  %y = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x96, warps = 4x1, stages = 4, group_m = 8, split_k = 2>, fusion.tile_reductions = #fusion.tile_reductions<span = 12>} : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
+  return %y : tensor<?x96xf32>
+}
 
 // -----
 

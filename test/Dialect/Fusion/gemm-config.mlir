@@ -9,7 +9,8 @@
 // CHECK: fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 2, group_m = 8>
 module attributes {fusion.target = #fusion.target<sm_86>} {
   func.func @configs(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>,
-                     %xh: tensor<?x64xbf16>, %wh: tensor<48x64xbf16>)
+                     %xh: tensor<?x64xbf16>, %wh: tensor<48x64xbf16>,
+                   %xk: tensor<?x256xbf16>, %wk: tensor<48x256xbf16>)
       -> (tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xbf16>) {
     %0 = fusion.fused_linear %x, %w epilogue {
     ^bb0(%acc: f32):
@@ -48,10 +49,15 @@ module attributes {fusion.target = #fusion.target<sm_86>} {
 // CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 4x1, stages = 4, group_m = 8>
 // 3xTF32 with swapped operands: a consumer warpgroup of 64 columns.
 // CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>
+// Blocks that share a tile's K slices: split_k is printed, 1 is not.
+// CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 12, group_m = 8, operands = w_x, split_k = 2>
+// CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 4>
+// CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 8, group_m = 8>
 module attributes {fusion.target = #fusion.target<sm_90>} {
   func.func @wgmma(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>,
-                   %xh: tensor<?x64xbf16>, %wh: tensor<48x64xbf16>)
-      -> (tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xf32>) {
+                   %xh: tensor<?x64xbf16>, %wh: tensor<48x64xbf16>,
+                   %xk: tensor<?x256xbf16>, %wk: tensor<48x256xbf16>)
+      -> (tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>) {
     %0 = fusion.fused_linear %xh, %wh epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
@@ -88,7 +94,19 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
     } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
-    return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xf32>
+    %9 = fusion.fused_linear %x, %w epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 12, group_m = 8, operands = w_x, split_k = 2>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+    %10 = fusion.fused_linear %xk, %wk epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 4>} : (tensor<?x256xbf16>, tensor<48x256xbf16>) -> tensor<?x48xbf16>
+    %11 = fusion.fused_linear %xh, %wh epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 1>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+    return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11 : tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>
   }
 }
 

@@ -97,6 +97,14 @@ GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
   layout.consumerScratchStride = config.isPingpong() ? scratch : 0;
   layout.total = layout.constants + scratch * (config.getConsumerThreads() /
                                                config.getTileThreads());
+  // The cluster's first block takes its peers' f32 sums of the tile.
+  layout.partials = 0;
+  if (config.splitsK()) {
+    layout.partials = llvm::alignTo(layout.total, kGemmChunkBytes);
+    layout.total = layout.partials + (config.getSplitK() - 1) *
+                                         config.getBlockM() *
+                                         config.getBlockN() * 4;
+  }
   layout.staticBytes = 0;
   if (config.isWgmma()) {
     // The shift to the first 1024-byte boundary; the mbarriers.
@@ -192,6 +200,13 @@ LogicalResult mlir::fusion::verifyGemmConfig(FusedLinearOp op, GemmConfigAttr co
     return op.emitOpError("a wgmma GEMM loads rows of x and w with TMA, "
                           "whose rows must be multiples of 16 bytes; K = ")
            << k << " of " << elementType << " is not";
+  int64_t kSlices = llvm::divideCeil(
+      k * elementType.getIntOrFloatBitWidth() / 8, kGemmRowBytes);
+  if (kSlices % config.getSplitK() != 0)
+    return op.emitOpError("split_k ")
+           << config.getSplitK() << " does not divide the " << kSlices
+           << " K slices of 128 bytes (K = " << k << " of " << elementType
+           << ")";
   TargetAttr target = TargetAttr::lookup(op);
   if (!target)
     return success();
@@ -235,13 +250,11 @@ static constexpr int64_t kMaxBlockExtent = 1024;
 static constexpr int64_t kMaxStages = 16;
 static constexpr int64_t kMaxGroupM = 64;
 
-LogicalResult
-GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                       GemmBackend backend, std::optional<MmaKind> mma,
-                       int64_t blockM, int64_t blockN, int64_t warpsM,
-                       int64_t warpsN, int64_t stages, int64_t groupM,
-                       WgmmaSchedule schedule, int64_t clusterM,
-                       WgmmaOperands operands) {
+LogicalResult GemmConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, GemmBackend backend,
+    std::optional<MmaKind> mma, int64_t blockM, int64_t blockN, int64_t warpsM,
+    int64_t warpsN, int64_t stages, int64_t groupM, WgmmaSchedule schedule,
+    int64_t clusterM, WgmmaOperands operands, int64_t splitK) {
   if (operands == WgmmaOperands::w_x &&
       (backend != GemmBackend::wgmma ||
        schedule != WgmmaSchedule::cooperative || clusterM != 1))
@@ -251,6 +264,12 @@ GemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "cluster " << clusterM
                        << ": a wgmma kernel's blocks run alone or in "
                           "clusters of 2 (cluster = 1 or 2)";
+  if (splitK != 1 &&
+      (backend != GemmBackend::wgmma || (splitK != 2 && splitK != 4) ||
+       schedule != WgmmaSchedule::cooperative || clusterM != 1))
+    return emitError() << "split_k " << splitK
+                       << ": a cooperative, unclustered wgmma kernel's "
+                          "clusters of 2 or 4 blocks share a tile's K slices";
   if (schedule == WgmmaSchedule::pingpong &&
       (backend != GemmBackend::wgmma || warpsM != 4 || warpsN != 1))
     return emitError() << "a pingpong schedule is a wgmma kernel's whose "
@@ -355,7 +374,7 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
   int64_t blockM = 0, blockN = 0, warpsM = 0, warpsN = 0, stages = 0,
           groupM = 0;
   WgmmaSchedule schedule = WgmmaSchedule::cooperative;
-  int64_t clusterM = 1;
+  int64_t clusterM = 1, splitK = 1;
   WgmmaOperands operands = WgmmaOperands::x_w;
   // A keyword naming a case of an enum, into `value`.
   auto parseEnum = [&](auto &value, StringRef what,
@@ -412,10 +431,13 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
       parsed = parser.parseInteger(clusterM);
     } else if (key == "operands") {
       parsed = parseEnum(operands, "operands", "x_w or w_x");
+    } else if (key == "split_k") {
+      parsed = parser.parseInteger(splitK);
     } else {
-      parser.emitError(keyLoc) << "unknown GEMM config key '" << key
-                               << "' (expected mma, tile, warps, stages, "
-                                  "group_m, schedule, cluster or operands)";
+      parser.emitError(keyLoc)
+          << "unknown GEMM config key '" << key
+          << "' (expected mma, tile, warps, stages, group_m, schedule, "
+             "cluster, operands or split_k)";
       return {};
     }
     if (failed(parsed))
@@ -426,7 +448,7 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
   return GemmConfigAttr::getChecked(
       [&] { return parser.emitError(backendLoc); }, context, *backend, mma,
       blockM, blockN, warpsM, warpsN, stages, groupM, schedule, clusterM,
-      operands);
+      operands, splitK);
 }
 
 void GemmConfigAttr::print(AsmPrinter &printer) const {
@@ -443,6 +465,8 @@ void GemmConfigAttr::print(AsmPrinter &printer) const {
     printer << ", cluster = " << getClusterM();
   if (swapsOperands())
     printer << ", operands = " << stringifyWgmmaOperands(getOperands());
+  if (splitsK())
+    printer << ", split_k = " << getSplitK();
   printer << ">";
 }
 
@@ -466,11 +490,15 @@ LogicalResult mlir::fusion::verifyTileReductions(FusedLinearOp op,
   int64_t n = type.getDimSize(1);
   // Only the registers' spans (GemmKernelProblem) need no staging in the
   // ring, where both consumers of a ping-pong kernel would stage their
-  // tiles, and a clustered kernel's peer multicasts its loads.
-  if ((config.isPingpong() || config.isClustered()) && span % 8 != 0)
+  // tiles, a clustered kernel's peer multicasts its loads, and the blocks
+  // that share a tile's K slices run no epilogue but the first's.
+  if ((config.isPingpong() || config.isClustered() || config.splitsK()) &&
+      span % 8 != 0)
     return op.emitOpError("tile reductions over spans of ")
            << span << " columns: a "
-           << (config.isPingpong() ? "pingpong" : "clustered")
+           << (config.isPingpong()    ? "pingpong"
+               : config.isClustered() ? "clustered"
+                                      : "split_k")
            << " wgmma kernel reduces spans of whole 8-column blocks, from its "
               "registers";
   // A span of whole tiles, or of groups that tile a tile (of whole 16-byte

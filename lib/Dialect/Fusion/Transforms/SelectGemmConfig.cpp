@@ -44,6 +44,12 @@ private:
   selectBatchConfigs(FusedLinearOp op, const ChipInfo &chip,
                      GemmConfigAttr config,
                      std::optional<int64_t> tileSpan) const;
+  /// `config` with its blocks in clusters that share each tile's K slices
+  /// (split_k), where its tiles at a batch of `rows` rows leave more than
+  /// half of the chip's SMs idle; else `config`.
+  GemmConfigAttr withSplitK(FusedLinearOp op, const ChipInfo &chip,
+                            GemmConfigAttr config, int64_t rows,
+                            std::optional<int64_t> tileSpan) const;
 };
 
 /// The width of the wgmma kernel's tiles: two consumer warpgroups of
@@ -309,12 +315,66 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
   auto build = [&](int64_t stageCount) {
     return GemmConfigAttr::getChecked(
         [&] { return op.emitOpError(); }, context, backend, mma, blockM, blockN,
-        warpsM, warpsN, stageCount, groupM, wgmmaSchedule, clusterM,
-        operands);
+        warpsM, warpsN, stageCount, groupM, wgmmaSchedule, clusterM, operands,
+        /*splitK=*/int64_t(1));
   };
   if (stages)
     return build(stages);
   return withDeepestPipeline(op, chip, maxStages, build);
+}
+
+/// The K slices each block of a split_k cluster takes at least, for tiles
+/// whose main loop split_k speeds up, or nullopt: 3xTF32's, bound by their
+/// arithmetic (three products and the operands' split), and tf32's of 128
+/// rows (the most tensor work a byte of w). Small batches of tf32 and
+/// 16-bit tiles of 16 to 64 rows stream w at the DRAM's rate from the SMs
+/// they have (run 42: 1-64 rows by 4096 columns within -4% to +8% of their
+/// time with twice the blocks, and 16-bit ones 1.36x slower at K = 1000).
+static std::optional<int64_t> getMinSlicesPerShare(GemmConfigAttr config) {
+  if (config.isWgmmaSplit())
+    return 16;
+  if (config.getMma() == MmaKind::tf32 && !config.swapsOperands() &&
+      config.getBlockM() == 128)
+    return 32;
+  return std::nullopt;
+}
+
+GemmConfigAttr
+SelectGemmConfigPass::withSplitK(FusedLinearOp op, const ChipInfo &chip,
+                                 GemmConfigAttr config, int64_t rows,
+                                 std::optional<int64_t> tileSpan) const {
+  std::optional<int64_t> minSlices = getMinSlicesPerShare(config);
+  if (!minSlices || !config.isWgmma() || config.isPingpong() ||
+      config.isClustered() || config.splitsK() ||
+      (tileSpan && *tileSpan % 8 != 0))
+    return config;
+  auto weightType = op.getWeight().getType();
+  int64_t tiles =
+      llvm::divideCeil(rows, config.getBlockM()) *
+      llvm::divideCeil(weightType.getDimSize(0), config.getBlockN());
+  int64_t kSlices = llvm::divideCeil(
+      weightType.getDimSize(1) *
+          weightType.getElementType().getIntOrFloatBitWidth() / 8,
+      kGemmRowBytes);
+  for (int64_t splitK = 4; splitK >= 2; splitK /= 2) {
+    if (splitK > maxSplitK || 2 * tiles > chip.smCount ||
+        splitK * tiles > chip.smCount || kSlices % splitK != 0 ||
+        kSlices / splitK < *minSlices)
+      continue;
+    GemmConfigAttr split = withDeepestPipeline(
+        op, chip, config.getStages(), [&](int64_t stageCount) {
+          return GemmConfigAttr::get(
+              op.getContext(), config.getBackend(), config.getMma(),
+              config.getBlockM(), config.getBlockN(), config.getWarpsM(),
+              config.getWarpsN(), stageCount, config.getGroupM(),
+              config.getSchedule(), config.getClusterM(), config.getOperands(),
+              splitK);
+        });
+    if (getGemmSharedLayout(op, split).footprint() <=
+        chip.maxSharedBytesPerBlock)
+      return split;
+  }
+  return config;
 }
 
 SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
@@ -331,13 +391,12 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
         [&](int64_t stageCount) {
           return GemmConfigAttr::getChecked(
               [&] { return op.emitOpError(); }, op.getContext(),
-              wider.getBackend(), wider.getMma(), tiling.blockM,
-              tiling.blockN, tiling.warpsM, tiling.warpsN, stageCount,
-              wider.getGroupM(),
-              tiling.swapped ? WgmmaSchedule::cooperative
-                             : wider.getSchedule(),
+              wider.getBackend(), wider.getMma(), tiling.blockM, tiling.blockN,
+              tiling.warpsM, tiling.warpsN, stageCount, wider.getGroupM(),
+              tiling.swapped ? WgmmaSchedule::cooperative : wider.getSchedule(),
               /*clusterM=*/int64_t(1),
-              tiling.swapped ? WgmmaOperands::w_x : wider.getOperands());
+              tiling.swapped ? WgmmaOperands::w_x : wider.getOperands(),
+              /*splitK=*/int64_t(1));
         });
   };
   GemmConfigAttr wider = config;
@@ -396,18 +455,43 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
                          BatchGemmConfigAttr::get(op.getContext(), rows,
                                                   swappedConfig));
   }
-  return entries;
+  // The batches of each entry whose tiles leave more than half of the SMs
+  // idle (all of a one-block-row entry's, the first block row of 64x64
+  // tiles' at 4096 columns) take its config with split_k, an entry of
+  // their own.
+  SmallVector<BatchGemmConfigAttr> split;
+  int64_t previousRows = 0;
+  for (BatchGemmConfigAttr entry : entries) {
+    GemmConfigAttr config = entry.getConfig();
+    int64_t splitRows = std::min<int64_t>(
+        entry.getMaxRows(),
+        chip.smCount / (2 * llvm::divideCeil<int64_t>(n, config.getBlockN())) *
+            config.getBlockM());
+    GemmConfigAttr splitConfig =
+        splitRows > previousRows
+            ? withSplitK(op, chip, config, splitRows, tileSpan)
+            : config;
+    if (splitConfig != config)
+      split.push_back(
+          BatchGemmConfigAttr::get(op.getContext(), splitRows, splitConfig));
+    if (splitConfig == config || splitRows < entry.getMaxRows())
+      split.push_back(entry);
+    previousRows = entry.getMaxRows();
+  }
+  return split;
 }
 
 /// Sets `op`'s config and batch configs: a static batch takes the config
-/// that fits it now (and `batchConfigs` is cleared). Returns the op's
-/// config.
-static GemmConfigAttr
-setGemmConfigs(FusedLinearOp op, GemmConfigAttr config,
-               SmallVectorImpl<BatchGemmConfigAttr> &batchConfigs) {
+/// that fits it now, given to `forStaticBatch` with its rows (and
+/// `batchConfigs` is cleared). Returns the op's config.
+static GemmConfigAttr setGemmConfigs(
+    FusedLinearOp op, GemmConfigAttr config,
+    SmallVectorImpl<BatchGemmConfigAttr> &batchConfigs,
+    function_ref<GemmConfigAttr(GemmConfigAttr, int64_t)> forStaticBatch) {
   int64_t rows = op.getInput().getType().getDimSize(0);
   if (!ShapedType::isDynamic(rows)) {
-    config = getGemmConfigForRows(config, batchConfigs, rows);
+    config =
+        forStaticBatch(getGemmConfigForRows(config, batchConfigs, rows), rows);
     batchConfigs.clear();
   }
   op->setAttr(FusionDialect::getGemmConfigAttrName(), config);
@@ -464,7 +548,10 @@ void SelectGemmConfigPass::runOnOperation() {
           return WalkResult::interrupt();
         batchConfigs = selectBatchConfigs(op, chip, wgmma, std::nullopt);
       }
-      setGemmConfigs(op, config, batchConfigs);
+      setGemmConfigs(op, config, batchConfigs,
+                     [&](GemmConfigAttr fitting, int64_t rows) {
+                       return withSplitK(op, chip, fitting, rows, std::nullopt);
+                     });
       return WalkResult::advance();
     }
     std::optional<GemmTileReductions> tiles =
@@ -478,7 +565,7 @@ void SelectGemmConfigPass::runOnOperation() {
           context, config.getBackend(), config.getMma(), config.getBlockM(),
           config.getBlockN(), config.getWarpsM(), config.getWarpsN(),
           config.getStages(), config.getGroupM(), config.getSchedule(),
-          config.getClusterM(), WgmmaOperands::x_w);
+          config.getClusterM(), WgmmaOperands::x_w, config.getSplitK());
     SmallVector<BatchGemmConfigAttr> batchConfigs;
     // A tiling given in the options is the tiling of every batch.
     if (this->batchConfigs && tile.empty() && warps.empty() && !stages) {
@@ -515,7 +602,14 @@ void SelectGemmConfigPass::runOnOperation() {
         unreducedRows = entry.getMaxRows();
     int64_t rows = op.getInput().getType().getDimSize(0);
     bool dynamicRows = ShapedType::isDynamic(rows);
-    config = setGemmConfigs(op, config, batchConfigs);
+    config = setGemmConfigs(
+        op, config, batchConfigs, [&](GemmConfigAttr fitting, int64_t rows) {
+          return this->batchConfigs && tile.empty() && warps.empty() && !stages
+                     ? withSplitK(op, chip, fitting, rows,
+                                  tiles ? std::optional<int64_t>(tiles->span)
+                                        : std::nullopt)
+                     : fitting;
+        });
     // A static batch takes one config: tile reductions where it reduces.
     if (tiles && (dynamicRows || rows > unreducedRows))
       op->setAttr(tileReductionsName,

@@ -251,6 +251,15 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
       column moments sum within the lanes and their quad instead of across
       the warps; the 16-bit output leaves through movmatrix transposes.
 
+      `split_k = S` (wgmma, cooperative, unclustered; 1, the default, is
+      not printed): blocks run in clusters of S (2 or 4) that share each
+      output tile, each multiplying its share of the K slices (S must
+      divide them); the others store their sums into shared memory of the
+      cluster's first block (distributed shared memory), which adds them
+      in the order of the blocks' ranks and runs the epilogue. Tiles that
+      leave most SMs idle (small batches, narrow outputs) then stream w
+      from S times as many SMs. The epilogue must not read its tile back.
+
       A wgmma kernel in 3xTF32 reads x's high and low tf32 parts from
       registers and w's from shared memory, and sums each pair of K slices
       from zero before adding it to the running sums.
@@ -265,7 +274,8 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
     `#fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8>`,
     `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>`,
     `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong, cluster = 2>`,
-    `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, operands = w_x>`
+    `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, operands = w_x>`,
+    `#fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x, split_k = 2>`
   }];
   let parameters = (ins EnumParameter<Fusion_GemmBackend>:$backend,
                         OptionalParameter<"std::optional<MmaKind>">:$mma,
@@ -279,14 +289,15 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
                             "WgmmaSchedule::cooperative">:$schedule,
                         DefaultValuedParameter<"int64_t", "1">:$clusterM,
                         DefaultValuedParameter<"WgmmaOperands",
-                            "WgmmaOperands::x_w">:$operands);
+                            "WgmmaOperands::x_w">:$operands,
+                        DefaultValuedParameter<"int64_t", "1">:$splitK);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let builders = [
     AttrBuilder<(ins "GemmBackend":$backend), [{
       return $_get($_ctxt, backend, std::nullopt, 0, 0, 0, 0, 0, 0,
                    WgmmaSchedule::cooperative, int64_t(1),
-                   WgmmaOperands::x_w);
+                   WgmmaOperands::x_w, int64_t(1));
     }]>
   ];
   let extraClassDeclaration = [{
@@ -317,6 +328,10 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
     }
     /// Whether blocks run in clusters that multicast w's tile.
     bool isClustered() const { return getClusterM() > 1; }
+    /// Whether the blocks of a cluster share each tile's K slices.
+    bool splitsK() const { return getSplitK() > 1; }
+    /// The blocks of a cluster (multicast pairs or K shares).
+    int64_t getClusterSize() const { return getClusterM() * getSplitK(); }
     /// Threads that compute one tile (its `warps`).
     int64_t getTileThreads() const { return 32 * getWarpsM() * getWarpsN(); }
     /// Threads of the block's consumers (all of them but a wgmma kernel's

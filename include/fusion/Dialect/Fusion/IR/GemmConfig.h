@@ -79,6 +79,10 @@ struct GemmSharedLayout {
   /// and moments scratch of its own, this many bytes past the first's; 0
   /// where the consumers share them.
   int64_t consumerScratchStride;
+  /// Offset of the [split_k - 1, blockM * blockN] f32 sums that the other
+  /// blocks of a cluster sharing the tile's K slices store into its first
+  /// block's; 0 without split_k.
+  int64_t partials;
   int64_t total;       ///< dynamic shared memory
   int64_t staticBytes; ///< static shared memory (mbarriers)
   /// What a block asks of the chip's shared memory.
@@ -102,11 +106,12 @@ inline bool takesColumnMomentsInRegisters(GemmConfigAttr config) {
 }
 
 /// A wgmma kernel's mbarriers: a full and an empty one a stage (3xTF32: and
-/// a split one), the epilogue's release of the stages and, with the
-/// ping-pong schedule, the end of each tile's main loop.
+/// a split one), the epilogue's release of the stages, with the ping-pong
+/// schedule the end of each tile's main loop, and with split_k the peers'
+/// sums stored (in the cluster's first block) and taken (in each peer).
 inline int64_t getWgmmaBarrierCount(GemmConfigAttr config) {
   return (config.isWgmmaSplit() ? 3 : 2) * config.getStages() + 1 +
-         (config.isPingpong() ? 1 : 0);
+         (config.isPingpong() ? 1 : 0) + (config.splitsK() ? 2 : 0);
 }
 
 /// The MMA kind a generated kernel must use for tensors of `elementType` in

@@ -369,6 +369,20 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     reductions, groups of whole tiles) reduce spans of 64 columns instead,
     where that gives the op batch configs.
 
+    A wgmma config of a batch config entry, or of a static batch, whose
+    tiles at its batch would still leave more than half of the SMs idle
+    (at most 64 of the H100's 132: 4096 output columns in 64-wide tiles)
+    and whose main loop is bound by its arithmetic (3xTF32 tiles, at least
+    16 K slices a block; tf32 tiles of 128 rows, at least 32) gets
+    `split_k = S`, the largest of 4 and 2 up to `max-split-k` whose S
+    times as many blocks fit the SMs and that divides the K slices (the
+    cooperative schedule, unclustered, no tile reductions staged in the
+    ring): clusters of S blocks share each tile's K slices and the first
+    adds the others' sums. The first block rows of an entry whose later
+    rows fill the SMs get an entry of their own. Small batches of tf32
+    and 16-bit tiles of 16-64 rows stream w at the DRAM's rate from the
+    SMs they have and keep one block a tile (docs/benchmarks.md, run 42).
+
     An op with a training batch norm and a generated config also gets
     `fusion.epilogue_batch_norm` with `max_rows` its block rows, where the
     kernel's scratch for the coefficients fits beside every config's
@@ -442,7 +456,11 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     Option<"batchConfigs", "batch-configs", "bool", /*default=*/"true",
            "generated kernels: narrower tiles for batches whose tiles leave "
            "more than half of the SMs idle (fusion.batch_gemm_configs; "
-           "not with tile, warps or stages)">
+           "not with tile, warps or stages)">,
+    Option<"maxSplitK", "max-split-k", "int64_t", /*default=*/"4",
+           "wgmma kernels of batch configs and static batches whose tiles "
+           "leave more than half of the SMs idle: at most this many blocks "
+           "share a tile's K slices (split_k; 1: none)">
   ];
   let dependentDialects = ["::mlir::fusion::FusionDialect"];
 }
