@@ -277,8 +277,9 @@ private:
   /// the order of their ranks, in the cluster's first block; the peers'
   /// slots released.
   Value addPeerPartials(Value acc, Value iteration);
-  /// split_k: byte `offset` (from the ring's origin) of this thread's
-  /// 16-byte chunk `chunk` of a peer's sums in slot `slot`.
+  /// split_k: the byte offset (from the ring's origin) of this thread's
+  /// 16-byte chunk `chunk` of a peer's sums in slot `slot` (the slots are
+  /// [peer, chunk, thread] in the first block).
   Value partialOffset(Value slot, int64_t chunk) {
     return add(add(mul(slot, c.getBlockM() * c.getBlockN() * 4),
                    layout.partials + chunk * c.getTileThreads() * 16),
@@ -1421,13 +1422,11 @@ void WgmmaGemmEmitter::emitConsumer() {
                                         position.tileM, position.blockRowTiles),
                   [&] { emitEpilogue(epilogue, acc); });
         } else if (kShare) {
-          Value first = equal(kShare, 0);
-          guarded(first, [&] {
+          guarded(equal(kShare, 0), [&] {
             emitEpilogue(epilogue, addPeerPartials(acc, iteration));
           });
-          guarded(arith::XOrIOp::create(
-                      b, loc, first,
-                      arith::ConstantOp::create(b, loc, b.getBoolAttr(true))),
+          guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                        kShare, idx(0)),
                   [&] { storePartials(acc, iteration); });
         } else {
           emitEpilogue(epilogue, acc);

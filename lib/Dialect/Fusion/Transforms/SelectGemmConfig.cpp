@@ -352,14 +352,15 @@ SelectGemmConfigPass::withSplitK(FusedLinearOp op, const ChipInfo &chip,
   int64_t tiles =
       llvm::divideCeil(rows, config.getBlockM()) *
       llvm::divideCeil(weightType.getDimSize(0), config.getBlockN());
+  if (2 * tiles > chip.smCount)
+    return config;
   int64_t kSlices = llvm::divideCeil(
       weightType.getDimSize(1) *
           weightType.getElementType().getIntOrFloatBitWidth() / 8,
       kGemmRowBytes);
   for (int64_t splitK = 4; splitK >= 2; splitK /= 2) {
-    if (splitK > maxSplitK || 2 * tiles > chip.smCount ||
-        splitK * tiles > chip.smCount || kSlices % splitK != 0 ||
-        kSlices / splitK < *minSlices)
+    if (splitK > maxSplitK || splitK * tiles > chip.smCount ||
+        kSlices % splitK != 0 || kSlices / splitK < *minSlices)
       continue;
     GemmConfigAttr split = withDeepestPipeline(
         op, chip, config.getStages(), [&](int64_t stageCount) {
