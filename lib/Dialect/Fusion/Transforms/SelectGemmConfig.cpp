@@ -442,9 +442,9 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
   if (splitRows && !entries.empty()) {
     SmallVector<int64_t, 2> swappedRows;
     int64_t swappedN = 64;
-    if (llvm::divideCeil(n, 64) <= chip.smCount) {
+    if (static_cast<int64_t>(llvm::divideCeil(n, 64)) <= chip.smCount) {
       swappedRows = {32, 16};
-    } else if (llvm::divideCeil(n, 128) <= chip.smCount) {
+    } else if (static_cast<int64_t>(llvm::divideCeil(n, 128)) <= chip.smCount) {
       swappedRows = {32};
       swappedN = 128;
     }
