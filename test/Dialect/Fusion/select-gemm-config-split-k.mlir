@@ -1,13 +1,14 @@
 // Batch configs whose tiles leave more than half of the SMs idle take
-// split_k (clusters of blocks that share each tile's K slices, the largest
-// of 4 and 2 whose blocks fit the 132 SMs) where the tiles' main loop is
+// split_k (pairs of blocks that share each tile's K slices; with
+// max-split-k=4, clusters of 4 where those fit the 132 SMs) where the
+// tiles' main loop is
 // bound by their arithmetic, not by w's stream from DRAM: 3xTF32 tiles
 // (at least 16 slices a block) and tf32 tiles of 128 rows (a batch norm's;
 // at least 32). An entry whose first block rows alone leave the SMs idle
-// gets an entry of its own for them (64x64 tiles: 64 rows by 4096
-// columns).
+// gets entries of its own for them (64x64 tiles: 64 rows by 4096
+// columns; with max-split-k=4, 4 blocks a tile where those fit, then 2).
 // RUN: fusion-opt %s --fusion-select-gemm-config="target=sm_90" | FileCheck %s
-// RUN: fusion-opt %s --fusion-select-gemm-config="target=sm_90 max-split-k=2" | FileCheck %s --check-prefix=MAX2
+// RUN: fusion-opt %s --fusion-select-gemm-config="target=sm_90 max-split-k=4" | FileCheck %s --check-prefix=MAX4
 // RUN: fusion-opt %s --fusion-select-gemm-config="target=sm_90 max-split-k=1" | FileCheck %s --check-prefix=NONE
 
 // NONE-NOT: split_k
@@ -23,14 +24,12 @@ func.func @fp32_4096(%x: tensor<?x4096xf32>, %w: tensor<4096x4096xf32>) -> tenso
   } {precision = #fusion.precision<fp32>} : (tensor<?x4096xf32>, tensor<4096x4096xf32>) -> tensor<?x4096xf32>
   return %0 : tensor<?x4096xf32>
 }
-// 16 tiles: 4 blocks a tile (max-split-k=2: 2); 64x64 tiles up to 256
-// rows (64 of them) 2 blocks a tile.
+// 16 swapped tiles: 2 blocks a tile (max-split-k=4: 4); 64x64 tiles up to
+// 256 rows 2 (max-split-k=4: up to 128 rows 4, then 2).
 // CHECK-LABEL: func.func @fp32_1024
-// CHECK: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x, split_k = 4>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 32x64, warps = 4x1, stages = 12, group_m = 8, operands = w_x, split_k = 4>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>,
-// MAX2-LABEL: func.func @fp32_1024
-// MAX2: #fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x, split_k = 2>>
-// MAX2-NOT: split_k = 4
-// MAX2: return
+// CHECK: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 32x64, warps = 4x1, stages = 13, group_m = 8, operands = w_x, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>,
+// MAX4-LABEL: func.func @fp32_1024
+// MAX4: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x, split_k = 4>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 32x64, warps = 4x1, stages = 12, group_m = 8, operands = w_x, split_k = 4>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 7, group_m = 8, split_k = 4>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>,
 func.func @fp32_1024(%x: tensor<?x4096xf32>, %w: tensor<1024x4096xf32>) -> tensor<?x1024xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):

@@ -457,25 +457,34 @@ SmallVector<BatchGemmConfigAttr> SelectGemmConfigPass::selectBatchConfigs(
                                                   swappedConfig));
   }
   // The batches of each entry whose tiles leave more than half of the SMs
-  // idle (all of a one-block-row entry's, the first block row of 64x64
-  // tiles' at 4096 columns) take its config with split_k, an entry of
-  // their own.
+  // idle (all of a one-block-row entry's, the first block rows of 64x64
+  // tiles' at 4096 columns) take its config with split_k, entries of their
+  // own: the rows whose tiles 4 blocks each fit the SMs, then 2.
   SmallVector<BatchGemmConfigAttr> split;
   int64_t previousRows = 0;
   for (BatchGemmConfigAttr entry : entries) {
     GemmConfigAttr config = entry.getConfig();
-    int64_t splitRows = std::min<int64_t>(
-        entry.getMaxRows(),
-        chip.smCount / (2 * llvm::divideCeil<int64_t>(n, config.getBlockN())) *
-            config.getBlockM());
-    GemmConfigAttr splitConfig =
-        splitRows > previousRows
-            ? withSplitK(op, chip, config, splitRows, tileSpan)
-            : config;
-    if (splitConfig != config)
+    int64_t columnTiles = llvm::divideCeil(n, config.getBlockN());
+    int64_t covered = previousRows;
+    for (int64_t splitK : {4, 2}) {
+      int64_t rows =
+          std::min(entry.getMaxRows(),
+                   chip.smCount / (splitK * columnTiles) * config.getBlockM());
+      if (rows <= covered)
+        continue;
+      GemmConfigAttr splitConfig = withSplitK(op, chip, config, rows, tileSpan);
+      if (splitConfig == config)
+        continue;
+      // A config that fit fewer rows as well (its K slices allow 2 blocks
+      // a tile, not 4) covers these too.
+      if (!split.empty() && split.back().getConfig() == splitConfig &&
+          split.back().getMaxRows() == covered)
+        split.pop_back();
       split.push_back(
-          BatchGemmConfigAttr::get(op.getContext(), splitRows, splitConfig));
-    if (splitConfig == config || splitRows < entry.getMaxRows())
+          BatchGemmConfigAttr::get(op.getContext(), rows, splitConfig));
+      covered = rows;
+    }
+    if (entry.getMaxRows() > covered)
       split.push_back(entry);
     previousRows = entry.getMaxRows();
   }

@@ -374,12 +374,14 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     (at most 64 of the H100's 132: 4096 output columns in 64-wide tiles)
     and whose main loop is bound by its arithmetic (3xTF32 tiles, at least
     16 K slices a block; tf32 tiles of 128 rows, at least 32) gets
-    `split_k = S`, the largest of 4 and 2 up to `max-split-k` whose S
-    times as many blocks fit the SMs and that divides the K slices (the
+    `split_k = S`, the largest of 4 and 2 up to `max-split-k` (2 unless
+    asked: clusters of 4 measured slower) whose S times as many blocks fit
+    the SMs and that divides the K slices (the
     cooperative schedule, unclustered, no tile reductions staged in the
     ring): clusters of S blocks share each tile's K slices and the first
     adds the others' sums. The first block rows of an entry whose later
-    rows fill the SMs get an entry of their own. Small batches of tf32
+    rows fill the SMs get entries of their own (4 blocks a tile where
+    those fit the SMs, then 2). Small batches of tf32
     and 16-bit tiles of 16-64 rows stream w at the DRAM's rate from the
     SMs they have and keep one block a tile (docs/benchmarks.md, run 42).
 
@@ -457,10 +459,11 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
            "generated kernels: narrower tiles for batches whose tiles leave "
            "more than half of the SMs idle (fusion.batch_gemm_configs; "
            "not with tile, warps or stages)">,
-    Option<"maxSplitK", "max-split-k", "int64_t", /*default=*/"4",
+    Option<"maxSplitK", "max-split-k", "int64_t", /*default=*/"2",
            "wgmma kernels of batch configs and static batches whose tiles "
            "leave more than half of the SMs idle: at most this many blocks "
-           "share a tile's K slices (split_k; 1: none)">
+           "share a tile's K slices (split_k: 1, 2 or 4; 4 measured slower "
+           "than 2, docs/benchmarks.md run 42)">
   ];
   let dependentDialects = ["::mlir::fusion::FusionDialect"];
 }
