@@ -34,12 +34,13 @@ DTYPES = {"fp32": torch.float32, "tf32": torch.float32,
 # (tiles 64 of w's rows wide, at 16384 columns 128); at 4000 and 4096
 # columns batches of at most 64 rows (and batch norms of at most 128) take
 # split_k, blocks that share each tile's K slices (1, 7, 16, 40, 48, 64,
-# 77, 128).
+# 77, 128); batch norms of at most 64 rows finish in 64-row tiles (7, 40,
+# 64).
 CHECKS = [("a_8192x8192", "a", [256, 77, 2000, 1, 30]),
           ("a_1000x4000", "a", [333, 7, 40]),
           ("a_513x129", "a", [97]),
-          ("b_4096x4096", "b", [512, 77, 1500, 128]),
-          ("b_1000x4000", "b", [300, 1000]), ("b_513x129", "b", [97]),
+          ("b_4096x4096", "b", [512, 77, 1500, 128, 7, 64]),
+          ("b_1000x4000", "b", [300, 1000, 40]), ("b_513x129", "b", [97]),
           ("g_4096x4096", "g", [130, 4100, 16, 1, 48, 64]),
           ("g_16384x16384", "g", [20])]
 # (workload, function, M): the headline shapes, and batch 128, whose

@@ -239,11 +239,13 @@ private:
   Kernel buildGemmKernel(FusedLinearOp op, const GemmKernelProblem &problem,
                          StringRef kind);
   /// Launches `problem`'s kernel of the first of `entries` whose max_rows
-  /// the batch `rows` fits, else of `config` (named `kind`).
+  /// the batch `rows` fits (named `entryKind`_rows_le_N), else of `config`
+  /// (named `kind`).
   void launchGemmForRows(FusedLinearOp op, GemmKernelProblem problem,
                          Value rows, ArrayRef<BatchGemmConfigAttr> entries,
                          GemmConfigAttr config, StringRef kind,
-                         ArrayRef<Value> operands);
+                         ArrayRef<Value> operands,
+                         StringRef entryKind = "gemm");
   /// The problem of `op`'s GEMM kernel that finishes its training batch
   /// norm (and `after`, if any) for batches up to `epilogueBatchNorm`'s
   /// rows, from the `problem` of its general kernel; none where `after`
@@ -252,8 +254,19 @@ private:
   std::optional<GemmKernelProblem> getBatchNormFinishingProblem(
       FusedLinearOp op, EpilogueBatchNormAttr epilogueBatchNorm,
       GemmKernelProblem problem, ElementwiseOpInterface after);
-  /// Its launch: `operands` are those of the op's general kernel up to its
-  /// row operands, the output at `outputOperand`.
+  /// The batch configs of `op` below `maxRows` (an epilogue batch norm's):
+  /// their batches take their own finishing kernels.
+  SmallVector<BatchGemmConfigAttr> getFinishingEntries(FusedLinearOp op,
+                                                       int64_t maxRows) {
+    SmallVector<BatchGemmConfigAttr> entries = batchGemmConfigsOf(op);
+    llvm::erase_if(entries, [&](BatchGemmConfigAttr entry) {
+      return entry.getMaxRows() >= maxRows;
+    });
+    return entries;
+  }
+  /// Its launch, through the finishing kernel of the batch's config:
+  /// `operands` are those of the op's general kernel up to its row
+  /// operands, the output at `outputOperand`.
   void emitBatchNormFinishingGemm(FusedLinearOp op,
                                   const GemmKernelProblem &problem,
                                   ElementwiseOpInterface after,
@@ -808,8 +821,15 @@ std::optional<GemmKernelProblem> HostEmitter::getBatchNormFinishingProblem(
   problem.config = getGemmConfigForRows(getConfig(op), batchGemmConfigsOf(op),
                                         epilogueBatchNorm.getMaxRows());
   // Nor where the after op's columns, which the selection could not count,
-  // overflow the chip's shared memory.
+  // overflow the chip's shared memory in any kernel that finishes it.
   const ChipInfo &chip = getChipInfo(TargetAttr::lookup(op).getChip());
+  GemmKernelProblem entryProblem = problem;
+  for (BatchGemmConfigAttr entry :
+       getFinishingEntries(op, epilogueBatchNorm.getMaxRows())) {
+    entryProblem.config = entry.getConfig();
+    if (entryProblem.sharedLayout().footprint() > chip.maxSharedBytesPerBlock)
+      return std::nullopt;
+  }
   if (problem.sharedLayout().footprint() > chip.maxSharedBytesPerBlock)
     return std::nullopt;
   return problem;
@@ -828,8 +848,12 @@ void HostEmitter::emitBatchNormFinishingGemm(FusedLinearOp op,
                           op.getUpdatedRunningStats());
   if (after)
     operands.append(bufferPtrs(after.getColumnOperands()));
-  launch(buildGemmKernel(op, problem, "gemm_batch_norm"),
-         buffers.lookup(op.getInput()).rows, operands);
+  auto epilogueBatchNorm = op->getAttrOfType<EpilogueBatchNormAttr>(
+      FusionDialect::getEpilogueBatchNormAttrName());
+  launchGemmForRows(op, problem, buffers.lookup(op.getInput()).rows,
+                    getFinishingEntries(op, epilogueBatchNorm.getMaxRows()),
+                    problem.config, "gemm_batch_norm", operands,
+                    "gemm_batch_norm");
 }
 
 Block *HostEmitter::branchOnRows(Value rows, int64_t maxRows) {
@@ -849,13 +873,15 @@ void HostEmitter::launchGemmForRows(FusedLinearOp op, GemmKernelProblem problem,
                                     Value rows,
                                     ArrayRef<BatchGemmConfigAttr> entries,
                                     GemmConfigAttr config, StringRef kind,
-                                    ArrayRef<Value> operands) {
+                                    ArrayRef<Value> operands,
+                                    StringRef entryKind) {
   Block *launched = entries.empty() ? nullptr : createJoinBlock();
   for (BatchGemmConfigAttr entry : entries) {
     Block *larger = branchOnRows(rows, entry.getMaxRows());
     problem.config = entry.getConfig();
-    launch(buildGemmKernel(op, problem,
-                           ("gemm_rows_le_" + Twine(entry.getMaxRows())).str()),
+    launch(buildGemmKernel(
+               op, problem,
+               (entryKind + "_rows_le_" + Twine(entry.getMaxRows())).str()),
            rows, operands);
     LLVM::BrOp::create(b, loc, ValueRange{}, launched);
     b.setInsertionPointToStart(larger);

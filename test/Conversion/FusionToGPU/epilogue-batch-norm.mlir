@@ -152,3 +152,27 @@ func.func @static_batch(%x: tensor<64x64xbf16>, %w: tensor<48x64xbf16>) -> tenso
       : (tensor<64x48xbf16>) -> tensor<64x48xbf16>
   return %y : tensor<64x48xbf16>
 }
+
+// -----
+
+// 4096 columns: batches of at most 64 rows, which one 64-row block row
+// holds, take the finishing kernel of the 64x64 batch config (one consumer
+// warpgroup), 65-128 rows the 128-row one, larger batches the three
+// kernels.
+// CHECK-LABEL: llvm.func @small_batches(
+// CHECK: %[[FITS:.*]] = llvm.icmp "ule" %arg1, %{{.*}} : i64
+// CHECK-NEXT: llvm.cond_br %[[FITS]]
+// CHECK: %[[HALF:.*]] = llvm.icmp "ule" %arg1, %{{.*}} : i64
+// CHECK-NEXT: llvm.cond_br %[[HALF]]
+// CHECK: fusion_rt.launch @fusion_kernels::@small_batches_0_gemm_batch_norm_rows_le_64 grid({{.*}}) block 256
+// CHECK: fusion_rt.launch @fusion_kernels::@small_batches_0_gemm_batch_norm grid({{.*}}) block 384
+// CHECK: fusion_rt.launch @fusion_kernels::@small_batches_0_finalize
+// CHECK: fusion_rt.launch @fusion_kernels::@small_batches_0_gemm_rows_le_256
+// CHECK: gpu.func @small_batches_0_gemm_batch_norm_rows_le_64(
+// CHECK: gpu.func @small_batches_0_gemm_batch_norm(
+func.func @small_batches(%x: tensor<?x64xbf16>, %w: tensor<4096x64xbf16>) -> tensor<?x4096xbf16> {
+  %0 = fusion.linear %x, %w : tensor<?x64xbf16>, tensor<4096x64xbf16> -> tensor<?x4096xbf16>
+  %y = fusion.batch_norm %0, <training, epsilon = 1.0e-05, momentum = 0.1>
+      : (tensor<?x4096xbf16>) -> tensor<?x4096xbf16>
+  return %y : tensor<?x4096xbf16>
+}

@@ -107,7 +107,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf1
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  // expected-error @-3 {{the batch GEMM config for up to 128 rows of an op with a batch norm must keep the op config's 128-row blocks, not 64}}
+  // expected-error @-3 {{the batch GEMM config for up to 128 rows of an op with a batch norm must keep the op config's 128-row blocks, not 64 (or hold its batches in one block row, which the epilogue batch norm finishes)}}
   } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01> {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x128, warps = 4x1, stages = 4, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
   return %0 : tensor<?x512xbf16>
 }
@@ -143,4 +143,29 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<512x64xf32>) -> tensor<?x1xf32> {
 // expected-error @+1 {{'fusion.batch_gemm_configs' must be an array of #fusion.batch_gemm_config on a fusion.fused_linear}}
 func.func @not_fused(%x: tensor<?x64xbf16>) -> tensor<?x64xbf16> attributes {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>]} {
   return %x : tensor<?x64xbf16>
+}
+
+// -----
+
+// 64-row tiles for batches of at most 64 rows need the epilogue batch norm
+// that finishes them.
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{the batch GEMM config for up to 64 rows of an op with a batch norm must keep the op config's 128-row blocks, not 64 (or hold its batches in one block row, which the epilogue batch norm finishes)}}
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01> {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 4, group_m = 8>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}
+
+// -----
+
+// With it, but for more rows than one 64-row block row holds.
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{the batch GEMM config for up to 128 rows of an op with a batch norm must keep the op config's 128-row blocks, not 64 (or hold its batches in one block row, which the epilogue batch norm finishes)}}
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01> {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 4, group_m = 8>>], fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>, fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
 }

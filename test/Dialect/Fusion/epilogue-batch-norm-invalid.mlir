@@ -104,3 +104,16 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf1
     : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
   return %0 : tensor<?x512xbf16>
 }
+
+// -----
+
+// Each config that finishes some of its batches reads rows of the tile:
+// a swapped entry below max_rows too.
+func.func @f(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  // expected-error @-3 {{an epilogue batch norm for up to 128 rows needs a GEMM config for those rows with operands = x_w (a batch config where the op's swaps them)}}
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01> {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = bf16, tile = 16x64, warps = 4x1, stages = 8, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 8x1, stages = 4, group_m = 8>>], fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>, fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<512x64xbf16>) -> tensor<?x512xbf16>
+  return %0 : tensor<?x512xbf16>
+}

@@ -53,9 +53,11 @@ func.func @training_fp32(%x: tensor<?x64xf32>, %w: tensor<512x64xf32>) -> tensor
   return %0 : tensor<?x512xf32>
 }
 
-// A static batch takes its config, and keeps the attribute.
+// A static batch takes its config (64 rows: the 64-row tiles), and keeps
+// the attribute, for that config's block rows.
 // WGMMA-LABEL: func.func @static_batch
-// WGMMA: fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>
+// WGMMA: fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 64>
+// WGMMA-SAME: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64
 func.func @static_batch(%x: tensor<64x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<64x512xbf16> {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):

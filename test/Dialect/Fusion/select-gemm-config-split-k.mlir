@@ -37,9 +37,10 @@ func.func @fp32_1024(%x: tensor<?x4096xf32>, %w: tensor<1024x4096xf32>) -> tenso
   } {precision = #fusion.precision<fp32>} : (tensor<?x4096xf32>, tensor<1024x4096xf32>) -> tensor<?x1024xf32>
   return %0 : tensor<?x1024xf32>
 }
-// A batch norm's 128-row tiles in tf32 (one block row: 64 tiles).
+// A batch norm's 128-row tiles in tf32 (one block row: 64 tiles); its
+// 64-row tiles up to 64 rows keep one block a tile.
 // CHECK-LABEL: func.func @tf32_batch_norm
-// CHECK: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 8x1, stages = 7, group_m = 8, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 8x1, stages = 8, group_m = 8>>,
+// CHECK: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 8x1, stages = 7, group_m = 8, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 8x1, stages = 8, group_m = 8>>,
 func.func @tf32_batch_norm(%x: tensor<?x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<?x4096xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):

@@ -565,12 +565,22 @@ LogicalResult mlir::fusion::verifyBatchGemmConfigs(FusedLinearOp op,
              << (branchesBackends ? "first batch config's " : "op config's ")
              << stringifyGemmBackend(backend) << " backend, not "
              << stringifyGemmBackend(batchConfig.getBackend());
-    // A batch norm's moments come in chunks of the op config's block rows.
-    if (op.getBatchNormAttr() && batchConfig.getBlockM() != config.getBlockM())
+    // A batch norm's moments come in chunks of the op config's block rows,
+    // but for batches that one block row holds and the GEMM kernel
+    // finishes (#fusion.epilogue_batch_norm).
+    auto epilogueBatchNorm = op->getAttrOfType<EpilogueBatchNormAttr>(
+        FusionDialect::getEpilogueBatchNormAttrName());
+    bool finished = epilogueBatchNorm &&
+                    entry.getMaxRows() <= epilogueBatchNorm.getMaxRows() &&
+                    entry.getMaxRows() <= batchConfig.getBlockM();
+    if (op.getBatchNormAttr() &&
+        batchConfig.getBlockM() != config.getBlockM() && !finished)
       return op.emitOpError("the batch GEMM config for up to ")
              << entry.getMaxRows() << " rows of an op with a batch norm "
              << "must keep the op config's " << config.getBlockM()
-             << "-row blocks, not " << batchConfig.getBlockM();
+             << "-row blocks, not " << batchConfig.getBlockM()
+             << " (or hold its batches in one block row, which the epilogue "
+                "batch norm finishes)";
     if (failed(verifyGemmConfig(op, batchConfig)) ||
         (tiles && entry.getMaxRows() > unreducedRows &&
          failed(verifyTileReductions(op, batchConfig, tiles))))
@@ -607,7 +617,17 @@ mlir::fusion::verifyEpilogueBatchNorm(
            << maxRows
            << " rows: one block row of the config's tiles holds 1 to "
            << config.getBlockM();
-  if (getGemmConfigForRows(config, batchConfigs, maxRows).swapsOperands())
+  // Each config that finishes some of these batches (those of the batch
+  // configs up to max_rows, and the one for max_rows) reads rows of the
+  // tile.
+  SmallVector<GemmConfigAttr> finishing{
+      getGemmConfigForRows(config, batchConfigs, maxRows)};
+  for (BatchGemmConfigAttr entry : batchConfigs)
+    if (entry.getMaxRows() < maxRows)
+      finishing.push_back(entry.getConfig());
+  if (llvm::any_of(finishing, [](GemmConfigAttr finishingConfig) {
+        return finishingConfig.swapsOperands();
+      }))
     return op.emitOpError("an epilogue batch norm for up to ")
            << maxRows
            << " rows needs a GEMM config for those rows with operands = x_w "

@@ -365,7 +365,9 @@ def Fusion_BatchGemmConfigAttr : AttrDef<Fusion_Dialect, "BatchGemmConfig"> {
     The op's verifier checks each entry against the op as it checks
     `fusion.gemm_config`, and that it keeps the op config's backend, its
     block rows where the op has a batch norm (whose moments are planned
-    per block row), and the op's `fusion.tile_reductions` span.
+    per block row; but for batches that one block row of the entry's
+    tiles holds and the op's `fusion.epilogue_batch_norm` finishes), and
+    the op's `fusion.tile_reductions` span.
 
     An op whose config is cuBLASLt's may have entries of one generated
     backend (no batch norm): small batches then launch that backend's
@@ -433,8 +435,9 @@ def Fusion_EpilogueBatchNormAttr
     coefficients fits beside the pipeline), or written by hand. A call
     whose batch (the row count M, known at run time) is at most `max_rows`
     fits one block row of the GEMM's tiles, so each tile's column moments
-    are the batch's: its kernel (of the config a batch of `max_rows` rows
-    gets, see `fusion.batch_gemm_configs`) normalizes the output in its
+    are the batch's: its kernel (of the config the batch gets, see
+    `fusion.batch_gemm_configs`: batch configs below `max_rows` have
+    finishing kernels of their own) normalizes the output in its
     epilogue (the wgmma kernel in registers, the tiled kernel as its staged
     tile leaves), applies the elementwise op the batch norm feeds (if it is
     the norm's one reader), updates the running statistics of its columns
@@ -446,8 +449,9 @@ def Fusion_EpilogueBatchNormAttr
     memory.
 
     The op's verifier checks that `max_rows` is positive and at most the
-    config's block rows, and that the op has a training batch norm and a
-    generated config.
+    config's block rows, that the op has a training batch norm and a
+    generated config, and that every config that finishes some of these
+    batches has operands = x_w.
 
     Example: `fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>`
   }];

@@ -350,8 +350,9 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     no batch norm; tiled: 128x128
     blocks of 2x2 warps), twice as many blocks that still fit the GPU at
     once; and batches up to 64 rows, which would leave half of a 128-row
-    tile empty, 64-row tiles of the narrowest config's columns (no batch
-    norm); batches up to 32 and 16 rows tiles of 32 and
+    tile empty, 64-row tiles of the narrowest config's columns (a training
+    batch norm's too, whose epilogue batch norm finishes them; no other
+    batch norm); batches up to 32 and 16 rows tiles of 32 and
     16 rows by 64 of w's with swapped operands (`operands = w_x`: each
     wgmma's N is the batch's rows) where those fit one wave, else up to 32
     rows 32x128 where those do (no batch norm; 3xTF32 only 64 of w's rows
