@@ -257,8 +257,8 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
       divide them); the others store their sums into shared memory of the
       cluster's first block (distributed shared memory), which adds them
       in the order of the blocks' ranks and runs the epilogue. Tiles that
-      leave most SMs idle (small batches, narrow outputs) then stream w
-      from S times as many SMs. The epilogue must not read its tile back.
+      leave most SMs idle (small batches, narrow outputs) then multiply on
+      S times as many SMs. The epilogue must not read its tile back.
 
       A wgmma kernel in 3xTF32 reads x's high and low tf32 parts from
       registers and w's from shared memory, and sums each pair of K slices

@@ -381,8 +381,8 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     cooperative schedule, unclustered, no tile reductions staged in the
     ring): clusters of S blocks share each tile's K slices and the first
     adds the others' sums. The first block rows of an entry whose later
-    rows fill the SMs get entries of their own (4 blocks a tile where
-    those fit the SMs, then 2). Small batches of tf32
+    rows fill the SMs get entries of their own (with `max-split-k=4`, 4
+    blocks a tile where those fit the SMs, then 2). Small batches of tf32
     and 16-bit tiles of 16-64 rows stream w at the DRAM's rate from the
     SMs they have and keep one block a tile (docs/benchmarks.md, run 42).
 
