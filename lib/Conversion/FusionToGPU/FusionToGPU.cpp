@@ -254,16 +254,6 @@ private:
   std::optional<GemmKernelProblem> getBatchNormFinishingProblem(
       FusedLinearOp op, EpilogueBatchNormAttr epilogueBatchNorm,
       GemmKernelProblem problem, ElementwiseOpInterface after);
-  /// The batch configs of `op` below `maxRows` (an epilogue batch norm's):
-  /// their batches take their own finishing kernels.
-  SmallVector<BatchGemmConfigAttr> getFinishingEntries(FusedLinearOp op,
-                                                       int64_t maxRows) {
-    SmallVector<BatchGemmConfigAttr> entries = batchGemmConfigsOf(op);
-    llvm::erase_if(entries, [&](BatchGemmConfigAttr entry) {
-      return entry.getMaxRows() >= maxRows;
-    });
-    return entries;
-  }
   /// Its launch, through the finishing kernel of the batch's config:
   /// `operands` are those of the op's general kernel up to its row
   /// operands, the output at `outputOperand`.
@@ -824,8 +814,8 @@ std::optional<GemmKernelProblem> HostEmitter::getBatchNormFinishingProblem(
   // overflow the chip's shared memory in any kernel that finishes it.
   const ChipInfo &chip = getChipInfo(TargetAttr::lookup(op).getChip());
   GemmKernelProblem entryProblem = problem;
-  for (BatchGemmConfigAttr entry :
-       getFinishingEntries(op, epilogueBatchNorm.getMaxRows())) {
+  for (BatchGemmConfigAttr entry : getFinishingBatchConfigs(
+           batchGemmConfigsOf(op), epilogueBatchNorm.getMaxRows())) {
     entryProblem.config = entry.getConfig();
     if (entryProblem.sharedLayout().footprint() > chip.maxSharedBytesPerBlock)
       return std::nullopt;
@@ -851,7 +841,8 @@ void HostEmitter::emitBatchNormFinishingGemm(FusedLinearOp op,
   auto epilogueBatchNorm = op->getAttrOfType<EpilogueBatchNormAttr>(
       FusionDialect::getEpilogueBatchNormAttrName());
   launchGemmForRows(op, problem, buffers.lookup(op.getInput()).rows,
-                    getFinishingEntries(op, epilogueBatchNorm.getMaxRows()),
+                    getFinishingBatchConfigs(batchGemmConfigsOf(op),
+                                             epilogueBatchNorm.getMaxRows()),
                     problem.config, "gemm_batch_norm", operands,
                     "gemm_batch_norm");
 }

@@ -551,6 +551,8 @@ LogicalResult mlir::fusion::verifyBatchGemmConfigs(FusedLinearOp op,
   // Batches below the tile reductions' min_rows (which end an entry, the
   // op's verifier checks) write the output instead.
   int64_t unreducedRows = tiles ? tiles.getMinRows() - 1 : 0;
+  auto epilogueBatchNorm = op->getAttrOfType<EpilogueBatchNormAttr>(
+      FusionDialect::getEpilogueBatchNormAttrName());
   int64_t previousRows = 0;
   for (auto entry : entries) {
     GemmConfigAttr batchConfig = entry.getConfig();
@@ -568,8 +570,6 @@ LogicalResult mlir::fusion::verifyBatchGemmConfigs(FusedLinearOp op,
     // A batch norm's moments come in chunks of the op config's block rows,
     // but for batches that one block row holds and the GEMM kernel
     // finishes (#fusion.epilogue_batch_norm).
-    auto epilogueBatchNorm = op->getAttrOfType<EpilogueBatchNormAttr>(
-        FusionDialect::getEpilogueBatchNormAttrName());
     bool finished = epilogueBatchNorm &&
                     entry.getMaxRows() <= epilogueBatchNorm.getMaxRows() &&
                     entry.getMaxRows() <= batchConfig.getBlockM();
@@ -587,6 +587,14 @@ LogicalResult mlir::fusion::verifyBatchGemmConfigs(FusedLinearOp op,
       return failure();
   }
   return success();
+}
+
+SmallVector<BatchGemmConfigAttr> mlir::fusion::getFinishingBatchConfigs(
+    ArrayRef<BatchGemmConfigAttr> batchConfigs, int64_t maxRows) {
+  return llvm::to_vector(
+      llvm::make_filter_range(batchConfigs, [&](BatchGemmConfigAttr entry) {
+        return entry.getMaxRows() < maxRows;
+      }));
 }
 
 GemmConfigAttr
@@ -617,17 +625,13 @@ mlir::fusion::verifyEpilogueBatchNorm(
            << maxRows
            << " rows: one block row of the config's tiles holds 1 to "
            << config.getBlockM();
-  // Each config that finishes some of these batches (those of the batch
-  // configs up to max_rows, and the one for max_rows) reads rows of the
+  // Each config that finishes some of these batches reads rows of the
   // tile.
-  SmallVector<GemmConfigAttr> finishing{
-      getGemmConfigForRows(config, batchConfigs, maxRows)};
-  for (BatchGemmConfigAttr entry : batchConfigs)
-    if (entry.getMaxRows() < maxRows)
-      finishing.push_back(entry.getConfig());
-  if (llvm::any_of(finishing, [](GemmConfigAttr finishingConfig) {
-        return finishingConfig.swapsOperands();
-      }))
+  if (getGemmConfigForRows(config, batchConfigs, maxRows).swapsOperands() ||
+      llvm::any_of(getFinishingBatchConfigs(batchConfigs, maxRows),
+                   [](BatchGemmConfigAttr entry) {
+                     return entry.getConfig().swapsOperands();
+                   }))
     return op.emitOpError("an epilogue batch norm for up to ")
            << maxRows
            << " rows needs a GEMM config for those rows with operands = x_w "

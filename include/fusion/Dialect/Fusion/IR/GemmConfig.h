@@ -177,6 +177,13 @@ GemmConfigAttr getGemmConfigForRows(GemmConfigAttr config,
                                     ArrayRef<BatchGemmConfigAttr> batchConfigs,
                                     int64_t rows);
 
+/// The entries of `batchConfigs` below `maxRows` (an epilogue batch norm's):
+/// their batches take finishing kernels of their own, those of `maxRows`
+/// rows the config getGemmConfigForRows gives.
+SmallVector<BatchGemmConfigAttr>
+getFinishingBatchConfigs(ArrayRef<BatchGemmConfigAttr> batchConfigs,
+                         int64_t maxRows);
+
 /// The checks of `epilogueBatchNorm` on `op`, of GEMM config `config` and
 /// batch configs `batchConfigs`: a training batch-norm stage, a generated
 /// config, max_rows from 1 to its block rows (which every batch config
