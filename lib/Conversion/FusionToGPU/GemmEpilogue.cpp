@@ -767,10 +767,10 @@ GemmEpilogueEmitter::storedValues(ArrayRef<AccumulatorRun> runs,
 
 void GemmEpilogueEmitter::sumColumnMoments(
     Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
-    ArrayRef<SmallVector<Value>> stored,
+    ArrayRef<SmallVector<Value>> values,
     function_ref<void(Value, Value, Value, Value)> finish) {
   if (c.swapsOperands())
-    return sumColumnMomentsInQuads(firstRow, firstColumn, runs, stored, finish);
+    return sumColumnMomentsInQuads(firstRow, firstColumn, runs, values, finish);
   // The thread's columns in slots: slot s is column 8 (s / 2) + s % 2 of
   // the thread's (the runs of its two rows are pairs, one each 8-column
   // block), so that a lane's slots from sumOverColumnLanes are found by
@@ -807,12 +807,12 @@ void GemmEpilogueEmitter::sumColumnMoments(
       [&](function_ref<Value(Value, Value, size_t)> accumulate) {
         auto sweep = [&](bool masked) {
           SmallVector<Value> slots(slotColumns.size(), f32(0.0));
-          for (auto [run, values] : llvm::zip(runs, stored)) {
+          for (auto [run, runValues] : llvm::zip(runs, values)) {
             Value rowOk =
                 masked
                     ? lessThan(add(t.rowBase, add(firstRow, run.row)), t.rows)
                     : Value();
-            for (auto [j, value] : llvm::enumerate(values)) {
+            for (auto [j, value] : llvm::enumerate(runValues)) {
               size_t slot = slotOf(run.column + j);
               Value next = accumulate(slots[slot], value, slot);
               slots[slot] = masked ? select(rowOk, next, slots[slot]) : next;
@@ -883,7 +883,7 @@ void GemmEpilogueEmitter::sumColumnMoments(
 
 void GemmEpilogueEmitter::sumColumnMomentsInQuads(
     Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
-    ArrayRef<SmallVector<Value>> stored,
+    ArrayRef<SmallVector<Value>> values,
     function_ref<void(Value, Value, Value, Value)> finish) {
   // One slot a column of the thread's, in the order of first use.
   SmallVector<int64_t> slotColumns;
@@ -900,9 +900,9 @@ void GemmEpilogueEmitter::sumColumnMomentsInQuads(
   auto sumOverRows = [&](function_ref<Value(Value, Value, size_t)> accumulate) {
     auto sweep = [&](bool masked) {
       SmallVector<Value> slots(slotColumns.size(), f32(0.0));
-      for (auto [run, values] : llvm::zip(runs, stored)) {
+      for (auto [run, runValues] : llvm::zip(runs, values)) {
         size_t slot = slotOf(run.column);
-        for (auto [e, value] : llvm::enumerate(values)) {
+        for (auto [e, value] : llvm::enumerate(runValues)) {
           Value next = accumulate(slots[slot], value, slot);
           if (masked) {
             Value row = add(add(t.rowBase, firstRow),
@@ -941,7 +941,11 @@ void GemmEpilogueEmitter::sumColumnMomentsInQuads(
 void GemmEpilogueEmitter::emitStatisticsFromRegisters(
     Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
     ArrayRef<SmallVector<Value>> results) {
-  sumColumnMoments(firstRow, firstColumn, runs, storedValues(runs, results),
+  // The f32 results' moments, not the stored 16-bit values': widening each
+  // stored value is one of the four instructions an element of the two
+  // passes, which the GEMM pays for under the power cap, and each value
+  // differs by at most its rounding to the output type.
+  sumColumnMoments(firstRow, firstColumn, runs, results,
                    [&](Value column, Value mean, Value squares, Value) {
                      Value globalColumn = add(t.columnBase, column);
                      guarded(lessThan(globalColumn, idx(p.n)), [&] {

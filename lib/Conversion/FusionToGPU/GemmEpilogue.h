@@ -319,18 +319,20 @@ private:
                                    ArrayRef<AccumulatorRun> runs,
                                    ArrayRef<SmallVector<Value>> results);
   /// The runs' results as the output stores them (narrowed to its type and
-  /// widened back), which is what a batch norm's statistics read.
+  /// widened back), which is what a batch norm finished in the kernel
+  /// normalizes and takes its statistics from.
   SmallVector<SmallVector<Value>>
   storedValues(ArrayRef<AccumulatorRun> runs,
                ArrayRef<SmallVector<Value>> results);
-  /// Sums the `stored` values' column moments over the tile's rows within M
-  /// (see emitStatisticsFromRegisters), then calls `finish(column, mean,
-  /// squares, count)` on one thread for each column of the tile, with the
-  /// column's mean, sum of squared deviations and the rows' count (f32);
-  /// where the operands are swapped, by sumColumnMomentsInQuads.
+  /// Sums the column moments of the runs' `values` (f32) over the tile's
+  /// rows within M (see emitStatisticsFromRegisters), then calls
+  /// `finish(column, mean, squares, count)` on one thread for each column of
+  /// the tile, with the column's mean, sum of squared deviations and the
+  /// rows' count (f32); where the operands are swapped, by
+  /// sumColumnMomentsInQuads.
   void sumColumnMoments(
       Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
-      ArrayRef<SmallVector<Value>> stored,
+      ArrayRef<SmallVector<Value>> values,
       function_ref<void(Value column, Value mean, Value squares, Value count)>
           finish);
   /// sumColumnMoments where the runs go down columns (operands = w_x):
@@ -339,7 +341,7 @@ private:
   /// `finish` runs on the quad's first lane.
   void sumColumnMomentsInQuads(
       Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
-      ArrayRef<SmallVector<Value>> stored,
+      ArrayRef<SmallVector<Value>> values,
       function_ref<void(Value column, Value mean, Value squares, Value count)>
           finish);
   /// Where a batch norm's column coefficients go in shared memory: rows of

@@ -25,9 +25,11 @@
 // CHECK-COUNT-4: llvm.inline_asm asm_dialect = att "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;", "=r,r"
 // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32{{.*}} : i32
 // CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<?x256xbf16>, vector<8xbf16>
-// The moments: the whole tile unmasked, the last block row masked; each
-// lane's 4 columns summed over the quad, the means, then the squared
-// deviations; the quad's first lane stores them.
+// The moments, of the f32 results (no stored bf16 values widened back):
+// the whole tile unmasked, the last block row masked; each lane's 4 columns
+// summed over the quad, the means, then the squared deviations; the quad's
+// first lane stores them.
+// CHECK-NOT: arith.extf
 // CHECK: %[[WHOLE:.*]] = arith.cmpi ule
 // CHECK: scf.if %[[WHOLE]] -> (f32, f32, f32, f32)
 // CHECK-NOT: arith.select
