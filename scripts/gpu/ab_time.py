@@ -107,11 +107,13 @@ def main():
                         runs[side])
             median = {side: statistics.median(t) for side, t in times.items()}
 
-            def ratios(over):
-                r = [a / b for a, b in zip(times["after"], times[over])]
-                return (median["after"] / median[over], min(r), max(r))
+            def ratios(over, of="after"):
+                r = [a / b for a, b in zip(times[of], times[over])]
+                return (median[of] / median[over], min(r), max(r))
             rows.append((workload, precision, f"{m}x{k}x{n}", median,
-                         ratios("before"), ratios("gemm")))
+                         ratios("before"), ratios("gemm"),
+                         ratios("after", of="compile") if args.compile
+                         else None))
             print(f"timed {workload} {precision}: {median['before']:.3f} -> "
                   f"{median['after']:.3f} (gemm {median['gemm']:.3f})",
                   flush=True)
@@ -120,16 +122,17 @@ def main():
           "calls)\n")
     print("| workload | precision | MxKxN | before | after | after / before "
           "| per-round ratios | gemm | after / gemm | per-round ratios |"
-          + (" compile | compile / after |" if args.compile else ""))
-    print("|" + "---|" * (12 if args.compile else 10))
+          + (" compile | compile / after | per-round ratios |"
+             if args.compile else ""))
+    print("|" + "---|" * (13 if args.compile else 10))
     for workload, precision, shape, median, (ratio, low, high), \
-            (overGemm, lowGemm, highGemm) in rows:
+            (overGemm, lowGemm, highGemm), overAfter in rows:
         print(f"| {workload} | {precision} | {shape} | {median['before']:.3f}"
               f" | {median['after']:.3f} | {ratio:.3f} | {low:.3f}-{high:.3f}"
               f" | {median['gemm']:.3f} | {overGemm:.3f} | "
               f"{lowGemm:.3f}-{highGemm:.3f} |" + (
-                  f" {median['compile']:.3f} | "
-                  f"{median['compile'] / median['after']:.3f} |"
+                  f" {median['compile']:.3f} | {overAfter[0]:.3f} | "
+                  f"{overAfter[1]:.3f}-{overAfter[2]:.3f} |"
                   if args.compile else ""))
     if kernels:
         print("\n## Kernels of one call (us, median of 5 calls)\n")
