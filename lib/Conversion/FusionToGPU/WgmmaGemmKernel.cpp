@@ -389,7 +389,7 @@ private:
   int64_t slicesPerTile() const { return kSlices() + residualSlices(); }
   /// The K slices of a tile (split_k: of the block's share of them).
   int64_t kSlices() const {
-    return llvm::divideCeil(p.k, tileK) / c.getSplitK();
+    return countKSlices(p.elementType, p.k) / c.getSplitK();
   }
   /// The ring slice where the tile of block iteration `iteration` starts.
   Value firstSliceOf(Value iteration) {

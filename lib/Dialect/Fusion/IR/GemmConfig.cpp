@@ -133,6 +133,11 @@ bool mlir::fusion::hasLineAlignedRows(Type elementType, int64_t k) {
   return k * (elementType.getIntOrFloatBitWidth() / 8) % kGemmRowBytes == 0;
 }
 
+int64_t mlir::fusion::countKSlices(Type elementType, int64_t k) {
+  return llvm::divideCeil(k * (elementType.getIntOrFloatBitWidth() / 8),
+                          kGemmRowBytes);
+}
+
 std::optional<int64_t>
 mlir::fusion::getRowReductionSpan(int64_t blockN, Type elementType, int64_t n,
                                   int64_t groups, std::optional<int64_t> span) {
@@ -200,8 +205,7 @@ LogicalResult mlir::fusion::verifyGemmConfig(FusedLinearOp op, GemmConfigAttr co
     return op.emitOpError("a wgmma GEMM loads rows of x and w with TMA, "
                           "whose rows must be multiples of 16 bytes; K = ")
            << k << " of " << elementType << " is not";
-  int64_t kSlices = llvm::divideCeil(
-      k * elementType.getIntOrFloatBitWidth() / 8, kGemmRowBytes);
+  int64_t kSlices = countKSlices(elementType, k);
   if (kSlices % config.getSplitK() != 0)
     return op.emitOpError("split_k ")
            << config.getSplitK() << " does not divide the " << kSlices

@@ -354,10 +354,8 @@ SelectGemmConfigPass::withSplitK(FusedLinearOp op, const ChipInfo &chip,
       llvm::divideCeil(weightType.getDimSize(0), config.getBlockN());
   if (2 * tiles > chip.smCount)
     return config;
-  int64_t kSlices = llvm::divideCeil(
-      weightType.getDimSize(1) *
-          weightType.getElementType().getIntOrFloatBitWidth() / 8,
-      kGemmRowBytes);
+  int64_t kSlices =
+      countKSlices(weightType.getElementType(), weightType.getDimSize(1));
   for (int64_t splitK = 4; splitK >= 2; splitK /= 2) {
     if (splitK > maxSplitK || splitK * tiles > chip.smCount ||
         kSlices % splitK != 0 || kSlices / splitK < *minSlices)

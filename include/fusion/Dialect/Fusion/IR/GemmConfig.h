@@ -125,6 +125,9 @@ bool hasChunkAlignedRows(Type elementType, int64_t k);
 /// Whether those rows are whole 128-byte lines (kGemmRowBytes): TMA splits
 /// a box row that crosses a line into two L2 requests.
 bool hasLineAlignedRows(Type elementType, int64_t k);
+/// The K slices of those rows: 128-byte pieces (kGemmRowBytes), the last
+/// one partial where K is not a multiple.
+int64_t countKSlices(Type elementType, int64_t k);
 
 /// The columns each partial covers when a generated GEMM of tiles `blockN`
 /// wide reduces, from its tiles, the G = `groups` groups of N / G
