@@ -76,8 +76,9 @@ void fusion::buildKernelsToNVVMPipeline(OpPassManager &pm) {
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());
   kernels.addPass(createSCFToControlFlowPass());
-  // Before libdevice takes math.erf.
+  // Before libdevice takes math.erf, and arith's lowering arith.divf.
   kernels.addPass(fusion::createExpandOnePlusErf());
+  kernels.addPass(fusion::createExpandDivisionByConstant());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(createConvertVectorToLLVMPass());
   kernels.addPass(createConvertMathToLLVMPass());

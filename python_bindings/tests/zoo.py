@@ -126,6 +126,8 @@ def zoo(in_features=37):
         "clamp_min": (chain(lambda y, m: y.clamp(min=-0.1)), (33, k), False),
         "reversed_operands": (chain(lambda y, m: 2.0 / (3.0 - y.abs()) - 1.0),
                               (33, k), False),
+        "divide_by_constants": (chain(lambda y, m: y / -0.7 + y / 3.0),
+                                (33, k), False),
         "vector_minimum": (chain(lambda y, m: torch.minimum(m.scale, y)),
                            (33, k), False),
         "vector_maximum_clamp_max": (chain(

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Compares the generated kernels of several fusion compilers on epilogues
 that read a residual [M, N] matrix or a row statistic [M, 1], beside the
-plain GEMM and epilogues without either (gelu, and y * sigmoid(y) with an
-approximate and a correctly rounded reciprocal), K = N = 4096 unless
-asked otherwise, tf32, 3xTF32, bf16 and f16.
+plain GEMM and epilogues without either (gelu, divisions by constants, and
+y * sigmoid(y) with an approximate and a correctly rounded reciprocal),
+K = N = 4096 unless asked otherwise, tf32, 3xTF32, bf16 and f16.
 
   epilogue_ab.py pack OUT SIDE=FUSION_COMPILE... [--strategy S] [--k K]
       [--n N]
@@ -61,6 +61,10 @@ MODELS = {
                  lambda y, x, r, s: 2 * gelu(y)),
     "gelu_plus_x": (GELU + "\n    %o = arith.addf %g, %res : f32", None, "x",
                     lambda y, x, r, s: gelu(y) + x),
+    "y_div_c": ("%c = arith.constant -0.7 : f32\n    %o = arith.divf %v, %c : f32",
+                None, None, lambda y, x, r, s: y / -0.7),
+    "y_div_3": ("%c = arith.constant 3.0 : f32\n    %o = arith.divf %v, %c : f32",
+                None, None, lambda y, x, r, s: y / 3.0),
     "silu": (SILU.format(" fastmath<afn>"), None, None,
              lambda y, x, r, s: y * y.sigmoid()),
     "silu_exact": (SILU.format(""), None, None,
