@@ -72,13 +72,15 @@ void fusion::buildLowerToCpuPipeline(OpPassManager &pm) {
 
 void fusion::buildKernelsToNVVMPipeline(OpPassManager &pm) {
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  // While loops are scf ops: a divisor defined outside a loop is the
+  // loop's invariant.
+  kernels.addPass(fusion::createExpandDivisions());
   kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());
   kernels.addPass(createSCFToControlFlowPass());
-  // Before libdevice takes math.erf, and arith's lowering arith.divf.
+  // Before libdevice takes math.erf.
   kernels.addPass(fusion::createExpandOnePlusErf());
-  kernels.addPass(fusion::createExpandDivisionByConstant());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(createConvertVectorToLLVMPass());
   kernels.addPass(createConvertMathToLLVMPass());

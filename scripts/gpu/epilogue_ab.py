@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Compares the generated kernels of several fusion compilers on epilogues
 that read a residual [M, N] matrix or a row statistic [M, 1], beside the
-plain GEMM and epilogues without either (gelu, divisions by constants, and
-y * sigmoid(y) with an approximate and a correctly rounded reciprocal),
+plain GEMM and epilogues without either (gelu, divisions by constants, a
+softmax's row program, and y * sigmoid(y) with an approximate and a
+correctly rounded reciprocal),
 K = N = 4096 unless asked otherwise, tf32, 3xTF32, bf16 and f16.
 
   epilogue_ab.py pack OUT SIDE=FUSION_COMPILE... [--strategy S] [--k K]
@@ -46,6 +47,9 @@ SILU = """
     %d = arith.addf %e, %one : f32
     %s = arith.divf %one, %d{} : f32
     %o = arith.mulf %v, %s : f32"""
+# A softmax over each row: a row program reading the GEMM's output, whose
+# division by the row's sum each element takes.
+SOFTMAX = "softmax"
 # name: (epilogue region body after GELU's values, the extra input (a
 #        second matrix r: [M, N], or a row statistic s: [M, 1]), the row
 #        operand, PyTorch's model)
@@ -65,6 +69,8 @@ MODELS = {
                 None, None, lambda y, x, r, s: y / -0.7),
     "y_div_3": ("%c = arith.constant 3.0 : f32\n    %o = arith.divf %v, %c : f32",
                 None, None, lambda y, x, r, s: y / 3.0),
+    "softmax": (SOFTMAX, None, None,
+                lambda y, x, r, s: y.softmax(1)),
     "silu": (SILU.format(" fastmath<afn>"), None, None,
              lambda y, x, r, s: y * y.sigmoid()),
     "silu_exact": (SILU.format(""), None, None,
@@ -95,6 +101,28 @@ def model_mlir(name, t, k, n):
     text += f"  %y = fusion.linear %x, %w, %b : {x}, {w}, {v} -> {y}\n"
     if body is None:
         return text + f"  return %y : {y}\n}}\n"
+    if body is SOFTMAX:
+        row = f"tensor<?x1x{t}>"
+        return text + f"""  %m = fusion.reduce max %y : {y} -> {row} {{
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }}
+  %s = fusion.reduce sum %y rows(%m : {row}) : {y} -> {row} {{
+  ^bb0(%v: f32, %a: f32):
+    %0 = arith.subf %v, %a : f32
+    %1 = math.exp %0 : f32
+    fusion.yield %1 : f32
+  }}
+  %o = fusion.elementwise %y rows(%m, %s : {row}, {row}) : {y} {{
+  ^bb0(%v: f32, %a: f32, %t: f32):
+    %0 = arith.subf %v, %a : f32
+    %1 = math.exp %0 : f32
+    %2 = arith.divf %1, %t : f32
+    fusion.yield %2 : f32
+  }}
+  return %o : {y}
+}}
+"""
     rows = f" rows(%{residual} : {types[residual]})" if residual else ""
     block = "%v: f32" + (", %res: f32" if residual else "")
     text += f"  %0 = fusion.elementwise %y{rows} : {y} {{\n  ^bb0({block}):"

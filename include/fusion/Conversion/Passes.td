@@ -216,37 +216,46 @@ def ExpandOnePlusErf
                            "::mlir::math::MathDialect"];
 }
 
-def ExpandDivisionByConstant : Pass<"fusion-expand-division-by-constant"> {
-  let summary = "Divide f32 values by a constant with one multiply and two "
-                "multiply-adds";
+def ExpandDivisions : Pass<"fusion-expand-divisions"> {
+  let summary = "Divide f32 values by a constant, or by a value that many "
+                "divisions share, with a multiply and two multiply-adds";
   let description = [{
     A correctly rounded f32 division (`arith.divf` without fastmath flags)
     becomes `div.rn.f32` on the GPU, which ptxas expands into a reciprocal,
     its refinement and a range check that branches to a slow path for
-    every element: in an epilogue, instructions the tensor cores wait for.
-    Where the divisor is a constant `c`, its correctly rounded reciprocal
-    `r = RN(1/c)` is known at compile time, and Markstein's correction
-    gives the correctly rounded quotient from it:
+    every element: in an epilogue or a row program, instructions the
+    tensor cores or the memory wait for. From the divisor's correctly
+    rounded reciprocal `r = RN(1/d)`, Markstein's correction gives the
+    correctly rounded quotient:
 
-        q0 = x r;  e = q0 |c| - sign(c) x  (exact);  q = q0 - e |r|
+        q0 = x r;  e = q0 |d| - sign(d) x  (exact);  q = q0 - e |r|
 
-    (two multiply-adds), and `q0` itself where it is infinite or NaN (an
-    infinite product's remainder is NaN). With `|c|` and `|r|`, and the
-    sign of `c` on `x`, a zero quotient keeps the sign of `x / c`. A
-    divisor that is a power of two becomes a multiply by its exact
-    reciprocal.
+    (two multiply-adds), and `q0` itself where `q` is NaN (`x` or `q0`
+    infinite, `d` 0 or infinite), as `x / d`'s special values are `x r`'s.
+    With `|d|` and `|r|`, and the sign of `d` on `x`, a zero quotient keeps
+    the sign of `x / d`.
 
-    Accuracy, against IEEE division for every f32 `x` (the module of
-    `test/Integration/CPU/division-by-constant.mlir` with its stride at 1,
-    eight divisors from 1e-30 to 6e37 of either sign, and the same
-    arithmetic in C for 19 divisors; `docs/benchmarks.md`, run 44): the
-    quotient is correctly rounded wherever `|x|` and `|x / c|` are at
-    least 2^-100; below, where the remainder can underflow, it was within
-    1.22 units in the last place. On the GPU the f32 epilogues matched
-    `div.rn.f32` bit for bit (run 44).
+    - **A constant divisor** `c`, finite and nonzero with a normal
+      reciprocal: `r` is computed when compiling; a power of two becomes a
+      multiply by its exact reciprocal.
+    - **A computed divisor that many divisions share**, where one
+      correctly rounded division for its reciprocal pays: at least four
+      divisions by it, or one in a loop it is defined outside of (a row's
+      sum divided into each of its elements). Once, after the divisor:
+      `s`, a power of two that takes `|d|` into `[2^-64, 2^64]` (1 there),
+      `d' = |d| s` and `r = 1 / d'`; each division then divides by `d'` as
+      above and multiplies by `s` with `d`'s sign, exact but for
+      quotients below 2^-126.
 
-    Matched: an f32 `arith.divf` without fastmath flags whose divisor is
-    an f32 constant, finite and nonzero, with a normal reciprocal.
+    Accuracy, against IEEE division (`test/Integration/CPU/divisions.mlir`,
+    `docs/benchmarks.md` runs 44 and 45): the quotient is correctly rounded
+    wherever `|x|` and `|x / d|` are at least 2^-100; below, where the
+    remainder can underflow, it was within 1.22 units in the last place,
+    over every f32 `x` for 19 constant divisors and for computed ones
+    from the smallest subnormal to the largest f32, zeros, infinities and
+    NaN. On the GPU, f32 epilogues matched `div.rn.f32` bit for bit.
+
+    Matched: f32 `arith.divf`s without fastmath flags, as above.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];

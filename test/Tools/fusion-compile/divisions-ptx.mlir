@@ -1,12 +1,15 @@
 // A division by a constant in an epilogue leaves no div.rn.f32 (ptxas's
 // expansion with a slow-path branch an element): a multiply and two
-// fma.rn.f32 (fusion-expand-division-by-constant), in the tiled kernel's
+// fma.rn.f32 (fusion-expand-divisions), in the tiled kernel's
 // epilogue (sm_80's default), cuBLAS's epilogue kernel and the wgmma
-// kernel's; a division by the op's input stays correctly rounded.
+// kernel's; a division by the op's input stays correctly rounded. A
+// softmax's row program divides each element by the row's sum from one
+// correctly rounded reciprocal (rcp.rn.f32) a row.
 // REQUIRES: cuda-toolkit
 // RUN: fusion-compile %s --emit=ptx -o - | FileCheck %s
 // RUN: fusion-compile %s --emit=ptx --strategy=cublas -o - | FileCheck %s
 // RUN: fusion-compile %s --emit=ptx --strategy=wgmma --target=sm_90 --precision=bf16 -o - | FileCheck %s
+// RUN: fusion-compile %s --emit=ptx --strategy=cublas -o - | FileCheck %s --check-prefix=ROWS
 
 // CHECK-LABEL: .entry by_constant_0_
 // CHECK-NOT: {{(rcp|div)\.(rn|approx|full)\.f32}}
@@ -14,6 +17,13 @@
 // CHECK-NOT: {{(rcp|div)\.(rn|approx|full)\.f32}}
 // CHECK-LABEL: .entry by_input_0_
 // CHECK: div.rn.f32
+// ROWS-LABEL: .entry softmax_1_rows(
+// ROWS-NOT: div.rn.f32
+// ROWS: rcp.rn.f32
+// ROWS-NOT: {{(rcp|div)\.(rn|approx|full)\.f32}}
+// ROWS: fma.rn.f32
+// ROWS-NOT: {{(rcp|div)\.(rn|approx|full)\.f32}}
+// ROWS: ret;
 
 func.func @by_constant(%x: tensor<?x16xf32>, %w: tensor<16x16xf32>, %b: tensor<16xf32>) -> tensor<?x16xf32> {
   %y = fusion.linear %x, %w, %b : tensor<?x16xf32>, tensor<16x16xf32>, tensor<16xf32> -> tensor<?x16xf32>
@@ -35,4 +45,26 @@ func.func @by_input(%x: tensor<?x16xf32>, %w: tensor<16x16xf32>, %b: tensor<16xf
     fusion.yield %q : f32
   }
   return %0 : tensor<?x16xf32>
+}
+
+func.func @softmax(%x: tensor<?x16xf32>, %w: tensor<64x16xf32>, %b: tensor<64xf32>) -> tensor<?x64xf32> {
+  %y = fusion.linear %x, %w, %b : tensor<?x16xf32>, tensor<64x16xf32>, tensor<64xf32> -> tensor<?x64xf32>
+  %m = fusion.reduce max %y : tensor<?x64xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  %s = fusion.reduce sum %y rows(%m : tensor<?x1xf32>) : tensor<?x64xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32, %a: f32):
+    %0 = arith.subf %v, %a : f32
+    %1 = math.exp %0 : f32
+    fusion.yield %1 : f32
+  }
+  %o = fusion.elementwise %y rows(%m, %s : tensor<?x1xf32>, tensor<?x1xf32>) : tensor<?x64xf32> {
+  ^bb0(%v: f32, %a: f32, %t: f32):
+    %0 = arith.subf %v, %a : f32
+    %1 = math.exp %0 : f32
+    %2 = arith.divf %1, %t : f32
+    fusion.yield %2 : f32
+  }
+  return %o : tensor<?x64xf32>
 }

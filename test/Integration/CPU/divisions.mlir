@@ -1,17 +1,27 @@
-// fusion-expand-division-by-constant's quotients against IEEE division (f32
-// values divided in f64 and rounded once, which is RN(x / c) for f32 x and
-// c), on the CPU: one f32 bit pattern in 4099 (every sign, exponent, zeros,
-// subnormals, infinities and NaNs among them) and the special values, for
-// divisors of either sign, small and large, a power of two among them.
-// Where |x| and |x / c| are at least 2^-100 the quotients must be the same
-// bits (NaN for NaN); below, within one unit in the last place.
-// RUN: fusion-opt %s --fusion-expand-division-by-constant | FileCheck %s --check-prefix=EXPANDED
-// RUN: fusion-opt %s --fusion-expand-division-by-constant --fusion-lower-to-cpu | %run_cpu | FileCheck %s
-// EXPANDED-COUNT-7: math.fma
+// fusion-expand-divisions' quotients against IEEE division (f32 values
+// divided in f64 and rounded once, which is RN(x / d) for f32 x and d), on
+// the CPU: constant divisors of either sign, small and large, a power of
+// two among them, over one f32 bit pattern in 4099 (every sign and
+// exponent, zeros, subnormals, infinities and NaNs among them) and the
+// special values; and computed divisors that a loop's divisions share
+// (normal, scaled into [2^-64, 2^64], subnormal, zeros, infinities, NaN)
+// over one bit pattern in 65537 and the special values. Where |x| and
+// |x / d| are at least 2^-100 the quotients must be the same bits (NaN for
+// NaN); below, within one unit in the last place. With both strides at 1
+// the module checks every f32 (docs/benchmarks.md, runs 44 and 45).
+// RUN: fusion-opt %s --fusion-expand-divisions | FileCheck %s --check-prefix=EXPANDED
+// RUN: fusion-opt %s --fusion-expand-divisions --fusion-lower-to-cpu | %run_cpu | FileCheck %s
+// EXPANDED-LABEL: func.func @check(
 // EXPANDED-NOT: arith.divf {{.*}} : f32
-// The values checked, those that differ where |x| and |x / c| are at least
+// EXPANDED-COUNT-14: math.fma
+// EXPANDED-NOT: arith.divf {{.*}} : f32
+// EXPANDED-LABEL: func.func @sweep(
+// EXPANDED: arith.divf {{.*}} : f32
+// EXPANDED-NOT: arith.divf {{.*}} : f32
+// EXPANDED: return
+// The values checked, those that differ where |x| and |x / d| are at least
 // 2^-100, those beyond an ulp below:
-// CHECK: {{^}}1047823{{$}}
+// CHECK: {{^}}2096623{{$}}
 // CHECK-NEXT: {{^}}0{{$}}
 // CHECK-NEXT: {{^}}0{{$}}
 
@@ -105,6 +115,51 @@ func.func @check(%x: f32) -> (i64, i64) {
   return %s7, %t7 : i64, i64
 }
 
+// The divisions of a loop by d, computed outside it: x / d over one f32 bit
+// pattern in STRIDE and the special values, counted as @check counts.
+func.func @sweep(%d: f32, %stride: i64) -> (i64, i64, i64) {
+  %zero = arith.constant 0 : i64
+  %one = arith.constant 1 : i64
+  %start = arith.constant 0 : i64
+  %end = arith.constant 4294967296 : i64
+  %sampled:3 = scf.for %i = %start to %end step %stride
+      iter_args(%n = %zero, %d0 = %zero, %f0 = %zero) -> (i64, i64, i64) : i64 {
+    %bits = arith.trunci %i : i64 to i32
+    %x = arith.bitcast %bits : i32 to f32
+    %q = arith.divf %x, %d : f32
+    %di, %fi = func.call @differs(%x, %q, %d) : (f32, f32, f32) -> (i64, i64)
+    %n1 = arith.addi %n, %one : i64
+    %d1 = arith.addi %d0, %di : i64
+    %f1 = arith.addi %f0, %fi : i64
+    scf.yield %n1, %d1, %f1 : i64, i64, i64
+  }
+  %specials = memref.get_global @specials : memref<14xi32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c14 = arith.constant 14 : index
+  %all:3 = scf.for %i = %c0 to %c14 step %c1
+      iter_args(%n = %sampled#0, %d0 = %sampled#1, %f0 = %sampled#2)
+      -> (i64, i64, i64) {
+    %bits = memref.load %specials[%i] : memref<14xi32>
+    %x = arith.bitcast %bits : i32 to f32
+    %q = arith.divf %x, %d : f32
+    %di, %fi = func.call @differs(%x, %q, %d) : (f32, f32, f32) -> (i64, i64)
+    %n1 = arith.addi %n, %one : i64
+    %d1 = arith.addi %d0, %di : i64
+    %f1 = arith.addi %f0, %fi : i64
+    scf.yield %n1, %d1, %f1 : i64, i64, i64
+  }
+  return %all#0, %all#1, %all#2 : i64, i64, i64
+}
+
+// Computed divisors: normal ones of either sign, those scaled by 2^64 or
+// 2^-64 (2^-70, subnormals, 2^80, 1.5e38 and the largest f32, whose
+// reciprocals are not normal), zeros, infinities and NaN.
+memref.global "private" constant @divisors : memref<16xi32> = dense<[
+  1077936128, -1087163597, 1036831949, 228737632, -30110126, 2128720358,
+  731, -2147483647, 478150656, 2139095039, 0, -2147483648, 2139095040,
+  -8388608, 2143289344, 1736441856]>
+
 func.func @main() {
   %zero = arith.constant 0 : i64
   %one = arith.constant 1 : i64
@@ -136,11 +191,25 @@ func.func @main() {
     %f1 = arith.addi %f, %fi : i64
     scf.yield %n1, %d1, %f1 : i64, i64, i64
   }
-  func.call @printI64(%all#0) : (i64) -> ()
+  %divisors = memref.get_global @divisors : memref<16xi32>
+  %c16 = arith.constant 16 : index
+  %sparse = arith.constant 65537 : i64
+  %shared:3 = scf.for %i = %c0 to %c16 step %c1
+      iter_args(%n = %all#0, %d = %all#1, %f = %all#2) -> (i64, i64, i64) {
+    %bits = memref.load %divisors[%i] : memref<16xi32>
+    %divisor = arith.bitcast %bits : i32 to f32
+    %ni, %di, %fi = func.call @sweep(%divisor, %sparse)
+        : (f32, i64) -> (i64, i64, i64)
+    %n1 = arith.addi %n, %ni : i64
+    %d1 = arith.addi %d, %di : i64
+    %f1 = arith.addi %f, %fi : i64
+    scf.yield %n1, %d1, %f1 : i64, i64, i64
+  }
+  func.call @printI64(%shared#0) : (i64) -> ()
   func.call @printNewline() : () -> ()
-  func.call @printI64(%all#1) : (i64) -> ()
+  func.call @printI64(%shared#1) : (i64) -> ()
   func.call @printNewline() : () -> ()
-  func.call @printI64(%all#2) : (i64) -> ()
+  func.call @printI64(%shared#2) : (i64) -> ()
   func.call @printNewline() : () -> ()
   return
 }
