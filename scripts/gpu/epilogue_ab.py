@@ -3,8 +3,8 @@
 that read a residual [M, N] matrix or a row statistic [M, 1], beside the
 plain GEMM and epilogues without either (gelu, divisions by constants, a
 softmax's row program, and y * sigmoid(y) with an approximate and a
-correctly rounded reciprocal),
-K = N = 4096 unless asked otherwise, tf32, 3xTF32, bf16 and f16.
+correctly rounded reciprocal), K = N = 4096 unless asked otherwise, tf32,
+3xTF32, bf16 and f16.
 
   epilogue_ab.py pack OUT SIDE=FUSION_COMPILE... [--strategy S] [--k K]
       [--n N]
