@@ -72,6 +72,10 @@ void fusion::buildLowerToCpuPipeline(OpPassManager &pm) {
 
 void fusion::buildKernelsToNVVMPipeline(OpPassManager &pm) {
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  // The steps of a row program that compute the same expression of an
+  // element (a norm's gelu for softmax's maximum, sum and output) become
+  // one, before math ops turn into libdevice calls.
+  kernels.addPass(createCSEPass());
   // While loops are scf ops: a divisor defined outside a loop is the
   // loop's invariant.
   kernels.addPass(fusion::createExpandDivisions());

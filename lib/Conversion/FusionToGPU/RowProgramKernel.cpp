@@ -50,6 +50,14 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
       arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, lane,
                             e.i64(0)));
   SmallVector<Value> stepValues(program.steps.size());
+  // The lanes of the column and row operands at the chunks kept in
+  // registers (below), by chunk column, operand kind and index: loaded once
+  // for all the steps that read them, so that every step computes the same
+  // expression of a chunk, which CSE then evaluates once (softmax's
+  // maximum, sum and output of gelu(layer_norm(y))).
+  DenseMap<std::tuple<Value, unsigned, unsigned>, SmallVector<Value>>
+      keptOperandLanes;
+  bool keepOperandLanes = false;
   // The operand lanes of a step over the `over.vectorWidth` columns from
   // `column` of a matrix of shape `over`.
   auto operandLanes = [&](KernelEmitter &le, const RowStep &step,
@@ -60,6 +68,15 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
                    : column;
     SmallVector<SmallVector<Value>> lanes;
     for (const RowOperand &operand : step.operands) {
+      auto key = std::make_tuple(column, static_cast<unsigned>(operand.kind),
+                                 operand.index);
+      if (keepOperandLanes && operand.kind != RowOperand::Kind::StepValue) {
+        auto kept = keptOperandLanes.find(key);
+        if (kept != keptOperandLanes.end()) {
+          lanes.push_back(kept->second);
+          continue;
+        }
+      }
       switch (operand.kind) {
       case RowOperand::Kind::Column:
         lanes.push_back(le.loadLanes(pointer(operand.index),
@@ -72,8 +89,10 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
         break;
       case RowOperand::Kind::StepValue:
         lanes.push_back(SmallVector<Value>(width, stepValues[operand.index]));
-        break;
+        continue;
       }
+      if (keepOperandLanes)
+        keptOperandLanes[key] = lanes.back();
     }
     return lanes;
   };
@@ -88,8 +107,9 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
   // past the row: it loads the row's last chunk instead and leaves it out.
   struct CachedChunk {
     Value chunk;
-    Value index; ///< of the chunk in the row
-    Value valid; ///< whether it lies in the row; null where it always does
+    Value index;  ///< of the chunk in the row
+    Value column; ///< of its first element
+    Value valid;  ///< whether it lies in the row; null where it always does
   };
   int64_t inputChunks = shape.columns / shape.vectorWidth;
   int64_t chunksPerThread = (inputChunks + threads - 1) / threads;
@@ -108,13 +128,26 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
         cached.index = arith::SelectOp::create(
             builder, loc, cached.valid, cached.index, e.i64(inputChunks - 1));
       }
+      cached.column = e.mul(cached.index, e.i64(shape.vectorWidth));
       cached.chunk =
           e.loadChunk(args[0], shape.elementType,
-                      e.add(e.mul(row, e.i64(shape.columns)),
-                            e.mul(cached.index, e.i64(shape.vectorWidth))),
+                      e.add(e.mul(row, e.i64(shape.columns)), cached.column),
                       shape.vectorWidth);
       cachedChunks.push_back(cached);
     }
+  // Kept only where they fit in registers beside the row.
+  llvm::SmallDenseSet<std::pair<unsigned, unsigned>> elementOperands;
+  for (const RowStep &step : program.steps)
+    if (step.kind == RowStep::Kind::Map ||
+        (step.kind == RowStep::Kind::Reduce && !step.source))
+      for (const RowOperand &operand : step.operands)
+        if (operand.kind != RowOperand::Kind::StepValue)
+          elementOperands.insert(
+              {static_cast<unsigned>(operand.kind), operand.index});
+  keepOperandLanes =
+      !cachedChunks.empty() &&
+      chunksPerThread * shape.vectorWidth * (1 + elementOperands.size()) <=
+          kMaxCachedElements;
   // Thread `lane` visits the chunks of `over.vectorWidth` columns lane,
   // lane + threads, ... of its row of `matrix` (of shape `over`), in order:
   // `body` gets each chunk's first column and its elements as f32 lanes,
@@ -130,9 +163,8 @@ Kernel mlir::fusion::buildRowProgramKernel(OpBuilder &builder, Location loc,
     if (matrix == args[0] && !cachedChunks.empty()) {
       SmallVector<Value> state(init);
       for (const CachedChunk &cached : cachedChunks) {
-        SmallVector<Value> next =
-            body(e, e.mul(cached.index, e.i64(width)),
-                 e.chunkLanes(cached.chunk), cached.valid, state);
+        SmallVector<Value> next = body(
+            e, cached.column, e.chunkLanes(cached.chunk), cached.valid, state);
         if (cached.valid)
           for (auto [value, previous] : llvm::zip(next, state))
             value = arith::SelectOp::create(builder, loc, cached.valid, value,
