@@ -5,7 +5,7 @@
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-#include <limits>
+#include <cmath>
 
 namespace mlir::fusion {
 #define GEN_PASS_DEF_EXPANDDIVISIONS
@@ -37,6 +37,11 @@ static Value correctedQuotient(RewriterBase &rewriter, Location loc, Value x,
   return arith::SelectOp::create(rewriter, loc, nan, product, corrected);
 }
 
+static Value f32Constant(RewriterBase &rewriter, Location loc, float value) {
+  return arith::ConstantOp::create(rewriter, loc,
+                                   rewriter.getF32FloatAttr(value));
+}
+
 static bool isExpandable(arith::DivFOp div) {
   return div.getType().isF32() &&
          div.getFastmath() == arith::FastMathFlags::none;
@@ -54,15 +59,14 @@ struct DivisionByConstant : OpRewritePattern<arith::DivFOp> {
         !matchPattern(div.getRhs(), m_Constant(&divisorAttr)))
       return failure();
     float divisor = divisorAttr.getValue().convertToFloat();
+    // Not normal for a divisor that is 0, infinite or NaN too.
     float reciprocal = 1.0f / divisor;
-    if (!std::isfinite(divisor) || divisor == 0.0f ||
-        !std::isnormal(reciprocal))
+    if (!std::isnormal(reciprocal))
       return failure();
 
     Location loc = div.getLoc();
-    auto constant = [&](float value) -> Value {
-      return arith::ConstantOp::create(rewriter, loc,
-                                       rewriter.getF32FloatAttr(value));
+    auto constant = [&](float value) {
+      return f32Constant(rewriter, loc, value);
     };
     Value x = div.getLhs();
     if (divisorAttr.getValue().getExactInverse(nullptr)) {
@@ -109,9 +113,8 @@ struct DivisionsBySharedValue : OpRewritePattern<arith::DivFOp> {
     Location loc = divisor.getLoc();
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointAfterValue(divisor);
-    auto constant = [&](float value) -> Value {
-      return arith::ConstantOp::create(rewriter, loc,
-                                       rewriter.getF32FloatAttr(value));
+    auto constant = [&](float value) {
+      return f32Constant(rewriter, loc, value);
     };
     Value magnitude = math::AbsFOp::create(rewriter, loc, divisor);
     auto below = [&](Value a, float bound) {
