@@ -567,9 +567,8 @@ void mlir::fusion::python::bindIRBuilders(py::module_ &m, ModuleClass &module) {
       .def("op", &ScalarBuilder::op, py::arg("name"), py::arg("operands"),
            py::arg("predicate") = py::none(), py::arg("fastmath") = py::none(),
            "Any op of the epilogue allow-list by name, e.g. 'math.erf'; "
-           "arith.cmpf takes a predicate ('olt', 'oge', ...), a reciprocal "
-           "(arith.divf of 1.0), math.erf and math.exp the fastmath flag "
-           "'afn'.");
+           "arith.cmpf takes a predicate ('olt', 'oge', ...), arith.divf, "
+           "math.erf and math.exp the fastmath flag 'afn'.");
 
   py::class_<FunctionBuilder>(m, "FunctionBuilder",
                               "Appends fusion ops to a func.func.")

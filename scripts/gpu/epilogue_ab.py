@@ -7,7 +7,7 @@ correctly rounded reciprocal), K = N = 4096 unless asked otherwise, tf32,
 3xTF32, bf16 and f16.
 
   epilogue_ab.py pack OUT SIDE=FUSION_COMPILE... [--strategy S] [--k K]
-      [--n N]
+      [--n N] [--epilogues E1,E2]
       (build machine) writes the models and compiles them with each
       compiler into OUT/SIDE/{tf32,fp32,bf16,f16}.so (where K != N,
       without the models whose residual is x), the shape in
@@ -69,6 +69,17 @@ MODELS = {
                 None, None, lambda y, x, r, s: y / -0.7),
     "y_div_3": ("%c = arith.constant 3.0 : f32\n    %o = arith.divf %v, %c : f32",
                 None, None, lambda y, x, r, s: y / 3.0),
+    "y_div_s": ("%o = arith.divf %v, %res : f32", "s", "s",
+                lambda y, x, r, s: y / s),
+    # An approximate quotient by a value of each element (div.full.f32;
+    # 16-bit results make every division approximate).
+    "y_div_r_approx": ("%o = arith.divf %v, %res fastmath<afn> : f32", "r",
+                       "r", lambda y, x, r, s: y / r),
+    "softsign": ("""%one = arith.constant 1.0 : f32
+    %a = math.absf %v : f32
+    %d = arith.addf %a, %one : f32
+    %o = arith.divf %v, %d : f32""", None, None,
+                 lambda y, x, r, s: y / (1 + y.abs())),
     "softmax": (SOFTMAX, None, None,
                 lambda y, x, r, s: y.softmax(1)),
     "silu": (SILU.format(" fastmath<afn>"), None, None,
@@ -130,14 +141,27 @@ def model_mlir(name, t, k, n):
     return text + f"  return %0 : {y}\n}}\n"
 
 
+def selected_models(epilogues, k, n):
+    """The MODELS named (comma-separated; all where None) that a K x N layer
+    has; exits naming any other."""
+    models = epilogues.split(",") if epilogues else shaped_models(k, n)
+    unknown = set(models) - set(shaped_models(k, n))
+    if unknown:
+        sys.exit(f"unknown epilogues {sorted(unknown)} (known: "
+                 f"{', '.join(shaped_models(k, n))})")
+    return models
+
+
 def pack(args):
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "shape.json").write_text(json.dumps({"k": args.k, "n": args.n}))
+    models = selected_models(args.epilogues, args.k, args.n)
+    (out / "shape.json").write_text(
+        json.dumps({"k": args.k, "n": args.n, "models": models}))
     for precision, t in PRECISIONS.items():
         module = out / f"models_{t}.mlir"
         module.write_text("".join(model_mlir(m, t, args.k, args.n)
-                                  for m in shaped_models(args.k, args.n)))
+                                  for m in models))
     for side in args.sides:
         name, compiler = side.split("=", 1)
         (out / name).mkdir(exist_ok=True)
@@ -158,20 +182,15 @@ def run(args):
     from check_and_bench import (BOUNDS, Library, precision_setup,
                                  relative_error, timed)
     out = pathlib.Path(args.out)
-    shape = out / "shape.json"
-    k = n = 4096
-    if shape.exists():
-        k, n = (json.loads(shape.read_text())[d] for d in ("k", "n"))
+    packed = json.loads((out / "shape.json").read_text())
+    k, n = packed["k"], packed["n"]
     unknown = set(args.precisions.split(",")) - set(PRECISIONS)
     if unknown:
         sys.exit(f"unknown precisions {sorted(unknown)} (known: "
                  f"{', '.join(PRECISIONS)})")
-    epilogues = (args.epilogues.split(",") if args.epilogues else
-                 shaped_models(k, n))
-    unknown = set(epilogues) - set(shaped_models(k, n))
-    if unknown:
-        sys.exit(f"unknown epilogues {sorted(unknown)} (known: "
-                 f"{', '.join(shaped_models(k, n))})")
+    epilogues = selected_models(args.epilogues, k, n)
+    if not args.epilogues:  # those packed
+        epilogues = packed["models"]
     sides = sorted(p.name for p in out.iterdir() if p.is_dir())
     if args.first:
         sides.remove(args.first)
@@ -190,8 +209,12 @@ def run(args):
             x = torch.randn(m, k, device="cuda", dtype=dtype)
             w = (torch.randn(n, k, device="cuda") / 64).to(dtype)
             b = torch.randn(n, device="cuda", dtype=dtype)
-            extras = {"r": torch.randn(m, n, device="cuda", dtype=dtype),
-                      "s": torch.randn(m, 1, device="cuda", dtype=dtype)}
+            # Magnitudes 0.5 to 1.5 of either sign, never 0: y / r and
+            # y / s stay within f16's range.
+            extras = {e: ((torch.rand(m, columns, device="cuda") + 0.5) *
+                          (torch.randint(0, 2, (m, columns), device="cuda")
+                           * 2 - 1)).to(dtype)
+                      for e, columns in (("r", n), ("s", 1))}
             y64 = torch.addmm(b.double(), x.double(), w.double().t())
             for name, (_, extra, _, model) in MODELS.items():
                 if name not in epilogues:
@@ -249,6 +272,9 @@ def main():
     p.add_argument("--strategy", default="wgmma")
     p.add_argument("--k", type=int, default=4096)
     p.add_argument("--n", type=int, default=4096)
+    p.add_argument("--epilogues", default=None,
+                   help="the MODELS to compile, comma-separated (default: "
+                   "all); run then takes these")
     r = commands.add_parser("run")
     r.add_argument("out")
     r.add_argument("--rows", default="1024,16384")
@@ -257,7 +283,8 @@ def main():
                    help="timing rounds (0: check only, e.g. under "
                    "compute-sanitizer)")
     r.add_argument("--epilogues", default=None,
-                   help="the MODELS to run, comma-separated (default: all)")
+                   help="the MODELS to run, comma-separated (default: those "
+                   "packed)")
     r.add_argument("--first", default=None,
                    help="the side the others are compared with")
     args = parser.parse_args()

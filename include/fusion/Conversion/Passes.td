@@ -218,7 +218,8 @@ def ExpandOnePlusErf
 
 def ExpandDivisions : Pass<"fusion-expand-divisions"> {
   let summary = "Divide f32 values by a constant, or by a value that many "
-                "divisions share, with a multiply and two multiply-adds";
+                "divisions share, with a multiply and two multiply-adds; "
+                "approximate quotients without a branch";
   let description = [{
     A correctly rounded f32 division (`arith.divf` without fastmath flags)
     becomes `div.rn.f32` on the GPU, which ptxas expands into a reciprocal,
@@ -255,9 +256,22 @@ def ExpandDivisions : Pass<"fusion-expand-divisions"> {
     from the smallest subnormal to the largest f32, zeros, infinities and
     NaN. On the GPU, f32 epilogues matched `div.rn.f32` bit for bit.
 
-    Matched: f32 `arith.divf`s without fastmath flags, as above.
+    Matched: f32 `arith.divf`s without fastmath flags, as above, and
+    approximate ones (`afn`, the only flag the fusion ops allow on them;
+    `fusion-approximate-16-bit-math` marks the divisions of regions whose
+    results are 16-bit):
+
+    - by a constant whose reciprocal is normal, one product `x RN(1/c)`
+      (within 1.5 ulps);
+    - by a value that many divisions share, as above (correctly rounded);
+    - any other quotient, `div.full.f32` (`llvm.nvvm.div.full`): within
+      2 ulps over the whole range, without a branch. LLVM would lower it
+      to `div.approx.f32`, which gives 0 for divisors past 2^126.
+      Approximate reciprocals (`1 / d`) are left to LLVM's
+      `rcp.approx.f32` (1 ulp over the whole range).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::math::MathDialect"];
 }
 

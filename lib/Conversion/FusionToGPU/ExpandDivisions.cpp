@@ -1,6 +1,7 @@
 //===- ExpandDivisions.cpp - x / d as a multiply and two fmas -------------===//
 
 #include "fusion/Conversion/FusionToGPU/FusionToGPU.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -42,15 +43,24 @@ static Value f32Constant(RewriterBase &rewriter, Location loc, float value) {
                                    rewriter.getF32FloatAttr(value));
 }
 
+/// An f32 division, correctly rounded (no fastmath flags) or approximate
+/// (afn, which the fusion ops' verifier allows alone).
 static bool isExpandable(arith::DivFOp div) {
   return div.getType().isF32() &&
-         div.getFastmath() == arith::FastMathFlags::none;
+         (div.getFastmath() == arith::FastMathFlags::none ||
+          div.getFastmath() == arith::FastMathFlags::afn);
+}
+
+static bool isApproximate(arith::DivFOp div) {
+  return div.getFastmath() == arith::FastMathFlags::afn;
 }
 
 /// x / c for a constant c, finite and nonzero with a normal reciprocal;
-/// by a power of two, one exact product.
+/// by a power of two, or where the division is approximate, one product
+/// (within 1.5 ulps).
 struct DivisionByConstant : OpRewritePattern<arith::DivFOp> {
-  using OpRewritePattern::OpRewritePattern;
+  DivisionByConstant(MLIRContext *context)
+      : OpRewritePattern(context, /*benefit=*/2) {}
 
   LogicalResult matchAndRewrite(arith::DivFOp div,
                                 PatternRewriter &rewriter) const override {
@@ -69,7 +79,7 @@ struct DivisionByConstant : OpRewritePattern<arith::DivFOp> {
       return f32Constant(rewriter, loc, value);
     };
     Value x = div.getLhs();
-    if (divisorAttr.getValue().getExactInverse(nullptr)) {
+    if (isApproximate(div) || divisorAttr.getValue().getExactInverse(nullptr)) {
       rewriter.replaceOpWithNewOp<arith::MulFOp>(div, x, constant(reciprocal));
       return success();
     }
@@ -91,7 +101,8 @@ struct DivisionByConstant : OpRewritePattern<arith::DivFOp> {
 /// (x / |d| s) s', s' = s with d's sign, exact but for quotients below
 /// 2^-126.
 struct DivisionsBySharedValue : OpRewritePattern<arith::DivFOp> {
-  using OpRewritePattern::OpRewritePattern;
+  DivisionsBySharedValue(MLIRContext *context)
+      : OpRewritePattern(context, /*benefit=*/2) {}
 
   static constexpr unsigned kMinDivisions = 4;
 
@@ -158,11 +169,33 @@ struct DivisionsBySharedValue : OpRewritePattern<arith::DivFOp> {
   }
 };
 
+/// An approximate quotient x / d that neither pattern above takes:
+/// div.full.f32, within 2 ulps over the whole range (LLVM's lowering of an
+/// afn fdiv, div.approx.f32, gives 0 for divisors past 2^126). An
+/// approximate reciprocal stays: LLVM lowers it to rcp.approx.f32, 1 ulp.
+struct ApproximateQuotient : OpRewritePattern<arith::DivFOp> {
+  ApproximateQuotient(MLIRContext *context)
+      : OpRewritePattern(context, /*benefit=*/1) {}
+
+  LogicalResult matchAndRewrite(arith::DivFOp div,
+                                PatternRewriter &rewriter) const override {
+    if (!div.getType().isF32() || !isApproximate(div) ||
+        matchPattern(div.getLhs(), m_OneFloat()))
+      return failure();
+    rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(
+        div, div.getType(), rewriter.getStringAttr("llvm.nvvm.div.full"),
+        ValueRange{div.getLhs(), div.getRhs()});
+    return success();
+  }
+};
+
 struct ExpandDivisionsPass
     : fusion::impl::ExpandDivisionsBase<ExpandDivisionsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<DivisionByConstant, DivisionsBySharedValue>(&getContext());
+    patterns
+        .add<DivisionByConstant, DivisionsBySharedValue, ApproximateQuotient>(
+            &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -188,6 +188,7 @@ void GemmEpilogueEmitter::loadColumnConstants() {
 
 void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
                                ArrayRef<AccumulatorRun> runs) {
+  rowStatistics.clear();
   // A staged tile leaves in 16-byte row chunks instead of the
   // accumulators' scattered runs.
   bool staged = t.outputPath == GemmOutputPath::Staged;
@@ -249,9 +250,8 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
   SmallVector<SmallVector<Value>> directResults;
   for (auto [i, run] : llvm::enumerate(runs)) {
     for (; loaded < runs.size() && loaded <= i + runsAhead; ++loaded)
-      rowValues[loaded] = loadRowOperands(add(firstRow, runs[loaded].row),
-                                          add(firstColumn, runs[loaded].column),
-                                          runs[loaded].values.size(), loaded);
+      rowValues[loaded] =
+          loadRowOperands(firstRow, firstColumn, runs[loaded], loaded);
     SmallVector<Value> results;
     for (auto [j, accumulator] : llvm::enumerate(run.values)) {
       ArrayRef<Value> columnValues = constants(columnOf(run, j));
@@ -308,8 +308,12 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
 }
 
 SmallVector<SmallVector<Value>>
-GemmEpilogueEmitter::loadRowOperands(Value row, Value column, int64_t width,
-                                     size_t run) {
+GemmEpilogueEmitter::loadRowOperands(Value firstRow, Value firstColumn,
+                                     const AccumulatorRun &run,
+                                     size_t runNumber) {
+  int64_t width = run.values.size();
+  Value row = add(firstRow, run.row);
+  Value column = add(firstColumn, run.column);
   SmallVector<SmallVector<Value>> values(width);
   if (args.rowOperands.empty())
     return values;
@@ -341,7 +345,7 @@ GemmEpilogueEmitter::loadRowOperands(Value row, Value column, int64_t width,
     Value operand = std::get<0>(operandAndGroups);
     int64_t groups = std::get<1>(operandAndGroups);
     if (providedOperand == index) {
-      SmallVector<Value> provided = providedRows(run);
+      SmallVector<Value> provided = providedRows(runNumber);
       assert(provided.size() == static_cast<size_t>(width) &&
              "provided values of another run");
       for (int64_t j = 0; j < width; ++j)
@@ -370,7 +374,16 @@ GemmEpilogueEmitter::loadRowOperands(Value row, Value column, int64_t width,
       return widen(memref::LoadOp::create(
           b, loc, operand, ValueRange{globalRow, div(clamped, groupColumns)}));
     };
-    // A run within one group (a row statistic) reads its element once.
+    // A row statistic: once for all runs of the row.
+    if (groups == 1) {
+      Value &value = rowStatistics[{index, run.row}];
+      if (!value)
+        value = load(globalColumn);
+      for (int64_t j = 0; j < width; ++j)
+        values[j].push_back(value);
+      continue;
+    }
+    // A run within one group reads its element once.
     if (groupColumns % width == 0) {
       Value value = load(globalColumn);
       for (int64_t j = 0; j < width; ++j)

@@ -22,6 +22,7 @@
 
 #include <array>
 #include <functional>
+#include <map>
 
 namespace mlir::fusion {
 
@@ -239,11 +240,13 @@ private:
     return viewOf(t.shared, idx(offset), shape, type);
   }
 
-  /// The row operands' elements for the `width` outputs of run number
-  /// `run` of emit's, at `row`, `column` of the tile, as f32: each output's
-  /// operands (a provided operand's from provideRowOperand's values).
-  SmallVector<SmallVector<Value>> loadRowOperands(Value row, Value column,
-                                                  int64_t width, size_t run);
+  /// The row operands' elements for the outputs of `run`, run number
+  /// `runNumber` of emit's, as f32: each output's operands (a provided
+  /// operand's from provideRowOperand's values).
+  SmallVector<SmallVector<Value>> loadRowOperands(Value firstRow,
+                                                  Value firstColumn,
+                                                  const AccumulatorRun &run,
+                                                  size_t runNumber);
   /// Stores the runs' `results` (f32) from the registers (the Direct path).
   void storeFragments(Value firstRow, Value firstColumn,
                       ArrayRef<AccumulatorRun> runs,
@@ -418,6 +421,10 @@ private:
   /// provideRowOperand's.
   std::optional<unsigned> providedOperand;
   RowOperandProvider providedRows;
+  /// The row statistics ([M, 1] row operands) that emit's runs loaded, by
+  /// operand and row of the tile: each is loaded once for all its runs, so
+  /// that its uses share one value (a division by it, one reciprocal).
+  std::map<std::pair<size_t, int64_t>, Value> rowStatistics;
   GemmEpilogueArguments args;
   /// [bias, columns..., after columns...] x blockN, f32, in shared memory.
   Value columnConstants;

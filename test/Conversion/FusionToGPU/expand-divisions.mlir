@@ -5,7 +5,10 @@
 // The divisions by a computed d that at least four divisions share, or
 // that a loop's division reads from outside, divide by d' = |d| s (s a
 // power of two, 1 for |d| in [2^-64, 2^64]) from r = 1 / d', computed once
-// after d, and multiply by s with d's sign. Other divisions are left alone.
+// after d, and multiply by s with d's sign. An approximate division
+// (fastmath<afn>) by such a constant is the product x r alone; by a shared
+// value it is expanded as above; any other approximate quotient becomes
+// llvm.nvvm.div.full. Other divisions are left alone.
 // RUN: fusion-opt %s --split-input-file --fusion-expand-divisions | FileCheck %s
 
 // CHECK-LABEL: func.func @positive(
@@ -65,8 +68,8 @@ func.func @power_of_two(%x: f32) -> f32 {
 // -----
 
 // Left alone: a computed divisor of one division, a constant numerator, a
-// division with fastmath flags, f64, and constant divisors that are 0,
-// infinite, NaN or whose reciprocal is not a normal f32.
+// division with other fastmath flags than afn, f64, and constant divisors
+// that are 0, infinite, NaN or whose reciprocal is not a normal f32.
 // CHECK-LABEL: func.func @kept(
 // CHECK-NOT: math.fma
 // CHECK-COUNT-9: arith.divf
@@ -81,7 +84,7 @@ func.func @kept(%x: f32, %y: f32, %d: f64) -> (f32, f32, f32, f64, f32, f32, f32
   %tiny = arith.constant 1.0e-39 : f32
   %0 = arith.divf %x, %y : f32
   %1 = arith.divf %three, %x : f32
-  %2 = arith.divf %x, %three fastmath<afn> : f32
+  %2 = arith.divf %x, %three fastmath<fast> : f32
   %3 = arith.divf %d, %three64 : f64
   %4 = arith.divf %x, %zero : f32
   %5 = arith.divf %x, %inf : f32
@@ -175,4 +178,51 @@ func.func @few(%x: f32, %y: f32, %z: f32, %d: f32) -> (f32, f32, f32) {
   %1 = arith.divf %y, %d : f32
   %2 = arith.divf %z, %d : f32
   return %0, %1, %2 : f32, f32, f32
+}
+
+// -----
+
+// Approximate divisions: by a constant, the product with its reciprocal; by
+// a computed value, div.full.f32; a reciprocal stays for LLVM's
+// rcp.approx.f32, and so do an f64 division and a constant divisor without
+// a normal reciprocal (div.full then).
+// CHECK-LABEL: func.func @approximate(
+// CHECK-SAME: %[[X:[^:]*]]: f32, %[[D:[^:]*]]: f32, %[[Z:[^:]*]]: f64
+// CHECK-DAG: %[[R:.*]] = arith.constant -1.42857146 : f32
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG: %[[HUGE:.*]] = arith.constant 9.99999968E+37 : f32
+// CHECK: %[[Q0:.*]] = arith.mulf %[[X]], %[[R]] : f32
+// CHECK-NEXT: %[[Q1:.*]] = llvm.call_intrinsic "llvm.nvvm.div.full"(%[[X]], %[[D]]) : (f32, f32) -> f32
+// CHECK-NEXT: %[[Q2:.*]] = arith.divf %[[ONE]], %[[D]] fastmath<afn> : f32
+// CHECK-NEXT: %[[Q3:.*]] = arith.divf %[[Z]], %{{.*}} fastmath<afn> : f64
+// CHECK-NEXT: %[[Q4:.*]] = llvm.call_intrinsic "llvm.nvvm.div.full"(%[[X]], %[[HUGE]]) : (f32, f32) -> f32
+// CHECK-NEXT: return %[[Q0]], %[[Q1]], %[[Q2]], %[[Q3]], %[[Q4]]
+func.func @approximate(%x: f32, %d: f32, %z: f64) -> (f32, f32, f32, f64, f32) {
+  %c = arith.constant -0.7 : f32
+  %one = arith.constant 1.0 : f32
+  %three64 = arith.constant 3.0 : f64
+  %huge = arith.constant 1.0e38 : f32
+  %0 = arith.divf %x, %c fastmath<afn> : f32
+  %1 = arith.divf %x, %d fastmath<afn> : f32
+  %2 = arith.divf %one, %d fastmath<afn> : f32
+  %3 = arith.divf %z, %three64 fastmath<afn> : f64
+  %4 = arith.divf %x, %huge fastmath<afn> : f32
+  return %0, %1, %2, %3, %4 : f32, f32, f32, f64, f32
+}
+
+// -----
+
+// Approximate divisions by a shared value take its correctly rounded
+// reciprocal as the exact ones do.
+// CHECK-LABEL: func.func @approximate_shared(
+// CHECK: math.absf
+// CHECK: %[[R:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK-COUNT-4: math.fma %{{.*}}, %[[R]], %{{.*}} : f32
+// CHECK-NOT: div
+func.func @approximate_shared(%x: f32, %y: f32, %z: f32, %w: f32, %d: f32) -> (f32, f32, f32, f32) {
+  %0 = arith.divf %x, %d fastmath<afn> : f32
+  %1 = arith.divf %y, %d fastmath<afn> : f32
+  %2 = arith.divf %z, %d : f32
+  %3 = arith.divf %w, %d fastmath<afn> : f32
+  return %0, %1, %2, %3 : f32, f32, f32, f32
 }

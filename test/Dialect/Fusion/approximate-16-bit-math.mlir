@@ -1,4 +1,4 @@
-// fusion-approximate-16-bit-math: the erfs and exps of fused_linear,
+// fusion-approximate-16-bit-math: the erfs, exps and divisions of fused_linear,
 // elementwise and reduce ops whose results are bf16 or f16 take
 // fastmath<afn>; other math, ops with f32 results and an op already marked
 // keep what they have.
@@ -13,9 +13,9 @@
 // EXACT-NOT: fastmath<afn>
 // EXACT-LABEL: func.func @f32_results
 
-// gelu's erf in a bf16 epilogue, an erf and an exp in an f16 elementwise
-// body, and an exp in a bf16 reduction's map: all approximate; tanh and
-// log stay exact.
+// gelu's erf in a bf16 epilogue, an erf, an exp and a quotient in an f16
+// elementwise body, and an exp in a bf16 reduction's map: all approximate;
+// tanh and log stay exact.
 // CHECK-LABEL: func.func @sixteen_bit_results
 // CHECK: fusion.fused_linear
 // CHECK: %[[S:.*]] = arith.mulf
@@ -24,7 +24,8 @@
 // CHECK-NEXT: ^bb0(%[[V:.*]]: f32):
 // CHECK-NEXT: %[[E:.*]] = math.erf %[[V]] fastmath<afn> : f32
 // CHECK-NEXT: %[[X:.*]] = math.exp %[[E]] fastmath<afn> : f32
-// CHECK-NEXT: math.tanh %[[X]] : f32
+// CHECK-NEXT: %[[T:.*]] = math.tanh %[[X]] : f32
+// CHECK-NEXT: arith.divf %[[T]], %[[V]] fastmath<afn> : f32
 // CHECK: fusion.reduce sum
 // CHECK-NEXT: ^bb0(%[[R:.*]]: f32):
 // CHECK-NEXT: %[[L:.*]] = math.log %[[R]] : f32
@@ -47,7 +48,8 @@ func.func @sixteen_bit_results(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>, %h: t
     %e = math.erf %v : f32
     %x2 = math.exp %e : f32
     %t = math.tanh %x2 : f32
-    fusion.yield %t : f32
+    %q = arith.divf %t, %v : f32
+    fusion.yield %q : f32
   }
   %r = fusion.reduce sum %y : tensor<?x4xbf16> -> tensor<?x1xbf16> {
   ^bb0(%v: f32):
@@ -68,7 +70,8 @@ func.func @sixteen_bit_results(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>, %h: t
 // CHECK: fusion.elementwise
 // CHECK-NEXT: ^bb0(%[[V:.*]]: f32):
 // CHECK-NEXT: %[[E:.*]] = math.erf %[[V]] : f32
-// CHECK-NEXT: math.exp %[[E]] : f32
+// CHECK-NEXT: %[[X:.*]] = math.exp %[[E]] : f32
+// CHECK-NEXT: arith.divf %[[X]], %[[V]] : f32
 // CHECK: fusion.elementwise
 // CHECK-NEXT: ^bb0(%[[U:.*]]: f32):
 // CHECK-NEXT: math.erf %[[U]] fastmath<afn> : f32
@@ -82,7 +85,8 @@ func.func @f32_results(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> (tensor<?x4x
   ^bb0(%v: f32):
     %e = math.erf %v : f32
     %x2 = math.exp %e : f32
-    fusion.yield %x2 : f32
+    %q = arith.divf %x2, %v : f32
+    fusion.yield %q : f32
   }
   %u = fusion.elementwise %y : tensor<?x4xf32> {
   ^bb0(%v: f32):

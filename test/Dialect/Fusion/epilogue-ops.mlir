@@ -8,6 +8,7 @@
 
 // CHECK-LABEL: func.func @all
 // CHECK: arith.divf %{{.*}}, %{{.*}} fastmath<afn> : f32
+// CHECK: arith.divf %{{.*}}, %{{.*}} fastmath<afn> : f32
 // CHECK: math.tanh
 // CHECK: fusion.yield
 
@@ -28,7 +29,8 @@ func.func @all(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %s: tensor<4xf32>) -> t
     %2 = arith.mulf %1, %c : f32
     %one = arith.constant 1.0 : f32
     %d = arith.divf %2, %c : f32
-    %3 = arith.divf %one, %d fastmath<afn> : f32
+    %da = arith.divf %d, %a fastmath<afn> : f32
+    %3 = arith.divf %one, %da fastmath<afn> : f32
     %4 = arith.negf %3 : f32
     %5 = arith.maximumf %4, %a : f32
     %6 = arith.minimumf %5, %c : f32

@@ -4,12 +4,16 @@
 // epilogue (sm_80's default), cuBLAS's epilogue kernel and the wgmma
 // kernel's; a division by the op's input stays correctly rounded. A
 // softmax's row program divides each element by the row's sum from one
-// correctly rounded reciprocal (rcp.rn.f32) a row.
+// correctly rounded reciprocal (rcp.rn.f32) a row, and so does an
+// epilogue dividing by a row statistic ([M, 1]), which the GEMM kernels
+// load once a row of the thread's tile; the swapped small-batch wgmma
+// kernels, whose threads hold a row's element or two, keep div.rn.f32.
 // REQUIRES: cuda-toolkit
 // RUN: fusion-compile %s --emit=ptx -o - | FileCheck %s
 // RUN: fusion-compile %s --emit=ptx --strategy=cublas -o - | FileCheck %s
 // RUN: fusion-compile %s --emit=ptx --strategy=wgmma --target=sm_90 --precision=bf16 -o - | FileCheck %s
 // RUN: fusion-compile %s --emit=ptx --strategy=cublas -o - | FileCheck %s --check-prefix=ROWS
+// RUN: fusion-compile %s --emit=ptx --strategy=wgmma --target=sm_90 --precision=tf32 -o - | FileCheck %s --check-prefix=WGMMA
 
 // CHECK-LABEL: .entry by_constant_0_
 // CHECK-NOT: {{(rcp|div)\.(rn|approx|full)\.f32}}
@@ -17,6 +21,20 @@
 // CHECK-NOT: {{(rcp|div)\.(rn|approx|full)\.f32}}
 // CHECK-LABEL: .entry by_input_0_
 // CHECK: div.rn.f32
+// CHECK-LABEL: .entry by_row_statistic_0_
+// CHECK-NOT: div.rn.f32
+// CHECK: rcp.rn.f32
+// CHECK-NOT: div.rn.f32
+// CHECK: ret;
+// WGMMA-LABEL: .entry by_row_statistic_0_gemm_rows_le_16(
+// WGMMA: div.rn.f32
+// WGMMA-LABEL: .entry by_row_statistic_0_gemm(
+// WGMMA-NOT: div.rn.f32
+// WGMMA: rcp.rn.f32
+// WGMMA-NOT: div.rn.f32
+// WGMMA: fma.rn.f32
+// WGMMA-NOT: div.rn.f32
+// WGMMA: ret;
 // ROWS-LABEL: .entry softmax_1_rows(
 // ROWS-NOT: div.rn.f32
 // ROWS: rcp.rn.f32
@@ -45,6 +63,16 @@ func.func @by_input(%x: tensor<?x16xf32>, %w: tensor<16x16xf32>, %b: tensor<16xf
     fusion.yield %q : f32
   }
   return %0 : tensor<?x16xf32>
+}
+
+func.func @by_row_statistic(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %b: tensor<256xf32>, %s: tensor<?x1xf32>) -> tensor<?x256xf32> {
+  %y = fusion.linear %x, %w, %b : tensor<?x64xf32>, tensor<256x64xf32>, tensor<256xf32> -> tensor<?x256xf32>
+  %0 = fusion.elementwise %y rows(%s : tensor<?x1xf32>) : tensor<?x256xf32> {
+  ^bb0(%v: f32, %r: f32):
+    %q = arith.divf %v, %r : f32
+    fusion.yield %q : f32
+  }
+  return %0 : tensor<?x256xf32>
 }
 
 func.func @softmax(%x: tensor<?x16xf32>, %w: tensor<64x16xf32>, %b: tensor<64xf32>) -> tensor<?x64xf32> {

@@ -1,9 +1,9 @@
 // Every op of the fused_linear epilogue allow-list lowers on the GPU, in the
 // tiled kernel's epilogue and in cuBLAS's epilogue kernel: the comparisons
 // that keep or drop NaNs (maximumf/minimumf against maxnumf/minnumf), the
-// sign ops, ceil, the exponentials, rsqrt and the correctly rounded
-// division each leave their instruction (erf, log, tanh and powf are
-// libdevice's polynomials; floor of a ceil folds away).
+// sign ops, ceil, the exponentials, rsqrt, the correctly rounded division
+// and the approximate quotient each leave their instruction (erf, log,
+// tanh and powf are libdevice's polynomials; floor of a ceil folds away).
 // REQUIRES: cuda-toolkit
 // RUN: fusion-compile %S/../../Dialect/Fusion/epilogue-ops.mlir --emit=ptx -o - | FileCheck %s
 // RUN: fusion-compile %S/../../Dialect/Fusion/epilogue-ops.mlir --emit=ptx --strategy=tiled -o - | FileCheck %s
@@ -19,3 +19,4 @@
 // CHECK-DAG: ex2.approx
 // CHECK-DAG: rsqrt.approx.f32
 // CHECK-DAG: div.rn.f32
+// CHECK-DAG: div.full.f32

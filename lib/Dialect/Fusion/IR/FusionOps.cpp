@@ -7,7 +7,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
@@ -269,25 +268,23 @@ static LogicalResult verifyScalarRegion(Operation *owner, Block &body,
       return op.emitOpError() << "is not allowed in " << kind.phrase
                               << " (allowed: " << kAllowedScalarOps << ")";
     // Flags that let LLVM assume away NaNs, infinities or rounding would
-    // change results silently. A reciprocal may be approximate (afn: on the
-    // GPUs rcp.approx.f32, 1 ulp over the whole range), as sigmoid's is; a
-    // quotient may not (div.approx.f32 returns 0 for divisors past 2^126).
-    // erf and exp may be approximate too, within about 1e-5 relative (for
-    // results rounded to 16 bits: fusion-approximate-16-bit-math).
+    // change results silently. A division may be approximate (afn: on the
+    // GPUs rcp.approx.f32 for a reciprocal, 1 ulp, and div.full.f32 for a
+    // quotient, 2 ulps, both over the whole range), as sigmoid's reciprocal
+    // is; erf and exp too, within about 1e-5 relative (for results rounded
+    // to 16 bits: fusion-approximate-16-bit-math).
     if (auto fastMath = dyn_cast<arith::ArithFastMathInterface>(op)) {
       arith::FastMathFlags flags = fastMath.getFastMathFlagsAttr().getValue();
-      auto divide = dyn_cast<arith::DivFOp>(op);
-      bool reciprocal = divide && matchPattern(divide.getLhs(), m_OneFloat());
       arith::FastMathFlags allowed =
-          reciprocal || isa<math::ErfOp, math::ExpOp>(op)
+          isa<arith::DivFOp, math::ErfOp, math::ExpOp>(op)
               ? arith::FastMathFlags::afn
               : arith::FastMathFlags::none;
       if (arith::bitEnumContainsAny(flags, ~allowed))
         return op.emitOpError()
                << "has fastmath<" << arith::stringifyFastMathFlags(flags)
                << "> but in " << kind.phrase
-               << " only a reciprocal (arith.divf of 1.0), math.erf and "
-                  "math.exp may carry fastmath flags, and only afn";
+               << " only arith.divf, math.erf and math.exp may carry "
+                  "fastmath flags, and only afn";
     }
     // Operands are block arguments (f32, checked above) or results of
     // earlier ops (checked here), so results are all there is to check.

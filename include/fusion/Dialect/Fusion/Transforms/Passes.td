@@ -135,15 +135,15 @@ def FuseLinearEpilogues : Pass<"fusion-fuse-linear-epilogues"> {
 }
 
 def Approximate16BitMath : Pass<"fusion-approximate-16-bit-math"> {
-  let summary = "Let the erf and exp of fusion ops whose results are bf16 or "
-                "f16 be approximate (`fastmath<afn>`)";
+  let summary = "Let the erf, exp and divisions of fusion ops whose results "
+                "are bf16 or f16 be approximate (`fastmath<afn>`)";
   let description = [{
     A `fusion.fused_linear`, `fusion.elementwise` or `fusion.reduce` whose
     result is bf16 or f16 computes its region in f32 and rounds the result
     once to 16 bits, a relative error of up to 2^-9 (bf16) or 2^-12 (f16);
-    PyTorch's own 16-bit model rounds every intermediate. The `erf`s and
-    `exp`s of such a region are marked `fastmath<afn>`, which the GPU
-    lowering reads:
+    PyTorch's own 16-bit model rounds every intermediate. The `erf`s,
+    `exp`s and divisions of such a region are marked `fastmath<afn>`,
+    which the GPU lowering reads:
 
     - gelu's `1 + erf(s)` takes a polynomial of degree 6 instead of 9
       (`fusion-expand-one-plus-erf`): relative error at most 6.3e-6 down
@@ -153,9 +153,15 @@ def Approximate16BitMath : Pass<"fusion-approximate-16-bit-math"> {
       of libdevice's range-reduced `__nv_expf`: relative error at most
       3.8e-6 over the whole f32 range (run 36; CUDA bounds `__expf` by
       (2 + 1.173 |x|) ulps), subnormal results kept; three instructions an
-      element fewer in SASS.
+      element fewer in SASS;
+    - a division (`fusion-expand-divisions`): by a constant, one product
+      with its reciprocal (within 1.5 ulps); by a value that many divisions
+      share, correctly rounded as before; any other quotient
+      `div.full.f32` (within 2 ulps) and a reciprocal `rcp.approx.f32`
+      (1 ulp), without the correctly rounded division's range check and
+      slow-path branch an element.
 
-    Both stay over 35 times below f16's smallest rounding error (2.4e-4,
+    All stay over 35 times below f16's smallest rounding error (2.4e-4,
     half a unit in the last place). The CPU reference ignores the flag. Ops with f32 results are left alone:
     fp32 and tf32 models keep f32-accurate functions. The decision is the
     flag: written by hand, or removed, it is what the lowering reads.
