@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
 """Compares the generated kernels of several fusion compilers on epilogues
-that read a residual [M, N] matrix or a row statistic [M, 1], beside the
-plain GEMM and epilogues without either (gelu, divisions by constants, a
-softmax's row program, and y * sigmoid(y) with an approximate and a
-correctly rounded reciprocal), K = N = 4096 unless asked otherwise, tf32,
-3xTF32, bf16 and f16.
+that read a residual [M, N] matrix or a row statistic [M, 1] (sums,
+differences and quotients), beside the plain GEMM and epilogues without
+either (gelu, divisions by constants, softsign's quotient by a value of
+each element, a softmax's row program, and y * sigmoid(y) with an
+approximate and a correctly rounded reciprocal), K = N = 4096 unless asked
+otherwise, tf32, 3xTF32, bf16 and f16.
 
   epilogue_ab.py pack OUT SIDE=FUSION_COMPILE... [--strategy S] [--k K]
       [--n N] [--epilogues E1,E2]
       (build machine) writes the models and compiles them with each
-      compiler into OUT/SIDE/{tf32,fp32,bf16,f16}.so (where K != N,
-      without the models whose residual is x), the shape in
-      OUT/shape.json;
+      compiler into OUT/SIDE/{tf32,fp32,bf16,f16}.so (all models, or
+      those named; where K != N, without the models whose residual is
+      x), the shape and the models in OUT/shape.json;
   epilogue_ab.py run OUT [--rows 1024,16384] [--rounds R]
-      [--precisions tf32,fp32,bf16,f16]
+      [--precisions tf32,fp32,bf16,f16] [--epilogues E1,E2]
       (GPU machine) checks every side's outputs (poisoned first) against
       float64, then times the sides and the raw cuBLAS GEMM interleaved:
       rounds alternate between them, so that clock drift falls on all
