@@ -83,8 +83,9 @@ void fusion::buildKernelsToNVVMPipeline(OpPassManager &pm) {
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());
   kernels.addPass(createSCFToControlFlowPass());
-  // Before libdevice takes math.erf.
+  // Before libdevice takes math.erf and math.exp.
   kernels.addPass(fusion::createExpandOnePlusErf());
+  kernels.addPass(fusion::createExpandOnePlusExp());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(createConvertVectorToLLVMPass());
   kernels.addPass(createConvertMathToLLVMPass());

@@ -216,6 +216,45 @@ def ExpandOnePlusErf
                            "::mlir::math::MathDialect"];
 }
 
+def ExpandOnePlusExp
+    : Pass<"fusion-expand-one-plus-exp", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Compute an approximate `exp` that is added to a constant "
+                "(sigmoid's `1 + exp(-x)`) with a flushing `ex2`, and the "
+                "sum's approximate reciprocal without a subnormal check";
+  let description = [{
+    An approximate `exp(a)` (`fastmath<afn>`, which
+    `fusion-approximate-16-bit-math` sets where results are 16-bit) is
+    libdevice's `__nv_fast_expf`: `ex2.approx.f32(a log2(e))`, whose
+    results below 2^-126 ptxas keeps with a range check and two scalings
+    an element around the `ex2`. Where every use of the `exp` adds it to
+    a constant `c` with `|c| >= 2^-102` (sigmoid's and silu's
+    `1 + exp(-x)`), the sum absorbs any such result (half an ulp of `c` is
+    more than the largest subnormal), so the pass takes the same product
+    and `ex2.approx.ftz.f32`, which flushes them to 0: the sums are the
+    same bits, three SASS instructions an element fewer.
+
+    An approximate reciprocal of such a sum, `1 / (c + exp(a))` with
+    `c >= 2^-126` (sigmoid's, `afn` in every precision), is
+    `rcp.approx.f32`, which ptxas makes a `MUFU.RCP` between two range
+    checks and scalings: by 2^24 for subnormal divisors, by 1/4 for those
+    past 2^126, whose reciprocals `MUFU.RCP` would flush. The sum is at
+    least `c`, never subnormal, so the pass takes the second alone:
+    `rcp.approx.ftz.f32(d s) s`, `s = 1/4` for `d > 2^126`, else 1. The
+    same bits, two SASS instructions an element fewer (a compare and a
+    select; silu's bf16 wgmma kernel 3016 -> 2376 SASS instructions with
+    both rewrites, `docs/benchmarks.md` run 47).
+
+    Matched: an f32 `math.exp` with `afn` whose every user is an
+    `arith.addf` of it and such a constant (either order); an f32
+    `arith.divf` of 1.0 with `afn` by an `arith.addf` of an exp and a
+    constant of at least 2^-126. Other `exp`s keep libdevice's.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def ExpandDivisions : Pass<"fusion-expand-divisions"> {
   let summary = "Divide f32 values by a constant, or by a value that many "
                 "divisions share, with a multiply and two multiply-adds; "

@@ -9,8 +9,10 @@
 //   two branches meet at |s| = 1.00296 (0f3F8060FE).
 // - silu's exp: with f32 results libdevice's __nv_expf (its range
 //   reduction rounds x log2(e) with cvt.sat and fma.rm), with bf16 results
-//   __nv_fast_expf, one multiply by log2(e) (0f3FB8AA3B, here -log2(e)
-//   with the negation folded) and ex2.
+//   __nv_fast_expf's one multiply by log2(e) (0f3FB8AA3B, here -log2(e)
+//   with the negation folded) and an ex2 that flushes subnormal results,
+//   which 1 + exp absorbs; sigmoid's reciprocal of 1 + exp, never
+//   subnormal, rcp.approx.ftz (fusion-expand-one-plus-exp).
 // REQUIRES: cuda-toolkit
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma --precision=tf32 -o - | FileCheck %s --implicit-check-not=0f3F8060FE --implicit-check-not=0f40900000
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=cublas --precision=tf32 -o - | FileCheck %s --implicit-check-not=0f3F8060FE --implicit-check-not=0f40900000
@@ -42,15 +44,15 @@
 // CHECK: cvt.sat.f32.f32
 // CHECK: fma.rm.f32
 // CHECK: ex2.approx.ftz.f32
-// CHECK: rcp.approx.f32
+// CHECK: rcp.approx.ftz.f32
 // CHECK-LABEL: .entry silu_bf16_
 // CHECK-NOT: cvt.sat.f32.f32
 // CHECK-NOT: fma.rm.f32
 // CHECK: mul.rn.f32 {{.*}}, 0f{{3|B}}FB8AA3B;
-// CHECK-NEXT: ex2.approx.f32
+// CHECK-NEXT: ex2.approx.ftz.f32
 // CHECK-NOT: cvt.sat.f32.f32
 // CHECK-NOT: fma.rm.f32
-// CHECK: rcp.approx.f32
+// CHECK: rcp.approx.ftz.f32
 func.func @gelu_f32(%x: tensor<?x256xf32>, %w: tensor<256x256xf32>) -> tensor<?x256xf32> {
   %0 = fusion.linear %x, %w : tensor<?x256xf32>, tensor<256x256xf32> -> tensor<?x256xf32>
   %1 = fusion.elementwise %0 : tensor<?x256xf32> {
