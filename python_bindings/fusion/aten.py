@@ -117,6 +117,12 @@ def _unary(name):
     return lambda s, x: s.op(name, x)
 
 
+def _sign(s, x):
+    # PyTorch's (0 < x) - (x < 0): NaN and -0 give 0.
+    return s.select(s.cmp("ogt", x, 0.0), 1.0,
+                    s.select(s.cmp("olt", x, 0.0), -1.0, 0.0))
+
+
 def _compare(predicate):
     return lambda s, a, b: s.cmp(predicate, a, b)
 
@@ -134,6 +140,7 @@ ELEMENTWISE = {
         lambda s, x, low=-1.0, high=1.0: _clamp(s, x, low, high),
     "aten.elu.default": _elu,
     "aten.exp.default": _unary("math.exp"),
+    "aten.exp2.default": _unary("math.exp2"),
     "aten.expm1.default": _unary("math.expm1"),
     "aten.log.default": _unary("math.log"),
     "aten.log1p.default": _unary("math.log1p"),
@@ -142,6 +149,7 @@ ELEMENTWISE = {
     "aten.rsqrt.default": _unary("math.rsqrt"),
     "aten.abs.default": _unary("math.absf"),
     "aten.neg.default": lambda s, x: s.neg(x),
+    "aten.sign.default": _sign,
     "aten.reciprocal.default": lambda s, x: s.div(1.0, x),
     "aten.pow.Tensor_Scalar": _pow,
     "aten.clamp.default": _clamp,

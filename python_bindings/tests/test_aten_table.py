@@ -22,6 +22,7 @@ SAMPLES = {
     "aten.hardtanh.default": lambda y, v: aten.hardtanh(y, -0.5, 0.75),
     "aten.elu.default": lambda y, v: aten.elu(y, 1.5, 1.1, 0.9),
     "aten.exp.default": lambda y, v: aten.exp(y),
+    "aten.exp2.default": lambda y, v: aten.exp2(y),
     "aten.expm1.default": lambda y, v: aten.expm1(y),
     "aten.log.default": lambda y, v: aten.log(aten.abs(y) + 0.5),
     "aten.log1p.default": lambda y, v: aten.log1p(aten.abs(y)),
@@ -30,6 +31,7 @@ SAMPLES = {
     "aten.rsqrt.default": lambda y, v: aten.rsqrt(aten.abs(y) + 0.5),
     "aten.abs.default": lambda y, v: aten.abs(y),
     "aten.neg.default": lambda y, v: aten.neg(y),
+    "aten.sign.default": lambda y, v: aten.sign(y) * v + y,
     "aten.reciprocal.default": lambda y, v: aten.reciprocal(aten.abs(y) + 1),
     "aten.pow.Tensor_Scalar": lambda y, v: aten.pow(y, 2) + aten.pow(y, 3) +
         aten.pow(aten.abs(y) + 1, -0.5) + aten.pow(aten.abs(y) + 1, 1.7),

@@ -128,6 +128,9 @@ def zoo(in_features=37):
                               (33, k), False),
         "divide_by_constants": (chain(lambda y, m: y / -0.7 + y / 3.0),
                                 (33, k), False),
+        "softshrink_exp2": (chain(lambda y, m: F.softshrink(y, 0.3) -
+                                  torch.exp2(-y.abs()) * torch.sign(y)),
+                            (33, k), False),
         "vector_minimum": (chain(lambda y, m: torch.minimum(m.scale, y)),
                            (33, k), False),
         "vector_maximum_clamp_max": (chain(
