@@ -24,6 +24,7 @@ import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from check_and_bench import Library, precision_setup  # noqa: E402
+from epilogue_ab import packed_sides  # noqa: E402
 
 CONSTANTS = {"y_div_c": -0.7, "y_div_3": 3.0}
 SPECIAL_DIVISORS = [0.0, -0.0, float("inf"), float("-inf"), float("nan"),
@@ -49,7 +50,7 @@ def main():
     out = pathlib.Path(args.out)
     packed = json.loads((out / "shape.json").read_text())
     k, n = packed["k"], packed["n"]
-    sides = sorted(p.name for p in out.iterdir() if p.is_dir())
+    sides = packed_sides(out)
     torch.manual_seed(0)
     failures = 0
     print(f"# {torch.cuda.get_device_name()}")

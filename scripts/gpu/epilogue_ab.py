@@ -153,6 +153,23 @@ def selected_models(epilogues, k, n):
     return models
 
 
+def packed_sides(out, first=None):
+    """The sides packed in `out` (each a compiler's libraries), `first`
+    first, then by name."""
+    sides = sorted(p.name for p in out.iterdir() if p.is_dir())
+    if first:
+        sides.remove(first)
+        sides.insert(0, first)
+    return sides
+
+
+def torch_dtype(element_type):
+    """The torch dtype of a PRECISIONS element type."""
+    import torch
+    return {"f32": torch.float32, "bf16": torch.bfloat16,
+            "f16": torch.float16}[element_type]
+
+
 def pack(args):
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -192,12 +209,7 @@ def run(args):
     epilogues = selected_models(args.epilogues, k, n)
     if not args.epilogues:  # those packed
         epilogues = packed["models"]
-    sides = sorted(p.name for p in out.iterdir() if p.is_dir())
-    if args.first:
-        sides.remove(args.first)
-        sides.insert(0, args.first)
-    dtypes = {"f32": torch.float32, "bf16": torch.bfloat16,
-              "f16": torch.float16}
+    sides = packed_sides(out, args.first)
     failures, table = [], []
     print(f"# {torch.cuda.get_device_name()}, sides {', '.join(sides)}")
     for precision, t in PRECISIONS.items():
@@ -205,7 +217,7 @@ def run(args):
             continue
         precision_setup(precision)
         libs = {s: Library(out / s / f"{precision}.so") for s in sides}
-        dtype = dtypes[t]
+        dtype = torch_dtype(t)
         for m in (int(r) for r in args.rows.split(",")):
             x = torch.randn(m, k, device="cuda", dtype=dtype)
             w = (torch.randn(n, k, device="cuda") / 64).to(dtype)

@@ -19,7 +19,8 @@ import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from check_and_bench import Library, precision_setup  # noqa: E402
-from epilogue_ab import MODELS, PRECISIONS  # noqa: E402
+from epilogue_ab import (MODELS, PRECISIONS, packed_sides,  # noqa: E402
+                         torch_dtype)
 
 SPECIALS = [0.0, -0.0, float("inf"), float("-inf"), float("nan")]
 
@@ -40,12 +41,7 @@ def main():
     out = pathlib.Path(args.out)
     packed = json.loads((out / "shape.json").read_text())
     k, n = packed["k"], packed["n"]
-    sides = sorted(p.name for p in out.iterdir() if p.is_dir())
-    if args.first:
-        sides.remove(args.first)
-        sides.insert(0, args.first)
-    dtypes = {"f32": torch.float32, "bf16": torch.bfloat16,
-              "f16": torch.float16}
+    sides = packed_sides(out, args.first)
     torch.manual_seed(0)
     failures = 0
     print(f"# {torch.cuda.get_device_name()}, sides {', '.join(sides)}")
@@ -53,7 +49,7 @@ def main():
     print("|---|---|---|---|---|")
     for precision, t in PRECISIONS.items():
         precision_setup(precision)
-        dtype = dtypes[t]
+        dtype = torch_dtype(t)
         libs = {s: Library(out / s / f"{precision}.so") for s in sides}
         for m in (int(r) for r in args.rows.split(",")):
             scale = torch.exp2(torch.randint(-4, 5, (m, 1), device="cuda")
