@@ -321,23 +321,26 @@ _ROOT = _Expr("x")
 _LEAVES = ("x", "column", "row")
 
 
-def _substitute(expr, leaf):
-    """`expr` with its root `x` replaced by `leaf`."""
+def _map_leaves(expr, replace):
+    """`expr` with each leaf `e` replaced by `replace(e)`."""
     memo = {}
 
     def visit(e):
         if not isinstance(e, _Expr):
             return e
-        if e.fn == "x":
-            return leaf
         if e.fn in _LEAVES:
-            return e
+            return replace(e)
         if id(e) not in memo:
             memo[id(e)] = _Expr(e.fn, [visit(a) for a in e.args],
                                 [(k, visit(v)) for k, v in e.kwargs])
         return memo[id(e)]
 
     return visit(expr)
+
+
+def _substitute(expr, leaf):
+    """`expr` with its root `x` replaced by `leaf`."""
+    return _map_leaves(expr, lambda e: leaf if e.fn == "x" else e)
 
 
 def _reads_columns(expr):
@@ -415,6 +418,10 @@ POOLS = {
 VIEWS = ROW_VIEWS | {"aten.squeeze.dim", "aten.squeeze.dims",
                      "aten.squeeze.default", "aten.unsqueeze.default"}
 EXPANDS = {"aten.expand.default"}
+# Features of a linear layer's output taken apart (chunk, split, glu): each
+# piece is the layer on the rows of its weight and bias that compute it.
+COLUMN_SLICES = {"aten.slice.Tensor", "aten.split.Tensor",
+                 "aten.split_with_sizes.default", "aten.glu.default"}
 CONSTANTS = {"aten.full.default", "aten.scalar_tensor.default"}
 
 
@@ -496,6 +503,15 @@ class Importer:
         self._expanded = {}       # expand node -> shape before expanding
         self._materialized = {}   # id(chain) -> (chain, program value)
         self._inlined = {}        # id(chain) -> (chain, expression)
+        # Linear layer results: program value -> (x, weight node, bias node
+        # or None, first row of the weight's input that they take).
+        self._linears = {}
+        # (input node, start, stop) of each argument past the inputs: rows
+        # [start, stop) of an input (a weight or a per-column vector), which
+        # the caller passes as a view.
+        self.slices = []
+        self._sliced = {}         # (input node, start, stop) -> value
+        self._input_nodes = {}    # program value of an input -> its node
 
     def _weights(self):
         """Inputs used as the [N, K] weight of a GEMM (so of static shape)."""
@@ -586,6 +602,7 @@ class Importer:
                 f"computes on [batch, features] matrices and [features] "
                 f"vectors ({where(node)})")
         value = self.program.argument(shape, element)
+        self._input_nodes[value] = node
         self.values[node] = value if meta.dim() == 1 or node in \
             self.weights else _Chain(value, width=shape[1])
 
@@ -815,9 +832,11 @@ class Importer:
             unsupported(node, f"its input has shape {shape}, the weight "
                         f"{in_features} input features")
         self._element(node, op_name(node))
+        x_value = self.materialize(chain, x)
         value = self.program.linear(
-            self.materialize(chain, x), self.values[weight],
+            x_value, self.values[weight],
             self._vector(bias, node, out_features), location(node))
+        self._linears[value] = (x_value, weight, bias, 0)
         self.values[node] = _Chain(value, width=out_features)
 
     def _batch_norm(self, node):
@@ -1188,6 +1207,119 @@ class Importer:
                                      node)
         self.values[(node, 0) if multi else node] = value
 
+    def _rows_of(self, node, start, stop):
+        """The argument holding rows [start, stop) of input `node` (a weight
+        or a per-column vector), which the caller passes as a view."""
+        key = (node, start, stop)
+        if key not in self._sliced:
+            meta = tensor_meta(node)
+            shape = [stop - start] + [_static(d) for d in meta.shape[1:]]
+            value = self.program.argument(shape, self.element)
+            self._sliced[key] = value
+            self._input_nodes[value] = (node, start)
+            self.slices.append(key)
+        return self._sliced[key]
+
+    def _source_rows(self, value, start, stop):
+        """Rows [start, stop) of `value`, an input or rows of one."""
+        source = self._input_nodes[value]
+        node, first = source if isinstance(source, tuple) else (source, 0)
+        return self._rows_of(node, first + start, first + stop)
+
+    def _features(self, source, user, start, stop):
+        """Features [start, stop) of `source`, a linear layer's output
+        (elementwise ops of numbers and per-column vectors after it
+        included): the layer on rows [start, stop) of its weight and bias,
+        so that each piece of a chunk, split or glu is a GEMM's output."""
+        chain, shape, lead = self._chain(source, user)
+        if len(shape) - lead != 1:
+            unsupported(user, f"its input {source.name} of shape {shape} "
+                        f"has features in several dimensions; fusion "
+                        f"slices the features of [batch, features] values")
+        if not 0 <= start < stop <= chain.width:
+            unsupported(user, f"it takes features [{start}, {stop}) of "
+                        f"{chain.width}, an empty piece")
+        if start == 0 and stop == chain.width:
+            return chain
+        if chain.root not in self._linears:
+            unsupported(user, f"fusion slices the features of a linear "
+                        f"layer's output, not those of {source.name}")
+        key = (chain.root, start, stop)
+        if key not in self._sliced:
+            x, weight, bias, first = self._linears[chain.root]
+            value = self.program.linear(
+                x, self._rows_of(weight, first + start, first + stop),
+                None if bias is None else
+                self._rows_of(bias, first + start, first + stop),
+                location(user))
+            self._linears[value] = (x, weight, bias, first + start)
+            self._sliced[key] = value
+
+        def replace(leaf):
+            if leaf.fn == "row":
+                unsupported(user, f"its input {source.name} reads another "
+                            f"matrix; fusion slices the features of a "
+                            f"linear layer's output and of elementwise ops "
+                            f"of numbers and vectors on it")
+            if leaf.fn == "column" and leaf.args[0] not in self._singles:
+                return _Expr("column", (self._source_rows(
+                    leaf.args[0], start, stop),))
+            return leaf
+
+        return _Chain(self._sliced[key], _map_leaves(chain.expr, replace),
+                      stop - start)
+
+    def _feature_dimension(self, node, source, dim):
+        rank = tensor_meta(source).dim()
+        if dim % rank != rank - 1:
+            unsupported(node, f"it takes apart dimension {dim} of a value "
+                        f"of rank {rank}; fusion slices the features (the "
+                        f"last dimension)")
+
+    def _column_slice(self, node):
+        name = op_name(node)
+        a = arguments(node)
+        source = a["self"]
+        if name == "aten.slice.Tensor" and a["step"] == 1 and \
+                a["start"] in (None, 0) and _same(
+                    tensor_meta(node).shape[a["dim"]],
+                    tensor_meta(source).shape[a["dim"]]):
+            # All of a dimension (x[:, :7] slices the batch first).
+            self._pass_on(node, lambda v: True)
+            return
+        self._feature_dimension(node, source, a["dim"])
+        width = _int(tensor_meta(source).shape[-1])
+        if name == "aten.slice.Tensor":
+            start, stop = a["start"], a["end"]
+            if a["step"] != 1:
+                unsupported(node, f"a slice with step {a['step']}")
+            start = 0 if start is None else start
+            stop = width if stop is None else stop
+            start, stop = (min(max(i + width if i < 0 else i, 0), width)
+                           for i in (start, stop))
+            self.values[node] = self._features(source, node, start, stop)
+            return
+        if name == "aten.glu.default":
+            if width % 2:
+                unsupported(node, f"glu of {width} features, an odd count")
+            half = width // 2
+            value = self._features(source, node, 0, half)
+            gate = self._features(source, node, half, width)
+            self.values[node] = self._join("aten.mul.Tensor", [
+                value, self._join("aten.sigmoid.default", [gate],
+                                  node=node)], node=node)
+            return
+        if name == "aten.split.Tensor":
+            size = a["split_size"]
+            sizes = [min(size, width - i) for i in range(0, width, size)]
+        else:
+            sizes = list(a["split_sizes"])
+        start = 0
+        for index, size in enumerate(sizes):
+            self.values[(node, index)] = self._features(
+                source, node, start, start + size)
+            start += size
+
     def _getitem(self, node):
         source, index = node.args
         if (source, index) not in self.values:
@@ -1298,6 +1430,8 @@ class Importer:
             self._view(node)
         elif name in EXPANDS:
             self._expand(node)
+        elif name in COLUMN_SLICES:
+            self._column_slice(node)
         elif name in FLOAT_CONVERSIONS:
             self._float_conversion(node)
         elif name in CONSTANTS:
@@ -1337,4 +1471,5 @@ class Importer:
             if node not in self.broadcasts:  # Read by nothing.
                 self.broadcasts[node] = 1
                 self.program.arguments[index]["shape"] = [1]
+        self.program.remove_unread_ops()
         return self.program

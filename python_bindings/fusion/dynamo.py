@@ -379,15 +379,18 @@ def _compile_partition(partition, options, compile_only):
         _LIBRARIES[key] = (_open_library(files, "a fusion partition"),
                            results)
     return None if compile_only else (key, inputs, outputs,
-                                      importer.broadcasts, views)
+                                      importer.broadcasts, importer.slices,
+                                      views)
 
 
-def _replace(graph, key, inputs, outputs, broadcasts, views, members):
+def _replace(graph, key, inputs, outputs, broadcasts, slices, views,
+             members):
     """The call of the library after the partition's last op; the users of
     its results are put in order after it (legalize_graph). Single-value
-    inputs are broadcast to the per-column vectors the library takes; the
-    library's [batch, values per row] results are viewed as the outputs'
-    shapes."""
+    inputs are broadcast to the per-column vectors the library takes, and
+    the rows of weights and vectors it takes apart follow the inputs as
+    views; the library's [batch, values per row] results are viewed as the
+    outputs' shapes."""
     order = {node: index for index, node in enumerate(graph.nodes)}
     last = max(members, key=order.__getitem__)
     arguments = []
@@ -403,6 +406,11 @@ def _replace(graph, key, inputs, outputs, broadcasts, views, members):
                                             torch.contiguous_format})
             last = node
         arguments.append(node)
+    for node, start, stop in slices:
+        with graph.inserting_after(last):
+            last = graph.call_function(torch.ops.aten.slice.Tensor,
+                                       (node, 0, start, stop))
+        arguments.append(last)
     with graph.inserting_after(last):
         call = graph.call_function(torch.ops.fusion.run.default,
                                    (key, arguments))

@@ -59,6 +59,9 @@ class ImportedFunction:
     # The tensors of "constant" graph arguments (numbers the forward writes
     # as tensors, folded into the program) by name, for the recomputation.
     constants: dict = None
+    # The library's arguments past `arguments`: [i, start, stop] passes
+    # rows [start, stop) of argument i (see Importer.slices).
+    slices: list = dataclasses.field(default_factory=list)
 
 
 def _modes(module):
@@ -258,10 +261,14 @@ def import_module(module, example_inputs, *, training, name="forward"):
             raise UnsupportedOperationError(
                 f"batch norm {bn} is applied more than once in training "
                 f"mode, which fusion does not compute")
+    positions = {node: i for i, (_, node) in enumerate(inputs)}
+    slices = [[positions[node], start, stop]
+              for node, start, stop in importer.slices]
     return ImportedFunction(name, program, [a for a, _ in inputs], results,
                             structure, batch_statistics, output_ranks,
                             ep.graph_module,
-                            graph_arguments, output_shapes, constants)
+                            graph_arguments, output_shapes, constants,
+                            slices)
 
 
 def _is_tensor_attribute(module, target):

@@ -24,12 +24,14 @@ class _Entry:
     arguments: list  # Argument
     results: list  # Result
     batch_statistics: list  # batch norms normalizing with the batch's
+    # Arguments past `arguments`: [i, start, stop], rows of argument i.
+    slices: list
 
     @classmethod
     def from_manifest(cls, entry):
         return cls(entry["name"], [Argument(**a) for a in entry["arguments"]],
                    [Result(**r) for r in entry["results"]],
-                   entry["batch_statistics"])
+                   entry["batch_statistics"], entry.get("slices", []))
 
 
 class CompiledModule(torch.nn.Module):
@@ -248,9 +250,10 @@ class CompiledModule(torch.nn.Module):
 
 def _library_inputs(entry, tensors):
     """The library's arguments: single values broadcast to the vectors it
-    takes."""
+    takes, then the rows of weights and vectors it takes apart (views)."""
     return [t.expand(a.broadcast).contiguous() if a.broadcast else t
-            for a, t in zip(entry.arguments, tensors)]
+            for a, t in zip(entry.arguments, tensors)] + [
+        tensors[i][start:stop] for i, start, stop in entry.slices]
 
 
 class _CallWithRecomputedBackward(torch.autograd.Function):
@@ -382,7 +385,8 @@ def _manifest_entries(functions):
     return {mode: {"name": f.name,
                    "arguments": [dataclasses.asdict(a) for a in f.arguments],
                    "results": [dataclasses.asdict(r) for r in f.results],
-                   "batch_statistics": f.batch_statistics}
+                   "batch_statistics": f.batch_statistics,
+                   "slices": f.slices}
             for mode, f in functions.items()}
 
 

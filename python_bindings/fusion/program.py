@@ -1,8 +1,8 @@
 """Programs: what the importer makes of a model or a graph partition, before
 it is IR.
 
-A Program is plain data (JSON): its arguments' shapes and element types, its
-ops on numbered values, and its results. The ops:
+A Program is plain data (JSON): its arguments' shapes, element types and
+value numbers, its ops on numbered values, and its results. The ops:
 
 - {"op": "linear", "operands": [x, weight, bias or null]}
 - {"op": "elementwise", "operands": [x, *columns, *rows], "columns": C,
@@ -55,9 +55,10 @@ class Program:
         return ids[0] if results == 1 else ids
 
     def argument(self, shape, element):
+        value = self._value()
         self.data["arguments"].append({"shape": list(shape),
-                                       "dtype": element})
-        return self._value()
+                                       "dtype": element, "value": value})
+        return value
 
     def linear(self, x, weight, bias, location):
         return self._op({"op": "linear", "operands": [x, weight, bias]},
@@ -97,6 +98,20 @@ class Program:
 
     def result(self, value):
         self.data["results"].append(value)
+
+    def remove_unread_ops(self):
+        """Drops the ops none of whose results is read (a linear layer
+        whose output is only read in pieces, each its own GEMM)."""
+        while True:
+            read = set(self.data["results"])
+            for op in self.data["ops"]:
+                read.update(op["operands"])
+            ops = [op for op in self.data["ops"]
+                   if read.intersection(op["results"])]
+            if len(ops) == len(self.data["ops"]):
+                return
+            self.data["ops"] = ops
+            self._pure = {k: v for k, v in self._pure.items() if v in read}
 
     @property
     def arguments(self):
@@ -226,8 +241,8 @@ def build(programs):
     module = _fusion.Module.create(_fusion.Context(), "model")
     for name, program in programs.items():
         f = module.add_function(name)
-        values = [f.argument(a["shape"], a["dtype"])
-                  for a in program.arguments]
+        values = {a["value"]: f.argument(a["shape"], a["dtype"])
+                  for a in program.arguments}
 
         def get(i):
             return None if i is None else values[i]
@@ -235,8 +250,9 @@ def build(programs):
         for op in program.data["ops"]:
             loc = tuple(op["loc"]) if "loc" in op else None
             operands = [get(i) for i in op["operands"]]
+            results = op["results"]
             if op["op"] == "linear":
-                values.append(f.linear(*operands, loc=loc))
+                values[results[0]] = f.linear(*operands, loc=loc)
             elif op["op"] in ("elementwise", "reduce"):
                 count = op.get("columns", len(operands) - 1)
                 columns, rows = operands[1:1 + count], operands[1 + count:]
@@ -246,18 +262,18 @@ def build(programs):
                     return _replay(body, native, x, cols, row_values)
 
                 if op["op"] == "reduce":
-                    values.append(f.reduce(operands[0], op["kind"],
-                                           op["groups"], columns, rows, fill,
-                                           loc=loc))
+                    values[results[0]] = f.reduce(
+                        operands[0], op["kind"], op["groups"], columns, rows,
+                        fill, loc=loc)
                 else:
-                    values.append(f.elementwise(operands[0], columns, fill,
-                                                rows=rows, loc=loc))
+                    values[results[0]] = f.elementwise(
+                        operands[0], columns, fill, rows=rows, loc=loc)
             elif op["op"] == "batch_norm":
                 x, weight, bias, mean, var = operands
-                values.extend(f.batch_norm(
+                values.update(zip(results, f.batch_norm(
                     x, training=op["training"], epsilon=op["epsilon"],
                     momentum=op["momentum"], weight=weight, bias=bias,
-                    running_mean=mean, running_var=var, loc=loc))
+                    running_mean=mean, running_var=var, loc=loc)))
         f.finish([values[i] for i in program.results])
     return module
 

@@ -19,6 +19,23 @@ class LinearLeakyRelu(nn.Module):
         return self.act(self.linear(x) * self.multiplier)
 
 
+class GatedLinear(nn.Module):
+    """A gated layer on one GEMM of 2 * features outputs, as SwiGLU MLPs
+    and GLU blocks write it: glu, or silu of one chunk times the other."""
+
+    def __init__(self, in_features, features, gate="glu"):
+        super().__init__()
+        self.linear = nn.Linear(in_features, 2 * features)
+        self.gate = gate
+
+    def forward(self, x):
+        y = self.linear(x)
+        if self.gate == "glu":
+            return nn.functional.glu(y, dim=-1)
+        value, gate = y.chunk(2, dim=-1)
+        return nn.functional.silu(value) * gate
+
+
 class LinearScaleBatchNorm(nn.Module):
     """(B): batch_norm(linear(x) * scale), BatchNorm1d."""
 

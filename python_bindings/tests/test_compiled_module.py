@@ -7,7 +7,7 @@ import torch.nn as nn
 
 import fusion
 
-from conftest import LinearLeakyRelu, LinearScaleBatchNorm
+from conftest import GatedLinear, LinearLeakyRelu, LinearScaleBatchNorm
 
 pytestmark = pytest.mark.usefixtures("no_grad")
 
@@ -155,7 +155,10 @@ class TensorsMadeInForward(nn.Module):
     lambda: LinearLeakyRelu(8, 6),
     TensorsMadeInForward,
     lambda: LinearScaleBatchNorm(8, 6),
-    lambda: LinearScaleBatchNorm(8, 6).eval()])
+    lambda: LinearScaleBatchNorm(8, 6).eval(),
+    # The weight's halves are views: its gradient comes through the
+    # recomputed layer, once.
+    lambda: GatedLinear(8, 6, "swiglu")])
 def test_gradients_match_eager(model_factory):
     """Regression: the compiled module passed detached parameters, so they
     silently got no gradients. The backward now recomputes through

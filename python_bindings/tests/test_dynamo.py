@@ -15,7 +15,7 @@ import torch.nn.functional as F
 import fusion
 import fusion.dynamo
 
-from conftest import LinearScaleBatchNorm
+from conftest import GatedLinear, LinearScaleBatchNorm
 
 
 GPU = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
@@ -205,6 +205,25 @@ def test_training_step_gradients_match_eager():
     assert relative_error(x.grad, x_twin.grad) <= 1e-5
     for (name, p), q in zip(model.named_parameters(), twin.parameters()):
         assert p.grad is not None, name
+        assert relative_error(p.grad, q.grad) <= 1e-5, name
+
+
+@pytest.mark.parametrize("gate", ["glu", "swiglu"])
+def test_gated_layer_takes_the_weights_halves_as_views(gate,
+                                                       library_arguments):
+    """chunk and glu: one partition whose library takes the halves of the
+    weight and bias as slices of the graph's inputs; gradients as eager."""
+    model = GatedLinear(24, 10, gate)
+    x = torch.randn(6, 24)
+    assert compiled_error(model, x) <= 1e-5
+    assert library_arguments[0].count("aten.slice.Tensor") == 4
+    torch._dynamo.reset()
+    model.float()
+    twin = GatedLinear(24, 10, gate)
+    twin.load_state_dict(model.state_dict())
+    torch.compile(model, backend="fusion")(x).square().sum().backward()
+    twin(x).square().sum().backward()
+    for (name, p), q in zip(model.named_parameters(), twin.parameters()):
         assert relative_error(p.grad, q.grad) <= 1e-5, name
 
 

@@ -9,7 +9,7 @@ import torch.nn as nn
 
 import fusion
 
-from conftest import LinearLeakyRelu, LinearScaleBatchNorm
+from conftest import GatedLinear, LinearLeakyRelu, LinearScaleBatchNorm
 
 pytestmark = pytest.mark.usefixtures("no_grad")
 
@@ -91,6 +91,24 @@ def test_save_and_load(tmp_path):
     x = torch.randn(9, 16)
     assert relative_error(loaded(x), compiled(x)) < 1e-6
     assert int(other.bn.num_batches_tracked) == 1
+
+
+@pytest.mark.parametrize("gate", ["glu", "swiglu"])
+def test_gated_layer_reads_the_weights_as_they_are_now(tmp_path, gate):
+    """The halves of the weight are views taken at each call: a weight
+    changed in place, and one replaced, are read as they are, also by a
+    loaded module."""
+    model = GatedLinear(20, 13, gate)
+    compiled = fusion.compile(model, (torch.randn(8, 20),), target="cpu")
+    x = torch.randn(11, 20)
+    assert relative_error(compiled(x), model(x)) < 1e-5
+    model.linear.weight.mul_(-1.5)
+    assert relative_error(compiled(x), model(x)) < 1e-5
+    model.linear.bias = nn.Parameter(torch.randn(26))
+    assert relative_error(compiled(x), model(x)) < 1e-5
+    compiled.save(tmp_path / "saved")
+    loaded = fusion.load(tmp_path / "saved", model)
+    assert relative_error(loaded(x), model(x)) < 1e-5
 
 
 def test_runtime_checks_arguments():

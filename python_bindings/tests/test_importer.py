@@ -22,6 +22,13 @@ def body(op):
     return [node["fn"] for node in op["body"]]
 
 
+def argument(function, value):
+    """The shape and dtype of argument `value` of the function's program."""
+    (record,) = [a for a in function.program.arguments
+                 if a["value"] == value]
+    return {"shape": record["shape"], "dtype": record["dtype"]}
+
+
 def test_workload_a():
     f = import_module(LinearLeakyRelu(96, 80), (torch.randn(4, 96),),
                       training=True)
@@ -30,9 +37,10 @@ def test_workload_a():
     assert body(act) == ["x", "aten.mul.Tensor", "aten.leaky_relu.default"]
     assert act["body"][1]["args"] == [{"ref": 0}, 2.0]
     assert act["body"][2]["args"] == [{"ref": 1}, 0.1]
-    args = f.program.arguments
-    assert args[linear["operands"][0]] == {"shape": [None, 96], "dtype": "f32"}
-    assert args[linear["operands"][1]] == {"shape": [80, 96], "dtype": "f32"}
+    assert argument(f, linear["operands"][0]) == {"shape": [None, 96],
+                                                  "dtype": "f32"}
+    assert argument(f, linear["operands"][1]) == {"shape": [80, 96],
+                                                  "dtype": "f32"}
     assert [(a.kind, a.name) for a in f.arguments] == [
         ("parameter", "linear.weight"), ("parameter", "linear.bias"),
         ("input", "")]
@@ -151,7 +159,7 @@ class Rank3(nn.Module):
 def test_rank_3_inputs_flatten_into_the_batch():
     f = import_module(Rank3(), (torch.randn(2, 3, 8),), training=True)
     assert ops(f) == ["linear", "elementwise"]
-    assert {"shape": [None, 8], "dtype": "f32"} in f.program.arguments
+    assert [None, 8] in [a["shape"] for a in f.program.arguments]
     assert f.output_ranks == [3]
 
 
@@ -533,8 +541,7 @@ def test_input_of_the_chain_is_a_row_operand():
     linear, out = f.program.data["ops"]
     root, columns, rows = operands(out)
     assert root == linear["results"][0] and columns == []
-    assert f.program.arguments[rows[0]] == {"shape": [None, 8],
-                                            "dtype": "f32"}
+    assert argument(f, rows[0]) == {"shape": [None, 8], "dtype": "f32"}
 
 
 def test_residual_of_another_linear_layer():
@@ -548,6 +555,72 @@ def test_residual_of_another_linear_layer():
     assert rows == first["results"]
     assert body(out) == ["row", "aten.gelu.default", "x", "column",
                          "aten.mul.Tensor", "aten.add.Tensor"]
+
+
+def test_glu_is_two_gemms_on_the_weights_halves():
+    """glu(linear(x)): each half of the features is the layer on its half
+    of the weight's rows and the bias, which the caller passes as views
+    (`slices`); the layer itself is read by nothing and left out. The
+    later GEMM's epilogue reads the earlier one's output as a residual."""
+    f = program(lambda y, m, x: F.glu(y))
+    assert ops(f) == ["linear", "linear", "elementwise"]
+    first, second, out = f.program.data["ops"]
+    weight, bias = f.arguments.index(next(
+        a for a in f.arguments if a.name == "linear.weight")), \
+        f.arguments.index(next(a for a in f.arguments
+                               if a.name == "linear.bias"))
+    assert f.slices == [[weight, 0, 6], [bias, 0, 6], [weight, 6, 12],
+                        [bias, 6, 12]]
+    inputs = len(f.arguments)
+    values = [a["value"] for a in f.program.arguments]
+    assert [values.index(v) for v in first["operands"][1:]] == \
+        [inputs, inputs + 1]
+    assert [values.index(v) for v in second["operands"][1:]] == \
+        [inputs + 2, inputs + 3]
+    assert argument(f, first["operands"][1]) == {"shape": [6, 8],
+                                                 "dtype": "f32"}
+    root, columns, rows = operands(out)
+    assert (root, columns, rows) == (second["results"][0], [],
+                                     first["results"])
+    assert body(out) == ["row", "x", "aten.sigmoid.default",
+                         "aten.mul.Tensor"]
+
+
+@pytest.mark.parametrize("pieces, sizes", [
+    (lambda y: y.chunk(3, dim=-1), [4, 4, 4]),
+    (lambda y: torch.split(y, 5, dim=1), [5, 5, 2]),
+    (lambda y: torch.split(y, [2, 10], dim=-1), [2, 10]),
+    (lambda y: (y[:, :7], y[..., 7:]), [7, 5]),
+])
+def test_pieces_of_the_features_are_gemms_on_rows_of_the_weight(pieces,
+                                                                 sizes):
+    f = program(lambda y, m, x: sum(torch.tanh(p).sum(-1, keepdim=True)
+                                    for p in pieces(y * m.scale * -2.0)))
+    linears = [op for op in f.program.data["ops"] if op["op"] == "linear"]
+    assert [argument(f, op["operands"][1])["shape"] for op in linears] == \
+        [[size, 8] for size in sizes]
+    starts = [0] + [sum(sizes[:i + 1]) for i in range(len(sizes) - 1)]
+    # Each piece's scale vector is the rows of `scale` it multiplies.
+    scale = [a.name for a in f.arguments].index("scale")
+    assert [s for s in f.slices if s[0] == scale] == [
+        [scale, start, start + size] for start, size in zip(starts, sizes)]
+
+
+@pytest.mark.parametrize("forward, message", [
+    (lambda y, m, x: y[1:], r"aten.slice.Tensor is not supported by fusion: "
+     r"it takes apart dimension 0 of a value of rank 2"),
+    (lambda y, m, x: y[:, ::2], r"aten.slice.Tensor .*a slice with step 2"),
+    (lambda y, m, x: y * x[:, :4].sum(-1, keepdim=True),
+     r"aten.slice.Tensor .*fusion slices the features of a linear layer's "
+     r"output, not those of \w+"),
+    (lambda y, m, x: F.glu(y + m.side(x)),
+     r"aten.slice.Tensor .*reads another matrix"),
+    (lambda y, m, x: y[:, 12:], r"aten.slice.Tensor .*an empty piece"),
+])
+def test_unsupported_pieces_name_op_and_line(forward, message):
+    with pytest.raises(fusion.UnsupportedOperationError,
+                       match=message + r".*test_importer\.py:\d+"):
+        program(forward)
 
 
 def test_residual_within_the_chain_stays_one_expression():

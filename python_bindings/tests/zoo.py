@@ -82,6 +82,10 @@ def _group_norm(groups, **kwargs):
     return lambda features: nn.GroupNorm(groups, features, **kwargs)
 
 
+def _swiglu(value, gate):
+    return F.silu(value) * gate
+
+
 def _centre(y):
     return y - y.mean(dim=1, keepdim=True)
 
@@ -131,6 +135,12 @@ def zoo(in_features=37):
         "softshrink_exp2": (chain(lambda y, m: F.softshrink(y, 0.3) -
                                   torch.exp2(-y.abs()) * torch.sign(y)),
                             (33, k), False),
+        # Gated layers: pieces of the features of one GEMM.
+        "glu": (lambda: Chain(k, 90, lambda y, m: F.glu(y)), (33, k), False),
+        "swiglu_chunk_scaled": (lambda: Chain(k, 90, lambda y, m: _swiglu(
+            *(y * m.scale - 0.5).chunk(2, dim=-1))), (33, k), False),
+        "geglu_softmax": (lambda: Chain(k, 90, lambda y, m: F.softmax(
+            F.gelu(y[:, :45]) * y[:, 45:], dim=-1)), (33, k), False),
         "vector_minimum": (chain(lambda y, m: torch.minimum(m.scale, y)),
                            (33, k), False),
         "vector_maximum_clamp_max": (chain(

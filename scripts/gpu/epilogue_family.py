@@ -35,7 +35,7 @@ import fusion.dynamo
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] /
                        "python_bindings" / "tests"))
-from zoo import zoo  # noqa: E402
+from zoo import _swiglu, zoo  # noqa: E402
 
 # 40 input features: rows of x and w are 16-byte multiples, so the wgmma
 # strategy runs its kernel (TMA) rather than falling back to cuBLASLt.
@@ -180,6 +180,9 @@ BENCH = [
      None, False, False),
     ("e", "y - y.mean(1)", lambda y, x, m: y - y.mean(1, keepdim=True),
      None, False, False),
+    # SwiGLU on one GEMM: the output has half its features.
+    ("gated", "swiglu(y)", lambda y, x, m: _swiglu(*y.chunk(2, dim=-1)),
+     None, False, False),
     ("softmax", "softmax(y)", lambda y, x, m: F.softmax(y, -1),
      None, False, False),
     # A low temperature: most exponentials of a row underflow.
@@ -201,7 +204,8 @@ COMPILE_MODES = ("default", "max-autotune-no-cudagraphs")
 # torch.compile modes.
 PARTS = {"tf32": (("tf32",), COMPILE_MODES),
          "tf32-default": (("tf32",), COMPILE_MODES[:1]),
-         "rest": (("fp32", "bf16"), ())}
+         "rest": (("fp32", "bf16"), ()),
+         "bf16-default": (("bf16",), COMPILE_MODES[:1])}
 
 
 def split_part(part):
