@@ -145,6 +145,25 @@ ELEMENTWISE = {
     "aten.log.default": _unary("math.log"),
     "aten.log1p.default": _unary("math.log1p"),
     "aten.erf.default": _unary("math.erf"),
+    "aten.erfc.default": _unary("math.erfc"),
+    "aten.log10.default": _unary("math.log10"),
+    "aten.sin.default": _unary("math.sin"),
+    "aten.cos.default": _unary("math.cos"),
+    "aten.tan.default": _unary("math.tan"),
+    "aten.asin.default": _unary("math.asin"),
+    "aten.acos.default": _unary("math.acos"),
+    "aten.atan.default": _unary("math.atan"),
+    "aten.atan2.default": lambda s, a, b: s.op("math.atan2", a, b),
+    "aten.sinh.default": _unary("math.sinh"),
+    "aten.cosh.default": _unary("math.cosh"),
+    "aten.asinh.default": _unary("math.asinh"),
+    "aten.acosh.default": _unary("math.acosh"),
+    "aten.atanh.default": _unary("math.atanh"),
+    "aten.floor.default": _unary("math.floor"),
+    "aten.ceil.default": _unary("math.ceil"),
+    "aten.trunc.default": _unary("math.trunc"),
+    # Halfway cases to the even neighbour, as PyTorch rounds.
+    "aten.round.default": _unary("math.roundeven"),
     "aten.sqrt.default": _unary("math.sqrt"),
     "aten.rsqrt.default": _unary("math.rsqrt"),
     "aten.abs.default": _unary("math.absf"),
@@ -506,9 +525,11 @@ class Importer:
         # Linear layer results: program value -> (x, weight node, bias node
         # or None, first row of the weight's input that they take).
         self._linears = {}
-        # (input node, start, stop) of each argument past the inputs: rows
-        # [start, stop) of an input (a weight or a per-column vector), which
-        # the caller passes as a view.
+        # (input node, start, stop, copy) of each argument past the inputs:
+        # rows [start, stop) of an input (a weight or a per-column vector),
+        # which the caller passes as a view, or as a copy where the view
+        # would not start 16 bytes into the input (the library's buffers
+        # are 16-byte aligned).
         self.slices = []
         self._sliced = {}         # (input node, start, stop) -> value
         self._input_nodes = {}    # program value of an input -> its node
@@ -1217,7 +1238,8 @@ class Importer:
             value = self.program.argument(shape, self.element)
             self._sliced[key] = value
             self._input_nodes[value] = (node, start)
-            self.slices.append(key)
+            offset = start * math.prod(shape[1:]) * meta.element_size()
+            self.slices.append(key + (offset % 16 != 0,))
         return self._sliced[key]
 
     def _source_rows(self, value, start, stop):

@@ -389,7 +389,7 @@ def _replace(graph, key, inputs, outputs, broadcasts, slices, views,
     its results are put in order after it (legalize_graph). Single-value
     inputs are broadcast to the per-column vectors the library takes, and
     the rows of weights and vectors it takes apart follow the inputs as
-    views; the library's [batch, values per row] results are viewed as the
+    views (copies where a view would not be 16-byte aligned); the library's [batch, values per row] results are viewed as the
     outputs' shapes."""
     order = {node: index for index, node in enumerate(graph.nodes)}
     last = max(members, key=order.__getitem__)
@@ -406,10 +406,14 @@ def _replace(graph, key, inputs, outputs, broadcasts, slices, views,
                                             torch.contiguous_format})
             last = node
         arguments.append(node)
-    for node, start, stop in slices:
+    for node, start, stop, copy in slices:
         with graph.inserting_after(last):
             last = graph.call_function(torch.ops.aten.slice.Tensor,
                                        (node, 0, start, stop))
+        if copy:
+            with graph.inserting_after(last):
+                last = graph.call_function(torch.ops.aten.clone.default,
+                                           (last,))
         arguments.append(last)
     with graph.inserting_after(last):
         call = graph.call_function(torch.ops.fusion.run.default,

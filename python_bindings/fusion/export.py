@@ -59,8 +59,9 @@ class ImportedFunction:
     # The tensors of "constant" graph arguments (numbers the forward writes
     # as tensors, folded into the program) by name, for the recomputation.
     constants: dict = None
-    # The library's arguments past `arguments`: [i, start, stop] passes
-    # rows [start, stop) of argument i (see Importer.slices).
+    # The library's arguments past `arguments`: [i, start, stop, copy]
+    # passes rows [start, stop) of argument i, copied if `copy` (see
+    # Importer.slices).
     slices: list = dataclasses.field(default_factory=list)
 
 
@@ -262,8 +263,8 @@ def import_module(module, example_inputs, *, training, name="forward"):
                 f"batch norm {bn} is applied more than once in training "
                 f"mode, which fusion does not compute")
     positions = {node: i for i, (_, node) in enumerate(inputs)}
-    slices = [[positions[node], start, stop]
-              for node, start, stop in importer.slices]
+    slices = [[positions[node], start, stop, copy]
+              for node, start, stop, copy in importer.slices]
     return ImportedFunction(name, program, [a for a, _ in inputs], results,
                             structure, batch_statistics, output_ranks,
                             ep.graph_module,

@@ -24,7 +24,8 @@ class _Entry:
     arguments: list  # Argument
     results: list  # Result
     batch_statistics: list  # batch norms normalizing with the batch's
-    # Arguments past `arguments`: [i, start, stop], rows of argument i.
+    # Arguments past `arguments`: [i, start, stop, copy], rows of
+    # argument i (copied if `copy`).
     slices: list
 
     @classmethod
@@ -250,10 +251,13 @@ class CompiledModule(torch.nn.Module):
 
 def _library_inputs(entry, tensors):
     """The library's arguments: single values broadcast to the vectors it
-    takes, then the rows of weights and vectors it takes apart (views)."""
+    takes, then the rows of weights and vectors it takes apart (views, or
+    copies where a view would not be 16-byte aligned)."""
+    rows = [tensors[i][start:stop] for i, start, stop, _ in entry.slices]
     return [t.expand(a.broadcast).contiguous() if a.broadcast else t
             for a, t in zip(entry.arguments, tensors)] + [
-        tensors[i][start:stop] for i, start, stop in entry.slices]
+        view.clone() if copy else view
+        for view, (*_, copy) in zip(rows, entry.slices)]
 
 
 class _CallWithRecomputedBackward(torch.autograd.Function):

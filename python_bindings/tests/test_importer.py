@@ -569,8 +569,9 @@ def test_glu_is_two_gemms_on_the_weights_halves():
         a for a in f.arguments if a.name == "linear.weight")), \
         f.arguments.index(next(a for a in f.arguments
                                if a.name == "linear.bias"))
-    assert f.slices == [[weight, 0, 6], [bias, 0, 6], [weight, 6, 12],
-                        [bias, 6, 12]]
+    # The bias's second half starts 24 bytes in: a copy keeps it aligned.
+    assert f.slices == [[weight, 0, 6, False], [bias, 0, 6, False],
+                        [weight, 6, 12, False], [bias, 6, 12, True]]
     inputs = len(f.arguments)
     values = [a["value"] for a in f.program.arguments]
     assert [values.index(v) for v in first["operands"][1:]] == \
@@ -603,7 +604,8 @@ def test_pieces_of_the_features_are_gemms_on_rows_of_the_weight(pieces,
     # Each piece's scale vector is the rows of `scale` it multiplies.
     scale = [a.name for a in f.arguments].index("scale")
     assert [s for s in f.slices if s[0] == scale] == [
-        [scale, start, start + size] for start, size in zip(starts, sizes)]
+        [scale, start, start + size, start % 4 != 0]
+        for start, size in zip(starts, sizes)]
 
 
 @pytest.mark.parametrize("forward, message", [

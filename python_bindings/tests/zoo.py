@@ -135,6 +135,13 @@ def zoo(in_features=37):
         "softshrink_exp2": (chain(lambda y, m: F.softshrink(y, 0.3) -
                                   torch.exp2(-y.abs()) * torch.sign(y)),
                             (33, k), False),
+        "sin_cos_atan2": (chain(lambda y, m: torch.sin(y) * torch.cos(
+            y * -0.5 + m.shift) + torch.atan2(y, m.gain)),
+            (33, k), False),
+        "hyperbolic_erfc_log10": (chain(
+            lambda y, m: torch.asinh(y) - torch.erfc(y * 0.5) *
+            torch.cosh(torch.tanh(y)) + torch.log10(y.abs() + 1.0)),
+            (33, k), False),
         # Gated layers: pieces of the features of one GEMM.
         "glu": (lambda: Chain(k, 90, lambda y, m: F.glu(y)), (33, k), False),
         "swiglu_chunk_scaled": (lambda: Chain(k, 90, lambda y, m: _swiglu(

@@ -167,6 +167,8 @@ BENCH = [
      None, False, False),
     ("a", "gelu(y + shift)", lambda y, x, m: F.gelu(y + m.shift),
      None, False, False),
+    # A SIREN layer: libdevice's sine, its range reduction included.
+    ("a", "sin(y)", lambda y, x, m: torch.sin(y), None, False, False),
     ("b", "y * sigmoid(y)", lambda y, x, m: y * torch.sigmoid(y),
      None, False, False),
     ("b", "gelu(y) + x", lambda y, x, m: F.gelu(y) + x, None, False, True),

@@ -10,6 +10,7 @@
 // CHECK: arith.divf %{{.*}}, %{{.*}} fastmath<afn> : f32
 // CHECK: arith.divf %{{.*}}, %{{.*}} fastmath<afn> : f32
 // CHECK: math.tanh
+// CHECK: math.roundeven
 // CHECK: fusion.yield
 
 // CPU-NOT: math.
@@ -58,7 +59,26 @@ func.func @all(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %s: tensor<4xf32>) -> t
     %23 = math.rsqrt %22 : f32
     %24 = math.sqrt %23 : f32
     %25 = math.tanh %24 : f32
-    fusion.yield %25 : f32
+    // The trigonometric and hyperbolic functions, erfc, log10 and the
+    // roundings to integers.
+    %26 = math.sin %25 : f32
+    %27 = math.cos %26 : f32
+    %28 = math.tan %27 : f32
+    %29 = math.asin %28 : f32
+    %30 = math.acos %29 : f32
+    %31 = math.atan %30 : f32
+    %32 = math.atan2 %31, %a : f32
+    %33 = math.sinh %32 : f32
+    %34 = math.cosh %33 : f32
+    %35 = math.asinh %34 : f32
+    %36 = math.acosh %35 : f32
+    %37 = math.atanh %36 : f32
+    %38 = math.erfc %37 : f32
+    %39 = math.log10 %38 : f32
+    %40 = math.trunc %39 : f32
+    %41 = math.roundeven %40 : f32
+    %42 = arith.addf %41, %c : f32
+    fusion.yield %42 : f32
   } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }

@@ -2,8 +2,9 @@
 // tiled kernel's epilogue and in cuBLAS's epilogue kernel: the comparisons
 // that keep or drop NaNs (maximumf/minimumf against maxnumf/minnumf), the
 // sign ops, ceil, the exponentials, rsqrt, the correctly rounded division
-// and the approximate quotient each leave their instruction (erf, log,
-// tanh and powf are libdevice's polynomials; floor of a ceil folds away).
+// and the approximate quotient, trunc and roundeven each leave their
+// instruction (erf, log, tanh, powf and the trigonometric and hyperbolic
+// functions are libdevice's; floor of a ceil folds away).
 // REQUIRES: cuda-toolkit
 // RUN: fusion-compile %S/../../Dialect/Fusion/epilogue-ops.mlir --emit=ptx -o - | FileCheck %s
 // RUN: fusion-compile %S/../../Dialect/Fusion/epilogue-ops.mlir --emit=ptx --strategy=tiled -o - | FileCheck %s
@@ -20,3 +21,5 @@
 // CHECK-DAG: rsqrt.approx.f32
 // CHECK-DAG: div.rn.f32
 // CHECK-DAG: div.full.f32
+// CHECK-DAG: cvt.rzi.f32.f32
+// CHECK-DAG: cvt.rni.f32.f32

@@ -212,18 +212,22 @@ bool mlir::fusion::isAllowedScalarOp(Operation &op) {
              arith::DivFOp, arith::NegFOp, arith::MaximumFOp,
              arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
              arith::CmpFOp, arith::SelectOp, arith::AndIOp, arith::OrIOp,
-             arith::XOrIOp, math::AbsFOp, math::CeilOp, math::FloorOp,
-             math::ErfOp, math::ExpOp, math::Exp2Op,
-             math::ExpM1Op, math::FmaOp, math::LogOp, math::Log1pOp,
-             math::Log2Op, math::PowFOp, math::RsqrtOp, math::SqrtOp,
-             math::TanhOp>(op);
+             arith::XOrIOp, math::AbsFOp, math::AcosOp, math::AcoshOp,
+             math::AsinOp, math::AsinhOp, math::AtanOp, math::Atan2Op,
+             math::AtanhOp, math::CeilOp, math::CosOp, math::CoshOp,
+             math::ErfOp, math::ErfcOp, math::ExpOp, math::Exp2Op,
+             math::ExpM1Op, math::FloorOp, math::FmaOp, math::LogOp,
+             math::Log10Op, math::Log1pOp, math::Log2Op, math::PowFOp,
+             math::RoundEvenOp, math::RsqrtOp, math::SinOp, math::SinhOp,
+             math::SqrtOp, math::TanOp, math::TanhOp, math::TruncOp>(op);
 }
 
 static constexpr const char *kAllowedScalarOps =
     "arith.constant, addf, subf, mulf, divf, negf, maximumf, minimumf, "
-    "maxnumf, minnumf, cmpf, select, andi, ori, xori; math.absf, ceil, "
-    "floor, erf, exp, exp2, expm1, fma, log, log1p, log2, powf, "
-    "rsqrt, sqrt, tanh";
+    "maxnumf, minnumf, cmpf, select, andi, ori, xori; math.absf, acos, "
+    "acosh, asin, asinh, atan, atan2, atanh, ceil, cos, cosh, erf, erfc, "
+    "exp, exp2, expm1, floor, fma, log, log10, log1p, log2, powf, "
+    "roundeven, rsqrt, sin, sinh, sqrt, tan, tanh, trunc";
 
 StringRef mlir::fusion::getAllowedScalarOpsDescription() {
   return kAllowedScalarOps;

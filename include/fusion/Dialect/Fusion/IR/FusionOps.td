@@ -304,8 +304,10 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
        hold exactly the ops every backend lowers: `arith.constant`, `addf`,
        `subf`, `mulf`, `divf`, `negf`, `maximumf`, `minimumf`, `maxnumf`,
        `minnumf`, `cmpf`, `select`, `andi`, `ori`, `xori` and `math.absf`,
-       `ceil`, `floor`, `erf`, `exp`, `exp2`, `expm1`, `fma`,
-       `log`, `log1p`, `log2`, `powf`, `rsqrt`, `sqrt`, `tanh`, on f32
+       `acos`, `acosh`, `asin`, `asinh`, `atan`, `atan2`, `atanh`, `ceil`,
+       `cos`, `cosh`, `erf`, `erfc`, `exp`, `exp2`, `expm1`, `floor`, `fma`,
+       `log`, `log10`, `log1p`, `log2`, `powf`, `roundeven`, `rsqrt`,
+       `sin`, `sinh`, `sqrt`, `tan`, `tanh`, `trunc`, on f32
        values (i1 for comparison results, conditions and their logic);
        anything else is a verifier error naming the op. No op carries
        `fastmath` flags but `arith.divf`, `math.erf` and `math.exp`, which
