@@ -167,8 +167,15 @@ BENCH = [
      None, False, False),
     ("a", "gelu(y + shift)", lambda y, x, m: F.gelu(y + m.shift),
      None, False, False),
-    # A SIREN layer: libdevice's sine, its range reduction included.
-    ("a", "sin(y)", lambda y, x, m: torch.sin(y), None, False, False),
+    # libdevice's functions: a SIREN layer's sine (its range reduction
+    # branches to a slow path an element), tan (away from its poles), atan,
+    # asinh and erfc.
+    ("f", "sin(y)", lambda y, x, m: torch.sin(y), None, False, False),
+    ("f", "tan(tanh(y))", lambda y, x, m: torch.tan(torch.tanh(y)), None,
+     False, False),
+    ("f", "atan(y)", lambda y, x, m: torch.atan(y), None, False, False),
+    ("f", "asinh(y)", lambda y, x, m: torch.asinh(y), None, False, False),
+    ("f", "erfc(y)", lambda y, x, m: torch.erfc(y), None, False, False),
     ("b", "y * sigmoid(y)", lambda y, x, m: y * torch.sigmoid(y),
      None, False, False),
     ("b", "gelu(y) + x", lambda y, x, m: F.gelu(y) + x, None, False, True),

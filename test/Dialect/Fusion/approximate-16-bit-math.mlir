@@ -1,4 +1,4 @@
-// fusion-approximate-16-bit-math: the erfs, exps and divisions of fused_linear,
+// fusion-approximate-16-bit-math: the erfs, exps, sines, cosines and divisions of fused_linear,
 // elementwise and reduce ops whose results are bf16 or f16 take
 // fastmath<afn>; other math, ops with f32 results and an op already marked
 // keep what they have.
@@ -13,9 +13,9 @@
 // EXACT-NOT: fastmath<afn>
 // EXACT-LABEL: func.func @f32_results
 
-// gelu's erf in a bf16 epilogue, an erf, an exp and a quotient in an f16
-// elementwise body, and an exp in a bf16 reduction's map: all approximate;
-// tanh and log stay exact.
+// gelu's erf in a bf16 epilogue, an erf, an exp, a quotient, a sine and a
+// cosine in an f16 elementwise body, and an exp in a bf16 reduction's map:
+// all approximate; tanh, tan and log stay exact.
 // CHECK-LABEL: func.func @sixteen_bit_results
 // CHECK: fusion.fused_linear
 // CHECK: %[[S:.*]] = arith.mulf
@@ -25,7 +25,10 @@
 // CHECK-NEXT: %[[E:.*]] = math.erf %[[V]] fastmath<afn> : f32
 // CHECK-NEXT: %[[X:.*]] = math.exp %[[E]] fastmath<afn> : f32
 // CHECK-NEXT: %[[T:.*]] = math.tanh %[[X]] : f32
-// CHECK-NEXT: arith.divf %[[T]], %[[V]] fastmath<afn> : f32
+// CHECK-NEXT: %[[Q:.*]] = arith.divf %[[T]], %[[V]] fastmath<afn> : f32
+// CHECK-NEXT: %[[SN:.*]] = math.sin %[[Q]] fastmath<afn> : f32
+// CHECK-NEXT: %[[CS:.*]] = math.cos %[[SN]] fastmath<afn> : f32
+// CHECK-NEXT: math.tan %[[CS]] : f32
 // CHECK: fusion.reduce sum
 // CHECK-NEXT: ^bb0(%[[R:.*]]: f32):
 // CHECK-NEXT: %[[L:.*]] = math.log %[[R]] : f32
@@ -49,7 +52,10 @@ func.func @sixteen_bit_results(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>, %h: t
     %x2 = math.exp %e : f32
     %t = math.tanh %x2 : f32
     %q = arith.divf %t, %v : f32
-    fusion.yield %q : f32
+    %sn = math.sin %q : f32
+    %cs = math.cos %sn : f32
+    %tn = math.tan %cs : f32
+    fusion.yield %tn : f32
   }
   %r = fusion.reduce sum %y : tensor<?x4xbf16> -> tensor<?x1xbf16> {
   ^bb0(%v: f32):
@@ -71,7 +77,8 @@ func.func @sixteen_bit_results(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>, %h: t
 // CHECK-NEXT: ^bb0(%[[V:.*]]: f32):
 // CHECK-NEXT: %[[E:.*]] = math.erf %[[V]] : f32
 // CHECK-NEXT: %[[X:.*]] = math.exp %[[E]] : f32
-// CHECK-NEXT: arith.divf %[[X]], %[[V]] : f32
+// CHECK-NEXT: %[[Q:.*]] = arith.divf %[[X]], %[[V]] : f32
+// CHECK-NEXT: math.sin %[[Q]] : f32
 // CHECK: fusion.elementwise
 // CHECK-NEXT: ^bb0(%[[U:.*]]: f32):
 // CHECK-NEXT: math.erf %[[U]] fastmath<afn> : f32
@@ -86,7 +93,8 @@ func.func @f32_results(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> (tensor<?x4x
     %e = math.erf %v : f32
     %x2 = math.exp %e : f32
     %q = arith.divf %x2, %v : f32
-    fusion.yield %q : f32
+    %sn = math.sin %q : f32
+    fusion.yield %sn : f32
   }
   %u = fusion.elementwise %y : tensor<?x4xf32> {
   ^bb0(%v: f32):

@@ -62,7 +62,7 @@
 // WGMMA: #fusion.gemm_config<cublaslt>
 
 // SM80-NOT: wgmma
-// SM80-COUNT-16: #fusion.gemm_config<cublaslt>
+// SM80-COUNT-23: #fusion.gemm_config<cublaslt>
 
 // AUTO-LABEL: func.func @fp32
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
@@ -107,6 +107,17 @@
 // AUTO: #fusion.gemm_config<cublaslt>
 // AUTO-LABEL: func.func @fp32_line_unaligned_k
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
+// An accurate sin, cos or tan (libdevice's range reduction, a branch an
+// element) keeps cuBLASLt and an epilogue kernel, but for 3xTF32; an
+// approximate sine (16-bit results) has no branch.
+// AUTO-LABEL: func.func @tf32_sine
+// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO-LABEL: func.func @bf16_cosine_tangent
+// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO-LABEL: func.func @fp32_sine
+// AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
+// AUTO-LABEL: func.func @bf16_approximate_sine_cosine
+// AUTO: #fusion.gemm_config<wgmma, mma = bf16
 // WGMMA-LABEL: func.func @bf16_line_unaligned_k
 // WGMMA: #fusion.gemm_config<wgmma, mma = bf16
 
@@ -297,4 +308,42 @@ func.func @fp32_line_unaligned_k(%x: tensor<?x1000xf32>, %w: tensor<256x1000xf32
     fusion.yield %acc : f32
   } : (tensor<?x1000xf32>, tensor<256x1000xf32>) -> tensor<?x256xf32>
   return %0 : tensor<?x256xf32>
+}
+
+func.func @tf32_sine(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    %s = math.sin %acc : f32
+    fusion.yield %s : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
+
+func.func @bf16_cosine_tangent(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>) -> tensor<?x256xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    %c = math.cos %acc fastmath<afn> : f32
+    %t = math.tan %c : f32
+    fusion.yield %t : f32
+  } : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
+  return %0 : tensor<?x256xbf16>
+}
+
+func.func @fp32_sine(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    %s = math.sin %acc : f32
+    fusion.yield %s : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
+
+func.func @bf16_approximate_sine_cosine(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>) -> tensor<?x256xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    %s = math.sin %acc fastmath<afn> : f32
+    %c = math.cos %s fastmath<afn> : f32
+    fusion.yield %c : f32
+  } : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
+  return %0 : tensor<?x256xbf16>
 }

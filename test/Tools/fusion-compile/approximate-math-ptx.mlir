@@ -13,6 +13,9 @@
 //   with the negation folded) and an ex2 that flushes subnormal results,
 //   which 1 + exp absorbs; sigmoid's reciprocal of 1 + exp, never
 //   subnormal, rcp.approx.ftz (fusion-expand-one-plus-exp).
+// - sin: with f32 results libdevice's __nv_sinf, whose range reduction
+//   branches to its slow path past 105615 (0f47CE4780), with bf16 results
+//   sin.approx.f32.
 // REQUIRES: cuda-toolkit
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma --precision=tf32 -o - | FileCheck %s --implicit-check-not=0f3F8060FE --implicit-check-not=0f40900000
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=cublas --precision=tf32 -o - | FileCheck %s --implicit-check-not=0f3F8060FE --implicit-check-not=0f40900000
@@ -53,6 +56,16 @@
 // CHECK-NOT: cvt.sat.f32.f32
 // CHECK-NOT: fma.rm.f32
 // CHECK: rcp.approx.ftz.f32
+// CHECK-LABEL: .entry sin_f32_
+// CHECK-NOT: sin.approx
+// CHECK: 0f47CE4780
+// CHECK-LABEL: .entry sin_bf16_
+// CHECK-NOT: 0f47CE4780
+// CHECK: sin.approx.f32
+// CHECK-NOT: 0f47CE4780
+// EXACT-LABEL: .entry sin_bf16_
+// EXACT-NOT: sin.approx
+// EXACT: 0f47CE4780
 func.func @gelu_f32(%x: tensor<?x256xf32>, %w: tensor<256x256xf32>) -> tensor<?x256xf32> {
   %0 = fusion.linear %x, %w : tensor<?x256xf32>, tensor<256x256xf32> -> tensor<?x256xf32>
   %1 = fusion.elementwise %0 : tensor<?x256xf32> {
@@ -113,6 +126,26 @@ func.func @silu_bf16(%x: tensor<?x256xbf16>, %w: tensor<256x256xbf16>) -> tensor
     %s = arith.divf %one, %d fastmath<afn> : f32
     %o = arith.mulf %v, %s : f32
     fusion.yield %o : f32
+  }
+  return %1 : tensor<?x256xbf16>
+}
+
+func.func @sin_f32(%x: tensor<?x256xf32>, %w: tensor<256x256xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x256xf32>, tensor<256x256xf32> -> tensor<?x256xf32>
+  %1 = fusion.elementwise %0 : tensor<?x256xf32> {
+  ^bb0(%v: f32):
+    %s = math.sin %v : f32
+    fusion.yield %s : f32
+  }
+  return %1 : tensor<?x256xf32>
+}
+
+func.func @sin_bf16(%x: tensor<?x256xbf16>, %w: tensor<256x256xbf16>) -> tensor<?x256xbf16> {
+  %0 = fusion.linear %x, %w : tensor<?x256xbf16>, tensor<256x256xbf16> -> tensor<?x256xbf16>
+  %1 = fusion.elementwise %0 : tensor<?x256xbf16> {
+  ^bb0(%v: f32):
+    %s = math.sin %v : f32
+    fusion.yield %s : f32
   }
   return %1 : tensor<?x256xbf16>
 }

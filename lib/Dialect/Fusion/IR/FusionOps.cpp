@@ -275,20 +275,22 @@ static LogicalResult verifyScalarRegion(Operation *owner, Block &body,
     // change results silently. A division may be approximate (afn: on the
     // GPUs rcp.approx.f32 for a reciprocal, 1 ulp, and div.full.f32 for a
     // quotient, 2 ulps, both over the whole range), as sigmoid's reciprocal
-    // is; erf and exp too, within about 1e-5 relative (for results rounded
-    // to 16 bits: fusion-approximate-16-bit-math).
+    // is; erf and exp too, within about 1e-5 relative, and sin and cos
+    // within 2^-21 absolute on [-pi, pi] (for results rounded to 16 bits:
+    // fusion-approximate-16-bit-math).
     if (auto fastMath = dyn_cast<arith::ArithFastMathInterface>(op)) {
       arith::FastMathFlags flags = fastMath.getFastMathFlagsAttr().getValue();
       arith::FastMathFlags allowed =
-          isa<arith::DivFOp, math::ErfOp, math::ExpOp>(op)
+          isa<arith::DivFOp, math::ErfOp, math::ExpOp, math::SinOp,
+              math::CosOp>(op)
               ? arith::FastMathFlags::afn
               : arith::FastMathFlags::none;
       if (arith::bitEnumContainsAny(flags, ~allowed))
         return op.emitOpError()
                << "has fastmath<" << arith::stringifyFastMathFlags(flags)
                << "> but in " << kind.phrase
-               << " only arith.divf, math.erf and math.exp may carry "
-                  "fastmath flags, and only afn";
+               << " only arith.divf, math.erf, math.exp, math.sin and "
+                  "math.cos may carry fastmath flags, and only afn";
     }
     // Operands are block arguments (f32, checked above) or results of
     // earlier ops (checked here), so results are all there is to check.

@@ -28,7 +28,8 @@ struct Approximate16BitMathPass
       if (!roundsRegionTo16Bits(op))
         return;
       op->walk([](Operation *inner) {
-        if (!isa<math::ErfOp, math::ExpOp, arith::DivFOp>(inner))
+        if (!isa<math::ErfOp, math::ExpOp, math::SinOp, math::CosOp,
+                 arith::DivFOp>(inner))
           return;
         auto fastMath = cast<arith::ArithFastMathInterface>(inner);
         inner->setAttr(fastMath.getFastMathAttrName(),

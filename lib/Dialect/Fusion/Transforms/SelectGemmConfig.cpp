@@ -97,6 +97,27 @@ static bool wgmmaComputes(FusedLinearOp op, const ChipInfo &chip) {
                              op.getWeight().getType().getDimSize(1));
 }
 
+/// Whether `op`'s epilogue holds an accurate sine, cosine or tangent:
+/// libdevice's range reduction branches to its slow path (arguments past
+/// 105615) an element, which serializes a register epilogue (tf32 sin(y)
+/// 1.36x cuBLAS's GEMM plus an epilogue kernel, bf16 tan(y) 1.8x;
+/// docs/benchmarks.md, run 48). The approximate ones (afn, 16-bit results)
+/// have no branch.
+static bool hasBranchingRangeReduction(FusedLinearOp op) {
+  return op.getEpilogue()
+      .walk([](Operation *inner) {
+        if (!isa<math::SinOp, math::CosOp, math::TanOp>(inner))
+          return WalkResult::advance();
+        auto flags = cast<arith::ArithFastMathInterface>(inner)
+                         .getFastMathFlagsAttr()
+                         .getValue();
+        return arith::bitEnumContainsAny(flags, arith::FastMathFlags::afn)
+                   ? WalkResult::advance()
+                   : WalkResult::interrupt();
+      })
+      .wasInterrupted();
+}
+
 /// Whether `auto` weighs the wgmma kernel against cuBLASLt's GEMM for `op`
 /// (3xTF32 takes it wherever it computes: about 2x cuBLAS's SGEMM): K rows
 /// of whole 128-byte lines, since TMA's loads of others take two L2
@@ -135,10 +156,12 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
     // cuBLAS's GEMM plus a pass), but not where reductions read the
     // written output (norms, softmax: the exposed store loses 1-8% to
     // cuBLAS's GEMM before the same row program; such ops take the wgmma
-    // kernels for small batches alone, takesWgmmaForSmallBatches).
-    // Elsewhere only 3xTF32 beats cuBLAS.
+    // kernels for small batches alone, takesWgmmaForSmallBatches), nor for
+    // epilogues with an accurate sin, cos or tan (run 48; the 3xTF32 kernel
+    // hides them under its multiplies). Elsewhere only 3xTF32 beats cuBLAS.
     if (isWgmmaCandidate(op, chip, fp32Math) &&
-        (fp32 || !isWrittenForReductions(op, getWgmmaBlockN(op))))
+        (fp32 || (!isWrittenForReductions(op, getWgmmaBlockN(op)) &&
+                  !hasBranchingRangeReduction(op))))
       return GemmBackend::wgmma;
     return fp32 && generated == GemmBackend::mma_sync ? GemmBackend::mma_sync
                                                       : GemmBackend::cublaslt;

@@ -310,9 +310,11 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
        `sin`, `sinh`, `sqrt`, `tan`, `tanh`, `trunc`, on f32
        values (i1 for comparison results, conditions and their logic);
        anything else is a verifier error naming the op. No op carries
-       `fastmath` flags but `arith.divf`, `math.erf` and `math.exp`, which
-       may carry `afn`: approximate. A division then has no correctly
-       rounded one's slow-path branch: on the GPUs a reciprocal
+       `fastmath` flags but `arith.divf`, `math.erf`, `math.exp`,
+       `math.sin` and `math.cos`, which may carry `afn`: approximate
+       (sin and cos: `sin.approx.f32`, `cos.approx.f32`, without
+       libdevice's range-reduction branch). A division then has no
+       correctly rounded one's slow-path branch: on the GPUs a reciprocal
        (`arith.divf` of 1.0) is `rcp.approx.f32`, 1 ulp over the whole
        range, subnormals included, and a quotient `div.full.f32`, 2 ulps
        over the whole range (by a constant, one product with its
@@ -320,7 +322,7 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
        the approximate reciprocal for sigmoid's and silu's
        `1 / (1 + exp(-x))`. erf and exp are then within about 1e-5
        relative on the GPUs. `fusion-approximate-16-bit-math` marks erf,
-       exp and every division where the result is 16-bit. The CPU
+       exp, sin, cos and every division where the result is 16-bit. The CPU
        reference ignores the flag.
     3. If a `batch_norm` stage is present (then without row operands), `e` is
        batch-normalized exactly as

@@ -135,15 +135,15 @@ def FuseLinearEpilogues : Pass<"fusion-fuse-linear-epilogues"> {
 }
 
 def Approximate16BitMath : Pass<"fusion-approximate-16-bit-math"> {
-  let summary = "Let the erf, exp and divisions of fusion ops whose results "
-                "are bf16 or f16 be approximate (`fastmath<afn>`)";
+  let summary = "Let the erf, exp, sin, cos and divisions of fusion ops whose "
+                "results are bf16 or f16 be approximate (`fastmath<afn>`)";
   let description = [{
     A `fusion.fused_linear`, `fusion.elementwise` or `fusion.reduce` whose
     result is bf16 or f16 computes its region in f32 and rounds the result
     once to 16 bits, a relative error of up to 2^-9 (bf16) or 2^-12 (f16);
     PyTorch's own 16-bit model rounds every intermediate. The `erf`s,
-    `exp`s and divisions of such a region are marked `fastmath<afn>`,
-    which the GPU lowering reads:
+    `exp`s, `sin`s, `cos`s and divisions of such a region are marked
+    `fastmath<afn>`, which the GPU lowering reads:
 
     - gelu's `1 + erf(s)` takes a polynomial of degree 6 instead of 9
       (`fusion-expand-one-plus-erf`): relative error at most 6.3e-6 down
@@ -159,9 +159,17 @@ def Approximate16BitMath : Pass<"fusion-approximate-16-bit-math"> {
       share, correctly rounded as before; any other quotient
       `div.full.f32` (within 2 ulps) and a reciprocal `rcp.approx.f32`
       (1 ulp), without the correctly rounded division's range check and
-      slow-path branch an element.
+      slow-path branch an element;
+    - `sin(x)` and `cos(x)` are `__nv_fast_sinf` and `__nv_fast_cosf`,
+      `sin.approx.f32` and `cos.approx.f32`: within 2^-21 absolute on
+      [-pi, pi], beyond it as much more as the argument's own f32 rounding
+      already moves the result (an absolute bound: for results near zero
+      about f16's own rounding), instead of libdevice's range reduction,
+      whose branch to its slow path (arguments past 105615) an element
+      serializes a GEMM epilogue.
 
-    All stay over 35 times below f16's smallest rounding error (2.4e-4,
+    erf, exp and the divisions stay over 35 times below f16's smallest
+    rounding error (2.4e-4,
     half a unit in the last place). The CPU reference ignores the flag. Ops with f32 results are left alone:
     fp32 and tf32 models keep f32-accurate functions. The decision is the
     flag: written by hand, or removed, it is what the lowering reads.
@@ -317,7 +325,9 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     kernel for f32 tensors in fp32 (3xTF32), for outputs that only
     reductions its tiles compute read (reduced from the tiles, never
     written) and
-    for tf32 and 16-bit multiplies whose output no reduction reads;
+    for tf32 and 16-bit multiplies whose output no reduction reads and
+    whose epilogue holds no accurate sin, cos or tan (libdevice's range
+    reduction branches an element);
     cuBLASLt for the rest (outputs written for norms or softmax), whose
     small batches (those the wgmma kernel's batch configs take, below;
     no batch norm stage) get the wgmma kernels' batch configs beside
