@@ -532,7 +532,10 @@ class Importer:
         # are 16-byte aligned).
         self.slices = []
         self._sliced = {}         # (input node, start, stop) -> value
-        self._input_nodes = {}    # program value of an input -> its node
+        self._pieces = {}         # (layer's value, start, stop) -> value
+        # Program value of an input -> its node, or (node, first row) for
+        # rows of one.
+        self._input_nodes = {}
 
     def _weights(self):
         """Inputs used as the [N, K] weight of a GEMM (so of static shape)."""
@@ -1230,7 +1233,7 @@ class Importer:
 
     def _rows_of(self, node, start, stop):
         """The argument holding rows [start, stop) of input `node` (a weight
-        or a per-column vector), which the caller passes as a view."""
+        or a per-column vector), which the caller passes (see slices)."""
         key = (node, start, stop)
         if key not in self._sliced:
             meta = tensor_meta(node)
@@ -1267,7 +1270,7 @@ class Importer:
             unsupported(user, f"fusion slices the features of a linear "
                         f"layer's output, not those of {source.name}")
         key = (chain.root, start, stop)
-        if key not in self._sliced:
+        if key not in self._pieces:
             x, weight, bias, first = self._linears[chain.root]
             value = self.program.linear(
                 x, self._rows_of(weight, first + start, first + stop),
@@ -1275,7 +1278,7 @@ class Importer:
                 self._rows_of(bias, first + start, first + stop),
                 location(user))
             self._linears[value] = (x, weight, bias, first + start)
-            self._sliced[key] = value
+            self._pieces[key] = value
 
         def replace(leaf):
             if leaf.fn == "row":
@@ -1288,7 +1291,7 @@ class Importer:
                     leaf.args[0], start, stop),))
             return leaf
 
-        return _Chain(self._sliced[key], _map_leaves(chain.expr, replace),
+        return _Chain(self._pieces[key], _map_leaves(chain.expr, replace),
                       stop - start)
 
     def _feature_dimension(self, node, source, dim):

@@ -389,8 +389,9 @@ def _replace(graph, key, inputs, outputs, broadcasts, slices, views,
     its results are put in order after it (legalize_graph). Single-value
     inputs are broadcast to the per-column vectors the library takes, and
     the rows of weights and vectors it takes apart follow the inputs as
-    views (copies where a view would not be 16-byte aligned); the library's [batch, values per row] results are viewed as the
-    outputs' shapes."""
+    views (copies where a view would not be 16-byte aligned); the
+    library's [batch, values per row] results are viewed as the outputs'
+    shapes."""
     order = {node: index for index, node in enumerate(graph.nodes)}
     last = max(members, key=order.__getitem__)
     arguments = []

@@ -253,11 +253,13 @@ def _library_inputs(entry, tensors):
     """The library's arguments: single values broadcast to the vectors it
     takes, then the rows of weights and vectors it takes apart (views, or
     copies where a view would not be 16-byte aligned)."""
-    rows = [tensors[i][start:stop] for i, start, stop, _ in entry.slices]
+    def rows(i, start, stop, copy):
+        view = tensors[i][start:stop]
+        return view.clone() if copy else view
+
     return [t.expand(a.broadcast).contiguous() if a.broadcast else t
             for a, t in zip(entry.arguments, tensors)] + [
-        view.clone() if copy else view
-        for view, (*_, copy) in zip(rows, entry.slices)]
+        rows(*piece) for piece in entry.slices]
 
 
 class _CallWithRecomputedBackward(torch.autograd.Function):
