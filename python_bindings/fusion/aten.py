@@ -127,6 +127,14 @@ def _compare(predicate):
     return lambda s, a, b: s.cmp(predicate, a, b)
 
 
+def _logical(name):
+    return lambda s, a, b: s.op(name, a, b)
+
+
+def _logical_not(s, a):
+    return s.op("arith.xori", a, s.cmp("true", 0.0, 0.0))
+
+
 ELEMENTWISE = {
     "aten.relu.default": lambda s, x: s.op("arith.maximumf", x, 0.0),
     "aten.leaky_relu.default": _leaky_relu,
@@ -199,7 +207,33 @@ ELEMENTWISE = {
     "aten.eq.Tensor": _compare("oeq"),
     "aten.ne.Scalar": _compare("une"),
     "aten.ne.Tensor": _compare("une"),
+    "aten.isnan.default": lambda s, x: s.cmp("uno", x, x),
+    "aten.isinf.default":
+        lambda s, x: s.cmp("oeq", s.op("math.absf", x), math.inf),
+    "aten.logical_and.default": _logical("arith.andi"),
+    "aten.logical_or.default": _logical("arith.ori"),
+    "aten.logical_xor.default": _logical("arith.xori"),
+    "aten.logical_not.default": _logical_not,
+    "aten.bitwise_and.Tensor": _logical("arith.andi"),
+    "aten.bitwise_or.Tensor": _logical("arith.ori"),
+    "aten.bitwise_xor.Tensor": _logical("arith.xori"),
+    "aten.bitwise_not.default": _logical_not,
 }
+# Ops of booleans (i1 values), which take no other operands.
+LOGICAL = {name for name in ELEMENTWISE
+           if name.startswith(("aten.logical_", "aten.bitwise_"))}
+# Ops whose boolean results are not an arithmetic op's of booleans
+# (PyTorch's bool * bool, bool + bool) and which take no boolean as a
+# number: comparisons and tests (their operands are promoted) and where
+# (which selects booleans as booleans).
+BOOLEAN_RESULTS = LOGICAL | {
+    name for name in ELEMENTWISE
+    if name.split(".")[1] in ("gt", "ge", "lt", "le", "eq", "ne", "isnan",
+                              "isinf", "where")}
+# A boolean as a number, as PyTorch promotes it: 1.0 or 0.0.
+BOOL_TO_FLOAT = "fusion.bool_to_float"
+FORMULAS = {**ELEMENTWISE,
+            BOOL_TO_FLOAT: lambda s, b: s.select(b, 1.0, 0.0)}
 
 # Ops that pass their (only tensor) input on unchanged.
 STRUCTURAL = {"aten.clone.default", "aten.alias.default",
@@ -237,6 +271,11 @@ def is_float_conversion(node):
 
 def op_name(node):
     return str(node.target)
+
+
+def _is_boolean(node):
+    meta = tensor_meta(node)
+    return meta is not None and meta.dtype == torch.bool
 
 
 def location(node):
@@ -809,10 +848,34 @@ class Importer:
                         f"with no [batch, features] value of that width to "
                         f"compute on")
         check_formula(node)
-        args = [self._operand(a, node, width, shape, lead) for a in node.args]
-        kwargs = [(k, self._operand(v, node, width, shape, lead))
-                  for k, v in sorted(node.kwargs.items())]
-        self.values[node] = self._join(op_name(node), args, kwargs, node)
+        name = op_name(node)
+        args = [self._number_or_boolean(
+            node, index, a, self._operand(a, node, width, shape, lead))
+            for index, a in enumerate(node.args)]
+        kwargs = [(k, self._number_or_boolean(
+            node, k, v, self._operand(v, node, width, shape, lead)))
+            for k, v in sorted(node.kwargs.items())]
+        value = self._join(name, args, kwargs, node)
+        if _is_boolean(node) and name not in BOOLEAN_RESULTS:
+            # bool * bool, bool + bool: PyTorch's logical and, or.
+            value = self._join("aten.ne.Scalar", [value, 0.0], node=node)
+        self.values[node] = value
+
+    def _number_or_boolean(self, node, position, arg, value):
+        """Operand `arg` (at `position`) of elementwise op `node` as the op
+        reads it: a boolean (an i1 value) where a logical op or where's
+        condition reads it, or where selects between booleans; as a number
+        (1.0 or 0.0, as PyTorch promotes it) elsewhere."""
+        if not _is_boolean(arg):
+            if op_name(node) in LOGICAL and isinstance(arg, torch.fx.Node):
+                unsupported(node, f"its operand {arg.name} is not boolean; "
+                            f"fusion computes logical ops of booleans")
+            return value
+        name = op_name(node)
+        if name in LOGICAL or (name == "aten.where.self" and (
+                position in (0, "condition") or _is_boolean(node))):
+            return value
+        return self._join(BOOL_TO_FLOAT, [value], node=node)
 
     def materialize(self, value, node):
         """The program value of a chain value: its expression, if any, as
@@ -1392,11 +1455,16 @@ class Importer:
         """Conversions between float types (low-precision batch norms
         compute in float32): fusion computes every chain value in float32
         and rounds the results once to the element type, so they pass
-        their value on."""
+        their value on. A boolean becomes 1.0 or 0.0."""
         if not is_float_conversion(node) or not self._pass_on(
                 node, lambda v: isinstance(v, (_Chain, int, float))):
             unsupported(node, "only conversions between float32, bfloat16 "
-                        "and float16 of values fusion computes")
+                        "and float16 of values fusion computes, and of "
+                        "booleans to them")
+        if _is_boolean(node.args[0]) and isinstance(self.values[node],
+                                                    _Chain):
+            self.values[node] = self._join(BOOL_TO_FLOAT,
+                                           [self.values[node]], node=node)
 
     def _constant(self, node):
         if op_name(node) == "aten.scalar_tensor.default":

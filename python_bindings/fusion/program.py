@@ -20,7 +20,8 @@ value numbers, its ops on numbered values, and its results. The ops:
 
 A body is a list of nodes, operands first: {"fn": "x"}, {"fn": "column",
 "index": i}, {"fn": "row", "index": j}, or {"fn": ATen op name, "args",
-"kwargs"} whose scalar formula is fusion/aten.py's ELEMENTWISE entry;
+"kwargs"} whose scalar formula is fusion/aten.py's FORMULAS entry (the
+ELEMENTWISE table's, or a boolean's promotion to a number);
 an argument is {"ref": node index}, a number, a string or null. Every op
 may carry "loc": [file, line].
 
@@ -212,7 +213,7 @@ class ScalarBuilder:
 
 def _replay(body, native, x, columns, rows):
     """Emits a serialized expression's scalar ops; returns its value."""
-    from .aten import ELEMENTWISE
+    from .aten import FORMULAS
     s = ScalarBuilder(native)
     values = []
 
@@ -227,7 +228,7 @@ def _replay(body, native, x, columns, rows):
         elif node["fn"] == "row":
             values.append(rows[node["index"]])
         else:
-            values.append(ELEMENTWISE[node["fn"]](
+            values.append(FORMULAS[node["fn"]](
                 s, *[operand(a) for a in node["args"]],
                 **{k: operand(v) for k, v in node["kwargs"].items()}))
     return s.value(values[-1])

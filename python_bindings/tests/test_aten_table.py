@@ -83,6 +83,26 @@ SAMPLES = {
     "aten.eq.Tensor": lambda y, v: aten.where(aten.eq(y, y), v, y),
     "aten.ne.Scalar": lambda y, v: aten.where(aten.ne(y, 0.0), y, v),
     "aten.ne.Tensor": lambda y, v: aten.where(aten.ne(y, v), y, v),
+    "aten.isnan.default":
+        lambda y, v: aten.where(aten.isnan(aten.log(y)), v, y),
+    "aten.isinf.default":
+        lambda y, v: aten.where(aten.isinf(aten.exp(y * 30.0)), v, y),
+    "aten.logical_and.default":
+        lambda y, v: aten.where(aten.logical_and(y > 0, y < v), y, v),
+    "aten.logical_or.default":
+        lambda y, v: aten.where(aten.logical_or(y > 0, y < v), y, v),
+    "aten.logical_xor.default":
+        lambda y, v: aten.where(aten.logical_xor(y > 0, y < v), y, v),
+    "aten.logical_not.default":
+        lambda y, v: aten.where(aten.logical_not(y > v), y, v),
+    "aten.bitwise_and.Tensor":
+        lambda y, v: aten.where(aten.bitwise_and(y > 0, y < v), y, v),
+    "aten.bitwise_or.Tensor":
+        lambda y, v: aten.where(aten.bitwise_or(y > 0, y < v), y, v),
+    "aten.bitwise_xor.Tensor":
+        lambda y, v: aten.where(aten.bitwise_xor(y > 0, y < v), y, v),
+    "aten.bitwise_not.default":
+        lambda y, v: aten.where(aten.bitwise_not(y > v), y, v),
 }
 
 

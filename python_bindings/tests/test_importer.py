@@ -608,6 +608,30 @@ def test_pieces_of_the_features_are_gemms_on_rows_of_the_weight(pieces,
         for start, size in zip(starts, sizes)]
 
 
+def test_booleans_are_numbers_where_pytorch_promotes_them():
+    """y * (y > 0) and (y > 0).float(): 1.0 or 0.0; bool * bool, PyTorch's
+    logical and, is the product of the numbers compared with 0, which
+    where takes as its condition."""
+    f = program(lambda y, m, x: y * (y > 0) + (y < m.scale).float() +
+                torch.where((y > 1) * (y < 2), y, -y))
+    (out,) = [op for op in f.program.data["ops"] if op["op"] ==
+              "elementwise"]
+    fns = body(out)
+    assert fns.count("fusion.bool_to_float") == 4
+    assert fns.count("aten.ne.Scalar") == 1
+    where = out["body"][fns.index("aten.where.self")]
+    condition = out["body"][where["args"][0]["ref"]]
+    assert condition["fn"] == "aten.ne.Scalar"
+
+
+def test_logical_ops_of_numbers_are_refused():
+    with pytest.raises(fusion.UnsupportedOperationError,
+                       match=r"aten.logical_and.default .*its operand \w+ "
+                             r"is not boolean"):
+        program(lambda y, m, x: torch.where(torch.logical_and(y, y - 1), y,
+                                            -y))
+
+
 @pytest.mark.parametrize("forward, message", [
     (lambda y, m, x: y[1:], r"aten.slice.Tensor is not supported by fusion: "
      r"it takes apart dimension 0 of a value of rank 2"),

@@ -142,6 +142,11 @@ def zoo(in_features=37):
             lambda y, m: torch.asinh(y) - torch.erfc(y * 0.5) *
             torch.cosh(torch.tanh(y)) + torch.log10(y.abs() + 1.0)),
             (33, k), False),
+        # Booleans as numbers, tests of NaN (each term continuous: the
+        # comparisons of precisions flip no element past a jump).
+        "masks_nan_to_num": (chain(
+            lambda y, m: y * (y > 0) + torch.nan_to_num(torch.sqrt(y)) *
+            torch.logical_not(y < -0.5).to(y.dtype)), (33, k), False),
         # Gated layers: pieces of the features of one GEMM.
         "glu": (lambda: Chain(k, 90, lambda y, m: F.glu(y)), (33, k), False),
         "swiglu_chunk_scaled": (lambda: Chain(k, 90, lambda y, m: _swiglu(
