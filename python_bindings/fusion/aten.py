@@ -230,6 +230,9 @@ BOOLEAN_RESULTS = LOGICAL | {
     name for name in ELEMENTWISE
     if name.split(".")[1] in ("gt", "ge", "lt", "le", "eq", "ne", "isnan",
                               "isinf", "where")}
+# PyTorch's arithmetic of booleans: bool * bool, bool + bool.
+BOOLEAN_ARITHMETIC = {"aten.mul.Tensor": "aten.logical_and.default",
+                      "aten.add.Tensor": "aten.logical_or.default"}
 # A boolean as a number, as PyTorch promotes it: 1.0 or 0.0.
 BOOL_TO_FLOAT = "fusion.bool_to_float"
 FORMULAS = {**ELEMENTWISE,
@@ -849,29 +852,33 @@ class Importer:
                         f"compute on")
         check_formula(node)
         name = op_name(node)
+        if name in BOOLEAN_ARITHMETIC and _is_boolean(node) and all(
+                _is_boolean(a) for a in node.args):
+            name = BOOLEAN_ARITHMETIC[name]
         args = [self._number_or_boolean(
-            node, index, a, self._operand(a, node, width, shape, lead))
+            name, node, index, a,
+            self._operand(a, node, width, shape, lead))
             for index, a in enumerate(node.args)]
         kwargs = [(k, self._number_or_boolean(
-            node, k, v, self._operand(v, node, width, shape, lead)))
+            name, node, k, v, self._operand(v, node, width, shape, lead)))
             for k, v in sorted(node.kwargs.items())]
         value = self._join(name, args, kwargs, node)
         if _is_boolean(node) and name not in BOOLEAN_RESULTS:
-            # bool * bool, bool + bool: PyTorch's logical and, or.
+            # A boolean from numbers (the maximum of two booleans).
             value = self._join("aten.ne.Scalar", [value, 0.0], node=node)
         self.values[node] = value
 
-    def _number_or_boolean(self, node, position, arg, value):
-        """Operand `arg` (at `position`) of elementwise op `node` as the op
-        reads it: a boolean (an i1 value) where a logical op or where's
-        condition reads it, or where selects between booleans; as a number
-        (1.0 or 0.0, as PyTorch promotes it) elsewhere."""
+    def _number_or_boolean(self, name, node, position, arg, value):
+        """Operand `arg` (at `position`) of elementwise op `node`, computed
+        as `name`, as the op reads it: a boolean (an i1 value) where a
+        logical op or where's condition reads it, or where selects between
+        booleans; as a number (1.0 or 0.0, as PyTorch promotes it)
+        elsewhere."""
         if not _is_boolean(arg):
-            if op_name(node) in LOGICAL and isinstance(arg, torch.fx.Node):
+            if name in LOGICAL and isinstance(arg, torch.fx.Node):
                 unsupported(node, f"its operand {arg.name} is not boolean; "
                             f"fusion computes logical ops of booleans")
             return value
-        name = op_name(node)
         if name in LOGICAL or (name == "aten.where.self" and (
                 position in (0, "condition") or _is_boolean(node))):
             return value

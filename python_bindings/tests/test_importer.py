@@ -609,19 +609,20 @@ def test_pieces_of_the_features_are_gemms_on_rows_of_the_weight(pieces,
 
 
 def test_booleans_are_numbers_where_pytorch_promotes_them():
-    """y * (y > 0) and (y > 0).float(): 1.0 or 0.0; bool * bool, PyTorch's
-    logical and, is the product of the numbers compared with 0, which
-    where takes as its condition."""
+    """y * (y > 0) and (y > 0).float(): 1.0 or 0.0; bool * bool is
+    PyTorch's logical and, which where takes as its condition; the maximum
+    of two booleans is computed on numbers and compared with 0."""
     f = program(lambda y, m, x: y * (y > 0) + (y < m.scale).float() +
-                torch.where((y > 1) * (y < 2), y, -y))
+                torch.where((y > 1) * (y < 2), y, -y) + torch.where(
+                    torch.maximum(y > 3, y < -3), 1.0, 0.5))
     (out,) = [op for op in f.program.data["ops"] if op["op"] ==
               "elementwise"]
     fns = body(out)
     assert fns.count("fusion.bool_to_float") == 4
-    assert fns.count("aten.ne.Scalar") == 1
-    where = out["body"][fns.index("aten.where.self")]
-    condition = out["body"][where["args"][0]["ref"]]
-    assert condition["fn"] == "aten.ne.Scalar"
+    wheres = [node for node in out["body"]
+              if node["fn"] == "aten.where.self"]
+    conditions = [out["body"][w["args"][0]["ref"]]["fn"] for w in wheres]
+    assert conditions == ["aten.logical_and.default", "aten.ne.Scalar"]
 
 
 def test_logical_ops_of_numbers_are_refused():

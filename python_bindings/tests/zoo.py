@@ -147,6 +147,11 @@ def zoo(in_features=37):
         "masks_nan_to_num": (chain(
             lambda y, m: y * (y > 0) + torch.nan_to_num(torch.sqrt(y)) *
             torch.logical_not(y < -0.5).to(y.dtype)), (33, k), False),
+        "isfinite_logical_or": (chain(
+            lambda y, m: torch.where(torch.isfinite(torch.log(y)),
+                                     torch.log1p(y), 0.0) +
+            ((y > 1) + (y < -1)).to(y.dtype) * (y.abs() - 1.0)),
+            (33, k), False),
         # Gated layers: pieces of the features of one GEMM.
         "glu": (lambda: Chain(k, 90, lambda y, m: F.glu(y)), (33, k), False),
         "swiglu_chunk_scaled": (lambda: Chain(k, 90, lambda y, m: _swiglu(
