@@ -9,6 +9,14 @@ from fusion.aten import ELEMENTWISE
 
 aten = torch.ops.aten
 
+def _selecting_by(logical, unary):
+    """Selects y or the vector by `logical` of comparisons."""
+    def sample(y, v):
+        condition = logical(y > v) if unary else logical(y > 0, y < v)
+        return aten.where(condition, y, v)
+    return sample
+
+
 # name -> f(y, column vector) applying the op, in ATen form, to the linear
 # output y; comparisons select between two values. Negative constants and
 # the per-column vector are included.
@@ -87,22 +95,12 @@ SAMPLES = {
         lambda y, v: aten.where(aten.isnan(aten.log(y)), v, y),
     "aten.isinf.default":
         lambda y, v: aten.where(aten.isinf(aten.exp(y * 30.0)), v, y),
-    "aten.logical_and.default":
-        lambda y, v: aten.where(aten.logical_and(y > 0, y < v), y, v),
-    "aten.logical_or.default":
-        lambda y, v: aten.where(aten.logical_or(y > 0, y < v), y, v),
-    "aten.logical_xor.default":
-        lambda y, v: aten.where(aten.logical_xor(y > 0, y < v), y, v),
-    "aten.logical_not.default":
-        lambda y, v: aten.where(aten.logical_not(y > v), y, v),
-    "aten.bitwise_and.Tensor":
-        lambda y, v: aten.where(aten.bitwise_and(y > 0, y < v), y, v),
-    "aten.bitwise_or.Tensor":
-        lambda y, v: aten.where(aten.bitwise_or(y > 0, y < v), y, v),
-    "aten.bitwise_xor.Tensor":
-        lambda y, v: aten.where(aten.bitwise_xor(y > 0, y < v), y, v),
-    "aten.bitwise_not.default":
-        lambda y, v: aten.where(aten.bitwise_not(y > v), y, v),
+    **{f"aten.{name}": _selecting_by(getattr(aten, name.split(".")[0]),
+                                     unary="_not" in name)
+       for name in ("logical_and.default", "logical_or.default",
+                    "logical_xor.default", "logical_not.default",
+                    "bitwise_and.Tensor", "bitwise_or.Tensor",
+                    "bitwise_xor.Tensor", "bitwise_not.default")},
 }
 
 
