@@ -169,9 +169,9 @@ def Approximate16BitMath : Pass<"fusion-approximate-16-bit-math"> {
       serializes a GEMM epilogue.
 
     erf, exp and the divisions stay over 35 times below f16's smallest
-    rounding error (2.4e-4,
-    half a unit in the last place). The CPU reference ignores the flag. Ops with f32 results are left alone:
-    fp32 and tf32 models keep f32-accurate functions. The decision is the
+    rounding error (2.4e-4, half a unit in the last place). The CPU
+    reference ignores the flag. Ops with f32 results are left alone: fp32
+    and tf32 models keep f32-accurate functions. The decision is the
     flag: written by hand, or removed, it is what the lowering reads.
     `fusion-optimize` runs the pass unless its option
     `approximate-16-bit-math=false` says not to (`fusion-compile
