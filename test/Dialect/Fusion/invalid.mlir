@@ -396,6 +396,20 @@ func.func @elementwise_approximate_log(%y: tensor<?x4xf32>) {
 
 // -----
 
+// sin and cos may be approximate (sin.approx, cos.approx), tan may not:
+// it has no approximate form without libdevice's range reduction.
+func.func @elementwise_approximate_tangent(%y: tensor<?x4xbf16>) {
+  %0 = fusion.elementwise %y : tensor<?x4xbf16> {
+  ^bb0(%v: f32):
+    // expected-error @+1 {{'math.tan' op has fastmath<afn> but in an elementwise body only arith.divf, math.erf, math.exp, math.sin and math.cos may carry fastmath flags, and only afn}}
+    %e = math.tan %v fastmath<afn> : f32
+    fusion.yield %e : f32
+  }
+  return
+}
+
+// -----
+
 func.func @elementwise_erf_without_infinities(%y: tensor<?x4xbf16>) {
   %0 = fusion.elementwise %y : tensor<?x4xbf16> {
   ^bb0(%v: f32):

@@ -129,7 +129,9 @@ func.func @relu(%x: tensor<?x4xbf16>) -> tensor<?x4xbf16> {
 // CHECK: fusion.elementwise %[[Y]] : tensor<?x4xbf16> {
 // CHECK-NEXT: ^bb0(%[[V:.*]]: f32):
 // CHECK-NEXT: %[[A:.*]] = math.erf %[[V]] fastmath<afn> : f32
-// CHECK-NEXT: fusion.yield %[[A]]
+// CHECK-NEXT: %[[SN:.*]] = math.sin %[[A]] fastmath<afn> : f32
+// CHECK-NEXT: %[[CS:.*]] = math.cos %[[SN]] fastmath<afn> : f32
+// CHECK-NEXT: fusion.yield %[[CS]]
 func.func @elementwise_body(%x: tensor<?x4xbf16>, %a: tensor<4xbf16>, %b: tensor<4xbf16>) -> tensor<?x4xbf16> {
   %0 = fusion.elementwise %x columns(%a, %b : tensor<4xbf16>, tensor<4xbf16>) : tensor<?x4xbf16> {
   ^bb0(%v: f32, %c0: f32, %c1: f32):
@@ -143,7 +145,9 @@ func.func @elementwise_body(%x: tensor<?x4xbf16>, %a: tensor<4xbf16>, %b: tensor
   %1 = fusion.elementwise %0 : tensor<?x4xbf16> {
   ^bb0(%v: f32):
     %approx = math.erf %v fastmath<afn> : f32
-    fusion.yield %approx : f32
+    %sine = math.sin %approx fastmath<afn> : f32
+    %cosine = math.cos %sine fastmath<afn> : f32
+    fusion.yield %cosine : f32
   }
   return %1 : tensor<?x4xbf16>
 }
