@@ -54,13 +54,12 @@ void fusion::buildLowerToCpuPipeline(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   // The math of epilogues becomes libm calls (the CPU library links -lm,
-  // mlir-runner has libm loaded): erf has no LLVM intrinsic, and LLVM's
-  // expm1 and log1p (exp(x) - 1, log(1 + x)) are inexact near 0. libm has
-  // no rsqrtf: rsqrt becomes 1 / sqrt first, as the LLVM lowering did.
+  // mlir-runner has libm loaded); see fusion-math-to-libm. libm has no
+  // rsqrtf: rsqrt becomes 1 / sqrt first, as the LLVM lowering did.
   math::MathExpandOpsPassOptions expandMath;
   expandMath.opMnemonics = {"rsqrt"};
   pm.addPass(math::createMathExpandOpsPass(expandMath));
-  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(fusion::createMathToLibmCalls());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());

@@ -106,11 +106,88 @@ def _sub(s, a, b, alpha=1):
     return s.sub(a, b if alpha == 1 else s.mul(b, alpha))
 
 
+def _fmod(s, a, b):
+    # C's fmod, exact on every backend (libm's fmodf, libdevice's).
+    return s.op("arith.remf", a, b)
+
+
+def _sign_differs(s, mod, b):
+    """PyTorch's test of a remainder: mod != 0 and (b < 0) != (mod < 0)."""
+    return s.op("arith.andi", s.cmp("une", mod, 0.0),
+                s.op("arith.xori", s.cmp("olt", b, 0.0),
+                     s.cmp("olt", mod, 0.0)))
+
+
+def _remainder(s, a, b):
+    # PyTorch's: fmod(a, b), plus b where it is nonzero and of b's other sign.
+    mod = _fmod(s, a, b)
+    return s.select(_sign_differs(s, mod, b), s.add(mod, b), mod)
+
+
+def _floor_divide(s, a, b):
+    """PyTorch's div_floor_floating: (a - fmod(a, b)) / b, one less where the
+    remainder's sign differs from b's, rounded to the nearest integer (floor,
+    then up past a half); a signed 0 where that is 0, a / b where b is 0."""
+    quotient = s.div(a, b)
+    mod = _fmod(s, a, b)
+    div = s.div(s.sub(a, mod), b)
+    div = s.select(_sign_differs(s, mod, b), s.sub(div, 1.0), div)
+    floor = s.op("math.floor", div)
+    floor = s.select(s.cmp("ogt", s.sub(div, floor), 0.5),
+                     s.add(floor, 1.0), floor)
+    floor = s.select(s.cmp("oeq", div, 0.0),
+                     s.op("math.copysign", 0.0, quotient), floor)
+    return s.select(s.cmp("oeq", b, 0.0), quotient, floor)
+
+
 def _div(s, a, b, rounding_mode=None):
-    if rounding_mode is not None:
-        raise UnsupportedOperationError(
-            f"division with rounding_mode={rounding_mode!r}")
-    return s.div(a, b)
+    # PyTorch takes no other rounding mode.
+    if rounding_mode == "floor":
+        return _floor_divide(s, a, b)
+    quotient = s.div(a, b)
+    return s.op("math.trunc", quotient) if rounding_mode == "trunc" \
+        else quotient
+
+
+def _hypot(s, a, b):
+    """sqrt(a^2 + b^2) without overflow or underflow: the larger magnitude
+    times sqrt(1 + r^2), r the smaller over it; 0 where both are, infinity
+    where either is (even beside a NaN), as C's hypot."""
+    a, b = s.op("math.absf", a), s.op("math.absf", b)
+    big, small = s.op("arith.maximumf", a, b), s.op("arith.minimumf", a, b)
+    ratio = s.div(small, big)
+    h = s.mul(big, s.op("math.sqrt", s.op("math.fma", ratio, ratio, 1.0)))
+    h = s.select(s.cmp("oeq", big, 0.0), 0.0, h)
+    infinite = s.op("arith.ori", s.cmp("oeq", a, math.inf),
+                    s.cmp("oeq", b, math.inf))
+    return s.select(infinite, math.inf, h)
+
+
+def _heaviside(s, x, values):
+    # PyTorch's: values where x == 0, else x > 0 (NaN: 0).
+    return s.select(s.cmp("oeq", x, 0.0), values,
+                    s.select(s.cmp("ogt", x, 0.0), 1.0, 0.0))
+
+
+def _lerp(s, start, end, weight):
+    """PyTorch's: start + weight (end - start) where |weight| < 0.5, else
+    end - (end - start) (1 - weight), in f32."""
+    diff = s.sub(end, start)
+
+    def near_start():
+        return s.add(start, s.mul(weight, diff))
+
+    def near_end():
+        return s.sub(end, s.mul(diff, s.sub(1.0, weight)))
+
+    if isinstance(weight, (int, float)):
+        return near_start() if abs(_f32(weight)) < 0.5 else near_end()
+    return s.select(s.cmp("olt", s.op("math.absf", weight), 0.5),
+                    near_start(), near_end())
+
+
+def _f32(number):
+    return torch.tensor(number, dtype=torch.float32).item()
 
 
 def _unary(name):
@@ -182,6 +259,9 @@ ELEMENTWISE = {
     "aten.clamp.default": _clamp,
     "aten.clamp_min.default": lambda s, x, low: _clamp(s, x, low, None),
     "aten.clamp_max.default": lambda s, x, high: _clamp(s, x, None, high),
+    # Tensor bounds (clamp_min's and clamp_max's too, in core ATen): a NaN
+    # bound gives NaN, as PyTorch's kernel.
+    "aten.clamp.Tensor": _clamp,
     "aten.add.Tensor": _add,
     "aten.add.Scalar": _add,
     "aten.sub.Tensor": _sub,
@@ -192,6 +272,21 @@ ELEMENTWISE = {
     "aten.div.Tensor": lambda s, a, b: s.div(a, b),
     "aten.div.Scalar": lambda s, a, b: s.div(a, b),
     "aten.div.Tensor_mode": _div,
+    "aten.div.Scalar_mode": _div,
+    "aten.fmod.Tensor": _fmod,
+    "aten.fmod.Scalar": _fmod,
+    "aten.remainder.Tensor": _remainder,
+    "aten.remainder.Scalar": _remainder,
+    "aten.remainder.Scalar_Tensor": _remainder,
+    "aten.copysign.Tensor": lambda s, a, b: s.op("math.copysign", a, b),
+    "aten.copysign.Scalar": lambda s, a, b: s.op("math.copysign", a, b),
+    # The sign bit, -0 and NaNs' included.
+    "aten.signbit.default":
+        lambda s, x: s.cmp("olt", s.op("math.copysign", 1.0, x), 0.0),
+    "aten.hypot.default": _hypot,
+    "aten.heaviside.default": _heaviside,
+    "aten.lerp.Scalar": _lerp,
+    "aten.lerp.Tensor": _lerp,
     "aten.maximum.default": lambda s, a, b: s.op("arith.maximumf", a, b),
     "aten.minimum.default": lambda s, a, b: s.op("arith.minimumf", a, b),
     "aten.where.self": lambda s, c, a, b: s.select(c, a, b),
@@ -219,6 +314,10 @@ ELEMENTWISE = {
     "aten.bitwise_xor.Tensor": _logical("arith.xori"),
     "aten.bitwise_not.default": _logical_not,
 }
+# Ops that the importer takes whole, with PyTorch's kernel's formula, where
+# core ATen's decompositions would not import: lerp's computes on a number
+# weight as a tensor of its own, heaviside's selects int64 values.
+UNDECOMPOSED = (aten.lerp.Scalar, aten.lerp.Tensor, aten.heaviside.default)
 # Ops of booleans (i1 values), which take no other operands.
 LOGICAL = {name for name in ELEMENTWISE
            if name.startswith(("aten.logical_", "aten.bitwise_"))}
@@ -229,7 +328,7 @@ LOGICAL = {name for name in ELEMENTWISE
 BOOLEAN_RESULTS = LOGICAL | {
     name for name in ELEMENTWISE
     if name.split(".")[1] in ("gt", "ge", "lt", "le", "eq", "ne", "isnan",
-                              "isinf", "where")}
+                              "isinf", "signbit", "where")}
 # PyTorch's arithmetic of booleans: bool * bool, bool + bool.
 BOOLEAN_ARITHMETIC = {"aten.mul.Tensor": "aten.logical_and.default",
                       "aten.add.Tensor": "aten.logical_or.default"}
@@ -306,8 +405,8 @@ def unsupported(node, why=""):
 class _FormulaCheck:
     """A scalar builder that builds nothing. An elementwise op's formula run
     on it at import time refuses the op's arguments that the formula does
-    not take (a rounding mode, an unknown keyword) with the model's line,
-    rather than when the library is built."""
+    not take (a keyword of a newer PyTorch) with the model's line, rather
+    than when the library is built."""
 
     def __getattr__(self, name):
         return lambda *operands: self
@@ -323,7 +422,7 @@ def check_formula(node):
         ELEMENTWISE[op_name(node)](
             dry, *map(stand_in, node.args),
             **{k: stand_in(v) for k, v in node.kwargs.items()})
-    except (UnsupportedOperationError, TypeError) as e:
+    except TypeError as e:
         unsupported(node, str(e))
 
 

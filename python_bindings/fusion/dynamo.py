@@ -497,7 +497,8 @@ def _decompositions(fallback):
         from torch._inductor.decomposition import select_decomp_table
         return select_decomp_table()
     return {op: fn for op, fn in core_aten_decompositions().items()
-            if not any(kept in op.name() for kept in _KEPT_WHOLE)}
+            if op not in aten.UNDECOMPOSED and
+            not any(kept in op.name() for kept in _KEPT_WHOLE)}
 
 
 def _forward_compiler(options, gm, example_inputs):

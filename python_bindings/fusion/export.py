@@ -15,8 +15,8 @@ import torch
 import torch.nn as nn
 from torch.export.graph_signature import InputKind, OutputKind
 
-from .aten import (ROW_VIEWS, Importer, constant_readers, folds_as_number,
-                   op_name, where)
+from .aten import (ROW_VIEWS, UNDECOMPOSED, Importer, constant_readers,
+                   folds_as_number, op_name, where)
 from .errors import UnsupportedOperationError
 
 
@@ -79,8 +79,12 @@ def _export(module, example_inputs, training):
         # backward pass recomputes) runs at any batch size.
         dynamic = tuple({d: torch.export.Dim.AUTO for d in range(x.dim() - 1)}
                         for x in example_inputs)
-        return torch.export.export(module, tuple(example_inputs),
-                                   dynamic_shapes=dynamic).run_decompositions()
+        decompositions = torch.export.default_decompositions()
+        for op in UNDECOMPOSED:
+            decompositions.pop(op)
+        return torch.export.export(
+            module, tuple(example_inputs),
+            dynamic_shapes=dynamic).run_decompositions(decompositions)
     except UnsupportedOperationError:
         raise
     except Exception as error:  # noqa: BLE001 (torch raises many kinds)

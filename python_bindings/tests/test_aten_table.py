@@ -7,6 +7,8 @@ import torch.nn as nn
 import fusion
 from fusion.aten import ELEMENTWISE
 
+from zoo import SPECIAL_VALUES, special_values
+
 aten = torch.ops.aten
 
 def _selecting_by(logical, unary):
@@ -66,7 +68,9 @@ SAMPLES = {
     "aten.clamp.default": lambda y, v: aten.clamp(y, -0.25, 0.5),
     "aten.clamp_min.default": lambda y, v: aten.clamp_min(y, -0.25),
     "aten.clamp_max.default": lambda y, v: aten.clamp_max(y, 0.25),
-    "aten.add.Tensor": lambda y, v: aten.add(y, v, alpha=-2) + y,
+    "aten.clamp.Tensor": lambda y, v: aten.clamp(y, v, aten.abs(y) * 0.5) +
+        aten.clamp(y, min=v) + aten.clamp(y, max=v) +
+        torch.clamp_min(y, v) + torch.clamp_max(y, v * y),    "aten.add.Tensor": lambda y, v: aten.add(y, v, alpha=-2) + y,
     "aten.add.Scalar": lambda y, v: aten.add(y, -1.5),
     "aten.sub.Tensor": lambda y, v: aten.sub(v, y, alpha=3),
     "aten.sub.Scalar": lambda y, v: aten.sub(y, 2.5),
@@ -75,7 +79,30 @@ SAMPLES = {
     "aten.mul.Scalar": lambda y, v: aten.mul(y, -3.0),
     "aten.div.Tensor": lambda y, v: aten.div(y, v),
     "aten.div.Scalar": lambda y, v: aten.div(y, -7.0),
-    "aten.div.Tensor_mode": lambda y, v: aten.div(y, v, rounding_mode=None),
+    # The roundings on steps of a quarter of v (the floor of a negative
+    # quotient included).
+    "aten.div.Tensor_mode": lambda y, v: aten.div(y, v, rounding_mode=None) +
+        aten.div(y * 4.0, v, rounding_mode="floor") +
+        aten.div(y * -4.0, v, rounding_mode="trunc"),
+    "aten.div.Scalar_mode": lambda y, v: y +
+        aten.div.Scalar_mode(y, -0.3, rounding_mode="floor") +
+        aten.div.Scalar_mode(y, 0.3, rounding_mode="trunc"),
+    # Remainders of either sign.
+    "aten.fmod.Tensor": lambda y, v: aten.fmod(y * 4.0, v) + y,
+    "aten.fmod.Scalar": lambda y, v: aten.fmod(y * 4.0, -0.7) + y,
+    "aten.remainder.Tensor": lambda y, v: aten.remainder(y * 4.0, v) + y,
+    "aten.remainder.Scalar": lambda y, v: aten.remainder(y * 4.0, -0.7) + y,
+    "aten.remainder.Scalar_Tensor":
+        lambda y, v: aten.remainder(-2.5, aten.abs(y) + 0.5) + y,
+    "aten.copysign.Tensor": lambda y, v: aten.copysign(y, v) + y,
+    "aten.copysign.Scalar": lambda y, v: aten.copysign(y, -1.0) + y * 0.5,
+    "aten.signbit.default": lambda y, v: aten.where(aten.signbit(y), v, y),
+    "aten.hypot.default": lambda y, v: aten.hypot(y, v),
+    "aten.heaviside.default": lambda y, v: aten.heaviside(y, v) + y,
+    # Weights either side of a half, a number's and a tensor's.
+    "aten.lerp.Scalar": lambda y, v: aten.lerp(y, v, 0.3) +
+        aten.lerp(y, v, -1.5),
+    "aten.lerp.Tensor": lambda y, v: aten.lerp(y, v, aten.sigmoid(y * 3.0)),
     "aten.maximum.default": lambda y, v: aten.maximum(y, v),
     "aten.minimum.default": lambda y, v: aten.minimum(y, v),
     "aten.where.self": lambda y, v: aten.where(aten.gt(y, v), y, v),
@@ -129,3 +156,20 @@ def test_table_op_on_cpu_against_float64(name):
         reference = model.double()(x.double())
     error = (out.double() - reference).norm() / reference.norm()
     assert error <= 1e-5, f"{name}: relative error {error:.3g}"
+
+
+
+@pytest.mark.parametrize("name", sorted(SPECIAL_VALUES))
+def test_remainders_and_signs_at_special_values(name):
+    """PyTorch's results, signed zeros, infinities and NaNs included (the
+    GPU's: scripts/gpu/special_values_check.py)."""
+    model, x, tolerance = special_values(name)
+    compiled = fusion.compile(model, (x,), target="cpu")
+    with torch.no_grad():
+        out, expected = compiled(x), model(x)
+    torch.testing.assert_close(out, expected, rtol=tolerance, atol=0,
+                               equal_nan=True)
+    # NaNs' signs are the hardware's, as PyTorch documents.
+    numbers = ~expected.isnan()
+    assert torch.equal(torch.signbit(out[numbers]),
+                       torch.signbit(expected[numbers]))

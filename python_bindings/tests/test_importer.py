@@ -9,6 +9,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import fusion
+from fusion.aten import check_formula
 from fusion.export import import_module
 
 from conftest import LinearLeakyRelu, LinearScaleBatchNorm
@@ -252,20 +253,8 @@ def test_numbers_made_as_tensors_fold_where_pytorch_reads_numbers(
     assert "constant" in [a.kind for a in f.graph_arguments]
 
 
-class FloorDivision(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = nn.Linear(8, 6)
-
-    def forward(self, x):
-        return torch.div(self.linear(x), 2.0, rounding_mode="floor")
-
-
 @pytest.mark.parametrize("model, names", [
     (Cumsum(), r"aten.cumsum.default is not supported by fusion"),
-    # Refused by the op's formula, at import rather than when building.
-    (FloorDivision(), r"aten.div.Tensor_mode is not supported by fusion: "
-                      r"division with rounding_mode='floor'"),
     (Dropout().train(), r"aten.native_dropout.default is not supported by "
                         r"fusion: dropout in training mode.*eval\(\) mode "
                         r"it is the identity"),
@@ -274,6 +263,19 @@ def test_unsupported_operations_name_op_and_line(model, names):
     with pytest.raises(fusion.UnsupportedOperationError,
                        match=names + r".*\(.*test_importer\.py:\d+\)"):
         import_module(model, (torch.randn(4, 8),), training=model.training)
+
+
+def test_an_argument_the_formula_does_not_take_is_refused_at_import():
+    """A keyword that the table's formula does not know (one a newer
+    PyTorch might add) names the op, not a TypeError of the builder."""
+    graph = torch.fx.Graph()
+    y = graph.placeholder("y")
+    node = graph.call_function(torch.ops.aten.gelu.default, (y,),
+                               {"approximate": "none", "slope": 2.0})
+    with pytest.raises(fusion.UnsupportedOperationError,
+                       match=r"aten.gelu.default is not supported by fusion: "
+                             r".*'slope'.*\(unknown location\)"):
+        check_formula(node)
 
 
 def test_dropout_in_eval_is_the_identity():

@@ -11,6 +11,8 @@ Each entry: name -> (factory, input shape, training). The factory builds
 the model with its parameters; the batch is the first input dimension.
 Every model returns one tensor.
 """
+import math
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -82,6 +84,12 @@ def _group_norm(groups, **kwargs):
     return lambda features: nn.GroupNorm(groups, features, **kwargs)
 
 
+def _periodic(value, period):
+    """cos(2 pi value / period): a remainder by `period` as a continuous
+    function."""
+    return torch.cos(value * (2 * math.pi) / period)
+
+
 def _swiglu(value, gate):
     return F.silu(value) * gate
 
@@ -142,6 +150,23 @@ def zoo(in_features=37):
             lambda y, m: torch.asinh(y) - torch.erfc(y * 0.5) *
             torch.cosh(torch.tanh(y)) + torch.log10(y.abs() + 1.0)),
             (33, k), False),
+        # Remainders and rounding divisions, each inside a function of its
+        # period (continuous: the comparisons of precisions flip no element
+        # past a jump); divisors of either sign, a matrix's included.
+        "periodic_remainders": (chain(
+            lambda y, m: torch.sin(torch.fmod(y, 1.3) * (2 * math.pi / 1.3)) +
+            _periodic(torch.remainder(y, -1.0 - torch.sigmoid(y)),
+                      -1.0 - torch.sigmoid(y)) +
+            _periodic(y - torch.div(y, -1.1, rounding_mode="floor") * -1.1,
+                      1.1) +
+            _periodic(y - torch.div(y, 0.9, rounding_mode="trunc") * 0.9,
+                      0.9)), (33, k), False),
+        "hypot_copysign_lerp_heaviside": (chain(
+            lambda y, m: torch.hypot(y, m.shift) + torch.copysign(y, m.scale) +
+            torch.where(torch.signbit(y), -y, y) * 0.5 +
+            torch.heaviside(y, m.scale) * y +
+            torch.lerp(y, torch.tanh(y), torch.sigmoid(y)) +
+            torch.lerp(y, m.shift, -0.7)), (33, k), False),
         # Booleans as numbers, tests of NaN (each term continuous: the
         # comparisons of precisions flip no element past a jump).
         "masks_nan_to_num": (chain(
@@ -362,3 +387,59 @@ def zoo(in_features=37):
 
 ZOO = zoo()
 
+
+
+class AtSpecialValues(nn.Module):
+    """`body(y, v)` of an identity layer and a vector of zeros of either
+    sign, infinities, NaN and finite values."""
+
+    def __init__(self, body):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+        with torch.no_grad():
+            self.linear.weight.copy_(torch.eye(8))
+            self.linear.bias.zero_()
+        inf = float("inf")
+        self.vector = nn.Parameter(torch.tensor(
+            [0.0, -0.0, inf, -inf, float("nan"), 0.7, -0.7, 3.0]))
+        self.body = body
+
+    def forward(self, x):
+        return self.body(self.linear(x), self.vector)
+
+
+# Remainders, rounding divisions and sign ops at special values: the
+# divisors' zeros, infinities and NaN, exact multiples, values of either
+# sign and quotients past 2^23 (fmod's long path). name -> (body, relative
+# tolerance against PyTorch's kernels): 3e-7 where the formula is
+# PyTorch's (a compiler may contract lerp's product and sum; the rest are
+# exact), 6e-7 for hypot (within 2 ulps, libdevice's hypotf within 3).
+SPECIAL_VALUES = {
+    "fmod": (lambda y, v: torch.fmod(y, v), 3e-7),
+    "remainder": (lambda y, v: torch.remainder(y, v), 3e-7),
+    "remainder of a number": (lambda y, v: torch.remainder(-2.5, y), 3e-7),
+    "floor division": (
+        lambda y, v: torch.div(y, v, rounding_mode="floor"), 3e-7),
+    "truncating division": (
+        lambda y, v: torch.div(y, v, rounding_mode="trunc"), 3e-7),
+    "copysign": (lambda y, v: torch.copysign(y, v), 3e-7),
+    "signbit": (lambda y, v: torch.signbit(y * v).to(y.dtype), 3e-7),
+    "heaviside": (lambda y, v: torch.heaviside(y, v), 3e-7),
+    "hypot": (lambda y, v: torch.hypot(y, v), 6e-7),
+    "lerp": (lambda y, v: torch.lerp(y, v, 0.3) + torch.lerp(y, v, 0.8),
+             3e-7),
+}
+
+
+def special_values(name):
+    """The model of SPECIAL_VALUES[name], its input and the tolerance. The
+    input's values are bf16's, so that every GEMM precision computes y = x
+    exactly."""
+    torch.manual_seed(0)
+    x = torch.cat([torch.tensor([[0.0, -3.5, 2.125, -2.125, 2.0 ** 100,
+                                  -2.0 ** -100, 0.375, -6.0],
+                                 [1.375, -1.375, 7.0, 2.75, -9.0, 6.0,
+                                  2.0 ** 66, -2.0 ** 30]]),
+                   torch.randn(5, 8) * 10]).to(torch.bfloat16).float()
+    body, tolerance = SPECIAL_VALUES[name]
+    return AtSpecialValues(body), x, tolerance

@@ -146,6 +146,11 @@ def run_check(strategies=STRATEGIES, models=ZOO):
 
 # ---------------------------------------------------------------- the bench
 
+def _vanishing_at_ends(remainder, period):
+    """r (r + period) of a remainder r in (-period, 0]."""
+    return remainder * (remainder + period)
+
+
 class Linear(nn.Module):
     """linear(x) then `body(y, x, module)`; `norm` makes the module's
     LayerNorm, GroupNorm or BatchNorm1d."""
@@ -176,6 +181,14 @@ BENCH = [
     ("f", "atan(y)", lambda y, x, m: torch.atan(y), None, False, False),
     ("f", "asinh(y)", lambda y, x, m: torch.asinh(y), None, False, False),
     ("f", "erfc(y)", lambda y, x, m: torch.erfc(y), None, False, False),
+    # C's fmod (libdevice's: a division and its correction, a loop for
+    # quotients past 2^23), in a function that is 0 at both ends of its
+    # range (continuous, so that tf32's error flips no element past a
+    # jump), and hypot.
+    ("f", "r (r + 0.7), r = y % -0.7", lambda y, x, m: _vanishing_at_ends(
+        torch.remainder(y, -0.7), 0.7), None, False, False),
+    ("f", "hypot(y, shift)", lambda y, x, m: torch.hypot(y, m.shift), None,
+     False, False),
     ("b", "y * sigmoid(y)", lambda y, x, m: y * torch.sigmoid(y),
      None, False, False),
     ("b", "gelu(y) + x", lambda y, x, m: F.gelu(y) + x, None, False, True),

@@ -32,6 +32,22 @@ def ConvertFusionToLinalg : Pass<"fusion-lower-to-linalg"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def MathToLibmCalls : Pass<"fusion-math-to-libm", "::mlir::ModuleOp"> {
+  let summary = "Turn the math ops that libm computes into its calls, "
+                "leaving the others to `convert-math-to-llvm`";
+  let description = [{
+    The CPU reference's math: upstream's `populateMathToLibmConversionPatterns`
+    applied as rewrites. Upstream's `convert-math-to-libm` pass applies them
+    as a partial conversion that marks every math op illegal, and fails on
+    the ops that libm has no pattern for (`math.copysign`), which
+    `convert-math-to-llvm` lowers (`llvm.intr.copysign`). libm computes
+    erf, which has no LLVM intrinsic, and expm1 and log1p, which LLVM's
+    lowering (`exp(x) - 1`, `log(1 + x)`) computes inexactly near 0.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def ConvertFusionToGPU : Pass<"fusion-lower-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Lower fusion ops to generated host code that calls cuBLASLt "
                 "(backend 1) or generated tiled tensor-core GEMM kernels "

@@ -11,6 +11,8 @@
 // CHECK: arith.divf %{{.*}}, %{{.*}} fastmath<afn> : f32
 // CHECK: math.tanh
 // CHECK: math.roundeven
+// CHECK: arith.remf
+// CHECK: math.copysign
 // CHECK: fusion.yield
 
 // CPU-NOT: math.
@@ -77,8 +79,11 @@ func.func @all(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %s: tensor<4xf32>) -> t
     %39 = math.log10 %38 : f32
     %40 = math.trunc %39 : f32
     %41 = math.roundeven %40 : f32
-    %42 = arith.addf %41, %c : f32
-    fusion.yield %42 : f32
+    // C's fmod and copysign.
+    %42 = arith.remf %41, %c : f32
+    %43 = math.copysign %42, %c : f32
+    %44 = arith.addf %43, %c : f32
+    fusion.yield %44 : f32
   } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }

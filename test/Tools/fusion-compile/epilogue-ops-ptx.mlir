@@ -2,9 +2,10 @@
 // tiled kernel's epilogue and in cuBLAS's epilogue kernel: the comparisons
 // that keep or drop NaNs (maximumf/minimumf against maxnumf/minnumf), the
 // sign ops, ceil, the exponentials, rsqrt, the correctly rounded division
-// and the approximate quotient, trunc and roundeven each leave their
-// instruction (erf, log, tanh, powf and the trigonometric and hyperbolic
-// functions are libdevice's; floor of a ceil folds away).
+// and the approximate quotient, trunc, roundeven and copysign each leave
+// their instruction (erf, log, tanh, powf, fmod and the trigonometric and
+// hyperbolic functions are libdevice's: fmod's fast path divides
+// approximately; floor of a ceil folds away).
 // REQUIRES: cuda-toolkit
 // RUN: fusion-compile %S/../../Dialect/Fusion/epilogue-ops.mlir --emit=ptx -o - | FileCheck %s
 // RUN: fusion-compile %S/../../Dialect/Fusion/epilogue-ops.mlir --emit=ptx --strategy=tiled -o - | FileCheck %s
@@ -23,3 +24,5 @@
 // CHECK-DAG: div.full.f32
 // CHECK-DAG: cvt.rzi.f32.f32
 // CHECK-DAG: cvt.rni.f32.f32
+// CHECK-DAG: copysign.f32
+// CHECK-DAG: div.approx.f32

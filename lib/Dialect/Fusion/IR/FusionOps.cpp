@@ -209,13 +209,13 @@ static LogicalResult verifyBatchNorm(Operation *op, BatchNormConfigAttr config,
 /// test/Dialect/Fusion/epilogue-ops.mlir.
 bool mlir::fusion::isAllowedScalarOp(Operation &op) {
   return isa<arith::ConstantOp, arith::AddFOp, arith::SubFOp, arith::MulFOp,
-             arith::DivFOp, arith::NegFOp, arith::MaximumFOp,
+             arith::DivFOp, arith::RemFOp, arith::NegFOp, arith::MaximumFOp,
              arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
              arith::CmpFOp, arith::SelectOp, arith::AndIOp, arith::OrIOp,
              arith::XOrIOp, math::AbsFOp, math::AcosOp, math::AcoshOp,
              math::AsinOp, math::AsinhOp, math::AtanOp, math::Atan2Op,
-             math::AtanhOp, math::CeilOp, math::CosOp, math::CoshOp,
-             math::ErfOp, math::ErfcOp, math::ExpOp, math::Exp2Op,
+             math::AtanhOp, math::CeilOp, math::CopySignOp, math::CosOp,
+             math::CoshOp, math::ErfOp, math::ErfcOp, math::ExpOp, math::Exp2Op,
              math::ExpM1Op, math::FloorOp, math::FmaOp, math::LogOp,
              math::Log10Op, math::Log1pOp, math::Log2Op, math::PowFOp,
              math::RoundEvenOp, math::RsqrtOp, math::SinOp, math::SinhOp,
@@ -223,9 +223,10 @@ bool mlir::fusion::isAllowedScalarOp(Operation &op) {
 }
 
 static constexpr const char *kAllowedScalarOps =
-    "arith.constant, addf, subf, mulf, divf, negf, maximumf, minimumf, "
-    "maxnumf, minnumf, cmpf, select, andi, ori, xori; math.absf, acos, "
-    "acosh, asin, asinh, atan, atan2, atanh, ceil, cos, cosh, erf, erfc, "
+    "arith.constant, addf, subf, mulf, divf, remf, negf, maximumf, "
+    "minimumf, maxnumf, minnumf, cmpf, select, andi, ori, xori; math.absf, "
+    "acos, acosh, asin, asinh, atan, atan2, atanh, ceil, copysign, cos, "
+    "cosh, erf, erfc, "
     "exp, exp2, expm1, floor, fma, log, log10, log1p, log2, powf, "
     "roundeven, rsqrt, sin, sinh, sqrt, tan, tanh, trunc";
 

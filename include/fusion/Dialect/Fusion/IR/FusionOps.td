@@ -302,10 +302,12 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
        clamp, ...) need no new op, only new region bodies: a
        `fusion.elementwise` body is appended as it is. The region may
        hold exactly the ops every backend lowers: `arith.constant`, `addf`,
-       `subf`, `mulf`, `divf`, `negf`, `maximumf`, `minimumf`, `maxnumf`,
+       `subf`, `mulf`, `divf`, `remf` (C's `fmod`, exact: libm's `fmodf`,
+       libdevice's `__nv_fmodf`), `negf`, `maximumf`, `minimumf`, `maxnumf`,
        `minnumf`, `cmpf`, `select`, `andi`, `ori`, `xori` and `math.absf`,
        `acos`, `acosh`, `asin`, `asinh`, `atan`, `atan2`, `atanh`, `ceil`,
-       `cos`, `cosh`, `erf`, `erfc`, `exp`, `exp2`, `expm1`, `floor`, `fma`,
+       `copysign`, `cos`, `cosh`, `erf`, `erfc`, `exp`, `exp2`, `expm1`,
+       `floor`, `fma`,
        `log`, `log10`, `log1p`, `log2`, `powf`, `roundeven`, `rsqrt`,
        `sin`, `sinh`, `sqrt`, `tan`, `tanh`, `trunc`, on f32
        values (i1 for comparison results, conditions and their logic);

@@ -1,0 +1,29 @@
+// fusion-math-to-libm: the math ops that libm computes become its calls;
+// those it has no pattern for stay, for convert-math-to-llvm, where
+// upstream's convert-math-to-libm fails on them.
+// RUN: fusion-opt %s --fusion-math-to-libm | FileCheck %s
+
+// CHECK-DAG: func.func private @erff(f32) -> f32
+// CHECK-DAG: func.func private @expm1f(f32) -> f32
+// CHECK-NOT: func.func private
+// CHECK-LABEL: func.func @libm_calls
+// CHECK: %[[ERF:.*]] = call @erff(%{{.*}}) : (f32) -> f32
+// CHECK: %[[EXPM1:.*]] = call @expm1f(%[[ERF]]) : (f32) -> f32
+// CHECK: %[[SIGNED:.*]] = math.copysign %[[EXPM1]], %{{.*}} : f32
+// CHECK: return %[[SIGNED]]
+func.func @libm_calls(%a: f32, %b: f32) -> f32 {
+  %0 = math.erf %a : f32
+  %1 = math.expm1 %0 : f32
+  %2 = math.copysign %1, %b : f32
+  return %2 : f32
+}
+
+// arith.remf is not math's: it stays for the LLVM lowering (frem, which
+// the x86 backend computes with fmodf).
+// CHECK-LABEL: func.func @remainder_stays
+// CHECK: arith.remf
+// CHECK-NOT: call
+func.func @remainder_stays(%a: f32, %b: f32) -> f32 {
+  %0 = arith.remf %a, %b : f32
+  return %0 : f32
+}
