@@ -75,6 +75,8 @@ void fusion::buildKernelsToNVVMPipeline(OpPassManager &pm) {
   // element (a norm's gelu for softmax's maximum, sum and output) become
   // one, before math ops turn into libdevice calls.
   kernels.addPass(createCSEPass());
+  // Before the divisions take the remainders' approximate quotients.
+  kernels.addPass(fusion::createExpandRemainders());
   // While loops are scf ops: a divisor defined outside a loop is the
   // loop's invariant.
   kernels.addPass(fusion::createExpandDivisions());

@@ -271,6 +271,44 @@ def ExpandOnePlusExp
                            "::mlir::math::MathDialect"];
 }
 
+def ExpandRemainders : Pass<"fusion-expand-remainders"> {
+  let summary = "Compute f32 remainders (C's fmod) of quotients below 2^20 "
+                "without a branch an element";
+  let description = [{
+    libdevice's `__nv_fmodf`, which `convert-gpu-to-nvvm` calls for an
+    `arith.remf`, is exact but branches an element (quotients below 1,
+    below 2^23, beyond, with a loop), and LLVM inlines it: a GEMM
+    epilogue then holds its code for each of a thread's elements (128 in
+    the wgmma kernel), through which the instruction cache misses (bf16
+    `remainder(y, -0.7)` at 16384 x 4096 -> 4096: 1.51 ms with the wgmma
+    kernel against the raw GEMM's 0.78, `docs/benchmarks.md` run 49).
+    For `|x| = a`, `|y| = b`:
+
+        q = trunc(a / b)  (approximate: within 2 ulps, so within 1 of the
+                           integer quotient q0 where a / b < 2^20)
+        r = fma(-q, b, a);  q += 1 where r >= b;  r = fma(-q, b, a)
+        r += b where r < 0;  fmod(x, y) = copysign(r, x)
+
+    exact: `a - q b` for q = q0 or q0 + 1 is representable (for q0 + 1,
+    `r0 - b` is a multiple of b's ulp below b), so both multiply-adds are
+    exact but the first where q = q0 - 1, which its result, at least b,
+    tells; `r - b + b` is then `r0`. Quotients of 2^20 and more, infinite
+    or NaN (x infinite or NaN, y 0 or NaN) and infinite y call, in an
+    `scf.if`, `__fusion_fmodf`: the `arith.remf` in an `llvm.func` of its
+    own marked `no_inline`, made once in the symbol table (the
+    `gpu.module`), so that its code is once in the kernels' binary.
+
+    Matched: every f32 `arith.remf` (the fusion ops allow no fastmath flag
+    on them); the pipeline applies the pass once, before
+    `fusion-expand-divisions` takes the approximate quotient (by a
+    constant: one product with its reciprocal).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def ExpandDivisions : Pass<"fusion-expand-divisions"> {
   let summary = "Divide f32 values by a constant, or by a value that many "
                 "divisions share, with a multiply and two multiply-adds; "

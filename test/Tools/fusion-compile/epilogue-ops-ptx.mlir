@@ -3,13 +3,16 @@
 // that keep or drop NaNs (maximumf/minimumf against maxnumf/minnumf), the
 // sign ops, ceil, the exponentials, rsqrt, the correctly rounded division
 // and the approximate quotient, trunc, roundeven and copysign each leave
-// their instruction (erf, log, tanh, powf, fmod and the trigonometric and
-// hyperbolic functions are libdevice's: fmod's fast path divides
-// approximately; floor of a ceil folds away).
+// their instruction (erf, log, tanh, powf and the trigonometric and
+// hyperbolic functions are libdevice's; floor of a ceil folds away). fmod
+// calls libdevice's, out of line, only for quotients past 2^20
+// (fusion-expand-remainders): its fast path divides approximately.
 // REQUIRES: cuda-toolkit
 // RUN: fusion-compile %S/../../Dialect/Fusion/epilogue-ops.mlir --emit=ptx -o - | FileCheck %s
 // RUN: fusion-compile %S/../../Dialect/Fusion/epilogue-ops.mlir --emit=ptx --strategy=tiled -o - | FileCheck %s
 // RUN: fusion-compile %S/../../Dialect/Fusion/epilogue-ops.mlir --emit=ptx --strategy=cublas -o - | FileCheck %s
+// CHECK: .func {{.*}}__fusion_fmodf(
+// CHECK: div.approx.f32
 // CHECK: .visible .entry
 // CHECK-DAG: max.NaN.f32
 // CHECK-DAG: min.NaN.f32
@@ -25,4 +28,4 @@
 // CHECK-DAG: cvt.rzi.f32.f32
 // CHECK-DAG: cvt.rni.f32.f32
 // CHECK-DAG: copysign.f32
-// CHECK-DAG: div.approx.f32
+// CHECK-DAG: call.uni (retval0), __fusion_fmodf

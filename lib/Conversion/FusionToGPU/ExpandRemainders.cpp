@@ -1,0 +1,139 @@
+//===- ExpandRemainders.cpp - fmod of small quotients without a branch ----===//
+
+#include "fusion/Conversion/FusionToGPU/FusionToGPU.h"
+#include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
+
+#include <cmath>
+
+namespace mlir::fusion {
+#define GEN_PASS_DEF_EXPANDREMAINDERS
+#include "fusion/Conversion/Passes.h.inc"
+} // namespace mlir::fusion
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+namespace {
+
+/// Below it, an approximate quotient within 2 ulps is within 1/8 of a / b,
+/// so its trunc is within 1 of the integer quotient.
+constexpr float kLargestFastQuotient = 1 << 20;
+
+/// |y|, once for the remainders by y, where y is defined: the divisions by
+/// it are then divisions by one value, which fusion-expand-divisions
+/// shares where many are, or a loop's are (a row statistic). Folded where
+/// y is a constant, so that the division by it is one product.
+static Value magnitudeOf(OpBuilder &b, Value y,
+                         DenseMap<Value, Value> &magnitudes) {
+  Value &magnitude = magnitudes[y];
+  if (!magnitude) {
+    OpBuilder::InsertionGuard guard(b);
+    if (Operation *definition = y.getDefiningOp())
+      b.setInsertionPointAfter(definition);
+    else
+      b.setInsertionPointToStart(cast<BlockArgument>(y).getOwner());
+    magnitude = b.createOrFold<math::AbsFOp>(y.getLoc(), y);
+  }
+  return magnitude;
+}
+
+constexpr llvm::StringLiteral kOutOfLineRemainder = "__fusion_fmodf";
+
+/// `__fusion_fmodf(x, y)`, an `arith.remf` in a function of its own that
+/// LLVM may not inline, in `symbolTable` (made once): the branches of a
+/// GEMM epilogue's elements call it rather than each holding libdevice's
+/// fmodf, whose code for a tile's elements would otherwise be that of 128
+/// of them, through which the instruction cache misses.
+static LLVM::LLVMFuncOp outOfLineRemainder(OpBuilder &b, Location loc,
+                                           Operation *symbolTable) {
+  if (auto existing = dyn_cast_or_null<LLVM::LLVMFuncOp>(
+          SymbolTable::lookupSymbolIn(symbolTable, kOutOfLineRemainder)))
+    return existing;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&symbolTable->getRegion(0).front());
+  Type f32 = b.getF32Type();
+  auto function = LLVM::LLVMFuncOp::create(
+      b, loc, kOutOfLineRemainder, LLVM::LLVMFunctionType::get(f32, {f32, f32}),
+      LLVM::Linkage::Internal);
+  function.setNoInline(true);
+  Block *entry = function.addEntryBlock(b);
+  b.setInsertionPointToStart(entry);
+  Value remainder = arith::RemFOp::create(b, loc, entry->getArgument(0),
+                                          entry->getArgument(1));
+  LLVM::ReturnOp::create(b, loc, remainder);
+  return function;
+}
+
+/// fmod(x, y) as the pass's description derives it, with a call of the
+/// out-of-line `arith.remf` in the branch for quotients of 2^20 and more,
+/// infinite or NaN, and for infinite y.
+static Value expandRemainder(OpBuilder &b, arith::RemFOp rem,
+                             LLVM::LLVMFuncOp outOfLine,
+                             DenseMap<Value, Value> &magnitudes) {
+  Location loc = rem.getLoc();
+  Value x = rem.getLhs();
+  Value a = math::AbsFOp::create(b, loc, x);
+  Value divisor = magnitudeOf(b, rem.getRhs(), magnitudes);
+  Value quotient =
+      arith::DivFOp::create(b, loc, a, divisor, arith::FastMathFlags::afn);
+  auto remainderOf = [&](Value q) {
+    return math::FmaOp::create(b, loc, arith::NegFOp::create(b, loc, q),
+                               divisor, a);
+  };
+  auto compare = [&](arith::CmpFPredicate predicate, Value lhs, Value rhs) {
+    return b.createOrFold<arith::CmpFOp>(loc, predicate, lhs, rhs);
+  };
+  // One op a statement: the order of the IR does not depend on the
+  // compiler's order of evaluating arguments.
+  Value q = math::TruncOp::create(b, loc, quotient);
+  Value low = compare(arith::CmpFPredicate::OGE, remainderOf(q), divisor);
+  Value next = arith::AddFOp::create(b, loc, q, buildF32Constant(b, loc, 1));
+  q = arith::SelectOp::create(b, loc, low, next, q);
+  Value r = remainderOf(q);
+  Value negative =
+      compare(arith::CmpFPredicate::OLT, r, buildF32Constant(b, loc, 0));
+  Value up = arith::AddFOp::create(b, loc, r, divisor);
+  r = arith::SelectOp::create(b, loc, negative, up, r);
+  Value fast = math::CopySignOp::create(b, loc, r, x);
+  Value small = compare(arith::CmpFPredicate::OLT, quotient,
+                        buildF32Constant(b, loc, kLargestFastQuotient));
+  Value finite = compare(arith::CmpFPredicate::OLT, divisor,
+                         buildF32Constant(b, loc, INFINITY));
+  Value fits = b.createOrFold<arith::AndIOp>(loc, small, finite);
+  auto exact = scf::IfOp::create(
+      b, loc, fits,
+      [&](OpBuilder &then, Location at) {
+        scf::YieldOp::create(then, at, fast);
+      },
+      [&](OpBuilder &otherwise, Location at) {
+        auto call = LLVM::CallOp::create(otherwise, at, outOfLine,
+                                         ValueRange{x, rem.getRhs()});
+        scf::YieldOp::create(otherwise, at, call.getResult());
+      });
+  return exact.getResult(0);
+}
+
+struct ExpandRemaindersPass
+    : fusion::impl::ExpandRemaindersBase<ExpandRemaindersPass> {
+  void runOnOperation() override {
+    // Collected first; the out-of-line function's own remf stays.
+    SmallVector<arith::RemFOp> remainders;
+    getOperation()->walk([&](arith::RemFOp rem) {
+      auto function = rem->getParentOfType<LLVM::LLVMFuncOp>();
+      if (rem.getType().isF32() &&
+          !(function && function.getName() == kOutOfLineRemainder))
+        remainders.push_back(rem);
+    });
+    DenseMap<Value, Value> magnitudes;
+    for (arith::RemFOp rem : remainders) {
+      OpBuilder builder(rem);
+      LLVM::LLVMFuncOp outOfLine = outOfLineRemainder(
+          builder, rem.getLoc(), SymbolTable::getNearestSymbolTable(rem));
+      rem.replaceAllUsesWith(
+          expandRemainder(builder, rem, outOfLine, magnitudes));
+      rem.erase();
+    }
+  }
+};
+
+} // namespace
