@@ -98,6 +98,15 @@ def _leaky_relu(s, x, slope=0.01):
     return s.select(s.cmp("ogt", x, 0.0), x, s.mul(x, slope))
 
 
+def _rrelu(s, x, lower=0.125, upper=1.0 / 3.0, training=False,
+           generator=None):
+    if training:
+        raise UnsupportedOperationError(
+            "rrelu in training mode draws a random slope an element")
+    # Outside training, PyTorch's leaky_relu with the slopes' mean.
+    return _leaky_relu(s, x, (lower + upper) / 2)
+
+
 def _add(s, a, b, alpha=1):
     return s.add(a, b if alpha == 1 else s.mul(b, alpha))
 
@@ -215,6 +224,7 @@ def _logical_not(s, a):
 ELEMENTWISE = {
     "aten.relu.default": lambda s, x: s.op("arith.maximumf", x, 0.0),
     "aten.leaky_relu.default": _leaky_relu,
+    "aten.rrelu.default": _rrelu,
     "aten.gelu.default": _gelu,
     "aten.sigmoid.default": _sigmoid,
     # x times the approximate reciprocal: the quotient x / (1 + exp(-x))
@@ -316,8 +326,10 @@ ELEMENTWISE = {
 }
 # Ops that the importer takes whole, with PyTorch's kernel's formula, where
 # core ATen's decompositions would not import: lerp's computes on a number
-# weight as a tensor of its own, heaviside's selects int64 values.
-UNDECOMPOSED = (aten.lerp.Scalar, aten.lerp.Tensor, aten.heaviside.default)
+# weight as a tensor of its own, heaviside's selects int64 values, rrelu's
+# makes its noise tensor (aten.empty) even outside training.
+UNDECOMPOSED = (aten.lerp.Scalar, aten.lerp.Tensor, aten.heaviside.default,
+                aten.rrelu.default)
 # Ops of booleans (i1 values), which take no other operands.
 LOGICAL = {name for name in ELEMENTWISE
            if name.startswith(("aten.logical_", "aten.bitwise_"))}
@@ -405,8 +417,8 @@ def unsupported(node, why=""):
 class _FormulaCheck:
     """A scalar builder that builds nothing. An elementwise op's formula run
     on it at import time refuses the op's arguments that the formula does
-    not take (a keyword of a newer PyTorch) with the model's line, rather
-    than when the library is built."""
+    not take (rrelu's training mode, a keyword of a newer PyTorch) with the
+    model's line, rather than when the library is built."""
 
     def __getattr__(self, name):
         return lambda *operands: self
@@ -422,7 +434,7 @@ def check_formula(node):
         ELEMENTWISE[op_name(node)](
             dry, *map(stand_in, node.args),
             **{k: stand_in(v) for k, v in node.kwargs.items()})
-    except TypeError as e:
+    except (UnsupportedOperationError, TypeError) as e:
         unsupported(node, str(e))
 
 

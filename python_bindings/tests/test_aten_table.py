@@ -25,6 +25,7 @@ def _selecting_by(logical, unary):
 SAMPLES = {
     "aten.relu.default": lambda y, v: aten.relu(y),
     "aten.leaky_relu.default": lambda y, v: aten.leaky_relu(y, -0.3),
+    "aten.rrelu.default": lambda y, v: aten.rrelu(y, 0.1, 0.3),
     "aten.gelu.default": lambda y, v: aten.gelu(y),
     "aten.sigmoid.default": lambda y, v: aten.sigmoid(y),
     "aten.silu.default": lambda y, v: aten.silu(y),

@@ -253,8 +253,29 @@ def test_numbers_made_as_tensors_fold_where_pytorch_reads_numbers(
     assert "constant" in [a.kind for a in f.graph_arguments]
 
 
+class LinearRrelu(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 6)
+        self.rrelu = nn.RReLU(0.1, 0.3)
+
+    def forward(self, x):
+        return self.rrelu(self.linear(x))
+
+
+def test_rrelu_outside_training_is_leaky_relu_with_the_mean_slope():
+    f = import_module(LinearRrelu().eval(), (torch.randn(4, 8),),
+                      training=False)
+    assert ops(f) == ["linear", "elementwise"]
+    assert body(f.program.data["ops"][1]) == ["x", "aten.rrelu.default"]
+
+
 @pytest.mark.parametrize("model, names", [
     (Cumsum(), r"aten.cumsum.default is not supported by fusion"),
+    # Refused by the op's formula, at import rather than when building.
+    (LinearRrelu().train(), r"aten.rrelu.default is not supported by "
+                            r"fusion: rrelu in training mode draws a random "
+                            r"slope an element"),
     (Dropout().train(), r"aten.native_dropout.default is not supported by "
                         r"fusion: dropout in training mode.*eval\(\) mode "
                         r"it is the identity"),
