@@ -299,7 +299,10 @@ def ExpandRemainders : Pass<"fusion-expand-remainders"> {
     `gpu.module`), so that its code is once in the kernels' binary.
 
     Matched: every f32 `arith.remf` (the fusion ops allow no fastmath flag
-    on them); the pipeline applies the pass once, before
+    on them). The pass runs on an op that holds the symbol table it adds
+    the function to (a module); scheduled on a function inside one, it
+    refuses each remf with a located error. The pipeline applies it once,
+    on the `gpu.module`, before
     `fusion-expand-divisions` takes the approximate quotient (by a
     constant: one product with its reciprocal).
   }];

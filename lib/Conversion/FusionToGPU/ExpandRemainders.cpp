@@ -126,9 +126,19 @@ struct ExpandRemaindersPass
     });
     DenseMap<Value, Value> magnitudes;
     for (arith::RemFOp rem : remainders) {
+      // The out-of-line function goes into a symbol table this pass owns:
+      // one around the op it runs on (a function's module) is another
+      // pass instance's to change.
+      Operation *symbolTable = SymbolTable::getNearestSymbolTable(rem);
+      if (!symbolTable || !getOperation()->isAncestor(symbolTable)) {
+        rem.emitOpError("needs a symbol table within the op that "
+                        "fusion-expand-remainders runs on (a module), for "
+                        "the out-of-line remainder function");
+        return signalPassFailure();
+      }
       OpBuilder builder(rem);
-      LLVM::LLVMFuncOp outOfLine = outOfLineRemainder(
-          builder, rem.getLoc(), SymbolTable::getNearestSymbolTable(rem));
+      LLVM::LLVMFuncOp outOfLine =
+          outOfLineRemainder(builder, rem.getLoc(), symbolTable);
       rem.replaceAllUsesWith(
           expandRemainder(builder, rem, outOfLine, magnitudes));
       rem.erase();

@@ -98,11 +98,12 @@ static bool wgmmaComputes(FusedLinearOp op, const ChipInfo &chip) {
 }
 
 /// Whether `op`'s epilogue holds an accurate sine, cosine or tangent:
-/// libdevice's range reduction branches to its slow path (arguments past
-/// 105615) an element, which serializes a register epilogue (tf32 sin(y)
+/// libdevice's, with its range reduction's slow path (arguments past
+/// 105615), inlined for each element of a register epilogue (tf32 sin(y)
 /// 1.36x cuBLAS's GEMM plus an epilogue kernel, bf16 tan(y) 1.8x;
-/// docs/benchmarks.md, run 48). The approximate ones (afn, 16-bit results)
-/// have no branch.
+/// docs/benchmarks.md, run 48; run 49 found fmod's like code costing
+/// through the instruction cache, not its branches). The approximate ones
+/// (afn, 16-bit results) have no slow path.
 static bool hasBranchingRangeReduction(FusedLinearOp op) {
   return op.getEpilogue()
       .walk([](Operation *inner) {
