@@ -77,6 +77,8 @@ void fusion::buildKernelsToNVVMPipeline(OpPassManager &pm) {
   kernels.addPass(createCSEPass());
   // Before the divisions take the remainders' approximate quotients.
   kernels.addPass(fusion::createExpandRemainders());
+  kernels.addPass(fusion::createExpandTrigonometry());
+  kernels.addPass(fusion::createOutlinePowers());
   // While loops are scf ops: a divisor defined outside a loop is the
   // loop's invariant.
   kernels.addPass(fusion::createExpandDivisions());

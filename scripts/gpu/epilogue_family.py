@@ -5,11 +5,13 @@ category checked and timed at the sizes users run against eager PyTorch,
 torch.compile and the raw GEMM.
 
     epilogue_family.py prepare check [STRATEGIES [MODELS]]|bench [PART
-        [MODELS]]   (build machine) compiles every library the run loads
-        into the cache ($FUSION_CACHE_DIR), for sm_90;
-    epilogue_family.py run check [STRATEGIES [MODELS]]|bench PART [MODELS]
-        (GPU machine) checks or times them (the bench's MODELS:
-        ";"-separated names); prints the tables last. The bench runs in parts
+        [MODELS [STRATEGIES]]]   (build machine) compiles every library the
+        run loads into the cache ($FUSION_CACHE_DIR), for sm_90;
+    epilogue_family.py run check [STRATEGIES [MODELS]]|bench PART [MODELS
+        [STRATEGIES]]   (GPU machine) checks or times them (the bench's
+        MODELS: ";"-separated names, all where empty; its STRATEGIES,
+        auto among them: the columns, "pingpong" the wgmma kernels with the
+        ping-pong schedule); prints the tables last. The bench runs in parts
         (`tf32`: torch.compile default and max-autotune-no-cudagraphs beside
         fusion, whose Triton compilations and GEMM autotuning take minutes a
         size; `tf32-default`: the default mode alone; `rest`: fp32 and bf16
@@ -178,9 +180,19 @@ BENCH = [
     ("f", "sin(y)", lambda y, x, m: torch.sin(y), None, False, False),
     ("f", "tan(tanh(y))", lambda y, x, m: torch.tan(torch.tanh(y)), None,
      False, False),
+    # Each of the two alone (|y / 64| stays below pi/2 at these sizes), and
+    # GPT-2's gelu.
+    ("f", "tan(y / 64)", lambda y, x, m: torch.tan(y / 64), None, False,
+     False),
+    ("f", "tanh(y)", lambda y, x, m: torch.tanh(y), None, False, False),
+    ("f", "gelu(y, tanh)", lambda y, x, m: F.gelu(y, approximate="tanh"),
+     None, False, False),
     ("f", "atan(y)", lambda y, x, m: torch.atan(y), None, False, False),
     ("f", "asinh(y)", lambda y, x, m: torch.asinh(y), None, False, False),
     ("f", "erfc(y)", lambda y, x, m: torch.erfc(y), None, False, False),
+    # libdevice's powf (logarithm and exponential in extended precision,
+    # special cases), inlined for each element.
+    ("f", "|y| ** 2.5", lambda y, x, m: y.abs() ** 2.5, None, False, False),
     # C's fmod (libdevice's: a division and its correction, a loop for
     # quotients past 2^23), in a function that is 0 at both ends of its
     # range (continuous, so that tf32's error flips no element past a
@@ -263,15 +275,15 @@ def bench_model(body, norm, training, k, n, dtype, device):
                                                        dtype=dtype)
 
 
-def prepare_bench(part=None, models=None):
+def prepare_bench(part=None, models=None, strategies=FUSION_STRATEGIES):
     for category, name, body, norm, training, m, k, n, pname, _ in \
             bench_cases(part, models):
         dtype, precision, _ = PRECISIONS[pname]
         model = bench_model(body, norm, training, k, n, dtype, "cpu")
         x = torch.randn(4, k, dtype=dtype)
-        for strategy in FUSION_STRATEGIES:
-            fusion.compile(model, (x,), target=TARGET, strategy=strategy,
-                           precision=precision)
+        for strategy in strategies:
+            fusion.compile(model, (x,), target=TARGET,
+                           **strategy_options(strategy), precision=precision)
         print(f"prepared {name} {m}x{k}x{n} {pname}", flush=True)
 
 
@@ -293,7 +305,7 @@ def checked_first_call(compiled, model, x, reference):
     return max(error(out, expected), state_error(model, reference))
 
 
-def run_bench(part, models=None):
+def run_bench(part, models=None, strategies=FUSION_STRATEGIES):
     rows, failures = [], []
     with torch.no_grad():
         for case in bench_cases(part, models):
@@ -308,9 +320,9 @@ def run_bench(part, models=None):
             times, errors = {}, {}
             eager_error = checked_first_call(model, model, x, reference)
             bound = max(bound, 1.25 * eager_error)
-            for strategy in FUSION_STRATEGIES:
+            for strategy in strategies:
                 compiled = fusion.compile(model, (x,), target=TARGET,
-                                          strategy=strategy,
+                                          **strategy_options(strategy),
                                           precision=precision)
                 errors[strategy] = checked_first_call(compiled, model, x,
                                                       reference)
@@ -338,7 +350,7 @@ def run_bench(part, models=None):
     torch.backends.cuda.matmul.allow_tf32 = False
     part_name, _ = split_part(part)
     modes = PARTS[part_name][1] if part_name else ()
-    keys = list(FUSION_STRATEGIES) + ["eager"] + list(modes) + ["gemm"]
+    keys = list(strategies) + ["eager"] + list(modes) + ["gemm"]
     print(f"\n## The epilogue family on {torch.cuda.get_device_name()} "
           f"({part}), ms per call (median of 10 x 10 calls), fusion.compile "
           f"with each strategy; the largest relative error of the "
@@ -372,7 +384,7 @@ def run_bench(part, models=None):
                   for r in rows if r[4]["auto"] > r[4][mode]]
         print(f"\nfusion auto slower than torch.compile {mode}: "
               f"{slower or 'none'}")
-    total = len(rows) * len(FUSION_STRATEGIES)
+    total = len(rows) * len(strategies)
     print(f"\n{total - len(failures)}/{total} first calls within bounds; "
           f"failures: {failures or 'none'}")
     return 1 if failures else 0
@@ -387,6 +399,9 @@ if __name__ == "__main__":
             picked, models))
     part = sys.argv[3] if len(sys.argv) > 3 else None
     # Bench model names hold commas: MODELS is a ";"-separated list.
-    models = sys.argv[4].split(";") if len(sys.argv) > 4 else None
-    sys.exit(prepare_bench(part, models) if action == "prepare"
-             else run_bench(part, models))
+    models = sys.argv[4].split(";") if len(sys.argv) > 4 and sys.argv[4] \
+        else None
+    strategies = tuple(sys.argv[5].split(",")) if len(sys.argv) > 5 \
+        else FUSION_STRATEGIES
+    sys.exit((prepare_bench if action == "prepare" else run_bench)(
+        part, models, strategies))

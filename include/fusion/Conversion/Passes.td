@@ -312,6 +312,89 @@ def ExpandRemainders : Pass<"fusion-expand-remainders"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def ExpandTrigonometry : Pass<"fusion-expand-trigonometry"> {
+  let summary = "Compute accurate f32 sines, cosines and tangents of "
+                "arguments up to 105615 inline, libdevice's functions out "
+                "of line";
+  let description = [{
+    libdevice's `__nv_sinf`, `__nv_cosf` and `__nv_tanf`, which
+    `convert-gpu-to-nvvm` calls for accurate (not `afn`) `math.sin`,
+    `math.cos` and `math.tan`, reduce arguments past 105615 with
+    Payne-Hanek's algorithm (a table, a loop, a local array), and LLVM
+    inlines them: a GEMM epilogue then holds that code for each of a
+    thread's elements (128 in the wgmma kernel), through which the
+    instruction cache misses (tf32 `sin(y)` at 16384 x 4096 -> 4096: 2.25
+    ms fused against the raw GEMM's 1.66, `docs/benchmarks.md` run 48; run
+    49 found the same of `fmod`). The pass computes, for `a = |x|` up to
+    105615:
+
+        j = roundeven(a 2/pi)
+        r = a - j P1 - j P2 - j P3  (three multiply-adds; P1 + P2 + P3 is
+                                     pi/2, each part the f32 truncation of
+                                     what the ones before leave)
+        s = r + r^3 S(r^2),  c = 1 + r^2 (-1/2 + r^2 C(r^2))  (Cephes'
+                                     minimax polynomials on [-pi/4, pi/4])
+
+    `a - j P1` is exact (P1's products are multiples of its ulp, and the
+    difference is below 1), the other two round relative to their results,
+    and below 105615 no f32 comes close enough to a multiple of pi/2 for
+    those roundings to matter. By j's two low bits, `sin a` is `s`, `c`,
+    `-s` or `-c`, `cos a` is `c`, `-s`, `-c` or `s`, and `tan a` is `s / c`
+    or `-c / s`, from the denominator's approximate reciprocal `r`
+    (`rcp.approx.f32`, 1 ulp) and Markstein's correction, `q = n r`,
+    `q + fma(-q, d, n) r`: `div.rn.f32`'s range check and slow path cost
+    bf16 `tan(y / 64)` 13% of the raw GEMM's time (run 50), and its
+    quotient is no more accurate here. Sine and tangent take x's sign bit
+    (`-0` included). Every f32 in [-105615, 105615], against the f64
+    functions: sine within 1.54 ulps, cosine within 1.55, tangent within
+    3.44 (CUDA documents 2 and 4 for libdevice's). Larger, infinite or NaN arguments call, in an `scf.if`,
+    `__fusion_sinf`, `__fusion_cosf` or `__fusion_tanf`: the op in an
+    `llvm.func` of its own marked `no_inline`, made once in the symbol
+    table (the `gpu.module`), so that libdevice's code is once in the
+    kernels' binary.
+
+    Matched: f32 `math.sin`, `math.cos` and `math.tan` without `afn`
+    (those with it are `sin.approx`, or libdevice's `__nv_fast_tanf`,
+    without a slow path). Like `fusion-expand-remainders`, the pass runs
+    on an op that holds the symbol table it adds the functions to (a
+    module); scheduled on a function inside one, it refuses each op with a
+    located error.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def OutlinePowers : Pass<"fusion-outline-powers"> {
+  let summary = "Call f32 powers (libdevice's powf) in a function of their "
+                "own";
+  let description = [{
+    libdevice's `__nv_powf`, which `convert-gpu-to-nvvm` calls for an
+    accurate `math.powf`, is long (the logarithm and the exponential in
+    extended precision, branches for special arguments), and LLVM inlines
+    it: a GEMM epilogue then holds that code for each of a thread's
+    elements (128 in the wgmma kernel), through which the instruction
+    cache misses (`|y| ** 2.5` at 16384 x 4096 -> 4096 in the wgmma kernel:
+    tf32 2.38 ms against the raw GEMM's 1.59, bf16 1.71 against 0.78;
+    `docs/benchmarks.md` run 50). The pass replaces each by a call of
+    `__fusion_powf`: the `math.powf` in an `llvm.func` of its own marked
+    `no_inline`, made once in the symbol table (the `gpu.module`), whose
+    code the calls of a thread's elements share: tf32 1.77 ms, bf16 1.03.
+    cuBLAS's GEMM and an epilogue kernel are faster still (1.67, 0.91),
+    and `auto` keeps them for accurate powers
+    (`fusion-select-gemm-config`).
+
+    Matched: f32 `math.powf` without `afn` (those with it are libdevice's
+    `__nv_fast_powf`, an exponential of a product with a logarithm). Like
+    `fusion-expand-remainders`, the pass runs on an op that holds the
+    symbol table it adds the function to (a module); scheduled on a
+    function inside one, it refuses each power with a located error.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def ExpandDivisions : Pass<"fusion-expand-divisions"> {
   let summary = "Divide f32 values by a constant, or by a value that many "
                 "divisions share, with a multiply and two multiply-adds; "

@@ -3,6 +3,8 @@
 #include "fusion/Conversion/FusionToGPU/FusionToGPU.h"
 #include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
 
+#include "OutOfLineFunction.h"
+
 #include <cmath>
 
 namespace mlir::fusion {
@@ -37,32 +39,8 @@ static Value magnitudeOf(OpBuilder &b, Value y,
   return magnitude;
 }
 
+/// `__fusion_fmodf(x, y)`, the `arith.remf` out of line.
 constexpr llvm::StringLiteral kOutOfLineRemainder = "__fusion_fmodf";
-
-/// `__fusion_fmodf(x, y)`, an `arith.remf` in a function of its own that
-/// LLVM may not inline, in `symbolTable` (made once): the branches of a
-/// GEMM epilogue's elements call it rather than each holding libdevice's
-/// fmodf, whose code for a tile's elements would otherwise be that of 128
-/// of them, through which the instruction cache misses.
-static LLVM::LLVMFuncOp outOfLineRemainder(OpBuilder &b, Location loc,
-                                           Operation *symbolTable) {
-  if (auto existing = dyn_cast_or_null<LLVM::LLVMFuncOp>(
-          SymbolTable::lookupSymbolIn(symbolTable, kOutOfLineRemainder)))
-    return existing;
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&symbolTable->getRegion(0).front());
-  Type f32 = b.getF32Type();
-  auto function = LLVM::LLVMFuncOp::create(
-      b, loc, kOutOfLineRemainder, LLVM::LLVMFunctionType::get(f32, {f32, f32}),
-      LLVM::Linkage::Internal);
-  function.setNoInline(true);
-  Block *entry = function.addEntryBlock(b);
-  b.setInsertionPointToStart(entry);
-  Value remainder = arith::RemFOp::create(b, loc, entry->getArgument(0),
-                                          entry->getArgument(1));
-  LLVM::ReturnOp::create(b, loc, remainder);
-  return function;
-}
 
 /// fmod(x, y) as the pass's description derives it, with a call of the
 /// out-of-line `arith.remf` in the branch for quotients of 2^20 and more,
@@ -100,17 +78,8 @@ static Value expandRemainder(OpBuilder &b, arith::RemFOp rem,
   Value finite = compare(arith::CmpFPredicate::OLT, divisor,
                          buildF32Constant(b, loc, INFINITY));
   Value fits = b.createOrFold<arith::AndIOp>(loc, small, finite);
-  auto exact = scf::IfOp::create(
-      b, loc, fits,
-      [&](OpBuilder &then, Location at) {
-        scf::YieldOp::create(then, at, fast);
-      },
-      [&](OpBuilder &otherwise, Location at) {
-        auto call = LLVM::CallOp::create(otherwise, at, outOfLine,
-                                         ValueRange{x, rem.getRhs()});
-        scf::YieldOp::create(otherwise, at, call.getResult());
-      });
-  return exact.getResult(0);
+  return buildFastPathOrCall(b, loc, fits, fast, outOfLine,
+                             ValueRange{x, rem.getRhs()});
 }
 
 struct ExpandRemaindersPass
@@ -126,19 +95,16 @@ struct ExpandRemaindersPass
     });
     DenseMap<Value, Value> magnitudes;
     for (arith::RemFOp rem : remainders) {
-      // The out-of-line function goes into a symbol table this pass owns:
-      // one around the op it runs on (a function's module) is another
-      // pass instance's to change.
-      Operation *symbolTable = SymbolTable::getNearestSymbolTable(rem);
-      if (!symbolTable || !getOperation()->isAncestor(symbolTable)) {
-        rem.emitOpError("needs a symbol table within the op that "
-                        "fusion-expand-remainders runs on (a module), for "
-                        "the out-of-line remainder function");
+      Operation *symbolTable =
+          getOwnedSymbolTable(rem, getOperation(), getArgument());
+      if (!symbolTable)
         return signalPassFailure();
-      }
       OpBuilder builder(rem);
-      LLVM::LLVMFuncOp outOfLine =
-          outOfLineRemainder(builder, rem.getLoc(), symbolTable);
+      LLVM::LLVMFuncOp outOfLine = getOrCreateOutOfLineFunction(
+          builder, rem.getLoc(), symbolTable, kOutOfLineRemainder, 2,
+          [](OpBuilder &b, Location loc, ValueRange arguments) -> Value {
+            return arith::RemFOp::create(b, loc, arguments[0], arguments[1]);
+          });
       rem.replaceAllUsesWith(
           expandRemainder(builder, rem, outOfLine, magnitudes));
       rem.erase();

@@ -107,17 +107,28 @@
 // AUTO: #fusion.gemm_config<cublaslt>
 // AUTO-LABEL: func.func @fp32_line_unaligned_k
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
-// An accurate sin, cos or tan (libdevice's range reduction, a branch an
-// element) keeps cuBLASLt and an epilogue kernel, but for 3xTF32; an
-// approximate sine (16-bit results) has no branch.
+// Accurate sines and cosines fuse like the other elementwise ops
+// (fusion-expand-trigonometry keeps libdevice's range reduction out of
+// line), as do approximate ones (16-bit results); accurate tangents in
+// tf32, not with 16-bit results (its quotient), but for 3xTF32.
 // AUTO-LABEL: func.func @tf32_sine
-// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO: #fusion.gemm_config<wgmma, mma = tf32,
 // AUTO-LABEL: func.func @bf16_cosine_tangent
 // AUTO: #fusion.gemm_config<cublaslt>
 // AUTO-LABEL: func.func @fp32_sine
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
 // AUTO-LABEL: func.func @bf16_approximate_sine_cosine
 // AUTO: #fusion.gemm_config<wgmma, mma = bf16
+// An accurate power (libdevice's powf, long even out of line) keeps
+// cuBLASLt and an epilogue kernel, but for 3xTF32.
+// AUTO-LABEL: func.func @tf32_power
+// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO-LABEL: func.func @bf16_power
+// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO-LABEL: func.func @fp32_power
+// AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
+// AUTO-LABEL: func.func @tf32_tangent
+// AUTO: #fusion.gemm_config<wgmma, mma = tf32,
 // WGMMA-LABEL: func.func @bf16_line_unaligned_k
 // WGMMA: #fusion.gemm_config<wgmma, mma = bf16
 
@@ -346,4 +357,45 @@ func.func @bf16_approximate_sine_cosine(%x: tensor<?x64xbf16>, %w: tensor<256x64
     fusion.yield %c : f32
   } : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
   return %0 : tensor<?x256xbf16>
+}
+
+func.func @tf32_power(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    %e = arith.constant 2.5 : f32
+    %a = math.absf %acc : f32
+    %p = math.powf %a, %e : f32
+    fusion.yield %p : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
+
+func.func @bf16_power(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>) -> tensor<?x256xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    %s = math.sin %acc fastmath<afn> : f32
+    %p = math.powf %acc, %s : f32
+    fusion.yield %p : f32
+  } : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
+  return %0 : tensor<?x256xbf16>
+}
+
+func.func @fp32_power(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    %e = arith.constant 2.5 : f32
+    %a = math.absf %acc : f32
+    %p = math.powf %a, %e : f32
+    fusion.yield %p : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
+
+func.func @tf32_tangent(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    %t = math.tan %acc : f32
+    fusion.yield %t : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
 }

@@ -13,9 +13,10 @@
 //   with the negation folded) and an ex2 that flushes subnormal results,
 //   which 1 + exp absorbs; sigmoid's reciprocal of 1 + exp, never
 //   subnormal, rcp.approx.ftz (fusion-expand-one-plus-exp).
-// - sin: with f32 results libdevice's __nv_sinf, whose range reduction
-//   branches to its slow path past 105615 (0f47CE4780), with bf16 results
-//   sin.approx.f32.
+// - sin: with f32 results fusion-expand-trigonometry's reduction by
+//   multiples of pi/2 (its first part 0fBFC90FDA) up to 105615
+//   (0f47CE4780) inline, libdevice's __nv_sinf past it in __fusion_sinf,
+//   a function of its own; with bf16 results sin.approx.f32.
 // REQUIRES: cuda-toolkit
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma --precision=tf32 -o - | FileCheck %s --implicit-check-not=0f3F8060FE --implicit-check-not=0f40900000
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=cublas --precision=tf32 -o - | FileCheck %s --implicit-check-not=0f3F8060FE --implicit-check-not=0f40900000
@@ -32,6 +33,7 @@
 // EXACT: cvt.sat.f32.f32
 // EXACT: fma.rm.f32
 
+// CHECK: .func {{.*}}__fusion_sinf(
 // CHECK-LABEL: .entry gelu_f32_
 // CHECK-NOT: .entry
 // CHECK: 0fB2D00F88
@@ -58,7 +60,9 @@
 // CHECK: rcp.approx.ftz.f32
 // CHECK-LABEL: .entry sin_f32_
 // CHECK-NOT: sin.approx
-// CHECK: 0f47CE4780
+// CHECK-DAG: 0f47CE4780
+// CHECK-DAG: fma.rn.f32 {{.*}}, 0fBFC90FDA,
+// CHECK-DAG: call.uni (retval0), __fusion_sinf,
 // CHECK-LABEL: .entry sin_bf16_
 // CHECK-NOT: 0f47CE4780
 // CHECK: sin.approx.f32

@@ -3,14 +3,20 @@
 // that keep or drop NaNs (maximumf/minimumf against maxnumf/minnumf), the
 // sign ops, ceil, the exponentials, rsqrt, the correctly rounded division
 // and the approximate quotient, trunc, roundeven and copysign each leave
-// their instruction (erf, log, tanh, powf and the trigonometric and
+// their instruction (erf, log, tanh, the inverse trigonometric and the
 // hyperbolic functions are libdevice's; floor of a ceil folds away). fmod
 // calls libdevice's, out of line, only for quotients past 2^20
-// (fusion-expand-remainders): its fast path divides approximately.
+// (fusion-expand-remainders): its fast path divides approximately; sin,
+// cos and tan only for arguments past 105615, reduced inline below
+// (fusion-expand-trigonometry); powf always (fusion-outline-powers).
 // REQUIRES: cuda-toolkit
 // RUN: fusion-compile %S/../../Dialect/Fusion/epilogue-ops.mlir --emit=ptx -o - | FileCheck %s
 // RUN: fusion-compile %S/../../Dialect/Fusion/epilogue-ops.mlir --emit=ptx --strategy=tiled -o - | FileCheck %s
 // RUN: fusion-compile %S/../../Dialect/Fusion/epilogue-ops.mlir --emit=ptx --strategy=cublas -o - | FileCheck %s
+// CHECK-DAG: .func {{.*}}__fusion_powf(
+// CHECK-DAG: .func {{.*}}__fusion_sinf(
+// CHECK-DAG: .func {{.*}}__fusion_cosf(
+// CHECK-DAG: .func {{.*}}__fusion_tanf(
 // CHECK: .func {{.*}}__fusion_fmodf(
 // CHECK: div.approx.f32
 // CHECK: .visible .entry
@@ -29,3 +35,8 @@
 // CHECK-DAG: cvt.rni.f32.f32
 // CHECK-DAG: copysign.f32
 // CHECK-DAG: call.uni (retval0), __fusion_fmodf
+// CHECK-DAG: call.uni (retval0), __fusion_powf
+// CHECK-DAG: call.uni (retval0), __fusion_sinf
+// CHECK-DAG: call.uni (retval0), __fusion_cosf
+// CHECK-DAG: call.uni (retval0), __fusion_tanf
+// CHECK-DAG: fma.rn.f32 {{.*}}, 0fBFC90FDA,

@@ -23,8 +23,10 @@ namespace mlir::fusion {
 #define GEN_PASS_DECL_EXPANDONEPLUSERF
 #define GEN_PASS_DECL_EXPANDONEPLUSEXP
 #define GEN_PASS_DECL_EXPANDREMAINDERS
+#define GEN_PASS_DECL_EXPANDTRIGONOMETRY
 #define GEN_PASS_DECL_EXTERNDYNAMICSHAREDMEMORY
 #define GEN_PASS_DECL_LOWERTENSORMAPARGS
+#define GEN_PASS_DECL_OUTLINEPOWERS
 #include "fusion/Conversion/Passes.h.inc"
 
 /// The symbol of the kernels' gpu.module and of the global holding their

@@ -97,17 +97,21 @@ static bool wgmmaComputes(FusedLinearOp op, const ChipInfo &chip) {
                              op.getWeight().getType().getDimSize(1));
 }
 
-/// Whether `op`'s epilogue holds an accurate sine, cosine or tangent:
-/// libdevice's, with its range reduction's slow path (arguments past
-/// 105615), inlined for each element of a register epilogue (tf32 sin(y)
-/// 1.36x cuBLAS's GEMM plus an epilogue kernel, bf16 tan(y) 1.8x;
-/// docs/benchmarks.md, run 48; run 49 found fmod's like code costing
-/// through the instruction cache, not its branches). The approximate ones
-/// (afn, 16-bit results) have no slow path.
-static bool hasBranchingRangeReduction(FusedLinearOp op) {
+/// Whether `op`'s epilogue holds a function whose code makes cuBLAS's GEMM
+/// and an epilogue kernel faster than the register epilogue in tf32 and 16
+/// bits (docs/benchmarks.md, run 50, at 16384x4096 -> 4096): an accurate
+/// power (libdevice's powf, called out of line: |y| ** 2.5 in tf32 1.77 ms
+/// against 1.67, in bf16 1.03 against 0.91; the ping-pong schedule 1.81 and
+/// 0.98), or an accurate tangent with 16-bit results (its reduction,
+/// polynomials and quotient inline: bf16 tan(y / 64) 0.85-0.88 against
+/// 0.82; in tf32 1.62-1.66 against 1.69).
+static bool hasCostlyFunction(FusedLinearOp op) {
+  bool sixteenBit = isa<BFloat16Type, Float16Type>(
+      cast<ShapedType>(op->getResult(0).getType()).getElementType());
   return op.getEpilogue()
-      .walk([](Operation *inner) {
-        if (!isa<math::SinOp, math::CosOp, math::TanOp>(inner))
+      .walk([&](Operation *inner) {
+        if (!isa<math::PowFOp>(inner) &&
+            !(sixteenBit && isa<math::TanOp>(inner)))
           return WalkResult::advance();
         auto flags = cast<arith::ArithFastMathInterface>(inner)
                          .getFastMathFlagsAttr()
@@ -158,11 +162,12 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
     // written output (norms, softmax: the exposed store loses 1-8% to
     // cuBLAS's GEMM before the same row program; such ops take the wgmma
     // kernels for small batches alone, takesWgmmaForSmallBatches), nor for
-    // epilogues with an accurate sin, cos or tan (run 48; the 3xTF32 kernel
-    // hides them under its multiplies). Elsewhere only 3xTF32 beats cuBLAS.
+    // epilogues with an accurate power, or a tangent in 16 bits (run 50; the
+    // 3xTF32 kernel hides them under its multiplies). Elsewhere only 3xTF32
+    // beats cuBLAS.
     if (isWgmmaCandidate(op, chip, fp32Math) &&
         (fp32 || (!isWrittenForReductions(op, getWgmmaBlockN(op)) &&
-                  !hasBranchingRangeReduction(op))))
+                  !hasCostlyFunction(op))))
       return GemmBackend::wgmma;
     return fp32 && generated == GemmBackend::mma_sync ? GemmBackend::mma_sync
                                                       : GemmBackend::cublaslt;

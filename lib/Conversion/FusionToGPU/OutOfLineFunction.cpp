@@ -1,0 +1,56 @@
+//===- OutOfLineFunction.cpp - rare branches' code, once a module ---------===//
+
+#include "OutOfLineFunction.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+
+Operation *fusion::getOwnedSymbolTable(Operation *op, Operation *root,
+                                       StringRef passName) {
+  Operation *symbolTable = SymbolTable::getNearestSymbolTable(op);
+  if (symbolTable && root->isAncestor(symbolTable))
+    return symbolTable;
+  op->emitOpError("needs a symbol table within the op that ")
+      << passName << " runs on (a module), for its out-of-line function";
+  return nullptr;
+}
+
+LLVM::LLVMFuncOp fusion::getOrCreateOutOfLineFunction(
+    OpBuilder &builder, Location loc, Operation *symbolTable, StringRef name,
+    unsigned arity,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> buildBody) {
+  if (auto existing = dyn_cast_or_null<LLVM::LLVMFuncOp>(
+          SymbolTable::lookupSymbolIn(symbolTable, name)))
+    return existing;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(&symbolTable->getRegion(0).front());
+  Type f32 = builder.getF32Type();
+  SmallVector<Type> arguments(arity, f32);
+  auto function = LLVM::LLVMFuncOp::create(
+      builder, loc, name, LLVM::LLVMFunctionType::get(f32, arguments),
+      LLVM::Linkage::Internal);
+  function.setNoInline(true);
+  Block *entry = function.addEntryBlock(builder);
+  builder.setInsertionPointToStart(entry);
+  LLVM::ReturnOp::create(builder, loc,
+                         buildBody(builder, loc, entry->getArguments()));
+  return function;
+}
+
+Value fusion::buildFastPathOrCall(OpBuilder &builder, Location loc,
+                                  Value condition, Value fast,
+                                  LLVM::LLVMFuncOp outOfLine,
+                                  ValueRange arguments) {
+  auto result = scf::IfOp::create(
+      builder, loc, condition,
+      [&](OpBuilder &then, Location at) {
+        scf::YieldOp::create(then, at, fast);
+      },
+      [&](OpBuilder &otherwise, Location at) {
+        auto call = LLVM::CallOp::create(otherwise, at, outOfLine, arguments);
+        scf::YieldOp::create(otherwise, at, call.getResult());
+      });
+  return result.getResult(0);
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""sin, cos and tan in GEMM epilogues against float64, in ulps of the f32
+nearest the exact value, beside PyTorch's CUDA kernels (libdevice's): a
+million values a case, |x| from 2^-20 to 2^20 (the inline reduction of
+`fusion-expand-trigonometry` up to 105615, libdevice's functions out of
+line beyond), zero, the bound and its neighbour among them, and columns of
+infinities and NaN (the bias's: in x, the GEMM would spread them over a
+row); through every strategy in fp32. The weight is the identity and x's
+values are bf16's, so that every GEMM precision computes y = x + bias
+exactly. (-0 is the CPU test's, test/Integration/CPU/trigonometry.mlir: a
+sum of products is never -0.)
+
+    trigonometry_check.py prepare   (build machine) compiles the libraries
+        for sm_90 into the cache ($FUSION_CACHE_DIR);
+    trigonometry_check.py run       (GPU machine) checks them.
+"""
+import sys
+
+import torch
+import torch.nn as nn
+
+import fusion
+
+TARGET = "sm_90"
+STRATEGIES = ("tiled", "cublas", "wgmma")
+FEATURES = 256
+ROWS = 4096
+LARGEST_REDUCED = 105615.0
+# The pass's bounds, from its exhaustive sweep on the CPU.
+CASES = {"sin": (torch.sin, 1.55), "cos": (torch.cos, 1.55),
+         "tan": (torch.tan, 3.44)}
+
+
+class Trigonometric(nn.Module):
+    def __init__(self, function):
+        super().__init__()
+        self.linear = nn.Linear(FEATURES, FEATURES)
+        with torch.no_grad():
+            self.linear.weight.copy_(torch.eye(FEATURES))
+            self.linear.bias.copy_(bias())
+        self.function = function
+
+    def forward(self, x):
+        return self.function(self.linear(x))
+
+
+def bias():
+    values = torch.zeros(FEATURES)
+    values[:3] = torch.tensor([float("inf"), -float("inf"), float("nan")])
+    return values
+
+
+def inputs():
+    generator = torch.Generator().manual_seed(0)
+    count = ROWS * FEATURES
+    mantissa = torch.rand(count, generator=generator) + 1.0
+    exponent = torch.randint(-20, 21, (count,), generator=generator).float()
+    sign = torch.randint(0, 2, (count,), generator=generator) * 2.0 - 1.0
+    x = (sign * mantissa * torch.exp2(exponent)).to(torch.bfloat16).float()
+    x = x.reshape(ROWS, FEATURES)
+    x[0, 3:7] = torch.tensor([0.0, LARGEST_REDUCED, -LARGEST_REDUCED,
+                              105616.0])
+    return x
+
+
+def ulps(out, exact):
+    """|out - exact| in ulps of the f32 nearest exact (2^-149 below
+    normals); 0 where both are NaN or both are the same zero, infinity
+    where one is NaN alone or a zero's sign differs."""
+    nearest = exact.float()
+    exponent = torch.frexp(nearest).exponent.clamp(min=-125).double()
+    error = (out.double() - exact).abs() / torch.exp2(exponent - 24)
+    both_nan = out.isnan() & exact.isnan()
+    error = torch.where(both_nan, torch.zeros_like(error), error)
+    error = torch.where(out.isnan() ^ exact.isnan(),
+                        torch.full_like(error, float("inf")), error)
+    zero = nearest == 0
+    same_bits = out.view(torch.int32) == nearest.view(torch.int32)
+    return torch.where(zero & ~same_bits, torch.full_like(error, float("inf")),
+                       error)
+
+
+def prepare():
+    x = inputs()
+    for function, _ in CASES.values():
+        for strategy in STRATEGIES:
+            fusion.compile(Trigonometric(function), (x,), target=TARGET,
+                           strategy=strategy)
+    print(f"prepared {len(CASES)} cases")
+
+
+def run():
+    failures = []
+    x = inputs().cuda()
+    y = x.double() + bias().double().cuda()
+    reduced = y.abs() <= LARGEST_REDUCED
+    print("| case | strategy | max ulps, |x| <= 105615 | PyTorch's | "
+          "beyond: differ from PyTorch's |\n|---|---|---|---|---|")
+    with torch.no_grad():
+        for name, (function, bound) in CASES.items():
+            model = Trigonometric(function).cuda()
+            exact = function(y)
+            theirs = model(x)
+            their_ulps = ulps(theirs, exact)[reduced].max().item()
+            for strategy in STRATEGIES:
+                compiled = fusion.compile(model, (x,), target=TARGET,
+                                          strategy=strategy)
+                out = compiled(x)
+                error = ulps(out, exact)
+                worst = error[reduced].max().item()
+                beyond = ~reduced & ~(out.isnan() & theirs.isnan())
+                differ = int((out[beyond].view(torch.int32) !=
+                              theirs[beyond].view(torch.int32)).sum())
+                print(f"| {name} | {strategy} | {worst:.3f} | "
+                      f"{their_ulps:.3f} | {differ} |")
+                if worst > bound or differ:
+                    i, j = (error == error.max()).nonzero()[0].tolist()
+                    failures.append(
+                        f"{name} {strategy}: {worst:.3f} ulps, {differ} "
+                        f"beyond; y[{i}, {j}] = {y[i, j].item()!r} gives "
+                        f"{out[i, j].item()!r} against "
+                        f"{exact[i, j].item()!r}")
+    total = len(CASES) * len(STRATEGIES)
+    print(f"\n{total - len(failures)}/{total} within the bounds; "
+          f"failures: {failures or 'none'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(prepare() if sys.argv[1] == "prepare" else run())
