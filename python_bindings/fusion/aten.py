@@ -68,6 +68,8 @@ def _sigmoid(s, x):
 
 def _pow(s, x, exponent):
     # PyTorch computes small integer and half powers exactly this way.
+    if not isinstance(exponent, (int, float)):
+        return s.op("math.powf", x, exponent)
     if exponent == 2:
         return s.mul(x, x)
     if exponent == 3:
@@ -266,6 +268,10 @@ ELEMENTWISE = {
     "aten.sign.default": _sign,
     "aten.reciprocal.default": lambda s, x: s.div(1.0, x),
     "aten.pow.Tensor_Scalar": _pow,
+    "aten.pow.Tensor_Tensor": _pow,
+    # A number to tensor powers (PyTorch's kernel: C's pow, 1 for a base
+    # of 1 whatever the exponent, NaN included, as pow's).
+    "aten.pow.Scalar": lambda s, base, x: s.op("math.powf", base, x),
     "aten.clamp.default": _clamp,
     "aten.clamp_min.default": lambda s, x, low: _clamp(s, x, low, None),
     "aten.clamp_max.default": lambda s, x, high: _clamp(s, x, None, high),

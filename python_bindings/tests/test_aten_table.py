@@ -66,12 +66,19 @@ SAMPLES = {
     "aten.reciprocal.default": lambda y, v: aten.reciprocal(aten.abs(y) + 1),
     "aten.pow.Tensor_Scalar": lambda y, v: aten.pow(y, 2) + aten.pow(y, 3) +
         aten.pow(aten.abs(y) + 1, -0.5) + aten.pow(aten.abs(y) + 1, 1.7),
+    # Negative bases to integer powers, and a base of 1 to NaN.
+    "aten.pow.Tensor_Tensor": lambda y, v: aten.pow(aten.abs(y) + 0.5, v) +
+        aten.pow(y, aten.round(aten.tanh(y) * 3.0)),
+    "aten.pow.Scalar": lambda y, v: aten.pow(1.5, y) +
+        aten.pow(-2.0, aten.round(aten.tanh(y) * 3.0)) +
+        aten.pow(1.0, aten.log(y)),
     "aten.clamp.default": lambda y, v: aten.clamp(y, -0.25, 0.5),
     "aten.clamp_min.default": lambda y, v: aten.clamp_min(y, -0.25),
     "aten.clamp_max.default": lambda y, v: aten.clamp_max(y, 0.25),
     "aten.clamp.Tensor": lambda y, v: aten.clamp(y, v, aten.abs(y) * 0.5) +
         aten.clamp(y, min=v) + aten.clamp(y, max=v) +
-        torch.clamp_min(y, v) + torch.clamp_max(y, v * y),    "aten.add.Tensor": lambda y, v: aten.add(y, v, alpha=-2) + y,
+        torch.clamp_min(y, v) + torch.clamp_max(y, v * y),
+    "aten.add.Tensor": lambda y, v: aten.add(y, v, alpha=-2) + y,
     "aten.add.Scalar": lambda y, v: aten.add(y, -1.5),
     "aten.sub.Tensor": lambda y, v: aten.sub(v, y, alpha=3),
     "aten.sub.Scalar": lambda y, v: aten.sub(y, 2.5),
