@@ -167,11 +167,12 @@ def zoo(in_features=37):
             torch.heaviside(y, m.scale) * y +
             torch.lerp(y, torch.tanh(y), torch.sigmoid(y)) +
             torch.lerp(y, m.shift, -0.7)), (33, k), False),
-        # Powers of non-special exponents (libdevice's powf, out of line on
-        # the GPU: fusion-outline-powers).
+        # Powers of non-special exponents, of a number and to a parameter's
+        # (libdevice's powf, out of line on the GPU: fusion-outline-powers).
         "powers": (chain(
             lambda y, m: (y.abs() + 0.25) ** 1.7 -
-            torch.sigmoid(y) ** -1.3), (33, k), False),
+            torch.sigmoid(y) ** -1.3 + 1.5 ** torch.tanh(y) +
+            torch.pow(torch.sigmoid(y) + 0.5, m.scale)), (33, k), False),
         # Booleans as numbers, tests of NaN (each term continuous: the
         # comparisons of precisions flip no element past a jump).
         "masks_nan_to_num": (chain(

@@ -15,7 +15,7 @@ torch.compile and the raw GEMM.
         (`tf32`: torch.compile default and max-autotune-no-cudagraphs beside
         fusion, whose Triton compilations and GEMM autotuning take minutes a
         size; `tf32-default`: the default mode alone; `rest`: fp32 and bf16
-        against eager and the raw GEMM), a part
+        against eager and the raw GEMM; `tf32-bf16`: those two so), a part
         limited to one size by `PART@MxKxN`, each within one device call.
         Every fusion strategy's first call is checked against the model in
         float64 at the bench's own size before it is timed: within the
@@ -190,6 +190,24 @@ BENCH = [
     ("f", "atan(y)", lambda y, x, m: torch.atan(y), None, False, False),
     ("f", "asinh(y)", lambda y, x, m: torch.asinh(y), None, False, False),
     ("f", "erfc(y)", lambda y, x, m: torch.erfc(y), None, False, False),
+    # The rest of libdevice's functions the epilogues take, each in its
+    # domain.
+    ("f", "asin(y / 64)", lambda y, x, m: torch.asin(y / 64), None, False,
+     False),
+    ("f", "acos(y / 64)", lambda y, x, m: torch.acos(y / 64), None, False,
+     False),
+    ("f", "atanh(y / 64)", lambda y, x, m: torch.atanh(y / 64), None, False,
+     False),
+    ("f", "acosh(|y| + 1)", lambda y, x, m: torch.acosh(y.abs() + 1), None,
+     False, False),
+    ("f", "sinh(y)", lambda y, x, m: torch.sinh(y), None, False, False),
+    ("f", "cosh(y)", lambda y, x, m: torch.cosh(y), None, False, False),
+    ("f", "expm1(-|y|)", lambda y, x, m: torch.expm1(-y.abs()), None, False,
+     False),
+    ("f", "log1p(|y|)", lambda y, x, m: torch.log1p(y.abs()), None, False,
+     False),
+    ("f", "atan2(y, shift)", lambda y, x, m: torch.atan2(y, m.shift), None,
+     False, False),
     # libdevice's powf (logarithm and exponential in extended precision,
     # special cases), inlined for each element.
     ("f", "|y| ** 2.5", lambda y, x, m: y.abs() ** 2.5, None, False, False),
@@ -239,7 +257,9 @@ COMPILE_MODES = ("default", "max-autotune-no-cudagraphs")
 PARTS = {"tf32": (("tf32",), COMPILE_MODES),
          "tf32-default": (("tf32",), COMPILE_MODES[:1]),
          "rest": (("fp32", "bf16"), ()),
-         "bf16-default": (("bf16",), COMPILE_MODES[:1])}
+         "bf16-default": (("bf16",), COMPILE_MODES[:1]),
+         # fusion against eager and the raw GEMM alone.
+         "tf32-bf16": (("tf32", "bf16"), ())}
 
 
 def split_part(part):
