@@ -41,8 +41,8 @@ struct ReducedArgument {
   Value sine, cosine;
   /// j odd: sin |x| = +-cos r, cos |x| = +-sin r.
   Value swapped;
-  /// sin |x| < 0 for the reduced sine's sign (j mod 4 is 2 or 3), and
-  /// cos |x| < 0 for the reduced cosine's (j mod 4 is 1 or 2).
+  /// Whether sin |x| is minus the reduced value it takes (j mod 4 is 2 or
+  /// 3), and whether cos |x| is (j mod 4 is 1 or 2).
   Value sineNegated, cosineNegated;
 };
 
