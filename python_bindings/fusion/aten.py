@@ -271,7 +271,7 @@ ELEMENTWISE = {
     "aten.pow.Tensor_Tensor": _pow,
     # A number to tensor powers (PyTorch's kernel: C's pow, 1 for a base
     # of 1 whatever the exponent, NaN included, as pow's).
-    "aten.pow.Scalar": lambda s, base, x: s.op("math.powf", base, x),
+    "aten.pow.Scalar": _pow,
     "aten.clamp.default": _clamp,
     "aten.clamp_min.default": lambda s, x, low: _clamp(s, x, low, None),
     "aten.clamp_max.default": lambda s, x, high: _clamp(s, x, None, high),

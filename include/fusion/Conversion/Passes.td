@@ -346,7 +346,7 @@ def ExpandTrigonometry : Pass<"fusion-expand-trigonometry"> {
     bf16 `tan(y / 64)` 13% of the raw GEMM's time (run 50), and its
     quotient is no more accurate here. Sine and tangent take x's sign bit
     (`-0` included). Every f32 in [-105615, 105615], against the f64
-    functions: sine within 1.54 ulps, cosine within 1.55, tangent within
+    functions: sine within 1.53 ulps, cosine within 1.54, tangent within
     3.44 (CUDA documents 2 and 4 for libdevice's). Larger, infinite or NaN arguments call, in an `scf.if`,
     `__fusion_sinf`, `__fusion_cosf` or `__fusion_tanf`: the op in an
     `llvm.func` of its own marked `no_inline`, made once in the symbol

@@ -25,7 +25,7 @@ constexpr float kTwoOverPi = 0x1.45f306p-1f;
 /// ulp, so that |x| - j kHalfPiHigh is exact.
 constexpr float kHalfPiHigh = 0x1.921fb4p+0f;
 constexpr float kHalfPiMiddle = 0x1.4442dp-24f;
-constexpr float kHalfPiLow = 0x1.846ap-48f;
+constexpr float kHalfPiLow = 0x1.846988p-48f;
 
 /// Cephes' minimax polynomials on [-pi/4, pi/4]:
 /// sin r = r + r^3 (S1 + S2 r^2 + S3 r^4),

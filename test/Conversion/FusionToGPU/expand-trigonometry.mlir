@@ -25,7 +25,7 @@
 // CHECK: %[[R1:.*]] = math.fma %[[J]], %[[P1]], %[[A]] : f32
 // CHECK: %[[P2:.*]] = arith.constant -7.54978942E-8 : f32
 // CHECK: %[[R2:.*]] = math.fma %[[J]], %[[P2]], %[[R1]] : f32
-// CHECK: %[[P3:.*]] = arith.constant -5.39032794E-15 : f32
+// CHECK: %[[P3:.*]] = arith.constant -5.39030253E-15 : f32
 // CHECK: %[[R:.*]] = math.fma %[[J]], %[[P3]], %[[R2]] : f32
 // CHECK: %[[Z:.*]] = arith.mulf %[[R]], %[[R]] : f32
 // CHECK: %[[CUBE:.*]] = arith.mulf %[[R]], %[[Z]] : f32
@@ -33,8 +33,13 @@
 // CHECK: %[[C1:.*]] = math.fma %[[Z]], %{{.*}}, %{{.*}} : f32
 // CHECK: %[[C:.*]] = math.fma %[[Z]], %[[C1]], %{{.*}} : f32
 // CHECK: %[[Q:.*]] = arith.fptosi %[[J]] : f32 to i32
-// CHECK: %[[ODD:.*]] = arith.cmpi ne
-// CHECK: %[[HIGH:.*]] = arith.cmpi ne
+// CHECK: arith.addi %[[Q]]
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK: %[[LOW:.*]] = arith.andi %[[Q]], %[[ONE]] : i32
+// CHECK: %[[ODD:.*]] = arith.cmpi ne, %[[LOW]], %{{.*}} : i32
+// CHECK: %[[TWO:.*]] = arith.constant 2 : i32
+// CHECK: %[[BIT1:.*]] = arith.andi %[[Q]], %[[TWO]] : i32
+// CHECK: %[[HIGH:.*]] = arith.cmpi ne, %[[BIT1]], %{{.*}} : i32
 // sin |x| is s, c, -s or -c by j mod 4, then x's sign bit:
 // CHECK: %[[BASE:.*]] = arith.select %[[ODD]], %[[C]], %[[S]] : f32
 // CHECK: %[[NEG:.*]] = arith.negf %[[BASE]] : f32
@@ -61,10 +66,14 @@ func.func @sine(%x: f32) -> f32 {
 // no sign bit (cosine is even).
 // CHECK-LABEL: func.func @cosine
 // CHECK: %[[Q:.*]] = arith.fptosi
-// CHECK: %[[NEXT:.*]] = arith.addi %[[Q]], %{{.*}} : i32
-// CHECK: %[[ODD:.*]] = arith.cmpi ne
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK: %[[NEXT:.*]] = arith.addi %[[Q]], %[[ONE]] : i32
+// CHECK: %[[ONE_MASK:.*]] = arith.constant 1 : i32
+// CHECK: %[[LOW:.*]] = arith.andi %[[Q]], %[[ONE_MASK]] : i32
+// CHECK: %[[ODD:.*]] = arith.cmpi ne, %[[LOW]], %{{.*}} : i32
 // CHECK: arith.cmpi ne
-// CHECK: %[[NEXTHIGH:.*]] = arith.andi %[[NEXT]], %{{.*}} : i32
+// CHECK: %[[TWO:.*]] = arith.constant 2 : i32
+// CHECK: %[[NEXTHIGH:.*]] = arith.andi %[[NEXT]], %[[TWO]] : i32
 // CHECK: %[[NEGATED:.*]] = arith.cmpi ne, %[[NEXTHIGH]], %{{.*}} : i32
 // CHECK: %[[BASE:.*]] = arith.select %[[ODD]], %{{.*}}, %{{.*}} : f32
 // CHECK: %[[NEG:.*]] = arith.negf %[[BASE]] : f32
