@@ -14,32 +14,21 @@ that every GEMM precision computes y = x exactly.
 import sys
 
 import torch
-import torch.nn as nn
 
 import fusion
 
+from identity_layer import FEATURES, ROWS, IdentityLayer, spread
+
 TARGET = "sm_90"
 STRATEGIES = ("tiled", "cublas", "wgmma")
-FEATURES = 256
-ROWS = 4096
 
 
-class Remainders(nn.Module):
-    def __init__(self, body):
-        super().__init__()
-        self.linear = nn.Linear(FEATURES, FEATURES)
-        with torch.no_grad():
-            self.linear.weight.copy_(torch.eye(FEATURES))
-            self.linear.bias.zero_()
-        generator = torch.Generator().manual_seed(1)
-        divisors = _spread(FEATURES, 30, generator)
-        divisors[:5] = torch.tensor([0.0, -0.0, float("inf"), -float("inf"),
-                                     float("nan")])
-        self.divisor = nn.Parameter(divisors)
-        self.body = body
-
-    def forward(self, x):
-        return self.body(self.linear(x), self.divisor)
+def divisors():
+    generator = torch.Generator().manual_seed(1)
+    values = spread(FEATURES, -30, 30, generator)
+    values[:5] = torch.tensor([0.0, -0.0, float("inf"), -float("inf"),
+                               float("nan")])
+    return values
 
 
 CASES = {
@@ -51,18 +40,9 @@ CASES = {
 }
 
 
-def _spread(count, exponents, generator):
-    """bf16 values of either sign, exponents uniform in +-`exponents`."""
-    mantissa = torch.rand(count, generator=generator) + 1.0
-    exponent = torch.randint(-exponents, exponents + 1, (count,),
-                             generator=generator).float()
-    sign = torch.randint(0, 2, (count,), generator=generator) * 2.0 - 1.0
-    return (sign * mantissa * torch.exp2(exponent)).to(torch.bfloat16).float()
-
-
 def inputs():
     generator = torch.Generator().manual_seed(0)
-    x = _spread(ROWS * FEATURES, 40, generator).reshape(ROWS, FEATURES)
+    x = spread(ROWS * FEATURES, -40, 40, generator).reshape(ROWS, FEATURES)
     # Multiples of the divisors, bf16's too (an f32 0.7 is not y exactly
     # through 3xTF32).
     x[0, :8] = torch.tensor([0.0, 1.5, 3.0, -3.0, 6.0, -6.0, 2.0 ** 100,
@@ -74,7 +54,7 @@ def prepare():
     x = inputs()
     for name, body in CASES.items():
         for strategy in STRATEGIES:
-            fusion.compile(Remainders(body), (x,), target=TARGET,
+            fusion.compile(IdentityLayer(body, parameter=divisors()), (x,), target=TARGET,
                            strategy=strategy)
     print(f"prepared {len(CASES)} cases")
 
@@ -86,7 +66,7 @@ def run():
           "---|" * len(STRATEGIES))
     with torch.no_grad():
         for name, body in CASES.items():
-            model = Remainders(body).cuda()
+            model = IdentityLayer(body, parameter=divisors()).cuda()
             expected = model(x)
             cells = []
             for strategy in STRATEGIES:

@@ -21,14 +21,13 @@ import math
 import sys
 
 import torch
-import torch.nn as nn
 
 import fusion
 
+from identity_layer import FEATURES, ROWS, IdentityLayer, spread
+
 TARGET = "sm_90"
 STRATEGIES = ("tiled", "cublas", "wgmma")
-FEATURES = 256
-ROWS = 4096
 LARGEST_REDUCED = 105615.0
 # The pass's bounds, from its exhaustive sweep on the CPU (sine 1.53,
 # cosine 1.54, tangent 3.44 with a correctly rounded reciprocal; the GPU's
@@ -37,17 +36,8 @@ CASES = {"sin": (torch.sin, 1.55), "cos": (torch.cos, 1.55),
          "tan": (torch.tan, 3.5)}
 
 
-class Trigonometric(nn.Module):
-    def __init__(self, function):
-        super().__init__()
-        self.linear = nn.Linear(FEATURES, FEATURES)
-        with torch.no_grad():
-            self.linear.weight.copy_(torch.eye(FEATURES))
-            self.linear.bias.copy_(bias())
-        self.function = function
-
-    def forward(self, x):
-        return self.function(self.linear(x))
+def layer(function):
+    return IdentityLayer(lambda y, _: function(y), bias=bias())
 
 
 def special_values():
@@ -67,10 +57,7 @@ def special_values():
 
 def bias():
     generator = torch.Generator().manual_seed(1)
-    mantissa = torch.rand(FEATURES, generator=generator) + 1.0
-    exponent = torch.randint(-20, 18, (FEATURES,), generator=generator)
-    sign = torch.randint(0, 2, (FEATURES,), generator=generator) * 2.0 - 1.0
-    values = sign * mantissa * torch.exp2(exponent.float())
+    values = spread(FEATURES, -20, 17, generator, bf16=False)
     specials = special_values()
     values[:len(specials)] = specials
     return values
@@ -78,12 +65,7 @@ def bias():
 
 def inputs():
     generator = torch.Generator().manual_seed(0)
-    count = ROWS * FEATURES
-    mantissa = torch.rand(count, generator=generator) + 1.0
-    exponent = torch.randint(-20, 21, (count,), generator=generator).float()
-    sign = torch.randint(0, 2, (count,), generator=generator) * 2.0 - 1.0
-    x = (sign * mantissa * torch.exp2(exponent)).to(torch.bfloat16).float()
-    x = x.reshape(ROWS, FEATURES)
+    x = spread(ROWS * FEATURES, -20, 20, generator).reshape(ROWS, FEATURES)
     x[:, :len(special_values())] = 0.0
     return x
 
@@ -109,7 +91,7 @@ def prepare():
     x = inputs()
     for function, _ in CASES.values():
         for strategy in STRATEGIES:
-            fusion.compile(Trigonometric(function), (x,), target=TARGET,
+            fusion.compile(layer(function), (x,), target=TARGET,
                            strategy=strategy)
     print(f"prepared {len(CASES)} cases")
 
@@ -123,7 +105,7 @@ def run():
           "beyond: differ from PyTorch's |\n|---|---|---|---|---|")
     with torch.no_grad():
         for name, (function, bound) in CASES.items():
-            model = Trigonometric(function).cuda()
+            model = layer(function).cuda()
             exact = function(y)
             theirs = model(x)
             their_ulps = ulps(theirs, exact)[reduced].max().item()
