@@ -88,25 +88,22 @@ struct ExpandRemaindersPass
     // Collected first; the out-of-line function's own remf stays.
     SmallVector<arith::RemFOp> remainders;
     getOperation()->walk([&](arith::RemFOp rem) {
-      auto function = rem->getParentOfType<LLVM::LLVMFuncOp>();
       if (rem.getType().isF32() &&
-          !(function && function.getName() == kOutOfLineRemainder))
+          !isInOutOfLineFunction(rem, kOutOfLineRemainder))
         remainders.push_back(rem);
     });
     DenseMap<Value, Value> magnitudes;
     for (arith::RemFOp rem : remainders) {
-      Operation *symbolTable =
-          getOwnedSymbolTable(rem, getOperation(), getArgument());
-      if (!symbolTable)
-        return signalPassFailure();
-      OpBuilder builder(rem);
-      LLVM::LLVMFuncOp outOfLine = getOrCreateOutOfLineFunction(
-          builder, rem.getLoc(), symbolTable, kOutOfLineRemainder, 2,
+      FailureOr<LLVM::LLVMFuncOp> outOfLine = getOrCreateOutOfLineFunction(
+          rem, getOperation(), getArgument(), kOutOfLineRemainder, 2,
           [](OpBuilder &b, Location loc, ValueRange arguments) -> Value {
             return arith::RemFOp::create(b, loc, arguments[0], arguments[1]);
           });
+      if (failed(outOfLine))
+        return signalPassFailure();
+      OpBuilder builder(rem);
       rem.replaceAllUsesWith(
-          expandRemainder(builder, rem, outOfLine, magnitudes));
+          expandRemainder(builder, rem, *outOfLine, magnitudes));
       rem.erase();
     }
   }

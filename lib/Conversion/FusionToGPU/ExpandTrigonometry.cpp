@@ -174,8 +174,7 @@ static bool expands(Operation *op) {
   if (flags &&
       arith::bitEnumContainsAny(flags.getValue(), arith::FastMathFlags::afn))
     return false;
-  auto function = op->getParentOfType<LLVM::LLVMFuncOp>();
-  return !function || function.getName() != getOutOfLineName(op);
+  return !isInOutOfLineFunction(op, getOutOfLineName(op));
 }
 
 struct ExpandTrigonometryPass
@@ -188,21 +187,19 @@ struct ExpandTrigonometryPass
         ops.push_back(op);
     });
     for (Operation *op : ops) {
-      Operation *symbolTable =
-          getOwnedSymbolTable(op, getOperation(), getArgument());
-      if (!symbolTable)
-        return signalPassFailure();
-      OpBuilder builder(op);
-      Location loc = op->getLoc();
       OperationName name = op->getName();
-      LLVM::LLVMFuncOp outOfLine = getOrCreateOutOfLineFunction(
-          builder, loc, symbolTable, getOutOfLineName(op), 1,
+      FailureOr<LLVM::LLVMFuncOp> outOfLine = getOrCreateOutOfLineFunction(
+          op, getOperation(), getArgument(), getOutOfLineName(op), 1,
           [&](OpBuilder &b, Location at, ValueRange arguments) -> Value {
             OperationState state(at, name);
             state.addOperands(arguments);
             state.addTypes(b.getF32Type());
             return b.create(state)->getResult(0);
           });
+      if (failed(outOfLine))
+        return signalPassFailure();
+      OpBuilder builder(op);
+      Location loc = op->getLoc();
       TrigonometryBuilder t(builder, loc);
       Value x = op->getOperand(0);
       Value magnitude = math::AbsFOp::create(builder, loc, x);
@@ -211,7 +208,7 @@ struct ExpandTrigonometryPass
           loc, arith::CmpFPredicate::OLE, magnitude,
           t.constant(kLargestReducedArgument));
       op->getResult(0).replaceAllUsesWith(buildFastPathOrCall(
-          builder, loc, reducible, fast, outOfLine, ValueRange{x}));
+          builder, loc, reducible, fast, *outOfLine, ValueRange{x}));
       op->erase();
     }
   }

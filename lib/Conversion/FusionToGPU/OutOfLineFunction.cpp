@@ -7,25 +7,20 @@
 
 using namespace mlir;
 
-Operation *fusion::getOwnedSymbolTable(Operation *op, Operation *root,
-                                       StringRef passName) {
-  Operation *symbolTable = SymbolTable::getNearestSymbolTable(op);
-  if (symbolTable && root->isAncestor(symbolTable))
-    return symbolTable;
-  op->emitOpError("needs a symbol table within the op that ")
-      << passName << " runs on (a module), for its out-of-line function";
-  return nullptr;
-}
-
-LLVM::LLVMFuncOp fusion::getOrCreateOutOfLineFunction(
-    OpBuilder &builder, Location loc, Operation *symbolTable, StringRef name,
+FailureOr<LLVM::LLVMFuncOp> fusion::getOrCreateOutOfLineFunction(
+    Operation *op, Operation *root, StringRef passName, StringRef name,
     unsigned arity,
     function_ref<Value(OpBuilder &, Location, ValueRange)> buildBody) {
+  Operation *symbolTable = SymbolTable::getNearestSymbolTable(op);
+  if (!symbolTable || !root->isAncestor(symbolTable))
+    return op->emitOpError("needs a symbol table within the op that ")
+           << passName << " runs on (a module), for its out-of-line function";
   if (auto existing = dyn_cast_or_null<LLVM::LLVMFuncOp>(
           SymbolTable::lookupSymbolIn(symbolTable, name)))
     return existing;
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToStart(&symbolTable->getRegion(0).front());
+  OpBuilder builder =
+      OpBuilder::atBlockBegin(&symbolTable->getRegion(0).front());
+  Location loc = op->getLoc();
   Type f32 = builder.getF32Type();
   SmallVector<Type> arguments(arity, f32);
   auto function = LLVM::LLVMFuncOp::create(
@@ -37,6 +32,11 @@ LLVM::LLVMFuncOp fusion::getOrCreateOutOfLineFunction(
   LLVM::ReturnOp::create(builder, loc,
                          buildBody(builder, loc, entry->getArguments()));
   return function;
+}
+
+bool fusion::isInOutOfLineFunction(Operation *op, StringRef name) {
+  auto function = op->getParentOfType<LLVM::LLVMFuncOp>();
+  return function && function.getName() == name;
 }
 
 Value fusion::buildFastPathOrCall(OpBuilder &builder, Location loc,

@@ -16,20 +16,19 @@
 
 namespace mlir::fusion {
 
-/// The symbol table that a pass running on `root` adds `op`'s out-of-line
-/// function to: the nearest one around `op`, where `root` holds it (one
-/// around `root` is another pass instance's to change). Otherwise null,
-/// with an error at `op` naming `passName`.
-Operation *getOwnedSymbolTable(Operation *op, Operation *root,
-                               StringRef passName);
-
 /// The f32 function `name` of `arity` f32 arguments that returns
-/// `buildBody`'s value of them, internal and marked `no_inline`, made in
-/// `symbolTable` once.
-LLVM::LLVMFuncOp getOrCreateOutOfLineFunction(
-    OpBuilder &builder, Location loc, Operation *symbolTable, StringRef name,
+/// `buildBody`'s value of them, internal and marked `no_inline`, made once
+/// in the symbol table around `op`, for a pass `passName` running on
+/// `root`. The table must be within `root` (one around it is another pass
+/// instance's to change); otherwise an error at `op` and failure.
+FailureOr<LLVM::LLVMFuncOp> getOrCreateOutOfLineFunction(
+    Operation *op, Operation *root, StringRef passName, StringRef name,
     unsigned arity,
     function_ref<Value(OpBuilder &, Location, ValueRange)> buildBody);
+
+/// Whether `op` is in the out-of-line function `name` (which the passes
+/// leave as it is).
+bool isInOutOfLineFunction(Operation *op, StringRef name);
 
 /// `fast` where `condition` holds, else the call `outOfLine(arguments)`, in
 /// an `scf.if` whose else branch alone holds the call.

@@ -24,8 +24,7 @@ static bool outlines(math::PowFOp power) {
   if (!power.getType().isF32() ||
       arith::bitEnumContainsAny(power.getFastmath(), arith::FastMathFlags::afn))
     return false;
-  auto function = power->getParentOfType<LLVM::LLVMFuncOp>();
-  return !function || function.getName() != kOutOfLinePower;
+  return !isInOutOfLineFunction(power, kOutOfLinePower);
 }
 
 struct OutlinePowersPass : fusion::impl::OutlinePowersBase<OutlinePowersPass> {
@@ -37,17 +36,15 @@ struct OutlinePowersPass : fusion::impl::OutlinePowersBase<OutlinePowersPass> {
         powers.push_back(power);
     });
     for (math::PowFOp power : powers) {
-      Operation *symbolTable =
-          getOwnedSymbolTable(power, getOperation(), getArgument());
-      if (!symbolTable)
-        return signalPassFailure();
-      OpBuilder builder(power);
-      LLVM::LLVMFuncOp outOfLine = getOrCreateOutOfLineFunction(
-          builder, power.getLoc(), symbolTable, kOutOfLinePower, 2,
+      FailureOr<LLVM::LLVMFuncOp> outOfLine = getOrCreateOutOfLineFunction(
+          power, getOperation(), getArgument(), kOutOfLinePower, 2,
           [](OpBuilder &b, Location loc, ValueRange arguments) -> Value {
             return math::PowFOp::create(b, loc, arguments[0], arguments[1]);
           });
-      auto call = LLVM::CallOp::create(builder, power.getLoc(), outOfLine,
+      if (failed(outOfLine))
+        return signalPassFailure();
+      OpBuilder builder(power);
+      auto call = LLVM::CallOp::create(builder, power.getLoc(), *outOfLine,
                                        power->getOperands());
       power.replaceAllUsesWith(call.getResult());
       power.erase();
