@@ -41,6 +41,7 @@ import re
 import torch
 import torch.fx
 
+from . import special
 from .dtypes import ELEMENT_TYPES
 from .errors import UnsupportedOperationError
 from .program import Program
@@ -256,6 +257,15 @@ ELEMENTWISE = {
     "aten.asinh.default": _unary("math.asinh"),
     "aten.acosh.default": _unary("math.acosh"),
     "aten.atanh.default": _unary("math.atanh"),
+    # Special functions without a math dialect op (fusion/special.py).
+    "aten.i0.default": special.i0,
+    "aten.special_i0e.default": special.i0e,
+    "aten.special_i1.default": special.i1,
+    "aten.special_i1e.default": special.i1e,
+    "aten.digamma.default": special.digamma,
+    "aten.lgamma.default": special.lgamma,
+    "aten.erfinv.default": special.erfinv,
+    "aten.special_erfcx.default": special.erfcx,
     "aten.floor.default": _unary("math.floor"),
     "aten.ceil.default": _unary("math.ceil"),
     "aten.trunc.default": _unary("math.trunc"),
@@ -272,6 +282,8 @@ ELEMENTWISE = {
     # A number to tensor powers (PyTorch's kernel: C's pow, 1 for a base
     # of 1 whatever the exponent, NaN included, as pow's).
     "aten.pow.Scalar": _pow,
+    # PyTorch's a * pow(2, b); exp2 is exact where b is an integer.
+    "aten.ldexp.Tensor": lambda s, a, b: s.mul(a, s.op("math.exp2", b)),
     "aten.clamp.default": _clamp,
     "aten.clamp_min.default": lambda s, x, low: _clamp(s, x, low, None),
     "aten.clamp_max.default": lambda s, x, high: _clamp(s, x, None, high),
@@ -496,7 +508,9 @@ class _Expr:
 
 
 _ROOT = _Expr("x")
-_LEAVES = ("x", "column", "row")
+# "vector": an fx node whose value is a per-column vector or a single value,
+# in the expression of a _Vectors value (no program operand yet).
+_LEAVES = ("x", "column", "row", "vector")
 
 
 def _map_leaves(expr, replace):
@@ -532,6 +546,18 @@ def _reads_columns(expr):
             return True
         stack += list(e.args) + [v for _, v in e.kwargs]
     return False
+
+
+class _Vectors:
+    """A value computed from per-column vectors, single values and numbers
+    alone (`torch.exp(self.log_scale)`): `expr` over their "vector" leaves.
+    It has no rows of its own; an op that reads it with a [batch, features]
+    value evaluates it for each element, reading its vectors' elements as
+    columns, as PyTorch's broadcasting does."""
+    __slots__ = ("expr",)
+
+    def __init__(self, expr):
+        self.expr = expr
 
 
 class _Chain:
@@ -652,8 +678,9 @@ class Importer:
     arguments are those inputs, in order, and whose results are `outputs`
     (nodes, or (node, index) for the outputs of multi-result ops).
 
-    Values are per-column vectors (program values), numbers, and `_Chain`s:
-    expressions over a [rows, width] matrix. Elementwise ops combine chains
+    Values are per-column vectors (program values), numbers, `_Vectors`
+    (elementwise ops of vectors alone, evaluated where a chain reads them)
+    and `_Chain`s: expressions over a [rows, width] matrix. Elementwise ops combine chains
     into one expression however they mix: a value of another chain of the
     same width (a residual, another linear layer's output) or a narrower
     one broadcast over the row (a reduction's result) becomes a row operand
@@ -837,6 +864,13 @@ class Importer:
                             f"values per row, this one {width}: fusion "
                             f"broadcasts it to one feature count")
             return _Expr("column", (value,))
+        self._check_vector_shape(arg, user, width, shape, lead)
+        return _Expr("column", (value,))
+
+    def _check_vector_shape(self, arg, user, width, shape, lead):
+        """That `arg` holds `width` values, one per feature of each row,
+        broadcast over the batch of PyTorch `shape` (first `lead`
+        dimensions) where that is given."""
         own = self._shape(arg)
         ok = math.prod(_int(d) or 0 for d in own) == width
         if ok and shape is not None:
@@ -853,7 +887,14 @@ class Importer:
                         f"{tuple(own)}, neither a number nor a vector of "
                         f"the {width} features of each row"
                         f"{f' {tuple(shape[lead:])}' if shape else ''}")
-        return _Expr("column", (value,))
+
+    def _vectors(self, arg, value, user, width, shape, lead):
+        """The expression of `value`, the _Vectors value of `arg`, in an op
+        computing `width` values per row: its vectors as columns."""
+        if math.prod(_int(d) or 0 for d in self._shape(arg)) != 1:
+            self._check_vector_shape(arg, user, width, shape, lead)
+        return _map_leaves(value.expr, lambda leaf: self._column(
+            leaf.args[0], user, width) if leaf.fn == "vector" else leaf)
 
     def _join(self, fn, args, kwargs=(), node=None):
         """The chain computing scalar function `fn` of `args`/`kwargs`:
@@ -863,6 +904,12 @@ class Importer:
         expressions are inlined, their roots becoming row operands."""
         chains = [a for a in list(args) + [v for _, v in kwargs]
                   if isinstance(a, _Chain)]
+        if not chains:
+            def vector(a):
+                return a.expr if isinstance(a, _Vectors) else a
+
+            return _Vectors(_Expr(fn, [vector(a) for a in args],
+                                  [(k, vector(v)) for k, v in kwargs]))
         width = max(c.width for c in chains)
         primary = max((c for c in chains if c.width == width),
                       key=lambda c: c.root)
@@ -894,7 +941,8 @@ class Importer:
 
     def _operand(self, arg, user, width, shape, lead):
         """`arg` of elementwise `user` as an expression operand: a number,
-        a per-column vector element or a chain."""
+        a per-column vector element or a chain; where `user` reads no
+        chain (`width` None), a vector as a _Vectors value."""
         if arg is None or isinstance(arg, (bool, str)):
             return arg
         if isinstance(arg, (int, float)):
@@ -905,22 +953,36 @@ class Importer:
         value = self.values[arg]
         if isinstance(value, (float, _Chain)):
             return value
+        if width is None:
+            return value if isinstance(value, _Vectors) else \
+                _Vectors(_Expr("vector", (arg,)))
+        if isinstance(value, _Vectors):
+            return self._vectors(arg, value, user, width, shape, lead)
         return self._column(arg, user, width, shape, lead)
 
     def _elementwise(self, node):
         meta = tensor_meta(node)
-        if meta is None or meta.dim() < 1:
-            unsupported(node, "fusion computes elementwise ops on "
-                        "[batch, ...] values")
+        if meta is None:
+            unsupported(node, "fusion computes elementwise ops on tensors")
         self._check_dtype(node, meta)
         shape = tuple(meta.shape)
-        for arg in list(node.args) + list(node.kwargs.values()):
-            if isinstance(arg, torch.fx.Node) and arg not in self.values:
+        tensors = [a for a in list(node.args) + list(node.kwargs.values())
+                   if isinstance(a, torch.fx.Node)]
+        for arg in tensors:
+            if arg not in self.values:
                 unsupported(node, f"its operand {arg.name} is not a value "
                             f"fusion computes")
-        operands = [a for a in list(node.args) + list(node.kwargs.values())
-                    if isinstance(a, torch.fx.Node) and
-                    isinstance(self.values[a], _Chain)]
+        operands = [a for a in tensors if isinstance(self.values[a], _Chain)]
+        if not operands:
+            if not any(isinstance(self.values[a], (int, _Vectors))
+                       for a in tensors):
+                unsupported(node, "an elementwise op on no [batch, "
+                            "features] value or vector fusion computes")
+            self._compute(node, None, shape, None)
+            return
+        if meta.dim() < 1:
+            unsupported(node, "fusion computes elementwise ops on "
+                        "[batch, ...] values")
         # The batch dimensions of the result, as its chain operands say
         # (PyTorch broadcasts from the last dimension).
         lead = None
@@ -967,6 +1029,12 @@ class Importer:
             unsupported(node, f"it broadcasts per-row values to {shape}, "
                         f"with no [batch, features] value of that width to "
                         f"compute on")
+        self._compute(node, width, shape, lead)
+
+    def _compute(self, node, width, shape, lead):
+        """The value of elementwise op `node` computing `width` values per
+        row (None: on vectors alone) of PyTorch `shape`, whose first `lead`
+        dimensions are the batch."""
         check_formula(node)
         name = op_name(node)
         if name in BOOLEAN_ARITHMETIC and _is_boolean(node) and all(
@@ -1552,14 +1620,14 @@ class Importer:
                 unsupported(node, "only views that keep the rows (the "
                             "batch) of a value fusion computes, regrouping "
                             "its rows or its features")
-        elif not isinstance(value, (int, float)):
+        elif not isinstance(value, (int, float, _Vectors)):
             unsupported(node, "a view of a value fusion does not compute")
         self.values[node] = value
 
     def _expand(self, node):
         source = node.args[0]
         value = self.values.get(source)
-        if not isinstance(value, (_Chain, int, float)):
+        if not isinstance(value, (_Chain, _Vectors, int, float)):
             unsupported(node, "an expand of a value fusion does not compute")
         if not isinstance(value, float):
             self._expanded[node] = self._shape(source)
@@ -1581,12 +1649,13 @@ class Importer:
         and rounds the results once to the element type, so they pass
         their value on. A boolean becomes 1.0 or 0.0."""
         if not is_float_conversion(node) or not self._pass_on(
-                node, lambda v: isinstance(v, (_Chain, int, float))):
+                node, lambda v: isinstance(v, (_Chain, _Vectors, int,
+                                               float))):
             unsupported(node, "only conversions between float32, bfloat16 "
                         "and float16 of values fusion computes, and of "
                         "booleans to them")
         if _is_boolean(node.args[0]) and isinstance(self.values[node],
-                                                    _Chain):
+                                                    (_Chain, _Vectors)):
             self.values[node] = self._join(BOOL_TO_FLOAT,
                                            [self.values[node]], node=node)
 
@@ -1604,6 +1673,10 @@ class Importer:
         value = self.values.get(output)
         if value is None or isinstance(value, float):
             return "its result is not one fusion computes"
+        if isinstance(value, _Vectors):
+            return ("its result is computed from vectors alone; fusion "
+                    "computes them where [batch, features] values read "
+                    "them")
         if output in self._expanded:
             return ("its result is an expanded value; fusion returns values "
                     "as they are computed")

@@ -10,8 +10,8 @@ ops, reductions along the features, softmax, layer, group and batch norms,
 pooling of the features; their other operands are numbers, per-column
 vectors, single values (a tensor of one number that the forward makes,
 `torch.tensor(-1.5)`, is folded into the program, as fusion.compile does),
-or values computed before the GEMM (a residual, another layer's output) or
-in it. Values that leave the partition become
+elementwise ops of those alone (pulled into the partition), or values
+computed before the GEMM (a residual, another layer's output) or in it. Values that leave the partition become
 its results; a partition stops before a second [batch, features] matrix
 would leave it (narrower values, such as reductions, may), so that the
 GEMM's output still makes one trip through memory. Each partition is
@@ -110,15 +110,16 @@ class _Partition:
         self.gemm = gemm
         self.members = [transpose, gemm]
         self.numbers = numbers
+        self.downstream = _downstream(gemm)
 
     def outputs(self):
         """Member values used outside the partition, in graph order: those
-        computed from members (the transpose, and views of outside vectors
-        or constants pulled in, stay for their other users)."""
+        computed from the GEMM's output (the transpose, and the values of
+        outside vectors pulled in, stay for their other users)."""
         members = set(self.members)
-        return [n for n in self.members if aten.op_name(n) not in
-                aten.TRANSPOSES and not _is_multi_result(n) and
-                any(a in members for a in n.all_input_nodes) and
+        return [n for n in self.members
+                if (n is self.gemm or n in self.downstream) and
+                not _is_multi_result(n) and
                 any(u not in members for u in n.users)]
 
     def inputs(self):
@@ -186,24 +187,34 @@ def _importer(members, numbers, outputs=()):
     return importer
 
 
-def _pulled(arg, members):
-    """The nodes to take into the partition with outside operand `arg`:
-    constants and views of outside vectors or single values (which the
-    importer reads through), else none (`arg` is an input)."""
-    chain, node = [], arg
-    while node not in members and (aten.op_name(node) in aten.VIEWS or
-                                   aten.op_name(node) in aten.EXPANDS):
-        chain.append(node)
-        node = node.args[0]
-        if not isinstance(node, torch.fx.Node):
-            return []
-    if node not in members and aten.op_name(node) in aten.CONSTANTS:
-        return [node] + chain[::-1]
-    meta = aten.tensor_meta(node)
-    if chain and node not in members and meta is not None and \
-            meta.dim() <= 1:
-        return chain[::-1]
-    return []
+def _pulled(arg, members, numbers, compute=True):
+    """The nodes to take into the partition with outside operand `arg`, in
+    graph order: constants, views of outside vectors and single values, and
+    (where `compute`) elementwise ops of those alone (a learned
+    temperature's exp), which the importer reads through or computes where
+    the partition's values read them; none where `arg` reads anything else
+    (it is an input)."""
+    taken, stack = [], [arg]
+    kinds = aten.VIEWS | aten.EXPANDS | aten.STRUCTURAL
+    if compute:
+        kinds = kinds | aten.ELEMENTWISE.keys() | aten.FLOAT_CONVERSIONS
+    while stack:
+        node = stack.pop()
+        if node in members or node in taken or node in numbers:
+            continue
+        name = aten.op_name(node)
+        if name in aten.CONSTANTS:
+            taken.append(node)
+        elif node.op == "call_function" and name in kinds:
+            taken.append(node)
+            stack += [a for a in node.all_input_nodes
+                      if isinstance(aten.tensor_meta(a), torch.Tensor)]
+        else:
+            meta = aten.tensor_meta(node)
+            if meta is None or meta.dim() > 1:
+                return []
+    order = {node: index for index, node in enumerate(arg.graph.nodes)}
+    return sorted(taken, key=order.__getitem__)
 
 
 def _downstream(node):
@@ -262,12 +273,18 @@ def _grow(gemm, order, numbers):
                                     aten.op_name(node) not in aten.VIEWS)
                for a in outside):
             continue
-        for arg in outside:
-            pulled += [p for p in _pulled(arg, members) if p not in pulled]
-        candidate = partition.members + pulled + [node]
-        if _importer(candidate, numbers) is not None:
-            partition.members = candidate
-            members.update(pulled + [node])
+        # The outside vectors' elementwise ops pulled in, else left to
+        # PyTorch as inputs.
+        for compute in (True, False):
+            pulled = []
+            for arg in outside:
+                pulled += [p for p in _pulled(arg, members, numbers, compute)
+                           if p not in pulled]
+            candidate = partition.members + pulled + [node]
+            if _importer(candidate, numbers) is not None:
+                partition.members = candidate
+                members.update(pulled + [node])
+                break
     columns = meta.shape[-1]
     while True:
         members = set(partition.members)

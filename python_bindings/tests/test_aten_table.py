@@ -106,6 +106,19 @@ SAMPLES = {
     "aten.copysign.Scalar": lambda y, v: aten.copysign(y, -1.0) + y * 0.5,
     "aten.signbit.default": lambda y, v: aten.where(aten.signbit(y), v, y),
     "aten.hypot.default": lambda y, v: aten.hypot(y, v),
+    # Special functions (fusion/special.py), each over its domain.
+    "aten.i0.default": lambda y, v: aten.i0(y * 3.0),
+    "aten.special_i0e.default": lambda y, v: aten.special_i0e(y * -9.0),
+    "aten.special_i1.default": lambda y, v: aten.special_i1(y * 3.0),
+    "aten.special_i1e.default": lambda y, v: aten.special_i1e(y * -9.0),
+    "aten.digamma.default": lambda y, v: aten.digamma(aten.abs(y) + 0.1),
+    "aten.lgamma.default": lambda y, v: aten.lgamma(y * 3.0 + v),
+    "aten.erfinv.default": lambda y, v: aten.erfinv(aten.tanh(y)),
+    # Its condition number 2 y^2 (below 0) amplifies f32 y's rounding.
+    "aten.special_erfcx.default": lambda y, v: aten.special_erfcx(y * 1.5),
+    # Integer exponents (of the vector alone) and fractional ones.
+    "aten.ldexp.Tensor": lambda y, v: aten.ldexp(y, aten.round(v * 3.0)) +
+        aten.ldexp(y, v),
     "aten.heaviside.default": lambda y, v: aten.heaviside(y, v) + y,
     # Weights either side of a half, a number's and a tensor's.
     "aten.lerp.Scalar": lambda y, v: aten.lerp(y, v, 0.3) +

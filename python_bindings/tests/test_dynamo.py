@@ -401,6 +401,48 @@ def test_single_value_operands_through_fusion_compile():
         assert relative_error(p.grad, q.grad) <= 1e-5
 
 
+class VectorsAlone(nn.Module):
+    """Ops of parameters alone: a learned temperature's exp, a gate's
+    sigmoid (inside xlogy, whose decomposition tests it for NaN)."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 6)
+        self.log_scale = nn.Parameter(torch.tensor(0.4))
+        self.gate = nn.Parameter(torch.randn(6))
+
+    def forward(self, x):
+        return torch.xlogy(self.linear(x), torch.sigmoid(self.gate)) * \
+            self.log_scale.exp()
+
+
+@pytest.mark.parametrize("front_end", ["torch.compile", "fusion.compile"])
+def test_ops_of_parameters_alone_fuse_and_keep_their_gradients(front_end):
+    model = VectorsAlone()
+    twin = VectorsAlone()
+    twin.load_state_dict(model.state_dict())
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="fusion") \
+        if front_end == "torch.compile" else \
+        fusion.compile(model, (torch.randn(4, 8),), target="cpu")
+    x = torch.randn(7, 8)
+    with torch.no_grad():
+        assert relative_error(compiled(x), twin(x)) <= 1e-5
+    if front_end == "torch.compile":
+        (fused,) = fusion.dynamo.last_fused
+        assert {"aten.exp.default", "aten.sigmoid.default",
+                "aten.isnan.default"} <= set(fused)
+    # With gradients (the backward reads the layer's output, which then
+    # leaves the partition).
+    out = compiled(x)
+    reference = twin(x)
+    assert relative_error(out, reference.detach()) <= 1e-5
+    (out * torch.arange(6.0)).sum().backward()
+    (reference * torch.arange(6.0)).sum().backward()
+    for (name, p), q in zip(model.named_parameters(), twin.parameters()):
+        assert relative_error(p.grad, q.grad) <= 1e-5, name
+
+
 class NumbersMadeInForward(nn.Module):
     """Tensors of one number made in forward (on the CPU, whatever the
     model's device): `y * torch.tensor(-1.5)`; with `also_reduced`, the

@@ -673,6 +673,57 @@ def test_unsupported_pieces_name_op_and_line(forward, message):
         program(forward)
 
 
+def test_ops_of_vectors_alone_are_computed_where_a_chain_reads_them():
+    """y * exp(scale) + sigmoid(scale): the ops of the parameter alone are
+    inlined into the chain's expression, the parameter read as a column
+    (once an op), not computed outside."""
+    f = program(lambda y, m, x: y * torch.exp(m.scale) +
+                torch.sigmoid(m.scale).view(1, -1))
+    assert ops(f) == ["linear", "elementwise"]
+    root, columns, rows = operands(f.program.data["ops"][1])
+    (column,) = columns
+    assert rows == [] and argument(f, column) == {"shape": [12],
+                                                   "dtype": "f32"}
+    assert body(f.program.data["ops"][1]) == [
+        "x", "column", "aten.exp.default", "aten.mul.Tensor",
+        "aten.sigmoid.default", "aten.add.Tensor"]
+
+
+def test_ops_of_a_single_value_broadcast_it_to_the_features():
+    """A 0-d parameter's exp (a learned temperature) scales each row: the
+    caller broadcasts the parameter to the 12 features."""
+    class Temperature(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(8, 12)
+            self.log_scale = nn.Parameter(torch.tensor(0.5))
+
+        def forward(self, x):
+            return self.linear(x) * self.log_scale.exp()
+
+    f = import_module(Temperature(), (torch.randn(4, 8),), training=False)
+    _, (column,), _ = operands(f.program.data["ops"][1])
+    assert argument(f, column) == {"shape": [12], "dtype": "f32"}
+    assert [a.broadcast for a in f.arguments if a.broadcast] == [12]
+
+
+@pytest.mark.parametrize("forward, message", [
+    (lambda y, m, x: (y, torch.exp(m.scale)),
+     r"aten.exp.default is not supported by fusion: its result is computed "
+     r"from vectors alone"),
+    (lambda y, m, x: F.linear(x, m.side.weight, m.scale.exp()),
+     r"must be a \(12,\) parameter or buffer"),
+    (lambda y, m, x: y.sum(1, keepdim=True) * torch.exp(m.scale),
+     r"aten.mul.Tensor is not supported by fusion: it broadcasts per-row "
+     r"values"),
+])
+def test_unsupported_uses_of_vectors_alone_name_op_and_line(forward,
+                                                            message):
+    with pytest.raises(fusion.UnsupportedOperationError,
+                       match=message + r".*test_importer\.py:\d+"):
+        program(forward)
+
+
 def test_residual_within_the_chain_stays_one_expression():
     f = program(lambda y, m, x: torch.relu(y * m.scale) + y)
     assert ops(f) == ["linear", "elementwise"]

@@ -173,6 +173,15 @@ def zoo(in_features=37):
             lambda y, m: (y.abs() + 0.25) ** 1.7 -
             torch.sigmoid(y) ** -1.3 + 1.5 ** torch.tanh(y) +
             torch.pow(torch.sigmoid(y) + 0.5, m.scale)), (33, k), False),
+        # Special functions written with the math dialect's ops
+        # (fusion/special.py), each over its domain.
+        "gamma_erfinv": (chain(
+            lambda y, m: torch.lgamma(F.softplus(y) + 0.25) -
+            torch.digamma(y.abs() + 0.5) * 0.5 +
+            torch.erfinv(torch.tanh(y) * 0.99)), (33, k), False),
+        "bessel_log_ndtr": (chain(
+            lambda y, m: torch.special.i0e(y * 3.0) - torch.special.i1(y) +
+            torch.special.log_ndtr(y * -2.0) * 0.1), (33, k), False),
         # Booleans as numbers, tests of NaN (each term continuous: the
         # comparisons of precisions flip no element past a jump).
         "masks_nan_to_num": (chain(
@@ -198,6 +207,15 @@ def zoo(in_features=37):
             lambda y, m: m.gain * (m.temperature - y)), (33, k), False),
         "single_values": (chain(lambda y, m: y * m.temperature + m.gain),
                           (33, k), False),
+        # Ops of parameters and buffers alone (a learned temperature's
+        # exp, a gate's sigmoid), computed where the layer's values read
+        # them.
+        "vectors_alone": (chain(
+            lambda y, m: y * torch.exp(m.gain) + torch.sigmoid(m.scale) *
+            torch.tanh(m.temperature).view(1, 1) +
+            torch.ldexp(y, torch.round(m.scale * 2.0)) +
+            torch.xlogy(y, m.scale.abs() + 0.5) * (m.scale > 0).to(y.dtype) -
+            y / m.temperature.abs().clamp(min=0.25)), (33, k), False),
         "tensors_made_in_forward": (chain(
             lambda y, m: F.elu(y * torch.tensor(-1.5) + torch.tensor(0.5))),
             (33, k), False),

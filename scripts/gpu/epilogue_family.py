@@ -219,6 +219,16 @@ BENCH = [
         torch.remainder(y, -0.7), 0.7), None, False, False),
     ("f", "hypot(y, shift)", lambda y, x, m: torch.hypot(y, m.shift), None,
      False, False),
+    # A parameter's exp (ops of a vector alone, again for each element) and
+    # the special functions of fusion/special.py, each in its domain.
+    ("f", "y * exp(shift)", lambda y, x, m: y * torch.exp(m.shift), None,
+     False, False),
+    ("f", "lgamma(softplus(y))", lambda y, x, m: torch.lgamma(F.softplus(y)),
+     None, False, False),
+    ("f", "erfinv(tanh(y))", lambda y, x, m: torch.erfinv(torch.tanh(y)),
+     None, False, False),
+    ("f", "digamma(|y| + 1)", lambda y, x, m: torch.digamma(y.abs() + 1),
+     None, False, False),
     ("b", "y * sigmoid(y)", lambda y, x, m: y * torch.sigmoid(y),
      None, False, False),
     ("b", "gelu(y) + x", lambda y, x, m: F.gelu(y) + x, None, False, True),

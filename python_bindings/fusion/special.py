@@ -1,0 +1,257 @@
+"""Scalar formulas of special functions that MLIR's math dialect lacks
+(Bessel functions, digamma, lgamma, erfinv, erfcx), written with the ops it
+has, for the importer's ELEMENTWISE table (fusion/aten.py). Where PyTorch
+computes the function with an algorithm of its own (ATen's
+native/Math.h), the formula is that algorithm for float32, branches as
+selects; lgamma (C's lgammaf in PyTorch) and erfcx (a table of 100
+Chebyshev fits in PyTorch) have formulas of their own, accurate to float32
+(python_bindings/tests/test_special.py sweeps them against float64).
+
+i0, i0e, i1, i1e and digamma are derived from the Cephes Math Library, as
+PyTorch's: Copyright (c) 2018, Steven Moshier, 3-Clause BSD License (the
+note [3-Clause BSD License for the Cephes Math Library] in PyTorch's
+aten/src/ATen/native/Math.h).
+"""
+import math
+
+# Chebyshev coefficients of exp(-x) I0(x) on [0, 8] and of exp(-x) sqrt(x)
+# I0(x) on [8, inf) (Cephes' i0), those of at least 1e-10 (the rest change
+# no float32 result).
+_I0E_A = (-5.18979560163526290666E-10, 2.65982372468238665035E-9,
+          -1.30002500998624804212E-8, 6.04699502254191894932E-8,
+          -2.67079385394061173391E-7, 1.11738753912010371815E-6,
+          -4.41673835845875056359E-6, 1.64484480707288970893E-5,
+          -5.75419501008210370398E-5, 1.88502885095841655729E-4,
+          -5.76375574538582365885E-4, 1.63947561694133579842E-3,
+          -4.32430999505057594430E-3, 1.05464603945949983183E-2,
+          -2.37374148058994688156E-2, 4.93052842396707084878E-2,
+          -9.49010970480476444210E-2, 1.71620901522208775349E-1,
+          -3.04682672343198398683E-1, 6.76795274409476084995E-1)
+_I0E_B = (4.94060238822496958910E-10, 3.39623202570838634515E-9,
+          2.26666899049817806459E-8, 2.04891858946906374183E-7,
+          2.89137052083475648297E-6, 6.88975834691682398426E-5,
+          3.36911647825569408990E-3, 8.04490411014108831608E-1)
+# The same of exp(-x) I1(x) / x and exp(-x) sqrt(x) I1(x) (Cephes' i1e;
+# PyTorch's float32 tables).
+_I1E_A = (9.38153738649577178388E-9, -4.44505912879632808065E-8,
+          2.00329475355213526229E-7, -8.56872026469545474066E-7,
+          3.47025130813767847674E-6, -1.32731636560394358279E-5,
+          4.78156510755005422638E-5, -1.61760815825896745588E-4,
+          5.12285956168575772895E-4, -1.51357245063125314899E-3,
+          4.15642294431288815669E-3, -1.05640848946261981558E-2,
+          2.47264490306265168283E-2, -5.29459812080949914269E-2,
+          1.02643658689847095384E-1, -1.76416518357834055153E-1,
+          2.52587186443633654823E-1)
+_I1E_B = (-3.83538038596423702205E-9, -2.63146884688951950684E-8,
+          -2.51223623787020892529E-7, -3.88256480887769039346E-6,
+          -1.10588938762623716291E-4, -9.76109749136146840777E-3,
+          7.78576235018280120474E-1)
+# digamma's asymptotic series in 1 / x^2 (Cephes' psi).
+_DIGAMMA_SERIES = (8.33333333333333333333E-2, -2.10927960927960927961E-2,
+                   7.57575757575757575758E-3, -4.16666666666666666667E-3,
+                   3.96825396825396825397E-3, -8.33333333333333333333E-3,
+                   8.33333333333333333333E-2)
+_DIGAMMA_10 = 2.25175258906672110764  # digamma(10)
+# Stirling's series of lgamma(x) - ((x - 1/2) log x - x + log(2 pi) / 2)
+# in 1 / x: 1 / 12, -1 / 360, 1 / 1260, -1 / 1680 (the next term is below
+# float32's resolution for x >= 8).
+_STIRLING = (-1.0 / 1680, 1.0 / 1260, -1.0 / 360, 1.0 / 12)
+
+
+def _zeta(k):
+    """Riemann's zeta(k), k >= 2: 1000 terms and the Euler-Maclaurin tail."""
+    n = 1000
+    return sum(i ** -k for i in range(1, n)) + n ** (1 - k) / (k - 1) + \
+        n ** -k / 2 + k * n ** (-k - 1) / 12
+
+
+# lgamma(1 + t) / t = -gamma + sum_{k >= 2} zeta(k) (-t)^(k - 1) / k and
+# lgamma(2 + t) / t (the same plus log1p(t) / t) = 1 - gamma +
+# sum_{k >= 2} (zeta(k) - 1) (-t)^(k - 1) / k, to t^24 (the rest under
+# 2^-24 of the sum for |t| <= 1/2), highest first.
+_EULER_GAMMA = 0.57721566490153286061
+_LGAMMA_1P = tuple((-1) ** k * _zeta(k) / k for k in range(25, 1, -1)) + \
+    (-_EULER_GAMMA,)
+_LGAMMA_2P = tuple((-1) ** k * (_zeta(k) - 1) / k
+                   for k in range(25, 1, -1)) + (1 - _EULER_GAMMA,)
+# erfinv's rational first guess (PyTorch's calc_erfinv, from MATLAB's
+# erfinv of Gary L. Pavlis).
+_ERFINV_A = (-0.140543331, 0.914624893, -1.645349621, 0.886226899)
+_ERFINV_B = (0.012229801, -0.329097515, 1.442710462, -2.118377725, 1.0)
+_ERFINV_C = (1.641345311, 3.429567803, -1.624906493, -1.970840454)
+_ERFINV_D = (1.637067800, 3.543889200, 1.0)
+
+
+def _horner(s, x, coefficients):
+    """The polynomial of `coefficients` (highest degree first) at x."""
+    value = coefficients[0]
+    for c in coefficients[1:]:
+        value = s.add(s.mul(value, x), c)
+    return value
+
+
+def _chebyshev(s, x, coefficients):
+    """Cephes' chbevl: the Chebyshev series of `coefficients` at x."""
+    b0, b1, b2 = coefficients[0], 0.0, 0.0
+    for c in coefficients[1:]:
+        b2, b1 = b1, b0
+        b0 = s.add(s.sub(s.mul(x, b1), b2), c)
+    return s.mul(0.5, s.sub(b0, b2))
+
+
+def _bessel(s, x, near, far, scaled, odd):
+    """PyTorch's calc_i0 / calc_i0e / calc_i1 / calc_i1e: the Chebyshev
+    series `near` at |x| / 2 - 2 for |x| <= 8, `far` at 32 / |x| - 2
+    (divided by sqrt|x|) beyond; times exp|x| unless scaled, times |x| (near
+    0) and of x's sign for the odd ones."""
+    a = s.op("math.absf", x)
+    small = s.cmp("ole", a, 8.0)
+    inner = _chebyshev(s, s.sub(s.div(a, 2.0), 2.0), near)
+    outer = _chebyshev(s, s.sub(s.div(32.0, a), 2.0), far)
+    if not scaled:
+        e = s.op("math.exp", a)
+        inner = s.mul(s.mul(e, a), inner) if odd else s.mul(e, inner)
+        outer = s.mul(e, outer)
+    elif odd:
+        inner = s.mul(inner, a)
+    value = s.select(small, inner, s.div(outer, s.op("math.sqrt", a)))
+    return s.select(s.cmp("olt", x, 0.0), s.neg(value), value) if odd \
+        else value
+
+
+def i0(s, x):
+    return _bessel(s, x, _I0E_A, _I0E_B, scaled=False, odd=False)
+
+
+def i0e(s, x):
+    return _bessel(s, x, _I0E_A, _I0E_B, scaled=True, odd=False)
+
+
+def i1(s, x):
+    return _bessel(s, x, _I1E_A, _I1E_B, scaled=False, odd=True)
+
+
+def i1e(s, x):
+    return _bessel(s, x, _I1E_A, _I1E_B, scaled=True, odd=True)
+
+
+def _pi_over_tan_pi(s, x):
+    """pi / tan(pi r) for r = x less its nearest integer (exact; tan has
+    period pi): PyTorch takes x's fractional part and tan in float64, which
+    float32's pi r would lose near the poles."""
+    r = s.sub(x, s.op("math.roundeven", x))
+    return s.div(math.pi, s.op("math.tan", s.mul(math.pi, r)))
+
+
+def digamma(s, x):
+    """PyTorch's calc_digamma (float): +-inf at +-0 (of the other sign),
+    NaN at negative integers, digamma(1 - x) - pi / tan(pi x) below 0; from
+    x >= 0, 1 / x subtracted while x < 10 (ten steps at most, as selects),
+    digamma(10) at exactly 10, else log x - 1 / 2x less the series."""
+    negative = s.cmp("olt", x, 0.0)
+    z = s.select(negative, s.sub(1.0, x), x)
+    result = 0.0
+    for _ in range(10):
+        below = s.cmp("olt", z, 10.0)
+        result = s.select(below, s.sub(result, s.div(1.0, z)), result)
+        z = s.select(below, s.add(z, 1.0), z)
+    square = s.div(1.0, s.mul(z, z))
+    series = s.select(s.cmp("olt", z, 1.0e17),
+                      s.mul(square, _horner(s, square, _DIGAMMA_SERIES)),
+                      0.0)
+    value = s.sub(s.sub(s.add(result, s.op("math.log", z)),
+                        s.div(0.5, z)), series)
+    value = s.select(s.cmp("oeq", z, 10.0), s.add(result, _DIGAMMA_10),
+                     value)
+    value = s.select(negative, s.sub(value, _pi_over_tan_pi(s, x)), value)
+    integer = s.cmp("oeq", x, s.op("math.trunc", x))
+    value = s.select(s.op("arith.andi", negative, integer), math.nan, value)
+    return s.select(s.cmp("oeq", x, 0.0),
+                    s.op("math.copysign", math.inf, s.neg(x)), value)
+
+
+def lgamma(s, x):
+    """log |gamma(x)| as C's lgamma, for z = x > 0 (else z = 1 - x): Stirling's
+    series from 8; below, lgamma(1 + t) by its Taylor series about 1 or 2,
+    |t| <= 1/2 (no cancellation near the zeros at 1 and 2), z first
+    brought below 2.5 by lgamma(z) = lgamma(z - 1) + log(z - 1) (six steps
+    at most, as selects; each z - 1 exact). x <= 0 by the reflection
+    log(pi / |sin(pi x)|) - lgamma(1 - x): +inf at the poles (0 and the
+    negative integers) and at both infinities."""
+    positive = s.cmp("ogt", x, 0.0)
+    z = s.select(positive, x, s.sub(1.0, x))
+    # Stirling's series.
+    inverse = s.div(1.0, z)
+    series = s.mul(inverse, _horner(s, s.mul(inverse, inverse), _STIRLING))
+    stirling = s.add(s.sub(s.mul(s.sub(z, 0.5), s.op("math.log", z)), z),
+                     s.add(0.5 * math.log(2 * math.pi), series))
+    # Below 8: about 1 (z < 1.5; z < 0.5 as lgamma(1 + z) - log z) or 2.
+    r, product = z, 1.0
+    for _ in range(6):
+        above = s.cmp("oge", r, 2.5)
+        r = s.select(above, s.sub(r, 1.0), r)
+        product = s.select(above, s.mul(product, r), product)
+    small, near_one = s.cmp("olt", z, 0.5), s.cmp("olt", z, 1.5)
+    t = s.select(small, z, s.select(near_one, s.sub(z, 1.0), s.sub(r, 2.0)))
+    taylor = s.select(near_one, _LGAMMA_1P[0], _LGAMMA_2P[0])
+    for about_one, about_two in zip(_LGAMMA_1P[1:], _LGAMMA_2P[1:]):
+        taylor = s.add(s.mul(taylor, t),
+                       s.select(near_one, about_one, about_two))
+    taylor = s.add(s.mul(taylor, t), s.select(
+        small, s.neg(s.op("math.log", z)),
+        s.select(near_one, 0.0, s.op("math.log", product))))
+    value = s.select(s.cmp("olt", z, 8.0), taylor, stirling)
+    # |sin(pi x)| from x's distance to the nearest integer, in [0, 1/2].
+    distance = s.op("math.absf", s.sub(x, s.op("math.roundeven", x)))
+    sine = s.op("math.sin", s.mul(math.pi, distance))
+    reflected = s.select(s.cmp("oeq", distance, 0.0), math.inf, s.sub(
+        s.op("math.log", s.div(math.pi, sine)), value))
+    value = s.select(positive, value, reflected)
+    return s.select(s.cmp("oeq", s.op("math.absf", x), math.inf), math.inf,
+                    value)
+
+
+def erfinv(s, y):
+    """PyTorch's calc_erfinv: a rational first guess (central for |y| <=
+    0.7, else in sqrt(-log((1 - |y|) / 2))), then two Newton steps on erf;
+    +-inf at +-1, NaN beyond."""
+    a = s.op("math.absf", y)
+    z = s.mul(y, y)
+    central = s.div(s.mul(y, _horner(s, z, _ERFINV_A)),
+                    _horner(s, z, _ERFINV_B))
+    t = s.op("math.sqrt", s.neg(s.op("math.log", s.div(s.sub(1.0, a), 2.0))))
+    tail = s.div(s.op("math.copysign", _horner(s, t, _ERFINV_C), y),
+                 _horner(s, t, _ERFINV_D))
+    x = s.select(s.cmp("ole", a, 0.7), central, tail)
+    # Newton's steps; erf(x) - y from erfc where |y| > 1/2 (1 - |y| is
+    # exact there, erf(x) - y would cancel).
+    slope = 2.0 / math.sqrt(math.pi)
+    negative = s.cmp("olt", y, 0.0)
+    for _ in range(2):
+        tail = s.sub(s.sub(1.0, a), s.op("math.erfc", s.op("math.absf", x)))
+        tail = s.select(negative, s.neg(tail), tail)
+        residual = s.select(s.cmp("ogt", a, 0.5), tail,
+                            s.sub(s.op("math.erf", x), y))
+        x = s.sub(x, s.div(residual, s.mul(slope, s.op(
+            "math.exp", s.neg(s.mul(x, x))))))
+    x = s.select(s.cmp("oeq", a, 1.0), s.op("math.copysign", math.inf, y), x)
+    return s.select(s.cmp("ogt", a, 1.0), math.nan, x)
+
+
+def erfcx(s, x):
+    """exp(x^2) erfc(x): for 0 <= x < 8 erfc(x) times exp(x^2) from x^2's
+    two parts (x^2 = h + l exactly, exp(h) (1 + l)); from 8 the asymptotic
+    series 1 / (x sqrt(pi)) (1 - 1/2x^2 + 3/4x^4 - 15/8x^6 + 105/16x^8);
+    below 0, 2 exp(x^2) - erfcx(-x) (+inf once exp(x^2) overflows)."""
+    a = s.op("math.absf", x)
+    h = s.mul(a, a)
+    l = s.op("math.fma", a, a, s.neg(h))
+    scale = s.mul(s.op("math.exp", h), s.add(1.0, l))
+    near = s.mul(scale, s.op("math.erfc", a))
+    w = s.div(1.0, h)
+    far = s.div(s.mul(_horner(s, w, (105.0 / 16, -15.0 / 8, 3.0 / 4, -0.5,
+                                       1.0)), 1.0 / math.sqrt(math.pi)), a)
+    positive = s.select(s.cmp("olt", a, 8.0), near, far)
+    negative = s.select(s.cmp("olt", x, -9.5), math.inf,
+                        s.sub(s.mul(2.0, scale), positive))
+    return s.select(s.cmp("olt", x, 0.0), negative, positive)

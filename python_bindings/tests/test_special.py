@@ -1,0 +1,112 @@
+"""The special functions without a math dialect op (fusion/special.py)
+after an identity layer on the CPU target: ulps against float64 over their
+ranges, and PyTorch's results at zeros, poles, infinities and NaN (the GPU's:
+scripts/gpu/special_values_check.py)."""
+import math
+
+import pytest
+import torch
+import torch.nn as nn
+
+import fusion
+
+FEATURES = 64
+INF, NAN = math.inf, math.nan
+
+
+class Identity(nn.Module):
+    """function(linear(x)) of a layer computing y = x (weight I, bias 0),
+    or y = the bias (weight 0) for values that the GEMM would spread over
+    their row (inf * 0)."""
+
+    def __init__(self, function, bias=None):
+        super().__init__()
+        self.linear = nn.Linear(FEATURES, FEATURES)
+        with torch.no_grad():
+            if bias is None:
+                self.linear.weight.copy_(torch.eye(FEATURES))
+                self.linear.bias.zero_()
+            else:
+                self.linear.weight.zero_()
+                self.linear.bias.copy_(bias)
+        self.function = function
+
+    def forward(self, x):
+        return self.function(self.linear(x))
+
+
+def run(function, x):
+    compiled = fusion.compile(Identity(function), (x,), target="cpu")
+    with torch.no_grad():
+        return compiled(x)
+
+
+def ulps(out, reference):
+    """|out - reference| in units of the float32 spacing at reference."""
+    magnitude = reference.float().abs()
+    spacing = torch.nextafter(magnitude, torch.tensor(INF)) - magnitude
+    return ((out.double() - reference).abs() / spacing.double()).max().item()
+
+
+# name -> (function, [(low, high)] of x, max ulps against float64): within
+# a few ulps where the function is away from its zeros, or as PyTorch's
+# float32 CPU kernels at these inputs (i0 3.8, i1 13.6, i1e 9.4, log_ndtr
+# 76, digamma 12.7: the same algorithms; erfcx 58).
+SWEEPS = {
+    "i0": (torch.special.i0, [(-80, 80)], 6),
+    "i0e": (torch.special.i0e, [(-200, 200)], 5),
+    "i1": (torch.special.i1, [(-80, 80)], 18),
+    "i1e": (torch.special.i1e, [(-200, 200)], 13),
+    "erfinv": (torch.erfinv, [(-1, 1)], 2),
+    "erfcx": (torch.special.erfcx, [(-9, 30), (-1, 1)], 4),
+    "log_ndtr": (torch.special.log_ndtr, [(-40, 10), (-3, 3)], 81),
+    # Positive x: the zeros at 1 and 2 included.
+    "lgamma": (torch.lgamma, [(0, 8), (0.5, 2.5), (1e3, 1e30)], 4),
+    # Away from the zero near 1.4616 and the poles below 0.
+    "digamma": (torch.digamma, [(2, 30), (1e3, 1e30), (0, 1)], 13),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SWEEPS))
+def test_ulps_against_float64(name):
+    function, ranges, bound = SWEEPS[name]
+    torch.manual_seed(0)
+    x = torch.cat([torch.empty(256, FEATURES).uniform_(low, high)
+                   for low, high in ranges])
+    out = run(function, x)
+    reference = function(x.double())
+    finite = reference.abs() < 3e38
+    assert ulps(out[finite], reference[finite]) <= bound
+
+
+@pytest.mark.parametrize("name", ["lgamma", "digamma"])
+def test_relative_error_with_negative_arguments(name):
+    """Below 0 the reflection formulas cancel near the functions' zeros
+    (between the poles), as PyTorch's float32 kernels do: the relative
+    error over the range stays float32's."""
+    function = SWEEPS[name][0]
+    torch.manual_seed(0)
+    x = torch.empty(256, FEATURES).uniform_(-30, 30)
+    out = run(function, x)
+    reference = function(x.double())
+    error = (out.double() - reference).norm() / reference.norm()
+    assert error <= 1e-6
+
+
+SPECIAL = [0.0, -0.0, INF, -INF, NAN, 1.0, -1.0, 2.0, -2.0, -7.0, 0.5,
+           -0.5, 8.0, 7.9999995, 8.000001, 10.0, 1e-30, -1e-30, 1e30, -1e30,
+           3e38, -3e38, 0.99999994, -0.99999994, -9.4, -9.6, 26.0, -26.0]
+
+
+@pytest.mark.parametrize("name", sorted(SWEEPS))
+def test_special_values_are_pytorchs(name):
+    """The layer's outputs (its -0.0 bias gives +0.0 after the GEMM, as in
+    PyTorch) through the function, against PyTorch's module."""
+    bias = torch.tensor(SPECIAL + [0.25] * (FEATURES - len(SPECIAL)))
+    model = Identity(SWEEPS[name][0], bias)
+    x = torch.randn(2, FEATURES)
+    compiled = fusion.compile(model, (x,), target="cpu")
+    with torch.no_grad():
+        out, expected = compiled(x), model(x)
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=0,
+                               equal_nan=True)

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""The special functions of fusion/special.py (i0, i0e, i1, i1e, erfinv,
+erfcx, log_ndtr, lgamma, digamma) in GEMM epilogues against float64, in
+ulps of the f32 nearest the exact value, beside PyTorch's CUDA kernels,
+through every strategy in fp32; and their special values (zeros, poles,
+infinities, NaN) against PyTorch's. One library a function and strategy,
+of an identity layer whose column group j holds function j's arguments:
+x drawn from its range (bf16 values, which every GEMM precision computes
+exactly) plus a small full-mantissa bias; each group's last columns take
+special values from the bias (x is 0 there: the GEMM would spread
+infinities over their row).
+
+    special_functions_check.py prepare   (build machine) compiles the
+        libraries for sm_90 into the cache ($FUSION_CACHE_DIR);
+    special_functions_check.py run       (GPU machine) checks them.
+"""
+import math
+import sys
+
+import torch
+
+import fusion
+
+from identity_layer import FEATURES, ROWS, IdentityLayer
+
+TARGET = "sm_90"
+STRATEGIES = ("tiled", "cublas", "wgmma")
+INF, NAN = math.inf, math.nan
+# name -> (function, x's range, max ulps): python_bindings/tests/
+# test_special.py's CPU bounds, and two ulps for libdevice's log, exp, erf
+# and erfc beneath them.
+FUNCTIONS = {
+    "i0": (torch.special.i0, (-80, 80), 8),
+    "i0e": (torch.special.i0e, (-200, 200), 7),
+    "i1": (torch.special.i1, (-80, 80), 20),
+    "i1e": (torch.special.i1e, (-200, 200), 15),
+    "erfinv": (torch.erfinv, (-0.99, 0.99), 4),
+    "erfcx": (torch.special.erfcx, (-9, 30), 6),
+    "log_ndtr": (torch.special.log_ndtr, (-40, 10), 83),
+    "lgamma": (torch.lgamma, (0.01, 8), 6),
+    "digamma": (torch.digamma, (2, 30), 15),
+}
+GROUP = FEATURES // len(FUNCTIONS)
+SPECIAL = [0.0, INF, -INF, NAN, 1.0, 2.0, -2.0, 8.0, -0.5, 0.5, 1e30, -1e30]
+
+
+def specials():
+    """(column, value) of each group's special values."""
+    return [(j * GROUP + GROUP - len(SPECIAL) + i, v)
+            for j in range(len(FUNCTIONS)) for i, v in enumerate(SPECIAL)]
+
+
+def bias():
+    generator = torch.Generator().manual_seed(1)
+    values = (torch.rand(FEATURES, generator=generator) - 0.5) * 0.01
+    for column, value in specials():
+        values[column] = value
+    return values
+
+
+def inputs():
+    generator = torch.Generator().manual_seed(0)
+    x = torch.zeros(ROWS, FEATURES)
+    for j, (_, (low, high), _) in enumerate(FUNCTIONS.values()):
+        x[:, j * GROUP:(j + 1) * GROUP] = low + (high - low) * torch.rand(
+            ROWS, GROUP, generator=generator)
+    x = x.to(torch.bfloat16).float()
+    for column, _ in specials():
+        x[:, column] = 0.0
+    return x
+
+
+def layer(function):
+    return IdentityLayer(lambda y, _: function(y), bias=bias())
+
+
+def ulps(out, exact):
+    """|out - exact| in ulps of the f32 nearest exact (2^-149 below
+    normals)."""
+    exponent = torch.frexp(exact.float()).exponent.clamp(min=-125).double()
+    return (out.double() - exact).abs() / torch.exp2(exponent - 24)
+
+
+def prepare():
+    for function, _, _ in FUNCTIONS.values():
+        for strategy in STRATEGIES:
+            fusion.compile(layer(function), (inputs(),), target=TARGET,
+                           strategy=strategy)
+    print(f"prepared {len(FUNCTIONS) * len(STRATEGIES)} libraries")
+
+
+def run():
+    failures = []
+    x = inputs().cuda()
+    special_columns = [c for c, _ in specials()]
+    y = (x + bias().cuda()).double()
+    print("| function | " + " | ".join(STRATEGIES) + " | PyTorch's | "
+          "special values differing |\n|---|" + "---|" * (len(STRATEGIES) + 2))
+    for j, (name, (function, _, bound)) in enumerate(FUNCTIONS.items()):
+        with torch.no_grad():
+            model = layer(function).cuda()
+            theirs = model(x)
+            outs = {s: fusion.compile(model, (x,), target=TARGET,
+                                      strategy=s)(x) for s in STRATEGIES}
+        columns = [c for c in range(j * GROUP, (j + 1) * GROUP)
+                   if c not in special_columns]
+        exact = function(y[:, columns])
+        finite = exact.abs() < 3e38
+        worst = [ulps(outs[s][:, columns], exact)[finite].max().item()
+                 for s in STRATEGIES]
+        their = ulps(theirs[:, columns], exact)[finite].max().item()
+        own = [c for c in special_columns if j * GROUP <= c < (j + 1) * GROUP]
+        differing = 0
+        for s in STRATEGIES:
+            a, b = outs[s][0, own], theirs[0, own]
+            close = torch.isclose(a, b, rtol=1e-5, atol=1e-6,
+                                  equal_nan=True)
+            differing += int((~close).sum())
+            if not close.all():
+                failures.append(f"{name} {s}: at {y[0, own][~close].tolist()}"
+                                f" {a[~close].tolist()} against "
+                                f"{b[~close].tolist()}")
+        failures += [f"{name} {s}: {w:.2f} ulps" for s, w in
+                     zip(STRATEGIES, worst) if not w <= bound]
+        print(f"| {name} | " + " | ".join(f"{w:.2f}" for w in worst) +
+              f" | {their:.2f} | {differing} |")
+    total = len(FUNCTIONS) * len(STRATEGIES)
+    print(f"\n{total - len(failures)}/{total} within the bounds; "
+          f"failures: {failures or 'none'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(prepare() if sys.argv[1] == "prepare" else run())
