@@ -175,9 +175,13 @@ def zoo(in_features=37):
             torch.pow(torch.sigmoid(y) + 0.5, m.scale)), (33, k), False),
         # Special functions written with the math dialect's ops
         # (fusion/special.py), each over its domain.
-        "gamma_erfinv": (chain(
-            lambda y, m: torch.lgamma(F.softplus(y) + 0.25) -
-            torch.digamma(y.abs() + 0.5) * 0.5 +
+        # (One heavy function a model: ptxas takes minutes over several
+        # inlined for each of a thread's elements.)
+        "lgamma_softplus": (chain(
+            lambda y, m: torch.lgamma(F.softplus(y) + 0.25) - y * 0.5),
+            (33, k), False),
+        "digamma_erfinv": (chain(
+            lambda y, m: torch.digamma(y.abs() + 0.5) * 0.5 +
             torch.erfinv(torch.tanh(y) * 0.99)), (33, k), False),
         "bessel_log_ndtr": (chain(
             lambda y, m: torch.special.i0e(y * 3.0) - torch.special.i1(y) +
