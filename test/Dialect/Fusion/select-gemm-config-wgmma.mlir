@@ -129,6 +129,16 @@
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
 // AUTO-LABEL: func.func @tf32_tangent
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32,
+// Past about 200 instructions an element (functions about 20, correctly
+// rounded divisions 10, other ops 1: lgamma's formula about 260), cuBLASLt
+// and an epilogue kernel, but for 3xTF32; nine functions and a division
+// (190) stay fused.
+// AUTO-LABEL: func.func @tf32_costly_epilogue
+// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO-LABEL: func.func @fp32_costly_epilogue
+// AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
+// AUTO-LABEL: func.func @tf32_epilogue_below_the_bound
+// AUTO: #fusion.gemm_config<wgmma, mma = tf32,
 // WGMMA-LABEL: func.func @bf16_line_unaligned_k
 // WGMMA: #fusion.gemm_config<wgmma, mma = bf16
 
@@ -396,6 +406,62 @@ func.func @tf32_tangent(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<
   ^bb0(%acc: f32):
     %t = math.tan %acc : f32
     fusion.yield %t : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
+
+func.func @tf32_costly_epilogue(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    %l0 = math.log %acc : f32
+    %l1 = math.log %l0 : f32
+    %l2 = math.log %l1 : f32
+    %l3 = math.log %l2 : f32
+    %l4 = math.log %l3 : f32
+    %l5 = math.log %l4 : f32
+    %l6 = math.log %l5 : f32
+    %l7 = math.log %l6 : f32
+    %l8 = math.log %l7 : f32
+    %l9 = math.log %l8 : f32
+    %d0 = arith.divf %l9, %acc : f32
+    fusion.yield %d0 : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
+
+func.func @fp32_costly_epilogue(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    %l0 = math.log %acc : f32
+    %l1 = math.log %l0 : f32
+    %l2 = math.log %l1 : f32
+    %l3 = math.log %l2 : f32
+    %l4 = math.log %l3 : f32
+    %l5 = math.log %l4 : f32
+    %l6 = math.log %l5 : f32
+    %l7 = math.log %l6 : f32
+    %l8 = math.log %l7 : f32
+    %l9 = math.log %l8 : f32
+    %d0 = arith.divf %l9, %acc : f32
+    fusion.yield %d0 : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
+
+func.func @tf32_epilogue_below_the_bound(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    %l0 = math.log %acc : f32
+    %l1 = math.log %l0 : f32
+    %l2 = math.log %l1 : f32
+    %l3 = math.log %l2 : f32
+    %l4 = math.log %l3 : f32
+    %l5 = math.log %l4 : f32
+    %l6 = math.log %l5 : f32
+    %l7 = math.log %l6 : f32
+    %l8 = math.log %l7 : f32
+    %d0 = arith.divf %l8, %acc : f32
+    fusion.yield %d0 : f32
   } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
   return %0 : tensor<?x256xf32>
 }

@@ -97,6 +97,44 @@ static bool wgmmaComputes(FusedLinearOp op, const ChipInfo &chip) {
                              op.getWeight().getType().getDimSize(1));
 }
 
+/// The instructions an element of `op`'s epilogue roughly takes: about 20
+/// for a function of the math dialect (libdevice's code, or an expansion)
+/// or a remainder, 10 for a correctly rounded division (its slow path), 1
+/// for other ops; cheap math ops (sign and rounding ops, fma, square roots)
+/// count 1.
+static int64_t estimateElementInstructions(FusedLinearOp op) {
+  int64_t instructions = 0;
+  op.getEpilogue().walk([&](Operation *inner) {
+    if (inner->hasTrait<OpTrait::IsTerminator>() ||
+        inner->hasTrait<OpTrait::ConstantLike>())
+      return;
+    if (isa<math::AbsFOp, math::CopySignOp, math::FloorOp, math::CeilOp,
+            math::TruncOp, math::RoundOp, math::RoundEvenOp, math::FmaOp,
+            math::SqrtOp, math::RsqrtOp>(inner))
+      instructions += 1;
+    else if (isa<math::MathDialect>(inner->getDialect()) ||
+             isa<arith::RemFOp>(inner))
+      instructions += 20;
+    else if (auto division = dyn_cast<arith::DivFOp>(inner))
+      instructions += arith::bitEnumContainsAny(division.getFastmath(),
+                                                arith::FastMathFlags::afn)
+                          ? 1
+                          : 10;
+    else
+      instructions += 1;
+  });
+  return instructions;
+}
+
+/// Past this many instructions an element (estimateElementInstructions),
+/// the register epilogue loses to cuBLAS's GEMM and an epilogue kernel by
+/// far: lgamma(softplus(y)) (about 310) and erfinv(tanh(y)) (about 270)
+/// took 3.5 to 5.6 times as long as cuBLAS's GEMM and a pass in tf32 and
+/// bf16 (docs/benchmarks.md, run 51); tan(tanh(y)) (about 40), the
+/// heaviest measured that fuses well, and i0 (about 140, not measured) stay
+/// fused.
+static constexpr int64_t kCostlyEpilogueInstructions = 200;
+
 /// Whether `op`'s epilogue holds a function whose code makes cuBLAS's GEMM
 /// and an epilogue kernel faster than the register epilogue in tf32 and 16
 /// bits (docs/benchmarks.md, run 50, at 16384x4096 -> 4096): an accurate
@@ -104,10 +142,13 @@ static bool wgmmaComputes(FusedLinearOp op, const ChipInfo &chip) {
 /// against 1.67, in bf16 1.03 against 0.91; the ping-pong schedule 1.81 and
 /// 0.98), or an accurate tangent with 16-bit results (its reduction,
 /// polynomials and quotient inline: bf16 tan(y / 64) 0.85-0.88 against
-/// 0.82; in tf32 1.62-1.66 against 1.69).
+/// 0.82; in tf32 1.62-1.66 against 1.69); or so many instructions an
+/// element that any epilogue of them is costly.
 static bool hasCostlyFunction(FusedLinearOp op) {
   bool sixteenBit = isa<BFloat16Type, Float16Type>(
       cast<ShapedType>(op->getResult(0).getType()).getElementType());
+  if (estimateElementInstructions(op) > kCostlyEpilogueInstructions)
+    return true;
   return op.getEpilogue()
       .walk([&](Operation *inner) {
         if (!isa<math::PowFOp>(inner) &&
@@ -162,8 +203,9 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
     // written output (norms, softmax: the exposed store loses 1-8% to
     // cuBLAS's GEMM before the same row program; such ops take the wgmma
     // kernels for small batches alone, takesWgmmaForSmallBatches), nor for
-    // epilogues with an accurate power, or a tangent in 16 bits (run 50; the
-    // 3xTF32 kernel hides them under its multiplies). Elsewhere only 3xTF32
+    // epilogues with an accurate power, a tangent in 16 bits (run 50) or
+    // hundreds of instructions an element (run 51; the 3xTF32 kernel hides
+    // them under its multiplies). Elsewhere only 3xTF32
     // beats cuBLAS.
     if (isWgmmaCandidate(op, chip, fp32Math) &&
         (fp32 || (!isWrittenForReductions(op, getWgmmaBlockN(op)) &&
