@@ -680,8 +680,8 @@ class Importer:
 
     Values are per-column vectors (program values), numbers, `_Vectors`
     (elementwise ops of vectors alone, evaluated where a chain reads them)
-    and `_Chain`s: expressions over a [rows, width] matrix. Elementwise ops combine chains
-    into one expression however they mix: a value of another chain of the
+    and `_Chain`s: expressions over a [rows, width] matrix. Elementwise ops
+    combine chains into one expression however they mix: a value of another chain of the
     same width (a residual, another linear layer's output) or a narrower
     one broadcast over the row (a reduction's result) becomes a row operand
     of the expression. Reductions become `reduce` ops whose map is the

@@ -11,8 +11,8 @@ pooling of the features; their other operands are numbers, per-column
 vectors, single values (a tensor of one number that the forward makes,
 `torch.tensor(-1.5)`, is folded into the program, as fusion.compile does),
 elementwise ops of those alone (pulled into the partition), or values
-computed before the GEMM (a residual, another layer's output) or in it. Values that leave the partition become
-its results; a partition stops before a second [batch, features] matrix
+computed before the GEMM (a residual, another layer's output) or in it.
+Values that leave the partition become its results; a partition stops before a second [batch, features] matrix
 would leave it (narrower values, such as reductions, may), so that the
 GEMM's output still makes one trip through memory. Each partition is
 imported, compiled (or found in the disk cache, fusion/cache.py) and called
@@ -273,13 +273,17 @@ def _grow(gemm, order, numbers):
                                     aten.op_name(node) not in aten.VIEWS)
                for a in outside):
             continue
-        # The outside vectors' elementwise ops pulled in, else left to
-        # PyTorch as inputs.
+        # The outside vectors' elementwise ops pulled in, else (where there
+        # are any) left to PyTorch as inputs.
+        choices = []
         for compute in (True, False):
             pulled = []
             for arg in outside:
                 pulled += [p for p in _pulled(arg, members, numbers, compute)
                            if p not in pulled]
+            if pulled not in choices:
+                choices.append(pulled)
+        for pulled in choices:
             candidate = partition.members + pulled + [node]
             if _importer(candidate, numbers) is not None:
                 partition.members = candidate

@@ -91,9 +91,12 @@ def _horner(s, x, coefficients):
 
 
 def _chebyshev(s, x, coefficients):
-    """Cephes' chbevl: the Chebyshev series of `coefficients` at x."""
-    b0, b1, b2 = coefficients[0], 0.0, 0.0
-    for c in coefficients[1:]:
+    """Cephes' chbevl: the Chebyshev series of `coefficients` at x (its
+    first step, whose b2 is 0, without the subtraction)."""
+    b1, b0 = coefficients[0], s.add(s.mul(x, coefficients[0]),
+                                    coefficients[1])
+    b2 = 0.0
+    for c in coefficients[2:]:
         b2, b1 = b1, b0
         b0 = s.add(s.sub(s.mul(x, b1), b2), c)
     return s.mul(0.5, s.sub(b0, b2))

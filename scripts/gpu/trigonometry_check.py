@@ -24,7 +24,8 @@ import torch
 
 import fusion
 
-from identity_layer import FEATURES, ROWS, IdentityLayer, spread
+from identity_layer import FEATURES, ROWS, IdentityLayer, spread, \
+    ulps
 
 TARGET = "sm_90"
 STRATEGIES = ("tiled", "cublas", "wgmma")
@@ -68,23 +69,6 @@ def inputs():
     x = spread(ROWS * FEATURES, -20, 20, generator).reshape(ROWS, FEATURES)
     x[:, :len(special_values())] = 0.0
     return x
-
-
-def ulps(out, exact):
-    """|out - exact| in ulps of the f32 nearest exact (2^-149 below
-    normals); 0 where both are NaN or both are the same zero, infinity
-    where one is NaN alone or a zero's sign differs."""
-    nearest = exact.float()
-    exponent = torch.frexp(nearest).exponent.clamp(min=-125).double()
-    error = (out.double() - exact).abs() / torch.exp2(exponent - 24)
-    both_nan = out.isnan() & exact.isnan()
-    error = torch.where(both_nan, torch.zeros_like(error), error)
-    error = torch.where(out.isnan() ^ exact.isnan(),
-                        torch.full_like(error, float("inf")), error)
-    zero = nearest == 0
-    same_bits = out.view(torch.int32) == nearest.view(torch.int32)
-    return torch.where(zero & ~same_bits, torch.full_like(error, float("inf")),
-                       error)
 
 
 def prepare():

@@ -129,7 +129,7 @@ static int64_t estimateElementInstructions(FusedLinearOp op) {
 /// Past this many instructions an element (estimateElementInstructions),
 /// the register epilogue loses to cuBLAS's GEMM and an epilogue kernel by
 /// far: lgamma(softplus(y)) (about 310) and erfinv(tanh(y)) (about 270)
-/// took 3.5 to 5.6 times as long as cuBLAS's GEMM and a pass in tf32 and
+/// took 2.5 to 3.2 times as long as cuBLAS's GEMM and a pass in tf32 and
 /// bf16 (docs/benchmarks.md, run 51); tan(tanh(y)) (about 40), the
 /// heaviest measured that fuses well, and i0 (about 140, not measured) stay
 /// fused.
