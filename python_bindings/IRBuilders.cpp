@@ -235,6 +235,58 @@ public:
     return {body, op->getResult(0)};
   }
 
+  /// fusion.special `function` of `operands`, its body (the formula) filled
+  /// by `fill(s, *arguments)` through a ScalarBuilder of its own.
+  ScalarHandle special(const std::string &function,
+                       const std::optional<std::string> &libdevice,
+                       const std::vector<ScalarHandle> &operands,
+                       const py::function &fill) {
+    body->checkOpen();
+    MLIRContext *context = body->function->getContext();
+    SmallVector<Value> values;
+    for (const ScalarHandle &operand : operands) {
+      if (operand.body != body)
+        throw MLIRError("an operand of special function '" + function +
+                        "' is a scalar of another body");
+      values.push_back(operand.value);
+    }
+    DiagnosticCollector diagnostics(context);
+    OpBuilder &b = body->builder;
+    auto op = SpecialOp::create(
+        b, body->loc, b.getF32Type(), b.getStringAttr(function), values,
+        libdevice ? b.getStringAttr(*libdevice) : StringAttr());
+    llvm::scope_exit undo([&] { op->erase(); });
+    Block *block = b.createBlock(
+        &op.getBody(), {}, SmallVector<Type>(values.size(), b.getF32Type()),
+        SmallVector<Location>(values.size(), body->loc));
+    b.setInsertionPointAfter(op);
+    auto inner = std::make_shared<BodyState>(
+        BodyState{body->function, OpBuilder::atBlockEnd(block), body->loc});
+    body->open = false;
+    llvm::scope_exit close([&] {
+      inner->open = false;
+      body->open = true;
+    });
+    py::list arguments;
+    arguments.append(ScalarBuilder(inner));
+    for (BlockArgument arg : block->getArguments())
+      arguments.append(ScalarHandle{inner, arg});
+    py::object returned = fill(*arguments);
+    if (!py::isinstance<ScalarHandle>(returned))
+      throw MLIRError("the formula of special function '" + function +
+                      "' must return a Scalar, got " +
+                      py::repr(returned).cast<std::string>());
+    auto result = returned.cast<ScalarHandle>();
+    if (result.body != inner)
+      throw MLIRError("the formula of special function '" + function +
+                      "' returned a scalar of another body");
+    YieldOp::create(inner->builder, body->loc, result.value);
+    if (failed(mlir::verify(op)))
+      diagnostics.raise("invalid fusion.special");
+    undo.release();
+    return {body, op.getResult()};
+  }
+
 private:
   std::shared_ptr<BodyState> body;
 };
@@ -568,7 +620,12 @@ void mlir::fusion::python::bindIRBuilders(py::module_ &m, ModuleClass &module) {
            py::arg("predicate") = py::none(), py::arg("fastmath") = py::none(),
            "Any op of the epilogue allow-list by name, e.g. 'math.erf'; "
            "arith.cmpf takes a predicate ('olt', 'oge', ...), arith.divf, "
-           "math.erf and math.exp the fastmath flag 'afn'.");
+           "math.erf and math.exp the fastmath flag 'afn'.")
+      .def("special", &ScalarBuilder::special, py::arg("function"),
+           py::arg("libdevice"), py::arg("operands"), py::arg("formula"),
+           "fusion.special: the special function `function` of `operands`, "
+           "libdevice's `libdevice` (or None) on GPUs; formula(s, *args) "
+           "-> Scalar fills its body with a ScalarBuilder of its own.");
 
   py::class_<FunctionBuilder>(m, "FunctionBuilder",
                               "Appends fusion ops to a func.func.")

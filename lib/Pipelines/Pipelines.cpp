@@ -35,6 +35,7 @@ void fusion::buildOptimizePipeline(OpPassManager &pm,
 }
 
 void fusion::buildLowerToCpuPipeline(OpPassManager &pm) {
+  pm.addPass(createInlineSpecialFunctions());
   pm.addPass(createConvertFusionToLinalg());
   pm.addPass(createCanonicalizerPass());
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -75,6 +76,8 @@ void fusion::buildKernelsToNVVMPipeline(OpPassManager &pm) {
   // element (a norm's gelu for softmax's maximum, sum and output) become
   // one, before math ops turn into libdevice calls.
   kernels.addPass(createCSEPass());
+  // Before the passes that expand what their formulas hold.
+  kernels.addPass(fusion::createOutlineSpecialFunctions());
   // Before the divisions take the remainders' approximate quotients.
   kernels.addPass(fusion::createExpandRemainders());
   kernels.addPass(fusion::createExpandTrigonometry());

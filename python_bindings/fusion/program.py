@@ -210,6 +210,15 @@ class ScalarBuilder:
     def neg(self, a):
         return self.op("arith.negf", a)
 
+    def special(self, function, libdevice, operands, formula):
+        """A fusion.special of `operands`, its body formula(s, *args) built
+        with a ScalarBuilder of its own."""
+        def fill(native, *arguments):
+            inner = ScalarBuilder(native)
+            return inner.value(formula(inner, *arguments))
+        return self.native.special(function, libdevice,
+                                   [self.value(v) for v in operands], fill)
+
 
 def _replay(body, native, x, columns, rows):
     """Emits a serialized expression's scalar ops; returns its value."""

@@ -122,19 +122,19 @@ def _bessel(s, x, near, far, scaled, odd):
         else value
 
 
-def i0(s, x):
+def _i0(s, x):
     return _bessel(s, x, _I0E_A, _I0E_B, scaled=False, odd=False)
 
 
-def i0e(s, x):
+def _i0e(s, x):
     return _bessel(s, x, _I0E_A, _I0E_B, scaled=True, odd=False)
 
 
-def i1(s, x):
+def _i1(s, x):
     return _bessel(s, x, _I1E_A, _I1E_B, scaled=False, odd=True)
 
 
-def i1e(s, x):
+def _i1e(s, x):
     return _bessel(s, x, _I1E_A, _I1E_B, scaled=True, odd=True)
 
 
@@ -146,7 +146,7 @@ def _pi_over_tan_pi(s, x):
     return s.div(math.pi, s.op("math.tan", s.mul(math.pi, r)))
 
 
-def digamma(s, x):
+def _digamma(s, x):
     """PyTorch's calc_digamma (float): +-inf at +-0 (of the other sign),
     NaN at negative integers, digamma(1 - x) - pi / tan(pi x) below 0; from
     x >= 0, 1 / x subtracted while x < 10 (ten steps at most, as selects),
@@ -173,7 +173,7 @@ def digamma(s, x):
                     s.op("math.copysign", math.inf, s.neg(x)), value)
 
 
-def lgamma(s, x):
+def _lgamma(s, x):
     """log |gamma(x)| as C's lgamma, for z = x > 0 (else z = 1 - x): Stirling's
     series from 8; below, lgamma(1 + t) by its Taylor series about 1 or 2,
     |t| <= 1/2 (no cancellation near the zeros at 1 and 2), z first
@@ -214,7 +214,7 @@ def lgamma(s, x):
                     value)
 
 
-def erfinv(s, y):
+def _erfinv(s, y):
     """PyTorch's calc_erfinv: a rational first guess (central for |y| <=
     0.7, else in sqrt(-log((1 - |y|) / 2))), then two Newton steps on erf;
     +-inf at +-1, NaN beyond."""
@@ -241,7 +241,7 @@ def erfinv(s, y):
     return s.select(s.cmp("ogt", a, 1.0), math.nan, x)
 
 
-def erfcx(s, x):
+def _erfcx(s, x):
     """exp(x^2) erfc(x): for 0 <= x < 8 erfc(x) times exp(x^2) from x^2's
     two parts (x^2 = h + l exactly, exp(h) (1 + l)); from 8 the asymptotic
     series 1 / (x sqrt(pi)) (1 - 1/2x^2 + 3/4x^4 - 15/8x^6 + 105/16x^8);
@@ -258,3 +258,36 @@ def erfcx(s, x):
     negative = s.select(s.cmp("olt", x, -9.5), math.inf,
                         s.sub(s.mul(2.0, scale), positive))
     return s.select(s.cmp("olt", x, 0.0), negative, positive)
+
+
+def spherical_bessel_j0(s, x):
+    """sin(x) / x: below |x| = 1/2 its Taylor series in x^2 to x^10 (the
+    next term under 2^-24 of the sum, and no division for x near 0), 0 at
+    the infinities (as PyTorch)."""
+    square = s.mul(x, x)
+    series = _horner(s, square, [(-1) ** k / math.factorial(2 * k + 1)
+                                 for k in range(5, -1, -1)])
+    value = s.select(s.cmp("olt", s.op("math.absf", x), 0.5), series,
+                     s.div(s.op("math.sin", x), x))
+    return s.select(s.cmp("oeq", s.op("math.absf", x), math.inf), 0.0, value)
+
+
+def _special(function, libdevice, formula):
+    """The ELEMENTWISE table's builder of `function`: one fusion.special op
+    of its formula, which the GPU computes as libdevice's `libdevice` where
+    named (out of line either way: fusion-outline-special-functions)."""
+    def build(s, *operands):
+        return s.special(function, libdevice, operands, formula)
+    build.__doc__ = formula.__doc__
+    return build
+
+
+i0 = _special("i0", None, _i0)
+i0e = _special("i0e", None, _i0e)
+i1 = _special("i1", None, _i1)
+i1e = _special("i1e", None, _i1e)
+digamma = _special("digamma", None, _digamma)
+# C's lgammaf and erfinvf, which PyTorch's CUDA kernels call.
+lgamma = _special("lgamma", "__nv_lgammaf", _lgamma)
+erfinv = _special("erfinv", "__nv_erfinvf", _erfinv)
+erfcx = _special("erfcx", None, _erfcx)

@@ -111,7 +111,16 @@ SAMPLES = {
     "aten.special_i0e.default": lambda y, v: aten.special_i0e(y * -9.0),
     "aten.special_i1.default": lambda y, v: aten.special_i1(y * 3.0),
     "aten.special_i1e.default": lambda y, v: aten.special_i1e(y * -9.0),
+    "aten.special_modified_bessel_i0.default":
+        lambda y, v: aten.special_modified_bessel_i0(y * 4.0 + v),
+    "aten.special_modified_bessel_i1.default":
+        lambda y, v: aten.special_modified_bessel_i1(y * -4.0 + v),
+    "aten.special_spherical_bessel_j0.default":
+        lambda y, v: aten.special_spherical_bessel_j0(y * 3.0 + v) +
+        aten.special_spherical_bessel_j0(y * 0.1),
     "aten.digamma.default": lambda y, v: aten.digamma(aten.abs(y) + 0.1),
+    "aten.polygamma.default":
+        lambda y, v: aten.polygamma(0, aten.abs(y) * 3.0 + 0.25),
     "aten.lgamma.default": lambda y, v: aten.lgamma(y * 3.0 + v),
     "aten.erfinv.default": lambda y, v: aten.erfinv(aten.tanh(y)),
     # Its condition number 2 y^2 (below 0) amplifies f32 y's rounding.

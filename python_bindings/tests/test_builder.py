@@ -244,6 +244,60 @@ def test_comparisons_and_selects(context):
     assert "arith.cmpf olt" in str(m) and "arith.cmpf ogt" in str(m)
 
 
+def test_special_functions_carry_formula_and_libdevice_name(context):
+    m = _fusion.Module.create(context)
+    f = m.add_function("special")
+    x = f.argument([2, 4], "f32")
+    f.finish([f.elementwise(x, [], lambda s, v, c, r: ELEMENTWISE[
+        "aten.lgamma.default"](ScalarBuilder(s), ELEMENTWISE[
+            "aten.digamma.default"](ScalarBuilder(s), v)))])
+    text = str(m)
+    assert 'fusion.special "lgamma"(' in text
+    assert 'libdevice "__nv_lgammaf" : (f32) -> f32' in text
+    # digamma has no libdevice function: its formula alone.
+    digamma = next(line for line in text.splitlines()
+                   if 'fusion.special "digamma"' in line)
+    assert "libdevice" not in digamma
+    m.verify()
+
+
+def test_special_function_errors(function):
+    m, f = function
+    x = f.argument([None, 4], "f32")
+
+    def square(s, a):
+        return s.op("arith.mulf", [a, a])
+
+    cases = [
+        (lambda s, v, c, r: s.special("f", None, [v], lambda i, a: 1.0),
+         "formula of special function 'f' must return a Scalar"),
+        # The outer body's scalars are not the formula's.
+        (lambda s, v, c, r: s.special("f", None, [v], lambda i, a: v),
+         "returned a scalar of another body"),
+        (lambda s, v, c, r: s.special(
+            "f", None, [v], lambda i, a: i.op("arith.addf", [a, v])),
+         "another elementwise body"),
+        (lambda s, v, c, r: s.special("f", "lgammaf", [v], square),
+         "is not libdevice's"),
+        (lambda s, v, c, r: s.special("f", "__nv_lgammaf", [v, v],
+                                      lambda i, a, b: a),
+         "with 2 inputs"),
+        (lambda s, v, c, r: s.special("f", None, [], lambda i: i.constant(1)),
+         "has no inputs"),
+        # While the formula is built, only its own builder builds.
+        (lambda s, v, c, r: s.special(
+            "f", None, [v], lambda i, a: s.constant(1.0)), "complete"),
+    ]
+    for body, message in cases:
+        with pytest.raises(_fusion.MLIRError, match=message):
+            f.elementwise(x, [], body)
+    # After the errors the function still builds and verifies.
+    f.finish([f.elementwise(
+        x, [], lambda s, v, c, r: s.special("square", None, [v], square))])
+    assert str(m).count("fusion.special") == 1
+    m.verify()
+
+
 # Errors: each raises MLIRError and leaves the function usable.
 
 @pytest.fixture

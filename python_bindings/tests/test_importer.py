@@ -263,6 +263,15 @@ class LinearRrelu(nn.Module):
         return self.rrelu(self.linear(x))
 
 
+class LinearTrigamma(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 6)
+
+    def forward(self, x):
+        return torch.special.polygamma(1, self.linear(x))
+
+
 def test_rrelu_outside_training_is_leaky_relu_with_the_mean_slope():
     f = import_module(LinearRrelu().eval(), (torch.randn(4, 8),),
                       training=False)
@@ -276,6 +285,9 @@ def test_rrelu_outside_training_is_leaky_relu_with_the_mean_slope():
     (LinearRrelu().train(), r"aten.rrelu.default is not supported by "
                             r"fusion: rrelu in training mode draws a random "
                             r"slope an element"),
+    (LinearTrigamma(), r"aten.polygamma.default is not supported by "
+                       r"fusion: polygamma of order 1 \(of order 0 it is "
+                       r"digamma"),
     (Dropout().train(), r"aten.native_dropout.default is not supported by "
                         r"fusion: dropout in training mode.*eval\(\) mode "
                         r"it is the identity"),

@@ -57,6 +57,13 @@ SWEEPS = {
     "i0e": (torch.special.i0e, [(-200, 200)], 5),
     "i1": (torch.special.i1, [(-80, 80)], 18),
     "i1e": (torch.special.i1e, [(-200, 200)], 13),
+    "modified_bessel_i0": (torch.special.modified_bessel_i0, [(-80, 80)], 6),
+    "modified_bessel_i1": (torch.special.modified_bessel_i1, [(-80, 80)],
+                           18),
+    # Away from its zeros (multiples of pi), where sin's own rounding of x
+    # is the error; near 0 the series.
+    "spherical_bessel_j0": (torch.special.spherical_bessel_j0,
+                            [(-0.6, 0.6), (0.1, 3.0), (-3.0, -0.1)], 4),
     "erfinv": (torch.erfinv, [(-1, 1)], 2),
     "erfcx": (torch.special.erfcx, [(-9, 30), (-1, 1)], 4),
     "log_ndtr": (torch.special.log_ndtr, [(-40, 10), (-3, 3)], 81),

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The special functions of fusion/special.py (i0, i0e, i1, i1e, erfinv,
-erfcx, log_ndtr, lgamma, digamma) in GEMM epilogues against float64, in
+erfcx, log_ndtr, lgamma, digamma, modified_bessel_i0 and _i1,
+spherical_bessel_j0) in GEMM epilogues against float64, in
 ulps of the f32 nearest the exact value, beside PyTorch's CUDA kernels,
 through every strategy in fp32; and their special values (zeros, poles,
 infinities, NaN) against PyTorch's. One library a function and strategy,
@@ -39,6 +40,10 @@ FUNCTIONS = {
     "log_ndtr": (torch.special.log_ndtr, (-40, 10), 83),
     "lgamma": (torch.lgamma, (0.01, 8), 6),
     "digamma": (torch.digamma, (2, 30), 15),
+    "modified_bessel_i0": (torch.special.modified_bessel_i0, (-80, 80), 8),
+    "modified_bessel_i1": (torch.special.modified_bessel_i1, (-80, 80), 20),
+    # Between its zeros at +-pi: sin's rounding of x near them aside.
+    "spherical_bessel_j0": (torch.special.spherical_bessel_j0, (-3, 3), 6),
 }
 GROUP = FEATURES // len(FUNCTIONS)
 SPECIAL = [0.0, INF, -INF, NAN, 1.0, 2.0, -2.0, 8.0, -0.5, 0.5, 1e30, -1e30]

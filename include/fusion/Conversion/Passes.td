@@ -395,6 +395,31 @@ def OutlinePowers : Pass<"fusion-outline-powers"> {
                            "::mlir::math::MathDialect"];
 }
 
+def OutlineSpecialFunctions : Pass<"fusion-outline-special-functions"> {
+  let summary = "Call each special function (fusion.special) in a function "
+                "of its own: libdevice's where named, else its formula";
+  let description = [{
+    A `fusion.special` in a GPU kernel becomes a call of an `llvm.func` of
+    its own, internal and marked `no_inline`, made once in the symbol
+    table (the `gpu.module`) for each distinct op (the same function,
+    libdevice name and body), named `__fusion_<function>` (made unique).
+    Its body calls libdevice's function where the op names one
+    (`__nv_lgammaf`, which PyTorch's CUDA kernels call too), else computes
+    the op's formula. Inlined for each of a GEMM epilogue's elements (128
+    in the wgmma kernel), a formula of hundreds of instructions took ptxas
+    minutes (run 51; the 27 libraries of `special_functions_check.py`
+    build in 39 s out of line, run 52), and lgamma's and erfinv's
+    formulas took 4-9x libdevice's time a pass in an epilogue kernel:
+    cuBLAS's GEMM and that pass went from 1.13-1.50x eager's time to
+    0.88-0.92x (`docs/benchmarks.md`, runs 51 and 52).
+
+    Like `fusion-outline-powers`, the pass runs on an op that holds the
+    symbol table it adds the functions to (a module); scheduled on a
+    function inside one, it refuses each op with a located error.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def ExpandDivisions : Pass<"fusion-expand-divisions"> {
   let summary = "Divide f32 values by a constant, or by a value that many "
                 "divisions share, with a multiply and two multiply-adds; "

@@ -7,19 +7,25 @@
 
 using namespace mlir;
 
-FailureOr<LLVM::LLVMFuncOp> fusion::getOrCreateOutOfLineFunction(
-    Operation *op, Operation *root, StringRef passName, StringRef name,
-    unsigned arity,
-    function_ref<Value(OpBuilder &, Location, ValueRange)> buildBody) {
+/// The symbol table around `op` that a pass running on `root` may add
+/// functions to; otherwise an error at `op` and failure.
+static FailureOr<Operation *> getOutOfLineTable(Operation *op, Operation *root,
+                                                StringRef passName) {
   Operation *symbolTable = SymbolTable::getNearestSymbolTable(op);
   if (!symbolTable || !root->isAncestor(symbolTable))
     return op->emitOpError("needs a symbol table within the op that ")
            << passName << " runs on (a module), for its out-of-line function";
-  if (auto existing = dyn_cast_or_null<LLVM::LLVMFuncOp>(
-          SymbolTable::lookupSymbolIn(symbolTable, name)))
-    return existing;
-  OpBuilder builder =
-      OpBuilder::atBlockBegin(&symbolTable->getRegion(0).front());
+  return symbolTable;
+}
+
+FailureOr<LLVM::LLVMFuncOp> fusion::createOutOfLineFunction(
+    Operation *op, Operation *root, StringRef passName, StringRef name,
+    unsigned arity,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> buildBody) {
+  FailureOr<Operation *> symbolTable = getOutOfLineTable(op, root, passName);
+  if (failed(symbolTable))
+    return failure();
+  OpBuilder builder(op->getContext());
   Location loc = op->getLoc();
   Type f32 = builder.getF32Type();
   SmallVector<Type> arguments(arity, f32);
@@ -31,7 +37,23 @@ FailureOr<LLVM::LLVMFuncOp> fusion::getOrCreateOutOfLineFunction(
   builder.setInsertionPointToStart(entry);
   LLVM::ReturnOp::create(builder, loc,
                          buildBody(builder, loc, entry->getArguments()));
+  // Renamed should the name be taken.
+  SymbolTable(*symbolTable)
+      .insert(function, (*symbolTable)->getRegion(0).front().begin());
   return function;
+}
+
+FailureOr<LLVM::LLVMFuncOp> fusion::getOrCreateOutOfLineFunction(
+    Operation *op, Operation *root, StringRef passName, StringRef name,
+    unsigned arity,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> buildBody) {
+  FailureOr<Operation *> symbolTable = getOutOfLineTable(op, root, passName);
+  if (failed(symbolTable))
+    return failure();
+  if (auto existing = dyn_cast_or_null<LLVM::LLVMFuncOp>(
+          SymbolTable::lookupSymbolIn(*symbolTable, name)))
+    return existing;
+  return createOutOfLineFunction(op, root, passName, name, arity, buildBody);
 }
 
 bool fusion::isInOutOfLineFunction(Operation *op, StringRef name) {

@@ -26,6 +26,13 @@ FailureOr<LLVM::LLVMFuncOp> getOrCreateOutOfLineFunction(
     unsigned arity,
     function_ref<Value(OpBuilder &, Location, ValueRange)> buildBody);
 
+/// A new such function, named `name` or, should the symbol table have
+/// one, a unique name made from it.
+FailureOr<LLVM::LLVMFuncOp> createOutOfLineFunction(
+    Operation *op, Operation *root, StringRef passName, StringRef name,
+    unsigned arity,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> buildBody);
+
 /// Whether `op` is in the out-of-line function `name` (which the passes
 /// leave as it is).
 bool isInOutOfLineFunction(Operation *op, StringRef name);

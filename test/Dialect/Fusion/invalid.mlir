@@ -538,7 +538,7 @@ func.func @yield_type(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
 // -----
 
 func.func @yield_outside(%v: f32) {
-  // expected-error @+1 {{expects parent op to be one of 'fusion.fused_linear, fusion.elementwise, fusion.reduce'}}
+  // expected-error @+1 {{expects parent op to be one of 'fusion.fused_linear, fusion.elementwise, fusion.reduce, fusion.special'}}
   fusion.yield %v : f32
 }
 

@@ -27,6 +27,7 @@ namespace mlir::fusion {
 #define GEN_PASS_DECL_EXTERNDYNAMICSHAREDMEMORY
 #define GEN_PASS_DECL_LOWERTENSORMAPARGS
 #define GEN_PASS_DECL_OUTLINEPOWERS
+#define GEN_PASS_DECL_OUTLINESPECIALFUNCTIONS
 #include "fusion/Conversion/Passes.h.inc"
 
 /// The symbol of the kernels' gpu.module and of the global holding their

@@ -219,7 +219,8 @@ bool mlir::fusion::isAllowedScalarOp(Operation &op) {
              math::ExpM1Op, math::FloorOp, math::FmaOp, math::LogOp,
              math::Log10Op, math::Log1pOp, math::Log2Op, math::PowFOp,
              math::RoundEvenOp, math::RsqrtOp, math::SinOp, math::SinhOp,
-             math::SqrtOp, math::TanOp, math::TanhOp, math::TruncOp>(op);
+             math::SqrtOp, math::TanOp, math::TanhOp, math::TruncOp, SpecialOp>(
+      op);
 }
 
 static constexpr const char *kAllowedScalarOps =
@@ -228,7 +229,7 @@ static constexpr const char *kAllowedScalarOps =
     "acos, acosh, asin, asinh, atan, atan2, atanh, ceil, copysign, cos, "
     "cosh, erf, erfc, "
     "exp, exp2, expm1, floor, fma, log, log10, log1p, log2, powf, "
-    "roundeven, rsqrt, sin, sinh, sqrt, tan, tanh, trunc";
+    "roundeven, rsqrt, sin, sinh, sqrt, tan, tanh, trunc; fusion.special";
 
 StringRef mlir::fusion::getAllowedScalarOpsDescription() {
   return kAllowedScalarOps;
@@ -506,6 +507,44 @@ void ReduceOp::getAsmBlockArgumentNames(Region &region,
                                         OpAsmSetValueNameFn setNameFn) {
   nameScalarRegionArguments(region.front(), getColumnOperands().size(),
                             setNameFn);
+}
+
+//===----------------------------------------------------------------------===//
+// SpecialOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SpecialOp::verify() {
+  if (getFunction().empty())
+    return emitOpError() << "needs a function name";
+  if (getInputs().empty())
+    return emitOpError() << "'" << getFunction() << "' has no inputs";
+  std::optional<StringRef> libdevice = getLibdevice();
+  if (!libdevice)
+    return success();
+  // Declared external in GPU modules and resolved by linking libdevice:
+  // any other symbol would fail at the link, far from here.
+  if (!libdevice->starts_with("__nv_"))
+    return emitOpError() << "libdevice function '" << *libdevice << "' of '"
+                         << getFunction() << "' is not libdevice's (__nv_...)";
+  // libdevice's f32 functions that the math dialect lacks (lgammaf,
+  // erfinvf, j0f, ...) take one argument; the declaration the GPU lowering
+  // makes must match the definition the link finds.
+  if (getInputs().size() != 1)
+    return emitOpError() << "calls libdevice's '" << *libdevice << "' with "
+                         << getInputs().size()
+                         << " inputs, but libdevice's special functions take "
+                            "one";
+  return success();
+}
+
+LogicalResult SpecialOp::verifyRegions() {
+  ScalarRegionKind kind{"body", "a special function's body",
+                        "special function body", "one per input"};
+  return verifyScalarRegion(*this, getBodyBlock(), getInputs().size(), kind);
+}
+
+YieldOp SpecialOp::getBodyYield() {
+  return cast<YieldOp>(getBodyBlock().getTerminator());
 }
 
 //===----------------------------------------------------------------------===//

@@ -402,10 +402,55 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// special
+//===----------------------------------------------------------------------===//
+
+def Fusion_SpecialOp : Fusion_Op<"special", [Pure, IsolatedFromAbove]> {
+  let summary = "a special function of f32 scalars: its formula, and the "
+                "GPU library's function of the same values";
+  let description = [{
+    A function the math dialect lacks (lgamma, erfinv, digamma, the Bessel
+    functions), inside a scalar region (an epilogue, an elementwise body, a
+    reduce map). The body is its formula in the ops those regions allow,
+    which every target can compute; `libdevice` names the function of
+    CUDA's libdevice that computes the same values, where it has one. The
+    CPU reference inlines the body (`fusion-inline-special-functions`);
+    GPU kernels call it once a module, out of line, as libdevice's function
+    where named (`fusion-outline-special-functions`): inlined for each of a
+    GEMM epilogue's elements, a formula of hundreds of instructions costs
+    ptxas minutes and the kernel its instruction cache.
+
+    ```mlir
+    %g = fusion.special "lgamma"(%y) libdevice "__nv_lgammaf"
+        : (f32) -> f32 {
+    ^bb0(%x: f32):
+      ...
+      fusion.yield %value : f32
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$function, Variadic<F32>:$inputs,
+                       OptionalAttr<StrAttr>:$libdevice);
+  let results = (outs F32:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $function `(` $inputs `)` (`libdevice` $libdevice^)? attr-dict
+    `:` functional-type($inputs, $result) $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    YieldOp getBodyYield();
+  }];
+}
+
 def Fusion_YieldOp : Fusion_Op<"yield",
     [Pure, Terminator, ReturnLike,
-     ParentOneOf<["FusedLinearOp", "ElementwiseOp", "ReduceOp"]>]> {
-  let summary = "yields the f32 value of an epilogue, elementwise body or map";
+     ParentOneOf<["FusedLinearOp", "ElementwiseOp", "ReduceOp", "SpecialOp"]>]> {
+  let summary = "yields the f32 value of an epilogue, elementwise body, map "
+                "or special function";
   let arguments = (ins F32:$value);
   let assemblyFormat = "$value attr-dict `:` type($value)";
 }

@@ -191,6 +191,26 @@ def Approximate16BitMath : Pass<"fusion-approximate-16-bit-math"> {
                            "::mlir::math::MathDialect"];
 }
 
+def InlineSpecialFunctions : Pass<"fusion-inline-special-functions"> {
+  let summary = "Replace each fusion.special by its formula";
+  let description = [{
+    Each `fusion.special` becomes the ops of its body, computed where the
+    op stood: the CPU reference's lowering (`fusion-lower-to-cpu`), whose
+    math ops become libm calls, computes special functions by their
+    formulas. Nested ones are inlined too.
+
+    ```mlir
+    %g = fusion.special "twice"(%y) : (f32) -> f32 {
+    ^bb0(%x: f32):
+      %t = arith.addf %x, %x : f32
+      fusion.yield %t : f32
+    }
+    // becomes
+    %g = arith.addf %y, %y : f32
+    ```
+  }];
+}
+
 def SimplifyFusion : Pass<"fusion-simplify"> {
   let summary = "Algebraic simplifications of fusion ops that keep the meaning";
   let description = [{

@@ -1,0 +1,45 @@
+// fusion-inline-special-functions: each fusion.special becomes its body's
+// ops where it stood, nested ones included; other ops stay.
+// RUN: fusion-opt %s --fusion-inline-special-functions | FileCheck %s
+
+// CHECK-LABEL: func.func @inlined
+// CHECK-SAME: (%[[X:.*]]: f32, %[[Y:.*]]: f32)
+// CHECK-NEXT: %[[L:.*]] = math.log %[[X]] : f32
+// CHECK-NEXT: %[[S:.*]] = arith.mulf %[[L]], %[[L]] : f32
+// CHECK-NEXT: %[[Q:.*]] = arith.mulf %[[Y]], %[[Y]] : f32
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[S]], %[[Q]] : f32
+// CHECK-NEXT: return %[[SUM]], %[[Y]] : f32, f32
+// CHECK-NOT: fusion.special
+func.func @inlined(%x: f32, %y: f32) -> (f32, f32) {
+  %g = fusion.special "lgamma"(%x) libdevice "__nv_lgammaf" : (f32) -> f32 {
+  ^bb0(%t: f32):
+    %l = math.log %t : f32
+    fusion.yield %l : f32
+  }
+  %h = fusion.special "sum_of_squares"(%g, %y) : (f32, f32) -> f32 {
+  ^bb0(%p: f32, %q: f32):
+    %p2 = fusion.special "square"(%p) : (f32) -> f32 {
+    ^bb0(%r: f32):
+      %s = arith.mulf %r, %r : f32
+      fusion.yield %s : f32
+    }
+    %q2 = arith.mulf %q, %q : f32
+    %sum = arith.addf %p2, %q2 : f32
+    fusion.yield %sum : f32
+  }
+  // The identity: its result is its input.
+  %i = fusion.special "identity"(%y) : (f32) -> f32 {
+  ^bb0(%a: f32):
+    fusion.yield %a : f32
+  }
+  return %h, %i : f32, f32
+}
+
+// Nothing to inline: unchanged.
+// CHECK-LABEL: func.func @none
+// CHECK-NEXT: math.log
+// CHECK-NEXT: return
+func.func @none(%x: f32) -> f32 {
+  %l = math.log %x : f32
+  return %l : f32
+}
