@@ -51,7 +51,8 @@ def ulps(out, reference):
 # name -> (function, [(low, high)] of x, max ulps against float64): within
 # a few ulps where the function is away from its zeros, or as PyTorch's
 # float32 CPU kernels at these inputs (i0 3.8, i1 13.6, i1e 9.4, log_ndtr
-# 76, digamma 12.7: the same algorithms; erfcx 58).
+# 76: the same algorithms; erfcx 58; digamma 12.7, whose shift to 10 ours
+# stops at 4: 7.7).
 SWEEPS = {
     "i0": (torch.special.i0, [(-80, 80)], 6),
     "i0e": (torch.special.i0e, [(-200, 200)], 5),
@@ -70,7 +71,7 @@ SWEEPS = {
     # Positive x: the zeros at 1 and 2 included.
     "lgamma": (torch.lgamma, [(0, 8), (0.5, 2.5), (1e3, 1e30)], 4),
     # Away from the zero near 1.4616 and the poles below 0.
-    "digamma": (torch.digamma, [(2, 30), (1e3, 1e30), (0, 1)], 13),
+    "digamma": (torch.digamma, [(2, 30), (1e3, 1e30), (0, 1)], 9),
 }
 
 

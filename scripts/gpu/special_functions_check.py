@@ -39,7 +39,7 @@ FUNCTIONS = {
     "erfcx": (torch.special.erfcx, (-9, 30), 6),
     "log_ndtr": (torch.special.log_ndtr, (-40, 10), 83),
     "lgamma": (torch.lgamma, (0.01, 8), 6),
-    "digamma": (torch.digamma, (2, 30), 15),
+    "digamma": (torch.digamma, (2, 30), 10),
     "modified_bessel_i0": (torch.special.modified_bessel_i0, (-80, 80), 8),
     "modified_bessel_i1": (torch.special.modified_bessel_i1, (-80, 80), 20),
     # Between its zeros at +-pi: sin's rounding of x near them aside.

@@ -139,6 +139,14 @@
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
 // AUTO-LABEL: func.func @tf32_epilogue_below_the_bound
 // AUTO: #fusion.gemm_config<wgmma, mma = tf32,
+// A special function, called out of line however short its formula, keeps
+// cuBLASLt and an epilogue kernel, but for 3xTF32.
+// AUTO-LABEL: func.func @tf32_special
+// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO-LABEL: func.func @bf16_special
+// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO-LABEL: func.func @fp32_special
+// AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
 // WGMMA-LABEL: func.func @bf16_line_unaligned_k
 // WGMMA: #fusion.gemm_config<wgmma, mma = bf16
 
@@ -462,6 +470,45 @@ func.func @tf32_epilogue_below_the_bound(%x: tensor<?x64xf32>, %w: tensor<256x64
     %l8 = math.log %l7 : f32
     %d0 = arith.divf %l8, %acc : f32
     fusion.yield %d0 : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
+
+func.func @tf32_special(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
+  ^bb0(%acc: f32):
+    %g = fusion.special "lgamma"(%acc) libdevice "__nv_lgammaf" : (f32) -> f32 {
+    ^bb0(%t: f32):
+      %l = math.log %t : f32
+      fusion.yield %l : f32
+    }
+    fusion.yield %g : f32
+  } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+  return %0 : tensor<?x256xf32>
+}
+
+func.func @bf16_special(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>) -> tensor<?x256xbf16> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    %g = fusion.special "square"(%acc) : (f32) -> f32 {
+    ^bb0(%t: f32):
+      %q = arith.mulf %t, %t : f32
+      fusion.yield %q : f32
+    }
+    fusion.yield %g : f32
+  } : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
+  return %0 : tensor<?x256xbf16>
+}
+
+func.func @fp32_special(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    %g = fusion.special "lgamma"(%acc) libdevice "__nv_lgammaf" : (f32) -> f32 {
+    ^bb0(%t: f32):
+      %l = math.log %t : f32
+      fusion.yield %l : f32
+    }
+    fusion.yield %g : f32
   } : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
   return %0 : tensor<?x256xf32>
 }

@@ -101,8 +101,7 @@ static bool wgmmaComputes(FusedLinearOp op, const ChipInfo &chip) {
 /// for a function of the math dialect (libdevice's code, or an expansion)
 /// or a remainder, 10 for a correctly rounded division (its slow path), 1
 /// for other ops; cheap math ops (sign and rounding ops, fma, square roots)
-/// count 1. A special function counts its formula, which libdevice's
-/// function, where the GPU calls that instead, roughly matches.
+/// count 1.
 static int64_t estimateElementInstructions(FusedLinearOp op) {
   int64_t instructions = 0;
   op.getEpilogue().walk([&](Operation *inner) {
@@ -128,13 +127,12 @@ static int64_t estimateElementInstructions(FusedLinearOp op) {
 }
 
 /// Past this many instructions an element (estimateElementInstructions),
-/// the register epilogue loses to cuBLAS's GEMM and an epilogue kernel:
-/// lgamma(softplus(y)) (about 310), erfinv(tanh(y)) (about 270) and
-/// digamma(|y| + 1) (about 260), called out of line, took 1.03 to 1.41
-/// times as long as cuBLAS's GEMM and a pass in tf32 and bf16
-/// (docs/benchmarks.md, run 52; inlined, run 51: 2.5 to 3.2 times);
-/// tan(tanh(y)) (about 40), the heaviest measured that fuses well, and i0
-/// (about 140, not measured) stay fused.
+/// the register epilogue loses to cuBLAS's GEMM and an epilogue kernel by
+/// far: lgamma's and erfinv's formulas inline, lgamma(softplus(y)) (about
+/// 310) and erfinv(tanh(y)) (about 270), took 2.5 to 3.2 times as long as
+/// cuBLAS's GEMM and a pass in tf32 and bf16 (docs/benchmarks.md, run 51);
+/// tan(tanh(y)) (about 40), the heaviest measured that fuses well, stays
+/// fused.
 static constexpr int64_t kCostlyEpilogueInstructions = 200;
 
 /// Whether `op`'s epilogue holds a function whose code makes cuBLAS's GEMM
@@ -144,8 +142,10 @@ static constexpr int64_t kCostlyEpilogueInstructions = 200;
 /// against 1.67, in bf16 1.03 against 0.91; the ping-pong schedule 1.81 and
 /// 0.98), or an accurate tangent with 16-bit results (its reduction,
 /// polynomials and quotient inline: bf16 tan(y / 64) 0.85-0.88 against
-/// 0.82; in tf32 1.62-1.66 against 1.69); or so many instructions an
-/// element that any epilogue of them is costly.
+/// 0.82; in tf32 1.62-1.66 against 1.69); a special function, called out of
+/// line (lgamma(softplus(y)), erfinv(tanh(y)) and digamma(|y| + 1) 1.03 to
+/// 1.41 times as long as cuBLAS's GEMM and a pass; run 52); or so many
+/// instructions an element that any epilogue of them is costly.
 static bool hasCostlyFunction(FusedLinearOp op) {
   bool sixteenBit = isa<BFloat16Type, Float16Type>(
       cast<ShapedType>(op->getResult(0).getType()).getElementType());
@@ -153,6 +153,8 @@ static bool hasCostlyFunction(FusedLinearOp op) {
     return true;
   return op.getEpilogue()
       .walk([&](Operation *inner) {
+        if (isa<SpecialOp>(inner))
+          return WalkResult::interrupt();
         if (!isa<math::PowFOp>(inner) &&
             !(sixteenBit && isa<math::TanOp>(inner)))
           return WalkResult::advance();
@@ -206,7 +208,8 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
     // cuBLAS's GEMM before the same row program; such ops take the wgmma
     // kernels for small batches alone, takesWgmmaForSmallBatches), nor for
     // epilogues with an accurate power, a tangent in 16 bits (run 50) or
-    // hundreds of instructions an element (run 52; the 3xTF32 kernel hides
+    // special functions or hundreds of instructions an element (runs 51
+    // and 52; the 3xTF32 kernel hides
     // them under its multiplies). Elsewhere only 3xTF32
     // beats cuBLAS.
     if (isWgmmaCandidate(op, chip, fp32Math) &&

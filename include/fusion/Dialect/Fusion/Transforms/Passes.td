@@ -346,10 +346,11 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     reductions its tiles compute read (reduced from the tiles, never
     written) and
     for tf32 and 16-bit multiplies whose output no reduction reads and
-    whose epilogue holds no accurate power (libdevice's powf, long),
-    with 16-bit results no accurate tangent, and no more than about 200
-    instructions an element (functions about 20, correctly rounded
-    divisions 10, other ops 1: lgamma's or erfinv's formula exceeds it);
+    whose epilogue holds no accurate power (libdevice's powf, long), no
+    special function (`fusion.special`, called out of line), with 16-bit
+    results no accurate tangent, and no more than about 200 instructions
+    an element (functions about 20, correctly rounded divisions 10, other
+    ops 1);
     cuBLASLt for the rest (outputs written for norms or softmax), whose
     small batches (those the wgmma kernel's batch configs take, below;
     no batch norm stage) get the wgmma kernels' batch configs beside
