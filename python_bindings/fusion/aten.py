@@ -279,6 +279,7 @@ ELEMENTWISE = {
     "aten.lgamma.default": special.lgamma,
     "aten.erfinv.default": special.erfinv,
     "aten.special_erfcx.default": special.erfcx,
+    "aten.special_ndtri.default": special.ndtri,
     "aten.floor.default": _unary("math.floor"),
     "aten.ceil.default": _unary("math.ceil"),
     "aten.trunc.default": _unary("math.trunc"),

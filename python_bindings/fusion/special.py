@@ -217,31 +217,83 @@ def _lgamma(s, x):
                     value)
 
 
+def _erfinv_guess(s, y, t):
+    """PyTorch's calc_erfinv's first guess at erfinv(y): rational in y for
+    |y| <= 0.7, else in t = sqrt(-log((1 - |y|) / 2)), which the caller
+    computes from whatever holds (1 - |y|) / 2 exactly."""
+    z = s.mul(y, y)
+    central = s.div(s.mul(y, _horner(s, z, _ERFINV_A)),
+                    _horner(s, z, _ERFINV_B))
+    tail = s.div(s.op("math.copysign", _horner(s, t, _ERFINV_C), y),
+                 _horner(s, t, _ERFINV_D))
+    return s.select(s.cmp("ole", s.op("math.absf", y), 0.7), central, tail)
+
+
+def _erf_newton_step(s, x, residual):
+    """x less erf's residual at x over erf's slope there."""
+    slope = s.mul(2.0 / math.sqrt(math.pi),
+                  s.op("math.exp", s.neg(s.mul(x, x))))
+    return s.sub(x, s.div(residual, slope))
+
+
 def _erfinv(s, y):
     """PyTorch's calc_erfinv: a rational first guess (central for |y| <=
     0.7, else in sqrt(-log((1 - |y|) / 2))), then two Newton steps on erf;
     +-inf at +-1, NaN beyond."""
     a = s.op("math.absf", y)
-    z = s.mul(y, y)
-    central = s.div(s.mul(y, _horner(s, z, _ERFINV_A)),
-                    _horner(s, z, _ERFINV_B))
-    t = s.op("math.sqrt", s.neg(s.op("math.log", s.div(s.sub(1.0, a), 2.0))))
-    tail = s.div(s.op("math.copysign", _horner(s, t, _ERFINV_C), y),
-                 _horner(s, t, _ERFINV_D))
-    x = s.select(s.cmp("ole", a, 0.7), central, tail)
+    x = _erfinv_guess(s, y, s.op("math.sqrt", s.neg(s.op(
+        "math.log", s.div(s.sub(1.0, a), 2.0)))))
     # Newton's steps; erf(x) - y from erfc where |y| > 1/2 (1 - |y| is
     # exact there, erf(x) - y would cancel).
-    slope = 2.0 / math.sqrt(math.pi)
     negative = s.cmp("olt", y, 0.0)
     for _ in range(2):
         tail = s.sub(s.sub(1.0, a), s.op("math.erfc", s.op("math.absf", x)))
         tail = s.select(negative, s.neg(tail), tail)
         residual = s.select(s.cmp("ogt", a, 0.5), tail,
                             s.sub(s.op("math.erf", x), y))
-        x = s.sub(x, s.div(residual, s.mul(slope, s.op(
-            "math.exp", s.neg(s.mul(x, x))))))
+        x = _erf_newton_step(s, x, residual)
     x = s.select(s.cmp("oeq", a, 1.0), s.op("math.copysign", math.inf, y), x)
     return s.select(s.cmp("ogt", a, 1.0), math.nan, x)
+
+
+def _ndtri(s, p):
+    """The standard normal's quantile, x with Phi(x) = p: for r = min(p, 1 -
+    p) (1 - p exact from 1/2), x = -sqrt(2) w where erf(w) = 1 - 2r, w from
+    erfinv's first guess (its tail's in r itself) and two Newton steps
+    whose residual is 2r - erfc(w) below r = 1/4 (no 1 - 2r rounded
+    there), erf(w) - (1 - 2r) above (exact); -inf at 0, +inf at 1, NaN
+    beyond."""
+    upper = s.cmp("ogt", p, 0.5)
+    r = s.select(upper, s.sub(1.0, p), p)
+    y = s.sub(1.0, s.mul(2.0, r))
+    t = s.op("math.sqrt", s.neg(s.op("math.log", r)))
+    guess = _erfinv_guess(s, y, t)
+    w, twice_r = guess, s.mul(2.0, r)
+    for _ in range(2):
+        residual = s.select(s.cmp("olt", r, 0.25),
+                            s.sub(twice_r, s.op("math.erfc", w)),
+                            s.sub(s.op("math.erf", w), y))
+        w = _erf_newton_step(s, w, residual)
+    # Below the smallest normal r, erfc(w) has too few bits for that
+    # residual: Newton's steps on log erfc(w) = log 2r instead, erfc's
+    # asymptotic series exp(-w^2) / (w sqrt(pi)) (1 + T), T = -u + 3u^2 -
+    # 15u^3 + 105u^4 - 945u^5, u = 1 / 2w^2 (w > 9 there).
+    v = guess
+    log_twice_r = s.op("math.log", twice_r)
+    for _ in range(2):
+        u = s.div(0.5, s.mul(v, v))
+        series = s.mul(u, _horner(s, u, (-945.0, 105.0, -15.0, 3.0, -1.0)))
+        h = s.sub(s.add(s.sub(s.neg(s.mul(v, v)), s.op("math.log", v)),
+                        s.op("math.log1p", series)),
+                  s.add(log_twice_r, 0.5 * math.log(math.pi)))
+        v = s.add(v, s.div(h, s.add(s.mul(2.0, v), s.div(1.0, v))))
+    w = s.select(s.cmp("olt", r, 1.1754944e-38), v, w)
+    x = s.mul(s.select(upper, math.sqrt(2.0), -math.sqrt(2.0)), w)
+    x = s.select(s.cmp("oeq", r, 0.0), s.select(upper, math.inf, -math.inf),
+                 x)
+    outside = s.op("arith.ori", s.cmp("olt", p, 0.0), s.cmp("ogt", p, 1.0))
+    return s.select(s.op("arith.ori", outside, s.cmp("uno", p, p)), math.nan,
+                    x)
 
 
 def _erfcx(s, x):
@@ -294,3 +346,5 @@ digamma = _special("digamma", None, _digamma)
 lgamma = _special("lgamma", "__nv_lgammaf", _lgamma)
 erfinv = _special("erfinv", "__nv_erfinvf", _erfinv)
 erfcx = _special("erfcx", None, _erfcx)
+# CUDA's normcdfinvf (PyTorch's CUDA kernel has Cephes' ndtri).
+ndtri = _special("ndtri", "__nv_normcdfinvf", _ndtri)

@@ -118,6 +118,8 @@ SAMPLES = {
     "aten.special_spherical_bessel_j0.default":
         lambda y, v: aten.special_spherical_bessel_j0(y * 3.0 + v) +
         aten.special_spherical_bessel_j0(y * 0.1),
+    "aten.special_ndtri.default":
+        lambda y, v: aten.special_ndtri(aten.sigmoid(y * 3.0 + v)),
     "aten.digamma.default": lambda y, v: aten.digamma(aten.abs(y) + 0.1),
     "aten.polygamma.default":
         lambda y, v: aten.polygamma(0, aten.abs(y) * 3.0 + 0.25),

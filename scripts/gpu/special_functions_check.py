@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The special functions of fusion/special.py (i0, i0e, i1, i1e, erfinv,
-erfcx, log_ndtr, lgamma, digamma, modified_bessel_i0 and _i1,
+erfcx, ndtri, log_ndtr, lgamma, digamma, modified_bessel_i0 and _i1,
 spherical_bessel_j0) in GEMM epilogues against float64, in
 ulps of the f32 nearest the exact value, beside PyTorch's CUDA kernels,
 through every strategy in fp32; and their special values (zeros, poles,
@@ -37,6 +37,7 @@ FUNCTIONS = {
     "i1e": (torch.special.i1e, (-200, 200), 15),
     "erfinv": (torch.erfinv, (-0.99, 0.99), 4),
     "erfcx": (torch.special.erfcx, (-9, 30), 6),
+    "ndtri": (torch.special.ndtri, (0.01, 0.99), 5),
     "log_ndtr": (torch.special.log_ndtr, (-40, 10), 83),
     "lgamma": (torch.lgamma, (0.01, 8), 6),
     "digamma": (torch.digamma, (2, 30), 10),
