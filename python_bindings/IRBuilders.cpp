@@ -170,9 +170,10 @@ public:
             arith::ConstantOp::create(b, body->loc, b.getF32FloatAttr(value))};
   }
 
-  /// Any op by name. The result type is i1 for arith.cmpf and the last
-  /// operand's otherwise, which covers the whole allow-list (select's last
-  /// operand is a value, not its condition).
+  /// Any op of the allow-list by name but fusion.special (special()). The
+  /// result type is i1 for arith.cmpf and the last operand's otherwise,
+  /// which covers the rest of the allow-list (select's last operand is a
+  /// value, not its condition).
   ScalarHandle op(const std::string &name,
                   const std::vector<ScalarHandle> &operands,
                   const std::optional<std::string> &predicate,
@@ -194,6 +195,9 @@ public:
                         "' is a scalar of another elementwise body");
       values.push_back(operand.value);
     }
+    if (name == SpecialOp::getOperationName())
+      throw MLIRError("fusion.special needs a formula: build it with "
+                      "special(), not op()");
     bool isCmpF = name == arith::CmpFOp::getOperationName();
     OperationState state(body->loc, *info);
     state.addOperands(values);
@@ -255,7 +259,12 @@ public:
     auto op = SpecialOp::create(
         b, body->loc, b.getF32Type(), b.getStringAttr(function), values,
         libdevice ? b.getStringAttr(*libdevice) : StringAttr());
-    llvm::scope_exit undo([&] { op->erase(); });
+    // As buildScalarRegionOp's: undone on any error unless a pipeline ran.
+    uint64_t generation = body->function->module->generation;
+    llvm::scope_exit undo([&] {
+      if (body->function->module->generation == generation)
+        op->erase();
+    });
     Block *block = b.createBlock(
         &op.getBody(), {}, SmallVector<Type>(values.size(), b.getF32Type()),
         SmallVector<Location>(values.size(), body->loc));
@@ -272,6 +281,7 @@ public:
     for (BlockArgument arg : block->getArguments())
       arguments.append(ScalarHandle{inner, arg});
     py::object returned = fill(*arguments);
+    body->function->checkOpen();
     if (!py::isinstance<ScalarHandle>(returned))
       throw MLIRError("the formula of special function '" + function +
                       "' must return a Scalar, got " +

@@ -270,7 +270,7 @@ ELEMENTWISE = {
     "aten.special_i0e.default": special.i0e,
     "aten.special_i1.default": special.i1,
     "aten.special_i1e.default": special.i1e,
-    # The same functions (PyTorch's own kernels agree within 7e-7).
+    # i0 and i1 again (PyTorch's own kernels agree within 7e-7).
     "aten.special_modified_bessel_i0.default": special.i0,
     "aten.special_modified_bessel_i1.default": special.i1,
     "aten.special_spherical_bessel_j0.default": special.spherical_bessel_j0,

@@ -1,11 +1,16 @@
 """Scalar formulas of special functions that MLIR's math dialect lacks
-(Bessel functions, digamma, lgamma, erfinv, erfcx), written with the ops it
-has, for the importer's ELEMENTWISE table (fusion/aten.py). Where PyTorch
-computes the function with an algorithm of its own (ATen's
-native/Math.h), the formula is that algorithm for float32, branches as
-selects; lgamma (C's lgammaf in PyTorch) and erfcx (a table of 100
-Chebyshev fits in PyTorch) have formulas of their own, accurate to float32
-(python_bindings/tests/test_special.py sweeps them against float64).
+(Bessel functions, digamma, lgamma, erfinv, erfcx, ndtri), written with
+the ops it has, for the importer's ELEMENTWISE table (fusion/aten.py). Each
+becomes one fusion.special op: its body the formula, which the CPU
+reference computes, and where CUDA's libdevice has the function
+(lgammaf, erfinvf, normcdfinvf) its name, which GPU kernels call instead
+(fusion-outline-special-functions). Where PyTorch computes the function
+with an algorithm of its own (ATen's native/Math.h), the formula is that
+algorithm for float32, branches as selects (digamma's recurrence stops at
+4 rather than 10); lgamma (C's lgammaf in PyTorch), erfcx (a table of 100
+Chebyshev fits in PyTorch) and ndtri have formulas of their own, accurate
+to float32 (python_bindings/tests/test_special.py sweeps them against
+float64).
 
 i0, i0e, i1, i1e and digamma are derived from the Cephes Math Library, as
 PyTorch's: Copyright (c) 2018, Steven Moshier, 3-Clause BSD License (the
@@ -263,7 +268,7 @@ def _ndtri(s, p):
     whose residual is 2r - erfc(w) below r = 1/4 (no 1 - 2r rounded
     there), erf(w) - (1 - 2r) above (exact); -inf at 0, +inf at 1, NaN
     beyond."""
-    upper = s.cmp("ogt", p, 0.5)
+    upper = s.cmp("oge", p, 0.5)
     r = s.select(upper, s.sub(1.0, p), p)
     y = s.sub(1.0, s.mul(2.0, r))
     t = s.op("math.sqrt", s.neg(s.op("math.log", r)))

@@ -278,7 +278,11 @@ def test_special_function_errors(function):
             "f", None, [v], lambda i, a: i.op("arith.addf", [a, v])),
          "another elementwise body"),
         (lambda s, v, c, r: s.special("f", "lgammaf", [v], square),
-         "is not libdevice's"),
+         "is not one of libdevice's f32 special functions"),
+        (lambda s, v, c, r: s.special("bessel-j0", None, [v], square),
+         "not a nonempty identifier"),
+        (lambda s, v, c, r: s.op("fusion.special", [v]),
+         r"build it with special\(\)"),
         (lambda s, v, c, r: s.special("f", "__nv_lgammaf", [v, v],
                                       lambda i, a, b: a),
          "with 2 inputs"),
@@ -291,10 +295,34 @@ def test_special_function_errors(function):
     for body, message in cases:
         with pytest.raises(_fusion.MLIRError, match=message):
             f.elementwise(x, [], body)
-    # After the errors the function still builds and verifies.
-    f.finish([f.elementwise(
-        x, [], lambda s, v, c, r: s.special("square", None, [v], square))])
+    # After a failed special its body builds on; the function still
+    # builds and verifies.
+    def after_failure(s, v, c, r):
+        with pytest.raises(_fusion.MLIRError, match="has no inputs"):
+            s.special("f", None, [], lambda i: i.constant(1.0))
+        return s.special("square", None, [v], square)
+
+    f.finish([f.elementwise(x, [], after_failure)])
     assert str(m).count("fusion.special") == 1
+    m.verify()
+
+
+def test_nested_special_functions(context):
+    """A formula may call another special function: each its own body."""
+    m = _fusion.Module.create(context)
+    f = m.add_function("nested")
+    x = f.argument([2, 4], "f32")
+
+    def outer(i, a):
+        inner = i.special("square", None, [a],
+                          lambda j, b: j.op("arith.mulf", [b, b]))
+        return i.op("math.sqrt", [inner])
+
+    f.finish([f.elementwise(
+        x, [], lambda s, v, c, r: s.special("magnitude", None, [v], outer))])
+    text = str(m)
+    assert text.index('fusion.special "magnitude"') < \
+        text.index('fusion.special "square"')
     m.verify()
 
 

@@ -68,7 +68,7 @@ SWEEPS = {
     "erfinv": (torch.erfinv, [(-1, 1)], 2),
     # Both tails (down to 1e-38) and around 1/2 (PyTorch's CPU kernel 3.6).
     "ndtri": (torch.special.ndtri, [(0, 1), (1e-38, 1e-3), (0.999, 1),
-                                    (0.49, 0.51)], 3),
+                                    (0.49, 0.51), (0, 1.2e-38)], 3),
     "erfcx": (torch.special.erfcx, [(-9, 30), (-1, 1)], 4),
     "log_ndtr": (torch.special.log_ndtr, [(-40, 10), (-3, 3)], 81),
     # Positive x: the zeros at 1 and 2 included.
@@ -124,3 +124,9 @@ def test_special_values_are_pytorchs(name):
     # modified_bessel_i1 differ by one at 1e-45.
     torch.testing.assert_close(out, expected, rtol=1e-5, atol=1.5e-45,
                                equal_nan=True)
+
+
+def test_ndtri_of_one_half_is_positive_zero():
+    """PyTorch's ndtri(0.5) is +0.0 (assert_close ignores zeros' signs)."""
+    out = run(torch.special.ndtri, torch.full((2, FEATURES), 0.5))
+    assert (out == 0).all() and not torch.signbit(out).any()

@@ -402,14 +402,15 @@ def OutlineSpecialFunctions : Pass<"fusion-outline-special-functions"> {
     A `fusion.special` in a GPU kernel becomes a call of an `llvm.func` of
     its own, internal and marked `no_inline`, made once in the symbol
     table (the `gpu.module`) for each distinct op (the same function,
-    libdevice name and body), named `__fusion_<function>` (made unique).
+    libdevice function, or the same formula), named
+    `__fusion_special_<function>` (made unique).
     Its body calls libdevice's function where the op names one
     (`__nv_lgammaf`, which PyTorch's CUDA kernels call too), else computes
     the op's formula. Inlined for each of a GEMM epilogue's elements (128
     in the wgmma kernel), a formula of hundreds of instructions took ptxas
     minutes (run 51; the 27 libraries of `special_functions_check.py`
     build in 39 s out of line, run 52), and lgamma's and erfinv's
-    formulas took 4-9x libdevice's time a pass in an epilogue kernel:
+    formulas took 3-8x libdevice's time a pass in an epilogue kernel:
     cuBLAS's GEMM and that pass went from 1.13-1.50x eager's time to
     0.88-0.92x (`docs/benchmarks.md`, runs 51 and 52).
 

@@ -7,10 +7,9 @@
 
 using namespace mlir;
 
-/// The symbol table around `op` that a pass running on `root` may add
-/// functions to; otherwise an error at `op` and failure.
-static FailureOr<Operation *> getOutOfLineTable(Operation *op, Operation *root,
-                                                StringRef passName) {
+FailureOr<Operation *> fusion::getOutOfLineSymbolTable(Operation *op,
+                                                       Operation *root,
+                                                       StringRef passName) {
   Operation *symbolTable = SymbolTable::getNearestSymbolTable(op);
   if (!symbolTable || !root->isAncestor(symbolTable))
     return op->emitOpError("needs a symbol table within the op that ")
@@ -22,7 +21,8 @@ FailureOr<LLVM::LLVMFuncOp> fusion::createOutOfLineFunction(
     Operation *op, Operation *root, StringRef passName, StringRef name,
     unsigned arity,
     function_ref<Value(OpBuilder &, Location, ValueRange)> buildBody) {
-  FailureOr<Operation *> symbolTable = getOutOfLineTable(op, root, passName);
+  FailureOr<Operation *> symbolTable =
+      getOutOfLineSymbolTable(op, root, passName);
   if (failed(symbolTable))
     return failure();
   OpBuilder builder(op->getContext());
@@ -47,7 +47,8 @@ FailureOr<LLVM::LLVMFuncOp> fusion::getOrCreateOutOfLineFunction(
     Operation *op, Operation *root, StringRef passName, StringRef name,
     unsigned arity,
     function_ref<Value(OpBuilder &, Location, ValueRange)> buildBody) {
-  FailureOr<Operation *> symbolTable = getOutOfLineTable(op, root, passName);
+  FailureOr<Operation *> symbolTable =
+      getOutOfLineSymbolTable(op, root, passName);
   if (failed(symbolTable))
     return failure();
   if (auto existing = dyn_cast_or_null<LLVM::LLVMFuncOp>(

@@ -2,9 +2,11 @@
 //
 // The expansions of libdevice's functions (fusion-expand-remainders,
 // fusion-expand-trigonometry) compute the common arguments inline and call
-// the original op, in a function LLVM may not inline, for the rare ones:
-// libdevice's code, inlined for each of a GEMM epilogue's elements (128 a
-// thread in the wgmma kernel), misses the instruction cache.
+// the original op, in a function LLVM may not inline, for the rare ones;
+// libdevice's powf (fusion-outline-powers) and special functions
+// (fusion-outline-special-functions) are called so for every element: long
+// code, inlined for each of a GEMM epilogue's elements (128 a thread in the
+// wgmma kernel), misses the instruction cache and costs ptxas minutes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,12 @@
 #include "mlir/IR/Builders.h"
 
 namespace mlir::fusion {
+
+/// The symbol table around `op` that a pass `passName` running on `root`
+/// may add functions to: one within `root` (one around it is another pass
+/// instance's to change); otherwise an error at `op` and failure.
+FailureOr<Operation *> getOutOfLineSymbolTable(Operation *op, Operation *root,
+                                               StringRef passName);
 
 /// The f32 function `name` of `arity` f32 arguments that returns
 /// `buildBody`'s value of them, internal and marked `no_inline`, made once

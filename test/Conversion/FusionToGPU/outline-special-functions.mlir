@@ -4,22 +4,22 @@
 // RUN: fusion-opt %s --fusion-outline-special-functions | FileCheck %s
 
 // A body unlike the first square's: a function of its own, renamed.
-// CHECK-LABEL: llvm.func internal @__fusion_square_0
+// CHECK-LABEL: llvm.func internal @__fusion_special_square_0
 // CHECK-SAME: (%[[R:.*]]: f32) -> f32 attributes {no_inline}
 // CHECK-NEXT: %[[P:.*]] = math.powf %[[R]], %[[R]] : f32
 // CHECK-NEXT: llvm.return %[[P]] : f32
 // The formula, its nested function called.
-// CHECK-LABEL: llvm.func internal @__fusion_sum_of_squares
+// CHECK-LABEL: llvm.func internal @__fusion_special_sum_of_squares
 // CHECK-SAME: (%[[P:.*]]: f32, %[[Q:.*]]: f32) -> f32 attributes {no_inline}
-// CHECK-NEXT: %[[P2:.*]] = llvm.call @__fusion_square(%[[P]]) : (f32) -> f32
+// CHECK-NEXT: %[[P2:.*]] = llvm.call @__fusion_special_square(%[[P]]) : (f32) -> f32
 // CHECK-NEXT: %[[Q2:.*]] = arith.mulf %[[Q]], %[[Q]] : f32
 // CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[P2]], %[[Q2]] : f32
 // CHECK-NEXT: llvm.return %[[SUM]] : f32
-// CHECK-LABEL: llvm.func internal @__fusion_square
+// CHECK-LABEL: llvm.func internal @__fusion_special_square
 // CHECK-SAME: (%[[R:.*]]: f32) -> f32 attributes {no_inline}
 // CHECK-NEXT: arith.mulf %[[R]], %[[R]] : f32
 // libdevice's function, declared once for both ops.
-// CHECK-LABEL: llvm.func internal @__fusion_lgamma
+// CHECK-LABEL: llvm.func internal @__fusion_special_lgamma
 // CHECK-SAME: (%[[A:.*]]: f32) -> f32 attributes {no_inline}
 // CHECK-NEXT: %[[G:.*]] = llvm.call @__nv_lgammaf(%[[A]]) : (f32) -> f32
 // CHECK-NEXT: llvm.return %[[G]] : f32
@@ -28,10 +28,10 @@
 
 // CHECK-LABEL: func.func @calls
 // CHECK-SAME: (%[[X:.*]]: f32, %[[Y:.*]]: f32)
-// CHECK-NEXT: %[[G0:.*]] = llvm.call @__fusion_lgamma(%[[X]]) : (f32) -> f32
-// CHECK-NEXT: %[[G1:.*]] = llvm.call @__fusion_lgamma(%[[Y]]) : (f32) -> f32
-// CHECK-NEXT: %[[H:.*]] = llvm.call @__fusion_sum_of_squares(%[[G0]], %[[G1]]) : (f32, f32) -> f32
-// CHECK-NEXT: %[[S:.*]] = llvm.call @__fusion_square_0(%[[H]]) : (f32) -> f32
+// CHECK-NEXT: %[[G0:.*]] = llvm.call @__fusion_special_lgamma(%[[X]]) : (f32) -> f32
+// CHECK-NEXT: %[[G1:.*]] = llvm.call @__fusion_special_lgamma(%[[Y]]) : (f32) -> f32
+// CHECK-NEXT: %[[H:.*]] = llvm.call @__fusion_special_sum_of_squares(%[[G0]], %[[G1]]) : (f32, f32) -> f32
+// CHECK-NEXT: %[[S:.*]] = llvm.call @__fusion_special_square_0(%[[H]]) : (f32) -> f32
 // CHECK-NEXT: return %[[S]] : f32
 // CHECK-NOT: fusion.special
 func.func @calls(%x: f32, %y: f32) -> f32 {

@@ -13,6 +13,7 @@
 // CHECK: math.roundeven
 // CHECK: arith.remf
 // CHECK: math.copysign
+// CHECK: fusion.special "lgamma"
 // CHECK: fusion.yield
 
 // CPU-NOT: math.
@@ -83,7 +84,13 @@ func.func @all(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %s: tensor<4xf32>) -> t
     %42 = arith.remf %41, %c : f32
     %43 = math.copysign %42, %c : f32
     %44 = arith.addf %43, %c : f32
-    fusion.yield %44 : f32
+    // A special function: its formula, or libdevice's function on GPUs.
+    %45 = fusion.special "lgamma"(%44) libdevice "__nv_lgammaf" : (f32) -> f32 {
+    ^bb0(%arg: f32):
+      %log = math.log %arg : f32
+      fusion.yield %log : f32
+    }
+    fusion.yield %45 : f32
   } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }

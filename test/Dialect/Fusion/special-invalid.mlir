@@ -13,7 +13,7 @@ func.func @no_inputs() -> f32 {
 // -----
 
 func.func @no_name(%x: f32) -> f32 {
-  // expected-error @+1 {{'fusion.special' op needs a function name}}
+  // expected-error @+1 {{'fusion.special' op function name '' is not a nonempty identifier of letters, digits and underscores}}
   %0 = fusion.special ""(%x) : (f32) -> f32 {
   ^bb0(%a: f32):
     fusion.yield %a : f32
@@ -24,8 +24,30 @@ func.func @no_name(%x: f32) -> f32 {
 // -----
 
 func.func @not_libdevice(%x: f32) -> f32 {
-  // expected-error @+1 {{'fusion.special' op libdevice function 'lgammaf' of 'lgamma' is not libdevice's (__nv_...)}}
+  // expected-error @+1 {{'fusion.special' op libdevice function 'lgammaf' of 'lgamma' is not one of libdevice's f32 special functions (__nv_cyl_bessel_i0f,}}
   %0 = fusion.special "lgamma"(%x) libdevice "lgammaf" : (f32) -> f32 {
+  ^bb0(%a: f32):
+    fusion.yield %a : f32
+  }
+  return %0 : f32
+}
+
+// -----
+
+func.func @not_identifier(%x: f32) -> f32 {
+  // expected-error @+1 {{'fusion.special' op function name 'bessel-j0' is not a nonempty identifier}}
+  %0 = fusion.special "bessel-j0"(%x) : (f32) -> f32 {
+  ^bb0(%a: f32):
+    fusion.yield %a : f32
+  }
+  return %0 : f32
+}
+
+// -----
+
+func.func @f64_variant(%x: f32) -> f32 {
+  // expected-error @+1 {{libdevice function '__nv_lgamma' of 'lgamma' is not one of libdevice's f32 special functions}}
+  %0 = fusion.special "lgamma"(%x) libdevice "__nv_lgamma" : (f32) -> f32 {
   ^bb0(%a: f32):
     fusion.yield %a : f32
   }

@@ -3,6 +3,12 @@
 // RUN: fusion-opt %s | FileCheck %s
 // RUN: fusion-opt %s | fusion-opt | FileCheck %s
 // RUN: fusion-opt %s --mlir-print-op-generic | fusion-opt | FileCheck %s
+// The CPU reference computes the formulas inline.
+// RUN: fusion-opt %s --fusion-lower-to-cpu | FileCheck %s --check-prefix=CPU
+
+// CPU-NOT: fusion.special
+// CPU: llvm.call @logf
+// CPU: llvm.call @sqrtf
 
 // CHECK-LABEL: func.func @special
 // CHECK: fusion.elementwise

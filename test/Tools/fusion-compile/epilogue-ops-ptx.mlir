@@ -8,7 +8,8 @@
 // calls libdevice's, out of line, only for quotients past 2^20
 // (fusion-expand-remainders): its fast path divides approximately; sin,
 // cos and tan only for arguments past 105615, reduced inline below
-// (fusion-expand-trigonometry); powf always (fusion-outline-powers).
+// (fusion-expand-trigonometry); powf always (fusion-outline-powers), and
+// special functions (fusion-outline-special-functions).
 // REQUIRES: cuda-toolkit
 // RUN: fusion-compile %S/../../Dialect/Fusion/epilogue-ops.mlir --emit=ptx -o - | FileCheck %s
 // RUN: fusion-compile %S/../../Dialect/Fusion/epilogue-ops.mlir --emit=ptx --strategy=tiled -o - | FileCheck %s
@@ -19,6 +20,7 @@
 // CHECK-DAG: .func {{.*}}__fusion_tanf(
 // CHECK: .func {{.*}}__fusion_fmodf(
 // CHECK: div.approx.f32
+// CHECK: .func {{.*}}__fusion_special_lgamma(
 // CHECK: .visible .entry
 // CHECK-DAG: max.NaN.f32
 // CHECK-DAG: min.NaN.f32
@@ -35,6 +37,7 @@
 // CHECK-DAG: cvt.rni.f32.f32
 // CHECK-DAG: copysign.f32
 // CHECK-DAG: call.uni (retval0), __fusion_fmodf
+// CHECK-DAG: call.uni (retval0), __fusion_special_lgamma
 // CHECK-DAG: call.uni (retval0), __fusion_powf
 // CHECK-DAG: call.uni (retval0), __fusion_sinf
 // CHECK-DAG: call.uni (retval0), __fusion_cosf

@@ -1,23 +1,18 @@
 // A special function in a GEMM epilogue is called out of line in every
 // backend's kernels (fusion-outline-special-functions): libdevice's lgammaf,
 // linked into the one function that calls it, and the formula of a
-// function libdevice lacks; the CPU reference computes both formulas
-// inline.
+// function libdevice lacks.
 // REQUIRES: cuda-toolkit
 // RUN: fusion-compile %s --emit=ptx --strategy=cublas -o - | FileCheck %s
 // RUN: fusion-compile %s --emit=ptx --strategy=tiled -o - | FileCheck %s
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma -o - | FileCheck %s
-// RUN: fusion-opt %s --fusion-lower-to-cpu | FileCheck %s --check-prefix=CPU
 
 // CHECK-NOT: .extern .func
-// CHECK-DAG: .func {{.*}}__fusion_lgamma(
-// CHECK-DAG: .func {{.*}}__fusion_square_plus_one(
+// CHECK-DAG: .func {{.*}}__fusion_special_lgamma(
+// CHECK-DAG: .func {{.*}}__fusion_special_square_plus_one(
 // CHECK: .visible .entry
-// CHECK-DAG: call.uni (retval0), __fusion_lgamma
-// CHECK-DAG: call.uni (retval0), __fusion_square_plus_one
-
-// CPU-NOT: fusion.special
-// CPU: llvm.call @logf
+// CHECK-DAG: call.uni (retval0), __fusion_special_lgamma
+// CHECK-DAG: call.uni (retval0), __fusion_special_square_plus_one
 func.func @special(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>) -> tensor<?x128xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%a: f32):

@@ -513,22 +513,46 @@ void ReduceOp::getAsmBlockArgumentNames(Region &region,
 // SpecialOp
 //===----------------------------------------------------------------------===//
 
+/// libdevice's f32 functions of one f32 that the math dialect lacks: what
+/// a fusion.special may name, declared so in GPU modules and resolved by
+/// linking libdevice.
+static constexpr llvm::StringLiteral kLibdeviceSpecialFunctions[] = {
+    "__nv_cyl_bessel_i0f",
+    "__nv_cyl_bessel_i1f",
+    "__nv_erfcinvf",
+    "__nv_erfcxf",
+    "__nv_erfinvf",
+    "__nv_j0f",
+    "__nv_j1f",
+    "__nv_lgammaf",
+    "__nv_normcdff",
+    "__nv_normcdfinvf",
+    "__nv_tgammaf",
+    "__nv_y0f",
+    "__nv_y1f"};
+
 LogicalResult SpecialOp::verify() {
-  if (getFunction().empty())
-    return emitOpError() << "needs a function name";
+  // The name becomes part of a GPU function's symbol.
+  StringRef function = getFunction();
+  if (function.empty() || !llvm::all_of(function, [](char c) {
+        return llvm::isAlnum(c) || c == '_';
+      }))
+    return emitOpError() << "function name '" << function
+                         << "' is not a nonempty identifier of letters, "
+                            "digits and underscores";
   if (getInputs().empty())
-    return emitOpError() << "'" << getFunction() << "' has no inputs";
+    return emitOpError() << "'" << function << "' has no inputs";
   std::optional<StringRef> libdevice = getLibdevice();
   if (!libdevice)
     return success();
-  // Declared external in GPU modules and resolved by linking libdevice:
-  // any other symbol would fail at the link, far from here.
-  if (!libdevice->starts_with("__nv_"))
-    return emitOpError() << "libdevice function '" << *libdevice << "' of '"
-                         << getFunction() << "' is not libdevice's (__nv_...)";
-  // libdevice's f32 functions that the math dialect lacks (lgammaf,
-  // erfinvf, j0f, ...) take one argument; the declaration the GPU lowering
-  // makes must match the definition the link finds.
+  if (!llvm::is_contained(kLibdeviceSpecialFunctions, *libdevice)) {
+    InFlightDiagnostic diagnostic =
+        emitOpError() << "libdevice function '" << *libdevice << "' of '"
+                      << function
+                      << "' is not one of libdevice's f32 special functions (";
+    llvm::interleaveComma(kLibdeviceSpecialFunctions, diagnostic);
+    return diagnostic << ")";
+  }
   if (getInputs().size() != 1)
     return emitOpError() << "calls libdevice's '" << *libdevice << "' with "
                          << getInputs().size()

@@ -98,16 +98,21 @@ static bool wgmmaComputes(FusedLinearOp op, const ChipInfo &chip) {
 }
 
 /// The instructions an element of `op`'s epilogue roughly takes: about 20
-/// for a function of the math dialect (libdevice's code, or an expansion)
-/// or a remainder, 10 for a correctly rounded division (its slow path), 1
-/// for other ops; cheap math ops (sign and rounding ops, fma, square roots)
-/// count 1.
+/// for a function of the math dialect (libdevice's code, or an expansion),
+/// a remainder or a special function (a call, its formula or libdevice's
+/// code out of line), 10 for a correctly rounded division (its slow path),
+/// 1 for other ops; cheap math ops (sign and rounding ops, fma, square
+/// roots) count 1.
 static int64_t estimateElementInstructions(FusedLinearOp op) {
   int64_t instructions = 0;
-  op.getEpilogue().walk([&](Operation *inner) {
+  op.getEpilogue().walk<WalkOrder::PreOrder>([&](Operation *inner) {
+    if (isa<SpecialOp>(inner)) {
+      instructions += 20;
+      return WalkResult::skip();
+    }
     if (inner->hasTrait<OpTrait::IsTerminator>() ||
         inner->hasTrait<OpTrait::ConstantLike>())
-      return;
+      return WalkResult::advance();
     if (isa<math::AbsFOp, math::CopySignOp, math::FloorOp, math::CeilOp,
             math::TruncOp, math::RoundOp, math::RoundEvenOp, math::FmaOp,
             math::SqrtOp, math::RsqrtOp>(inner))
@@ -122,6 +127,7 @@ static int64_t estimateElementInstructions(FusedLinearOp op) {
                           : 10;
     else
       instructions += 1;
+    return WalkResult::advance();
   });
   return instructions;
 }

@@ -309,8 +309,9 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
        `copysign`, `cos`, `cosh`, `erf`, `erfc`, `exp`, `exp2`, `expm1`,
        `floor`, `fma`,
        `log`, `log10`, `log1p`, `log2`, `powf`, `roundeven`, `rsqrt`,
-       `sin`, `sinh`, `sqrt`, `tan`, `tanh`, `trunc`, on f32
-       values (i1 for comparison results, conditions and their logic);
+       `sin`, `sinh`, `sqrt`, `tan`, `tanh`, `trunc`, and
+       `fusion.special` (a special function, its formula of these ops), on
+       f32 values (i1 for comparison results, conditions and their logic);
        anything else is a verifier error naming the op. No op carries
        `fastmath` flags but `arith.divf`, `math.erf`, `math.exp`,
        `math.sin` and `math.cos`, which may carry `afn`: approximate
@@ -414,7 +415,10 @@ def Fusion_SpecialOp : Fusion_Op<"special", [Pure, IsolatedFromAbove]> {
     functions), inside a scalar region (an epilogue, an elementwise body, a
     reduce map). The body is its formula in the ops those regions allow,
     which every target can compute; `libdevice` names the function of
-    CUDA's libdevice that computes the same values, where it has one. The
+    CUDA's libdevice that computes the same values, where it has one (one
+    of its f32 functions of one f32 that the math dialect lacks:
+    `__nv_lgammaf`, `__nv_erfinvf`, `__nv_normcdfinvf`, `__nv_j0f`, ...).
+    The function's name is an identifier (letters, digits, underscores). The
     CPU reference inlines the body (`fusion-inline-special-functions`);
     GPU kernels call it once a module, out of line, as libdevice's function
     where named (`fusion-outline-special-functions`): inlined for each of a
