@@ -110,6 +110,36 @@ def _rrelu(s, x, lower=0.125, upper=1.0 / 3.0, training=False,
     return _leaky_relu(s, x, (lower + upper) / 2)
 
 
+def _round_decimals(s, x, decimals=0):
+    """PyTorch's kernel: nearbyint(x * 10^d) / 10^d, or nearbyint(x / 10^-d)
+    * 10^-d for negative d, with 10^|d| rounded to f32 (infinite from 39
+    on, which makes every result NaN, as PyTorch's)."""
+    if decimals == 0:
+        return s.op("math.roundeven", x)
+    scale = float(torch.tensor(10.0 ** abs(decimals), dtype=torch.float32))
+    if decimals > 0:
+        return s.div(s.op("math.roundeven", s.mul(x, scale)), scale)
+    return s.mul(s.op("math.roundeven", s.div(x, scale)), scale)
+
+
+def _mvlgamma(s, x, p):
+    """The sum of lgamma(x - j / 2) from j = p - 1 down to 0, plus p (p - 1)
+    / 4 log(pi): core ATen's decomposition, which torch.compile computes.
+    PyTorch's eager kernel first raises an error unless every element
+    exceeds (p - 1) / 2, a check of all elements that an elementwise
+    kernel cannot make: fusion computes the formula there too."""
+    if p < 1 or p != int(p):
+        raise UnsupportedOperationError(
+            f"multigammaln of dimension {p} (it must be at least 1)")
+    p = int(p)
+    total = special.lgamma(s, s.add(x, 0.5 * (1 - p))) if p > 1 \
+        else special.lgamma(s, x)
+    for j in range(p - 2, -1, -1):
+        shifted = s.sub(x, 0.5 * j) if j else x
+        total = s.add(total, special.lgamma(s, shifted))
+    return s.add(total, 0.25 * p * (p - 1) * math.log(math.pi))
+
+
 def _polygamma(s, n, x):
     if n != 0:
         raise UnsupportedOperationError(
@@ -276,6 +306,7 @@ ELEMENTWISE = {
     "aten.special_spherical_bessel_j0.default": special.spherical_bessel_j0,
     "aten.digamma.default": special.digamma,
     "aten.polygamma.default": _polygamma,
+    "aten.mvlgamma.default": _mvlgamma,
     "aten.lgamma.default": special.lgamma,
     "aten.erfinv.default": special.erfinv,
     "aten.special_erfcx.default": special.erfcx,
@@ -285,6 +316,7 @@ ELEMENTWISE = {
     "aten.trunc.default": _unary("math.trunc"),
     # Halfway cases to the even neighbour, as PyTorch rounds.
     "aten.round.default": _unary("math.roundeven"),
+    "aten.round.decimals": _round_decimals,
     "aten.sqrt.default": _unary("math.sqrt"),
     "aten.rsqrt.default": _unary("math.rsqrt"),
     "aten.abs.default": _unary("math.absf"),
@@ -359,9 +391,10 @@ ELEMENTWISE = {
 # Ops that the importer takes whole, with PyTorch's kernel's formula, where
 # core ATen's decompositions would not import: lerp's computes on a number
 # weight as a tensor of its own, heaviside's selects int64 values, rrelu's
-# makes its noise tensor (aten.empty) even outside training.
+# makes its noise tensor (aten.empty) even outside training, mvlgamma's
+# (multigammaln's) adds a tensor of aten.arange to the input.
 UNDECOMPOSED = (aten.lerp.Scalar, aten.lerp.Tensor, aten.heaviside.default,
-                aten.rrelu.default)
+                aten.rrelu.default, aten.mvlgamma.default)
 # Ops of booleans (i1 values), which take no other operands.
 LOGICAL = {name for name in ELEMENTWISE
            if name.startswith(("aten.logical_", "aten.bitwise_"))}

@@ -127,6 +127,16 @@ SAMPLES = {
     "aten.erfinv.default": lambda y, v: aten.erfinv(aten.tanh(y)),
     # Its condition number 2 y^2 (below 0) amplifies f32 y's rounding.
     "aten.special_erfcx.default": lambda y, v: aten.special_erfcx(y * 1.5),
+    # Inside the domain that PyTorch's eager kernel checks (x > (p - 1) / 2).
+    "aten.mvlgamma.default": lambda y, v:
+        aten.mvlgamma(aten.abs(y) + 1.5, 3) +
+        aten.mvlgamma(aten.abs(y * v) + 0.25, 1),
+    # Multiples of 1/4, 1/16 and 5, halfway cases included, to 1, 2 and -1
+    # decimals.
+    "aten.round.decimals": lambda y, v:
+        aten.round.decimals(aten.round(y * 4.0) * 0.25, decimals=1) +
+        aten.round.decimals(aten.round(y * 16.0) * -0.0625, decimals=2) +
+        aten.round.decimals(aten.round(y * 4.0) * 5.0, decimals=-1) + y,
     # Integer exponents (of the vector alone) and fractional ones.
     "aten.ldexp.Tensor": lambda y, v: aten.ldexp(y, aten.round(v * 3.0)) +
         aten.ldexp(y, v),

@@ -456,6 +456,13 @@ SPECIAL_VALUES = {
     "hypot": (lambda y, v: torch.hypot(y, v), 6e-7),
     "lerp": (lambda y, v: torch.lerp(y, v, 0.3) + torch.lerp(y, v, 0.8),
              3e-7),
+    "round to decimals": (
+        lambda y, v: torch.round(y * v, decimals=3) -
+        torch.round(y, decimals=-1), 3e-7),
+    # 10^39 is infinite in f32: NaN, as PyTorch's.
+    "round to 39 decimals": (
+        lambda y, v: torch.round(y, decimals=39) +
+        torch.round(y, decimals=-39), 0.0),
 }
 
 
