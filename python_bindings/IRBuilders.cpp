@@ -240,11 +240,13 @@ public:
   }
 
   /// fusion.special `function` of `operands`, its body (the formula) filled
-  /// by `fill(s, *arguments)` through a ScalarBuilder of its own.
+  /// by `fill(s, *arguments)` through a ScalarBuilder of its own, or none
+  /// where `fill` is None (libdevice's and the C library's function).
   ScalarHandle special(const std::string &function,
                        const std::optional<std::string> &libdevice,
                        const std::vector<ScalarHandle> &operands,
-                       const py::function &fill) {
+                       const py::object &fill,
+                       const std::optional<std::string> &libm) {
     body->checkOpen();
     MLIRContext *context = body->function->getContext();
     SmallVector<Value> values;
@@ -258,16 +260,31 @@ public:
     OpBuilder &b = body->builder;
     auto op = SpecialOp::create(
         b, body->loc, b.getF32Type(), b.getStringAttr(function), values,
-        libdevice ? b.getStringAttr(*libdevice) : StringAttr());
+        libdevice ? b.getStringAttr(*libdevice) : StringAttr(),
+        libm ? b.getStringAttr(*libm) : StringAttr());
     // As buildScalarRegionOp's: undone on any error unless a pipeline ran.
     uint64_t generation = body->function->module->generation;
     llvm::scope_exit undo([&] {
       if (body->function->module->generation == generation)
         op->erase();
     });
-    Block *block = b.createBlock(
-        &op.getBody(), {}, SmallVector<Type>(values.size(), b.getF32Type()),
-        SmallVector<Location>(values.size(), body->loc));
+    if (!fill.is_none())
+      buildFormula(op, function, fill);
+    if (failed(mlir::verify(op)))
+      diagnostics.raise("invalid fusion.special");
+    undo.release();
+    return {body, op.getResult()};
+  }
+
+private:
+  /// Fills `op`'s body by `fill(s, *arguments)`.
+  void buildFormula(SpecialOp op, const std::string &function,
+                    const py::object &fill) {
+    OpBuilder &b = body->builder;
+    size_t inputs = op.getInputs().size();
+    Block *block = b.createBlock(&op.getBody(), {},
+                                 SmallVector<Type>(inputs, b.getF32Type()),
+                                 SmallVector<Location>(inputs, body->loc));
     b.setInsertionPointAfter(op);
     auto inner = std::make_shared<BodyState>(
         BodyState{body->function, OpBuilder::atBlockEnd(block), body->loc});
@@ -291,13 +308,8 @@ public:
       throw MLIRError("the formula of special function '" + function +
                       "' returned a scalar of another body");
     YieldOp::create(inner->builder, body->loc, result.value);
-    if (failed(mlir::verify(op)))
-      diagnostics.raise("invalid fusion.special");
-    undo.release();
-    return {body, op.getResult()};
   }
 
-private:
   std::shared_ptr<BodyState> body;
 };
 
@@ -633,9 +645,12 @@ void mlir::fusion::python::bindIRBuilders(py::module_ &m, ModuleClass &module) {
            "math.erf and math.exp the fastmath flag 'afn'.")
       .def("special", &ScalarBuilder::special, py::arg("function"),
            py::arg("libdevice"), py::arg("operands"), py::arg("formula"),
+           py::arg("libm") = py::none(),
            "fusion.special: the special function `function` of `operands`, "
            "libdevice's `libdevice` (or None) on GPUs; formula(s, *args) "
-           "-> Scalar fills its body with a ScalarBuilder of its own.");
+           "-> Scalar fills its body with a ScalarBuilder of its own, or "
+           "None where libdevice and the C library (`libm`, the CPU's) "
+           "compute it.");
 
   py::class_<FunctionBuilder>(m, "FunctionBuilder",
                               "Appends fusion ops to a func.func.")

@@ -210,14 +210,16 @@ class ScalarBuilder:
     def neg(self, a):
         return self.op("arith.negf", a)
 
-    def special(self, function, libdevice, operands, formula):
+    def special(self, function, libdevice, operands, formula, libm=None):
         """A fusion.special of `operands`, its body formula(s, *args) built
-        with a ScalarBuilder of its own."""
+        with a ScalarBuilder of its own, or without one (formula None) where
+        libdevice's and the C library's functions compute it."""
         def fill(native, *arguments):
             inner = ScalarBuilder(native)
             return inner.value(formula(inner, *arguments))
         return self.native.special(function, libdevice,
-                                   [self.value(v) for v in operands], fill)
+                                   [self.value(v) for v in operands],
+                                   fill if formula else None, libm)
 
 
 def _replay(body, native, x, columns, rows):

@@ -1,16 +1,17 @@
-"""Scalar formulas of special functions that MLIR's math dialect lacks
-(Bessel functions, digamma, lgamma, erfinv, erfcx, ndtri), written with
-the ops it has, for the importer's ELEMENTWISE table (fusion/aten.py). Each
-becomes one fusion.special op: its body the formula, which the CPU
-reference computes, and where CUDA's libdevice has the function
-(lgammaf, erfinvf, normcdfinvf) its name, which GPU kernels call instead
+"""Special functions that MLIR's math dialect lacks (Bessel functions,
+digamma, lgamma, erfinv, erfcx, ndtri) for the importer's ELEMENTWISE table
+(fusion/aten.py). Each becomes one fusion.special op. Where both CUDA's
+libdevice and the C library have the function (lgammaf, j0f, j1f, y0f,
+y1f) the op names them and GPU kernels and the CPU reference call them.
+The others' body is a formula written with the math dialect's ops, which
+the CPU reference computes, and where libdevice has the function
+(erfinvf, normcdfinvf) its name, which GPU kernels call instead
 (fusion-outline-special-functions). Where PyTorch computes the function
 with an algorithm of its own (ATen's native/Math.h), the formula is that
 algorithm for float32, branches as selects (digamma's recurrence stops at
-4 rather than 10); lgamma (C's lgammaf in PyTorch), erfcx (a table of 100
-Chebyshev fits in PyTorch) and ndtri have formulas of their own, accurate
-to float32 (python_bindings/tests/test_special.py sweeps them against
-float64).
+4 rather than 10); erfcx (a table of 100 Chebyshev fits in PyTorch) and
+ndtri have formulas of their own, accurate to float32
+(python_bindings/tests/test_special.py sweeps them against float64).
 
 i0, i0e, i1, i1e and digamma are derived from the Cephes Math Library, as
 PyTorch's: Copyright (c) 2018, Steven Moshier, 3-Clause BSD License (the
@@ -58,28 +59,6 @@ _DIGAMMA_SERIES = (8.33333333333333333333E-2, -2.10927960927960927961E-2,
                    8.33333333333333333333E-2)
 # digamma's argument is shifted to this or beyond before the series.
 _DIGAMMA_SHIFT = 4
-# Stirling's series of lgamma(x) - ((x - 1/2) log x - x + log(2 pi) / 2)
-# in 1 / x: 1 / 12, -1 / 360, 1 / 1260, -1 / 1680 (the next term is below
-# float32's resolution for x >= 8).
-_STIRLING = (-1.0 / 1680, 1.0 / 1260, -1.0 / 360, 1.0 / 12)
-
-
-def _zeta(k):
-    """Riemann's zeta(k), k >= 2: 1000 terms and the Euler-Maclaurin tail."""
-    n = 1000
-    return sum(i ** -k for i in range(1, n)) + n ** (1 - k) / (k - 1) + \
-        n ** -k / 2 + k * n ** (-k - 1) / 12
-
-
-# lgamma(1 + t) / t = -gamma + sum_{k >= 2} zeta(k) (-t)^(k - 1) / k and
-# lgamma(2 + t) / t (the same plus log1p(t) / t) = 1 - gamma +
-# sum_{k >= 2} (zeta(k) - 1) (-t)^(k - 1) / k, to t^24 (the rest under
-# 2^-24 of the sum for |t| <= 1/2), highest first.
-_EULER_GAMMA = 0.57721566490153286061
-_LGAMMA_1P = tuple((-1) ** k * _zeta(k) / k for k in range(25, 1, -1)) + \
-    (-_EULER_GAMMA,)
-_LGAMMA_2P = tuple((-1) ** k * (_zeta(k) - 1) / k
-                   for k in range(25, 1, -1)) + (1 - _EULER_GAMMA,)
 # erfinv's rational first guess (PyTorch's calc_erfinv, from MATLAB's
 # erfinv of Gary L. Pavlis).
 _ERFINV_A = (-0.140543331, 0.914624893, -1.645349621, 0.886226899)
@@ -179,47 +158,6 @@ def _digamma(s, x):
     value = s.select(s.op("arith.andi", negative, integer), math.nan, value)
     return s.select(s.cmp("oeq", x, 0.0),
                     s.op("math.copysign", math.inf, s.neg(x)), value)
-
-
-def _lgamma(s, x):
-    """log |gamma(x)| as C's lgamma, for z = x > 0 (else z = 1 - x): Stirling's
-    series from 8; below, lgamma(1 + t) by its Taylor series about 1 or 2,
-    |t| <= 1/2 (no cancellation near the zeros at 1 and 2), z first
-    brought below 2.5 by lgamma(z) = lgamma(z - 1) + log(z - 1) (six steps
-    at most, as selects; each z - 1 exact). x <= 0 by the reflection
-    log(pi / |sin(pi x)|) - lgamma(1 - x): +inf at the poles (0 and the
-    negative integers) and at both infinities."""
-    positive = s.cmp("ogt", x, 0.0)
-    z = s.select(positive, x, s.sub(1.0, x))
-    # Stirling's series.
-    inverse = s.div(1.0, z)
-    series = s.mul(inverse, _horner(s, s.mul(inverse, inverse), _STIRLING))
-    stirling = s.add(s.sub(s.mul(s.sub(z, 0.5), s.op("math.log", z)), z),
-                     s.add(0.5 * math.log(2 * math.pi), series))
-    # Below 8: about 1 (z < 1.5; z < 0.5 as lgamma(1 + z) - log z) or 2.
-    r, product = z, 1.0
-    for _ in range(6):
-        above = s.cmp("oge", r, 2.5)
-        r = s.select(above, s.sub(r, 1.0), r)
-        product = s.select(above, s.mul(product, r), product)
-    small, near_one = s.cmp("olt", z, 0.5), s.cmp("olt", z, 1.5)
-    t = s.select(small, z, s.select(near_one, s.sub(z, 1.0), s.sub(r, 2.0)))
-    taylor = s.select(near_one, _LGAMMA_1P[0], _LGAMMA_2P[0])
-    for about_one, about_two in zip(_LGAMMA_1P[1:], _LGAMMA_2P[1:]):
-        taylor = s.add(s.mul(taylor, t),
-                       s.select(near_one, about_one, about_two))
-    taylor = s.add(s.mul(taylor, t), s.select(
-        small, s.neg(s.op("math.log", z)),
-        s.select(near_one, 0.0, s.op("math.log", product))))
-    value = s.select(s.cmp("olt", z, 8.0), taylor, stirling)
-    # |sin(pi x)| from x's distance to the nearest integer, in [0, 1/2].
-    distance = s.op("math.absf", s.sub(x, s.op("math.roundeven", x)))
-    sine = s.op("math.sin", s.mul(math.pi, distance))
-    reflected = s.select(s.cmp("oeq", distance, 0.0), math.inf, s.sub(
-        s.op("math.log", s.div(math.pi, sine)), value))
-    value = s.select(positive, value, reflected)
-    return s.select(s.cmp("oeq", s.op("math.absf", x), math.inf), math.inf,
-                    value)
 
 
 def _erfinv_guess(s, y, t):
@@ -342,13 +280,43 @@ def _special(function, libdevice, formula):
     return build
 
 
+def _library(function, libm):
+    """The same of a function that libdevice and the C library compute
+    (libdevice's `__nv_<libm>`, the CPU reference's `libm`): no formula."""
+    def build(s, x):
+        return s.special(function, "__nv_" + libm, [x], None, libm)
+    build.__doc__ = f"C's {libm} (CUDA's on GPUs)."
+    return build
+
+
 i0 = _special("i0", None, _i0)
 i0e = _special("i0e", None, _i0e)
 i1 = _special("i1", None, _i1)
 i1e = _special("i1e", None, _i1e)
 digamma = _special("digamma", None, _digamma)
-# C's lgammaf and erfinvf, which PyTorch's CUDA kernels call.
-lgamma = _special("lgamma", "__nv_lgammaf", _lgamma)
+# C's lgammaf, which PyTorch calls (on the CPU glibc's, on GPUs CUDA's).
+lgamma = _library("lgamma", "lgammaf")
+
+
+def _bessel_library(function, libm):
+    """A Bessel function of the first or second kind, C's and CUDA's: NaN
+    at infinite x, as PyTorch's kernels (Cephes' algorithms in float32,
+    which take the sine and cosine of x there), where the libraries' limit
+    is 0."""
+    library = _library(function, libm)
+
+    def build(s, x):
+        return s.select(s.cmp("oeq", s.op("math.absf", x), math.inf),
+                        math.nan, library(s, x))
+    build.__doc__ = library.__doc__
+    return build
+
+
+bessel_j0 = _bessel_library("bessel_j0", "j0f")
+bessel_j1 = _bessel_library("bessel_j1", "j1f")
+bessel_y0 = _bessel_library("bessel_y0", "y0f")
+bessel_y1 = _bessel_library("bessel_y1", "y1f")
+# CUDA's erfinvf, which PyTorch's CUDA kernel calls.
 erfinv = _special("erfinv", "__nv_erfinvf", _erfinv)
 erfcx = _special("erfcx", None, _erfcx)
 # CUDA's normcdfinvf (PyTorch's CUDA kernel has Cephes' ndtri).

@@ -127,6 +127,15 @@ SAMPLES = {
     "aten.erfinv.default": lambda y, v: aten.erfinv(aten.tanh(y)),
     # Its condition number 2 y^2 (below 0) amplifies f32 y's rounding.
     "aten.special_erfcx.default": lambda y, v: aten.special_erfcx(y * 1.5),
+    # The second kind's for x > 0.
+    "aten.special_bessel_j0.default": lambda y, v:
+        aten.special_bessel_j0(y * 10.0),
+    "aten.special_bessel_j1.default": lambda y, v:
+        aten.special_bessel_j1(y * -10.0),
+    "aten.special_bessel_y0.default": lambda y, v:
+        aten.special_bessel_y0(aten.abs(y * 10.0) + 0.5),
+    "aten.special_bessel_y1.default": lambda y, v:
+        aten.special_bessel_y1(aten.abs(y * 10.0) + 0.5),
     # Inside the domain that PyTorch's eager kernel checks (x > (p - 1) / 2).
     "aten.mvlgamma.default": lambda y, v:
         aten.mvlgamma(aten.abs(y) + 1.5, 3) +

@@ -252,12 +252,15 @@ def test_special_functions_carry_formula_and_libdevice_name(context):
         "aten.lgamma.default"](ScalarBuilder(s), ELEMENTWISE[
             "aten.digamma.default"](ScalarBuilder(s), v)))])
     text = str(m)
-    assert 'fusion.special "lgamma"(' in text
-    assert 'libdevice "__nv_lgammaf" : (f32) -> f32' in text
-    # digamma has no libdevice function: its formula alone.
+    # lgamma is libdevice's and the C library's function: no formula.
+    lgamma = next(line for line in text.splitlines()
+                  if 'fusion.special "lgamma"(' in line)
+    assert lgamma.endswith(
+        'libdevice "__nv_lgammaf" libm "lgammaf" : (f32) -> f32')
+    # digamma has no library function: its formula alone.
     digamma = next(line for line in text.splitlines()
                    if 'fusion.special "digamma"' in line)
-    assert "libdevice" not in digamma
+    assert "libdevice" not in digamma and digamma.endswith("{")
     m.verify()
 
 
@@ -288,6 +291,18 @@ def test_special_function_errors(function):
          "with 2 inputs"),
         (lambda s, v, c, r: s.special("f", None, [], lambda i: i.constant(1)),
          "has no inputs"),
+        # Without a formula, libdevice's and the C library's function.
+        (lambda s, v, c, r: s.special("erfinv", "__nv_erfinvf", [v], None),
+         "has no formula, and names no C library function"),
+        (lambda s, v, c, r: s.special("bessel_j0", None, [v], None,
+                                      libm="j0f"),
+         "but not libdevice's '__nv_j0f'"),
+        (lambda s, v, c, r: s.special("bessel_j0", "__nv_j0f", [v], square,
+                                      libm="j0f"),
+         "has a formula, which no target computes"),
+        (lambda s, v, c, r: s.special("erfinv", "__nv_erfinvf", [v], None,
+                                      libm="erfinvf"),
+         "is not one of its f32 special functions"),
         # While the formula is built, only its own builder builds.
         (lambda s, v, c, r: s.special(
             "f", None, [v], lambda i, a: s.constant(1.0)), "complete"),

@@ -2,6 +2,8 @@
 after an identity layer on the CPU target: ulps against float64 over their
 ranges, and PyTorch's results at zeros, poles, infinities and NaN (the GPU's:
 scripts/gpu/special_values_check.py)."""
+import ctypes
+import ctypes.util
 import math
 
 import pytest
@@ -71,7 +73,7 @@ SWEEPS = {
                                     (0.49, 0.51), (0, 1.2e-38)], 3),
     "erfcx": (torch.special.erfcx, [(-9, 30), (-1, 1)], 4),
     "log_ndtr": (torch.special.log_ndtr, [(-40, 10), (-3, 3)], 81),
-    # Positive x: the zeros at 1 and 2 included.
+    # Positive x: the zeros at 1 and 2 included (C's lgammaf).
     "lgamma": (torch.lgamma, [(0, 8), (0.5, 2.5), (1e3, 1e30)], 4),
     # Away from the zero near 1.4616 and the poles below 0.
     "digamma": (torch.digamma, [(2, 30), (1e3, 1e30), (0, 1)], 9),
@@ -90,18 +92,86 @@ def test_ulps_against_float64(name):
     assert ulps(out[finite], reference[finite]) <= bound
 
 
-@pytest.mark.parametrize("name", ["lgamma", "digamma"])
-def test_relative_error_with_negative_arguments(name):
-    """Below 0 the reflection formulas cancel near the functions' zeros
-    (between the poles), as PyTorch's float32 kernels do: the relative
+def test_digamma_relative_error_with_negative_arguments():
+    """Below 0 the reflection formula cancels near the function's zeros
+    (between the poles), as PyTorch's float32 kernel does: the relative
     error over the range stays float32's."""
-    function = SWEEPS[name][0]
     torch.manual_seed(0)
     x = torch.empty(256, FEATURES).uniform_(-30, 30)
-    out = run(function, x)
-    reference = function(x.double())
+    out = run(torch.digamma, x)
+    reference = torch.digamma(x.double())
     error = (out.double() - reference).norm() / reference.norm()
     assert error <= 1e-6
+
+
+def test_lgamma_is_the_c_librarys():
+    """C's lgammaf: its bits (the layer computes y = x exactly), and
+    float32's accuracy near the zeros between the poles below 0, where a
+    reflection formula would cancel."""
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    libm.lgammaf.restype = ctypes.c_float
+    libm.lgammaf.argtypes = [ctypes.c_float]
+    torch.manual_seed(0)
+    x = torch.cat([torch.empty(64, FEATURES).uniform_(-30, 30),
+                   torch.empty(64, FEATURES).uniform_(-2.75, -2.74),
+                   torch.empty(64, FEATURES).uniform_(0, 3)])
+    out = run(torch.lgamma, x)
+    expected = torch.tensor([libm.lgammaf(v) for v in x.flatten().tolist()])
+    assert torch.equal(out.flatten(), expected)
+    near_zero = x[64:128]
+    assert ulps(out[64:128], torch.lgamma(near_zero.double())) <= 4
+
+
+# The Bessel functions of the first and second kinds (C's j0f, j1f, y0f,
+# y1f): their error near a zero, and for large x everywhere, is absolute
+# (the oscillation's amplitude sqrt(2 / (pi x)) times float32's resolution),
+# as PyTorch's float32 kernels' (Cephes' algorithms) is.
+BESSEL = {"bessel_j0": torch.special.bessel_j0,
+          "bessel_j1": torch.special.bessel_j1,
+          "bessel_y0": torch.special.bessel_y0,
+          "bessel_y1": torch.special.bessel_y1}
+
+
+def bessel_errors(function, x, out):
+    """The largest error of `out`, in float32 ulps of the larger of |f(x)|
+    and the oscillation's amplitude (1 below x = 1), against float64."""
+    reference = function(x.double())
+    amplitude = torch.sqrt(2 / (math.pi * x.double().abs().clamp(min=1)))
+    scale = torch.maximum(reference.abs(), amplitude).float()
+    spacing = torch.nextafter(scale, torch.tensor(INF)) - scale
+    finite = reference.abs() < 3e38
+    return ((out.double() - reference).abs() / spacing.double())[
+        finite].max().item()
+
+
+@pytest.mark.parametrize("name", sorted(BESSEL))
+def test_bessel_functions_against_float64(name):
+    """glibc's functions: within 30 of those ulps up to x = 60 (PyTorch's
+    float32 kernels 16 to 27) and within 4 from 1e3 to 1e6, where
+    PyTorch's float32 kernels, which reduce x - pi/4 in float32, are off by
+    over 3e5."""
+    function = BESSEL[name]
+    torch.manual_seed(0)
+    # y0 and y1 are real for x > 0 alone (NaN below, as PyTorch's).
+    low = -60 if name.startswith("bessel_j") else 1e-3
+    for (start, stop), bound in (((low, 60), 30), ((1e3, 1e6), 4)):
+        x = torch.empty(256, FEATURES).uniform_(start, stop)
+        assert bessel_errors(function, x, run(function, x)) <= bound
+
+
+@pytest.mark.parametrize("name", sorted(BESSEL))
+def test_bessel_special_values_are_pytorchs(name):
+    """NaN at infinities (PyTorch's), poles and signs at 0 (y0(0) = -inf,
+    y1(-0.5) = NaN, j1(-x) = -j1(x)), within the functions' absolute error
+    elsewhere (their zeros' neighbourhoods)."""
+    bias = torch.tensor(SPECIAL + [0.25] * (FEATURES - len(SPECIAL)))
+    model = Identity(BESSEL[name], bias)
+    x = torch.randn(2, FEATURES)
+    compiled = fusion.compile(model, (x,), target="cpu")
+    with torch.no_grad():
+        out, expected = compiled(x), model(x)
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-6,
+                               equal_nan=True)
 
 
 SPECIAL = [0.0, -0.0, INF, -INF, NAN, 1.0, -1.0, 2.0, -2.0, -7.0, 0.5,

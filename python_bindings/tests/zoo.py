@@ -186,6 +186,13 @@ def zoo(in_features=37):
         "bessel_log_ndtr": (chain(
             lambda y, m: torch.special.i0e(y * 3.0) - torch.special.i1(y) +
             torch.special.log_ndtr(y * -2.0) * 0.1), (33, k), False),
+        # C's and CUDA's Bessel functions (no formula), multigammaln's sum
+        # of lgammas.
+        "bessel_jy_multigammaln": (chain(
+            lambda y, m: torch.special.bessel_j0(y * 3.0) -
+            torch.special.bessel_y1(y.abs() * 3.0 + 0.5) * 0.1 +
+            torch.special.multigammaln(y.abs() + 1.5, 2) * 0.1),
+            (33, k), False),
         # Booleans as numbers, tests of NaN (each term continuous: the
         # comparisons of precisions flip no element past a jump).
         "masks_nan_to_num": (chain(

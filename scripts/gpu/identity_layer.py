@@ -39,12 +39,13 @@ def spread(count, low, high, generator, bf16=True):
     return values.to(torch.bfloat16).float() if bf16 else values
 
 
-def ulps(out, exact):
-    """|out - exact| in ulps of the f32 nearest exact (2^-149 below
-    normals); 0 where both are NaN or both are the same zero, infinity
-    where one is NaN alone or a zero's sign differs."""
+def ulps(out, exact, magnitude=None):
+    """|out - exact| in ulps of the f32 nearest exact (or `magnitude`;
+    2^-149 below normals); 0 where both are NaN or both are the same zero,
+    infinity where one is NaN alone or a zero's sign differs."""
     nearest = exact.float()
-    exponent = torch.frexp(nearest).exponent.clamp(min=-125).double()
+    scale = nearest if magnitude is None else magnitude.float()
+    exponent = torch.frexp(scale).exponent.clamp(min=-125).double()
     error = (out.double() - exact).abs() / torch.exp2(exponent - 24)
     both_nan = out.isnan() & exact.isnan()
     error = torch.where(both_nan, torch.zeros_like(error), error)

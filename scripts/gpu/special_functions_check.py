@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """The special functions of fusion/special.py (i0, i0e, i1, i1e, erfinv,
 erfcx, ndtri, log_ndtr, lgamma, digamma, modified_bessel_i0 and _i1,
-spherical_bessel_j0) in GEMM epilogues against float64, in
-ulps of the f32 nearest the exact value, beside PyTorch's CUDA kernels,
+spherical_bessel_j0, bessel_j0, _j1, _y0, _y1) in GEMM epilogues against
+float64, in ulps of the f32 nearest the exact value (for the Bessel
+functions J and Y, of the larger of it and their oscillation's amplitude
+sqrt(2 / (pi x)): their errors are absolute near zeros), beside PyTorch's
+CUDA kernels,
 through every strategy in fp32; and their special values (zeros, poles,
 infinities, NaN) against PyTorch's. One library a function and strategy,
 of an identity layer whose column group j holds function j's arguments:
@@ -45,7 +48,14 @@ FUNCTIONS = {
     "modified_bessel_i1": (torch.special.modified_bessel_i1, (-80, 80), 20),
     # Between its zeros at +-pi: sin's rounding of x near them aside.
     "spherical_bessel_j0": (torch.special.spherical_bessel_j0, (-3, 3), 6),
+    # libdevice's (CUDA documents 9 ulps below 8 and an absolute 2.2e-6
+    # beyond): in ulps of the oscillation's amplitude where larger.
+    "bessel_j0": (torch.special.bessel_j0, (-40, 40), 32),
+    "bessel_j1": (torch.special.bessel_j1, (-40, 40), 32),
+    "bessel_y0": (torch.special.bessel_y0, (0.01, 40), 32),
+    "bessel_y1": (torch.special.bessel_y1, (0.01, 40), 32),
 }
+OSCILLATING = {"bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1"}
 GROUP = FEATURES // len(FUNCTIONS)
 SPECIAL = [0.0, INF, -INF, NAN, 1.0, 2.0, -2.0, 8.0, -0.5, 0.5, 1e30, -1e30]
 
@@ -105,9 +115,12 @@ def run():
                    if c not in special_columns]
         exact = function(y[:, columns])
         finite = exact.abs() < 3e38
-        worst = [ulps(outs[s][:, columns], exact)[finite].max().item()
-                 for s in STRATEGIES]
-        their = ulps(theirs[:, columns], exact)[finite].max().item()
+        magnitude = torch.maximum(exact.abs(), torch.sqrt(
+            2 / (math.pi * y[:, columns].abs().clamp(min=1)))) \
+            if name in OSCILLATING else None
+        worst = [ulps(outs[s][:, columns], exact, magnitude)[finite]
+                 .max().item() for s in STRATEGIES]
+        their = ulps(theirs[:, columns], exact, magnitude)[finite].max().item()
         own = [c for c in special_columns if j * GROUP <= c < (j + 1) * GROUP]
         differing = 0
         for s in STRATEGIES:

@@ -43,6 +43,9 @@ def MathToLibmCalls : Pass<"fusion-math-to-libm", "::mlir::ModuleOp"> {
     `convert-math-to-llvm` lowers (`llvm.intr.copysign`). libm computes
     erf, which has no LLVM intrinsic, and expm1 and log1p, which LLVM's
     lowering (`exp(x) - 1`, `log(1 + x)`) computes inexactly near 0.
+    A `fusion.special` that names the C library's function (`libm`) becomes
+    its call too; a symbol of that name that is not its f32 function of one
+    f32 is an error.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect"];

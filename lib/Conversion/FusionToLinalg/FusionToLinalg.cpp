@@ -501,6 +501,9 @@ struct ConvertFusionToLinalgPass
   void runOnOperation() override {
     ConversionTarget target(getContext());
     target.addIllegalDialect<FusionDialect>();
+    // Special functions that the C library computes, called in
+    // fusion-math-to-libm (the others are inlined before).
+    target.addLegalOp<SpecialOp>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, tensor::TensorDialect>();
     RewritePatternSet patterns(&getContext());

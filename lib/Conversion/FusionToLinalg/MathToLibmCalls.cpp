@@ -1,9 +1,11 @@
 //===- MathToLibmCalls.cpp - libm calls for the CPU reference's math ------===//
 
 #include "fusion/Conversion/FusionToLinalg/FusionToLinalg.h"
+#include "fusion/Dialect/Fusion/IR/FusionOps.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::fusion {
@@ -12,11 +14,54 @@ namespace mlir::fusion {
 } // namespace mlir::fusion
 
 using namespace mlir;
+using namespace mlir::fusion;
 
 namespace {
+
+/// The C library's function `name` of one f32, declared in `module` unless
+/// it is; an error at `special` if the module's symbol of that name is
+/// something else.
+static FailureOr<func::FuncOp>
+getOrDeclareLibm(SpecialOp special, StringRef name, ModuleOp module) {
+  Type f32 = Float32Type::get(special.getContext());
+  auto type = FunctionType::get(special.getContext(), {f32}, {f32});
+  Operation *existing = SymbolTable::lookupSymbolIn(module, name);
+  if (!existing) {
+    auto builder = OpBuilder::atBlockBegin(module.getBody());
+    auto declared = func::FuncOp::create(builder, special.getLoc(), name, type);
+    declared.setPrivate();
+    return declared;
+  }
+  auto declared = dyn_cast<func::FuncOp>(existing);
+  if (!declared || declared.getFunctionType() != type)
+    return special.emitOpError()
+           << "calls the C library's '" << name
+           << "', but the module's symbol of that name is not its f32 "
+              "function of one f32";
+  return declared;
+}
+
 struct MathToLibmCallsPass
     : fusion::impl::MathToLibmCallsBase<MathToLibmCallsPass> {
   void runOnOperation() override {
+    ModuleOp module = getOperation();
+    WalkResult calls = module.walk([&](SpecialOp special) {
+      std::optional<StringRef> name = special.getLibm();
+      if (!name)
+        return WalkResult::advance();
+      FailureOr<func::FuncOp> function =
+          getOrDeclareLibm(special, *name, module);
+      if (failed(function))
+        return WalkResult::interrupt();
+      OpBuilder builder(special);
+      auto call = func::CallOp::create(builder, special.getLoc(), *function,
+                                       special.getInputs());
+      special.getResult().replaceAllUsesWith(call.getResult(0));
+      special.erase();
+      return WalkResult::advance();
+    });
+    if (calls.wasInterrupted())
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateMathToLibmConversionPatterns(patterns);
     // Rewrites, not a conversion: ops without a libm pattern stay.

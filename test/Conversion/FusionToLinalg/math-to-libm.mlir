@@ -1,10 +1,13 @@
 // fusion-math-to-libm: the math ops that libm computes become its calls;
 // those it has no pattern for stay, for convert-math-to-llvm, where
-// upstream's convert-math-to-libm fails on them.
+// upstream's convert-math-to-libm fails on them. Special functions that
+// name the C library's function become its calls, declared once.
 // RUN: fusion-opt %s --fusion-math-to-libm | FileCheck %s
 
 // CHECK-DAG: func.func private @erff(f32) -> f32
 // CHECK-DAG: func.func private @expm1f(f32) -> f32
+// CHECK-DAG: func.func private @lgammaf(f32) -> f32
+// CHECK-DAG: func.func private @y1f(f32) -> f32
 // CHECK-NOT: func.func private
 // CHECK-LABEL: func.func @libm_calls
 // CHECK: %[[ERF:.*]] = call @erff(%{{.*}}) : (f32) -> f32
@@ -26,4 +29,16 @@ func.func @libm_calls(%a: f32, %b: f32) -> f32 {
 func.func @remainder_stays(%a: f32, %b: f32) -> f32 {
   %0 = arith.remf %a, %b : f32
   return %0 : f32
+}
+
+// CHECK-LABEL: func.func @special_functions
+// CHECK-NEXT: %[[G:.*]] = call @lgammaf(%{{.*}}) : (f32) -> f32
+// CHECK-NEXT: %[[Y:.*]] = call @y1f(%[[G]]) : (f32) -> f32
+// CHECK-NEXT: %[[H:.*]] = call @lgammaf(%[[Y]]) : (f32) -> f32
+// CHECK-NEXT: return %[[H]]
+func.func @special_functions(%a: f32) -> f32 {
+  %0 = fusion.special "lgamma"(%a) libdevice "__nv_lgammaf" libm "lgammaf" : (f32) -> f32
+  %1 = fusion.special "bessel_y1"(%0) libdevice "__nv_y1f" libm "y1f" : (f32) -> f32
+  %2 = fusion.special "lgamma"(%1) libdevice "__nv_lgammaf" libm "lgammaf" : (f32) -> f32
+  return %2 : f32
 }

@@ -1,5 +1,6 @@
-// fusion-inline-special-functions: each fusion.special becomes its body's
-// ops where it stood, nested ones included; other ops stay.
+// fusion-inline-special-functions: each fusion.special with a formula
+// becomes its body's ops where it stood, nested ones included; other ops
+// stay.
 // RUN: fusion-opt %s --fusion-inline-special-functions | FileCheck %s
 
 // CHECK-LABEL: func.func @inlined
@@ -33,6 +34,16 @@ func.func @inlined(%x: f32, %y: f32) -> (f32, f32) {
     fusion.yield %a : f32
   }
   return %h, %i : f32, f32
+}
+
+// The C library's functions have no formula: they stay, for
+// fusion-math-to-libm.
+// CHECK-LABEL: func.func @library_functions_stay
+// CHECK-NEXT: %[[J:.*]] = fusion.special "bessel_j0"(%{{.*}}) libdevice "__nv_j0f" libm "j0f" : (f32) -> f32
+// CHECK-NEXT: return %[[J]]
+func.func @library_functions_stay(%x: f32) -> f32 {
+  %j = fusion.special "bessel_j0"(%x) libdevice "__nv_j0f" libm "j0f" : (f32) -> f32
+  return %j : f32
 }
 
 // Nothing to inline: unchanged.

@@ -122,3 +122,54 @@ func.func @f64_input(%x: f64) -> f32 {
   }) {function = "f"} : (f64) -> f32
   return %0 : f32
 }
+
+// -----
+
+func.func @not_libm(%x: f32) -> f32 {
+  // expected-error @+1 {{'fusion.special' op C library function 'erfinvf' of 'erfinv' is not one of its f32 special functions (j0f, j1f, lgammaf, tgammaf, y0f, y1f)}}
+  %0 = fusion.special "erfinv"(%x) libdevice "__nv_erfinvf" libm "erfinvf" : (f32) -> f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @libm_without_libdevice(%x: f32) -> f32 {
+  // expected-error @+1 {{'fusion.special' op calls the C library's 'j0f' on the CPU but not libdevice's '__nv_j0f' on GPUs}}
+  %0 = fusion.special "bessel_j0"(%x) libm "j0f" : (f32) -> f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @libm_of_another_function(%x: f32) -> f32 {
+  // expected-error @+1 {{'fusion.special' op calls the C library's 'j0f' on the CPU but not libdevice's '__nv_j0f' on GPUs}}
+  %0 = fusion.special "bessel_j0"(%x) libdevice "__nv_j1f" libm "j0f" : (f32) -> f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @libm_and_formula(%x: f32) -> f32 {
+  // expected-error @+1 {{'fusion.special' op has a formula, which no target computes where libdevice's and the C library's 'lgammaf' are named}}
+  %0 = fusion.special "lgamma"(%x) libdevice "__nv_lgammaf" libm "lgammaf" : (f32) -> f32 {
+  ^bb0(%a: f32):
+    fusion.yield %a : f32
+  }
+  return %0 : f32
+}
+
+// -----
+
+func.func @no_formula(%x: f32) -> f32 {
+  // expected-error @+1 {{'fusion.special' op 'erfinv' has no formula, and names no C library function for the CPU}}
+  %0 = fusion.special "erfinv"(%x) libdevice "__nv_erfinvf" : (f32) -> f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @libm_arity(%x: f32) -> f32 {
+  // expected-error @+1 {{'fusion.special' op calls libdevice's '__nv_y0f' with 2 inputs, but libdevice's special functions take one}}
+  %0 = fusion.special "bessel_y0"(%x, %x) libdevice "__nv_y0f" libm "y0f" : (f32, f32) -> f32
+  return %0 : f32
+}

@@ -1,5 +1,6 @@
 // fusion.special round-trips, with and without a libdevice function, in an
-// elementwise body and in another special function's body.
+// elementwise body and in another special function's body, and without a
+// formula where libdevice and the C library name the function.
 // RUN: fusion-opt %s | FileCheck %s
 // RUN: fusion-opt %s | fusion-opt | FileCheck %s
 // RUN: fusion-opt %s --mlir-print-op-generic | fusion-opt | FileCheck %s
@@ -9,6 +10,7 @@
 // CPU-NOT: fusion.special
 // CPU: llvm.call @logf
 // CPU: llvm.call @sqrtf
+// CPU: llvm.call @j1f
 
 // CHECK-LABEL: func.func @special
 // CHECK: fusion.elementwise
@@ -20,6 +22,8 @@
 // CHECK: fusion.special "hypot"(%[[G]], %{{.*}}) : (f32, f32) -> f32 {
 // CHECK: fusion.special "square"(%{{.*}}) : (f32) -> f32 {
 // CHECK: fusion.yield
+// CHECK: fusion.special "bessel_j1"(%{{.*}}) libdevice "__nv_j1f" libm "j1f" : (f32) -> f32
+// CHECK-NEXT: fusion.yield
 func.func @special(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %y = fusion.elementwise %x : tensor<?x8xf32> {
   ^bb0(%a: f32):
@@ -40,7 +44,8 @@ func.func @special(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
       %root = math.sqrt %sum : f32
       fusion.yield %root : f32
     }
-    fusion.yield %h : f32
+    %j = fusion.special "bessel_j1"(%h) libdevice "__nv_j1f" libm "j1f" : (f32) -> f32
+    fusion.yield %j : f32
   }
   return %y : tensor<?x8xf32>
 }

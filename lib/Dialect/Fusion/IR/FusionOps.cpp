@@ -531,6 +531,12 @@ static constexpr llvm::StringLiteral kLibdeviceSpecialFunctions[] = {
     "__nv_y0f",
     "__nv_y1f"};
 
+/// The C library's f32 functions of one f32 of the same name as
+/// libdevice's (without its `__nv_`): what a fusion.special without a
+/// formula may name, for the CPU reference.
+static constexpr llvm::StringLiteral kLibmSpecialFunctions[] = {
+    "j0f", "j1f", "lgammaf", "tgammaf", "y0f", "y1f"};
+
 LogicalResult SpecialOp::verify() {
   // The name becomes part of a GPU function's symbol.
   StringRef function = getFunction();
@@ -543,6 +549,28 @@ LogicalResult SpecialOp::verify() {
   if (getInputs().empty())
     return emitOpError() << "'" << function << "' has no inputs";
   std::optional<StringRef> libdevice = getLibdevice();
+  std::optional<StringRef> libm = getLibm();
+  if (libm && !llvm::is_contained(kLibmSpecialFunctions, *libm)) {
+    InFlightDiagnostic diagnostic =
+        emitOpError() << "C library function '" << *libm << "' of '" << function
+                      << "' is not one of its f32 special functions (";
+    llvm::interleaveComma(kLibmSpecialFunctions, diagnostic);
+    return diagnostic << ")";
+  }
+  // Every target computes the op: the GPU kernels libdevice's function or
+  // the formula, the CPU reference the C library's or the formula.
+  if (libm && (!libdevice || *libdevice != ("__nv_" + *libm).str()))
+    return emitOpError() << "calls the C library's '" << *libm
+                         << "' on the CPU but not libdevice's '__nv_" << *libm
+                         << "' on GPUs";
+  if (libm && hasFormula())
+    return emitOpError() << "has a formula, which no target computes where "
+                            "libdevice's and the C library's '"
+                         << *libm << "' are named";
+  if (!libm && !hasFormula())
+    return emitOpError() << "'" << function
+                         << "' has no formula, and names no C library "
+                            "function for the CPU";
   if (!libdevice)
     return success();
   if (!llvm::is_contained(kLibdeviceSpecialFunctions, *libdevice)) {
@@ -562,6 +590,8 @@ LogicalResult SpecialOp::verify() {
 }
 
 LogicalResult SpecialOp::verifyRegions() {
+  if (!hasFormula())
+    return success();
   ScalarRegionKind kind{"body", "a special function's body",
                         "special function body", "one per input"};
   return verifyScalarRegion(*this, getBodyBlock(), getInputs().size(), kind);

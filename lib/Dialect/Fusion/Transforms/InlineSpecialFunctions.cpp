@@ -20,6 +20,9 @@ struct InlineSpecialFunctionsPass
     IRRewriter rewriter(&getContext());
     // Post-order: nested ops are inlined into their enclosing body first.
     getOperation()->walk([&](SpecialOp special) {
+      // The C library's function: fusion-math-to-libm calls it.
+      if (!special.hasFormula())
+        return;
       YieldOp yield = special.getBodyYield();
       rewriter.inlineBlockBefore(&special.getBodyBlock(), special,
                                  special.getInputs());

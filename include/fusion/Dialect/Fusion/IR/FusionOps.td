@@ -408,43 +408,51 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
 //===----------------------------------------------------------------------===//
 
 def Fusion_SpecialOp : Fusion_Op<"special", [Pure, IsolatedFromAbove]> {
-  let summary = "a special function of f32 scalars: its formula, and the "
-                "GPU library's function of the same values";
+  let summary = "a special function of f32 scalars: its formula, or the GPU "
+                "and C libraries' function of the same values";
   let description = [{
     A function the math dialect lacks (lgamma, erfinv, digamma, the Bessel
     functions), inside a scalar region (an epilogue, an elementwise body, a
-    reduce map). The body is its formula in the ops those regions allow,
-    which every target can compute; `libdevice` names the function of
-    CUDA's libdevice that computes the same values, where it has one (one
-    of its f32 functions of one f32 that the math dialect lacks:
-    `__nv_lgammaf`, `__nv_erfinvf`, `__nv_normcdfinvf`, `__nv_j0f`, ...).
-    The function's name is an identifier (letters, digits, underscores). The
-    CPU reference inlines the body (`fusion-inline-special-functions`);
-    GPU kernels call it once a module, out of line, as libdevice's function
-    where named (`fusion-outline-special-functions`): inlined for each of a
-    GEMM epilogue's elements, a formula of hundreds of instructions costs
-    ptxas minutes and the kernel its instruction cache.
+    reduce map). `libdevice` names the function of CUDA's libdevice that
+    computes it, where it has one (one of its f32 functions of one f32 that
+    the math dialect lacks: `__nv_lgammaf`, `__nv_erfinvf`,
+    `__nv_normcdfinvf`, `__nv_j0f`, ...). The body is its formula in the ops
+    those regions allow, which every target can compute; where the C
+    library has the function too (`libm`: `lgammaf`, `j0f`, `j1f`, `y0f`,
+    `y1f`, `tgammaf`, each libdevice's `__nv_` function of the same name)
+    the op names both and has no body. The function's name is an identifier
+    (letters, digits, underscores). The CPU reference inlines the body
+    (`fusion-inline-special-functions`) or calls the C library's function
+    (`fusion-math-to-libm`); GPU kernels call it once a module, out of line,
+    as libdevice's function where named (`fusion-outline-special-functions`):
+    inlined for each of a GEMM epilogue's elements, a formula of hundreds of
+    instructions costs ptxas minutes and the kernel its instruction cache.
 
     ```mlir
-    %g = fusion.special "lgamma"(%y) libdevice "__nv_lgammaf"
+    %e = fusion.special "erfinv"(%y) libdevice "__nv_erfinvf"
         : (f32) -> f32 {
     ^bb0(%x: f32):
       ...
       fusion.yield %value : f32
     }
+    %g = fusion.special "lgamma"(%y) libdevice "__nv_lgammaf" libm "lgammaf"
+        : (f32) -> f32
     ```
   }];
   let arguments = (ins StrAttr:$function, Variadic<F32>:$inputs,
-                       OptionalAttr<StrAttr>:$libdevice);
+                       OptionalAttr<StrAttr>:$libdevice,
+                       OptionalAttr<StrAttr>:$libm);
   let results = (outs F32:$result);
-  let regions = (region SizedRegion<1>:$body);
+  let regions = (region MaxSizedRegion<1>:$body);
   let assemblyFormat = [{
-    $function `(` $inputs `)` (`libdevice` $libdevice^)? attr-dict
-    `:` functional-type($inputs, $result) $body
+    $function `(` $inputs `)` (`libdevice` $libdevice^)? (`libm` $libm^)?
+    attr-dict `:` functional-type($inputs, $result) ($body^)?
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
+    /// Whether the op has its formula (else both libraries compute it).
+    bool hasFormula() { return !getBody().empty(); }
     ::mlir::Block &getBodyBlock() { return getBody().front(); }
     YieldOp getBodyYield();
   }];

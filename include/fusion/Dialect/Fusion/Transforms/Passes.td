@@ -194,10 +194,12 @@ def Approximate16BitMath : Pass<"fusion-approximate-16-bit-math"> {
 def InlineSpecialFunctions : Pass<"fusion-inline-special-functions"> {
   let summary = "Replace each fusion.special by its formula";
   let description = [{
-    Each `fusion.special` becomes the ops of its body, computed where the
-    op stood: the CPU reference's lowering (`fusion-lower-to-cpu`), whose
-    math ops become libm calls, computes special functions by their
-    formulas. Nested ones are inlined too.
+    Each `fusion.special` with a formula becomes the ops of its body,
+    computed where the op stood: the CPU reference's lowering
+    (`fusion-lower-to-cpu`), whose math ops become libm calls, computes
+    special functions by their formulas. Nested ones are inlined too. Those
+    without one (the C library's functions, `libm`) stay for
+    `fusion-math-to-libm`.
 
     ```mlir
     %g = fusion.special "twice"(%y) : (f32) -> f32 {
