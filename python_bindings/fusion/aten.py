@@ -41,7 +41,7 @@ import re
 import torch
 import torch.fx
 
-from . import special
+from . import polynomials, special
 from .dtypes import ELEMENT_TYPES
 from .errors import UnsupportedOperationError
 from .program import Program
@@ -116,7 +116,8 @@ def _round_decimals(s, x, decimals=0):
     on, which makes every result NaN, as PyTorch's)."""
     if decimals == 0:
         return s.op("math.roundeven", x)
-    scale = float(torch.tensor(10.0 ** abs(decimals), dtype=torch.float32))
+    scale = math.inf if abs(decimals) > 38 else \
+        float(torch.tensor(10.0 ** abs(decimals), dtype=torch.float32))
     if decimals > 0:
         return s.div(s.op("math.roundeven", s.mul(x, scale)), scale)
     return s.mul(s.op("math.roundeven", s.div(x, scale)), scale)
@@ -132,20 +133,18 @@ def _mvlgamma(s, x, p):
         raise UnsupportedOperationError(
             f"multigammaln of dimension {p} (it must be at least 1)")
     p = int(p)
-    total = special.lgamma(s, s.add(x, 0.5 * (1 - p))) if p > 1 \
-        else special.lgamma(s, x)
-    for j in range(p - 2, -1, -1):
-        shifted = s.sub(x, 0.5 * j) if j else x
-        total = s.add(total, special.lgamma(s, shifted))
+    total = None
+    for j in range(p - 1, -1, -1):
+        term = special.lgamma(s, s.sub(x, 0.5 * j) if j else x)
+        total = term if total is None else s.add(total, term)
     return s.add(total, 0.25 * p * (p - 1) * math.log(math.pi))
 
 
 def _polygamma(s, n, x):
-    if n != 0:
+    if n < 0 or n != int(n):
         raise UnsupportedOperationError(
-            f"polygamma of order {n} (of order 0 it is digamma, which fusion "
-            "computes)")
-    return special.digamma(s, x)
+            f"polygamma of order {n} (orders are whole numbers from 0)")
+    return special.polygamma(s, int(n), x)
 
 
 def _add(s, a, b, alpha=1):
@@ -308,6 +307,9 @@ ELEMENTWISE = {
     "aten.special_bessel_j1.default": special.bessel_j1,
     "aten.special_bessel_y0.default": special.bessel_y0,
     "aten.special_bessel_y1.default": special.bessel_y1,
+    # Orthogonal polynomials of a degree the model gives as a number.
+    **{f"aten.special_{name}.n_scalar": getattr(polynomials, name)
+       for name in polynomials.POLYNOMIALS},
     "aten.digamma.default": special.digamma,
     "aten.polygamma.default": _polygamma,
     "aten.mvlgamma.default": _mvlgamma,

@@ -18,7 +18,9 @@ PyTorch's: Copyright (c) 2018, Steven Moshier, 3-Clause BSD License (the
 note [3-Clause BSD License for the Cephes Math Library] in PyTorch's
 aten/src/ATen/native/Math.h).
 """
+import fractions
 import math
+import struct
 
 # Chebyshev coefficients of exp(-x) I0(x) on [0, 8] and of exp(-x) sqrt(x)
 # I0(x) on [8, inf) (Cephes' i0), those of at least 1e-10 (the rest change
@@ -123,12 +125,16 @@ def _i1e(s, x):
     return _bessel(s, x, _I1E_A, _I1E_B, scaled=True, odd=True)
 
 
-def _pi_over_tan_pi(s, x):
-    """pi / tan(pi r) for r = x less its nearest integer (exact; tan has
-    period pi): PyTorch takes x's fractional part and tan in float64, which
-    float32's pi r would lose near the poles."""
+def _cot_pi(s, x):
+    """cot(pi x) as cos(pi r) / sin(pi r) for r = x less its nearest
+    integer (exact; cot has period pi), the cosine as sin(pi (1/2 - |r|))
+    (1/2 - |r| exact where it matters): PyTorch takes x's fractional part
+    and tan in float64, which float32's pi r would lose near the poles and,
+    for the cosine, near the half-integers."""
     r = s.sub(x, s.op("math.roundeven", x))
-    return s.div(math.pi, s.op("math.tan", s.mul(math.pi, r)))
+    cosine = s.op("math.sin", s.mul(math.pi, s.sub(0.5, s.op("math.absf",
+                                                              r))))
+    return s.div(cosine, s.op("math.sin", s.mul(math.pi, r)))
 
 
 def _digamma(s, x):
@@ -153,11 +159,149 @@ def _digamma(s, x):
                       0.0)
     value = s.sub(s.sub(s.add(result, s.op("math.log", z)),
                         s.mul(0.5, inverse)), series)
-    value = s.select(negative, s.sub(value, _pi_over_tan_pi(s, x)), value)
+    value = s.select(negative, s.sub(value, s.mul(math.pi, _cot_pi(s, x))),
+                     value)
     integer = s.cmp("oeq", x, s.op("math.trunc", x))
     value = s.select(s.op("arith.andi", negative, integer), math.nan, value)
     return s.select(s.cmp("oeq", x, 0.0),
                     s.op("math.copysign", math.inf, s.neg(x)), value)
+
+
+def _float32(value):
+    """`value` rounded to float32, as PyTorch's float kernels' constants."""
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+def _trigamma(s, x):
+    """PyTorch's calc_trigamma (float): below 1/2 the reflection pi^2 /
+    sin^2(pi x) less trigamma(1 - x), whose sum over six steps of 1 / x^2
+    and asymptotic series follow."""
+    pi = _float32(math.pi)
+    negative = s.cmp("olt", x, 0.5)
+    sine = s.op("math.sin", s.mul(pi, x))
+    result = s.select(negative, s.neg(s.div(_float32(pi * pi),
+                                            s.mul(sine, sine))), 0.0)
+    z = s.select(negative, s.sub(1.0, x), x)
+    for _ in range(6):
+        result = s.add(result, s.div(1.0, s.mul(z, z)))
+        z = s.add(z, 1.0)
+    inverse_square = s.div(1.0, s.mul(z, z))
+    series = s.mul(inverse_square, s.sub(
+        _float32(1 / 6), s.mul(inverse_square, s.sub(
+            _float32(1 / 30), s.mul(inverse_square, _float32(1 / 42))))))
+    tail = s.div(s.add(s.add(1.0, s.div(1.0, s.mul(2.0, z))), series), z)
+    result = s.add(result, tail)
+    return s.select(negative, s.neg(result), result)
+
+
+def _bernoulli(count):
+    """B_2, B_4, ..., B_2count as fractions (Akiyama-Tanigawa)."""
+    numbers, row = [], []
+    for m in range(2 * count + 1):
+        row.append(fractions.Fraction(1, m + 1))
+        for j in range(m, 0, -1):
+            row[j - 1] = j * (row[j - 1] - row[j])
+        numbers.append(row[0])
+    return numbers[2::2]
+
+
+# (2k)! / B_2k, k = 1..12: the Euler-Maclaurin tail of Cephes' zeta, as
+# PyTorch's.
+_ZETA_EULER_MACLAURIN = tuple(
+    float(math.factorial(2 * k) / b)
+    for k, b in enumerate(_bernoulli(12), start=1))
+# PyTorch's zeta stops adding terms below this fraction of the sum.
+_ZETA_EPSILON = 1.11022302462515654042e-16
+
+
+def _not(s, flag):
+    return s.op("arith.xori", flag, s.cmp("true", 0.0, 0.0))
+
+
+def _hurwitz_zeta(s, x, q):
+    """PyTorch's zeta(x, q) (Cephes') for a number x > 1 and q > 0, its
+    loops unrolled, each early return a flag that stops the sum: q^-x plus
+    nine terms (a tenth where q + 9 rounds to 9), then twelve of the
+    Euler-Maclaurin series, each term's factor x (x + 1) ... (x + 2k - 2)
+    B_2k / (2k)! computed here."""
+    total = s.op("math.powf", q, -x)
+    a, b = q, 0.0
+    done = s.cmp("false", 0.0, 0.0)
+
+    def settled(term):
+        return s.op("arith.andi", s.cmp("olt", s.mul(-_ZETA_EPSILON, total),
+                                        term),
+                    s.cmp("olt", term, s.mul(_ZETA_EPSILON, total)))
+    for i in range(10):
+        running = _not(s, done)
+        if i == 9:
+            running = s.op("arith.andi", running, s.cmp("ole", a, 9.0))
+        a_next = s.add(a, 1.0)
+        b_next = s.op("math.powf", a_next, -x)
+        total_next = s.add(total, b_next)
+        a = s.select(running, a_next, a)
+        b = s.select(running, b_next, b)
+        total = s.select(running, total_next, total)
+        done = s.op("arith.ori", done,
+                    s.op("arith.andi", running, settled(b)))
+    w = a
+    running = _not(s, done)
+    total = s.select(running, s.sub(s.add(total, s.div(s.mul(b, w), x - 1.0)),
+                                    s.mul(0.5, b)), total)
+    factor = 1.0
+    for i, coefficient in enumerate(_ZETA_EULER_MACLAURIN):
+        factor *= x + 2 * i
+        b = s.div(b, w)
+        term = s.mul(factor / coefficient, b)
+        total = s.select(running, s.add(total, term), total)
+        small = s.cmp("olt", s.op("math.absf", s.div(term, total)),
+                      _ZETA_EPSILON)
+        running = s.op("arith.andi", running, _not(s, small))
+        factor *= x + 2 * i + 1
+        b = s.div(b, w)
+    return total
+
+
+def _cotangent_derivative(n):
+    """Coefficients (highest degree first) of p_n, with d^n/dx^n cot(pi x) =
+    pi^n p_n(cot(pi x)): p_0(c) = c, p_k+1(c) = -(1 + c^2) p_k'(c)."""
+    p = [0, 1]  # lowest degree first
+    for _ in range(n):
+        derivative = [i * p[i] for i in range(1, len(p))] + [0, 0]
+        # -(1 + c^2) p'(c)
+        p = [-(derivative[i] + (derivative[i - 2] if i >= 2 else 0))
+             for i in range(len(derivative))]
+        while len(p) > 1 and p[-1] == 0:
+            p.pop()
+    return tuple(float(c) for c in reversed(p))
+
+
+def polygamma(s, n, x):
+    """psi^(n)(x): digamma for n = 0, PyTorch's trigamma for n = 1, and
+    for n >= 2 PyTorch's (-1)^(n+1) n! zeta(n + 1, x) for x > 0 (+-inf at
+    the poles 0, -1, ... and -inf, NaN at +inf, as its); below 0 the
+    reflection psi^(n)(x) = (-1)^n psi^(n)(1 - x) - pi^(n+1) p_n(cot(pi x)),
+    where PyTorch sums zeta's series from x on (as many terms as |x|)."""
+    if n == 0:
+        return digamma(s, x)
+    if n == 1:
+        return _special("trigamma", None, _trigamma)(s, x)
+    return _special(f"polygamma_{n}", None,
+                    lambda s, x: _polygamma(s, n, x))(s, x)
+
+
+def _polygamma(s, n, x):
+    sign = 1.0 if n % 2 else -1.0
+    positive = s.cmp("ogt", x, 0.0)
+    zeta = _hurwitz_zeta(s, float(n + 1),
+                         s.select(positive, x, s.sub(1.0, x)))
+    value = s.mul(sign * math.factorial(n), zeta)
+    cotangent = _cot_pi(s, x)
+    reflected = s.sub(s.mul((-1.0) ** n, value), s.mul(
+        math.pi ** (n + 1), _horner(s, cotangent, _cotangent_derivative(n))))
+    pole = s.cmp("oeq", x, s.op("math.floor", x))
+    reflected = s.select(pole, sign * math.inf, reflected)
+    return s.select(positive, value, reflected)
 
 
 def _erfinv_guess(s, y, t):
@@ -294,7 +438,9 @@ i0e = _special("i0e", None, _i0e)
 i1 = _special("i1", None, _i1)
 i1e = _special("i1e", None, _i1e)
 digamma = _special("digamma", None, _digamma)
-# C's lgammaf, which PyTorch calls (on the CPU glibc's, on GPUs CUDA's).
+# C's lgammaf (glibc's on the CPU, CUDA's on GPUs, which PyTorch's CUDA
+# kernel calls; its CPU kernel's vectorized lgamma differs near the zeros
+# below 0 by up to about 22 ulps, where glibc's is accurate).
 lgamma = _library("lgamma", "lgammaf")
 
 

@@ -121,8 +121,12 @@ SAMPLES = {
     "aten.special_ndtri.default":
         lambda y, v: aten.special_ndtri(aten.sigmoid(y * 3.0 + v)),
     "aten.digamma.default": lambda y, v: aten.digamma(aten.abs(y) + 0.1),
+    # Orders 0 (digamma), 1 (trigamma) and 3, of either sign (below 0
+    # away from the poles).
     "aten.polygamma.default":
-        lambda y, v: aten.polygamma(0, aten.abs(y) * 3.0 + 0.25),
+        lambda y, v: aten.polygamma(0, aten.abs(y) * 3.0 + 0.25) +
+        aten.polygamma(1, aten.abs(y) + 0.5) * 0.5 +
+        aten.polygamma(3, aten.sigmoid(y) * 0.8 - 1.9) * 0.01,
     "aten.lgamma.default": lambda y, v: aten.lgamma(y * 3.0 + v),
     "aten.erfinv.default": lambda y, v: aten.erfinv(aten.tanh(y)),
     # Its condition number 2 y^2 (below 0) amplifies f32 y's rounding.
@@ -136,6 +140,41 @@ SAMPLES = {
         aten.special_bessel_y0(aten.abs(y * 10.0) + 0.5),
     "aten.special_bessel_y1.default": lambda y, v:
         aten.special_bessel_y1(aten.abs(y * 10.0) + 0.5),
+    # Orthogonal polynomials: recurrences, and T's and U's closed forms
+    # between -1 and 1 past degrees 6 and 8.
+    "aten.special_chebyshev_polynomial_t.n_scalar": lambda y, v:
+        aten.special_chebyshev_polynomial_t(aten.tanh(y), 3) +
+        aten.special_chebyshev_polynomial_t(aten.tanh(y), 9) +
+        aten.special_chebyshev_polynomial_t(y * 0.1 + 1.0, 4),
+    "aten.special_chebyshev_polynomial_u.n_scalar": lambda y, v:
+        aten.special_chebyshev_polynomial_u(aten.tanh(y), 2) +
+        aten.special_chebyshev_polynomial_u(aten.tanh(y), 10) +
+        aten.special_chebyshev_polynomial_u(y * -0.1 - 1.0, 3),
+    "aten.special_chebyshev_polynomial_v.n_scalar": lambda y, v:
+        aten.special_chebyshev_polynomial_v(aten.tanh(y), 3) +
+        aten.special_chebyshev_polynomial_v(aten.tanh(y), 10),
+    "aten.special_chebyshev_polynomial_w.n_scalar": lambda y, v:
+        aten.special_chebyshev_polynomial_w(aten.tanh(y), 4) +
+        aten.special_chebyshev_polynomial_w(aten.tanh(y), 9),
+    # Shifted: of 2x - 1, between 0 and 1 (and past 1).
+    "aten.special_shifted_chebyshev_polynomial_t.n_scalar": lambda y, v:
+        aten.special_shifted_chebyshev_polynomial_t(aten.sigmoid(y), 8) +
+        aten.special_shifted_chebyshev_polynomial_t(y * 0.1 + 1.0, 3),
+    "aten.special_shifted_chebyshev_polynomial_u.n_scalar": lambda y, v:
+        aten.special_shifted_chebyshev_polynomial_u(aten.sigmoid(y), 7),
+    "aten.special_shifted_chebyshev_polynomial_v.n_scalar": lambda y, v:
+        aten.special_shifted_chebyshev_polynomial_v(aten.sigmoid(y), 2) +
+        aten.special_shifted_chebyshev_polynomial_v(aten.sigmoid(y), 8),
+    "aten.special_shifted_chebyshev_polynomial_w.n_scalar": lambda y, v:
+        aten.special_shifted_chebyshev_polynomial_w(aten.sigmoid(y), 5),
+    "aten.special_hermite_polynomial_h.n_scalar": lambda y, v:
+        aten.special_hermite_polynomial_h(y, 5),
+    "aten.special_hermite_polynomial_he.n_scalar": lambda y, v:
+        aten.special_hermite_polynomial_he(y * -2.0, 4),
+    "aten.special_laguerre_polynomial_l.n_scalar": lambda y, v:
+        aten.special_laguerre_polynomial_l(aten.abs(y) * 3.0, 3),
+    "aten.special_legendre_polynomial_p.n_scalar": lambda y, v:
+        aten.special_legendre_polynomial_p(aten.tanh(y), 5),
     # Inside the domain that PyTorch's eager kernel checks (x > (p - 1) / 2).
     "aten.mvlgamma.default": lambda y, v:
         aten.mvlgamma(aten.abs(y) + 1.5, 3) +

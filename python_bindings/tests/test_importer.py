@@ -263,13 +263,13 @@ class LinearRrelu(nn.Module):
         return self.rrelu(self.linear(x))
 
 
-class LinearTrigamma(nn.Module):
+class LinearBesselK0(nn.Module):
     def __init__(self):
         super().__init__()
         self.linear = nn.Linear(8, 6)
 
     def forward(self, x):
-        return torch.special.polygamma(1, self.linear(x))
+        return torch.special.modified_bessel_k0(self.linear(x))
 
 
 def test_rrelu_outside_training_is_leaky_relu_with_the_mean_slope():
@@ -285,9 +285,8 @@ def test_rrelu_outside_training_is_leaky_relu_with_the_mean_slope():
     (LinearRrelu().train(), r"aten.rrelu.default is not supported by "
                             r"fusion: rrelu in training mode draws a random "
                             r"slope an element"),
-    (LinearTrigamma(), r"aten.polygamma.default is not supported by "
-                       r"fusion: polygamma of order 1 \(of order 0 it is "
-                       r"digamma"),
+    (LinearBesselK0(), r"aten.special_modified_bessel_k0.default is not "
+                       r"supported by fusion"),
     (Dropout().train(), r"aten.native_dropout.default is not supported by "
                         r"fusion: dropout in training mode.*eval\(\) mode "
                         r"it is the identity"),
@@ -308,6 +307,17 @@ def test_an_argument_the_formula_does_not_take_is_refused_at_import():
     with pytest.raises(fusion.UnsupportedOperationError,
                        match=r"aten.gelu.default is not supported by fusion: "
                              r".*'slope'.*\(unknown location\)"):
+        check_formula(node)
+
+
+def test_polygamma_of_a_negative_order_is_refused_at_import():
+    graph = torch.fx.Graph()
+    y = graph.placeholder("y")
+    node = graph.call_function(torch.ops.aten.polygamma.default, (-1, y))
+    with pytest.raises(fusion.UnsupportedOperationError,
+                       match=r"aten.polygamma.default is not supported by "
+                             r"fusion: polygamma of order -1 \(orders are "
+                             r"whole numbers from 0\)"):
         check_formula(node)
 
 

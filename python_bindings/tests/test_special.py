@@ -77,6 +77,18 @@ SWEEPS = {
     "lgamma": (torch.lgamma, [(0, 8), (0.5, 2.5), (1e3, 1e30)], 4),
     # Away from the zero near 1.4616 and the poles below 0.
     "digamma": (torch.digamma, [(2, 30), (1e3, 1e30), (0, 1)], 9),
+    # PyTorch's float32 trigamma (the same bits); its reflection below 1/2
+    # takes sin(pi x) in float32, far from float32's accuracy near the
+    # negative integers.
+    "trigamma": (lambda x: torch.polygamma(1, x),
+                 [(0.01, 8), (1, 100), (1e3, 1e6)], 6),
+    # Orders from 2: zeta's series above 0, the reflection below (PyTorch's
+    # CPU kernel, which sums in float64: 0.9-16 ulps; ours up to 21 at
+    # order 7 below 0); results that are not subnormal (float32's powers of
+    # x underflow before them).
+    **{f"polygamma_{n}": (lambda x, n=n: torch.polygamma(n, x),
+                          [(0.01, 8), (1, 100), (-30, 0)], 24)
+       for n in (2, 3, 4, 7)},
 }
 
 
@@ -159,37 +171,36 @@ def test_bessel_functions_against_float64(name):
         assert bessel_errors(function, x, run(function, x)) <= bound
 
 
-@pytest.mark.parametrize("name", sorted(BESSEL))
-def test_bessel_special_values_are_pytorchs(name):
-    """NaN at infinities (PyTorch's), poles and signs at 0 (y0(0) = -inf,
-    y1(-0.5) = NaN, j1(-x) = -j1(x)), within the functions' absolute error
-    elsewhere (their zeros' neighbourhoods)."""
-    bias = torch.tensor(SPECIAL + [0.25] * (FEATURES - len(SPECIAL)))
-    model = Identity(BESSEL[name], bias)
-    x = torch.randn(2, FEATURES)
-    compiled = fusion.compile(model, (x,), target="cpu")
-    with torch.no_grad():
-        out, expected = compiled(x), model(x)
-    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-6,
-                               equal_nan=True)
-
-
 SPECIAL = [0.0, -0.0, INF, -INF, NAN, 1.0, -1.0, 2.0, -2.0, -7.0, 0.5,
            -0.5, 8.0, 7.9999995, 8.000001, 10.0, 1e-30, -1e-30, 1e30, -1e30,
            3e38, -3e38, 0.99999994, -0.99999994, -9.4, -9.6, 26.0, -26.0,
            1e-45, 0.25, 0.75, 5.960464477539063e-08]
 
 
-@pytest.mark.parametrize("name", sorted(SWEEPS))
-def test_special_values_are_pytorchs(name):
+def at_special_values(function):
     """The layer's outputs (its -0.0 bias gives +0.0 after the GEMM, as in
-    PyTorch) through the function, against PyTorch's module."""
+    PyTorch) through `function`, compiled and PyTorch's."""
     bias = torch.tensor(SPECIAL + [0.25] * (FEATURES - len(SPECIAL)))
-    model = Identity(SWEEPS[name][0], bias)
+    model = Identity(function, bias)
     x = torch.randn(2, FEATURES)
     compiled = fusion.compile(model, (x,), target="cpu")
     with torch.no_grad():
-        out, expected = compiled(x), model(x)
+        return compiled(x), model(x)
+
+
+@pytest.mark.parametrize("name", sorted(BESSEL))
+def test_bessel_special_values_are_pytorchs(name):
+    """NaN at infinities (PyTorch's), poles and signs at 0 (y0(0) = -inf,
+    y1(-0.5) = NaN, j1(-x) = -j1(x)), within the functions' absolute error
+    elsewhere (their zeros' neighbourhoods)."""
+    out, expected = at_special_values(BESSEL[name])
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-6,
+                               equal_nan=True)
+
+
+@pytest.mark.parametrize("name", sorted(SWEEPS))
+def test_special_values_are_pytorchs(name):
+    out, expected = at_special_values(SWEEPS[name][0])
     # One subnormal step apart at most: PyTorch's own i1 and
     # modified_bessel_i1 differ by one at 1e-45.
     torch.testing.assert_close(out, expected, rtol=1e-5, atol=1.5e-45,

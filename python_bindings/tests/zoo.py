@@ -187,11 +187,23 @@ def zoo(in_features=37):
             lambda y, m: torch.special.i0e(y * 3.0) - torch.special.i1(y) +
             torch.special.log_ndtr(y * -2.0) * 0.1), (33, k), False),
         # C's and CUDA's Bessel functions (no formula), multigammaln's sum
-        # of lgammas.
-        "bessel_jy_multigammaln": (chain(
+        # of lgammas, trigamma and polygamma of order 3 (zeta's series).
+        "bessel_multigammaln_polygamma": (chain(
             lambda y, m: torch.special.bessel_j0(y * 3.0) -
             torch.special.bessel_y1(y.abs() * 3.0 + 0.5) * 0.1 +
-            torch.special.multigammaln(y.abs() + 1.5, 2) * 0.1),
+            torch.special.multigammaln(y.abs() + 1.5, 2) * 0.1 +
+            torch.polygamma(1, y.abs() + 0.5) * 0.1 +
+            torch.polygamma(3, torch.sigmoid(y) * -0.2 - 2.4) * 0.01),
+            (33, k), False),
+        # Orthogonal polynomials of whole degrees: recurrences and, past
+        # degree 6 (shifted W: 4), Chebyshev's closed forms in acos x.
+        "orthogonal_polynomials": (chain(
+            lambda y, m: torch.special.chebyshev_polynomial_t(
+                torch.tanh(y), 9) +
+            torch.special.legendre_polynomial_p(torch.tanh(y), 4) +
+            torch.special.hermite_polynomial_he(y, 3) * 0.1 +
+            torch.special.shifted_chebyshev_polynomial_w(
+                torch.sigmoid(y), 6) * 0.1),
             (33, k), False),
         # Booleans as numbers, tests of NaN (each term continuous: the
         # comparisons of precisions flip no element past a jump).
@@ -466,10 +478,10 @@ SPECIAL_VALUES = {
     "round to decimals": (
         lambda y, v: torch.round(y * v, decimals=3) -
         torch.round(y, decimals=-1), 3e-7),
-    # 10^39 is infinite in f32: NaN, as PyTorch's.
+    # 10^39 is infinite in f32 (10^400 in float64 too): NaN, as PyTorch's.
     "round to 39 decimals": (
         lambda y, v: torch.round(y, decimals=39) +
-        torch.round(y, decimals=-39), 0.0),
+        torch.round(y, decimals=-39) + torch.round(y, decimals=400), 0.0),
 }
 
 

@@ -7,7 +7,7 @@ exponents; and errors in ulps against float64."""
 import torch
 import torch.nn as nn
 
-FEATURES = 256
+FEATURES = 512
 ROWS = 4096
 
 

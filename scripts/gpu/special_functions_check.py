@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The special functions of fusion/special.py (i0, i0e, i1, i1e, erfinv,
 erfcx, ndtri, log_ndtr, lgamma, digamma, modified_bessel_i0 and _i1,
-spherical_bessel_j0, bessel_j0, _j1, _y0, _y1) in GEMM epilogues against
+spherical_bessel_j0, bessel_j0, _j1, _y0, _y1, trigamma, polygamma of
+order 3) in GEMM epilogues against
 float64, in ulps of the f32 nearest the exact value (for the Bessel
 functions J and Y, of the larger of it and their oscillation's amplitude
 sqrt(2 / (pi x)): their errors are absolute near zeros), beside PyTorch's
@@ -54,6 +55,10 @@ FUNCTIONS = {
     "bessel_j1": (torch.special.bessel_j1, (-40, 40), 32),
     "bessel_y0": (torch.special.bessel_y0, (0.01, 40), 32),
     "bessel_y1": (torch.special.bessel_y1, (0.01, 40), 32),
+    # PyTorch's float32 trigamma; zeta's series above 0 and the reflection
+    # below (PyTorch's CUDA kernel sums zeta's series from x on).
+    "trigamma": (lambda x: torch.polygamma(1, x), (0.01, 30), 8),
+    "polygamma_3": (lambda x: torch.polygamma(3, x), (-20, 20), 24),
 }
 OSCILLATING = {"bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1"}
 GROUP = FEATURES // len(FUNCTIONS)

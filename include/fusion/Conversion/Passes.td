@@ -13,7 +13,9 @@ def ConvertFusionToLinalg : Pass<"fusion-lower-to-linalg"> {
     semantics the dialect documents, so that with upstream bufferization
     and the LLVM lowering it runs on the CPU through `mlir-runner`
     (`--fusion-lower-to-cpu` is that pipeline). The GPU backends are
-    compared against it.
+    compared against it. A `fusion.special` without a formula (the C
+    library's function) stays, for `fusion-math-to-libm`; one with a
+    formula must have been inlined (`fusion-inline-special-functions`).
 
     - GEMMs accumulate in f32; for f32 tensors the operands are first
       rounded to the op's `precision` (tf32: round-to-nearest, ties away,
@@ -44,7 +46,8 @@ def MathToLibmCalls : Pass<"fusion-math-to-libm", "::mlir::ModuleOp"> {
     erf, which has no LLVM intrinsic, and expm1 and log1p, which LLVM's
     lowering (`exp(x) - 1`, `log(1 + x)`) computes inexactly near 0.
     A `fusion.special` that names the C library's function (`libm`) becomes
-    its call too; a symbol of that name that is not its f32 function of one
+    its call too, declared in the op's nearest symbol table; a symbol of
+    that name there that is not a declaration of its f32 function of one
     f32 is an error.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",

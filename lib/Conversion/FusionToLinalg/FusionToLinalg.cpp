@@ -499,10 +499,20 @@ struct LowerFusedLinear : OpRewritePattern<FusedLinearOp> {
 struct ConvertFusionToLinalgPass
     : fusion::impl::ConvertFusionToLinalgBase<ConvertFusionToLinalgPass> {
   void runOnOperation() override {
+    WalkResult formulas = getOperation()->walk([](SpecialOp special) {
+      if (!special.hasFormula())
+        return WalkResult::advance();
+      special.emitOpError()
+          << "has a formula, which fusion-inline-special-functions inlines "
+             "before the lowering to linalg";
+      return WalkResult::interrupt();
+    });
+    if (formulas.wasInterrupted())
+      return signalPassFailure();
     ConversionTarget target(getContext());
     target.addIllegalDialect<FusionDialect>();
     // Special functions that the C library computes, called in
-    // fusion-math-to-libm (the others are inlined before).
+    // fusion-math-to-libm (those with a formula are refused above).
     target.addLegalOp<SpecialOp>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, tensor::TensorDialect>();

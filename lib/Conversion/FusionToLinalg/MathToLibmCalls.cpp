@@ -18,26 +18,27 @@ using namespace mlir::fusion;
 
 namespace {
 
-/// The C library's function `name` of one f32, declared in `module` unless
-/// it is; an error at `special` if the module's symbol of that name is
-/// something else.
-static FailureOr<func::FuncOp>
-getOrDeclareLibm(SpecialOp special, StringRef name, ModuleOp module) {
+/// The C library's function `name` of one f32, declared in `special`'s
+/// nearest symbol table unless it is; an error at `special` if that
+/// table's symbol of the name is anything else (a definition included).
+static FailureOr<func::FuncOp> getOrDeclareLibm(SpecialOp special,
+                                                StringRef name) {
+  Operation *symbolTable = SymbolTable::getNearestSymbolTable(special);
   Type f32 = Float32Type::get(special.getContext());
   auto type = FunctionType::get(special.getContext(), {f32}, {f32});
-  Operation *existing = SymbolTable::lookupSymbolIn(module, name);
+  Operation *existing = SymbolTable::lookupSymbolIn(symbolTable, name);
   if (!existing) {
-    auto builder = OpBuilder::atBlockBegin(module.getBody());
+    auto builder = OpBuilder::atBlockBegin(&symbolTable->getRegion(0).front());
     auto declared = func::FuncOp::create(builder, special.getLoc(), name, type);
     declared.setPrivate();
     return declared;
   }
   auto declared = dyn_cast<func::FuncOp>(existing);
-  if (!declared || declared.getFunctionType() != type)
+  if (!declared || !declared.isExternal() || declared.getFunctionType() != type)
     return special.emitOpError()
            << "calls the C library's '" << name
-           << "', but the module's symbol of that name is not its f32 "
-              "function of one f32";
+           << "', but the module's symbol of that name is not a declaration "
+              "of its f32 function of one f32";
   return declared;
 }
 
@@ -49,8 +50,7 @@ struct MathToLibmCallsPass
       std::optional<StringRef> name = special.getLibm();
       if (!name)
         return WalkResult::advance();
-      FailureOr<func::FuncOp> function =
-          getOrDeclareLibm(special, *name, module);
+      FailureOr<func::FuncOp> function = getOrDeclareLibm(special, *name);
       if (failed(function))
         return WalkResult::interrupt();
       OpBuilder builder(special);

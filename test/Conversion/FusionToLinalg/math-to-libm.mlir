@@ -42,3 +42,16 @@ func.func @special_functions(%a: f32) -> f32 {
   %2 = fusion.special "lgamma"(%1) libdevice "__nv_lgammaf" libm "lgammaf" : (f32) -> f32
   return %2 : f32
 }
+
+// A nested module's op: the function is declared in that module, where the
+// call resolves.
+// CHECK-LABEL: module @inner
+// CHECK-NEXT: func.func private @j0f(f32) -> f32
+// CHECK-LABEL: func.func @nested
+// CHECK-NEXT: call @j0f
+module @inner {
+  func.func @nested(%a: f32) -> f32 {
+    %0 = fusion.special "bessel_j0"(%a) libdevice "__nv_j0f" libm "j0f" : (f32) -> f32
+    return %0 : f32
+  }
+}

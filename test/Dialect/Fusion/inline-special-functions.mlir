@@ -46,6 +46,22 @@ func.func @library_functions_stay(%x: f32) -> f32 {
   return %j : f32
 }
 
+// A formula that calls the C library's function: inlined around it.
+// CHECK-LABEL: func.func @formula_around_a_library_function
+// CHECK-SAME: (%[[X:.*]]: f32)
+// CHECK-NEXT: %[[Y:.*]] = fusion.special "bessel_y1"(%[[X]]) libdevice "__nv_y1f" libm "y1f" : (f32) -> f32
+// CHECK-NEXT: %[[T:.*]] = arith.mulf %[[Y]], %[[X]] : f32
+// CHECK-NEXT: return %[[T]]
+func.func @formula_around_a_library_function(%x: f32) -> f32 {
+  %w = fusion.special "wave"(%x) : (f32) -> f32 {
+  ^bb0(%a: f32):
+    %y = fusion.special "bessel_y1"(%a) libdevice "__nv_y1f" libm "y1f" : (f32) -> f32
+    %t = arith.mulf %y, %a : f32
+    fusion.yield %t : f32
+  }
+  return %w : f32
+}
+
 // Nothing to inline: unchanged.
 // CHECK-LABEL: func.func @none
 // CHECK-NEXT: math.log

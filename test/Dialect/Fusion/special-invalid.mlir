@@ -173,3 +173,11 @@ func.func @libm_arity(%x: f32) -> f32 {
   %0 = fusion.special "bessel_y0"(%x, %x) libdevice "__nv_y0f" libm "y0f" : (f32, f32) -> f32
   return %0 : f32
 }
+
+// -----
+
+func.func @nothing_computes_it(%x: f32) -> f32 {
+  // expected-error @+1 {{'fusion.special' op 'mystery' has no formula, and names no C library function for the CPU}}
+  %0 = fusion.special "mystery"(%x) : (f32) -> f32
+  return %0 : f32
+}
