@@ -127,7 +127,7 @@ def _i1e(s, x):
 
 def _cot_pi(s, x):
     """cot(pi x) as cos(pi r) / sin(pi r) for r = x less its nearest
-    integer (exact; cot has period pi), the cosine as sin(pi (1/2 - |r|))
+    integer (exact; cot(pi x) has period 1), the cosine as sin(pi (1/2 - |r|))
     (1/2 - |r| exact where it matters): PyTorch takes x's fractional part
     and tan in float64, which float32's pi r would lose near the poles and,
     for the cosine, near the half-integers."""

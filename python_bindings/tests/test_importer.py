@@ -263,6 +263,17 @@ class LinearRrelu(nn.Module):
         return self.rrelu(self.linear(x))
 
 
+class LinearChebyshev(nn.Module):
+    def __init__(self, degree):
+        super().__init__()
+        self.linear = nn.Linear(8, 6)
+        self.degree = degree
+
+    def forward(self, x):
+        return torch.special.chebyshev_polynomial_t(self.linear(x),
+                                                    self.degree)
+
+
 class LinearBesselK0(nn.Module):
     def __init__(self):
         super().__init__()
@@ -287,6 +298,10 @@ def test_rrelu_outside_training_is_leaky_relu_with_the_mean_slope():
                             r"slope an element"),
     (LinearBesselK0(), r"aten.special_modified_bessel_k0.default is not "
                        r"supported by fusion"),
+    (LinearChebyshev(33), r"aten.special_chebyshev_polynomial_t.n_scalar is "
+                          r"not supported by fusion: chebyshev_polynomial_t "
+                          r"of degree 33: fusion unrolls the recurrence in "
+                          r"each element's code, up to degree 32"),
     (Dropout().train(), r"aten.native_dropout.default is not supported by "
                         r"fusion: dropout in training mode.*eval\(\) mode "
                         r"it is the identity"),

@@ -1,13 +1,11 @@
 """torch.special's orthogonal polynomials of a whole degree
 (fusion/polynomials.py) after an identity layer on the CPU target: against
 float64 over each recurrence's and closed form's range, PyTorch's float32
-results at special values; degrees past the unrolled limit refused at the
-model's line."""
+results at special values (degrees past the unrolled limit:
+test_importer.py)."""
 import pytest
 import torch
-import torch.nn as nn
 
-import fusion
 from fusion import polynomials
 from fusion.polynomials import MAX_DEGREE
 
@@ -84,26 +82,3 @@ def test_hermite_past_its_limit_is_nan():
     for function in (torch.special.hermite_polynomial_h,
                      torch.special.hermite_polynomial_he):
         assert run(lambda y: function(y, 129), x).isnan().all()
-
-
-class LinearChebyshev(nn.Module):
-    def __init__(self, degree):
-        super().__init__()
-        self.linear = nn.Linear(8, 6)
-        self.degree = degree
-
-    def forward(self, x):
-        return torch.special.chebyshev_polynomial_t(self.linear(x),
-                                                    self.degree)
-
-
-def test_degree_past_the_unrolled_limit_is_refused():
-    with pytest.raises(fusion.UnsupportedOperationError,
-                       match=r"aten.special_chebyshev_polynomial_t.n_scalar "
-                             r"is not supported by fusion: "
-                             r"chebyshev_polynomial_t of degree 33: fusion "
-                             r"unrolls the recurrence in each element's "
-                             r"code, up to degree 32 "
-                             r"\(.*test_polynomials\.py:\d+\)"):
-        fusion.compile(LinearChebyshev(MAX_DEGREE + 1), (torch.randn(4, 8),),
-                       target="cpu")
