@@ -1740,11 +1740,6 @@ class Importer:
                 f"{self.element}"
         return None
 
-    def width(self, node):
-        """Values per row of an imported value, None for others."""
-        value = self.values.get(node)
-        return value.width if isinstance(value, _Chain) else None
-
     def import_node(self, node):
         name = op_name(node)
         if node.op != "call_function":

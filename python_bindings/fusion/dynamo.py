@@ -12,9 +12,11 @@ vectors, single values (a tensor of one number that the forward makes,
 `torch.tensor(-1.5)`, is folded into the program, as fusion.compile does),
 elementwise ops of those alone (pulled into the partition), or values
 computed before the GEMM (a residual, another layer's output) or in it.
-Values that leave the partition become its results; a partition stops before a second [batch, features] matrix
-would leave it (narrower values, such as reductions, may), so that the
-GEMM's output still makes one trip through memory. Each partition is
+Values that leave the partition become its results: those that a training
+step saves for its backward pass (the GEMM's output before an activation, a
+batch norm's input) leave as the fused op's intermediate results, written
+beside its result from the values the epilogue computes anyway. Each
+partition is
 imported, compiled (or found in the disk cache, fusion/cache.py) and called
 through the custom op `fusion::run`, which torch.compile, FX graphs and CUDA
 graph capture see as one op. The batch dimension is dynamic.
@@ -289,7 +291,6 @@ def _grow(gemm, order, numbers):
                 partition.members = candidate
                 members.update(pulled + [node])
                 break
-    columns = meta.shape[-1]
     while True:
         members = set(partition.members)
         # Views and constants pulled in for ops that were cut go too.
@@ -308,21 +309,6 @@ def _grow(gemm, order, numbers):
         if bad:
             partition.members = _without(partition.members, bad[0])
             continue
-        # Stop before a second matrix leaves the partition (narrower values
-        # such as running statistics or reductions aside), so that the
-        # GEMM output is not written out for its other users.
-        matrices = [n for n in outputs
-                    if (importer.width(n) or 0) >= columns]
-        if len(matrices) > 1:
-            cut = partition.members.index(matrices[0])
-            kept = partition.members[:cut + 1]
-            for node in partition.members[cut + 1:]:
-                if (importer.width(node) or 0) < columns and \
-                        all(arg in kept for arg in node.all_input_nodes
-                            if arg in members):
-                    kept.append(node)
-            partition.members = kept
-            continue
         # A multi-result op (batch norm, layer norm, ...) stays only with
         # all its used results, which PyTorch would compute again otherwise.
         kept = set(partition.members)
@@ -334,7 +320,7 @@ def _grow(gemm, order, numbers):
             continue
         break
     computing = [n for n in partition.members[2:] if aten.computes(n)]
-    if not computing or gemm in partition.outputs():
+    if not computing:
         return None  # A bare GEMM: nothing to fuse.
     return partition
 

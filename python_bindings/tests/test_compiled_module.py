@@ -83,6 +83,29 @@ def test_returns_the_module_output_structure(structure):
     assert torch.allclose(out[0], ref[0], rtol=1e-5, atol=1e-6)
 
 
+def test_chain_values_returned_beside_the_result():
+    """A module that returns values of its chain (the GEMM output, a value
+    between two activations) beside the chain's end: one fused op writes
+    them all (its intermediate results), each as PyTorch computes it."""
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(8, 6)
+
+        def forward(self, x):
+            y = self.linear(x)
+            h = torch.tanh(y * -1.5)
+            return torch.sigmoid(h) * y, y, h
+
+    model = Model()
+    compiled = fusion.compile(model, (torch.randn(4, 8),), target="cpu")
+    x = torch.randn(5, 8)
+    outs, refs = compiled(x), model(x)
+    assert len(outs) == 3
+    for out, ref in zip(outs, refs):
+        assert torch.allclose(out, ref, rtol=1e-5, atol=1e-6)
+
+
 def test_non_tensor_input_refused():
     compiled = fusion.compile(LinearLeakyRelu(8, 6), (torch.randn(4, 8),),
                               target="cpu")

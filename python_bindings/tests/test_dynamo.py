@@ -274,12 +274,15 @@ def test_inductor_compiles_the_rest():
     with torch.no_grad():
         compiled(torch.randn(2, 7, 16))
     assert len(fusion.dynamo.last_fused) == 1
-    # With gradients the GEMM's output is saved for GELU's backward, so it
-    # leaves the partition: PyTorch (here inductor) computes that layer.
+    # With gradients the GEMM's output, saved for GELU's backward, leaves
+    # the partition as an intermediate result: the layer still fuses (GELU
+    # as inductor's decomposition).
     x = torch.randn(2, 7, 16, requires_grad=True)
     x_twin = x.detach().clone().requires_grad_()
     out = compiled(x)
     reference = twin(x_twin)
+    (fused,) = fusion.dynamo.last_fused
+    assert {"aten.addmm.default", "aten.erf.default"} <= set(fused)
     assert relative_error(out, reference) <= 1e-5
     out.square().sum().backward()
     reference.square().sum().backward()
@@ -573,6 +576,83 @@ class GroupNormCentre(nn.Module):
     def forward(self, x):
         y = torch.tanh(self.norm(self.linear(x)))
         return y - y.mean(dim=1, keepdim=True)
+
+
+class ScaledGeluResidual(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(16, 24)
+        self.shift = nn.Parameter(torch.randn(24))
+
+    def forward(self, x, r):
+        return torch.tanh(F.gelu(self.linear(x) * -1.5) + r) - self.shift
+
+
+def test_training_step_fuses_the_values_the_backward_saves(fused_graphs):
+    """With gradients the backward saves the GELU's input and the tanh's
+    output: both leave the partition as intermediate results beside the
+    result, so the whole chain still fuses into one call; outputs and
+    gradients are eager's."""
+    model = ScaledGeluResidual()
+    twin = ScaledGeluResidual()
+    twin.load_state_dict(model.state_dict())
+    compiled = torch.compile(model, backend="fusion")
+    x = torch.randn(9, 16, requires_grad=True)
+    r = torch.randn(9, 24, requires_grad=True)
+    x_twin = x.detach().clone().requires_grad_()
+    r_twin = r.detach().clone().requires_grad_()
+    out = compiled(x, r)
+    reference = twin(x_twin, r_twin)
+    (fused,) = fusion.dynamo.last_fused
+    assert {"aten.addmm.default", "aten.mul.Tensor", "aten.gelu.default",
+            "aten.add.Tensor", "aten.tanh.default",
+            "aten.sub.Tensor"} <= set(fused)
+    (graph,) = fused_graphs
+    assert graph.count("fusion.run.default") == 1
+    assert not {"aten.gelu.default", "aten.tanh.default"} & set(graph)
+    assert relative_error(out, reference) <= 1e-5
+    weights = torch.randn(9, 24)
+    (out * weights).sum().backward()
+    (reference * weights).sum().backward()
+    for grad, expected in ((x.grad, x_twin.grad), (r.grad, r_twin.grad)):
+        assert relative_error(grad, expected) <= 1e-5
+    for (name, p), q in zip(model.named_parameters(), twin.parameters()):
+        assert relative_error(p.grad, q.grad) <= 1e-5, name
+
+
+class TwoBranches(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(16, 24)
+
+    def forward(self, x):
+        y = self.linear(x)
+        return F.relu(y), torch.sigmoid(y) * y
+
+
+def test_gemm_output_that_the_backward_saves_fuses():
+    """The backward of sigmoid(y) * y saves the GEMM output y itself (and
+    the sigmoid's, and relu's output): all three leave the one partition as
+    intermediate results."""
+    model = TwoBranches()
+    twin = TwoBranches()
+    twin.load_state_dict(model.state_dict())
+    compiled = torch.compile(model, backend="fusion")
+    x = torch.randn(9, 16, requires_grad=True)
+    x_twin = x.detach().clone().requires_grad_()
+    outs = compiled(x)
+    references = twin(x_twin)
+    (fused,) = fusion.dynamo.last_fused
+    assert {"aten.addmm.default", "aten.relu.default", "aten.sigmoid.default",
+            "aten.mul.Tensor"} <= set(fused)
+    weights = [torch.randn(9, 24) for _ in outs]
+    for out, reference in zip(outs, references):
+        assert relative_error(out, reference) <= 1e-5
+    sum((o * w).sum() for o, w in zip(outs, weights)).backward()
+    sum((r * w).sum() for r, w in zip(references, weights)).backward()
+    assert relative_error(x.grad, x_twin.grad) <= 1e-5
+    for (name, p), q in zip(model.named_parameters(), twin.parameters()):
+        assert relative_error(p.grad, q.grad) <= 1e-5, name
 
 
 def test_training_step_through_norms_matches_eager():

@@ -19,11 +19,13 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
                                             StringRef name, MatrixShape shape,
                                             TypeRange columnTypes,
                                             const ScalarFn &fn,
-                                            ArrayRef<int64_t> rowGroups) {
+                                            ArrayRef<int64_t> rowGroups,
+                                            ArrayRef<ScalarFn> intermediates) {
   OpBuilder::InsertionGuard insertion(builder);
   Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
   SmallVector<Type> argTypes{ptr, ptr, builder.getI64Type()};
-  argTypes.append(columnTypes.size() + rowGroups.size(), ptr);
+  size_t operandCount = columnTypes.size() + rowGroups.size();
+  argTypes.append(operandCount + intermediates.size(), ptr);
   gpu::GPUFuncOp kernel = createKernel(builder, loc, name, argTypes);
   LaunchContract launch;
   emitPredecessorWait(builder, loc, kernel, launch);
@@ -71,7 +73,8 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
   for (auto [index, type] : llvm::enumerate(columnTypes))
     columnLanes.push_back(e.loadLanes(args[3 + index], type, column, width));
   SmallVector<Value> rowIndices;
-  SmallVector<SmallVector<Value>> results;
+  // Of each row: the output's lanes, then each intermediate's.
+  SmallVector<SmallVector<SmallVector<Value>>> results;
   for (int64_t r = 0; r < rowsPerThread; ++r) {
     Value row = e.add(firstRow, e.i64(r * threadsY));
     rowIndices.push_back(row);
@@ -84,24 +87,31 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
       operandLanes.push_back(e.loadRowLanes(
           args[3 + columnTypes.size() + index], shape.elementType, safeRow,
           column, width, groups, shape.columns));
+    SmallVector<SmallVector<Value>> rowResults(1 + intermediates.size());
     for (int64_t lane = 0; lane < width; ++lane) {
       SmallVector<Value> operands;
       for (auto &values : operandLanes)
         operands.push_back(values[lane]);
-      lanes[lane] = fn(builder, loc, lanes[lane], operands);
+      rowResults[0].push_back(fn(builder, loc, lanes[lane], operands));
+      for (auto [i, intermediate] : llvm::enumerate(intermediates))
+        rowResults[1 + i].push_back(
+            intermediate(builder, loc, lanes[lane], operands));
     }
-    results.push_back(std::move(lanes));
+    results.push_back(std::move(rowResults));
   }
   Value chunkInside = e.lessThan(chunk, e.i64(rowChunks));
-  for (auto [row, lanes] : llvm::zip(rowIndices, results)) {
+  for (auto [row, rowResults] : llvm::zip(rowIndices, results)) {
     Value inside = arith::AndIOp::create(builder, loc, chunkInside,
                                          e.lessThan(row, rows));
     auto store = scf::IfOp::create(builder, loc, inside,
                                    /*withElseRegion=*/false);
     OpBuilder::InsertionGuard branch(builder);
     builder.setInsertionPointToStart(&store.getThenRegion().front());
-    e.storeLanes(lanes, args[1], shape.elementType,
-                 e.add(e.mul(row, e.i64(shape.columns)), column));
+    Value element = e.add(e.mul(row, e.i64(shape.columns)), column);
+    e.storeLanes(rowResults[0], args[1], shape.elementType, element);
+    for (auto [i, lanes] : llvm::enumerate(ArrayRef(rowResults).drop_front()))
+      e.storeLanes(lanes, args[3 + operandCount + i], shape.elementType,
+                   element);
   }
   gpu::ReturnOp::create(builder, loc);
   launch.gridX = RowExpr::ceilDiv(1, threadsY * rowsPerThread, columnBlocks);
@@ -109,8 +119,7 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
   launch.arguments = {KernelArgument::fromOperand(0),
                       KernelArgument::fromOperand(1),
                       KernelArgument::fromValue(RowExpr::rows())};
-  for (unsigned index = 0; index < columnTypes.size() + rowGroups.size();
-       ++index)
+  for (unsigned index = 0; index < operandCount + intermediates.size(); ++index)
     launch.arguments.push_back(KernelArgument::fromOperand(2 + index));
   return {kernel, std::move(launch)};
 }

@@ -15,13 +15,16 @@
 namespace mlir::fusion {
 
 /// out = fn(in, col[n]..., row[m, n / (N / G)]...) per element, for M x N
-/// matrices of `shape`. Launch operands: (ptr in, ptr out, ptr column...,
-/// ptr row...), `in` may equal `out`; columns have `columnTypes` elements,
-/// the row operands the element type of `shape` and `rowGroups` columns.
+/// matrices of `shape`, and each of `intermediates` of the same arguments
+/// into a matrix of its own. Launch operands: (ptr in, ptr out, ptr
+/// column..., ptr row..., ptr intermediate...), `in` may equal `out`;
+/// columns have `columnTypes` elements, the row operands the element type
+/// of `shape` and `rowGroups` columns.
 Kernel buildElementwiseKernel(OpBuilder &builder, Location loc, StringRef name,
                               MatrixShape shape, TypeRange columnTypes,
                               const ScalarFn &fn,
-                              ArrayRef<int64_t> rowGroups = {});
+                              ArrayRef<int64_t> rowGroups = {},
+                              ArrayRef<ScalarFn> intermediates = {});
 
 } // namespace mlir::fusion
 

@@ -41,19 +41,28 @@ RankedTensorType tensorType(Value value) {
 }
 
 /// The epilogue region of `op` as a scalar function of the accumulator and
-/// the epilogue operands' elements, then the row operands'.
-ScalarFn epilogueFn(FusedLinearOp op) {
-  return [op](OpBuilder &builder, Location, Value acc, ValueRange columns) {
-    FusedLinearOp fused = op;
-    Block &body = fused.getEpilogueBlock();
-    IRMapping mapping;
-    mapping.map(body.getArgument(0), acc);
-    mapping.map(body.getArguments().drop_front(), columns);
-    for (Operation &bodyOp : body.without_terminator())
-      builder.clone(bodyOp, mapping);
-    return mapping.lookup(fused.getEpilogueYield().getValue());
-  };
+/// the epilogue operands' elements, then the row operands': of its yielded
+/// value `index` (0: the result's, then the intermediates').
+ScalarFn epilogueFn(FusedLinearOp op, unsigned index = 0) {
+  return
+      [op, index](OpBuilder &builder, Location, Value acc, ValueRange columns) {
+        FusedLinearOp fused = op;
+        Block &body = fused.getEpilogueBlock();
+        IRMapping mapping;
+        mapping.map(body.getArgument(0), acc);
+        mapping.map(body.getArguments().drop_front(), columns);
+        for (Operation &bodyOp : body.without_terminator())
+          builder.clone(bodyOp, mapping);
+        return mapping.lookup(fused.getEpilogueYield().getValues()[index]);
+      };
 }
+
+/// The matrices an elementwise kernel writes besides its output: each
+/// `fns[i]` of the kernel's element and operands, stored at `ptrs[i]`.
+struct ExtraOutputs {
+  SmallVector<ScalarFn> fns;
+  SmallVector<Value> ptrs;
+};
 
 ScalarFn identityFn() {
   return [](OpBuilder &, Location, Value x, ValueRange) { return x; };
@@ -62,11 +71,6 @@ ScalarFn identityFn() {
 GemmConfigAttr getConfig(FusedLinearOp op) {
   return op->getAttrOfType<GemmConfigAttr>(
       FusionDialect::getGemmConfigAttrName());
-}
-
-bool isIdentityEpilogue(FusedLinearOp op) {
-  return op.getEpilogueYield().getValue() ==
-         op.getEpilogueBlock().getArgument(0);
 }
 
 /// The columns of the [M, G] row operands `rows`.
@@ -295,14 +299,16 @@ private:
   /// readers are no such row program.
   LogicalResult planGemmTileReductions(FusedLinearOp op);
   /// The batch norm `op` of `input` (after `fn` of `columns`) into
-  /// `output`, or into the result of `after` computed on it; with
+  /// `output`, or into the result of `after` computed on it; its normalizing
+  /// pass also writes `extra` (of the input's elements and `columns`). With
   /// `statistics` false, the chunks' moments are already in the scratch
   /// space.
   void emitBatchNorm(Operation *op, Buffer input, Buffer output,
                      MatrixShape shape, ValueRange columns, const ScalarFn &fn,
                      BatchNormConfigAttr config, Value weight, Value bias,
                      Value runningMean, Value runningVar, ValueRange updated,
-                     ElementwiseOpInterface after, bool statistics = true);
+                     ElementwiseOpInterface after,
+                     const ExtraOutputs &extra = {}, bool statistics = true);
   /// The device pointers of `tensors`.
   SmallVector<Value> bufferPtrs(ValueRange tensors);
 
@@ -582,7 +588,7 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
                                 Value weight, Value bias, Value runningMean,
                                 Value runningVar, ValueRange updated,
                                 ElementwiseOpInterface after,
-                                bool statistics) {
+                                const ExtraOutputs &extra, bool statistics) {
   const BatchNormScratch &s = scratch.at(op);
   Type f32 = b.getF32Type();
   SmallVector<Type> columnTypes = llvm::map_to_vector(
@@ -620,6 +626,14 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
   ValueRange afterColumns =
       after ? after.getColumnOperands() : ValueRange();
   normalizeTypes.append(afterColumns.size(), shape.elementType);
+  // The extra outputs' functions read the user's columns alone.
+  SmallVector<ScalarFn> extraFns =
+      llvm::map_to_vector(extra.fns, [&](const ScalarFn &extraFn) -> ScalarFn {
+        return [extraFn, userColumns](OpBuilder &nb, Location nl, Value x,
+                                      ValueRange cols) {
+          return extraFn(nb, nl, x, cols.take_front(userColumns));
+        };
+      });
   Kernel normalize = buildKernel([&] {
     return buildElementwiseKernel(
         b, loc, kernelName(op, "normalize"), shape, normalizeTypes,
@@ -634,13 +648,15 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
           return after.buildScalar(nb, nl, normalized,
                                    cols.drop_front(userColumns + 3),
                                    ValueRange());
-        });
+        },
+        /*rowGroups=*/{}, extraFns);
   });
   SmallVector<Value> normalizeOperands{
       input.ptr, after ? buffers.lookup(after->getResult(0)).ptr : output.ptr};
   normalizeOperands.append(columnBuffers);
   normalizeOperands.append({s.center, s.scale, s.shift});
   normalizeOperands.append(bufferPtrs(afterColumns));
+  normalizeOperands.append(extra.ptrs);
   launch(normalize, input.rows, normalizeOperands);
 }
 
@@ -677,18 +693,23 @@ void HostEmitter::emitTiledFusedLinear(
       break;
     }
   problem.epilogue = epilogueFn(op);
+  for (unsigned i = 1; i <= op.getIntermediates().size(); ++i)
+    problem.intermediates.push_back(epilogueFn(op, i));
   BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
   problem.statistics = batchNorm && batchNorm.isTraining();
   Buffer x = buffers.lookup(op.getInput());
-  // The kernel's operands up to its row operands, the output stored (at
-  // `outputOperand`) where `storesOutput`.
-  auto gemmOperands = [&](bool storesOutput, size_t &outputOperand) {
+  // The kernel's operands up to its row operands: the epilogue's output
+  // stored (at `outputOperand`) to `output` where `storesOutput`, then the
+  // `intermediates` (those of the problem).
+  auto gemmOperands = [&](bool storesOutput, size_t &outputOperand,
+                          Value output, ValueRange intermediates) {
     SmallVector<Value> operands{x.ptr, buffers.lookup(op.getWeight()).ptr};
     if (op.getBias())
       operands.push_back(buffers.lookup(op.getBias()).ptr);
     outputOperand = operands.size();
     if (storesOutput)
-      operands.push_back(buffers.lookup(op.getResult()).ptr);
+      operands.push_back(buffers.lookup(output).ptr);
+    operands.append(bufferPtrs(intermediates));
     operands.append(bufferPtrs(op.getEpilogueOperands()));
     operands.append(bufferPtrs(op.getEpilogueRows()));
     return operands;
@@ -706,7 +727,8 @@ void HostEmitter::emitTiledFusedLinear(
           return entry.getMaxRows() < unreducedRows;
         });
     size_t outputOperand;
-    SmallVector<Value> operands = gemmOperands(true, outputOperand);
+    SmallVector<Value> operands = gemmOperands(
+        true, outputOperand, op.getResult(), op.getIntermediates());
     Block *larger = branchOnRows(x.rows, unreducedRows);
     reduced = createJoinBlock();
     launchGemmForRows(op, problem, x.rows,
@@ -724,11 +746,27 @@ void HostEmitter::emitTiledFusedLinear(
       problem.rowReductions.push_back(step.reduction);
   }
 
+  // The general kernel of a batch norm writes the epilogue's output for
+  // the normalizing pass: where an intermediate result is that value (the
+  // batch norm's input, which a training step saves), it goes there, and
+  // the pass reads it from there.
+  GemmKernelProblem general = problem;
+  Value output = op.getResult();
+  SmallVector<Value> generalIntermediates(op.getIntermediates());
+  ValueRange yielded = op.getEpilogueYield().getValues();
+  for (unsigned i = 1; batchNorm && i < yielded.size(); ++i) {
+    if (yielded[i] != yielded[0])
+      continue;
+    output = op.getIntermediates()[i - 1];
+    general.intermediates.erase(general.intermediates.begin() + (i - 1));
+    generalIntermediates.erase(generalIntermediates.begin() + (i - 1));
+    break;
+  }
   // Where the output goes, which a kernel that finishes the batch norm
   // writes to the op after it.
   size_t outputOperand;
-  SmallVector<Value> operands =
-      gemmOperands(problem.storesOutput, outputOperand);
+  SmallVector<Value> operands = gemmOperands(
+      general.storesOutput, outputOperand, output, generalIntermediates);
   // A batch that one block row of tiles holds: the kernel finishes the
   // batch norm (#fusion.epilogue_batch_norm); larger ones take the kernels
   // below.
@@ -741,14 +779,18 @@ void HostEmitter::emitTiledFusedLinear(
                             : std::nullopt) {
     int64_t maxRows = epilogueBatchNorm.getMaxRows();
     int64_t staticRows = op.getInput().getType().getDimSize(0);
+    SmallVector<Value> finishingOperands =
+        gemmOperands(problem.storesOutput, outputOperand, op.getResult(),
+                     op.getIntermediates());
     if (!ShapedType::isDynamic(staticRows) && staticRows <= maxRows)
-      return emitBatchNormFinishingGemm(op, *finishing, after, operands,
-                                        outputOperand);
-    Block *general = branchOnRows(x.rows, maxRows);
+      return emitBatchNormFinishingGemm(op, *finishing, after,
+                                        finishingOperands, outputOperand);
+    Block *larger = branchOnRows(x.rows, maxRows);
     done = createJoinBlock();
-    emitBatchNormFinishingGemm(op, *finishing, after, operands, outputOperand);
+    emitBatchNormFinishingGemm(op, *finishing, after, finishingOperands,
+                               outputOperand);
     LLVM::BrOp::create(b, loc, ValueRange{}, done);
-    b.setInsertionPointToStart(general);
+    b.setInsertionPointToStart(larger);
   }
   if (problem.statistics) {
     const BatchNormScratch &s = scratch.at(op);
@@ -765,18 +807,18 @@ void HostEmitter::emitTiledFusedLinear(
                                                 epilogueBatchNorm.getMaxRows();
                                        }),
                  batchConfigs.end());
-  launchGemmForRows(op, problem, x.rows, batchConfigs, config, "gemm",
+  launchGemmForRows(op, general, x.rows, batchConfigs, config, "gemm",
                     operands);
   if (batchNorm) {
     // The kernel wrote the epilogue's output and its moments: what is left
     // is the finalize kernel and one normalizing pass.
     MatrixShape shape{problem.elementType, problem.n,
                       getVectorWidth(problem.elementType, problem.n)};
-    Buffer out = buffers.lookup(op.getResult());
-    emitBatchNorm(op, out, out, shape, ValueRange(), identityFn(), batchNorm,
+    emitBatchNorm(op, buffers.lookup(output), buffers.lookup(op.getResult()),
+                  shape, ValueRange(), identityFn(), batchNorm,
                   op.getBnWeight(), op.getBnBias(), op.getRunningMean(),
                   op.getRunningVar(), op.getUpdatedRunningStats(), after,
-                  /*statistics=*/false);
+                  /*extra=*/{}, /*statistics=*/false);
   }
   for (Block *join : {done, reduced}) {
     if (!join)
@@ -926,34 +968,65 @@ void HostEmitter::emitCublasFusedLinear(FusedLinearOp op,
   Type elementType = weightType.getElementType();
   int64_t n = weightType.getDimSize(0), k = weightType.getDimSize(1);
   Value bias = op.getBias() ? buffers.lookup(op.getBias()).ptr : nullPtr();
+  // cuBLASLt's GEMM (alpha x w^T + bias) writes the op's first matrix whose
+  // epilogue value that is: an intermediate before the result, which a
+  // batch norm normalizes. The epilogue kernels compute the others from it.
+  SmallVector<Value> matrices{op.getResult()};
+  llvm::append_range(matrices, op.getIntermediates());
+  ValueRange yielded = op.getEpilogueYield().getValues();
+  Value acc = op.getEpilogueBlock().getArgument(0);
+  std::optional<unsigned> gemmMatrix;
+  for (unsigned i = 1; i < matrices.size() && !gemmMatrix; ++i)
+    if (yielded[i] == acc)
+      gemmMatrix = i;
+  if (!gemmMatrix && yielded[0] == acc)
+    gemmMatrix = 0;
+  Buffer gemmOut = gemmMatrix ? buffers.lookup(matrices[*gemmMatrix]) : out;
   MLIRContext *context = b.getContext();
   checkStatus(fusion_rt::GemmOp::create(
       b, loc, i32Type,
       ElementTypeAttr::get(context, *getElementTypeKind(elementType)),
       PrecisionAttr::get(context, op.getComputePrecision()), stream, x.ptr,
-      buffers.lookup(op.getWeight()).ptr, bias, out.ptr, x.rows,
+      buffers.lookup(op.getWeight()).ptr, bias, gemmOut.ptr, x.rows,
       b.getI64IntegerAttr(n), b.getI64IntegerAttr(k),
       b.getF32FloatAttr(op.getAlpha().convertToDouble())));
 
+  ExtraOutputs extra;
+  for (unsigned i = 1; i < matrices.size(); ++i) {
+    if (gemmMatrix == i)
+      continue;
+    extra.fns.push_back(epilogueFn(op, i));
+    extra.ptrs.push_back(buffers.lookup(matrices[i]).ptr);
+  }
   MatrixShape shape{elementType, n, getVectorWidth(elementType, n)};
   ScalarFn fn = epilogueFn(op);
   if (BatchNormConfigAttr batchNorm = op.getBatchNormAttr()) {
-    emitBatchNorm(op, out, out, shape, op.getEpilogueOperands(), fn, batchNorm,
-                  op.getBnWeight(), op.getBnBias(), op.getRunningMean(),
-                  op.getRunningVar(), op.getUpdatedRunningStats(), after);
+    emitBatchNorm(op, gemmOut, out, shape, op.getEpilogueOperands(), fn,
+                  batchNorm, op.getBnWeight(), op.getBnBias(),
+                  op.getRunningMean(), op.getRunningVar(),
+                  op.getUpdatedRunningStats(), after, extra);
     return;
   }
-  if (isIdentityEpilogue(op))
-    return;
+  // The kernel's first output: the result's, unless the GEMM wrote it.
+  Value first = out.ptr;
+  if (gemmMatrix == 0u) {
+    if (extra.fns.empty())
+      return;
+    fn = extra.fns.front();
+    first = extra.ptrs.front();
+    extra.fns.erase(extra.fns.begin());
+    extra.ptrs.erase(extra.ptrs.begin());
+  }
   SmallVector<Type> columnTypes(op.getEpilogueOperands().size(), elementType);
   Kernel epilogue = buildKernel([&] {
     return buildElementwiseKernel(b, loc, kernelName(op, "epilogue"), shape,
                                   columnTypes, fn,
-                                  rowGroupsOf(op.getEpilogueRows()));
+                                  rowGroupsOf(op.getEpilogueRows()), extra.fns);
   });
-  SmallVector<Value> operands{out.ptr, out.ptr};
+  SmallVector<Value> operands{gemmOut.ptr, first};
   operands.append(bufferPtrs(op.getEpilogueOperands()));
   operands.append(bufferPtrs(op.getEpilogueRows()));
+  operands.append(extra.ptrs);
   launch(epilogue, out.rows, operands);
 }
 

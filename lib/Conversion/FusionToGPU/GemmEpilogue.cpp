@@ -26,6 +26,8 @@ GemmEpilogueArguments::take(const GemmKernelProblem &problem,
   unsigned next = 0;
   args.bias = problem.hasBias ? kernelArgs[next++] : Value();
   args.out = problem.storesOutput ? kernelArgs[next++] : Value();
+  for (size_t i = 0; i < problem.intermediates.size(); ++i)
+    args.intermediates.push_back(kernelArgs[next++]);
   for (size_t i = 0; i < problem.columnTypes.size(); ++i)
     args.columns.push_back(kernelArgs[next++]);
   for (size_t i = 0; i < problem.rowGroups.size(); ++i)
@@ -68,6 +70,8 @@ void mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
   if (problem.hasBias)
     addMemRef({n}, type, {RowExpr::constant(n)});
   if (problem.storesOutput)
+    addMemRef({dynamic, n}, type, {rows, RowExpr::constant(n)});
+  for (size_t i = 0; i < problem.intermediates.size(); ++i)
     addMemRef({dynamic, n}, type, {rows, RowExpr::constant(n)});
   for (Type columnType : problem.columnTypes)
     addMemRef({n}, columnType, {RowExpr::constant(n)});
@@ -248,11 +252,29 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
   size_t loaded = 0;
   size_t stored = 0;
   SmallVector<SmallVector<Value>> directResults;
+  // Each intermediate's values of the runs since the last batch stored:
+  // they leave by batches of runs whatever the output's path, so that they
+  // add a batch's values to what the registers hold.
+  std::vector<SmallVector<SmallVector<Value>>> intermediateValues(
+      p.intermediates.size());
+  size_t intermediatesStored = 0;
+  auto storeIntermediates = [&](size_t end) {
+    ArrayRef<AccumulatorRun> batch =
+        runs.slice(intermediatesStored, end - intermediatesStored);
+    for (auto [values, target] :
+         llvm::zip(intermediateValues, args.intermediates)) {
+      storeFragments(firstRow, firstColumn, batch, values, target);
+      values.clear();
+    }
+    intermediatesStored = end;
+  };
   for (auto [i, run] : llvm::enumerate(runs)) {
     for (; loaded < runs.size() && loaded <= i + runsAhead; ++loaded)
       rowValues[loaded] =
           loadRowOperands(firstRow, firstColumn, runs[loaded], loaded);
     SmallVector<Value> results;
+    for (SmallVector<SmallVector<Value>> &values : intermediateValues)
+      values.emplace_back();
     for (auto [j, accumulator] : llvm::enumerate(run.values)) {
       ArrayRef<Value> columnValues = constants(columnOf(run, j));
       Value v = accumulator;
@@ -263,13 +285,19 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
       SmallVector<Value> operands(columnValues.drop_front(args.bias ? 1 : 0));
       llvm::append_range(operands, rowValues[i][j]);
       results.push_back(p.epilogue(b, loc, v, operands));
+      for (auto [values, fn] : llvm::zip(intermediateValues, p.intermediates))
+        values.back().push_back(fn(b, loc, v, operands));
     }
+    if (!p.intermediates.empty() &&
+        (i + 1 - intermediatesStored == kStoreBatchRuns ||
+         i + 1 == runs.size()))
+      storeIntermediates(i + 1);
     if (!staged) {
       directResults.push_back(std::move(results));
       if (storesInBatches && directResults.size() - stored == kStoreBatchRuns) {
         storeFragments(firstRow, firstColumn,
                        runs.slice(stored, kStoreBatchRuns),
-                       ArrayRef(directResults).drop_front(stored));
+                       ArrayRef(directResults).drop_front(stored), args.out);
         stored = directResults.size();
         constantsAt.clear();
       }
@@ -289,7 +317,7 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
                                         directResults);
     if (p.storesOutput)
       storeFragments(firstRow, firstColumn, runs.drop_front(stored),
-                     ArrayRef(directResults).drop_front(stored));
+                     ArrayRef(directResults).drop_front(stored), args.out);
     if (p.statistics)
       emitStatisticsFromRegisters(firstRow, firstColumn, runs, directResults);
     if (p.reducesRowsInRegisters())
@@ -398,9 +426,10 @@ GemmEpilogueEmitter::loadRowOperands(Value firstRow, Value firstColumn,
 
 void GemmEpilogueEmitter::storeFragments(Value firstRow, Value firstColumn,
                                          ArrayRef<AccumulatorRun> runs,
-                                         ArrayRef<SmallVector<Value>> results) {
+                                         ArrayRef<SmallVector<Value>> results,
+                                         Value target) {
   if (c.swapsOperands())
-    return storeColumnFragments(firstRow, firstColumn, runs, results);
+    return storeColumnFragments(firstRow, firstColumn, runs, results, target);
   // A lane's pair runs of 16-bit outputs fill a quarter of a 32-byte
   // sector each; traded within the quad, they leave as whole 16-byte
   // chunks.
@@ -413,13 +442,13 @@ void GemmEpilogueEmitter::storeFragments(Value firstRow, Value firstColumn,
       stored[member] = true;
     }
     const AccumulatorRun &run = runs[quad.front()];
-    storeQuadChunks(add(firstRow, run.row), add(firstColumn, run.column),
-                    pairs);
+    storeQuadChunks(add(firstRow, run.row), add(firstColumn, run.column), pairs,
+                    target);
   }
   for (auto [i, run] : llvm::enumerate(runs))
     if (!stored[i])
-      storeRun(add(firstRow, run.row), add(firstColumn, run.column),
-               results[i]);
+      storeRun(add(firstRow, run.row), add(firstColumn, run.column), results[i],
+               target);
 }
 
 SmallVector<std::array<size_t, 4>>
@@ -468,7 +497,7 @@ static Value transposeMatrix(OpBuilder &b, Location loc, Value packed) {
 
 void GemmEpilogueEmitter::storeColumnFragments(
     Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
-    ArrayRef<SmallVector<Value>> results) {
+    ArrayRef<SmallVector<Value>> results, Value target) {
   // A lane's runs: rows firstRow + run.row, +1 (firstRow = 2 (l % 4)) of
   // column firstColumn + run.column (firstColumn = the 8-column block's
   // first + l / 4); a quad of runs at rows r, r + 8 and columns c, c + 8
@@ -488,14 +517,14 @@ void GemmEpilogueEmitter::storeColumnFragments(
     const AccumulatorRun &run = runs[quad.front()];
     Value blockColumn = sub(add(firstColumn, run.column), laneRow);
     storePackedQuadChunks(add(laneRow, run.row), add(blockColumn, firstRow),
-                          packed);
+                          packed, target);
   }
   for (auto [i, run] : llvm::enumerate(runs)) {
     if (stored[i])
       continue;
     for (auto [e, value] : llvm::enumerate(results[i]))
       storeRun(add(firstRow, run.row + static_cast<int64_t>(e)),
-               add(firstColumn, run.column), value);
+               add(firstColumn, run.column), value, target);
   }
 }
 
@@ -513,17 +542,18 @@ Value GemmEpilogueEmitter::packPair(Value first, Value second) {
 }
 
 void GemmEpilogueEmitter::storeQuadChunks(Value row, Value column,
-                                          ArrayRef<Value> pairs) {
+                                          ArrayRef<Value> pairs, Value target) {
   // The lane's four pairs, packed: index 2h + j holds row + 8h, columns
   // column + 8j, +1.
   SmallVector<Value> packed;
   for (int64_t i = 0; i < 4; ++i)
     packed.push_back(packPair(pairs[2 * i], pairs[2 * i + 1]));
-  storePackedQuadChunks(row, column, packed);
+  storePackedQuadChunks(row, column, packed, target);
 }
 
 void GemmEpilogueEmitter::storePackedQuadChunks(Value row, Value column,
-                                                ArrayRef<Value> packed) {
+                                                ArrayRef<Value> packed,
+                                                Value target) {
   Type i32 = b.getI32Type();
   Value quadLane = rem(t.thread, 4);
   Value upper = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
@@ -576,22 +606,23 @@ void GemmEpilogueEmitter::storePackedQuadChunks(Value row, Value column,
   guarded(both(lessThan(chunkRow, t.rows), lessThan(chunkColumn, idx(p.n))),
           [&] {
             vector::StoreOp::create(
-                b, loc, chunk, args.out, ValueRange{chunkRow, chunkColumn},
+                b, loc, chunk, target, ValueRange{chunkRow, chunkColumn},
                 /*nontemporal=*/false,
                 llvm::Align(chunkElements * elementBytes(elementType)));
           });
 }
 
 void GemmEpilogueEmitter::storeRun(Value row, Value column,
-                                   ArrayRef<Value> results) {
+                                   ArrayRef<Value> results, Value target) {
   Value vector = vector::FromElementsOp::create(
       b, loc,
       VectorType::get({static_cast<int64_t>(results.size())}, b.getF32Type()),
       results);
-  storeVector(narrowTo(b, loc, vector, elementType), row, column);
+  storeVector(narrowTo(b, loc, vector, elementType), row, column, target);
 }
 
-void GemmEpilogueEmitter::storeVector(Value vector, Value row, Value column) {
+void GemmEpilogueEmitter::storeVector(Value vector, Value row, Value column,
+                                      Value target) {
   int64_t width = cast<VectorType>(vector.getType()).getNumElements();
   Value globalRow = add(t.rowBase, row);
   Value globalColumn = add(t.columnBase, column);
@@ -600,7 +631,7 @@ void GemmEpilogueEmitter::storeVector(Value vector, Value row, Value column) {
   // all in or all out of range, and aligned.
   if (p.n % width == 0) {
     guarded(both(rowOk, lessThan(globalColumn, idx(p.n))), [&] {
-      vector::StoreOp::create(b, loc, vector, args.out,
+      vector::StoreOp::create(b, loc, vector, target,
                               ValueRange{globalRow, globalColumn},
                               /*nontemporal=*/false,
                               llvm::Align(width * elementBytes(elementType)));
@@ -612,7 +643,7 @@ void GemmEpilogueEmitter::storeVector(Value vector, Value row, Value column) {
     guarded(both(rowOk, lessThan(elementColumn, idx(p.n))), [&] {
       memref::StoreOp::create(b, loc,
                               vector::ExtractOp::create(b, loc, vector, e),
-                              args.out, ValueRange{globalRow, elementColumn});
+                              target, ValueRange{globalRow, elementColumn});
     });
   }
 }
@@ -629,7 +660,8 @@ void GemmEpilogueEmitter::storeStagedTile(
     Value chunk = vector::LoadOp::create(
         b, loc, chunkType, staging, ValueRange{row, column},
         /*nontemporal=*/false, llvm::Align(kGemmChunkBytes));
-    storeVector(transform ? transform(chunk, column) : chunk, row, column);
+    storeVector(transform ? transform(chunk, column) : chunk, row, column,
+                args.out);
   }
 }
 
@@ -1076,7 +1108,7 @@ void GemmEpilogueEmitter::emitBatchNormFromRegisters(
           applyBatchNorm(value, add(firstColumn, run.column + j), rows));
     normalized.push_back(std::move(outputs));
   }
-  storeFragments(firstRow, firstColumn, runs, normalized);
+  storeFragments(firstRow, firstColumn, runs, normalized, args.out);
 }
 
 Value GemmEpilogueEmitter::spanColumnCount() {

@@ -85,6 +85,10 @@ struct GemmKernelProblem {
   /// kernel's main loop has in its ring (see takesRowOperandFromRing).
   std::optional<unsigned> inputRowOperand;
   ScalarFn epilogue;
+  /// The epilogue's intermediate results, of the same arguments as
+  /// `epilogue`: each is stored from the registers beside the output,
+  /// before any batch norm.
+  SmallVector<ScalarFn> intermediates;
   /// Also writes each block row's column moments (training batch norm).
   bool statistics;
   /// Instead, normalizes the output by them (statistics is set too).
@@ -120,15 +124,15 @@ struct GemmKernelProblem {
 };
 
 /// The kernel arguments after x and w, which every generated GEMM kernel
-/// takes in this order: ([bias], [out], column..., row..., [mean, m2],
-/// partial...), as memrefs; launch operands 2 and on. The partials are the
-/// row reductions' [M, partialColumns] f32 matrices, in order. A kernel
+/// takes in this order: ([bias], [out], intermediate..., column..., row...,
+/// [mean, m2], partial...), as memrefs; launch operands 2 and on. The partials
+/// are the row reductions' [M, partialColumns] f32 matrices, in order. A kernel
 /// that normalizes a batch norm takes, instead of mean and m2, the batch
 /// norm's ([weight], [bias], [running mean, running var, updated mean,
 /// updated var]) and the columns of the op after it.
 struct GemmEpilogueArguments {
   Value bias, out, mean, m2;
-  SmallVector<Value> columns, rowOperands, partials;
+  SmallVector<Value> intermediates, columns, rowOperands, partials;
   Value bnWeight, bnBias, runningMean, runningVar, newMean, newVar;
   SmallVector<Value> afterColumns;
 
@@ -247,10 +251,11 @@ private:
                                                   Value firstColumn,
                                                   const AccumulatorRun &run,
                                                   size_t runNumber);
-  /// Stores the runs' `results` (f32) from the registers (the Direct path).
+  /// Stores the runs' `results` (f32) from the registers (the Direct path)
+  /// to `target`: the output, or an intermediate result.
   void storeFragments(Value firstRow, Value firstColumn,
                       ArrayRef<AccumulatorRun> runs,
-                      ArrayRef<SmallVector<Value>> results);
+                      ArrayRef<SmallVector<Value>> results, Value target);
   /// The same where the runs go down columns (operands = w_x): each
   /// quad of 16-bit pair runs (rows r, r + 8 of columns c, c + 8) is
   /// transposed across the warp's lanes (movmatrix, four 8x8 matrices),
@@ -260,7 +265,7 @@ private:
   /// 32-byte sectors.
   void storeColumnFragments(Value firstRow, Value firstColumn,
                             ArrayRef<AccumulatorRun> runs,
-                            ArrayRef<SmallVector<Value>> results);
+                            ArrayRef<SmallVector<Value>> results, Value target);
   /// The quads of 16-bit pair runs among `runs`, where N is a multiple of
   /// a 16-byte chunk: the runs at rows r, r + 8 and columns c, c + 8 (r and
   /// c multiples of 16), in the order (r, c), (r, c + 8), (r + 8, c),
@@ -273,17 +278,19 @@ private:
   /// columns c, c + 8 of each lane of a quad as one 16-byte chunk a lane:
   /// the quad's lanes trade values in two rounds of shuffles, so that lane
   /// l % 4 = 2h + j ends with the 8 columns c + 8j.. of row r + 8h.
-  void storeQuadChunks(Value row, Value column, ArrayRef<Value> pairs);
+  void storeQuadChunks(Value row, Value column, ArrayRef<Value> pairs,
+                       Value target);
   /// The same of the four pairs packed (packPair), index 2h + j holding
   /// row `row` + 8h, columns `column` + 8j, + 1.
-  void storePackedQuadChunks(Value row, Value column, ArrayRef<Value> packed);
+  void storePackedQuadChunks(Value row, Value column, ArrayRef<Value> packed,
+                             Value target);
   /// Stores a run's `results` (f32), narrowed, as storeVector does.
-  void storeRun(Value row, Value column, ArrayRef<Value> results);
-  /// Stores `vector` (of the output's type) to the output at `row`,
-  /// `column` of the tile, a column that is a multiple of its width: one
-  /// store where N is a multiple too, else element by element; what lies
-  /// past M or N is left out.
-  void storeVector(Value vector, Value row, Value column);
+  void storeRun(Value row, Value column, ArrayRef<Value> results, Value target);
+  /// Stores `vector` (of the output's type) to `target` (the output or an
+  /// intermediate result) at `row`, `column` of the tile, a column that is a
+  /// multiple of its width: one store where N is a multiple too, else
+  /// element by element; what lies past M or N is left out.
+  void storeVector(Value vector, Value row, Value column, Value target);
   /// Writes the output tile out of shared memory, 16 bytes a thread per
   /// store, each chunk (of the output's type) through `transform` (of the
   /// chunk and its first column in the tile) if given.

@@ -1638,6 +1638,7 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
     // memref argument stays), also as a tensor map in x's boxes, the kernel
     // argument after x's last-rows map.
     unsigned operand = 2 + problem.hasBias + problem.storesOutput +
+                       problem.intermediates.size() +
                        problem.columnTypes.size() + *residual;
     tensorMapArgs.push_back(argTypes.size());
     argTypes.push_back(ptr);

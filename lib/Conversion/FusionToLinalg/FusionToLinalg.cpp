@@ -463,35 +463,49 @@ struct LowerFusedLinear : OpRewritePattern<FusedLinearOp> {
     llvm::append_range(columns, op.getEpilogueOperands());
     double alpha = op.getAlpha().convertToDouble();
     Block &epilogue = op.getEpilogueBlock();
-    Value result = emit.mapMatrix(
-        acc, columns,
-        [&](OpBuilder &nb, Location nl, Value sum, ValueRange operands) {
-          Value value = sum;
-          if (alpha != 1.0)
-            value = arith::MulFOp::create(nb, nl, value,
-                                          buildF32Constant(nb, nl, alpha));
-          if (bias)
-            value = arith::AddFOp::create(nb, nl, value, operands.front());
-          IRMapping mapping;
-          mapping.map(epilogue.getArgument(0), value);
-          mapping.map(epilogue.getArguments().drop_front(),
-                      operands.drop_front(bias ? 1 : 0));
-          for (Operation &bodyOp : epilogue.without_terminator())
-            nb.clone(bodyOp, mapping);
-          return mapping.lookup(op.getEpilogueYield().getValue());
-        },
-        op.getEpilogueRows());
-
+    // The epilogue's yielded value `index` over the matrix (a generic op
+    // each: the reference favours plain IR over sharing the epilogue).
+    auto epilogueValue = [&](unsigned index) {
+      return emit.mapMatrix(
+          acc, columns,
+          [&](OpBuilder &nb, Location nl, Value sum, ValueRange operands) {
+            Value value = sum;
+            if (alpha != 1.0)
+              value = arith::MulFOp::create(nb, nl, value,
+                                            buildF32Constant(nb, nl, alpha));
+            if (bias)
+              value = arith::AddFOp::create(nb, nl, value, operands.front());
+            IRMapping mapping;
+            mapping.map(epilogue.getArgument(0), value);
+            mapping.map(epilogue.getArguments().drop_front(),
+                        operands.drop_front(bias ? 1 : 0));
+            for (Operation &bodyOp : epilogue.without_terminator())
+              nb.clone(bodyOp, mapping);
+            return mapping.lookup(op.getEpilogueYield().getValues()[index]);
+          },
+          op.getEpilogueRows());
+    };
+    Value result = epilogueValue(0);
     Type elementType = op.getResult().getType().getElementType();
+    SmallVector<Value> intermediates;
+    for (unsigned index = 1; index <= op.getIntermediates().size(); ++index)
+      intermediates.push_back(emit.convert(epilogueValue(index), elementType));
+
+    SmallVector<Value> results;
     BatchNormConfigAttr config = op.getBatchNormAttr();
     if (!config) {
-      rewriter.replaceOp(op, emit.convert(result, elementType));
+      results.push_back(emit.convert(result, elementType));
+      llvm::append_range(results, intermediates);
+      rewriter.replaceOp(op, results);
       return success();
     }
-    auto results =
+    auto normalized =
         emit.batchNorm(result, config, op.getBnWeight(), op.getBnBias(),
                        op.getRunningMean(), op.getRunningVar());
-    rewriter.replaceOp(op, batchNormResults(emit, results, elementType));
+    results = batchNormResults(emit, normalized, elementType);
+    results.insert(std::next(results.begin()), intermediates.begin(),
+                   intermediates.end());
+    rewriter.replaceOp(op, results);
     return success();
   }
 };

@@ -150,3 +150,33 @@ func.func @other_ops(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %a, %a : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Intermediate results: one map of the epilogue per yielded value (the
+// result's, then each intermediate's), each rounded to the element type.
+// CHECK-LABEL: func.func @fused_linear_intermediates
+// CHECK: %[[ACC:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: %[[E:.*]] = linalg.generic {{.*}} ins(%[[ACC]] : tensor<?x4xf32>)
+// CHECK: %[[T:.*]] = math.tanh
+// CHECK-NEXT: linalg.yield %[[T]] : f32
+// CHECK: %[[I:.*]] = linalg.generic {{.*}} ins(%[[ACC]] : tensor<?x4xf32>)
+// CHECK: %[[M:.*]] = arith.mulf
+// CHECK-NEXT: math.tanh
+// CHECK-NEXT: linalg.yield %[[M]] : f32
+// CHECK: %[[IB:.*]] = linalg.generic {{.*}} ins(%[[I]] : tensor<?x4xf32>) outs(%{{.*}} : tensor<?x4xbf16>)
+// CHECK: arith.truncf
+// CHECK: %[[EB:.*]] = linalg.generic {{.*}} ins(%[[E]] : tensor<?x4xf32>) outs(%{{.*}} : tensor<?x4xbf16>)
+// CHECK: arith.truncf
+// CHECK: return %[[EB]], %[[IB]]
+func.func @fused_linear_intermediates(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>)
+    -> (tensor<?x4xbf16>, tensor<?x4xbf16>) {
+  %y:2 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    %c = arith.constant 2.0 : f32
+    %0 = arith.mulf %acc, %c : f32
+    %1 = math.tanh %0 : f32
+    fusion.yield %1, %0 : f32, f32
+  } : (tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x4xbf16>, tensor<?x4xbf16>)
+  return %y#0, %y#1 : tensor<?x4xbf16>, tensor<?x4xbf16>
+}

@@ -73,17 +73,151 @@ func.func @linear_batch_norm(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %s: tenso
 
 // -----
 
-// Not fused because the intermediate has another user: the fused op stops
-// at %1, which both the return and the leaky_relu read.
+// A value that another op reads too (a training step saves it for the
+// backward pass) stays in the fused op as an intermediate result, yielded
+// after the result's value: the GEMM output is not written for it and read
+// back, and nothing is computed twice.
 // CHECK-LABEL: func.func @shared_intermediate
-// CHECK: %[[F:.*]] = fusion.fused_linear
-// CHECK: arith.mulf
-// CHECK: %[[L:.*]] = fusion.leaky_relu %[[F]], negative_slope = 1.000000e-01
-// CHECK: return %[[F]], %[[L]]
+// CHECK: %[[F:.*]]:2 = fusion.fused_linear %{{.*}}, %{{.*}} epilogue {
+// CHECK: %[[M:.*]] = arith.mulf
+// CHECK: %[[L:.*]] = arith.select
+// CHECK: fusion.yield %[[L]], %[[M]] : f32, f32
+// CHECK: } : (tensor<?x8xf32>, tensor<4x8xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>)
+// CHECK-NOT: fusion.leaky_relu
+// CHECK: return %[[F]]#1, %[[F]]#0
 func.func @shared_intermediate(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
   %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
   %1 = fusion.mul_scalar %0, 2.0 : tensor<?x4xf32>
   %2 = fusion.leaky_relu %1, negative_slope = 0.1 : tensor<?x4xf32>
+  return %1, %2 : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// Intermediates carry through the growth that follows, and each chain value
+// read elsewhere adds one: the relu of the GEMM output (an op of its own
+// chain), the output itself, and the batch norm's input, yielded again for
+// its intermediate.
+// CHECK-LABEL: func.func @saved_values_then_batch_norm
+// CHECK: %[[F:.*]]:7 = fusion.fused_linear %{{.*}}, %{{.*}} bias(%{{.*}}) epilogue(%{{.*}}) {
+// CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32, %[[COL:.*]]: f32):
+// CHECK: %[[N:.*]] = arith.maximumf %[[ACC]]
+// CHECK: %[[M:.*]] = arith.mulf %[[ACC]], %[[COL]] : f32
+// CHECK: %[[E:.*]] = math.tanh %[[M]] : f32
+// CHECK: fusion.yield %[[E]], %[[N]], %[[ACC]], %[[M]], %[[E]] : f32, f32, f32, f32, f32
+// CHECK: } batch_norm <training, epsilon = 1.000000e-05, momentum = 1.000000e-01> running_stats(%{{[^)]*}})
+// CHECK-SAME: -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK-NOT: fusion.
+// CHECK: return %[[F]]#0, %[[F]]#2, %[[F]]#3, %[[F]]#4, %[[F]]#1, %[[F]]#5, %[[F]]#6
+func.func @saved_values_then_batch_norm(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>,
+                                        %s: tensor<4xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>)
+    -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = fusion.linear %x, %w, %b : tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32> -> tensor<?x4xf32>
+  %n = fusion.relu %0 : tensor<?x4xf32>
+  %1 = fusion.mul %0, %s : tensor<?x4xf32>, tensor<4xf32>
+  %2 = fusion.elementwise %1 : tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    %t = math.tanh %v : f32
+    fusion.yield %t : f32
+  }
+  %y:3 = fusion.batch_norm %2, <training, epsilon = 1.0e-05, momentum = 0.1> running_stats(%rm, %rv)
+      : (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y#0, %0, %1, %2, %n, %y#1, %y#2
+      : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A reader nested in an op of the block (here in an scf.if before the
+// consumer) counts where that op stands: the grown op stays where the
+// linear was, and the nested reader takes the intermediate result.
+// CHECK-LABEL: func.func @reader_in_a_region
+// CHECK: %[[F:.*]]:2 = fusion.fused_linear
+// CHECK: fusion.yield %{{.*}}, %[[ACC:.*]] : f32, f32
+// CHECK: scf.if
+// CHECK-NEXT: scf.yield %[[F]]#1
+// CHECK: return %{{.*}}, %[[F]]#0
+func.func @reader_in_a_region(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %c: i1,
+                              %other: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %r = scf.if %c -> tensor<?x4xf32> {
+    scf.yield %0 : tensor<?x4xf32>
+  } else {
+    scf.yield %other : tensor<?x4xf32>
+  }
+  %1 = fusion.relu %0 : tensor<?x4xf32>
+  return %r, %1 : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// Not fused: the elementwise op's row operand is computed from the GEMM
+// output by a reduction that comes before it, so no place suits the grown
+// op (before the reduction the row operand does not exist yet, after it the
+// reduction would read a value not yet computed).
+// CHECK-LABEL: func.func @operand_after_other_user
+// CHECK: %[[F:.*]] = fusion.fused_linear
+// CHECK: %[[R:.*]] = fusion.reduce max %[[F]]
+// CHECK: fusion.elementwise %[[F]] rows(%[[R]]
+func.func @operand_after_other_user(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %r = fusion.reduce max %0 : tensor<?x4xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32):
+    fusion.yield %v : f32
+  }
+  %1 = fusion.elementwise %0 rows(%r : tensor<?x1xf32>) : tensor<?x4xf32> {
+  ^bb0(%v: f32, %m: f32):
+    %d = arith.subf %v, %m : f32
+    fusion.yield %d : f32
+  }
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
+// Ops that read intermediate results join too: one reading an intermediate
+// adds one, and a row operand that is one of the op's own matrices (the same
+// element) becomes that matrix's yielded value. The GEMM output y is read by
+// all three ops, which become one fused op writing two matrices.
+// CHECK-LABEL: func.func @reads_other_results
+// CHECK: %[[F:.*]]:2 = fusion.fused_linear %{{.*}}, %{{.*}} epilogue {
+// CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32):
+// CHECK: %[[R:.*]] = arith.maximumf %[[ACC]]
+// CHECK: %[[T:.*]] = math.tanh %[[ACC]] : f32
+// CHECK: %[[D:.*]] = arith.subf %[[R]], %[[ACC]] : f32
+// CHECK: fusion.yield %[[D]], %[[T]] : f32, f32
+// CHECK-NEXT: } : (tensor<?x8xf32>, tensor<4x8xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>)
+// CHECK-NEXT: return %[[F]]#1, %[[F]]#0
+func.func @reads_other_results(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %1 = fusion.relu %0 : tensor<?x4xf32>
+  %2 = fusion.elementwise %0 : tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    %t = math.tanh %v : f32
+    fusion.yield %t : f32
+  }
+  %3 = fusion.elementwise %1 rows(%0 : tensor<?x4xf32>) : tensor<?x4xf32> {
+  ^bb0(%v: f32, %y: f32):
+    %d = arith.subf %v, %y : f32
+    fusion.yield %d : f32
+  }
+  return %2, %3 : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// Not fused: an op reading the input that a batch-norm stage saved (an
+// intermediate) stays outside, as ops after the stage do.
+// CHECK-LABEL: func.func @after_saved_batch_norm_input
+// CHECK: %[[F:.*]]:2 = fusion.fused_linear
+// CHECK: fusion.yield %[[ACC:.*]], %[[ACC]] : f32, f32
+// CHECK: } batch_norm <training
+// CHECK: %[[T:.*]] = fusion.relu %[[F]]#1
+// CHECK: return %[[F]]#0, %[[T]]
+func.func @after_saved_batch_norm_input(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %1 = fusion.batch_norm %0, <training, epsilon = 1.0e-05, momentum = 0.1> : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %2 = fusion.relu %0 : tensor<?x4xf32>
   return %1, %2 : tensor<?x4xf32>, tensor<?x4xf32>
 }
 
@@ -200,16 +334,18 @@ func.func @elementwise_chain(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %a: tenso
 
 // -----
 
-// An elementwise op on an argument, or on a linear result that something
-// else also reads, stays as it is (fusing the latter would recompute it).
-// CHECK-LABEL: func.func @elementwise_unfusable
+// An elementwise op on an argument stays as it is; one on a linear result
+// that the return also reads joins the epilogue, the linear result kept as
+// an intermediate result.
+// CHECK-LABEL: func.func @elementwise_on_argument
 // CHECK: %[[E0:.*]] = fusion.elementwise %{{.*}} : tensor<?x4xf32> {
-// CHECK: %[[F:.*]] = fusion.fused_linear
-// CHECK: fusion.yield %{{.*}} : f32
-// CHECK-NEXT: } : (
-// CHECK: %[[E1:.*]] = fusion.elementwise %[[F]] : tensor<?x4xf32> {
-// CHECK: return %[[E0]], %[[E1]], %[[F]]
-func.func @elementwise_unfusable(%y: tensor<?x4xf32>, %x: tensor<?x8xf32>, %w: tensor<4x8xf32>)
+// CHECK: %[[F:.*]]:2 = fusion.fused_linear
+// CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32):
+// CHECK-NEXT: %[[E:.*]] = math.exp %[[ACC]] : f32
+// CHECK-NEXT: fusion.yield %[[E]], %[[ACC]] : f32, f32
+// CHECK-NOT: fusion.elementwise
+// CHECK: return %[[E0]], %[[F]]#0, %[[F]]#1
+func.func @elementwise_on_argument(%y: tensor<?x4xf32>, %x: tensor<?x8xf32>, %w: tensor<4x8xf32>)
     -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
   %0 = fusion.elementwise %y : tensor<?x4xf32> {
   ^bb0(%v: f32):

@@ -529,9 +529,65 @@ func.func @yield_type(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     %c = arith.constant 1 : i32
-    // expected-error @+1 {{operand #0 must be 32-bit float}}
+    // expected-error @+1 {{operand #0 must be variadic of 32-bit float}}
     "fusion.yield"(%c) : (i32) -> ()
   } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @yield_count_fused_linear(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  %0:2 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    // expected-error @+1 {{yields 1 values but its 'fusion.fused_linear' expects 2 (the result's, then one per intermediate result)}}
+    fusion.yield %acc : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>)
+  return
+}
+
+// -----
+
+func.func @yield_count_elementwise(%y: tensor<?x4xf32>) {
+  %0 = fusion.elementwise %y : tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    // expected-error @+1 {{yields 2 values but its 'fusion.elementwise' expects 1}}
+    fusion.yield %v, %v : f32, f32
+  }
+  return
+}
+
+// -----
+
+func.func @yield_none(%y: tensor<?x4xf32>) {
+  %0 = fusion.elementwise %y : tensor<?x4xf32> {
+  ^bb0(%v: f32):
+    // expected-error @+1 {{yields 0 values but its 'fusion.elementwise' expects 1}}
+    "fusion.yield"() : () -> ()
+  }
+  return
+}
+
+// -----
+
+func.func @intermediate_type(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{intermediate result #0 has type 'tensor<?x3xf32>' but must have the result's type 'tensor<?x4xf32>'}}
+  %0:2 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc, %acc : f32, f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> (tensor<?x4xf32>, tensor<?x3xf32>)
+  return
+}
+
+// -----
+
+func.func @intermediate_after_stats(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>) {
+  %0:4 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 0.1> running_stats(%rm, %rv)
+    // expected-error @+1 {{intermediate results (matrices) come before the updated running statistics}}
+    : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<?x4xf32>)
   return
 }
 

@@ -94,6 +94,43 @@ func.func @fused_linear_full(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tenso
   return %y#0, %y#1, %y#2 : tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>
 }
 
+// Intermediate results: the epilogue yields the result's value, then one
+// per intermediate (here the batch norm's input and the GEMM output); the
+// result types list them between the result and the running statistics.
+// CHECK-LABEL: func.func @fused_linear_intermediates
+// CHECK: %[[Y:.*]]:5 = fusion.fused_linear %{{.*}}, %{{.*}} epilogue(%{{.*}}) {
+// CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32, %[[COL:.*]]: f32):
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[ACC]], %[[COL]] : f32
+// CHECK-NEXT: fusion.yield %[[M]], %[[M]], %[[ACC]] : f32, f32, f32
+// CHECK-NEXT: } batch_norm <training, epsilon = 1.000000e-05, momentum = 1.000000e-01> running_stats(%{{.*}}, %{{.*}}) : (tensor<?x8xbf16>, tensor<4x8xbf16>, tensor<4xbf16>, tensor<4xbf16>, tensor<4xbf16>) -> (tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16>)
+// CHECK: return %[[Y]]#0, %[[Y]]#1, %[[Y]]#2, %[[Y]]#3, %[[Y]]#4
+// CHECK-LABEL: func.func @fused_linear_one_intermediate
+// CHECK: fusion.yield %{{.*}}, %{{.*}} : f32, f32
+// CHECK-NEXT: } : (tensor<?x8xf32>, tensor<4x8xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>)
+func.func @fused_linear_intermediates(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>, %s: tensor<4xbf16>,
+                                      %rm: tensor<4xbf16>, %rv: tensor<4xbf16>)
+    -> (tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16>) {
+  %y:5 = fusion.fused_linear %x, %w epilogue(%s) {
+  ^bb0(%acc: f32, %col: f32):
+    %0 = arith.mulf %acc, %col : f32
+    fusion.yield %0, %0, %acc : f32, f32, f32
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 0.1> running_stats(%rm, %rv)
+    : (tensor<?x8xbf16>, tensor<4x8xbf16>, tensor<4xbf16>, tensor<4xbf16>, tensor<4xbf16>)
+    -> (tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16>)
+  return %y#0, %y#1, %y#2, %y#3, %y#4
+      : tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16>
+}
+
+func.func @fused_linear_one_intermediate(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>)
+    -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %y:2 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    %0 = math.tanh %acc : f32
+    fusion.yield %0, %acc : f32, f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>)
+  return %y#0, %y#1 : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
 // CHECK-LABEL: func.func @fused_linear_inference_f16
 func.func @fused_linear_inference_f16(%x: tensor<16x8xf16>, %w: tensor<4x8xf16>,
                                       %rm: tensor<4xf16>, %rv: tensor<4xf16>) -> tensor<16x4xf16> {

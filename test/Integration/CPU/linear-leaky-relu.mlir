@@ -149,12 +149,15 @@ func.func @two_chains(%x: tensor<?x50xf32>, %w1: tensor<64x50xf32>, %b1: tensor<
   return %5 : tensor<?x29xf32>
 }
 
-// The scaled value is also returned: fusion stops there, the leaky_relu
-// stays a separate op on the fused result, nothing is computed twice.
+// The scaled value is also returned: the fused op returns it as an
+// intermediate result beside the leaky_relu's, nothing is computed twice.
 // CHECK-LABEL: func.func @shared_intermediate(
-// CHECK: %[[F:.*]] = fusion.fused_linear
-// CHECK: %[[L:.*]] = fusion.leaky_relu %[[F]]
-// CHECK: return %[[F]], %[[L]]
+// CHECK: %[[F:.*]]:2 = fusion.fused_linear
+// CHECK: %[[S:.*]] = arith.mulf
+// CHECK: %[[L:.*]] = arith.select
+// CHECK: fusion.yield %[[L]], %[[S]] : f32, f32
+// CHECK-NOT: fusion.leaky_relu
+// CHECK: return %[[F]]#1, %[[F]]#0
 func.func @shared_intermediate(%x: tensor<?x50xf32>, %w: tensor<29x50xf32>, %b: tensor<29xf32>)
     -> (tensor<?x29xf32>, tensor<?x29xf32>) {
   %0 = fusion.linear %x, %w, %b : tensor<?x50xf32>, tensor<29x50xf32>, tensor<29xf32> -> tensor<?x29xf32>

@@ -139,11 +139,16 @@ func.func @mlp_then_batch_norm(%x: tensor<?x50xf32>, %w1: tensor<40x50xf32>, %b1
   return %y#0, %y#1, %y#2 : tensor<?x29xf32>, tensor<29xf32>, tensor<29xf32>
 }
 
-// The value entering batch norm is also returned: the batch norm stays a
-// separate op on the fused result.
+// The value entering batch norm is also returned (as a training step saves
+// it for the backward pass): the batch norm joins the fused op, which
+// returns that value as an intermediate result.
 // CHECK-LABEL: func.func @shared_before_batch_norm(
-// CHECK: %[[F:.*]] = fusion.fused_linear
-// CHECK: fusion.batch_norm %[[F]]
+// CHECK: %[[F:.*]]:4 = fusion.fused_linear
+// CHECK: %[[S:.*]] = arith.mulf
+// CHECK: fusion.yield %[[S]], %[[S]] : f32, f32
+// CHECK: } batch_norm <training
+// CHECK-NOT: fusion.batch_norm
+// CHECK: return %[[F]]#1, %[[F]]#0, %[[F]]#2, %[[F]]#3
 func.func @shared_before_batch_norm(%x: tensor<?x50xf32>, %w: tensor<29x50xf32>, %s: tensor<29xf32>,
                                     %rm: tensor<29xf32>, %rv: tensor<29xf32>)
     -> (tensor<?x29xf32>, tensor<?x29xf32>, tensor<29xf32>, tensor<29xf32>) {

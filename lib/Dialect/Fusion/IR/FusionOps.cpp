@@ -602,6 +602,25 @@ YieldOp SpecialOp::getBodyYield() {
 }
 
 //===----------------------------------------------------------------------===//
+// YieldOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult YieldOp::verify() {
+  size_t expected = 1;
+  if (auto fused = dyn_cast<FusedLinearOp>((*this)->getParentOp()))
+    expected += fused.getIntermediates().size();
+  if (getValues().size() != expected)
+    return emitOpError() << "yields " << getValues().size()
+                         << " values but its '"
+                         << (*this)->getParentOp()->getName() << "' expects "
+                         << expected
+                         << (expected == 1 ? ""
+                                           : " (the result's, then one per "
+                                             "intermediate result)");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // BatchNormOp
 //===----------------------------------------------------------------------===//
 
@@ -635,7 +654,8 @@ void FusedLinearOp::build(OpBuilder &builder, OperationState &state,
   auto resultType =
       RankedTensorType::get({inputType.getDimSize(0), weightType.getDimSize(0)},
                             inputType.getElementType());
-  build(builder, state, TypeRange{resultType}, input, weight, bias,
+  build(builder, state, resultType, /*intermediates=*/TypeRange(),
+        /*updated_running_stats=*/TypeRange(), input, weight, bias,
         /*epilogue_operands=*/ValueRange(), /*epilogue_rows=*/ValueRange(),
         /*bn_weight=*/Value(),
         /*bn_bias=*/Value(), /*running_mean=*/Value(),
@@ -667,6 +687,56 @@ static ParseResult parsePrecisionKeyword(OpAsmParser &parser,
 static void printPrecisionKeyword(OpAsmPrinter &printer, Operation *,
                                   PrecisionAttr precision) {
   printer << stringifyPrecision(precision.getValue());
+}
+
+/// `-> tensor<?x8xf32>` or `-> (tensor<?x8xf32>, tensor<?x8xf32>,
+/// tensor<8xf32>, ...)`: the result, then the matrices are intermediates and
+/// the vectors the updated running statistics, as a function type prints
+/// them.
+static ParseResult
+parseFusedLinearResultTypes(OpAsmParser &parser, Type &result,
+                            SmallVectorImpl<Type> &intermediates,
+                            SmallVectorImpl<Type> &updatedRunningStats) {
+  SmallVector<Type> types;
+  SMLoc loc = parser.getCurrentLocation();
+  if (succeeded(parser.parseOptionalLParen())) {
+    if (parser.parseTypeList(types) || parser.parseRParen())
+      return failure();
+  } else if (parser.parseType(result)) {
+    return failure();
+  } else {
+    return success();
+  }
+  result = types.front();
+  ArrayRef<Type> rest = ArrayRef(types).drop_front();
+  while (!rest.empty()) {
+    auto tensor = dyn_cast<RankedTensorType>(rest.front());
+    if (!tensor || tensor.getRank() != 2)
+      break;
+    intermediates.push_back(tensor);
+    rest = rest.drop_front();
+  }
+  auto isMatrix = [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.getRank() == 2;
+  };
+  if (llvm::any_of(rest, isMatrix))
+    return parser.emitError(loc, "intermediate results (matrices) come "
+                                 "before the updated running statistics");
+  llvm::append_range(updatedRunningStats, rest);
+  return success();
+}
+
+static void printFusedLinearResultTypes(OpAsmPrinter &printer, Operation *op,
+                                        Type, TypeRange, TypeRange) {
+  TypeRange types = op->getResultTypes();
+  if (types.size() == 1) {
+    printer << types.front();
+    return;
+  }
+  printer << '(';
+  llvm::interleaveComma(types, printer);
+  printer << ')';
 }
 
 Precision FusedLinearOp::getDefaultPrecision(Type elementType) {
@@ -733,6 +803,11 @@ LogicalResult FusedLinearOp::verify() {
   if (getBatchNormAttr() && !getEpilogueRows().empty())
     return emitOpError("a batch_norm stage needs an epilogue without row "
                        "operands");
+  for (auto [index, intermediate] : llvm::enumerate(getIntermediates()))
+    if (intermediate.getType() != resultType)
+      return emitOpError() << "intermediate result #" << index << " has type "
+                           << intermediate.getType()
+                           << " but must have the result's type " << resultType;
 
   if (!std::isfinite(getAlpha().convertToDouble()))
     return emitOpError() << "alpha must be finite, got " << getAlphaAttr();
@@ -841,11 +916,51 @@ struct DropUnusedEpilogueOperands : OpRewritePattern<FusedLinearOp> {
     return success();
   }
 };
+/// Drops intermediate results that nothing reads, and their yielded values.
+struct DropUnusedIntermediates : OpRewritePattern<FusedLinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FusedLinearOp op,
+                                PatternRewriter &rewriter) const override {
+    ValueRange intermediates = op.getIntermediates();
+    if (llvm::all_of(intermediates, [](Value intermediate) {
+          return !intermediate.use_empty();
+        }))
+      return rewriter.notifyMatchFailure(op, "every intermediate is read");
+    YieldOp yield = op.getEpilogueYield();
+    SmallVector<Value> yielded{yield.getValue()}, kept;
+    for (auto [intermediate, value] :
+         llvm::zip(intermediates, yield.getValues().drop_front()))
+      if (!intermediate.use_empty()) {
+        kept.push_back(intermediate);
+        yielded.push_back(value);
+      }
+    SmallVector<Type> types{op.getResult().getType()};
+    llvm::append_range(types, ValueRange(kept).getTypes());
+    llvm::append_range(types, op.getUpdatedRunningStats().getTypes());
+    FusedLinearOp::Properties properties = op.getProperties();
+    properties.resultSegmentSizes = {
+        1, static_cast<int32_t>(kept.size()),
+        static_cast<int32_t>(op.getUpdatedRunningStats().size())};
+    auto pruned = FusedLinearOp::create(
+        rewriter, op.getLoc(), types, op->getOperands(), properties,
+        llvm::to_vector(op->getDiscardableAttrs()));
+    rewriter.inlineRegionBefore(op.getEpilogue(), pruned.getEpilogue(),
+                                pruned.getEpilogue().end());
+    rewriter.setInsertionPoint(yield);
+    rewriter.replaceOpWithNewOp<YieldOp>(yield, yielded);
+    rewriter.replaceAllUsesWith(op.getResult(), pruned.getResult());
+    rewriter.replaceAllUsesWith(kept, pruned.getIntermediates());
+    rewriter.replaceAllUsesWith(op.getUpdatedRunningStats(),
+                                pruned.getUpdatedRunningStats());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
 } // namespace
 
 void FusedLinearOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                                 MLIRContext *context) {
-  patterns.add<DropUnusedEpilogueOperands>(context);
+  patterns.add<DropUnusedEpilogueOperands, DropUnusedIntermediates>(context);
 }
 
 #include "fusion/Dialect/Fusion/IR/FusionInterfaces.cpp.inc"

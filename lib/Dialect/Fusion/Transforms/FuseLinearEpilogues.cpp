@@ -34,54 +34,153 @@ struct ConvertLinearToFusedLinear : OpRewritePattern<LinearOp> {
   std::optional<Precision> f32Precision;
 };
 
-/// Claims the fused op producing `value` for `consumer` to grow into: it
-/// must be a fused_linear without batch-norm stage whose only user is
-/// `consumer`. The producer moves down to the consumer, so that the
-/// consumer's other operands dominate it; that is always legal, as the
-/// consumer is its only user.
+/// Whether `value` is available where `op` is: a block argument of its
+/// block or the result of an op before it there.
+static bool isAvailableAt(Value value, Operation *op) {
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getOwner() == op->getBlock();
+  Operation *def = value.getDefiningOp();
+  return def->getBlock() == op->getBlock() && def->isBeforeInBlock(op);
+}
+
+/// The fused op producing `value` (its result or an intermediate result),
+/// claimed for `consumer` to grow into: a fused_linear without batch-norm
+/// stage, moved where the grown op can stand. Where every user of its
+/// results comes after `consumer`, it moves down to the consumer; else it
+/// stays, and the consumer's operands from elsewhere must be available
+/// there.
 static FailureOr<FusedLinearOp> claimProducer(Value value, Operation *consumer,
                                               PatternRewriter &rewriter) {
   auto producer = value.getDefiningOp<FusedLinearOp>();
-  if (!producer)
+  if (!producer || llvm::is_contained(producer.getUpdatedRunningStats(), value))
     return rewriter.notifyMatchFailure(consumer,
-                                       "input is not a fused_linear result");
+                                       "input is not a fused_linear matrix");
   if (producer.getBatchNormAttr())
     return rewriter.notifyMatchFailure(consumer,
                                        "input comes out of a batch-norm stage");
-  if (!producer.getResult().hasOneUse())
-    return rewriter.notifyMatchFailure(
-        consumer, "input has other users; fusing would recompute it");
-  rewriter.moveOpBefore(producer, consumer);
-  return producer;
+  if (producer->getBlock() != consumer->getBlock())
+    return rewriter.notifyMatchFailure(consumer,
+                                       "input comes from another block");
+  // The producer's matrices that the consumer reads besides (as row
+  // operands) become the epilogue's values.
+  SmallVector<Value> others;
+  for (Value operand : consumer->getOperands())
+    if (operand.getDefiningOp() != producer)
+      others.push_back(operand);
+  // A user nested in an op of the block (an scf.if) is where that op is.
+  auto laterUsers = [&](Value result) {
+    return llvm::all_of(result.getUsers(), [&](Operation *user) {
+      Operation *inBlock = consumer->getBlock()->findAncestorOpInBlock(*user);
+      return inBlock &&
+             (inBlock == consumer || consumer->isBeforeInBlock(inBlock));
+    });
+  };
+  if (llvm::all_of(producer->getResults(), laterUsers)) {
+    rewriter.moveOpBefore(producer, consumer);
+    return producer;
+  }
+  if (llvm::all_of(others, [&](Value operand) {
+        return isAvailableAt(operand, producer);
+      }))
+    return producer;
+  return rewriter.notifyMatchFailure(
+      consumer, "its other operands come after the input's other users");
+}
+
+/// A batch-norm stage's operands, config and running statistics' types.
+struct BatchNormStage {
+  Value weight, bias, runningMean, runningVar;
+  BatchNormConfigAttr config;
+  TypeRange updatedRunningStats;
+};
+
+/// Replaces `producer` by the op it grows into for `consumer`, which reads
+/// its matrix `consumed` and computes `newValue` (built in the producer's
+/// epilogue) of the consumer's result. The epilogue yields the values of the
+/// producer's matrices that ops other than the consumer read, and
+/// `newValue`: the result where the consumer read the result or where `bn`
+/// is a batch-norm stage (which normalizes the result), else an
+/// intermediate. The consumer's results are replaced by the new op's (its
+/// updated running statistics last).
+static void growProducer(FusedLinearOp producer, Operation *consumer,
+                         Value consumed, Value newValue,
+                         const BatchNormStage &bn, PatternRewriter &rewriter) {
+  YieldOp yield = producer.getEpilogueYield();
+  // Each value yielded, and the matrix it becomes (null for the new one).
+  SmallVector<std::pair<Value, Value>> kept;
+  for (auto [value, matrix] :
+       llvm::zip(yield.getValues(),
+                 producer->getResults().take_front(yield.getNumOperands())))
+    if (llvm::any_of(matrix.getUsers(),
+                     [&](Operation *user) { return user != consumer; }))
+      kept.push_back({value, matrix});
+  std::pair<Value, Value> added{newValue, Value()};
+  if (bn.config || consumed == producer.getResult())
+    kept.insert(kept.begin(), added);
+  else
+    kept.push_back(added);
+  SmallVector<Value> yielded =
+      llvm::map_to_vector(kept, [](const auto &entry) { return entry.first; });
+  Type matrixType = consumer->getResult(0).getType();
+  SmallVector<Type> intermediateTypes(kept.size() - 1, matrixType);
+  rewriter.setInsertionPoint(producer);
+  auto grown = FusedLinearOp::create(
+      rewriter, rewriter.getFusedLoc({producer.getLoc(), consumer->getLoc()}),
+      matrixType, intermediateTypes, bn.updatedRunningStats,
+      producer.getInput(), producer.getWeight(), producer.getBias(),
+      producer.getEpilogueOperands(), producer.getEpilogueRows(), bn.weight,
+      bn.bias, bn.runningMean, bn.runningVar, producer.getPrecisionAttr(),
+      producer.getAlphaAttr(), bn.config);
+  rewriter.inlineRegionBefore(producer.getEpilogue(), grown.getEpilogue(),
+                              grown.getEpilogue().end());
+  rewriter.setInsertionPoint(yield);
+  rewriter.replaceOpWithNewOp<YieldOp>(yield, yielded);
+  SmallVector<Value> consumerResults;
+  for (auto [entry, matrix] : llvm::zip(kept, grown->getResults())) {
+    if (entry.second)
+      rewriter.replaceUsesWithIf(entry.second, matrix, [&](OpOperand &use) {
+        return use.getOwner() != consumer;
+      });
+    else
+      consumerResults.push_back(matrix);
+  }
+  llvm::append_range(consumerResults, grown.getUpdatedRunningStats());
+  rewriter.replaceOp(consumer, consumerResults);
+  rewriter.eraseOp(producer);
 }
 
 /// elementwise(fused_linear) -> fused_linear with the op appended to the
-/// epilogue region and its column operands appended to the epilogue operands.
+/// epilogue region and its column and row operands appended to the
+/// epilogue's.
 struct AbsorbElementwiseIntoEpilogue
     : OpInterfaceRewritePattern<ElementwiseOpInterface> {
   using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
 
   LogicalResult matchAndRewrite(ElementwiseOpInterface op,
                                 PatternRewriter &rewriter) const override {
-    FailureOr<FusedLinearOp> claimed =
-        claimProducer(op.getMatrixInput(), op, rewriter);
+    Value input = op.getMatrixInput();
+    FailureOr<FusedLinearOp> claimed = claimProducer(input, op, rewriter);
     if (failed(claimed))
       return failure();
     FusedLinearOp producer = *claimed;
+    Value result;
     rewriter.modifyOpInPlace(producer, [&] {
+      YieldOp yield = producer.getEpilogueYield();
+      auto yieldedFor = [&](Value matrix) {
+        return yield.getValues()[cast<OpResult>(matrix).getResultNumber()];
+      };
       SmallVector<Value> columns, rows;
       for (Value operand : op.getColumnOperands())
         columns.push_back(producer.addEpilogueColumn(operand));
       for (Value operand : op.getRowOperands())
-        rows.push_back(producer.addEpilogueRow(operand));
-      YieldOp yield = producer.getEpilogueYield();
+        rows.push_back(operand.getDefiningOp() == producer
+                           ? yieldedFor(operand)
+                           : Value(producer.addEpilogueRow(operand)));
       rewriter.setInsertionPoint(yield);
-      Value result = op.buildScalar(rewriter, op.getLoc(), yield.getValue(),
-                                    columns, rows);
-      yield.getValueMutable().assign(result);
-      producer->setLoc(rewriter.getFusedLoc({producer.getLoc(), op.getLoc()}));
+      result = op.buildScalar(rewriter, op.getLoc(), yieldedFor(input), columns,
+                              rows);
     });
-    rewriter.replaceOp(op, producer.getResult());
+    growProducer(producer, op, input, result, BatchNormStage{}, rewriter);
     return success();
   }
 };
@@ -92,27 +191,22 @@ struct AbsorbBatchNormIntoStage : OpRewritePattern<BatchNormOp> {
 
   LogicalResult matchAndRewrite(BatchNormOp op,
                                 PatternRewriter &rewriter) const override {
-    auto reads = op.getInput().getDefiningOp<FusedLinearOp>();
+    Value input = op.getInput();
+    auto reads = input.getDefiningOp<FusedLinearOp>();
     if (reads && !reads.getEpilogueRows().empty())
       return rewriter.notifyMatchFailure(
           op, "the statistics kernels read no row operands");
-    FailureOr<FusedLinearOp> claimed =
-        claimProducer(op.getInput(), op, rewriter);
+    FailureOr<FusedLinearOp> claimed = claimProducer(input, op, rewriter);
     if (failed(claimed))
       return failure();
     FusedLinearOp producer = *claimed;
-    auto fused = FusedLinearOp::create(
-        rewriter, rewriter.getFusedLoc({producer.getLoc(), op.getLoc()}),
-        op.getResult().getType(), op.getUpdatedRunningStats().getTypes(),
-        producer.getInput(), producer.getWeight(), producer.getBias(),
-        producer.getEpilogueOperands(), ValueRange(), op.getWeight(),
-        op.getBias(),
-        op.getRunningMean(), op.getRunningVar(), producer.getPrecisionAttr(),
-        producer.getAlphaAttr(), op.getConfig());
-    rewriter.inlineRegionBefore(producer.getEpilogue(), fused.getEpilogue(),
-                                fused.getEpilogue().end());
-    rewriter.replaceOp(op, fused.getResults());
-    rewriter.eraseOp(producer);
+    unsigned index = cast<OpResult>(input).getResultNumber();
+    Value normalized = producer.getEpilogueYield().getValues()[index];
+    BatchNormStage stage{
+        op.getWeight(),      op.getBias(),
+        op.getRunningMean(), op.getRunningVar(),
+        op.getConfig(),      op.getUpdatedRunningStats().getTypes()};
+    growProducer(producer, op, input, normalized, stage, rewriter);
     return success();
   }
 };

@@ -116,7 +116,7 @@ struct BatchNormInferenceIntoEpilogue : OpRewritePattern<FusedLinearOp> {
           buildInvStd(rewriter, loc, varArg, config.getEpsilonValue());
       Value normalized = buildBatchNormNormalize(
           rewriter, loc, yield.getValue(), meanArg, invstd, gammaArg, betaArg);
-      yield.getValueMutable().assign(normalized);
+      yield.getValuesMutable()[0].set(normalized);
       op.getRunningMeanMutable().clear();
       op.getRunningVarMutable().clear();
       op.getBnWeightMutable().clear();

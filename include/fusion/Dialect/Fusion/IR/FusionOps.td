@@ -284,7 +284,8 @@ def Fusion_BatchNormOp : Fusion_Op<"batch_norm",
 //===----------------------------------------------------------------------===//
 
 def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
-    [Pure, AttrSizedOperandSegments, IsolatedFromAbove,
+    [Pure, AttrSizedOperandSegments, AttrSizedResultSegments,
+     IsolatedFromAbove,
      DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
   let summary = "linear (+ bias), an elementwise epilogue, optional batch norm";
   let description = [{
@@ -334,6 +335,12 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
        also returns the updated running mean and variance.
     4. The result is `e` (or its normalized form) rounded once to the element
        type.
+    5. The epilogue may yield more values after `e`: each is an
+       `intermediates` result, rounded once to the element type, before any
+       batch-norm stage. They are the chain's values that other ops read
+       too, such as those a training step saves for its backward pass
+       (yielding `e` again returns the batch norm's input), so that the GEMM
+       output is not written for them and read back.
 
     The epilogue, the batch-norm stage and the final rounding are computed in
     f32. `precision` defaults to the element type's own: `fp32` for `f32`
@@ -365,6 +372,7 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
                        DefaultValuedAttr<F64Attr, "1.0">:$alpha,
                        OptionalAttr<Fusion_BatchNormConfigAttr>:$batch_norm);
   let results = (outs Fusion_Matrix:$result,
+                      Variadic<Fusion_Matrix>:$intermediates,
                       Variadic<Fusion_Vector>:$updated_running_stats);
   let regions = (region SizedRegion<1>:$epilogue);
   let assemblyFormat = [{
@@ -377,7 +385,9 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
     (`bn_weight` `(` $bn_weight^ `)`)?
     (`bn_bias` `(` $bn_bias^ `)`)?
     (`running_stats` `(` $running_mean^ `,` $running_var `)`)?
-    attr-dict `:` functional-type(operands, results)
+    attr-dict `:` `(` type(operands) `)` `->`
+    custom<FusedLinearResultTypes>(type($result), type($intermediates),
+                                   type($updated_running_stats))
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
@@ -463,8 +473,17 @@ def Fusion_YieldOp : Fusion_Op<"yield",
      ParentOneOf<["FusedLinearOp", "ElementwiseOp", "ReduceOp", "SpecialOp"]>]> {
   let summary = "yields the f32 value of an epilogue, elementwise body, map "
                 "or special function";
-  let arguments = (ins F32:$value);
-  let assemblyFormat = "$value attr-dict `:` type($value)";
+  let description = [{
+    One value, but in a `fusion.fused_linear` epilogue: the result's value,
+    then one per intermediate result.
+  }];
+  let arguments = (ins Variadic<F32>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The first value: the result's (the verifier requires one).
+    ::mlir::Value getValue() { return getValues().front(); }
+  }];
 }
 
 #endif // FUSION_DIALECT_FUSION_IR_FUSIONOPS_TD

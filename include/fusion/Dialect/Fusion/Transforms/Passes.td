@@ -67,12 +67,18 @@ def FuseLinearEpilogues : Pass<"fusion-fuse-linear-epilogues"> {
     without row operands becomes the fused op's batch-norm stage. Each chain
     ends up as exactly one fused op.
 
-    Fusion stops at a value with several users: the fused op ends there and
-    its result feeds every user, and the ops after it stay as they are (they
-    are not recomputed, and the value is not lost). Nothing is fused after a
-    batch-norm stage here, since it depends on statistics over all rows; the
-    GPU backends compute an elementwise op that alone reads its output in
-    its normalizing pass.
+    A fused value that other ops read too (one a training step saves for
+    its backward pass, a second branch) becomes an intermediate result of
+    the grown op, its value yielded after the result's: the GEMM output is
+    written once with it, not read back, and nothing is computed twice.
+    Ops that read an intermediate grow the op as well (adding one of their
+    own), and a row operand that is one of the op's own matrices becomes
+    that matrix's epilogue value. An op is left outside where no place
+    suits the grown op: where its operands from elsewhere come after the
+    fused value's other readers. Nothing is fused after a batch-norm stage
+    here, since it depends on statistics over all rows; the GPU backends
+    compute an elementwise op that alone reads its output in its
+    normalizing pass.
 
     Worked example (`fusion-opt --fusion-fuse-linear-epilogues`):
 
