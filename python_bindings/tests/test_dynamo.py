@@ -578,6 +578,30 @@ class GroupNormCentre(nn.Module):
         return y - y.mean(dim=1, keepdim=True)
 
 
+def assert_training_step_matches_eager(make, *shapes):
+    """One forward and backward of make()'s model through
+    torch.compile(backend="fusion") and eagerly, from the same parameters
+    and inputs (of `shapes`): the outputs and the gradients of the inputs
+    and of the parameters agree within 1e-5."""
+    model, twin = make(), make()
+    twin.load_state_dict(model.state_dict())
+    inputs = [torch.randn(*shape, requires_grad=True) for shape in shapes]
+    twin_inputs = [i.detach().clone().requires_grad_() for i in inputs]
+    outs = torch.compile(model, backend="fusion")(*inputs)
+    references = twin(*twin_inputs)
+    if not isinstance(outs, tuple):
+        outs, references = (outs,), (references,)
+    for out, reference in zip(outs, references):
+        assert relative_error(out, reference) <= 1e-5
+    weights = [torch.randn_like(r) for r in references]
+    sum((o * w).sum() for o, w in zip(outs, weights)).backward()
+    sum((r * w).sum() for r, w in zip(references, weights)).backward()
+    for i, j in zip(inputs, twin_inputs):
+        assert relative_error(i.grad, j.grad) <= 1e-5
+    for (name, p), q in zip(model.named_parameters(), twin.parameters()):
+        assert relative_error(p.grad, q.grad) <= 1e-5, name
+
+
 class ScaledGeluResidual(nn.Module):
     def __init__(self):
         super().__init__()
@@ -593,16 +617,7 @@ def test_training_step_fuses_the_values_the_backward_saves(fused_graphs):
     output: both leave the partition as intermediate results beside the
     result, so the whole chain still fuses into one call; outputs and
     gradients are eager's."""
-    model = ScaledGeluResidual()
-    twin = ScaledGeluResidual()
-    twin.load_state_dict(model.state_dict())
-    compiled = torch.compile(model, backend="fusion")
-    x = torch.randn(9, 16, requires_grad=True)
-    r = torch.randn(9, 24, requires_grad=True)
-    x_twin = x.detach().clone().requires_grad_()
-    r_twin = r.detach().clone().requires_grad_()
-    out = compiled(x, r)
-    reference = twin(x_twin, r_twin)
+    assert_training_step_matches_eager(ScaledGeluResidual, (9, 16), (9, 24))
     (fused,) = fusion.dynamo.last_fused
     assert {"aten.addmm.default", "aten.mul.Tensor", "aten.gelu.default",
             "aten.add.Tensor", "aten.tanh.default",
@@ -610,14 +625,6 @@ def test_training_step_fuses_the_values_the_backward_saves(fused_graphs):
     (graph,) = fused_graphs
     assert graph.count("fusion.run.default") == 1
     assert not {"aten.gelu.default", "aten.tanh.default"} & set(graph)
-    assert relative_error(out, reference) <= 1e-5
-    weights = torch.randn(9, 24)
-    (out * weights).sum().backward()
-    (reference * weights).sum().backward()
-    for grad, expected in ((x.grad, x_twin.grad), (r.grad, r_twin.grad)):
-        assert relative_error(grad, expected) <= 1e-5
-    for (name, p), q in zip(model.named_parameters(), twin.parameters()):
-        assert relative_error(p.grad, q.grad) <= 1e-5, name
 
 
 class TwoBranches(nn.Module):
@@ -634,43 +641,15 @@ def test_gemm_output_that_the_backward_saves_fuses():
     """The backward of sigmoid(y) * y saves the GEMM output y itself (and
     the sigmoid's, and relu's output): all three leave the one partition as
     intermediate results."""
-    model = TwoBranches()
-    twin = TwoBranches()
-    twin.load_state_dict(model.state_dict())
-    compiled = torch.compile(model, backend="fusion")
-    x = torch.randn(9, 16, requires_grad=True)
-    x_twin = x.detach().clone().requires_grad_()
-    outs = compiled(x)
-    references = twin(x_twin)
+    assert_training_step_matches_eager(TwoBranches, (9, 16))
     (fused,) = fusion.dynamo.last_fused
     assert {"aten.addmm.default", "aten.relu.default", "aten.sigmoid.default",
             "aten.mul.Tensor"} <= set(fused)
-    weights = [torch.randn(9, 24) for _ in outs]
-    for out, reference in zip(outs, references):
-        assert relative_error(out, reference) <= 1e-5
-    sum((o * w).sum() for o, w in zip(outs, weights)).backward()
-    sum((r * w).sum() for r, w in zip(references, weights)).backward()
-    assert relative_error(x.grad, x_twin.grad) <= 1e-5
-    for (name, p), q in zip(model.named_parameters(), twin.parameters()):
-        assert relative_error(p.grad, q.grad) <= 1e-5, name
 
 
 def test_training_step_through_norms_matches_eager():
     """With gradients, what the backward needs leaves the partition."""
-    model = GroupNormCentre()
-    twin = GroupNormCentre()
-    twin.load_state_dict(model.state_dict())
-    compiled = torch.compile(model, backend="fusion")
-    x = torch.randn(6, 16, requires_grad=True)
-    x_twin = x.detach().clone().requires_grad_()
-    out = compiled(x)
-    reference = twin(x_twin)
-    assert relative_error(out, reference) <= 1e-5
-    out.square().sum().backward()
-    reference.square().sum().backward()
-    assert relative_error(x.grad, x_twin.grad) <= 1e-5
-    for (name, p), q in zip(model.named_parameters(), twin.parameters()):
-        assert relative_error(p.grad, q.grad) <= 1e-5, name
+    assert_training_step_matches_eager(GroupNormCentre, (6, 16))
 
 
 class BatchSoftmax(nn.Module):

@@ -24,6 +24,9 @@ import torch.nn.functional as F
 import fusion
 import fusion.dynamo
 
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from check_and_bench import timed  # noqa: E402
+
 TARGET = "sm_90"
 STRATEGIES = ("tiled", "cublas", "wgmma")
 # name -> (dtype, fusion precision, error bound against float64).
@@ -176,23 +179,6 @@ def check(name, pname, strategy):
               + " ".join(f"{e:.2e}" for e in errors) + "; eager "
               + " ".join(f"{e:.2e}" for e in eager), flush=True)
     return max(errors), ok
-
-
-def timed(fn, warmup=3, iters=10, back_to_back=10):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(back_to_back):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / back_to_back)
-    return statistics.median(times)
 
 
 def bench():
