@@ -151,6 +151,26 @@ func.func @reader_in_a_region(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %c: i1,
 
 // -----
 
+// A batch norm of an intermediate takes the result's place (the stage
+// normalizes the result), and the former result becomes an intermediate:
+// here the relu, taken in first, while the GEMM output that only the batch
+// norm read any more is no intermediate.
+// CHECK-LABEL: func.func @batch_norm_of_an_intermediate
+// CHECK: %[[F:.*]]:2 = fusion.fused_linear
+// CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32):
+// CHECK: %[[R:.*]] = arith.maximumf %[[ACC]]
+// CHECK-NEXT: fusion.yield %[[ACC]], %[[R]] : f32, f32
+// CHECK-NEXT: } batch_norm <training
+// CHECK-NEXT: return %[[F]]#1, %[[F]]#0
+func.func @batch_norm_of_an_intermediate(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %1 = fusion.relu %0 : tensor<?x4xf32>
+  %2 = fusion.batch_norm %0, <training, epsilon = 1.0e-05, momentum = 0.1> : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %1, %2 : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
 // Not fused: the elementwise op's row operand is computed from the GEMM
 // output by a reduction that comes before it, so no place suits the grown
 // op (before the reduction the row operand does not exist yet, after it the
