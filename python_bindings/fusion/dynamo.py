@@ -16,10 +16,10 @@ Values that leave the partition become its results: those that a training
 step saves for its backward pass (the GEMM's output before an activation, a
 batch norm's input) leave as the fused op's intermediate results, written
 beside its result from the values the epilogue computes anyway. Each
-partition is
-imported, compiled (or found in the disk cache, fusion/cache.py) and called
-through the custom op `fusion::run`, which torch.compile, FX graphs and CUDA
-graph capture see as one op. The batch dimension is dynamic.
+partition is imported, compiled (or found in the disk cache,
+fusion/cache.py) and called through the custom op `fusion::run`, which
+torch.compile, FX graphs and CUDA graph capture see as one op. The batch
+dimension is dynamic.
 
 Options (`torch.compile(..., options={...})`): "target" ("sm_80", ...,
 "sm_80,sm_90", "cpu"; default: the inputs' device), "precision", "strategy", "fp32_math",

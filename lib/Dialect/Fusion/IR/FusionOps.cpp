@@ -707,19 +707,14 @@ parseFusedLinearResultTypes(OpAsmParser &parser, Type &result,
   } else {
     return success();
   }
-  result = types.front();
-  ArrayRef<Type> rest = ArrayRef(types).drop_front();
-  while (!rest.empty()) {
-    auto tensor = dyn_cast<RankedTensorType>(rest.front());
-    if (!tensor || tensor.getRank() != 2)
-      break;
-    intermediates.push_back(tensor);
-    rest = rest.drop_front();
-  }
   auto isMatrix = [](Type type) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     return tensor && tensor.getRank() == 2;
   };
+  result = types.front();
+  ArrayRef<Type> rest = ArrayRef(types).drop_front();
+  for (; !rest.empty() && isMatrix(rest.front()); rest = rest.drop_front())
+    intermediates.push_back(rest.front());
   if (llvm::any_of(rest, isMatrix))
     return parser.emitError(loc, "intermediate results (matrices) come "
                                  "before the updated running statistics");
@@ -916,6 +911,7 @@ struct DropUnusedEpilogueOperands : OpRewritePattern<FusedLinearOp> {
     return success();
   }
 };
+
 /// Drops intermediate results that nothing reads, and their yielded values.
 struct DropUnusedIntermediates : OpRewritePattern<FusedLinearOp> {
   using OpRewritePattern::OpRewritePattern;
