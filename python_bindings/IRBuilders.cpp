@@ -313,6 +313,15 @@ private:
   std::shared_ptr<BodyState> body;
 };
 
+/// The element type of a dtype name (fusion/dtypes.py).
+static Type elementTypeNamed(const std::string &dtype, MLIRContext *context) {
+  std::optional<ElementType> kind = symbolizeElementType(dtype);
+  if (!kind)
+    throw MLIRError("unknown dtype '" + dtype +
+                    "' (expected f32, bf16 or f16)");
+  return getElementTypeOf(*kind, context);
+}
+
 class FunctionBuilder {
 public:
   explicit FunctionBuilder(std::shared_ptr<FunctionState> state)
@@ -322,10 +331,6 @@ public:
                        const std::string &dtype, const py::object &loc) {
     state->checkBuildable();
     MLIRContext *context = state->getContext();
-    std::optional<ElementType> kind = symbolizeElementType(dtype);
-    if (!kind)
-      throw MLIRError("unknown dtype '" + dtype +
-                      "' (expected f32, bf16 or f16)");
     SmallVector<int64_t> dims;
     for (std::optional<int64_t> dim : shape) {
       if (dim && *dim < 0)
@@ -333,7 +338,7 @@ public:
                         " is negative (None is a dynamic dimension)");
       dims.push_back(dim ? *dim : ShapedType::kDynamic);
     }
-    auto type = RankedTensorType::get(dims, getElementTypeOf(*kind, context));
+    auto type = RankedTensorType::get(dims, elementTypeNamed(dtype, context));
     BlockArgument arg =
         state->getBody().addArgument(type, toLocation(context, loc));
     state->func.setFunctionType(FunctionType::get(
@@ -360,6 +365,7 @@ public:
             const std::optional<ValueHandle> &bias,
             const std::optional<ValueHandle> &runningMean,
             const std::optional<ValueHandle> &runningVar,
+            const std::optional<std::string> &batchStats,
             const py::object &loc) {
     state->checkBuildable();
     MLIRContext *context = state->getContext();
@@ -380,9 +386,15 @@ public:
     SmallVector<Type> updated;
     if (training && mean && var)
       updated = {mean.getType(), var.getType()};
+    SmallVector<Type> saved;
+    if (batchStats)
+      saved.assign(2,
+                   RankedTensorType::get(
+                       {cast<RankedTensorType>(input.getType()).getDimSize(1)},
+                       elementTypeNamed(*batchStats, context)));
     OpBuilder builder = atEnd();
     auto op = BatchNormOp::create(builder, location, input.getType(), updated,
-                                  input, g, b, mean, var, config);
+                                  saved, input, g, b, mean, var, config);
     verifyOrErase(op, diagnostics);
     return wrap(state, op->getResults());
   }
@@ -665,8 +677,11 @@ void mlir::fusion::python::bindIRBuilders(py::module_ &m, ModuleClass &module) {
            py::arg("training") = true, py::arg("epsilon") = 1e-5,
            py::arg("momentum") = 0.1, py::arg("weight") = py::none(),
            py::arg("bias") = py::none(), py::arg("running_mean") = py::none(),
-           py::arg("running_var") = py::none(), py::arg("loc") = py::none(),
-           "[y], or [y, new_mean, new_var] in training with running stats.")
+           py::arg("running_var") = py::none(),
+           py::arg("batch_stats") = py::none(), py::arg("loc") = py::none(),
+           "[y], then [new_mean, new_var] in training with running stats, "
+           "then [batch_mean, batch_invstd] of dtype `batch_stats` where "
+           "given (training).")
       .def("elementwise", &FunctionBuilder::elementwise, py::arg("x"),
            py::arg("columns"), py::arg("body"),
            py::arg("rows") = std::vector<ValueHandle>(),

@@ -764,6 +764,9 @@ class Importer:
         # Linear layer results: program value -> (x, weight node, bias node
         # or None, first row of the weight's input that they take).
         self._linears = {}
+        # Program values of another dtype than the model's: a batch norm's
+        # batch statistics (float32 on GPUs) -> their dtype's name.
+        self._other_dtypes = {}
         # (input node, start, stop, copy) of each argument past the inputs:
         # rows [start, stop) of an input (a weight or a per-column vector),
         # which the caller passes as a view, or as a copy where the view
@@ -1186,14 +1189,16 @@ class Importer:
         if tensor_meta(x).dim() != 2:
             unsupported(node, "a batch norm over a [batch, features] matrix "
                         "only (BatchNorm1d on 2-D inputs)")
-        if training:
-            # Only the normalized output and the running statistics are
-            # computed; PyTorch's saved batch statistics are not.
-            for user in node.users:
-                if user.target is operator.getitem and user.args[1] in (1, 2) \
-                        and user.users:
-                    unsupported(node, "its batch mean or inverse standard "
-                                "deviation is used (as by a backward pass)")
+        # The batch mean and inverse standard deviation, where read (as a
+        # backward pass does), in PyTorch's type for them: f32 on GPUs.
+        batch_stats = None
+        if training and any(user.target is operator.getitem and
+                            user.args[1] in (1, 2) and user.users
+                            for user in node.users):
+            batch_stats = ELEMENT_TYPES.get(node.meta["val"][1].dtype)
+            if batch_stats is None:
+                unsupported(node, f"its batch statistics have dtype "
+                            f"{node.meta['val'][1].dtype}")
         results = self.program.batch_norm(
             self._matrix(x, node), training=bool(training),
             epsilon=float(eps), momentum=float(momentum),
@@ -1201,11 +1206,16 @@ class Importer:
             bias=self._vector(bias, node, columns),
             running_mean=self._vector(mean, node, columns),
             running_var=self._vector(var, node, columns),
-            location=location(node))
+            batch_stats=batch_stats, location=location(node))
         self.values[(node, 0)] = _Chain(results[0], width=columns)
-        if len(results) == 3:
-            self.values[(node, 3)] = results[1]
-            self.values[(node, 4)] = results[2]
+        rest = iter(results[1:])
+        if training and mean is not None:
+            self.values[(node, 3)] = next(rest)
+            self.values[(node, 4)] = next(rest)
+        if batch_stats is not None:
+            for index in (1, 2):
+                self.values[(node, index)] = next(rest)
+                self._other_dtypes[self.values[(node, index)]] = batch_stats
 
     # Reductions and normalizations.
     def _reduced(self, node, arg, dims):
@@ -1734,8 +1744,9 @@ class Importer:
             return ("its result is an expanded value; fusion returns values "
                     "as they are computed")
         meta = tensor_meta(output)
-        if meta is not None and ELEMENT_TYPES.get(meta.dtype) != \
-                self.element:
+        dtype = self._other_dtypes.get(value, self.element) \
+            if isinstance(value, int) else self.element
+        if meta is not None and ELEMENT_TYPES.get(meta.dtype) != dtype:
             return f"its result is {meta.dtype}, the model's tensors " \
                 f"{self.element}"
         return None

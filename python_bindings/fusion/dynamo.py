@@ -15,7 +15,9 @@ computed before the GEMM (a residual, another layer's output) or in it.
 Values that leave the partition become its results: those that a training
 step saves for its backward pass (the GEMM's output before an activation, a
 batch norm's input) leave as the fused op's intermediate results, written
-beside its result from the values the epilogue computes anyway. Each
+beside its result from the values the epilogue computes anyway, and a
+training batch norm's batch mean and inverse standard deviation as its
+batch statistics, which the kernels that finish the norm write. Each
 partition is imported, compiled (or found in the disk cache,
 fusion/cache.py) and called through the custom op `fusion::run`, which
 torch.compile, FX graphs and CUDA graph capture see as one op. The batch

@@ -88,14 +88,20 @@ class Program:
                              location)
 
     def batch_norm(self, x, *, training, epsilon, momentum, weight, bias,
-                   running_mean, running_var, location):
-        updates = training and running_mean is not None
-        results = self._op(
-            {"op": "batch_norm",
-             "operands": [x, weight, bias, running_mean, running_var],
-             "training": training, "epsilon": epsilon, "momentum": momentum},
-            location, results=3 if updates else 1)
-        return results if updates else [results]
+                   running_mean, running_var, location, batch_stats=None):
+        """[y], then the updated running statistics (training with running
+        statistics), then the batch mean and inverse standard deviation of
+        dtype `batch_stats` where it is given."""
+        record = {"op": "batch_norm",
+                  "operands": [x, weight, bias, running_mean, running_var],
+                  "training": training, "epsilon": epsilon,
+                  "momentum": momentum}
+        if batch_stats is not None:
+            record["batch_stats"] = batch_stats
+        count = 1 + 2 * (training and running_mean is not None) + \
+            2 * (batch_stats is not None)
+        results = self._op(record, location, results=count)
+        return results if count > 1 else [results]
 
     def result(self, value):
         self.data["results"].append(value)
@@ -285,7 +291,8 @@ def build(programs):
                 values.update(zip(results, f.batch_norm(
                     x, training=op["training"], epsilon=op["epsilon"],
                     momentum=op["momentum"], weight=weight, bias=bias,
-                    running_mean=mean, running_var=var, loc=loc)))
+                    running_mean=mean, running_var=var,
+                    batch_stats=op.get("batch_stats"), loc=loc)))
         f.finish([values[i] for i in program.results])
     return module
 

@@ -131,6 +131,51 @@ def test_compiled_cpu_library_computes_torchs_numbers(context, tmp_path):
     torch.testing.assert_close(new_var, expected_var, rtol=1e-4, atol=1e-4)
 
 
+def test_batch_statistics_on_the_cpu(context, tmp_path):
+    # The batch mean and inverse standard deviation of a fused training
+    # batch norm (what PyTorch's native_batch_norm saves for its backward),
+    # after the updated running statistics, in the dtype asked for.
+    torch = pytest.importorskip("torch")
+    from fusion.runtime import Library
+    import torch.nn.functional as F
+
+    m = _fusion.Module.create(context, "model")
+    f = m.add_function("train")
+    x, w = f.argument([None, 16], "f32"), f.argument([8, 16], "f32")
+    mean, var = f.argument([8], "f32"), f.argument([8], "f32")
+    results = f.batch_norm(f.linear(x, w), training=True, momentum=0.3,
+                           running_mean=mean, running_var=var,
+                           batch_stats="f32")
+    assert [r.dtype for r in results] == ["f32"] * 5
+    f.finish(results)
+    m.run_pipeline("builtin.module(fusion-optimize)")
+    assert "fusion.batch_norm" not in str(m)
+    m.compile(str(tmp_path / "bn.so"), target="cpu")
+    xs, ws = torch.randn(7, 16), torch.randn(8, 16)
+    ms, vs = torch.randn(8), torch.rand(8) + 0.5
+    outs = Library(tmp_path / "bn.so").call("train", [xs, ws, ms, vs])
+    expected = torch.native_batch_norm(F.linear(xs, ws), None, None, ms,
+                                       vs, True, 0.3, 1e-5)
+    for out, reference in zip(outs, (expected[0], ms, vs, *expected[1:])):
+        torch.testing.assert_close(out, reference, rtol=1e-5, atol=1e-5)
+
+
+def test_batch_statistics_dtype(function):
+    _, f = function
+    x = f.argument([None, 4], "bf16")
+    y, batch_mean, batch_invstd = f.batch_norm(x, batch_stats="bf16")
+    assert (y.dtype, batch_mean.dtype, batch_invstd.dtype) == ("bf16",) * 3
+    with pytest.raises(_fusion.MLIRError, match="unknown dtype 'f64'"):
+        f.batch_norm(x, batch_stats="f64")
+    with pytest.raises(_fusion.MLIRError,
+                       match="neither f32 nor the input element type"):
+        f.batch_norm(x, batch_stats="f16")
+    mean, var = f.argument([4], "bf16"), f.argument([4], "bf16")
+    with pytest.raises(_fusion.MLIRError, match="require training mode"):
+        f.batch_norm(x, training=False, running_mean=mean, running_var=var,
+                     batch_stats="f32")
+
+
 def test_unfused_elementwise_on_the_cpu(context, tmp_path):
     # After a batch norm nothing fuses: the elementwise op is compiled as is.
     torch = pytest.importorskip("torch")

@@ -627,6 +627,40 @@ def test_training_step_fuses_the_values_the_backward_saves(fused_graphs):
     assert not {"aten.gelu.default", "aten.tanh.default"} & set(graph)
 
 
+class GeluBatchNorm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(16, 24)
+        self.bn = nn.BatchNorm1d(24, momentum=0.3)
+
+    def forward(self, x):
+        return self.bn(F.gelu(self.linear(x) * -1.5))
+
+
+def test_training_batch_norm_returns_what_its_backward_reads(fused_graphs):
+    """With gradients a training batch norm's backward reads its input, its
+    batch mean and its inverse standard deviation: the fused op returns
+    them beside the result, so the whole layer is one call; outputs,
+    gradients and running statistics are eager's."""
+    models = []
+
+    def make():
+        models.append(GeluBatchNorm())
+        return models[-1]
+
+    assert_training_step_matches_eager(make, (9, 16))
+    model, twin = models
+    for name in ("running_mean", "running_var"):
+        assert relative_error(getattr(model.bn, name),
+                              getattr(twin.bn, name)) <= 1e-5
+    (fused,) = fusion.dynamo.last_fused
+    assert {"aten.gelu.default",
+            "aten._native_batch_norm_legit_functional.default"} <= set(fused)
+    (graph,) = fused_graphs
+    assert graph.count("fusion.run.default") == 1
+    assert not [op for op in graph if "batch_norm" in op or "gelu" in op]
+
+
 class TwoBranches(nn.Module):
     def __init__(self):
         super().__init__()

@@ -1,23 +1,30 @@
 #!/usr/bin/env python3
 """Training forward passes on the GPU, whose values saved for the backward
-leave the fused op as intermediate results: torch.compile(backend="fusion")
-with gradients, every strategy and precision, outputs and gradients against
-the model in float64; then one such forward timed at the sizes users train
-at, against eager PyTorch, torch.compile and the raw GEMM.
+leave the fused op as intermediate results (and a batch norm's batch
+statistics as its last results): torch.compile(backend="fusion") with
+gradients, every strategy and precision, outputs, gradients and running
+statistics against the model in float64; then one such forward timed at
+the sizes users train at, against eager PyTorch, torch.compile and the raw
+GEMM.
 
-    intermediates_check.py prepare  (build machine) compiles every library
-        the run loads into the cache ($FUSION_CACHE_DIR), for sm_90;
-    intermediates_check.py run      (GPU machine) checks and times them;
-        prints the tables last;
-    intermediates_check.py sanitize (GPU machine, under compute-sanitizer)
-        checks gelu_tanh_residual and two_branches with each strategy in
-        bf16 and fp32.
+    intermediates_check.py prepare [MODELS [BENCH]]  (build machine)
+        compiles every library the run loads into the cache
+        ($FUSION_CACHE_DIR), for sm_90;
+    intermediates_check.py run [MODELS [BENCH]]  (GPU machine) checks and
+        times them; prints the tables last;
+    intermediates_check.py sanitize [MODELS]  (GPU machine, under
+        compute-sanitizer) checks the models with each strategy in bf16 and
+        fp32.
+MODELS is a comma-separated list of MODELS' names (default: all; sanitize:
+gelu_tanh_residual,two_branches), BENCH the model timed (scaled_gelu).
 """
+import contextlib
 import copy
 import statistics
 import sys
 
 import torch
+import torch._decomp.decompositions as decompositions
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -36,6 +43,9 @@ PRECISIONS = {"fp32": (torch.float32, None, 1e-5),
 # A ragged batch (not a tile multiple); 40 input features keep x's and w's
 # rows 16-byte multiples, which the wgmma kernel's TMA needs.
 CHECK_SHAPE = (77, 40, 200)
+# Batch norms also at a batch of more than one block row of tiles, which
+# the three kernels (GEMM, finalize, normalize) compute.
+LARGE_BATCH = 333
 BENCH_SHAPE = (16384, 4096, 4096)
 BENCH_PRECISIONS = ("bf16", "tf32")
 
@@ -79,8 +89,46 @@ class TwoBranches(nn.Module):
         return torch.tanh(y), torch.sigmoid(y) * y
 
 
+class ScaleBatchNorm(nn.Module):
+    """batch_norm(linear(x) * scale) in training (the mission's workload B):
+    the backward saves the GEMM output, the norm's input, and its batch mean
+    and inverse standard deviation."""
+
+    def __init__(self, k, n):
+        super().__init__()
+        self.linear = nn.Linear(k, n)
+        self.scale = nn.Parameter(torch.rand(n) * 3 - 1.5)
+        self.bn = nn.BatchNorm1d(n, momentum=0.3)
+
+    def forward(self, x):
+        return self.bn(self.linear(x) * self.scale)
+
+
+class GeluBatchNorm(nn.Module):
+    """batch_norm(gelu(linear(x) * -1.5)), affine, in training."""
+
+    def __init__(self, k, n):
+        super().__init__()
+        self.linear = nn.Linear(k, n)
+        self.bn = nn.BatchNorm1d(n, momentum=0.3)
+        with torch.no_grad():
+            self.bn.weight.uniform_(0.5, 1.5)
+            self.bn.bias.uniform_(-1, 1)
+
+    def forward(self, x):
+        return self.bn(F.gelu(self.linear(x) * -1.5))
+
+
 MODELS = {"scaled_gelu": ScaledGelu, "gelu_tanh_residual": GeluTanhResidual,
-          "two_branches": TwoBranches}
+          "two_branches": TwoBranches, "scale_batch_norm": ScaleBatchNorm,
+          "gelu_batch_norm": GeluBatchNorm}
+
+
+def check_shapes(name):
+    """The shapes `name` is checked at."""
+    if "batch_norm" in name:
+        return [CHECK_SHAPE, (LARGE_BATCH,) + CHECK_SHAPE[1:]]
+    return [CHECK_SHAPE]
 
 
 def twins(name, shape, dtype, device):
@@ -109,8 +157,30 @@ def as_tuple(out):
     return out if isinstance(out, tuple) else (out,)
 
 
-def prepare():
-    for name in MODELS:
+@contextlib.contextmanager
+def traced_as_on_gpus():
+    """Traces a low-precision training batch norm's batch statistics in
+    float32, as PyTorch's GPU kernels return them (its CPU kernels: in the
+    input's dtype), so that the programs compiled here are those the GPU's
+    graphs import."""
+    helper = decompositions.native_batch_norm_helper
+
+    def as_on_gpus(input, *args, **kwargs):
+        out, mean, invstd, *rest = helper(input, *args, **kwargs)
+        if mean.numel():
+            mean, invstd = mean.float(), invstd.float()
+        return (out, mean, invstd, *rest)
+
+    decompositions.native_batch_norm_helper = as_on_gpus
+    try:
+        yield
+    finally:
+        decompositions.native_batch_norm_helper = helper
+
+
+@traced_as_on_gpus()
+def prepare(models, bench_model):
+    for name in models:
         for pname, (dtype, precision, _) in PRECISIONS.items():
             for strategy in STRATEGIES:
                 model, _, inputs = twins(name, CHECK_SHAPE, dtype, "cpu")
@@ -120,16 +190,26 @@ def prepare():
     # The libraries take any batch: a small one compiles the bench's.
     for pname in BENCH_PRECISIONS:
         dtype, precision, _ = PRECISIONS[pname]
-        model, _, inputs = twins("scaled_gelu", (64,) + BENCH_SHAPE[1:],
+        model, _, inputs = twins(bench_model, (64,) + BENCH_SHAPE[1:],
                                  dtype, "cpu")
         for strategy in ("auto",) + STRATEGIES:
             compiled(model, strategy, precision, True)(inputs[0].to(dtype))
     print("prepared the bench", flush=True)
 
 
-def error(out, reference):
+def error(out, reference, floor=1e-30):
     return ((out.double() - reference).norm() /
-            reference.norm().clamp_min(1e-30)).item()
+            reference.norm().clamp_min(floor)).item()
+
+
+def gradient_errors(grads, references):
+    """The relative errors of parameter gradients. One that vanishes
+    analytically (a bias or scale before a batch norm, which the norm
+    cancels; in float64, below 1e-9 of the largest gradient's norm) is
+    measured against the largest gradient's norm."""
+    largest = max(r.norm().item() for r in references)
+    return [error(g, r, largest if r.norm().item() < 1e-9 * largest else
+                  1e-30) for g, r in zip(grads, references)]
 
 
 def poison_free_memory():
@@ -142,8 +222,9 @@ def poison_free_memory():
 
 
 def errors_of(model, reference, inputs, dtype, call):
-    """The relative errors against `reference` (float64) of `call`'s outputs
-    and of the gradients of its inputs and of `model`'s parameters."""
+    """The relative errors against `reference` (float64) of `call`'s outputs,
+    of the gradients of its inputs and of `model`'s parameters
+    (gradient_errors), and of its running statistics."""
     ours = [i.to(dtype).clone().requires_grad_() for i in inputs]
     theirs = [i.double().requires_grad_() for i in inputs]
     outs = as_tuple(call(*ours))
@@ -154,57 +235,68 @@ def errors_of(model, reference, inputs, dtype, call):
     sum((o.double() * w).sum() for o, w in zip(outs, weights)).backward()
     sum((r * w).sum() for r, w in zip(references, weights)).backward()
     errors += [error(a.grad, b.grad) for a, b in zip(ours, theirs)]
-    errors += [error(p.grad, q.grad) for p, q in
-               zip(model.parameters(), reference.parameters())]
+    errors += gradient_errors([p.grad for p in model.parameters()],
+                              [q.grad for q in reference.parameters()])
+    errors += [error(p, q) for p, q in
+               zip(model.buffers(), reference.buffers())
+               if p.is_floating_point()]
     return errors
 
 
-def check(name, pname, strategy):
-    """The worst error of the outputs and gradients, and whether each is
-    within the precision's bound or, where eager PyTorch's own error in the
-    same precision passes it (a bf16 gradient through a relu's mask), within
-    1.25 times eager's."""
+def check(name, pname, strategy, shape=CHECK_SHAPE):
+    """The worst error of the outputs, gradients and running statistics, and
+    whether each is within the precision's bound or, where eager PyTorch's
+    own error in the same precision passes it (a bf16 gradient through a
+    relu's mask), within 1.25 times eager's."""
     dtype, precision, bound = PRECISIONS[pname]
-    model, reference, inputs = twins(name, CHECK_SHAPE, dtype, "cuda")
+    model, reference, inputs = twins(name, shape, dtype, "cuda")
     function = compiled(model, strategy, precision)
     poison_free_memory()
     errors = errors_of(model, reference, inputs, dtype, function)
     fused = fusion.dynamo.last_fused
-    eager_model, reference, _ = twins(name, CHECK_SHAPE, dtype, "cuda")
+    eager_model, reference, _ = twins(name, shape, dtype, "cuda")
     torch.backends.cuda.matmul.allow_tf32 = pname == "tf32"
     eager = errors_of(eager_model, reference, inputs, dtype, eager_model)
     torch.backends.cuda.matmul.allow_tf32 = False
     ok = len(fused) == 1 and all(
         e <= max(bound, 1.25 * e_eager) for e, e_eager in zip(errors, eager))
     if not ok:
-        print(f"{name} {pname} {strategy}: fused {len(fused)}; ours "
+        print(f"{name} {shape[0]} {pname} {strategy}: fused {len(fused)}; "
+              f"ours "
               + " ".join(f"{e:.2e}" for e in errors) + "; eager "
               + " ".join(f"{e:.2e}" for e in eager), flush=True)
     return max(errors), ok
 
 
-def bench(pname):
-    """The forward of a training step of scaled_gelu in precision `pname`
-    (autograd recording, the saved value written): ms by implementation,
-    rounds interleaved; PyTorch's GEMMs in tf32 for tf32."""
+def bench(name, pname):
+    """A training step of model `name` in precision `pname`: its forward
+    (autograd recording, the saved values written) and the whole step
+    (forward and backward to the parameters' gradients): ms by
+    implementation and part, rounds interleaved; PyTorch's GEMMs in tf32
+    for tf32. The raw GEMM's step is the linear layer's alone."""
     dtype, precision, bound = PRECISIONS[pname]
     torch.backends.cuda.matmul.allow_tf32 = pname == "tf32"
-    model, reference, (x,) = twins("scaled_gelu", BENCH_SHAPE, dtype, "cuda")
+    model, reference, (x,) = twins(name, BENCH_SHAPE, dtype, "cuda")
     x = x.to(dtype)
     eager = model
     torch._dynamo.reset()
     inductor = torch.compile(copy.deepcopy(model))
-    fns = {"eager": lambda: eager(x),
-           "torch.compile": lambda: inductor(x)}
+    forwards = {"eager": lambda: eager(x),
+                "torch.compile": lambda: inductor(x)}
     for strategy in ("auto",) + STRATEGIES:
         f = compiled(copy.deepcopy(model), strategy, precision)
-        fns[f"fusion {strategy}"] = lambda f=f: f(x)
+        forwards[f"fusion {strategy}"] = lambda f=f: f(x)
         e = error(f(x), reference(x.double()))
         assert e <= bound and len(fusion.dynamo.last_fused) == 1, \
             (pname, strategy, e)
     w, b = model.linear.weight, model.linear.bias
-    with torch.no_grad():
-        fns["raw GEMM"] = lambda: F.linear(x, w, b)
+    forwards["raw GEMM"] = lambda: F.linear(x, w, b)
+    grad = torch.randn(BENCH_SHAPE[0], BENCH_SHAPE[2], device="cuda",
+                       dtype=dtype)
+    fns = {}
+    for key, forward in forwards.items():
+        fns[(key, "forward")] = forward
+        fns[(key, "step")] = lambda forward=forward: forward().backward(grad)
     rounds = {k: [] for k in fns}
     for _ in range(5):
         for k, fn in fns.items():
@@ -213,24 +305,28 @@ def bench(pname):
     return {k: statistics.median(v) for k, v in rounds.items()}, rounds
 
 
-def run():
+def run(models, bench_model):
     rows, failures = [], []
     columns = [(p, s) for p in PRECISIONS for s in STRATEGIES]
-    for name in MODELS:
-        errors = []
-        for pname, strategy in columns:
-            e, ok = check(name, pname, strategy)
-            errors.append(e)
-            if not ok:
-                failures.append(f"{name} {pname} {strategy}: {e:.3g}")
-        rows.append((name, errors))
-        print(f"checked {name}: " + " ".join(f"{e:.1e}" for e in errors),
-              flush=True)
-    benches = {pname: bench(pname) for pname in BENCH_PRECISIONS}
+    for name in models:
+        for shape in check_shapes(name):
+            errors = []
+            for pname, strategy in columns:
+                e, ok = check(name, pname, strategy, shape)
+                errors.append(e)
+                if not ok:
+                    failures.append(f"{name} {shape[0]} {pname} {strategy}: "
+                                    f"{e:.3g}")
+            rows.append((f"{name} ({shape[0]} rows)", errors))
+            print(f"checked {rows[-1][0]}: " +
+                  " ".join(f"{e:.1e}" for e in errors), flush=True)
+    benches = {pname: bench(bench_model, pname)
+               for pname in BENCH_PRECISIONS}
     print(f"\n## Training forwards with saved values on "
           f"{torch.cuda.get_device_name()}: worst relative error of the "
-          f"outputs and gradients against float64 ({CHECK_SHAPE[0]} x "
-          f"{CHECK_SHAPE[1]} -> {CHECK_SHAPE[2]}); bounds fp32 1e-5, tf32 "
+          f"outputs, gradients and running statistics against float64 "
+          f"(batch x {CHECK_SHAPE[1]} -> {CHECK_SHAPE[2]}); bounds fp32 "
+          f"1e-5, tf32 "
           f"5e-3, bf16 2e-2, or 1.25 times eager's own error in the "
           f"precision")
     print("| model | " + " | ".join(f"{p} {s}" for p, s in columns) +
@@ -239,29 +335,40 @@ def run():
         print(f"| {name} | " + " | ".join(f"{e:.1e}" for e in errors) + " |")
     m, k, n = BENCH_SHAPE
     for pname, (times, rounds) in benches.items():
-        print(f"\n## scaled_gelu's training forward, {pname}, {m} x {k} -> "
-              f"{n}: ms (median of 5 interleaved rounds; min-max), and over "
-              f"the raw GEMM")
-        print("| implementation | ms | rounds | / raw GEMM |\n|---|---|---|---|")
-        for key, ms in times.items():
-            print(f"| {key} | {ms:.3f} | {min(rounds[key]):.3f}-"
-                  f"{max(rounds[key]):.3f} | {ms / times['raw GEMM']:.3f} |")
+        print(f"\n## {bench_model}'s training step, {pname}, {m} x {k} -> "
+              f"{n}: ms of the forward and of the whole step (median of 5 "
+              f"interleaved rounds; min-max), and over the raw GEMM's")
+        print("| implementation | forward ms | forward rounds | / raw GEMM "
+              "| step ms | step rounds | / raw GEMM's |\n"
+              "|---|---|---|---|---|---|---|")
+        for key in dict.fromkeys(k for k, _ in times):
+            cells = []
+            for part in ("forward", "step"):
+                ms, r = times[(key, part)], rounds[(key, part)]
+                cells.append(f"{ms:.3f} | {min(r):.3f}-{max(r):.3f} | "
+                             f"{ms / times[('raw GEMM', part)]:.3f}")
+            print(f"| {key} | " + " | ".join(cells) + " |")
     print(f"\nfailures: {failures or 'none'}")
     return not failures
 
 
-def sanitize():
-    results = [check(name, pname, strategy)
-               for name in ("gelu_tanh_residual", "two_branches")
+def sanitize(models):
+    results = [check(name, pname, strategy, shape)
+               for name in models for shape in check_shapes(name)
                for pname in ("bf16", "fp32") for strategy in STRATEGIES]
     print("sanitize checks:", " ".join(f"{e:.1e}" for e, _ in results))
     return all(ok for _, ok in results)
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "prepare":
-        prepare()
-    elif sys.argv[1] == "sanitize":
-        sys.exit(0 if sanitize() else 1)
+    command = sys.argv[1]
+    default = ("gelu_tanh_residual,two_branches" if command == "sanitize"
+               else ",".join(MODELS))
+    names = (sys.argv[2] if len(sys.argv) > 2 else default).split(",")
+    bench_name = sys.argv[3] if len(sys.argv) > 3 else "scaled_gelu"
+    if command == "prepare":
+        prepare(names, bench_name)
+    elif command == "sanitize":
+        sys.exit(0 if sanitize(names) else 1)
     else:
-        sys.exit(0 if run() else 1)
+        sys.exit(0 if run(names, bench_name) else 1)

@@ -53,10 +53,11 @@ Moments mergeMoments(OpBuilder &b, Location loc, Moments a, Moments c) {
 
 } // namespace
 
-BatchNormCoefficients mlir::fusion::buildBatchNormCoefficients(
-    OpBuilder &builder, Location loc, BatchNormConfigAttr config, Value mean,
-    Value variance, Value weight, Value bias) {
-  Value scale = buildInvStd(builder, loc, variance, config.getEpsilonValue());
+BatchNormCoefficients
+mlir::fusion::buildBatchNormCoefficients(OpBuilder &builder, Location loc,
+                                         Value mean, Value invStd, Value weight,
+                                         Value bias) {
+  Value scale = invStd;
   if (weight)
     scale = arith::MulFOp::create(builder, loc, scale, weight);
   return {mean, scale, bias ? bias : buildF32Constant(builder, loc, 0.0)};
@@ -220,8 +221,9 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
   Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
   SmallVector<Type> argTypes{ptr, ptr, i64, i64, i64};
   bool updates = config.isTraining() && operands.runningStats;
+  bool writesBatchStats = static_cast<bool>(operands.batchStatType);
   argTypes.append(operands.weight + operands.bias + 2 * operands.runningStats +
-                      2 * updates,
+                      2 * updates + 2 * writesBatchStats,
                   ptr);
   argTypes.append(3, ptr);
   gpu::GPUFuncOp kernel = createKernel(builder, loc, name, argTypes);
@@ -232,7 +234,7 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
   unsigned next = 5;
   Value weight = operands.weight ? args[next++] : Value();
   Value bias = operands.bias ? args[next++] : Value();
-  Value runningMean, runningVar, newMean, newVar;
+  Value runningMean, runningVar, newMean, newVar, batchMean, batchInvStd;
   if (operands.runningStats) {
     runningMean = args[next++];
     runningVar = args[next++];
@@ -240,6 +242,10 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
   if (updates) {
     newMean = args[next++];
     newVar = args[next++];
+  }
+  if (writesBatchStats) {
+    batchMean = args[next++];
+    batchInvStd = args[next++];
   }
   Value centerOut = args[next++], scaleOut = args[next++],
         shiftOut = args[next++];
@@ -377,10 +383,18 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
                      buildUnbiasedVariance(builder, loc, variance, rowsF32)),
               newVar, statType, n, statBytes);
     }
+    Value invStd =
+        buildInvStd(builder, loc, variance, config.getEpsilonValue());
+    if (writesBatchStats) {
+      Type type = operands.batchStatType;
+      unsigned bytes = elementBytes(type);
+      e.store(e.narrow(mean, type), batchMean, type, n, bytes);
+      e.store(e.narrow(invStd, type), batchInvStd, type, n, bytes);
+    }
     Value weightValue = weight ? e.loadColumn(weight, statType, n) : Value();
     Value biasValue = bias ? e.loadColumn(bias, statType, n) : Value();
     BatchNormCoefficients coefficients = buildBatchNormCoefficients(
-        builder, loc, config, mean, variance, weightValue, biasValue);
+        builder, loc, mean, invStd, weightValue, biasValue);
     e.store(coefficients.center, centerOut, f32, n, 4);
     e.store(coefficients.scale, scaleOut, f32, n, 4);
     e.store(coefficients.shift, shiftOut, f32, n, 4);

@@ -23,32 +23,28 @@ Kernel buildColumnStatsKernel(OpBuilder &builder, Location loc, StringRef name,
                               MatrixShape shape, TypeRange columnTypes,
                               const ScalarFn &fn);
 
-/// Which optional operands a batch-norm finalize kernel takes.
+/// Which optional operands the kernels that finish a batch norm take.
 struct BatchNormOperands {
   bool weight = false, bias = false, runningStats = false;
   Type statType; ///< element type of weight, bias and running stats
+  /// Element type of the batch mean and inverse standard deviation the
+  /// kernel writes (training); null where it writes none.
+  Type batchStatType;
 };
-/// Those of a batch norm whose present operands are the non-null ones.
-inline BatchNormOperands getBatchNormOperands(Value weight, Value bias,
-                                              Value runningMean,
-                                              Type statType) {
-  return {static_cast<bool>(weight), static_cast<bool>(bias),
-          static_cast<bool>(runningMean), statType};
-}
 
 /// What a column's batch statistics (training) or running ones (inference)
 /// make of it: y = (x - center) * scale + shift, with center the mean,
-/// scale = weight / sqrt(variance + epsilon) and shift the bias. Centering
-/// first keeps the precision when |mean| is large against the spread.
+/// scale = weight * invStd (invStd = 1 / sqrt(variance + epsilon)) and
+/// shift the bias. Centering first keeps the precision when |mean| is large
+/// against the spread.
 struct BatchNormCoefficients {
   Value center, scale, shift;
 };
 /// `weight` and `bias` (f32) may be null.
 BatchNormCoefficients buildBatchNormCoefficients(OpBuilder &builder,
-                                                 Location loc,
-                                                 BatchNormConfigAttr config,
-                                                 Value mean, Value variance,
-                                                 Value weight, Value bias);
+                                                 Location loc, Value mean,
+                                                 Value invStd, Value weight,
+                                                 Value bias);
 /// (x - center) * scale + shift.
 Value applyBatchNormCoefficients(OpBuilder &builder, Location loc, Value x,
                                  const BatchNormCoefficients &coefficients);
@@ -66,13 +62,14 @@ Value buildUnbiasedVariance(OpBuilder &builder, Location loc, Value variance,
 /// A quarter warp per column merges the chunks' moments (Chan: each lane a
 /// strided subset in order, then a fixed butterfly, so the result is the
 /// same bits run to run), writes the updated running statistics (training with
-/// running statistics), and the f32 per-column `center`, `scale` and `shift`
-/// that normalize: y = (x - center) * scale + shift. In inference mode the
-/// running statistics give center and scale.
+/// running statistics), the batch mean and inverse standard deviation
+/// (where `operands` asks for them), and the f32 per-column `center`,
+/// `scale` and `shift` that normalize: y = (x - center) * scale + shift. In
+/// inference mode the running statistics give center and scale.
 /// Launch operands: (ptr mean, ptr m2, i64 rowsPerChunk, [ptr weight], [ptr
-/// bias], [ptr runningMean, ptr runningVar], [ptr newMean, ptr newVar], ptr
-/// center, ptr scale, ptr shift); in inference `mean`, `m2` and
-/// `rowsPerChunk` are unused.
+/// bias], [ptr runningMean, ptr runningVar], [ptr newMean, ptr newVar],
+/// [ptr batchMean, ptr batchInvStd], ptr center, ptr scale, ptr shift); in
+/// inference `mean`, `m2` and `rowsPerChunk` are unused.
 Kernel buildBatchNormFinalizeKernel(OpBuilder &builder, Location loc,
                                     StringRef name, int64_t columns,
                                     BatchNormConfigAttr config,

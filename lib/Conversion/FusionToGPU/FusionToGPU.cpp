@@ -111,6 +111,44 @@ struct BatchNormScratch {
   Value mean, m2, center, scale, shift;
 };
 
+/// The values of a batch norm: a fusion.batch_norm's or a fused_linear's
+/// batch-norm stage's.
+struct BatchNormValues {
+  BatchNormConfigAttr config;
+  Value weight, bias, runningMean, runningVar;
+  ValueRange updatedRunningStats, batchStats;
+
+  static BatchNormValues of(BatchNormOp op) {
+    return {op.getConfig(),     op.getWeight(),
+            op.getBias(),       op.getRunningMean(),
+            op.getRunningVar(), op.getUpdatedRunningStats(),
+            op.getBatchStats()};
+  }
+  static BatchNormValues of(FusedLinearOp op) {
+    return {op.getBatchNormAttr(), op.getBnWeight(),
+            op.getBnBias(),        op.getRunningMean(),
+            op.getRunningVar(),    op.getUpdatedRunningStats(),
+            op.getBatchStats()};
+  }
+  /// The operands its kernels take; `statType` is the element type of its
+  /// weight, bias and running statistics.
+  BatchNormOperands present(Type statType) const {
+    Type batchStatType =
+        batchStats.empty()
+            ? Type()
+            : cast<RankedTensorType>(batchStats[0].getType()).getElementType();
+    return {static_cast<bool>(weight), static_cast<bool>(bias),
+            static_cast<bool>(runningMean), statType, batchStatType};
+  }
+  /// Whether one of its statistics results is among `values`.
+  bool returnsAnyOf(ValueRange values) const {
+    return llvm::any_of(values, [&](Value value) {
+      return llvm::is_contained(updatedRunningStats, value) ||
+             llvm::is_contained(batchStats, value);
+    });
+  }
+};
+
 /// A GEMM output that only its row program reads: the generated GEMM
 /// reduces the rows (groups) of its tiles for the program's reductions, and
 /// writes the output only if elementwise steps of the program read it.
@@ -253,7 +291,7 @@ private:
   /// The problem of `op`'s GEMM kernel that finishes its training batch
   /// norm (and `after`, if any) for batches up to `epilogueBatchNorm`'s
   /// rows, from the `problem` of its general kernel; none where `after`
-  /// reads the updated running statistics or the kernel would overflow the
+  /// reads the batch norm's statistics or the kernel would overflow the
   /// chip's shared memory (the general kernels then run for every batch).
   std::optional<GemmKernelProblem> getBatchNormFinishingProblem(
       FusedLinearOp op, EpilogueBatchNormAttr epilogueBatchNorm,
@@ -267,14 +305,15 @@ private:
                                   SmallVector<Value> operands,
                                   size_t outputOperand);
   /// Appends the batch norm's present operands in the order its kernels
-  /// take them: weight, bias, running mean and variance, their updates.
-  void appendBatchNormOperands(SmallVectorImpl<Value> &operands, Value weight,
-                               Value bias, Value runningMean, Value runningVar,
-                               ValueRange updated) {
-    for (Value parameter : {weight, bias, runningMean, runningVar})
+  /// take them: weight, bias, running mean and variance, their updates, the
+  /// batch statistics.
+  void appendBatchNormOperands(SmallVectorImpl<Value> &operands,
+                               const BatchNormValues &bn) {
+    for (Value parameter : {bn.weight, bn.bias, bn.runningMean, bn.runningVar})
       if (parameter)
         operands.push_back(buffers.lookup(parameter).ptr);
-    operands.append(bufferPtrs(updated));
+    operands.append(bufferPtrs(bn.updatedRunningStats));
+    operands.append(bufferPtrs(bn.batchStats));
   }
   /// The elementwise op at `next` if the normalizing pass of the batch norm
   /// `op` (a batch_norm or a fused_linear with a batch-norm stage) can
@@ -298,16 +337,14 @@ private:
   /// #fusion.tile_reductions asks for; fails (after a diagnostic) where its
   /// readers are no such row program.
   LogicalResult planGemmTileReductions(FusedLinearOp op);
-  /// The batch norm `op` of `input` (after `fn` of `columns`) into
+  /// The batch norm `bn` of `op` of `input` (after `fn` of `columns`) into
   /// `output`, or into the result of `after` computed on it; its normalizing
   /// pass also writes `extra` (of the input's elements and `columns`). With
   /// `statistics` false, the chunks' moments are already in the scratch
   /// space.
   void emitBatchNorm(Operation *op, Buffer input, Buffer output,
                      MatrixShape shape, ValueRange columns, const ScalarFn &fn,
-                     BatchNormConfigAttr config, Value weight, Value bias,
-                     Value runningMean, Value runningVar, ValueRange updated,
-                     ElementwiseOpInterface after,
+                     const BatchNormValues &bn, ElementwiseOpInterface after,
                      const ExtraOutputs &extra = {}, bool statistics = true);
   /// The device pointers of `tensors`.
   SmallVector<Value> bufferPtrs(ValueRange tensors);
@@ -584,9 +621,7 @@ void HostEmitter::planBatchNorm(Operation *op, Value rows, int64_t columns,
 
 void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
                                 MatrixShape shape, ValueRange columns,
-                                const ScalarFn &fn, BatchNormConfigAttr config,
-                                Value weight, Value bias, Value runningMean,
-                                Value runningVar, ValueRange updated,
+                                const ScalarFn &fn, const BatchNormValues &bn,
                                 ElementwiseOpInterface after,
                                 const ExtraOutputs &extra, bool statistics) {
   const BatchNormScratch &s = scratch.at(op);
@@ -594,6 +629,7 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
   SmallVector<Type> columnTypes = llvm::map_to_vector(
       columns, [](Value v) { return tensorType(v).getElementType(); });
   SmallVector<Value> columnBuffers = bufferPtrs(columns);
+  BatchNormConfigAttr config = bn.config;
   if (config.isTraining() && statistics) {
     Kernel stats = buildKernel([&] {
       return buildColumnStatsKernel(b, loc, kernelName(op, "stats"), shape,
@@ -604,8 +640,7 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
     launch(stats, input.rows, operands);
   }
 
-  BatchNormOperands present =
-      getBatchNormOperands(weight, bias, runningMean, shape.elementType);
+  BatchNormOperands present = bn.present(shape.elementType);
   Kernel finalize = buildKernel([&] {
     return buildBatchNormFinalizeKernel(b, loc, kernelName(op, "finalize"),
                                         shape.columns, config, present);
@@ -615,8 +650,7 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
     operands = {s.mean, s.m2, s.rowsPerChunk};
   else
     operands = {nullPtr(), nullPtr(), c64(0)};
-  appendBatchNormOperands(operands, weight, bias, runningMean, runningVar,
-                          updated);
+  appendBatchNormOperands(operands, bn);
   operands.append({s.center, s.scale, s.shift});
   launch(finalize, input.rows, operands);
 
@@ -815,10 +849,8 @@ void HostEmitter::emitTiledFusedLinear(
     MatrixShape shape{problem.elementType, problem.n,
                       getVectorWidth(problem.elementType, problem.n)};
     emitBatchNorm(op, buffers.lookup(output), buffers.lookup(op.getResult()),
-                  shape, ValueRange(), identityFn(), batchNorm,
-                  op.getBnWeight(), op.getBnBias(), op.getRunningMean(),
-                  op.getRunningVar(), op.getUpdatedRunningStats(), after,
-                  /*extra=*/{}, /*statistics=*/false);
+                  shape, ValueRange(), identityFn(), BatchNormValues::of(op),
+                  after, /*extra=*/{}, /*statistics=*/false);
   }
   for (Block *join : {done, reduced}) {
     if (!join)
@@ -832,17 +864,15 @@ std::optional<GemmKernelProblem> HostEmitter::getBatchNormFinishingProblem(
     FusedLinearOp op, EpilogueBatchNormAttr epilogueBatchNorm,
     GemmKernelProblem problem, ElementwiseOpInterface after) {
   ValueRange afterColumns = after ? after.getColumnOperands() : ValueRange();
-  // The kernel writes the updated running statistics after it stages the
+  // The kernel writes the batch norm's statistics after it stages the
   // columns of the op after the norm: one that reads them keeps the three
   // kernels.
-  if (llvm::any_of(afterColumns, [&](Value column) {
-        return llvm::is_contained(op.getUpdatedRunningStats(), column);
-      }))
+  BatchNormValues values = BatchNormValues::of(op);
+  if (values.returnsAnyOf(afterColumns))
     return std::nullopt;
   GemmBatchNorm &bn = problem.batchNorm.emplace();
-  bn.config = op.getBatchNormAttr();
-  bn.operands = getBatchNormOperands(op.getBnWeight(), op.getBnBias(),
-                                     op.getRunningMean(), problem.elementType);
+  bn.config = values.config;
+  bn.operands = values.present(problem.elementType);
   if (after) {
     bn.afterColumnTypes.assign(afterColumns.size(), problem.elementType);
     bn.after = [after](OpBuilder &nb, Location nl, Value normalized,
@@ -875,9 +905,7 @@ void HostEmitter::emitBatchNormFinishingGemm(FusedLinearOp op,
   // The normalized output (or the op's after it) is what the kernel writes.
   Value result = after ? after->getResult(0) : Value(op.getResult());
   operands[outputOperand] = buffers.lookup(result).ptr;
-  appendBatchNormOperands(operands, op.getBnWeight(), op.getBnBias(),
-                          op.getRunningMean(), op.getRunningVar(),
-                          op.getUpdatedRunningStats());
+  appendBatchNormOperands(operands, BatchNormValues::of(op));
   if (after)
     operands.append(bufferPtrs(after.getColumnOperands()));
   auto epilogueBatchNorm = op->getAttrOfType<EpilogueBatchNormAttr>(
@@ -1000,11 +1028,9 @@ void HostEmitter::emitCublasFusedLinear(FusedLinearOp op,
   }
   MatrixShape shape{elementType, n, getVectorWidth(elementType, n)};
   ScalarFn fn = epilogueFn(op);
-  if (BatchNormConfigAttr batchNorm = op.getBatchNormAttr()) {
+  if (op.getBatchNormAttr()) {
     emitBatchNorm(op, gemmOut, out, shape, op.getEpilogueOperands(), fn,
-                  batchNorm, op.getBnWeight(), op.getBnBias(),
-                  op.getRunningMean(), op.getRunningVar(),
-                  op.getUpdatedRunningStats(), after, extra);
+                  BatchNormValues::of(op), after, extra);
     return;
   }
   // The kernel's first output: the result's, unless the GEMM wrote it.
@@ -1372,11 +1398,10 @@ LogicalResult HostEmitter::emit() {
       int64_t n = type.getDimSize(1);
       MatrixShape shape{type.getElementType(), n,
                         getVectorWidth(type.getElementType(), n)};
-      emitBatchNorm(
-          &op, buffers.lookup(bn.getInput()), buffers.lookup(bn.getResult()),
-          shape, ValueRange(), identityFn(), bn.getConfig(), bn.getWeight(),
-          bn.getBias(), bn.getRunningMean(), bn.getRunningVar(),
-          bn.getUpdatedRunningStats(), takeNormalizedEpilogue(bn, it, end));
+      emitBatchNorm(&op, buffers.lookup(bn.getInput()),
+                    buffers.lookup(bn.getResult()), shape, ValueRange(),
+                    identityFn(), BatchNormValues::of(bn),
+                    takeNormalizedEpilogue(bn, it, end));
     } else {
       emitElementwise(cast<ElementwiseOpInterface>(op));
     }

@@ -41,6 +41,10 @@ GemmEpilogueArguments::take(const GemmKernelProblem &problem,
       for (Value *stat :
            {&args.runningMean, &args.runningVar, &args.newMean, &args.newVar})
         *stat = kernelArgs[next++];
+    if (bn->operands.batchStatType) {
+      args.batchMean = kernelArgs[next++];
+      args.batchInvStd = kernelArgs[next++];
+    }
     for (size_t i = 0; i < bn->afterColumnTypes.size(); ++i)
       args.afterColumns.push_back(kernelArgs[next++]);
   } else if (problem.statistics) {
@@ -84,6 +88,9 @@ void mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
     int vectors = present.weight + present.bias + 4 * present.runningStats;
     for (int i = 0; i < vectors; ++i)
       addMemRef({n}, present.statType, {RowExpr::constant(n)});
+    if (present.batchStatType)
+      for (int i = 0; i < 2; ++i)
+        addMemRef({n}, present.batchStatType, {RowExpr::constant(n)});
     for (Type columnType : bn->afterColumnTypes)
       addMemRef({n}, columnType, {RowExpr::constant(n)});
   } else if (problem.statistics) {
@@ -1015,8 +1022,9 @@ void GemmEpilogueEmitter::finishBatchNormColumn(Value column, Value mean,
   Value variance = arith::DivFOp::create(b, loc, squares, count);
   Value weight = args.bnWeight ? load(args.bnWeight) : Value();
   Value bias = args.bnBias ? load(args.bnBias) : Value();
-  BatchNormCoefficients coefficients = buildBatchNormCoefficients(
-      b, loc, bn.config, mean, variance, weight, bias);
+  Value invStd = buildInvStd(b, loc, variance, bn.config.getEpsilonValue());
+  BatchNormCoefficients coefficients =
+      buildBatchNormCoefficients(b, loc, mean, invStd, weight, bias);
   auto keep = [&](Value value, Value row) {
     memref::StoreOp::create(b, loc, value, rows.scratch,
                             ValueRange{row, column});
@@ -1024,19 +1032,28 @@ void GemmEpilogueEmitter::finishBatchNormColumn(Value column, Value mean,
   keep(coefficients.center, rows.center);
   keep(coefficients.scale, rows.scale);
   keep(coefficients.shift, rows.shift);
-  if (!args.runningMean)
+  if (!args.runningMean && !args.batchMean)
     return;
-  Type statType = bn.operands.statType;
   guarded(inside, [&] {
-    auto update = [&](Value running, Value batch, Value to) {
-      Value next =
-          buildRunningStatisticUpdate(b, loc, bn.config, load(running), batch);
-      memref::StoreOp::create(b, loc, narrowTo(b, loc, next, statType), to,
+    auto store = [&](Value value, Type type, Value to) {
+      memref::StoreOp::create(b, loc, narrowTo(b, loc, value, type), to,
                               globalColumn);
     };
-    update(args.runningMean, mean, args.newMean);
-    update(args.runningVar, buildUnbiasedVariance(b, loc, variance, count),
-           args.newVar);
+    if (args.runningMean) {
+      auto update = [&](Value running, Value batch, Value to) {
+        store(buildRunningStatisticUpdate(b, loc, bn.config, load(running),
+                                          batch),
+              bn.operands.statType, to);
+      };
+      update(args.runningMean, mean, args.newMean);
+      update(args.runningVar, buildUnbiasedVariance(b, loc, variance, count),
+             args.newVar);
+    }
+    if (args.batchMean) {
+      Type type = bn.operands.batchStatType;
+      store(mean, type, args.batchMean);
+      store(invStd, type, args.batchInvStd);
+    }
   });
 }
 

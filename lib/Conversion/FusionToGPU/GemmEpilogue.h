@@ -129,11 +129,13 @@ struct GemmKernelProblem {
 /// are the row reductions' [M, partialColumns] f32 matrices, in order. A kernel
 /// that normalizes a batch norm takes, instead of mean and m2, the batch
 /// norm's ([weight], [bias], [running mean, running var, updated mean,
-/// updated var]) and the columns of the op after it.
+/// updated var], [batch mean, batch inverse standard deviation]) and the
+/// columns of the op after it.
 struct GemmEpilogueArguments {
   Value bias, out, mean, m2;
   SmallVector<Value> intermediates, columns, rowOperands, partials;
   Value bnWeight, bnBias, runningMean, runningVar, newMean, newVar;
+  Value batchMean, batchInvStd;
   SmallVector<Value> afterColumns;
 
   /// An [M, ...] argument, whose first dimension is the row count.

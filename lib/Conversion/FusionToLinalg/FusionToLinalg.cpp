@@ -68,6 +68,8 @@ public:
 
   struct BatchNormResults {
     Value output, runningMean, runningVar;
+    /// f32; the inverse standard deviation is null in inference mode.
+    Value batchMean, batchInvStd;
   };
 
   /// [M, N] f32: `fn` of each element of `matrix`, the matching elements
@@ -247,7 +249,8 @@ public:
         });
     Value variance = mapVectors(squaredDeviations, divideByRows);
     Value invstd = mapVectors(variance, invStd);
-    BatchNormResults results{normalize(x, mean, invstd, weight, bias), {}, {}};
+    BatchNormResults results{
+        normalize(x, mean, invstd, weight, bias), {}, {}, mean, invstd};
     if (!runningMean)
       return results;
 
@@ -422,13 +425,21 @@ struct LowerReduce : OpRewritePattern<ReduceOp> {
   }
 };
 
-/// The results of `batchNorm` in the op's result order.
+/// The results of `batchNorm` in the op's result order, with the batch
+/// statistics where the op returns them (`batchStats`).
 static SmallVector<Value>
 batchNormResults(ReferenceEmitter &emit,
-                 ReferenceEmitter::BatchNormResults results, Type elementType) {
+                 ReferenceEmitter::BatchNormResults results, Type elementType,
+                 ValueRange batchStats) {
   SmallVector<Value> values{emit.convert(results.output, elementType)};
   if (results.runningMean)
     values.append({results.runningMean, results.runningVar});
+  if (!batchStats.empty()) {
+    Type statType =
+        cast<RankedTensorType>(batchStats[0].getType()).getElementType();
+    values.append({emit.convert(results.batchMean, statType),
+                   emit.convert(results.batchInvStd, statType)});
+  }
   return values;
 }
 
@@ -443,7 +454,8 @@ struct LowerBatchNorm : OpRewritePattern<BatchNormOp> {
                        op.getRunningMean(), op.getRunningVar());
     rewriter.replaceOp(
         op, batchNormResults(emit, results,
-                             op.getResult().getType().getElementType()));
+                             op.getResult().getType().getElementType(),
+                             op.getBatchStats()));
     return success();
   }
 };
@@ -502,7 +514,8 @@ struct LowerFusedLinear : OpRewritePattern<FusedLinearOp> {
     auto normalized =
         emit.batchNorm(result, config, op.getBnWeight(), op.getBnBias(),
                        op.getRunningMean(), op.getRunningVar());
-    results = batchNormResults(emit, normalized, elementType);
+    results =
+        batchNormResults(emit, normalized, elementType, op.getBatchStats());
     results.insert(std::next(results.begin()), intermediates.begin(),
                    intermediates.end());
     rewriter.replaceOp(op, results);

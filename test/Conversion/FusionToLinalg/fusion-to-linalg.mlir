@@ -80,6 +80,45 @@ func.func @batch_norm_training(%x: tensor<?x4xf32>, %rm: tensor<4xf32>, %rv: ten
 
 // -----
 
+// The batch statistics are the mean and inverse standard deviation that
+// normalize, in f32 or rounded to bf16 (as PyTorch's CPU kernels return
+// them).
+// CHECK-LABEL: func.func @batch_norm_batch_stats
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]
+// CHECK: %[[MEAN:.*]] = linalg.generic {{.*}} ins(%[[SUM]]
+// CHECK: %[[SQ:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]
+// CHECK: %[[VAR:.*]] = linalg.generic {{.*}} ins(%[[SQ]]
+// CHECK: %[[INVSTD:.*]] = linalg.generic {{.*}} ins(%[[VAR]]
+// CHECK: math.rsqrt
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[MEAN]], %[[INVSTD]] :
+// CHECK: %[[Y:.*]] = linalg.generic
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: return %[[Y]], %[[MEAN]], %[[INVSTD]]
+// CHECK-LABEL: func.func @fused_batch_stats_bf16
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]
+// CHECK: %[[MEAN:.*]] = linalg.generic {{.*}} ins(%[[SUM]]
+// CHECK: %[[SQ:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]
+// CHECK: %[[VAR:.*]] = linalg.generic {{.*}} ins(%[[SQ]]
+// CHECK: %[[INVSTD:.*]] = linalg.generic {{.*}} ins(%[[VAR]]
+// CHECK: %[[MEAN16:.*]] = linalg.generic {{.*}} ins(%[[MEAN]] : tensor<4xf32>) outs(%{{.*}} : tensor<4xbf16>)
+// CHECK: %[[INVSTD16:.*]] = linalg.generic {{.*}} ins(%[[INVSTD]] : tensor<4xf32>) outs(%{{.*}} : tensor<4xbf16>)
+// CHECK: return %{{.*}}, %[[MEAN16]], %[[INVSTD16]]
+func.func @batch_norm_batch_stats(%x: tensor<?x4xbf16>) -> (tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>) {
+  %y:3 = fusion.batch_norm %x, <training, epsilon = 1.0e-05, momentum = 0.1>
+      : (tensor<?x4xbf16>) -> (tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>)
+  return %y#0, %y#1, %y#2 : tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>
+}
+func.func @fused_batch_stats_bf16(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>) -> (tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16>) {
+  %0:3 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 0.1>
+    : (tensor<?x8xbf16>, tensor<4x8xbf16>) -> (tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16>)
+  return %0#0, %0#1, %0#2 : tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16>
+}
+
+// -----
+
 // Inference uses the running statistics and computes none.
 // CHECK-LABEL: func.func @batch_norm_inference
 // CHECK-NOT: "reduction"

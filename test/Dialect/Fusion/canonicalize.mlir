@@ -220,27 +220,28 @@ func.func @keep_used_epilogue_operands(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>,
 // -----
 
 // Intermediate results nothing reads go, with their yielded values (the ops
-// computing them then die); those read stay, the running statistics too,
+// computing them then die); those read stay, the statistics too,
 // and so do the config attributes.
 // CHECK-LABEL: func.func @unread_intermediates
-// CHECK: %[[F:.*]]:4 = fusion.fused_linear
+// CHECK: %[[F:.*]]:6 = fusion.fused_linear
 // CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32):
 // CHECK-NEXT: %[[T:.*]] = math.tanh %[[ACC]] : f32
 // CHECK-NEXT: fusion.yield %[[T]], %[[ACC]] : f32, f32
 // CHECK-NEXT: } batch_norm <training, epsilon = 1.000000e-05, momentum = 1.000000e-01> running_stats(%{{[^)]*}}) {keep = 1 : i64}
-// CHECK-SAME: -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
-// CHECK: return %[[F]]#0, %[[F]]#1, %[[F]]#2, %[[F]]#3
+// CHECK-SAME: -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK: return %[[F]]#0, %[[F]]#1, %[[F]]#2, %[[F]]#3, %[[F]]#4, %[[F]]#5
 func.func @unread_intermediates(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>)
-    -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) {
-  %y:5 = fusion.fused_linear %x, %w epilogue {
+    -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %y:7 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     %0 = math.tanh %acc : f32
     %1 = math.exp %acc : f32
     fusion.yield %0, %1, %acc : f32, f32, f32
   } batch_norm <training, epsilon = 1.0e-05, momentum = 0.1> running_stats(%rm, %rv) {keep = 1}
     : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>)
-    -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
-  return %y#0, %y#2, %y#3, %y#4 : tensor<?x4xf32>, tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>
+    -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y#0, %y#2, %y#3, %y#4, %y#5, %y#6
+      : tensor<?x4xf32>, tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
 
 // -----

@@ -73,6 +73,44 @@ func.func @linear_batch_norm(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %s: tenso
 
 // -----
 
+// A batch norm's batch statistics (a training step saves them with its
+// input for the backward pass) become the grown op's last results, after
+// the updated running statistics.
+// CHECK-LABEL: func.func @linear_batch_norm_batch_stats
+// CHECK: %[[F:.*]]:6 = fusion.fused_linear
+// CHECK: fusion.yield %[[E:.*]], %[[E]] : f32, f32
+// CHECK: } batch_norm <training, epsilon = 1.000000e-05, momentum = 1.000000e-01> running_stats(%{{[^)]*}})
+// CHECK-SAME: -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK-NOT: fusion.batch_norm
+// CHECK: return %[[F]]#0, %[[F]]#1, %[[F]]#2, %[[F]]#3, %[[F]]#4, %[[F]]#5
+func.func @linear_batch_norm_batch_stats(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>)
+    -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %1 = fusion.relu %0 : tensor<?x4xf32>
+  %y:5 = fusion.batch_norm %1, <training, epsilon = 1.0e-05, momentum = 0.1> running_stats(%rm, %rv)
+      : (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
+      -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y#0, %1, %y#1, %y#2, %y#3, %y#4
+      : tensor<?x4xf32>, tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// An op after the batch norm that reads its batch mean stays outside: ops
+// after a batch-norm stage do not join it.
+// CHECK-LABEL: func.func @batch_mean_reader_stays_outside
+// CHECK: %[[F:.*]]:3 = fusion.fused_linear
+// CHECK: fusion.mul %[[F]]#0, %[[F]]#1
+func.func @batch_mean_reader_stays_outside(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %y:3 = fusion.batch_norm %0, <training, epsilon = 1.0e-05, momentum = 0.1>
+      : (tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  %1 = fusion.mul %y#0, %y#1 : tensor<?x4xf32>, tensor<4xf32>
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
 // A value that another op reads too (a training step saves it for the
 // backward pass) stays in the fused op as an intermediate result, yielded
 // after the result's value: the GEMM output is not written for it and read

@@ -42,6 +42,23 @@ func.func @batch_norm_training(%x: tensor<?x4xf32>, %g: tensor<4xf32>, %b: tenso
   return %y, %mean, %var : tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>
 }
 
+// The batch statistics follow the updated running statistics; without
+// running statistics they are the only vectors. In f32 (PyTorch's type on
+// GPUs) or the input's element type (on CPUs).
+// CHECK-LABEL: func.func @batch_norm_batch_stats
+func.func @batch_norm_batch_stats(%x: tensor<?x4xbf16>, %rm: tensor<4xbf16>, %rv: tensor<4xbf16>)
+    -> (tensor<4xbf16>, tensor<4xf32>, tensor<4xbf16>) {
+  // CHECK: %[[A:.*]], %[[AU:.*]]:2, %[[AB:.*]]:2 = fusion.batch_norm %{{.*}}, <training, epsilon = 1.000000e-05, momentum = 1.000000e-01> running_stats(%{{.*}}, %{{.*}}) : (tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16>) -> (tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>)
+  %a:5 = fusion.batch_norm %x, <training, epsilon = 1.0e-05, momentum = 0.1> running_stats(%rm, %rv)
+      : (tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16>)
+      -> (tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>)
+  // CHECK: %[[B:.*]], %[[BB:.*]]:2 = fusion.batch_norm %{{.*}}, <training, epsilon = 1.000000e-05, momentum = 1.000000e-01> : (tensor<?x4xbf16>) -> (tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16>)
+  %b:3 = fusion.batch_norm %x, <training, epsilon = 1.0e-05, momentum = 0.1>
+      : (tensor<?x4xbf16>) -> (tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16>)
+  // CHECK: return %[[AU]]#0, %[[AB]]#1, %[[BB]]#1
+  return %a#1, %a#4, %b#2 : tensor<4xbf16>, tensor<4xf32>, tensor<4xbf16>
+}
+
 // CHECK-LABEL: func.func @batch_norm_variants
 func.func @batch_norm_variants(%x: tensor<8x4xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>)
     -> (tensor<8x4xf32>, tensor<8x4xf32>) {
@@ -129,6 +146,37 @@ func.func @fused_linear_one_intermediate(%x: tensor<?x8xf32>, %w: tensor<4x8xf32
     fusion.yield %0, %acc : f32, f32
   } : (tensor<?x8xf32>, tensor<4x8xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>)
   return %y#0, %y#1 : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// A batch-norm stage's batch statistics come last, after the intermediates
+// and the updated running statistics.
+// CHECK-LABEL: func.func @fused_linear_batch_stats
+// CHECK: %[[Y:.*]]:6 = fusion.fused_linear
+// CHECK: } batch_norm <training, epsilon = 1.000000e-05, momentum = 1.000000e-01> running_stats(%{{.*}}, %{{.*}}) : (tensor<?x8xbf16>, tensor<4x8xbf16>, tensor<4xbf16>, tensor<4xbf16>) -> (tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>)
+// CHECK: return %[[Y]]#1, %[[Y]]#4, %[[Y]]#5
+// CHECK-LABEL: func.func @fused_linear_batch_stats_only
+// CHECK: } batch_norm <training, epsilon = 1.000000e-05, momentum = 1.000000e-01> : (tensor<?x8xf32>, tensor<4x8xf32>) -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
+func.func @fused_linear_batch_stats(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>,
+                                    %rm: tensor<4xbf16>, %rv: tensor<4xbf16>)
+    -> (tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>) {
+  %y:6 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    %0 = math.tanh %acc : f32
+    fusion.yield %0, %0 : f32, f32
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 0.1> running_stats(%rm, %rv)
+    : (tensor<?x8xbf16>, tensor<4x8xbf16>, tensor<4xbf16>, tensor<4xbf16>)
+    -> (tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<4xbf16>, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>)
+  return %y#1, %y#4, %y#5 : tensor<?x4xbf16>, tensor<4xf32>, tensor<4xf32>
+}
+
+func.func @fused_linear_batch_stats_only(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>)
+    -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %y:3 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 0.1>
+    : (tensor<?x8xf32>, tensor<4x8xf32>) -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y#0, %y#1, %y#2 : tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>
 }
 
 // CHECK-LABEL: func.func @fused_linear_inference_f16

@@ -164,6 +164,7 @@ static LogicalResult verifyBatchNorm(Operation *op, BatchNormConfigAttr config,
                                      Value bias, Value runningMean,
                                      Value runningVar,
                                      ValueRange updatedRunningStats,
+                                     ValueRange batchStats,
                                      StringRef weightName, StringRef biasName) {
   int64_t columns = normalized.getDimSize(1);
   Type elementType = normalized.getElementType();
@@ -199,6 +200,32 @@ static LogicalResult verifyBatchNorm(Operation *op, BatchNormConfigAttr config,
              << "updated running statistic type " << updated.getType()
              << " does not match the running statistic type "
              << runningMean.getType();
+  if (batchStats.empty())
+    return success();
+  if (!config.isTraining())
+    return op->emitOpError("batch statistics require training mode");
+  if (batchStats.size() != 2)
+    return op->emitOpError()
+           << "expected 2 batch statistics results (mean and inverse "
+              "standard deviation), got "
+           << batchStats.size();
+  auto elementTypeOf = [](Value vector) {
+    return cast<RankedTensorType>(vector.getType()).getElementType();
+  };
+  Type statType = elementTypeOf(batchStats[0]);
+  if (elementTypeOf(batchStats[1]) != statType)
+    return op->emitOpError() << "batch mean type " << statType
+                             << " and inverse standard deviation type "
+                             << elementTypeOf(batchStats[1]) << " differ";
+  if (!statType.isF32() && statType != elementType)
+    return op->emitOpError()
+           << "batch statistics element type " << statType
+           << " is neither f32 nor the input element type " << elementType;
+  for (auto [index, stat] : llvm::enumerate(batchStats))
+    if (failed(verifyColumnVector(op,
+                                  "batch statistic #" + std::to_string(index),
+                                  stat, columns, statType)))
+      return failure();
   return success();
 }
 
@@ -633,7 +660,8 @@ LogicalResult BatchNormOp::verify() {
                          << " does not match the input type " << inputType;
   return verifyBatchNorm(*this, getConfig(), inputType, getWeight(), getBias(),
                          getRunningMean(), getRunningVar(),
-                         getUpdatedRunningStats(), "weight", "bias");
+                         getUpdatedRunningStats(), getBatchStats(), "weight",
+                         "bias");
 }
 
 Value BatchNormOp::getUpdatedRunningMean() {
@@ -642,6 +670,8 @@ Value BatchNormOp::getUpdatedRunningMean() {
 Value BatchNormOp::getUpdatedRunningVar() {
   return firstOrNull(getUpdatedRunningStats(), 1);
 }
+Value BatchNormOp::getBatchMean() { return firstOrNull(getBatchStats(), 0); }
+Value BatchNormOp::getBatchInvStd() { return firstOrNull(getBatchStats(), 1); }
 
 //===----------------------------------------------------------------------===//
 // FusedLinearOp
@@ -655,7 +685,8 @@ void FusedLinearOp::build(OpBuilder &builder, OperationState &state,
       RankedTensorType::get({inputType.getDimSize(0), weightType.getDimSize(0)},
                             inputType.getElementType());
   build(builder, state, resultType, /*intermediates=*/TypeRange(),
-        /*updated_running_stats=*/TypeRange(), input, weight, bias,
+        /*updated_running_stats=*/TypeRange(), /*batch_stats=*/TypeRange(),
+        input, weight, bias,
         /*epilogue_operands=*/ValueRange(), /*epilogue_rows=*/ValueRange(),
         /*bn_weight=*/Value(),
         /*bn_bias=*/Value(), /*running_mean=*/Value(),
@@ -689,24 +720,70 @@ static void printPrecisionKeyword(OpAsmPrinter &printer, Operation *,
   printer << stringifyPrecision(precision.getValue());
 }
 
+/// Splits the vector results `vectors` of a batch norm: with running
+/// statistics the first two are their updates (the verifier checks the
+/// mode), the rest are the batch statistics.
+static void splitStatisticsTypes(ArrayRef<Type> vectors, bool hasRunningStats,
+                                 SmallVectorImpl<Type> &updatedRunningStats,
+                                 SmallVectorImpl<Type> &batchStats) {
+  size_t updates = hasRunningStats ? std::min<size_t>(2, vectors.size()) : 0;
+  llvm::append_range(updatedRunningStats, vectors.take_front(updates));
+  llvm::append_range(batchStats, vectors.drop_front(updates));
+}
+
+/// Parses `-> type` or `-> (type, type, ...)` into `types`.
+static ParseResult parseResultTypeList(OpAsmParser &parser,
+                                       SmallVectorImpl<Type> &types) {
+  if (succeeded(parser.parseOptionalLParen()))
+    return failure(parser.parseTypeList(types) || parser.parseRParen());
+  return parser.parseType(types.emplace_back());
+}
+
+/// Prints the op's result types as a function type prints them.
+static void printResultTypeList(OpAsmPrinter &printer, Operation *op) {
+  TypeRange types = op->getResultTypes();
+  if (types.size() == 1) {
+    printer << types.front();
+    return;
+  }
+  printer << '(';
+  llvm::interleaveComma(types, printer);
+  printer << ')';
+}
+
+/// `-> tensor<?x8xf32>` or `-> (tensor<?x8xf32>, tensor<8xf32>, ...)`: the
+/// result, then the updated running statistics and the batch statistics.
+static ParseResult parseStatisticsResultTypes(
+    OpAsmParser &parser, Type &result,
+    SmallVectorImpl<Type> &updatedRunningStats,
+    SmallVectorImpl<Type> &batchStats,
+    const std::optional<OpAsmParser::UnresolvedOperand> &runningMean) {
+  SmallVector<Type> types;
+  if (parseResultTypeList(parser, types))
+    return failure();
+  result = types.front();
+  splitStatisticsTypes(ArrayRef(types).drop_front(), runningMean.has_value(),
+                       updatedRunningStats, batchStats);
+  return success();
+}
+
+static void printStatisticsResultTypes(OpAsmPrinter &printer, Operation *op,
+                                       Type, TypeRange, TypeRange, Value) {
+  printResultTypeList(printer, op);
+}
+
 /// `-> tensor<?x8xf32>` or `-> (tensor<?x8xf32>, tensor<?x8xf32>,
 /// tensor<8xf32>, ...)`: the result, then the matrices are intermediates and
-/// the vectors the updated running statistics, as a function type prints
-/// them.
-static ParseResult
-parseFusedLinearResultTypes(OpAsmParser &parser, Type &result,
-                            SmallVectorImpl<Type> &intermediates,
-                            SmallVectorImpl<Type> &updatedRunningStats) {
+/// the vectors the updated running statistics and the batch statistics.
+static ParseResult parseFusedLinearResultTypes(
+    OpAsmParser &parser, Type &result, SmallVectorImpl<Type> &intermediates,
+    SmallVectorImpl<Type> &updatedRunningStats,
+    SmallVectorImpl<Type> &batchStats,
+    const std::optional<OpAsmParser::UnresolvedOperand> &runningMean) {
   SmallVector<Type> types;
   SMLoc loc = parser.getCurrentLocation();
-  if (succeeded(parser.parseOptionalLParen())) {
-    if (parser.parseTypeList(types) || parser.parseRParen())
-      return failure();
-  } else if (parser.parseType(result)) {
+  if (parseResultTypeList(parser, types))
     return failure();
-  } else {
-    return success();
-  }
   auto isMatrix = [](Type type) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     return tensor && tensor.getRank() == 2;
@@ -717,21 +794,16 @@ parseFusedLinearResultTypes(OpAsmParser &parser, Type &result,
     intermediates.push_back(rest.front());
   if (llvm::any_of(rest, isMatrix))
     return parser.emitError(loc, "intermediate results (matrices) come "
-                                 "before the updated running statistics");
-  llvm::append_range(updatedRunningStats, rest);
+                                 "before the statistics");
+  splitStatisticsTypes(rest, runningMean.has_value(), updatedRunningStats,
+                       batchStats);
   return success();
 }
 
 static void printFusedLinearResultTypes(OpAsmPrinter &printer, Operation *op,
-                                        Type, TypeRange, TypeRange) {
-  TypeRange types = op->getResultTypes();
-  if (types.size() == 1) {
-    printer << types.front();
-    return;
-  }
-  printer << '(';
-  llvm::interleaveComma(types, printer);
-  printer << ')';
+                                        Type, TypeRange, TypeRange, TypeRange,
+                                        Value) {
+  printResultTypeList(printer, op);
 }
 
 Precision FusedLinearOp::getDefaultPrecision(Type elementType) {
@@ -757,6 +829,10 @@ Value FusedLinearOp::getUpdatedRunningMean() {
 }
 Value FusedLinearOp::getUpdatedRunningVar() {
   return firstOrNull(getUpdatedRunningStats(), 1);
+}
+Value FusedLinearOp::getBatchMean() { return firstOrNull(getBatchStats(), 0); }
+Value FusedLinearOp::getBatchInvStd() {
+  return firstOrNull(getBatchStats(), 1);
 }
 
 void FusedLinearOp::getAsmBlockArgumentNames(Region &region,
@@ -815,15 +891,15 @@ LogicalResult FusedLinearOp::verify() {
   if (BatchNormConfigAttr config = getBatchNormAttr()) {
     if (failed(verifyBatchNorm(*this, config, resultType, getBnWeight(),
                                getBnBias(), getRunningMean(), getRunningVar(),
-                               getUpdatedRunningStats(), "bn_weight",
-                               "bn_bias")))
+                               getUpdatedRunningStats(), getBatchStats(),
+                               "bn_weight", "bn_bias")))
       return failure();
   } else if (getBnWeight() || getBnBias() || getRunningMean() ||
              getRunningVar()) {
     return emitOpError("batch-norm operands require a batch_norm stage");
-  } else if (!getUpdatedRunningStats().empty()) {
-    return emitOpError("updated running statistics require a training "
-                       "batch_norm stage");
+  } else if (!getUpdatedRunningStats().empty() || !getBatchStats().empty()) {
+    return emitOpError("statistics results require a training batch_norm "
+                       "stage");
   }
   auto config = (*this)->getAttrOfType<GemmConfigAttr>(
       FusionDialect::getGemmConfigAttrName());
@@ -933,10 +1009,12 @@ struct DropUnusedIntermediates : OpRewritePattern<FusedLinearOp> {
     SmallVector<Type> types{op.getResult().getType()};
     llvm::append_range(types, ValueRange(kept).getTypes());
     llvm::append_range(types, op.getUpdatedRunningStats().getTypes());
+    llvm::append_range(types, op.getBatchStats().getTypes());
     FusedLinearOp::Properties properties = op.getProperties();
     properties.resultSegmentSizes = {
         1, static_cast<int32_t>(kept.size()),
-        static_cast<int32_t>(op.getUpdatedRunningStats().size())};
+        static_cast<int32_t>(op.getUpdatedRunningStats().size()),
+        static_cast<int32_t>(op.getBatchStats().size())};
     auto pruned = FusedLinearOp::create(
         rewriter, op.getLoc(), types, op->getOperands(), properties,
         llvm::to_vector(op->getDiscardableAttrs()));
@@ -948,6 +1026,7 @@ struct DropUnusedIntermediates : OpRewritePattern<FusedLinearOp> {
     rewriter.replaceAllUsesWith(kept, pruned.getIntermediates());
     rewriter.replaceAllUsesWith(op.getUpdatedRunningStats(),
                                 pruned.getUpdatedRunningStats());
+    rewriter.replaceAllUsesWith(op.getBatchStats(), pruned.getBatchStats());
     rewriter.eraseOp(op);
     return success();
   }

@@ -52,7 +52,7 @@ static bool isAvailableAt(Value value, Operation *op) {
 static FailureOr<FusedLinearOp> claimProducer(Value value, Operation *consumer,
                                               PatternRewriter &rewriter) {
   auto producer = value.getDefiningOp<FusedLinearOp>();
-  if (!producer || llvm::is_contained(producer.getUpdatedRunningStats(), value))
+  if (!producer)
     return rewriter.notifyMatchFailure(consumer,
                                        "input is not a fused_linear matrix");
   if (producer.getBatchNormAttr())
@@ -87,11 +87,11 @@ static FailureOr<FusedLinearOp> claimProducer(Value value, Operation *consumer,
       consumer, "its other operands come after the input's other users");
 }
 
-/// A batch-norm stage's operands, config and running statistics' types.
+/// A batch-norm stage's operands, config and statistics results' types.
 struct BatchNormStage {
   Value weight, bias, runningMean, runningVar;
   BatchNormConfigAttr config;
-  TypeRange updatedRunningStats;
+  TypeRange updatedRunningStats, batchStats;
 };
 
 /// Replaces `producer` by the op it grows into for `consumer`, which reads
@@ -101,7 +101,7 @@ struct BatchNormStage {
 /// `newValue`: the result where the consumer read the result or where `bn`
 /// is a batch-norm stage (which normalizes the result), else an
 /// intermediate. The consumer's results are replaced by the new op's (its
-/// updated running statistics last).
+/// statistics last).
 static void growProducer(FusedLinearOp producer, Operation *consumer,
                          Value consumed, Value newValue,
                          const BatchNormStage &bn, PatternRewriter &rewriter) {
@@ -126,7 +126,7 @@ static void growProducer(FusedLinearOp producer, Operation *consumer,
   rewriter.setInsertionPoint(producer);
   auto grown = FusedLinearOp::create(
       rewriter, rewriter.getFusedLoc({producer.getLoc(), consumer->getLoc()}),
-      matrixType, intermediateTypes, bn.updatedRunningStats,
+      matrixType, intermediateTypes, bn.updatedRunningStats, bn.batchStats,
       producer.getInput(), producer.getWeight(), producer.getBias(),
       producer.getEpilogueOperands(), producer.getEpilogueRows(), bn.weight,
       bn.bias, bn.runningMean, bn.runningVar, producer.getPrecisionAttr(),
@@ -145,6 +145,7 @@ static void growProducer(FusedLinearOp producer, Operation *consumer,
       consumerResults.push_back(matrix);
   }
   llvm::append_range(consumerResults, grown.getUpdatedRunningStats());
+  llvm::append_range(consumerResults, grown.getBatchStats());
   rewriter.replaceOp(consumer, consumerResults);
   rewriter.eraseOp(producer);
 }
@@ -202,10 +203,13 @@ struct AbsorbBatchNormIntoStage : OpRewritePattern<BatchNormOp> {
     FusedLinearOp producer = *claimed;
     unsigned index = cast<OpResult>(input).getResultNumber();
     Value normalized = producer.getEpilogueYield().getValues()[index];
-    BatchNormStage stage{
-        op.getWeight(),      op.getBias(),
-        op.getRunningMean(), op.getRunningVar(),
-        op.getConfig(),      op.getUpdatedRunningStats().getTypes()};
+    BatchNormStage stage{op.getWeight(),
+                         op.getBias(),
+                         op.getRunningMean(),
+                         op.getRunningVar(),
+                         op.getConfig(),
+                         op.getUpdatedRunningStats().getTypes(),
+                         op.getBatchStats().getTypes()};
     growProducer(producer, op, input, normalized, stage, rewriter);
     return success();
   }

@@ -238,7 +238,7 @@ def Fusion_ReduceOp : Fusion_Op<"reduce",
 //===----------------------------------------------------------------------===//
 
 def Fusion_BatchNormOp : Fusion_Op<"batch_norm",
-    [Pure, AttrSizedOperandSegments]> {
+    [Pure, AttrSizedOperandSegments, AttrSizedResultSegments]> {
   let summary = "BatchNorm1d over an [M, N] input";
   let description = [{
     Statistics are taken per column over the `M` rows. `weight`/`bias` are
@@ -246,6 +246,13 @@ def Fusion_BatchNormOp : Fusion_Op<"batch_norm",
     are the optional running statistics; in training mode with running stats
     the op also returns the updated running mean and variance (see
     `#fusion.batch_norm`). Inference mode requires running statistics.
+
+    In training mode the op may also return its batch statistics
+    (`batch_stats`, after the updated running statistics): the per-column
+    batch mean and inverse standard deviation `1 / sqrt(var + epsilon)` of
+    the biased variance, as PyTorch's `native_batch_norm` saves them for its
+    backward pass. They are computed in f32 and returned in f32 (PyTorch's
+    type on GPUs) or the input's element type (its type on CPUs).
 
     ```mlir
     %y, %mean, %var = fusion.batch_norm %x,
@@ -263,19 +270,25 @@ def Fusion_BatchNormOp : Fusion_Op<"batch_norm",
                        Optional<Fusion_Vector>:$running_var,
                        Fusion_BatchNormConfigAttr:$config);
   let results = (outs Fusion_Matrix:$result,
-                      Variadic<Fusion_Vector>:$updated_running_stats);
+                      Variadic<Fusion_Vector>:$updated_running_stats,
+                      Variadic<Fusion_Vector>:$batch_stats);
   let assemblyFormat = [{
     $input `,` $config
     (`weight` `(` $weight^ `)`)?
     (`bias` `(` $bias^ `)`)?
     (`running_stats` `(` $running_mean^ `,` $running_var `)`)?
-    attr-dict `:` functional-type(operands, results)
+    attr-dict `:` `(` type(operands) `)` `->`
+    custom<StatisticsResultTypes>(type($result), type($updated_running_stats),
+                                  type($batch_stats), ref($running_mean))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The running mean/variance after a training step, or null.
     ::mlir::Value getUpdatedRunningMean();
     ::mlir::Value getUpdatedRunningVar();
+    /// The batch mean and inverse standard deviation, or null.
+    ::mlir::Value getBatchMean();
+    ::mlir::Value getBatchInvStd();
   }];
 }
 
@@ -332,7 +345,8 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
        batch-normalized exactly as
        `fusion.batch_norm` with the stage's config, `bn_weight`, `bn_bias`
        and `running_stats` do; in training mode with running stats the op
-       also returns the updated running mean and variance.
+       also returns the updated running mean and variance, and it may return
+       the batch statistics (`batch_stats`) as `fusion.batch_norm` does.
     4. The result is `e` (or its normalized form) rounded once to the element
        type.
     5. The epilogue may yield more values after `e`: each is an
@@ -373,7 +387,8 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
                        OptionalAttr<Fusion_BatchNormConfigAttr>:$batch_norm);
   let results = (outs Fusion_Matrix:$result,
                       Variadic<Fusion_Matrix>:$intermediates,
-                      Variadic<Fusion_Vector>:$updated_running_stats);
+                      Variadic<Fusion_Vector>:$updated_running_stats,
+                      Variadic<Fusion_Vector>:$batch_stats);
   let regions = (region SizedRegion<1>:$epilogue);
   let assemblyFormat = [{
     $input `,` $weight (`bias` `(` $bias^ `)`)?
@@ -387,7 +402,8 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
     (`running_stats` `(` $running_mean^ `,` $running_var `)`)?
     attr-dict `:` `(` type(operands) `)` `->`
     custom<FusedLinearResultTypes>(type($result), type($intermediates),
-                                   type($updated_running_stats))
+                                   type($updated_running_stats),
+                                   type($batch_stats), ref($running_mean))
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
@@ -410,6 +426,8 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
     ::mlir::BlockArgument addEpilogueRow(::mlir::Value matrix);
     ::mlir::Value getUpdatedRunningMean();
     ::mlir::Value getUpdatedRunningVar();
+    ::mlir::Value getBatchMean();
+    ::mlir::Value getBatchInvStd();
   }];
 }
 
