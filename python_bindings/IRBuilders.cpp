@@ -387,11 +387,14 @@ public:
     if (training && mean && var)
       updated = {mean.getType(), var.getType()};
     SmallVector<Type> saved;
-    if (batchStats)
-      saved.assign(2,
-                   RankedTensorType::get(
-                       {cast<RankedTensorType>(input.getType()).getDimSize(1)},
-                       elementTypeNamed(*batchStats, context)));
+    if (batchStats) {
+      auto inputType = cast<RankedTensorType>(input.getType());
+      if (inputType.getRank() != 2)
+        throw MLIRError("input " + describe(inputType) + " is not a matrix");
+      saved.assign(
+          2, RankedTensorType::get({inputType.getDimSize(1)},
+                                   elementTypeNamed(*batchStats, context)));
+    }
     OpBuilder builder = atEnd();
     auto op = BatchNormOp::create(builder, location, input.getType(), updated,
                                   saved, input, g, b, mean, var, config);

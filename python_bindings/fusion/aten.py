@@ -909,6 +909,7 @@ class Importer:
         (of PyTorch `shape`, whose first `lead` dimensions are the batch):
         a per-column vector element."""
         value = self.values[arg]
+        self._check_model_dtype(arg, user, value)
         if value in self._singles:
             node, index = self._singles[value]
             if node not in self.broadcasts:
@@ -922,6 +923,16 @@ class Importer:
             return _Expr("column", (value,))
         self._check_vector_shape(arg, user, width, shape, lead)
         return _Expr("column", (value,))
+
+    def _check_model_dtype(self, arg, user, value):
+        """That the vector `value` (of `arg`, an operand of `user`) is of
+        the model's dtype, as the ops reading vectors take them."""
+        dtype = self._other_dtypes.get(value) if isinstance(value, int) \
+            else None
+        if dtype is not None and dtype != self.element:
+            unsupported(user, f"its operand {arg.name} is a batch "
+                        f"statistic in {dtype}, the model computes in "
+                        f"{self.element}")
 
     def _check_vector_shape(self, arg, user, width, shape, lead):
         """That `arg` holds `width` values, one per feature of each row,
@@ -1151,6 +1162,7 @@ class Importer:
                 tuple(meta.shape) != (length,):
             unsupported(user, f"its operand {arg} must be a ({length},) "
                         f"parameter or buffer")
+        self._check_model_dtype(arg, user, value)
         if value in self._singles:
             self._column(arg, user, length)
         return value
@@ -1747,8 +1759,8 @@ class Importer:
         dtype = self._other_dtypes.get(value, self.element) \
             if isinstance(value, int) else self.element
         if meta is not None and ELEMENT_TYPES.get(meta.dtype) != dtype:
-            return f"its result is {meta.dtype}, the model's tensors " \
-                f"{self.element}"
+            return f"its result is {meta.dtype}, where fusion computes " \
+                f"{dtype}"
         return None
 
     def import_node(self, node):

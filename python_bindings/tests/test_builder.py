@@ -174,6 +174,8 @@ def test_batch_statistics_dtype(function):
     with pytest.raises(_fusion.MLIRError, match="require training mode"):
         f.batch_norm(x, training=False, running_mean=mean, running_var=var,
                      batch_stats="f32")
+    with pytest.raises(_fusion.MLIRError, match="is not a matrix"):
+        f.batch_norm(mean, batch_stats="f32")
 
 
 def test_unfused_elementwise_on_the_cpu(context, tmp_path):

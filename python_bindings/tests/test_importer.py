@@ -965,31 +965,52 @@ def test_unsupported_pools_name_op_and_line(body, message):
         import_module(Located(body), (torch.randn(4, 8),), training=False)
 
 
-def test_batch_statistics_keep_pytorchs_gpu_dtype():
-    """On GPUs a bfloat16 batch norm's batch mean and inverse standard
-    deviation (what its backward reads) are float32: the program's batch
-    norm returns them so, and they are results of that dtype. (Traced on a
-    fake CUDA device: the graph is a GPU's without one.)"""
+def fake_gpu_graph(forward, *shapes):
+    """The ATen graph of `forward` of bfloat16 tensors of `shapes` on a fake
+    CUDA device: a GPU's graph, traced without one."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.proxy_tensor import make_fx
-    from fusion.aten import Importer
-
-    def forward(x, w, mean, var):
-        return torch.ops.aten._native_batch_norm_legit_functional.default(
-            F.linear(x, w), None, None, mean, var, True, 0.1, 1e-5)
 
     with FakeTensorMode(allow_non_fake_inputs=True):
         args = [torch.empty(shape, dtype=torch.bfloat16, device="cuda")
-                for shape in ((9, 16), (24, 16), (24,), (24,))]
-        graph = make_fx(forward, tracing_mode="fake")(*args).graph
+                for shape in shapes]
+        return make_fx(forward, tracing_mode="fake")(*args).graph
+
+
+def linear_batch_norm(x, w, mean, var):
+    return torch.ops.aten._native_batch_norm_legit_functional.default(
+        F.linear(x, w), None, None, mean, var, True, 0.1, 1e-5)
+
+
+def test_batch_statistics_keep_pytorchs_gpu_dtype():
+    """On GPUs a bfloat16 batch norm's batch mean and inverse standard
+    deviation (what its backward reads) are float32: the program's batch
+    norm returns them so, and they are results of that dtype; an op that
+    reads one as a vector of the model's dtype is refused."""
+    from fusion.aten import Importer
+    from fusion.errors import UnsupportedOperationError
+
+    graph = fake_gpu_graph(linear_batch_norm, (9, 16), (24, 16), (24,),
+                           (24,))
     nodes = list(graph.nodes)
     inputs = [n for n in nodes if n.op == "placeholder"]
+    computed = [n for n in nodes if n.op == "call_function"]
     (norm,) = [n for n in nodes if "batch_norm" in str(n.target)]
     items = {n.args[1]: n for n in norm.users}
     assert items[1].meta["val"].dtype == torch.float32
-    importer = Importer([n for n in nodes if n.op == "call_function"],
-                        inputs, [items[0], items[1], items[2]])
-    program = importer.run()
+    program = Importer(computed, inputs, [items[0], items[1], items[2]]).run()
     (bn,) = [op for op in program.data["ops"] if op["op"] == "batch_norm"]
     assert bn["batch_stats"] == "f32" and len(bn["results"]) == 5
     assert program.data["results"] == [bn["results"][0]] + bn["results"][3:]
+
+    def centered_again(x, w, mean, var):
+        out = linear_batch_norm(x, w, mean, var)
+        return out[0] - out[1].to(torch.bfloat16)
+
+    graph = fake_gpu_graph(centered_again, (9, 16), (24, 16), (24,), (24,))
+    nodes = list(graph.nodes)
+    output = [n for n in nodes if n.op == "output"][0].args[0]
+    with pytest.raises(UnsupportedOperationError,
+                       match="batch statistic in f32"):
+        Importer([n for n in nodes if n.op == "call_function"],
+                 [n for n in nodes if n.op == "placeholder"], [output]).run()

@@ -14,7 +14,10 @@ GEMM.
         times them; prints the tables last;
     intermediates_check.py sanitize [MODELS]  (GPU machine, under
         compute-sanitizer) checks the models with each strategy in bf16 and
-        fp32.
+        fp32;
+    intermediates_check.py profile BENCH  (GPU machine, under ncu --nvtx)
+        runs BENCH's bf16 training forward once by fusion auto and once by
+        torch.compile, in the NVTX ranges `fusion` and `torch.compile`.
 MODELS is a comma-separated list of MODELS' names (default: all; sanitize:
 gelu_tanh_residual,two_branches), BENCH the model timed (scaled_gelu).
 """
@@ -305,6 +308,23 @@ def bench(name, pname):
     return {k: statistics.median(v) for k, v in rounds.items()}, rounds
 
 
+def profile(name):
+    dtype = torch.bfloat16
+    model, _, (x,) = twins(name, BENCH_SHAPE, dtype, "cuda")
+    x = x.to(dtype)
+    torch._dynamo.reset()
+    forwards = {"torch.compile": torch.compile(copy.deepcopy(model)),
+                "fusion": compiled(copy.deepcopy(model), "auto", None)}
+    for label, forward in forwards.items():
+        for _ in range(3):
+            forward(x)
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_push(label)
+        forward(x)
+        torch.cuda.nvtx.range_pop()
+        torch.cuda.synchronize()
+
+
 def run(models, bench_model):
     rows, failures = [], []
     columns = [(p, s) for p in PRECISIONS for s in STRATEGIES]
@@ -370,5 +390,7 @@ if __name__ == "__main__":
         prepare(names, bench_name)
     elif command == "sanitize":
         sys.exit(0 if sanitize(names) else 1)
+    elif command == "profile":
+        profile(sys.argv[2])
     else:
         sys.exit(0 if run(names, bench_name) else 1)

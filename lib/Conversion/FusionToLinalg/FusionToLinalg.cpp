@@ -68,7 +68,7 @@ public:
 
   struct BatchNormResults {
     Value output, runningMean, runningVar;
-    /// f32; the inverse standard deviation is null in inference mode.
+    /// f32; null in inference mode.
     Value batchMean, batchInvStd;
   };
 

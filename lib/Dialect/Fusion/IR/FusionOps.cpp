@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::fusion;
@@ -209,23 +210,22 @@ static LogicalResult verifyBatchNorm(Operation *op, BatchNormConfigAttr config,
            << "expected 2 batch statistics results (mean and inverse "
               "standard deviation), got "
            << batchStats.size();
-  auto elementTypeOf = [](Value vector) {
-    return cast<RankedTensorType>(vector.getType()).getElementType();
-  };
-  Type statType = elementTypeOf(batchStats[0]);
-  if (elementTypeOf(batchStats[1]) != statType)
-    return op->emitOpError() << "batch mean type " << statType
-                             << " and inverse standard deviation type "
-                             << elementTypeOf(batchStats[1]) << " differ";
+  Type statType = getElementTypeOrSelf(batchStats[0]);
+  if (getElementTypeOrSelf(batchStats[1]) != statType)
+    return op->emitOpError()
+           << "batch mean type " << statType
+           << " and inverse standard deviation type "
+           << getElementTypeOrSelf(batchStats[1]) << " differ";
   if (!statType.isF32() && statType != elementType)
     return op->emitOpError()
            << "batch statistics element type " << statType
            << " is neither f32 nor the input element type " << elementType;
   for (auto [index, stat] : llvm::enumerate(batchStats))
-    if (failed(verifyColumnVector(op,
-                                  "batch statistic #" + std::to_string(index),
-                                  stat, columns, statType)))
-      return failure();
+    if (int64_t length = cast<RankedTensorType>(stat.getType()).getDimSize(0);
+        length != columns)
+      return op->emitOpError()
+             << "batch statistic #" << index << " has " << dimToString(length)
+             << " elements but there are " << columns << " columns";
   return success();
 }
 
@@ -720,15 +720,18 @@ static void printPrecisionKeyword(OpAsmPrinter &printer, Operation *,
   printer << stringifyPrecision(precision.getValue());
 }
 
-/// Splits the vector results `vectors` of a batch norm: with running
-/// statistics the first two are their updates (the verifier checks the
-/// mode), the rest are the batch statistics.
-static void splitStatisticsTypes(ArrayRef<Type> vectors, bool hasRunningStats,
-                                 SmallVectorImpl<Type> &updatedRunningStats,
-                                 SmallVectorImpl<Type> &batchStats) {
-  size_t updates = hasRunningStats ? std::min<size_t>(2, vectors.size()) : 0;
-  llvm::append_range(updatedRunningStats, vectors.take_front(updates));
-  llvm::append_range(batchStats, vectors.drop_front(updates));
+/// Splits the vector results `vectors` of a batch norm of `config` (null:
+/// none): in training with running statistics the first two are their
+/// updates, the rest are the batch statistics.
+static void
+splitStatisticsTypes(ArrayRef<Type> vectors, BatchNormConfigAttr config,
+                     const std::optional<OpAsmParser::UnresolvedOperand> &mean,
+                     SmallVectorImpl<Type> &updatedRunningStats,
+                     SmallVectorImpl<Type> &batchStats) {
+  bool updates = config && config.isTraining() && mean.has_value();
+  size_t count = updates ? std::min<size_t>(2, vectors.size()) : 0;
+  llvm::append_range(updatedRunningStats, vectors.take_front(count));
+  llvm::append_range(batchStats, vectors.drop_front(count));
 }
 
 /// Parses `-> type` or `-> (type, type, ...)` into `types`.
@@ -756,19 +759,20 @@ static void printResultTypeList(OpAsmPrinter &printer, Operation *op) {
 static ParseResult parseStatisticsResultTypes(
     OpAsmParser &parser, Type &result,
     SmallVectorImpl<Type> &updatedRunningStats,
-    SmallVectorImpl<Type> &batchStats,
+    SmallVectorImpl<Type> &batchStats, BatchNormConfigAttr config,
     const std::optional<OpAsmParser::UnresolvedOperand> &runningMean) {
   SmallVector<Type> types;
   if (parseResultTypeList(parser, types))
     return failure();
   result = types.front();
-  splitStatisticsTypes(ArrayRef(types).drop_front(), runningMean.has_value(),
+  splitStatisticsTypes(ArrayRef(types).drop_front(), config, runningMean,
                        updatedRunningStats, batchStats);
   return success();
 }
 
 static void printStatisticsResultTypes(OpAsmPrinter &printer, Operation *op,
-                                       Type, TypeRange, TypeRange, Value) {
+                                       Type, TypeRange, TypeRange,
+                                       BatchNormConfigAttr, Value) {
   printResultTypeList(printer, op);
 }
 
@@ -778,7 +782,7 @@ static void printStatisticsResultTypes(OpAsmPrinter &printer, Operation *op,
 static ParseResult parseFusedLinearResultTypes(
     OpAsmParser &parser, Type &result, SmallVectorImpl<Type> &intermediates,
     SmallVectorImpl<Type> &updatedRunningStats,
-    SmallVectorImpl<Type> &batchStats,
+    SmallVectorImpl<Type> &batchStats, BatchNormConfigAttr config,
     const std::optional<OpAsmParser::UnresolvedOperand> &runningMean) {
   SmallVector<Type> types;
   SMLoc loc = parser.getCurrentLocation();
@@ -795,14 +799,14 @@ static ParseResult parseFusedLinearResultTypes(
   if (llvm::any_of(rest, isMatrix))
     return parser.emitError(loc, "intermediate results (matrices) come "
                                  "before the statistics");
-  splitStatisticsTypes(rest, runningMean.has_value(), updatedRunningStats,
+  splitStatisticsTypes(rest, config, runningMean, updatedRunningStats,
                        batchStats);
   return success();
 }
 
 static void printFusedLinearResultTypes(OpAsmPrinter &printer, Operation *op,
                                         Type, TypeRange, TypeRange, TypeRange,
-                                        Value) {
+                                        BatchNormConfigAttr, Value) {
   printResultTypeList(printer, op);
 }
 

@@ -279,7 +279,8 @@ def Fusion_BatchNormOp : Fusion_Op<"batch_norm",
     (`running_stats` `(` $running_mean^ `,` $running_var `)`)?
     attr-dict `:` `(` type(operands) `)` `->`
     custom<StatisticsResultTypes>(type($result), type($updated_running_stats),
-                                  type($batch_stats), ref($running_mean))
+                                  type($batch_stats), ref($config),
+                                  ref($running_mean))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -403,7 +404,8 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
     attr-dict `:` `(` type(operands) `)` `->`
     custom<FusedLinearResultTypes>(type($result), type($intermediates),
                                    type($updated_running_stats),
-                                   type($batch_stats), ref($running_mean))
+                                   type($batch_stats), ref($batch_norm),
+                                   ref($running_mean))
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
