@@ -19,7 +19,8 @@ GEMM.
         runs BENCH's bf16 training forward once by fusion auto and once by
         torch.compile, in the NVTX ranges `fusion` and `torch.compile`.
 MODELS is a comma-separated list of MODELS' names (default: all; sanitize:
-gelu_tanh_residual,two_branches), BENCH the model timed (scaled_gelu).
+gelu_tanh_residual,two_branches; "" none), BENCH the model timed
+(scaled_gelu).
 """
 import contextlib
 import copy
@@ -146,12 +147,14 @@ def twins(name, shape, dtype, device):
     return model, reference.double(), inputs
 
 
-def compiled(model, strategy, precision, compile_only=False):
+def compiled(model, strategy, precision, compile_only=False, fallback=None):
     options = {"target": TARGET, "strategy": strategy}
     if precision:
         options["precision"] = precision
     if compile_only:
         options["compile_only"] = True
+    if fallback:
+        options["fallback"] = fallback
     torch._dynamo.reset()
     return torch.compile(model, backend="fusion", options=options)
 
@@ -197,6 +200,8 @@ def prepare(models, bench_model):
                                  dtype, "cpu")
         for strategy in ("auto",) + STRATEGIES:
             compiled(model, strategy, precision, True)(inputs[0].to(dtype))
+        compiled(model, "auto", precision, True, "inductor")(
+            inputs[0].to(dtype))
     print("prepared the bench", flush=True)
 
 
@@ -276,7 +281,9 @@ def bench(name, pname):
     (autograd recording, the saved values written) and the whole step
     (forward and backward to the parameters' gradients): ms by
     implementation and part, rounds interleaved; PyTorch's GEMMs in tf32
-    for tf32. The raw GEMM's step is the linear layer's alone."""
+    for tf32. The raw GEMM's step is the linear layer's alone. fusion's
+    backward is PyTorch's kernels, but with fallback="inductor"
+    (inductor's)."""
     dtype, precision, bound = PRECISIONS[pname]
     torch.backends.cuda.matmul.allow_tf32 = pname == "tf32"
     model, reference, (x,) = twins(name, BENCH_SHAPE, dtype, "cuda")
@@ -292,6 +299,12 @@ def bench(name, pname):
         e = error(f(x), reference(x.double()))
         assert e <= bound and len(fusion.dynamo.last_fused) == 1, \
             (pname, strategy, e)
+    # fallback="inductor": inductor compiles the ops fusion leaves, the
+    # backward included.
+    f = compiled(copy.deepcopy(model), "auto", precision, fallback="inductor")
+    forwards["fusion auto, inductor rest"] = lambda: f(x)
+    e = error(f(x), reference(x.double()))
+    assert e <= bound and fusion.dynamo.last_fused, (pname, "inductor", e)
     w, b = model.linear.weight, model.linear.bias
     forwards["raw GEMM"] = lambda: F.linear(x, w, b)
     grad = torch.randn(BENCH_SHAPE[0], BENCH_SHAPE[2], device="cuda",
@@ -384,7 +397,8 @@ if __name__ == "__main__":
     command = sys.argv[1]
     default = ("gelu_tanh_residual,two_branches" if command == "sanitize"
                else ",".join(MODELS))
-    names = (sys.argv[2] if len(sys.argv) > 2 else default).split(",")
+    names = [n for n in (sys.argv[2] if len(sys.argv) > 2 else
+                         default).split(",") if n]
     bench_name = sys.argv[3] if len(sys.argv) > 3 else "scaled_gelu"
     if command == "prepare":
         prepare(names, bench_name)
