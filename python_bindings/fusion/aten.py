@@ -924,12 +924,18 @@ class Importer:
         self._check_vector_shape(arg, user, width, shape, lead)
         return _Expr("column", (value,))
 
+    def _dtype_of(self, value):
+        """The dtype name of imported value `value`: the model's, but for
+        the batch statistics in _other_dtypes."""
+        if isinstance(value, int):
+            return self._other_dtypes.get(value, self.element)
+        return self.element
+
     def _check_model_dtype(self, arg, user, value):
         """That the vector `value` (of `arg`, an operand of `user`) is of
         the model's dtype, as the ops reading vectors take them."""
-        dtype = self._other_dtypes.get(value) if isinstance(value, int) \
-            else None
-        if dtype is not None and dtype != self.element:
+        dtype = self._dtype_of(value)
+        if dtype != self.element:
             unsupported(user, f"its operand {arg.name} is a batch "
                         f"statistic in {dtype}, the model computes in "
                         f"{self.element}")
@@ -1756,8 +1762,7 @@ class Importer:
             return ("its result is an expanded value; fusion returns values "
                     "as they are computed")
         meta = tensor_meta(output)
-        dtype = self._other_dtypes.get(value, self.element) \
-            if isinstance(value, int) else self.element
+        dtype = self._dtype_of(value)
         if meta is not None and ELEMENT_TYPES.get(meta.dtype) != dtype:
             return f"its result is {meta.dtype}, where fusion computes " \
                 f"{dtype}"

@@ -252,6 +252,18 @@ func.func @batch_norm_inference_batch_stats(%x: tensor<?x4xf32>, %rm: tensor<4xf
 
 // -----
 
+func.func @fused_linear_inference_batch_stats(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>) {
+  // An inference stage's vectors are batch statistics, as batch_norm's.
+  // expected-error @+1 {{batch statistics require training mode}}
+  %0:3 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } batch_norm <inference, epsilon = 1.0e-05, momentum = 0.1> running_stats(%rm, %rv) : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
 func.func @batch_norm_one_batch_stat(%x: tensor<?x4xf32>) {
   // expected-error @+1 {{expected 2 batch statistics results (mean and inverse standard deviation), got 1}}
   %0:2 = fusion.batch_norm %x, <training, epsilon = 1.0e-05, momentum = 0.1> : (tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<4xf32>)
