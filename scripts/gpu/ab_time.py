@@ -11,8 +11,8 @@ is noise.
       [--compile [MODE]]
 
 --compile adds torch.compile (mode MODE, default: default) of each
-workload's PyTorch model as a fourth side, and its kernels to --kernels'
-list.
+workload's PyTorch model as a side, and its kernels to --kernels' list;
+--eager the model itself, uncompiled.
 
 Each directory holds the workload libraries of `wgmma_ab.sh pack`
 (workloads_f32_fp32.so, workloads_f32_tf32.so, workloads_bf16.so).
@@ -59,6 +59,8 @@ def main():
                         metavar="MODE",
                         help="also time torch.compile of the workload's "
                         "PyTorch model (mode MODE, default: default)")
+    parser.add_argument("--eager", action="store_true",
+                        help="also time the workload's PyTorch model")
     parser.add_argument("--bench", default=None,
                         help="cases WORKLOAD:ENTRY:M, comma-separated "
                         "(default: wgmma_check.py's BENCH)")
@@ -94,6 +96,9 @@ def main():
                     MODELS.get(workload.lower(), model_b),
                     mode=None if args.compile == "default" else args.compile)
                 runs["compile"] = lambda: inductor(*inputs)
+            if args.eager:
+                eager = MODELS.get(workload.lower(), model_b)
+                runs["eager"] = lambda: eager(*inputs)
             times = {side: [] for side in runs}
             order = list(runs)
             for round in range(args.rounds):
@@ -113,6 +118,8 @@ def main():
             rows.append((workload, precision, f"{m}x{k}x{n}", median,
                          ratios("before"), ratios("gemm"),
                          ratios("after", of="compile") if args.compile
+                         else None,
+                         ratios("after", of="eager") if args.eager
                          else None))
             print(f"timed {workload} {precision}: {median['before']:.3f} -> "
                   f"{median['after']:.3f} (gemm {median['gemm']:.3f})",
@@ -123,17 +130,22 @@ def main():
     print("| workload | precision | MxKxN | before | after | after / before "
           "| per-round ratios | gemm | after / gemm | per-round ratios |"
           + (" compile | compile / after | per-round ratios |"
-             if args.compile else ""))
-    print("|" + "---|" * (13 if args.compile else 10))
+             if args.compile else "")
+          + (" eager | eager / after | per-round ratios |"
+             if args.eager else ""))
+    print("|" + "---|" * (10 + 3 * bool(args.compile) + 3 * args.eager))
     for workload, precision, shape, median, (ratio, low, high), \
-            (overGemm, lowGemm, highGemm), overAfter in rows:
+            (overGemm, lowGemm, highGemm), overAfter, eagerOverAfter in rows:
         print(f"| {workload} | {precision} | {shape} | {median['before']:.3f}"
               f" | {median['after']:.3f} | {ratio:.3f} | {low:.3f}-{high:.3f}"
               f" | {median['gemm']:.3f} | {overGemm:.3f} | "
               f"{lowGemm:.3f}-{highGemm:.3f} |" + (
                   f" {median['compile']:.3f} | {overAfter[0]:.3f} | "
                   f"{overAfter[1]:.3f}-{overAfter[2]:.3f} |"
-                  if args.compile else ""))
+                  if args.compile else "") + (
+                  f" {median['eager']:.3f} | {eagerOverAfter[0]:.3f} | "
+                  f"{eagerOverAfter[1]:.3f}-{eagerOverAfter[2]:.3f} |"
+                  if args.eager else ""))
     if kernels:
         print("\n## Kernels of one call (us, median of 5 calls)\n")
         print("| workload | MxKxN | precision | side | kernel | us |")
