@@ -1701,7 +1701,16 @@ class Importer:
                 unsupported(node, "only views that keep the rows (the "
                             "batch) of a value fusion computes, regrouping "
                             "its rows or its features")
-        elif not isinstance(value, (int, float, _Vectors)):
+        elif isinstance(value, int):
+            # A vector (a batch norm's statistics): only leading dimensions
+            # of size 1 (unsqueeze(0)), which keep it per column.
+            shape = [_int(d) for d in tensor_meta(node).shape]
+            length = tensor_meta(source).numel()
+            if shape[-1:] != [length] or any(d != 1 for d in shape[:-1]):
+                unsupported(node, f"a view of a vector of {length} "
+                            f"features as {tuple(shape)}: only leading "
+                            f"dimensions of size 1")
+        elif not isinstance(value, (float, _Vectors)):
             unsupported(node, "a view of a value fusion does not compute")
         self.values[node] = value
 
@@ -1829,8 +1838,8 @@ class Importer:
                     else None
             if isinstance(value, _Chain):
                 self.result_shapes.append([None, value.width])
-            else:
-                self.result_shapes.append([meta.shape[0] if meta is not None
+            else:  # A vector, returned flat (the caller views it).
+                self.result_shapes.append([meta.numel() if meta is not None
                                            else None])
             self.program.result(self.materialize(value, node))
         for value, (node, index) in self._singles.items():

@@ -26,11 +26,14 @@ dimension is dynamic.
 Options (`torch.compile(..., options={...})`): "target" ("sm_80", ...,
 "sm_80,sm_90", "cpu"; default: the inputs' device), "precision", "strategy", "fp32_math",
 "tile", "schedule", "cluster", "math16" (as fusion.compile's), "fallback" ("eager", the default: the
-other ops run as PyTorch's ATen kernels; "inductor": inductor compiles them,
-calling fusion::run as an extern kernel), and "compile_only" (compile and
+other ops run as PyTorch's ATen kernels; "inductor": inductor compiles them
+and the backward, calling fusion::run as an extern kernel, with its own
+decompositions, batch norms' forwards excepted, which fusion takes whole,
+and its partitioner), and "compile_only" (compile and
 cache the libraries, for example for another machine's target, but run the
 graph as PyTorch would).
 """
+import contextlib
 import functools
 import operator
 
@@ -497,17 +500,43 @@ _KEPT_WHOLE = ("dropout", "_backward", "embedding", "convolution", "pool",
                "aten::norm")
 
 
+def _inductor_decompositions():
+    # Some of inductor's decompositions (max pools) consult its lowerings,
+    # which compile_fx imports only later.
+    import torch._inductor.lowering  # noqa: F401
+    from torch._inductor.decomposition import select_decomp_table
+    return select_decomp_table()
+
+
 def _decompositions(fallback):
     if fallback == "inductor":
-        # Inductor lowers what its own table leaves. Some of its
-        # decompositions (max pools) consult its lowerings, which
-        # compile_fx imports only later.
-        import torch._inductor.lowering  # noqa: F401
-        from torch._inductor.decomposition import select_decomp_table
-        return select_decomp_table()
+        # Inductor lowers what its own table leaves, but a batch norm's
+        # forward stays whole for fusion, whose importer takes it whole (not
+        # its decomposition's reductions over the batch); the norms fusion
+        # leaves are decomposed after it (_decomposed_leftovers). Their
+        # backwards are decomposed as inductor's table says.
+        return {op: fn for op, fn in _inductor_decompositions().items()
+                if str(op) not in aten.BATCH_NORMS}
     return {op: fn for op, fn in core_aten_decompositions().items()
             if op not in aten.UNDECOMPOSED and
             not any(kept in op.name() for kept in _KEPT_WHOLE)}
+
+
+def _decomposed_leftovers(gm, example_inputs):
+    """`gm` with the batch norms that fusion left (kept whole for it)
+    decomposed by inductor's table, which inductor expects to have run: it
+    refuses an op that its table decomposes."""
+    if not any(str(node.target) in aten.BATCH_NORMS
+               for node in gm.graph.nodes):
+        return gm
+    from torch._guards import detect_fake_mode
+    from torch._dispatch.python import enable_python_dispatcher
+    from torch.fx.experimental.proxy_tensor import make_fx
+    fake_mode = detect_fake_mode(example_inputs)
+    with enable_python_dispatcher(), \
+            fake_mode if fake_mode is not None else contextlib.nullcontext():
+        return make_fx(gm, decomposition_table=_inductor_decompositions())(
+            *example_inputs)
 
 
 def _forward_compiler(options, gm, example_inputs):
@@ -522,7 +551,8 @@ def _run_rest(options, gm, example_inputs):
     inductor (which calls fusion::run as an extern kernel)."""
     if options.get("fallback", "eager") == "inductor":
         from torch._inductor.compile_fx import compile_fx_inner
-        return compile_fx_inner(gm, example_inputs)
+        return compile_fx_inner(_decomposed_leftovers(gm, example_inputs),
+                                example_inputs)
     return make_boxed_func(gm.forward)
 
 
@@ -544,8 +574,17 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
             f"fusion backend option fallback={options['fallback']!r}: "
             f"'eager' (default) or 'inductor'")
     _check_options(options, example_inputs)
+    partition = {}
+    if options.get("fallback") == "inductor":
+        # Inductor's partitioner: the backward recomputes what inductor
+        # fuses into its kernels rather than keeping it, so fewer of the
+        # fused op's values are kept as activations.
+        from torch._functorch.partitioners import \
+            min_cut_rematerialization_partition
+        partition["partition_fn"] = functools.partial(
+            min_cut_rematerialization_partition, compiler="inductor")
     return aot_autograd(
         fw_compiler=functools.partial(_forward_compiler, options),
         bw_compiler=functools.partial(_run_rest, options),
-        decompositions=_decompositions(options.get("fallback")))(
-            gm, example_inputs)
+        decompositions=_decompositions(options.get("fallback")),
+        **partition)(gm, example_inputs)

@@ -578,16 +578,16 @@ class GroupNormCentre(nn.Module):
         return y - y.mean(dim=1, keepdim=True)
 
 
-def assert_training_step_matches_eager(make, *shapes):
+def assert_training_step_matches_eager(make, *shapes, options=None):
     """One forward and backward of make()'s model through
-    torch.compile(backend="fusion") and eagerly, from the same parameters
-    and inputs (of `shapes`): the outputs and the gradients of the inputs
-    and of the parameters agree within 1e-5."""
+    torch.compile(backend="fusion", options=options) and eagerly, from the
+    same parameters and inputs (of `shapes`): the outputs and the gradients
+    of the inputs and of the parameters agree within 1e-5."""
     model, twin = make(), make()
     twin.load_state_dict(model.state_dict())
     inputs = [torch.randn(*shape, requires_grad=True) for shape in shapes]
     twin_inputs = [i.detach().clone().requires_grad_() for i in inputs]
-    outs = torch.compile(model, backend="fusion")(*inputs)
+    outs = torch.compile(model, backend="fusion", options=options)(*inputs)
     references = twin(*twin_inputs)
     if not isinstance(outs, tuple):
         outs, references = (outs,), (references,)
@@ -659,6 +659,49 @@ def test_training_batch_norm_returns_what_its_backward_reads(fused_graphs):
     (graph,) = fused_graphs
     assert graph.count("fusion.run.default") == 1
     assert not [op for op in graph if "batch_norm" in op or "gelu" in op]
+
+
+class NormedInputGeluBatchNorm(nn.Module):
+    """A batch norm of the input, which fusion leaves (no GEMM before it),
+    then GeluBatchNorm's layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.input_bn = nn.BatchNorm1d(16)
+        self.layer = GeluBatchNorm()
+
+    def forward(self, x):
+        return self.layer(self.input_bn(x))
+
+
+def test_inductor_fallback_fuses_batch_norms(fused_graphs):
+    """fallback="inductor": a batch norm after a linear layer stays whole
+    for fusion, which takes it; one that fusion leaves is decomposed for
+    inductor afterwards (inductor refuses an op its table decomposes).
+    Outputs, gradients and both norms' running statistics are eager's."""
+    models = []
+
+    def make():
+        models.append(NormedInputGeluBatchNorm())
+        return models[-1]
+
+    assert_training_step_matches_eager(make, (9, 16),
+                                       options={"fallback": "inductor"})
+    model, twin = models
+    for norm in ("input_bn", "layer.bn"):
+        for name in ("running_mean", "running_var"):
+            assert relative_error(
+                model.get_submodule(norm).get_buffer(name),
+                twin.get_submodule(norm).get_buffer(name)) <= 1e-5, norm
+    (fused,) = fusion.dynamo.last_fused
+    assert {"aten.addmm.default", "aten.erf.default",
+            "aten._native_batch_norm_legit_functional.default"} <= set(fused)
+    # The input's norm leaves fusion's graph whole, the layer's norm as
+    # fusion::run.
+    (graph,) = fused_graphs
+    assert graph.count("fusion.run.default") == 1
+    assert graph.count(
+        "aten._native_batch_norm_legit_functional.default") == 1
 
 
 class TwoBranches(nn.Module):

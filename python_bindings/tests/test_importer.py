@@ -1014,3 +1014,34 @@ def test_batch_statistics_keep_pytorchs_gpu_dtype():
                        match="batch statistic in f32"):
         Importer([n for n in nodes if n.op == "call_function"],
                  [n for n in nodes if n.op == "placeholder"], [output]).run()
+
+
+@pytest.mark.parametrize("view, problem", [
+    (lambda mean: mean.unsqueeze(0), None),
+    (lambda mean: mean.view(24, 1),
+     r"a view of a vector of 24 features as \(24, 1\)"),
+])
+def test_views_of_batch_statistics(view, problem):
+    """A vector result viewed with leading dimensions of size 1 (what
+    inductor's partitioner saves of a batch mean) is returned flat, its
+    features' length (not its first dimension's) the library's shape; a
+    view that does not keep it per column is refused."""
+    from fusion.aten import Importer
+    from fusion.errors import UnsupportedOperationError
+
+    def viewed_mean(x, w, mean, var):
+        out = linear_batch_norm(x, w, mean, var)
+        return out[0], view(out[1])
+
+    graph = fake_gpu_graph(viewed_mean, (9, 16), (24, 16), (24,), (24,))
+    nodes = list(graph.nodes)
+    outputs = [n for n in nodes if n.op == "output"][0].args[0]
+    importer = Importer([n for n in nodes if n.op == "call_function"],
+                        [n for n in nodes if n.op == "placeholder"],
+                        list(outputs))
+    if problem is not None:
+        with pytest.raises(UnsupportedOperationError, match=problem):
+            importer.run()
+        return
+    importer.run()
+    assert importer.result_shapes == [[None, 24], [24]]
