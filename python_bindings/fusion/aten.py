@@ -1702,8 +1702,9 @@ class Importer:
                             "batch) of a value fusion computes, regrouping "
                             "its rows or its features")
         elif isinstance(value, int):
-            # A vector (a batch norm's statistics): only leading dimensions
-            # of size 1 (unsqueeze(0)), which keep it per column.
+            # A per-column vector (a parameter, a batch norm's statistics):
+            # only leading dimensions of size 1 (unsqueeze(0)), which keep
+            # it per column.
             shape = [_int(d) for d in tensor_meta(node).shape]
             length = tensor_meta(source).numel()
             if shape[-1:] != [length] or any(d != 1 for d in shape[:-1]):

@@ -65,6 +65,8 @@ def main():
                         help="cases WORKLOAD:ENTRY:M, comma-separated "
                         "(default: wgmma_check.py's BENCH)")
     args = parser.parse_args()
+    # The PyTorch sides, each a column of its time and its ratio to after's.
+    pytorch_sides = ["compile"] * bool(args.compile) + ["eager"] * args.eager
     bench = BENCH if args.bench is None else [
         (workload, name, int(m)) for workload, name, m in
         (case.split(":") for case in args.bench.split(","))]
@@ -117,10 +119,8 @@ def main():
                 return (median[of] / median[over], min(r), max(r))
             rows.append((workload, precision, f"{m}x{k}x{n}", median,
                          ratios("before"), ratios("gemm"),
-                         ratios("after", of="compile") if args.compile
-                         else None,
-                         ratios("after", of="eager") if args.eager
-                         else None))
+                         [ratios("after", of=side)
+                          for side in pytorch_sides]))
             print(f"timed {workload} {precision}: {median['before']:.3f} -> "
                   f"{median['after']:.3f} (gemm {median['gemm']:.3f})",
                   flush=True)
@@ -129,23 +129,19 @@ def main():
           "calls)\n")
     print("| workload | precision | MxKxN | before | after | after / before "
           "| per-round ratios | gemm | after / gemm | per-round ratios |"
-          + (" compile | compile / after | per-round ratios |"
-             if args.compile else "")
-          + (" eager | eager / after | per-round ratios |"
-             if args.eager else ""))
-    print("|" + "---|" * (10 + 3 * bool(args.compile) + 3 * args.eager))
+          + "".join(f" {side} | {side} / after | per-round ratios |"
+                    for side in pytorch_sides))
+    print("|" + "---|" * (10 + 3 * len(pytorch_sides)))
     for workload, precision, shape, median, (ratio, low, high), \
-            (overGemm, lowGemm, highGemm), overAfter, eagerOverAfter in rows:
+            (overGemm, lowGemm, highGemm), overAfter in rows:
         print(f"| {workload} | {precision} | {shape} | {median['before']:.3f}"
               f" | {median['after']:.3f} | {ratio:.3f} | {low:.3f}-{high:.3f}"
               f" | {median['gemm']:.3f} | {overGemm:.3f} | "
-              f"{lowGemm:.3f}-{highGemm:.3f} |" + (
-                  f" {median['compile']:.3f} | {overAfter[0]:.3f} | "
-                  f"{overAfter[1]:.3f}-{overAfter[2]:.3f} |"
-                  if args.compile else "") + (
-                  f" {median['eager']:.3f} | {eagerOverAfter[0]:.3f} | "
-                  f"{eagerOverAfter[1]:.3f}-{eagerOverAfter[2]:.3f} |"
-                  if args.eager else ""))
+              f"{lowGemm:.3f}-{highGemm:.3f} |" + "".join(
+                  f" {median[side]:.3f} | {over:.3f} | "
+                  f"{lowest:.3f}-{highest:.3f} |"
+                  for side, (over, lowest, highest)
+                  in zip(pytorch_sides, overAfter)))
     if kernels:
         print("\n## Kernels of one call (us, median of 5 calls)\n")
         print("| workload | MxKxN | precision | side | kernel | us |")
