@@ -158,6 +158,8 @@ std::vector<ValueHandle> wrap(const std::shared_ptr<FunctionState> &function,
   return handles;
 }
 
+static Type elementTypeNamed(const std::string &dtype, MLIRContext *context);
+
 class ScalarBuilder {
 public:
   explicit ScalarBuilder(std::shared_ptr<BodyState> body)
@@ -237,6 +239,24 @@ public:
     }
     verifyOrErase(op, diagnostics);
     return {body, op->getResult(0)};
+  }
+
+  /// `x` rounded to the 16-bit element type `dtype` (bf16 or f16) and
+  /// extended back to f32: arith.extf (arith.truncf x), as storing and
+  /// loading it would.
+  ScalarHandle roundTo(const ScalarHandle &x, const std::string &dtype) {
+    body->checkOpen();
+    if (x.body != body)
+      throw MLIRError("round_to's operand is a scalar of another body");
+    MLIRContext *context = body->function->getContext();
+    Type narrow = elementTypeNamed(dtype, context);
+    if (!narrow.isBF16() && !narrow.isF16())
+      throw MLIRError("round_to rounds to bf16 or f16, not " + dtype);
+    OpBuilder &b = body->builder;
+    auto trunc = arith::TruncFOp::create(b, body->loc, narrow, x.value);
+    return {body, arith::ExtFOp::create(b, body->loc, b.getF32Type(),
+                                          trunc.getResult())
+                      .getResult()};
   }
 
   /// fusion.special `function` of `operands`, its body (the formula) filled
@@ -658,6 +678,10 @@ void mlir::fusion::python::bindIRBuilders(py::module_ &m, ModuleClass &module) {
            "Any op of the epilogue allow-list by name, e.g. 'math.erf'; "
            "arith.cmpf takes a predicate ('olt', 'oge', ...), arith.divf, "
            "math.erf and math.exp the fastmath flag 'afn'.")
+      .def("round_to", &ScalarBuilder::roundTo, py::arg("x"),
+           py::arg("dtype"),
+           "x rounded to bf16 or f16 (`dtype`) and back to f32, as storing "
+           "and loading it would.")
       .def("special", &ScalarBuilder::special, py::arg("function"),
            py::arg("libdevice"), py::arg("operands"), py::arg("formula"),
            py::arg("libm") = py::none(),

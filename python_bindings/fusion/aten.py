@@ -85,10 +85,15 @@ def _pow(s, x, exponent):
 
 
 def _clamp(s, x, low=None, high=None):
-    if low is not None:
-        x = s.op("arith.maximumf", x, low)
-    if high is not None:
-        x = s.op("arith.minimumf", x, high)
+    # PyTorch's `x < low ? low : x`, then `x > high ? high : x`: x's NaN and
+    # -0.0 pass unchanged (IEEE maximumf would make -0.0 +0.0). A tensor
+    # bound's NaN gives NaN and a number's leaves x, as PyTorch's kernels.
+    for bound, predicate in ((low, "olt"), (high, "ogt")):
+        if bound is None:
+            continue
+        x = s.select(s.cmp(predicate, x, bound), bound, x)
+        if not isinstance(bound, (int, float)):
+            x = s.select(s.cmp("uno", bound, bound), bound, x)
     return x
 
 
@@ -262,7 +267,7 @@ def _logical_not(s, a):
 
 
 ELEMENTWISE = {
-    "aten.relu.default": lambda s, x: s.op("arith.maximumf", x, 0.0),
+    "aten.relu.default": lambda s, x: _clamp(s, x, 0.0),
     "aten.leaky_relu.default": _leaky_relu,
     "aten.rrelu.default": _rrelu,
     "aten.gelu.default": _gelu,
@@ -398,9 +403,11 @@ ELEMENTWISE = {
 # core ATen's decompositions would not import: lerp's computes on a number
 # weight as a tensor of its own, heaviside's selects int64 values, rrelu's
 # makes its noise tensor (aten.empty) even outside training, mvlgamma's
-# (multigammaln's) adds a tensor of aten.arange to the input.
+# (multigammaln's) adds a tensor of aten.arange to the input; or would
+# compute otherwise: std's, sqrt(var), overflows where std does not.
 UNDECOMPOSED = (aten.lerp.Scalar, aten.lerp.Tensor, aten.heaviside.default,
-                aten.rrelu.default, aten.mvlgamma.default)
+                aten.rrelu.default, aten.mvlgamma.default,
+                aten.std.correction, aten.std_mean.correction)
 # Ops of booleans (i1 values), which take no other operands.
 LOGICAL = {name for name in ELEMENTWISE
            if name.startswith(("aten.logical_", "aten.bitwise_"))}
@@ -417,8 +424,11 @@ BOOLEAN_ARITHMETIC = {"aten.mul.Tensor": "aten.logical_and.default",
                       "aten.add.Tensor": "aten.logical_or.default"}
 # A boolean as a number, as PyTorch promotes it: 1.0 or 0.0.
 BOOL_TO_FLOAT = "fusion.bool_to_float"
+# A value rounded to the model's 16-bit dtype, as eager stores it.
+ROUND_TO_ELEMENT = "fusion.round_to_element"
 FORMULAS = {**ELEMENTWISE,
-            BOOL_TO_FLOAT: lambda s, b: s.select(b, 1.0, 0.0)}
+            BOOL_TO_FLOAT: lambda s, b: s.select(b, 1.0, 0.0),
+            ROUND_TO_ELEMENT: lambda s, x, dtype: s.round_to(x, dtype)}
 
 # Ops that pass their (only tensor) input on unchanged.
 STRUCTURAL = {"aten.clone.default", "aten.alias.default",
@@ -717,6 +727,30 @@ def folds_as_number(tensor, readers):
                               reads_as_number(r) for r in readers)
 
 
+def linear_operands(node):
+    """(x, transposed weight, bias or None) of an addmm or mm node that
+    computes a linear layer, x @ weight.t() + bias: the one GEMM pattern of
+    the importer and of torch.compile's partitioner. Refuses other GEMMs
+    by name."""
+    if op_name(node) == "aten.addmm.default":
+        bias, x, transposed = node.args[:3]
+        if node.kwargs.get("beta", 1) != 1 or \
+                node.kwargs.get("alpha", 1) != 1:
+            unsupported(node, "addmm with alpha or beta other than 1")
+    elif op_name(node) == "aten.mm.default":
+        (x, transposed), bias = node.args[:2], None
+    else:
+        unsupported(node, "not a GEMM")
+    if not isinstance(transposed, torch.fx.Node) or \
+            op_name(transposed) not in TRANSPOSES:
+        unsupported(node, "the GEMM's second operand must be a transposed "
+                    "[out_features, in_features] weight, as linear's")
+    if op_name(transposed) == "aten.permute.default" and \
+            list(transposed.args[1]) != [1, 0]:
+        unsupported(transposed, "only a 2-D transpose")
+    return x, transposed, bias
+
+
 def computes(node):
     """Whether `node` computes something (as opposed to passing values on:
     views, conversions, constants)."""
@@ -790,28 +824,15 @@ class Importer:
 
     def _gemm_operands(self, node):
         """(x, weight [N, K], bias or None) of a GEMM node, else None."""
-        name = op_name(node)
-        if name == "aten.linear.default":
+        if op_name(node) == "aten.linear.default":
             return node.args[0], node.args[1], \
                 node.args[2] if len(node.args) > 2 else None
-        if name not in ("aten.addmm.default", "aten.mm.default"):
+        if op_name(node) not in ("aten.addmm.default", "aten.mm.default"):
             return None
-        if name == "aten.addmm.default":
-            bias, x, transposed = node.args[:3]
-            if node.kwargs.get("beta", 1) != 1 or \
-                    node.kwargs.get("alpha", 1) != 1:
-                unsupported(node, "addmm with alpha or beta other than 1")
-        else:
-            (x, transposed), bias = node.args[:2], None
-        if not isinstance(transposed, torch.fx.Node) or \
-                op_name(transposed) not in TRANSPOSES or \
-                transposed not in self.nodes:
-            unsupported(node, "the GEMM's second operand must be a "
-                        "transposed [out_features, in_features] weight, as "
-                        "linear's")
-        if op_name(transposed) == "aten.permute.default" and \
-                list(transposed.args[1]) != [1, 0]:
-            unsupported(transposed, "only a 2-D transpose")
+        x, transposed, bias = linear_operands(node)
+        if transposed not in self.nodes:
+            unsupported(node, "the GEMM's transposed weight is computed "
+                        "outside the partition")
         return x, transposed.args[0], bias
 
     # Types.
@@ -854,6 +875,12 @@ class Importer:
             self._singles[value] = (node, len(self.program.arguments) - 1)
             self.values[node] = value
             return
+        if any(_int(d) == 0 for d in meta.shape[1:]) or \
+                (node in self.weights and 0 in meta.shape):
+            raise UnsupportedOperationError(
+                f"input {node.name} has shape {tuple(meta.shape)}, with no "
+                f"features: PyTorch computes its empty result "
+                f"({where(node)})")
         shape = [_static(d) for d in meta.shape]
         if meta.dim() == 2 and node not in self.weights:
             shape[0] = None  # The batch, free at run time.
@@ -1260,6 +1287,25 @@ class Importer:
         size = math.prod(_int(d) for d in shape[dims[0]:])
         return chain, chain.width // size, size
 
+    def _check_reduced_shape(self, node, arg, dims, keepdim):
+        """That the graph's shape of reduction `node` is its kernel's: the
+        fake kernels of some (linalg_vector_norm over dimensions of size 1)
+        keep dimensions the real one drops, and fusion's results take the
+        graph's shapes."""
+        shape = list(tensor_meta(arg).shape)
+        dims = {d % len(shape) for d in
+                (dims if isinstance(dims, (list, tuple)) else [dims])}
+        want = [1 if i in dims else d for i, d in enumerate(shape)
+                if keepdim or i not in dims]
+        value = node.meta.get("val")
+        for result in value if isinstance(value, (tuple, list)) else [value]:
+            got = list(result.shape)
+            if len(got) != len(want) or not all(
+                    _same(g, w) for g, w in zip(got, want)):
+                unsupported(node, f"the graph says its result has shape "
+                            f"{tuple(got)}, PyTorch's kernel computes "
+                            f"{tuple(want)}")
+
     def _reduce(self, chain, kind, groups, node):
         value = self.program.reduce(chain.root, kind, groups, chain.expr,
                                     location(node))
@@ -1272,16 +1318,62 @@ class Importer:
         return self._join(fn, [chain], (), node)
 
     def _moments(self, chain, groups, size, correction, node):
-        """Mean, variance (two passes: the mean is a row operand of the
-        second reduction's map) and the centred values."""
-        mean = self._number(self._reduce(chain, "sum", groups, node),
-                            "aten.div.Tensor", size, node)
-        centred = self._join("aten.sub.Tensor", [chain, mean], (), node)
-        squares = self._join("aten.mul.Tensor", [centred, centred], (), node)
-        var = self._number(self._reduce(squares, "sum", groups, node),
-                           "aten.div.Tensor", max(0.0, size - correction),
-                           node)
-        return mean, var, centred
+        """(mean, centred values, scale, variance / scale^2) of each group,
+        by the corrected two-pass algorithm (Chan, Golub and LeVeque): the
+        first mean, rounded to the element type as every reduction's result
+        is, is corrected by the mean of the values less it, so that the
+        centred values are exact where they are 0 (a row of equal values,
+        1e30 or not, has variance 0, as eager's) and 16-bit means are as
+        accurate as float32's. The squares are summed over the largest
+        magnitude (1 for a row of zeros or with inf or NaN), so that values
+        past 1e19 do not overflow them: eager's CPU kernels sum in float64.
+        The maximum is computed in the first mean's pass."""
+        rough = self._number(self._reduce(chain, "sum", groups, node),
+                             "aten.div.Tensor", size, node)
+        top = self._reduce(self._unary("aten.abs.default", chain, node),
+                           "max", groups, node)
+        finite = self._join("aten.logical_and.default", [
+            self._number(top, "aten.gt.Scalar", 0.0, node),
+            self._number(top, "aten.lt.Scalar", math.inf, node)], (), node)
+        scale = self._join("aten.where.self", [finite, top, 1.0], (), node)
+        less = self._join("aten.sub.Tensor", [chain, rough], (), node)
+        shift = self._number(self._reduce(less, "sum", groups, node),
+                             "aten.div.Tensor", size, node)
+        mean = self._join("aten.add.Tensor", [rough, shift], (), node)
+        centred = self._join("aten.sub.Tensor", [less, shift], (), node)
+        scaled = self._join("aten.mul.Tensor", [centred, self._unary(
+            "aten.reciprocal.default", scale, node)], (), node)
+        squares = self._join("aten.mul.Tensor", [scaled, scaled], (), node)
+        ratio = self._number(self._reduce(squares, "sum", groups, node),
+                             "aten.div.Tensor", max(0.0, size - correction),
+                             node)
+        return mean, centred, scale, ratio
+
+    def _variance(self, scale, ratio, node):
+        return self._join("aten.mul.Tensor", [self._join(
+            "aten.mul.Tensor", [ratio, scale], (), node), scale], (), node)
+
+    def _standard_deviation(self, scale, ratio, node):
+        return self._join("aten.mul.Tensor", [
+            scale, self._unary("aten.sqrt.default", ratio, node)], (), node)
+
+    def _inverse_deviation(self, scale, ratio, eps, node):
+        """1 / sqrt(variance + eps) without overflowing scale^2: for scales
+        past 1, (1 / scale) / sqrt(ratio + eps / scale^2)."""
+        small = self._unary("aten.rsqrt.default", self._number(
+            self._variance(scale, ratio, node), "aten.add.Tensor", eps,
+            node), node)
+        inverse = self._unary("aten.reciprocal.default", scale, node)
+        shrunk = self._join("aten.mul.Tensor", [
+            self._number(inverse, "aten.mul.Tensor", eps, node), inverse],
+            (), node)
+        large = self._join("aten.mul.Tensor", [inverse, self._unary(
+            "aten.rsqrt.default", self._join("aten.add.Tensor",
+                                             [ratio, shrunk], (), node),
+            node)], (), node)
+        return self._join("aten.where.self", [
+            self._number(scale, "aten.ge.Scalar", 1.0, node), large, small],
+            (), node)
 
     def _reduction(self, node):
         name = op_name(node)
@@ -1304,6 +1396,7 @@ class Importer:
                 groups, node)
             return
         chain, groups, size = self._reduced(node, x, a["dim"])
+        self._check_reduced_shape(node, x, a["dim"], a.get("keepdim", False))
         if name == "aten.sum.dim_IntList":
             self.values[node] = self._reduce(chain, "sum", groups, node)
         elif name == "aten.mean.dim":
@@ -1316,10 +1409,12 @@ class Importer:
             self.values[node] = self._norm(node, chain, groups, a["ord"])
         else:  # The variances.
             correction = 1 if a["correction"] is None else a["correction"]
-            mean, var, _ = self._moments(chain, groups, size, correction,
-                                         node)
+            mean, _, scale, ratio = self._moments(chain, groups, size,
+                                                  correction, node)
             if name.startswith("aten.std"):
-                var = self._unary("aten.sqrt.default", var, node)
+                var = self._standard_deviation(scale, ratio, node)
+            else:
+                var = self._variance(scale, ratio, node)
             if name.endswith("_mean.correction"):
                 self.values[(node, 0)] = var
                 self.values[(node, 1)] = mean
@@ -1403,9 +1498,9 @@ class Importer:
             size = chain.width // groups
         for result in node.meta["val"]:
             self._check_dtype(node, result)
-        mean, var, centred = self._moments(chain, groups, size, 0, node)
-        rstd = self._unary("aten.rsqrt.default", self._number(
-            var, "aten.add.Tensor", a["eps"], node), node)
+        mean, centred, scale, ratio = self._moments(chain, groups, size, 0,
+                                                    node)
+        rstd = self._inverse_deviation(scale, ratio, a["eps"], node)
         out = self._join("aten.mul.Tensor", [centred, rstd], (), node)
         out = self._affine(node, a, out, chain.width,
                            groups != 1 and dims is not None, value_shape)
@@ -1622,7 +1717,14 @@ class Importer:
                             f"matrix; fusion slices the features of a "
                             f"linear layer's output and of elementwise ops "
                             f"of numbers and vectors on it")
-            if leaf.fn == "column" and leaf.args[0] not in self._singles:
+            if leaf.fn == "column" and leaf.args[0] in self._singles:
+                node = self._singles[leaf.args[0]][0]
+                unsupported(user, f"its input {source.name} reads "
+                            f"{node.name}, a single value that fusion "
+                            f"broadcasts to the {chain.width} features of "
+                            f"the whole layer, not to the {stop - start} of "
+                            f"this piece")
+            if leaf.fn == "column":
                 return _Expr("column", (self._source_rows(
                     leaf.args[0], start, stop),))
             return leaf
@@ -1818,6 +1920,34 @@ class Importer:
                         "PyTorch does; in eval() mode it is the identity")
         else:
             unsupported(node)
+        self._round_if_reduced(node)
+
+    def _round_if_reduced(self, node):
+        """In a 16-bit model, a value computed in float32 that a reduction
+        reads is rounded to the model's dtype where it is computed, as
+        eager stores it: the reduction (whose result is rounded) and the
+        value's other readers see one value, so that eager's identities
+        hold (x - mean(x) over one feature is 0; a shifted logsumexp's
+        largest term is exp(0)). Other values stay float32 until the
+        results are rounded once."""
+        value = self.values.get(node)
+        if self.element not in ("bf16", "f16") or \
+                not isinstance(value, _Chain) or value.expr is _ROOT:
+            return
+        inside, readers = set(self.nodes), list(node.users)
+        while readers:
+            reader = readers.pop()
+            if reader not in inside:
+                continue
+            name = op_name(reader)
+            if name in REDUCTIONS or name in NORMALIZATIONS or \
+                    name in POOLS:
+                self.values[node] = self._join(
+                    ROUND_TO_ELEMENT, [value], [("dtype", self.element)],
+                    node)
+                return
+            if name in VIEWS or name in STRUCTURAL:
+                readers += list(reader.users)
 
     def run(self):
         for node in self.inputs:

@@ -4,6 +4,8 @@ second process, or a machine without the compiler, does not compile again.
 
 The cache lives in $FUSION_CACHE_DIR, by default ~/.cache/fusion; each entry
 is a folder named by its key holding the library and its signature files.
+It holds at most $FUSION_CACHE_MAX_BYTES (default 1 GiB): past that, the
+entries used least recently go first (a hit marks an entry used).
 """
 import os
 import pathlib
@@ -16,6 +18,20 @@ from .program import build, cache_key
 LIBRARY = "model.so"
 # The library and its signature and header files, as the compiler writes them.
 LIBRARY_FILES = (LIBRARY, "model.json", "model.h")
+
+
+DEFAULT_MAX_BYTES = 1 << 30
+
+
+def max_bytes():
+    """The cache's size bound, $FUSION_CACHE_MAX_BYTES or the default."""
+    value = os.environ.get("FUSION_CACHE_MAX_BYTES")
+    try:
+        return int(value) if value else DEFAULT_MAX_BYTES
+    except ValueError:
+        raise UnsupportedOperationError(
+            f"FUSION_CACHE_MAX_BYTES={value!r} is not a number of "
+            f"bytes") from None
 
 
 def directory():
@@ -41,6 +57,10 @@ def compiled_library(programs, options):
     key = library_key(programs, options)
     entry = directory() / key
     if all((entry / name).exists() for name in LIBRARY_FILES):
+        try:
+            os.utime(entry)  # Used now: the last to be evicted.
+        except OSError:
+            pass  # A read-only cache (carried to another machine).
         return {name: (entry / name).read_bytes() for name in LIBRARY_FILES}
     try:
         from . import _fusion  # noqa: F401
@@ -60,6 +80,28 @@ def compiled_library(programs, options):
             os.rename(staging, entry)
         except OSError:
             pass  # Another process cached the same library first.
+        evict(max_bytes(), keep=entry)
         return files
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def evict(limit, keep=None):
+    """Removes the entries used least recently until the cache holds at
+    most `limit` bytes (`keep`, the entry just written, stays)."""
+    entries = []
+    for entry in directory().iterdir():
+        if entry.name.startswith(".") or not entry.is_dir():
+            continue  # Staging folders of compiles in progress.
+        try:
+            size = sum(f.stat().st_size for f in entry.iterdir())
+            entries.append((entry.stat().st_mtime, size, entry))
+        except OSError:
+            continue  # Evicted by another process meanwhile.
+    total = sum(size for _, size, _ in entries)
+    for _, size, entry in sorted(entries, key=lambda e: e[0]):
+        if total <= limit:
+            break
+        if entry != keep:
+            shutil.rmtree(entry, ignore_errors=True)
+            total -= size

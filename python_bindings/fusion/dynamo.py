@@ -33,9 +33,13 @@ and its partitioner), and "compile_only" (compile and
 cache the libraries, for example for another machine's target, but run the
 graph as PyTorch would).
 """
+import collections
 import contextlib
+import copy
 import functools
 import operator
+import warnings
+import weakref
 
 import torch
 import torch.fx
@@ -44,7 +48,7 @@ from torch._dynamo import register_backend
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 from torch._subclasses.fake_tensor import unset_fake_temporarily
-from torch.fx.passes.tools_common import legalize_graph
+from torch.fx.passes.tools_common import stable_topological_sort
 
 from . import aten
 from .cache import compiled_library, library_key
@@ -57,15 +61,20 @@ _OPTIONS = ("target", "precision", "strategy", "fp32_math", "tile",
             "schedule", "cluster", "math16")
 
 # The compiled partitions of this process, by cache key: the loaded library
-# and the shapes of its results.
+# and the shapes of its results; and how many compiled graphs call each.
+# A library no compiled graph calls any more is unloaded (_release).
 _LIBRARIES = {}
+_CALLERS = collections.Counter()
 
 _library = torch.library.Library("fusion", "DEF")
 _library.define("run(str key, Tensor[] args) -> Tensor[]")
 
 
 def _run(key, args):
-    return _LIBRARIES[key][0].call(ENTRY, list(args))
+    # Inputs the graph makes as strided views (a slice of the sequence,
+    # `hidden[:, 0]`) are copied: the library reads dense rows.
+    return _LIBRARIES[key][0].call(
+        ENTRY, [a if a.is_contiguous() else a.contiguous() for a in args])
 
 
 _library.impl("run", _run, "CPU")
@@ -178,6 +187,21 @@ def _is_multi_result(node):
     return isinstance(node.meta.get("val"), (tuple, list))
 
 
+def _left_to_pytorch(node, error):
+    """Warns that `node`'s partition runs as PyTorch because of `error`,
+    an error of fusion's own (a refusal is not one: it says nothing is
+    wrong)."""
+    warnings.warn(f"fusion left the partition of {node.name} "
+                  f"({aten.op_name(node)}, {aten.where(node)}) to PyTorch: "
+                  f"{type(error).__name__}: {error}", FusionBackendWarning,
+                  stacklevel=2)
+
+
+class FusionBackendWarning(UserWarning):
+    """A part of the graph that fusion would fuse runs as PyTorch because
+    fusion failed on it; the model's results are PyTorch's."""
+
+
 def _importer(members, numbers, outputs=()):
     """The importer of `members` (run), or None when it refuses them or
     they read a tensor of another device than the GEMM's: the importer
@@ -190,6 +214,9 @@ def _importer(members, numbers, outputs=()):
         importer = aten.Importer(members, inputs, list(outputs), numbers)
         importer.run()
     except UnsupportedOperationError:
+        return None
+    except Exception as error:  # noqa: BLE001 (fusion's bug: PyTorch runs it)
+        _left_to_pytorch(members[-1], error)
         return None
     return importer
 
@@ -234,6 +261,27 @@ def _downstream(node):
     return seen
 
 
+def _is_convex(partition):
+    """Whether no path leaves the members the call replaces (the GEMM and
+    those computed from it; the others are computed again inside and stay
+    for their other readers) and comes back: then every outside reader of
+    the call's results can follow it and every input precede it, in a
+    topological order of the graph."""
+    inside = {n for n in partition.members
+              if n is partition.gemm or n in partition.downstream}
+    outside_readers = {u for m in inside for u in m.users
+                       if u not in inside}
+    seen, stack = set(), list(outside_readers)
+    while stack:
+        node = stack.pop()
+        if node in inside:
+            return False
+        if node not in seen:
+            seen.add(node)
+            stack += list(node.users)
+    return True
+
+
 def _without(members, node):
     """`members` without `node` and the members computed from it."""
     gone = {node}
@@ -245,23 +293,14 @@ def _without(members, node):
 
 def _grow(gemm, order, numbers):
     """The partition of `gemm`, or None when nothing fuses after it."""
-    if aten.op_name(gemm) == "aten.addmm.default":
-        transpose = gemm.args[2]
-        if gemm.kwargs.get("alpha", 1) != 1 or gemm.kwargs.get("beta", 1) != 1:
-            return None
-    elif aten.op_name(gemm) == "aten.mm.default":
-        transpose = gemm.args[1]
-    else:
+    try:
+        x, transpose, _ = aten.linear_operands(gemm)
+    except UnsupportedOperationError:
         return None
     meta = aten.tensor_meta(gemm)
-    if not isinstance(transpose, torch.fx.Node) or \
-            aten.op_name(transpose) not in aten.TRANSPOSES or \
-            meta is None or meta.dtype not in aten.ELEMENT_TYPES or \
+    if meta is None or meta.dtype not in aten.ELEMENT_TYPES or \
             not isinstance(meta.shape[-1], int) or \
-            aten.tensor_meta(gemm.args[-2]).dim() != 2:
-        return None
-    if aten.op_name(transpose) == "aten.permute.default" and \
-            list(transpose.args[1]) != [1, 0]:
+            aten.tensor_meta(x).dim() != 2:
         return None
     partition = _Partition(gemm, transpose, numbers)
     if _importer(partition.members, numbers) is None:
@@ -325,8 +364,8 @@ def _grow(gemm, order, numbers):
             continue
         break
     computing = [n for n in partition.members[2:] if aten.computes(n)]
-    if not computing:
-        return None  # A bare GEMM: nothing to fuse.
+    if not computing or not _is_convex(partition):
+        return None  # A bare GEMM, or a partition no single call replaces.
     return partition
 
 
@@ -398,7 +437,7 @@ def _compile_partition(partition, options, compile_only):
 def _replace(graph, key, inputs, outputs, broadcasts, slices, views,
              members):
     """The call of the library after the partition's last op; the users of
-    its results are put in order after it (legalize_graph). Single-value
+    its results are put in order after it (fuse_graph's sort). Single-value
     inputs are broadcast to the per-column vectors the library takes, and
     the rows of weights and vectors it takes apart follow the inputs as
     views (copies where a view would not be 16-byte aligned); the
@@ -447,7 +486,8 @@ def _replace(graph, key, inputs, outputs, broadcasts, slices, views,
 def fuse_graph(gm, options=None, compile_only=False):
     """Replaces each fusible partition of the ATen graph `gm` by a call of
     its compiled library; returns the partitions' member nodes' op names
-    (for tests and logs)."""
+    (for tests and logs). A partition fusion fails to compile is left to
+    PyTorch with a FusionBackendWarning."""
     options = options or {}
     graph = gm.graph
     numbers = _numbers(gm)
@@ -458,17 +498,21 @@ def fuse_graph(gm, options=None, compile_only=False):
             continue
         if gemm.graph is not graph:
             continue
-        order = list(graph.nodes)
-        partition = _grow(gemm, order, numbers)
+        partition = _grow(gemm, list(graph.nodes), numbers)
         if partition is None:
             continue
         try:
             compiled = _compile_partition(partition, options, compile_only)
         except UnsupportedOperationError:
             continue  # Left to PyTorch.
+        except Exception as error:  # noqa: BLE001 (fusion's bug)
+            _left_to_pytorch(gemm, error)
+            continue
         fused.append([aten.op_name(n) for n in partition.members])
         if compiled is None:
             continue
+        # Convex (_grow): the readers of its results can all follow the
+        # call, which the sort below puts them after.
         _replace(graph, *compiled, partition.members)
         for node in reversed(partition.members):
             if not node.users:
@@ -476,8 +520,8 @@ def fuse_graph(gm, options=None, compile_only=False):
     for node in reversed(list(numbers)):
         if not node.users:
             graph.erase_node(node)  # folded into every reader
-    legalize_graph(gm)
-    graph.lint()
+    stable_topological_sort(gm)  # A new graph: gm.graph, not `graph`.
+    gm.graph.lint()
     gm.recompile()
     return fused
 
@@ -541,9 +585,33 @@ def _decomposed_leftovers(gm, example_inputs):
 
 def _forward_compiler(options, gm, example_inputs):
     global last_fused
-    last_fused = fuse_graph(gm, options,
-                            compile_only=options.get("compile_only", False))
-    return _run_rest(options, gm, example_inputs)
+    saved = copy.deepcopy(gm.graph)
+    try:
+        last_fused = fuse_graph(
+            gm, options, compile_only=options.get("compile_only", False))
+    except Exception as error:  # noqa: BLE001 (fusion's bug: PyTorch runs it)
+        warnings.warn(f"fusion left the whole graph to PyTorch: "
+                      f"{type(error).__name__}: {error}",
+                      FusionBackendWarning, stacklevel=2)
+        gm.graph = saved
+        gm.recompile()
+        last_fused = []
+    compiled = _run_rest(options, gm, example_inputs)
+    keys = [node.args[0] for node in gm.graph.nodes
+            if node.target is torch.ops.fusion.run.default]
+    _CALLERS.update(keys)
+    weakref.finalize(compiled, _release, keys)
+    return compiled
+
+
+def _release(keys):
+    """Unloads the libraries that `keys` name and no compiled graph calls
+    any more (that graph is gone: torch._dynamo.reset(), a recompile)."""
+    _CALLERS.subtract(keys)
+    for key in set(keys):
+        if _CALLERS[key] <= 0 and key in _LIBRARIES:
+            del _CALLERS[key]
+            _LIBRARIES.pop(key)[0].close()
 
 
 def _run_rest(options, gm, example_inputs):

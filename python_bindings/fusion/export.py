@@ -10,6 +10,7 @@ followed by static ones (`output_shapes`, none for a value per row such as
 """
 import dataclasses
 import math
+import warnings
 
 import torch
 import torch.nn as nn
@@ -49,8 +50,8 @@ class ImportedFunction:
     results: list  # Result
     output_structure: str  # forward returns a "tensor", a "tuple" or a "list"
     batch_statistics: list  # batch norms normalizing with batch statistics
-    # What the backward pass recomputes through PyTorch: the decomposed
-    # graph, and its placeholders as Arguments.
+    # What the backward pass recomputes through PyTorch: the module's ATen
+    # graph (the ops the model wrote), and its placeholders as Arguments.
     output_ranks: list = None  # the outputs' ranks
     graph_module: object = None
     graph_arguments: list = None
@@ -70,8 +71,12 @@ def _modes(module):
 
 
 def _export(module, example_inputs, training):
-    """The core-ATen exported program of `module` in train or eval mode; the
-    module's own modes are left as they were."""
+    """The core-ATen exported program of `module` in train or eval mode,
+    and the module's ATen graph with the same signature whose ops are those
+    the model wrote (std, softplus), not their decompositions: what the
+    backward differentiates, so that its gradients are eager's (sqrt's at a
+    zero variance, softplus's branch not taken). The module's own modes are
+    left as they were."""
     modes = _modes(module)
     module.train(training)
     try:
@@ -82,9 +87,17 @@ def _export(module, example_inputs, training):
         decompositions = torch.export.default_decompositions()
         for op in UNDECOMPOSED:
             decompositions.pop(op)
-        return torch.export.export(
-            module, tuple(example_inputs),
-            dynamic_shapes=dynamic).run_decompositions(decompositions)
+        program = torch.export.export(module, tuple(example_inputs),
+                                      dynamic_shapes=dynamic)
+        with warnings.catch_warnings():
+            # run_decompositions deep-copies the program's own input specs,
+            # whose leaves are of a class PyTorch deprecated: its warning
+            # says nothing about this model.
+            warnings.filterwarnings(
+                "ignore", category=FutureWarning,
+                message=r"`isinstance\(treespec, LeafSpec\)` is deprecated")
+            return (program.run_decompositions(decompositions),
+                    program.run_decompositions({}).graph_module)
     except UnsupportedOperationError:
         raise
     except Exception as error:  # noqa: BLE001 (torch raises many kinds)
@@ -134,7 +147,7 @@ def import_module(module, example_inputs, *, training, name="forward"):
             raise UnsupportedOperationError(
                 f"batch norm {qualified} has momentum=None (a cumulative "
                 f"average of the batches), which fusion does not compute")
-    ep = _export(module, example_inputs, training)
+    ep, differentiated = _export(module, example_inputs, training)
     graph = ep.graph
     output_node = graph.output_node()
     outputs, results = [], []
@@ -271,7 +284,7 @@ def import_module(module, example_inputs, *, training, name="forward"):
               for node, start, stop, copy in importer.slices]
     return ImportedFunction(name, program, [a for a, _ in inputs], results,
                             structure, batch_statistics, output_ranks,
-                            ep.graph_module,
+                            differentiated,
                             graph_arguments, output_shapes, constants,
                             slices)
 

@@ -123,8 +123,9 @@ class CompiledModule(torch.nn.Module):
 
     def _recompute(self, mode, entry, leading, tensors):
         """The entry's results computed again by PyTorch, from the same
-        arguments, through the decomposed graph the library was compiled
-        from: what the backward pass differentiates."""
+        arguments, through the module's ATen graph (the ops it wrote, not
+        the decomposition the library was compiled from): what the backward
+        pass differentiates."""
         function = self._functions[mode]
         by_argument = {(a.kind, a.index, a.name): t
                        for a, t in zip(entry.arguments, tensors)}

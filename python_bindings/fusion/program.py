@@ -216,6 +216,10 @@ class ScalarBuilder:
     def neg(self, a):
         return self.op("arith.negf", a)
 
+    def round_to(self, a, dtype):
+        """`a` rounded to 16-bit `dtype` ("bf16", "f16") and back to f32."""
+        return self.native.round_to(self.value(a), dtype)
+
     def special(self, function, libdevice, operands, formula, libm=None):
         """A fusion.special of `operands`, its body formula(s, *args) built
         with a ScalarBuilder of its own, or without one (formula None) where

@@ -18,6 +18,8 @@ from .dtypes import TORCH_DTYPES
 
 
 _INVALID = object()
+_dlclose = ctypes.CDLL(None).dlclose
+_dlclose.argtypes = [ctypes.c_void_p]
 
 
 class Library:
@@ -32,6 +34,16 @@ class Library:
         self._functions = {}
         self._inputs = {}
         self._outputs = {}
+
+    def close(self):
+        """Unloads the library (after the device finished what it runs);
+        calling it again, or calling an entry point, is an error."""
+        if self._lib is None:
+            return
+        if self.is_gpu and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+        handle, self._lib, self._functions = self._lib._handle, None, {}
+        _dlclose(handle)
 
     @property
     def is_gpu(self):
@@ -53,6 +65,8 @@ class Library:
 
     def call(self, name, inputs):
         """Runs entry point `name` on `inputs`; returns its output tensors."""
+        if self._lib is None:
+            raise FusionRuntimeError(f"{self.path.name} was unloaded")
         if name not in self.entries:
             raise FusionRuntimeError(
                 f"{self.path.name} has no entry point {name!r}")

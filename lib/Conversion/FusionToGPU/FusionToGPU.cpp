@@ -548,6 +548,12 @@ LogicalResult HostEmitter::checkSupported() {
         tensor.getRank() < 1 || tensor.getRank() > 2)
       return emitError(where) << type
                               << " is not a 1-D or 2-D tensor of f32, bf16 or f16";
+    // The fusion ops' verifiers refuse empty matrices; an empty argument
+    // or result leaves a kernel no work to divide among its threads.
+    if (llvm::is_contained(tensor.getShape(), 0))
+      return emitError(where) << type
+                              << " has a zero-sized dimension; the GPU "
+                                 "kernels take no empty tensors";
     for (int64_t dim = 1; dim < tensor.getRank(); ++dim)
       if (tensor.isDynamicDim(dim))
         return emitError(where)

@@ -13,6 +13,10 @@
 // CHECK: math.roundeven
 // CHECK: arith.remf
 // CHECK: math.copysign
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: arith.extf %{{.*}} : f16 to f32
 // CHECK: fusion.special "lgamma"
 // CHECK: fusion.yield
 
@@ -84,8 +88,14 @@ func.func @all(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %s: tensor<4xf32>) -> t
     %42 = arith.remf %41, %c : f32
     %43 = math.copysign %42, %c : f32
     %44 = arith.addf %43, %c : f32
+    // Roundings to 16 bits and back (a 16-bit model's value as eager
+    // stores it).
+    %b16 = arith.truncf %44 : f32 to bf16
+    %r16 = arith.extf %b16 : bf16 to f32
+    %h16 = arith.truncf %r16 : f32 to f16
+    %r = arith.extf %h16 : f16 to f32
     // A special function: its formula, or libdevice's function on GPUs.
-    %45 = fusion.special "lgamma"(%44) libdevice "__nv_lgammaf" : (f32) -> f32 {
+    %45 = fusion.special "lgamma"(%r) libdevice "__nv_lgammaf" : (f32) -> f32 {
     ^bb0(%arg: f32):
       %log = math.log %arg : f32
       fusion.yield %log : f32

@@ -139,7 +139,7 @@ func.func @shared_intermediate(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> (ten
 // CHECK-LABEL: func.func @saved_values_then_batch_norm
 // CHECK: %[[F:.*]]:7 = fusion.fused_linear %{{.*}}, %{{.*}} bias(%{{.*}}) epilogue(%{{.*}}) {
 // CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32, %[[COL:.*]]: f32):
-// CHECK: %[[N:.*]] = arith.maximumf %[[ACC]]
+// CHECK: %[[N:.*]] = arith.select %{{.*}}, %{{.*}}, %[[ACC]]
 // CHECK: %[[M:.*]] = arith.mulf %[[ACC]], %[[COL]] : f32
 // CHECK: %[[E:.*]] = math.tanh %[[M]] : f32
 // CHECK: fusion.yield %[[E]], %[[N]], %[[ACC]], %[[M]], %[[E]] : f32, f32, f32, f32, f32
@@ -196,7 +196,7 @@ func.func @reader_in_a_region(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %c: i1,
 // CHECK-LABEL: func.func @batch_norm_of_an_intermediate
 // CHECK: %[[F:.*]]:2 = fusion.fused_linear
 // CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32):
-// CHECK: %[[R:.*]] = arith.maximumf %[[ACC]]
+// CHECK: %[[R:.*]] = arith.select %{{.*}}, %{{.*}}, %[[ACC]]
 // CHECK-NEXT: fusion.yield %[[ACC]], %[[R]] : f32, f32
 // CHECK-NEXT: } batch_norm <training
 // CHECK-NEXT: return %[[F]]#1, %[[F]]#0
@@ -240,7 +240,7 @@ func.func @operand_after_other_user(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) ->
 // CHECK-LABEL: func.func @reads_other_results
 // CHECK: %[[F:.*]]:2 = fusion.fused_linear %{{.*}}, %{{.*}} epilogue {
 // CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32):
-// CHECK: %[[R:.*]] = arith.maximumf %[[ACC]]
+// CHECK: %[[R:.*]] = arith.select %{{.*}}, %{{.*}}, %[[ACC]]
 // CHECK: %[[T:.*]] = math.tanh %[[ACC]] : f32
 // CHECK: %[[D:.*]] = arith.subf %[[R]], %[[ACC]] : f32
 // CHECK: fusion.yield %[[D]], %[[T]] : f32, f32
@@ -342,13 +342,14 @@ func.func @half_types(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>, %y: tensor<3x8
 
 // -----
 
-// relu fuses as an IEEE maximum with zero.
+// relu fuses as PyTorch's `x < 0 ? 0 : x` (-0.0 and NaN pass unchanged).
 // CHECK-LABEL: func.func @relu
 // CHECK: fusion.fused_linear
 // CHECK: ^bb0(%[[ACC:.*]]: f32):
 // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK: %[[MAX:.*]] = arith.maximumf %[[ACC]], %[[ZERO]] : f32
-// CHECK: fusion.yield %[[MAX]] : f32
+// CHECK: %[[NEG:.*]] = arith.cmpf olt, %[[ACC]], %[[ZERO]] : f32
+// CHECK: %[[R:.*]] = arith.select %[[NEG]], %[[ZERO]], %[[ACC]] : f32
+// CHECK: fusion.yield %[[R]] : f32
 // CHECK-NOT: fusion.relu
 func.func @relu(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
   %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>

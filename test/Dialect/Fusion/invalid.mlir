@@ -514,11 +514,54 @@ func.func @fused_linear_region_round(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
 
 // -----
 
+// A 16-bit value is only extended back to f32: no other op computes on it.
+func.func @fused_linear_region_bf16_arithmetic(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>) -> tensor<?x16xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    // expected-error @+1 {{'arith.truncf' op is read by an op other than arith.extf but in a fused_linear epilogue a 16-bit value is only extended back to f32}}
+    %a = arith.truncf %acc : f32 to bf16
+    %b = arith.addf %a, %a : bf16
+    %c = arith.extf %b : bf16 to f32
+    fusion.yield %c : f32
+  } : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+// Rounding is to nearest, ties to even, as storing a 16-bit value.
+func.func @fused_linear_region_truncf_rounding_mode(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>) -> tensor<?x16xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    // expected-error @+1 {{'arith.truncf' op has a rounding mode but in a fused_linear epilogue arith.truncf rounds to nearest, ties to even}}
+    %a = arith.truncf %acc toward_zero : f32 to bf16
+    %c = arith.extf %a : bf16 to f32
+    fusion.yield %c : f32
+  } : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+// arith.extf only undoes an arith.truncf.
+func.func @elementwise_extf_of_f32(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %0 = fusion.elementwise %x : tensor<?x8xf32> {
+  ^bb0(%a: f32):
+    // expected-error @+1 {{'arith.extf' op must extend the result of an arith.truncf to f32 in an elementwise body}}
+    %b = arith.extf %a : f32 to f64
+    %c = arith.truncf %b : f64 to f32
+    fusion.yield %c : f32
+  }
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
 // shared/reliability/epilogue-f8-truncf.mlir: aborted the GPU lowering.
 func.func @fused_linear_region_f8_truncf(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>) -> tensor<?x16xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
-    // expected-error @+1 {{'arith.truncf' op is not allowed in a fused_linear epilogue}}
+    // expected-error @+1 {{'arith.truncf' op rounds 'f32' to 'f8E4M3FN' but in a fused_linear epilogue arith.truncf rounds f32 to bf16 or f16}}
     %a = arith.truncf %acc : f32 to f8E4M3FN
     %b = arith.extf %a : f8E4M3FN to f32
     fusion.yield %b : f32
@@ -940,4 +983,33 @@ func.func @fused_rows_batch_norm(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %r: t
   } batch_norm <training, epsilon = 1.0e-05, momentum = 0.1>
     : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
   return
+}
+
+// -----
+
+// shared/reliability/zero-features-elementwise.mlir: elementwise ops on
+// tensor<?x0xbf16> crashed the GPU kernel builders (SIGILL).
+func.func @no_columns(%x: tensor<?x0xbf16>) -> tensor<?x0xbf16> {
+  // expected-error @+1 {{'fusion.mul_scalar' op input 'tensor<?x0xbf16>' has a zero-sized dimension}}
+  %0 = fusion.mul_scalar %x, 2.0 : tensor<?x0xbf16>
+  return %0 : tensor<?x0xbf16>
+}
+
+// -----
+
+// A linear layer of no output features (nn.Linear(16, 0)) crashed the GEMM
+// config selection (SIGFPE).
+func.func @no_output_features(%x: tensor<?x16xf32>, %w: tensor<0x16xf32>) -> tensor<?x0xf32> {
+  // expected-error @+1 {{'fusion.linear' op result 'tensor<?x0xf32>' has a zero-sized dimension}}
+  %0 = fusion.linear %x, %w : tensor<?x16xf32>, tensor<0x16xf32> -> tensor<?x0xf32>
+  return %0 : tensor<?x0xf32>
+}
+
+// -----
+
+// No input features (K = 0).
+func.func @no_input_features(%x: tensor<?x0xf32>, %w: tensor<8x0xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'fusion.linear' op input 'tensor<?x0xf32>' has a zero-sized dimension}}
+  %0 = fusion.linear %x, %w : tensor<?x0xf32>, tensor<8x0xf32> -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
 }

@@ -27,6 +27,8 @@
 // CHECK-DAG: max.f32
 // CHECK-DAG: min.f32
 // CHECK-DAG: abs.f32
+// CHECK-DAG: cvt.rn.bf16.f32
+// CHECK-DAG: cvt.rn.f16.f32
 // CHECK-DAG: neg.f32
 // CHECK-DAG: cvt.rpi.f32.f32
 // CHECK-DAG: ex2.approx

@@ -27,6 +27,11 @@ static LogicalResult verifyMatrix(Operation *op, StringRef name, Type type) {
   if (tensor.isDynamicDim(1))
     return op->emitOpError()
            << name << " " << type << " must have a static column dimension";
+  // Nothing to compute (PyTorch's result is empty): no kernel, tile or
+  // batch split has to divide by zero.
+  if (llvm::is_contained(tensor.getShape(), 0))
+    return op->emitOpError() << name << " " << type
+                             << " has a zero-sized dimension";
   return success();
 }
 
@@ -246,8 +251,8 @@ bool mlir::fusion::isAllowedScalarOp(Operation &op) {
              math::ExpM1Op, math::FloorOp, math::FmaOp, math::LogOp,
              math::Log10Op, math::Log1pOp, math::Log2Op, math::PowFOp,
              math::RoundEvenOp, math::RsqrtOp, math::SinOp, math::SinhOp,
-             math::SqrtOp, math::TanOp, math::TanhOp, math::TruncOp, SpecialOp>(
-      op);
+             math::SqrtOp, math::TanOp, math::TanhOp, math::TruncOp, SpecialOp,
+             arith::TruncFOp, arith::ExtFOp>(op);
 }
 
 static constexpr const char *kAllowedScalarOps =
@@ -256,7 +261,9 @@ static constexpr const char *kAllowedScalarOps =
     "acos, acosh, asin, asinh, atan, atan2, atanh, ceil, copysign, cos, "
     "cosh, erf, erfc, "
     "exp, exp2, expm1, floor, fma, log, log10, log1p, log2, powf, "
-    "roundeven, rsqrt, sin, sinh, sqrt, tan, tanh, trunc; fusion.special";
+    "roundeven, rsqrt, sin, sinh, sqrt, tan, tanh, trunc; fusion.special; "
+    "arith.truncf to bf16 or f16 read only by arith.extf back to f32 (a "
+    "rounding to 16 bits)";
 
 StringRef mlir::fusion::getAllowedScalarOpsDescription() {
   return kAllowedScalarOps;
@@ -267,6 +274,8 @@ static bool isScalarRegionType(Type type) {
   return type.isF32() || type.isSignlessInteger(1);
 }
 
+static bool is16BitFloat(Type type) { return type.isBF16() || type.isF16(); }
+
 namespace {
 /// How the diagnostics of `verifyScalarRegion` name the region.
 struct ScalarRegionKind {
@@ -276,6 +285,38 @@ struct ScalarRegionKind {
   StringRef arguments;  // what the block arguments stand for
 };
 } // namespace
+
+/// A scalar region rounds an f32 value to bf16 or f16 as `arith.extf
+/// (arith.truncf x)`: the 16-bit value exists only between the two (what
+/// storing and loading it would do), so every other value stays f32.
+static LogicalResult verifyRoundingTo16Bits(Operation &op,
+                                            const ScalarRegionKind &kind) {
+  if (auto trunc = dyn_cast<arith::TruncFOp>(op)) {
+    if (!trunc.getIn().getType().isF32() || !is16BitFloat(trunc.getType()))
+      return op.emitOpError()
+             << "rounds " << trunc.getIn().getType() << " to "
+             << trunc.getType() << " but in " << kind.phrase
+             << " arith.truncf rounds f32 to bf16 or f16";
+    if (trunc.getRoundingmodeAttr())
+      return op.emitOpError() << "has a rounding mode but in " << kind.phrase
+                              << " arith.truncf rounds to nearest, ties to "
+                                 "even";
+    if (!llvm::all_of(trunc->getUsers(),
+                      [](Operation *user) { return isa<arith::ExtFOp>(user); }))
+      return op.emitOpError() << "is read by an op other than arith.extf but "
+                                 "in "
+                              << kind.phrase
+                              << " a 16-bit value is only extended back to "
+                                 "f32";
+    return success();
+  }
+  auto ext = cast<arith::ExtFOp>(op);
+  if (!ext.getIn().getDefiningOp<arith::TruncFOp>() || !ext.getType().isF32())
+    return op.emitOpError() << "must extend the result of an arith.truncf to "
+                               "f32 in "
+                            << kind.phrase;
+  return success();
+}
 
 /// The one set of rules for a region computing a scalar function of f32
 /// block arguments, shared by fused_linear and elementwise, so that whatever
@@ -308,7 +349,11 @@ static LogicalResult verifyScalarRegion(Operation *owner, Block &body,
     // within 2^-21 absolute on [-pi, pi] (for results rounded to 16 bits:
     // fusion-approximate-16-bit-math).
     if (auto fastMath = dyn_cast<arith::ArithFastMathInterface>(op)) {
-      arith::FastMathFlags flags = fastMath.getFastMathFlagsAttr().getValue();
+      // Ops built without the attribute (arith's builders leave it unset)
+      // carry no flags.
+      arith::FastMathFlagsAttr attr = fastMath.getFastMathFlagsAttr();
+      arith::FastMathFlags flags =
+          attr ? attr.getValue() : arith::FastMathFlags::none;
       arith::FastMathFlags allowed =
           isa<arith::DivFOp, math::ErfOp, math::ExpOp, math::SinOp,
               math::CosOp>(op)
@@ -321,6 +366,11 @@ static LogicalResult verifyScalarRegion(Operation *owner, Block &body,
                << " only arith.divf, math.erf, math.exp, math.sin and "
                   "math.cos may carry fastmath flags, and only afn";
     }
+    if (isa<arith::TruncFOp, arith::ExtFOp>(op) &&
+        failed(verifyRoundingTo16Bits(op, kind)))
+      return failure();
+    if (isa<arith::TruncFOp>(op))
+      continue; // Its 16-bit result, which only extf reads (checked).
     // Operands are block arguments (f32, checked above) or results of
     // earlier ops (checked here), so results are all there is to check.
     for (auto [index, type] : llvm::enumerate(op.getResultTypes()))
@@ -461,9 +511,12 @@ LogicalResult ReluOp::verify() {
 
 Value ReluOp::buildScalar(OpBuilder &builder, Location loc, Value x,
                           ValueRange, ValueRange) {
-  // IEEE maximum: NaN propagates, -inf gives 0, as torch.relu.
-  return arith::MaximumFOp::create(builder, loc, x,
-                                   buildF32Constant(builder, loc, 0.0));
+  // PyTorch's `x < 0 ? 0 : x`: NaN and -0.0 pass through unchanged (an IEEE
+  // maximum would make -0.0 +0.0), -inf gives 0.
+  Value zero = buildF32Constant(builder, loc, 0.0);
+  Value negative = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OLT,
+                                         x, zero);
+  return arith::SelectOp::create(builder, loc, negative, zero, x);
 }
 
 //===----------------------------------------------------------------------===//

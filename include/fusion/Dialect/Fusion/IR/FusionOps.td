@@ -107,7 +107,8 @@ def Fusion_ReluOp : Fusion_Op<"relu",
      DeclareOpInterfaceMethods<Fusion_ElementwiseOpInterface>]> {
   let summary = "max(x, 0), as torch.relu";
   let description = [{
-    PyTorch's ReLU: `relu(-inf) = 0` and `relu(NaN) = NaN`. It is not
+    PyTorch's ReLU, `x < 0 ? 0 : x`: `relu(-inf) = 0`, `relu(NaN) = NaN`
+    and `relu(-0.0) = -0.0` (not an IEEE maximum, which gives +0.0). It is not
     `leaky_relu` with slope 0, which computes `-inf * 0 = NaN` for `-inf`, as
     `F.leaky_relu(x, 0.0)` does.
 
@@ -324,10 +325,13 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
        `copysign`, `cos`, `cosh`, `erf`, `erfc`, `exp`, `exp2`, `expm1`,
        `floor`, `fma`,
        `log`, `log10`, `log1p`, `log2`, `powf`, `roundeven`, `rsqrt`,
-       `sin`, `sinh`, `sqrt`, `tan`, `tanh`, `trunc`, and
+       `sin`, `sinh`, `sqrt`, `tan`, `tanh`, `trunc`,
        `fusion.special` (a special function, its formula of these ops), on
-       f32 values (i1 for comparison results, conditions and their logic);
-       anything else is a verifier error naming the op. No op carries
+       f32 values (i1 for comparison results, conditions and their logic),
+       and `arith.extf (arith.truncf %v : f32 to bf16|f16)`: a value rounded
+       to 16 bits, to nearest even, as storing and loading it would (the
+       16-bit value is read by nothing else); anything else is a verifier
+       error naming the op. No op carries
        `fastmath` flags but `arith.divf`, `math.erf`, `math.exp`,
        `math.sin` and `math.cos`, which may carry `afn`: approximate
        (sin and cos: `sin.approx.f32`, `cos.approx.f32`, without
