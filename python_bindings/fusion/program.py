@@ -20,7 +20,7 @@ value numbers, its ops on numbered values, and its results. The ops:
 
 A body is a list of nodes, operands first: {"fn": "x"}, {"fn": "column",
 "index": i}, {"fn": "row", "index": j}, or {"fn": ATen op name, "args",
-"kwargs"} whose scalar formula is fusion/aten.py's FORMULAS entry (the
+"kwargs"} whose scalar formula is fusion/formulas.py's FORMULAS entry (the
 ELEMENTWISE table's, or a boolean's promotion to a number);
 an argument is {"ref": node index}, a number, a string or null. Every op
 may carry "loc": [file, line].
@@ -33,6 +33,8 @@ module through the native extension's op builders.
 """
 import hashlib
 import json
+
+from .formulas import FORMULAS
 
 
 class Program:
@@ -234,7 +236,6 @@ class ScalarBuilder:
 
 def _replay(body, native, x, columns, rows):
     """Emits a serialized expression's scalar ops; returns its value."""
-    from .aten import FORMULAS
     s = ScalarBuilder(native)
     values = []
 
