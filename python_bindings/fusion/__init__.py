@@ -15,11 +15,12 @@ libraries needs only PyTorch (and CUDA for GPU libraries).
 """
 
 from . import dynamo  # Registers the torch.compile backend "fusion".
-from .errors import FusionRuntimeError, UnsupportedOperationError
+from .errors import (FusionBackendWarning, FusionRuntimeError,
+                     UnsupportedOperationError)
 from .module import CompiledModule, compile, load
 
-__all__ = ["CompiledModule", "FusionRuntimeError", "MLIRError",
-           "UnsupportedOperationError", "compile", "load"]
+__all__ = ["CompiledModule", "FusionBackendWarning", "FusionRuntimeError",
+           "MLIRError", "UnsupportedOperationError", "compile", "load"]
 
 
 def __getattr__(name):

@@ -53,7 +53,7 @@ from torch.fx.passes.tools_common import stable_topological_sort
 from . import aten
 from .cache import compiled_library, library_key
 from .dtypes import TORCH_DTYPES
-from .errors import UnsupportedOperationError
+from .errors import FusionBackendWarning, UnsupportedOperationError
 from .module import _open_library, default_target
 
 ENTRY = "fused"
@@ -195,11 +195,6 @@ def _left_to_pytorch(node, error):
                   f"({aten.op_name(node)}, {aten.where(node)}) to PyTorch: "
                   f"{type(error).__name__}: {error}", FusionBackendWarning,
                   stacklevel=2)
-
-
-class FusionBackendWarning(UserWarning):
-    """A part of the graph that fusion would fuse runs as PyTorch because
-    fusion failed on it; the model's results are PyTorch's."""
 
 
 def _importer(members, numbers, outputs=()):

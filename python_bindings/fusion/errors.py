@@ -8,3 +8,9 @@ class UnsupportedOperationError(Exception):
 
 class FusionRuntimeError(RuntimeError):
     """A compiled library rejected its arguments or failed on the device."""
+
+
+class FusionBackendWarning(UserWarning):
+    """Under torch.compile, a part of the graph that fusion would fuse runs
+    as PyTorch because fusion failed on it (the message names the op, its
+    line and the error): the model's results are PyTorch's."""

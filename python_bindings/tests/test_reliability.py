@@ -74,6 +74,34 @@ def test_partition_read_by_a_value_left_outside(shape):
     assert fusion.dynamo.last_fused
 
 
+def test_a_failure_of_fusion_leaves_the_partition_to_pytorch(monkeypatch):
+    """An error of fusion's own while compiling a partition (a bug) is a
+    warning naming the op, and the partition runs as PyTorch."""
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(fusion.dynamo, "_compile_partition", broken)
+    model, x = WhereBothBranches(), torch.randn(4, 16)
+    with pytest.warns(fusion.FusionBackendWarning,
+                      match=r"addmm \(aten.addmm.default, .*test_reliabil"
+                            r"ity.py:\d+\) to PyTorch: RuntimeError: a bug"):
+        got = through_torch_compile(model)(x)
+    assert_same(got, model(x))
+    assert fusion.dynamo.last_fused == []
+
+
+def test_a_failed_rewrite_leaves_the_graph_to_pytorch(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(fusion.dynamo, "_replace", broken)
+    model, x = WhereBothBranches(), torch.randn(4, 16)
+    with pytest.warns(fusion.FusionBackendWarning,
+                      match="the whole graph to PyTorch: RuntimeError"):
+        got = through_torch_compile(model)(x)
+    assert_same(got, model(x))
+
+
 class NormWithoutKeepdim(nn.Module):
     def __init__(self, out_features):
         super().__init__()
