@@ -8,6 +8,7 @@ tensors' device and that device's current CUDA stream.
 """
 import ctypes
 import json
+import math
 import pathlib
 
 import torch
@@ -89,6 +90,14 @@ class Library:
         outputs = [torch.empty([batch if d is None else d for d in shape],
                                dtype=dtype, device=device)
                    for shape, dtype in self._output_specs(name)]
+        if batch == 0:
+            # No rows, nothing to run (the GPU entry points refuse them);
+            # statistics of the empty batch are NaN, as its mean is
+            # (CompiledModule leaves running statistics alone, as PyTorch).
+            for (shape, _), tensor in zip(self._output_specs(name), outputs):
+                if None not in shape:
+                    tensor.fill_(math.nan)
+            return outputs
         if self.is_gpu:
             self._call_gpu(name, entry, batch, device, inputs, outputs)
         else:

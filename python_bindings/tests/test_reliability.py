@@ -465,3 +465,26 @@ def test_random_models_of_the_reliability_run(seed):
                 assert g.shape == w.shape and g.dtype == dtype
                 bound = max(1e-5, 4 * relative_error(e, w))
                 assert relative_error(g, w) <= bound
+
+
+def test_a_batch_of_no_rows(monkeypatch):
+    """A call of no rows returns empty results without running the library
+    (the GPU entry points refuse 0 rows: status 1)."""
+    from fusion import runtime
+    from fusion.dtypes import TORCH_DTYPES
+    model, x = WhereBothBranches().eval(), torch.randn(4, 16)
+    with torch.no_grad():
+        through_torch_compile(model)(x)
+    (library, _), = fusion.dynamo._LIBRARIES.values()
+    entry = library.entries[fusion.dynamo.ENTRY]
+    inputs = [torch.randn([0 if d is None else d for d in spec["shape"]],
+                          dtype=TORCH_DTYPES[spec["dtype"]])
+              for spec in entry["inputs"]]
+
+    def never(*args):
+        raise AssertionError("the library ran on 0 rows")
+
+    monkeypatch.setattr(runtime.Library, "_call_cpu", never)
+    outputs = library.call(fusion.dynamo.ENTRY, inputs)
+    assert [tuple(o.shape) for o in outputs] == \
+        [(0, *spec["shape"][1:]) for spec in entry["outputs"]]

@@ -30,6 +30,16 @@ Value mlir::fusion::narrowTo(OpBuilder &builder, Location loc, Value value,
   return arith::TruncFOp::create(builder, loc, target, value);
 }
 
+Value mlir::fusion::splitRemainder(OpBuilder &builder, Location loc, Value x,
+                                   Value high) {
+  Value remainder = arith::SubFOp::create(builder, loc, x, high);
+  Value undefined = arith::CmpFOp::create(
+      builder, loc, arith::CmpFPredicate::UNO, remainder, remainder);
+  Value zero = arith::ConstantOp::create(builder, loc, x.getType(),
+                                         builder.getZeroAttr(x.getType()));
+  return arith::SelectOp::create(builder, loc, undefined, zero, remainder);
+}
+
 int64_t mlir::fusion::getVectorWidth(Type elementType, int64_t columns) {
   int64_t width = 16 / elementBytes(elementType);
   return columns % width == 0 ? width : 1;

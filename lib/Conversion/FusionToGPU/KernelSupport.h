@@ -39,6 +39,12 @@ inline int64_t elementBytes(Type elementType) {
 Value widenToF32(OpBuilder &builder, Location loc, Value value);
 Value narrowTo(OpBuilder &builder, Location loc, Value value, Type elementType);
 
+/// The low part `x - high` of a split-tf32 (3xTF32) operand, a float or a
+/// vector of floats: exact for finite `x`, 0 where `x` is infinite or NaN
+/// (whose `x - high` is NaN: the high part alone carries it, as fp32's
+/// product would).
+Value splitRemainder(OpBuilder &builder, Location loc, Value x, Value high);
+
 /// Elements each thread of an elementwise kernel handles: 16 bytes when the
 /// row length allows it, else 1.
 int64_t getVectorWidth(Type elementType, int64_t columns);

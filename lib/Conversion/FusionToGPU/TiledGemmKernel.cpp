@@ -268,7 +268,7 @@ SmallVector<Value> TiledGemmEmitter::toTf32(Value fragment, bool split) {
   if (!split)
     return {high};
   // The rest is exact in f32; the tensor cores use its top tf32 bits.
-  return {high, arith::SubFOp::create(b, loc, fragment, high)};
+  return {high, splitRemainder(b, loc, fragment, high)};
 }
 
 SmallVector<Value> TiledGemmEmitter::loadHalfFragments(Value stage,

@@ -997,7 +997,7 @@ void WgmmaGemmEmitter::splitStage(Value stage, Value splitter) {
     Value truncated = arith::AndIOp::create(
         b, loc, arith::BitcastOp::create(b, loc, intType, x), mask);
     Value high = arith::BitcastOp::create(b, loc, vectorType, truncated);
-    vector::StoreOp::create(b, loc, arith::SubFOp::create(b, loc, x, high), low,
+    vector::StoreOp::create(b, loc, splitRemainder(b, loc, x, high), low,
                             element);
   }
   // wgmma reads shared memory through the async proxy.
@@ -1101,7 +1101,7 @@ SmallVector<Value> WgmmaGemmEmitter::loadRegisterParts(Value stage) {
       // The high part (kTf32HighBits), the exact remainder x - high.
       Value bits = arith::AndIOp::create(
           b, loc, arith::BitcastOp::create(b, loc, bitsType, x), mask);
-      Value remainder = arith::SubFOp::create(
+      Value remainder = splitRemainder(
           b, loc, x, arith::BitcastOp::create(b, loc, f32, bits));
       high.push_back(bits);
       low.push_back(arith::BitcastOp::create(b, loc, bitsType, remainder));

@@ -23,7 +23,13 @@
 // CHECK: %[[REM_STAGE:.*]] = arith.muli %[[STAGE]], %c2048{{.*}} : index
 // CHECK: %[[REM_OFFSET:.*]] = arith.addi %[[REM_STAGE]], %c40960 : index
 // CHECK: %[[REM:.*]] = memref.view %{{.*}}[%[[REM_OFFSET]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<512xf32, #gpu.address_space<workgroup>>
-// CHECK-COUNT-2: vector.store %{{.*}}, %[[REM]]
+// The remainder x - high, 0 where it is NaN (x infinite or NaN: the high
+// part alone carries it, as fp32's product would).
+// CHECK: %[[R:.*]] = arith.subf %{{.*}} : vector<4xf32>
+// CHECK: %[[UNDEFINED:.*]] = arith.cmpf uno, %[[R]], %[[R]] : vector<4xf32>
+// CHECK: %[[LOW:.*]] = arith.select %[[UNDEFINED]], %{{.*}}, %[[R]] : vector<4xi1>, vector<4xf32>
+// CHECK: vector.store %[[LOW]], %[[REM]]
+// CHECK: vector.store %{{.*}}, %[[REM]]
 // CHECK-NOT: vector.store
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvgpu.mbarrier.arrive
