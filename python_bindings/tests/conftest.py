@@ -67,3 +67,10 @@ def private_library_cache(tmp_path_factory):
     """The tests compile into a cache of their own, never the user's."""
     import os
     os.environ["FUSION_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+
+
+def pytest_configure(config):
+    # test_model_fuzz.py: deselect with -m "not fuzz".
+    config.addinivalue_line(
+        "markers", "fuzz: the random-model differential fuzzer "
+                   "(model_fuzz.py) on its CI budget of seeds")

@@ -252,8 +252,6 @@ TiledGemmEmitter::loadStage(Value stage, Value kTile) {
 }
 
 SmallVector<Value> TiledGemmEmitter::toTf32(Value fragment, bool split) {
-  // Round to nearest, ties away from zero, at 10 mantissa bits: the rounding
-  // of cvt.rna.tf32.f32, which the CPU reference emulates too.
   auto vectorType = cast<VectorType>(fragment.getType());
   auto intType = vectorType.clone(b.getI32Type());
   auto splat = [&](int64_t v) -> Value {
@@ -261,13 +259,20 @@ SmallVector<Value> TiledGemmEmitter::toTf32(Value fragment, bool split) {
         b, loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
   };
   Value bits = arith::BitcastOp::create(b, loc, intType, fragment);
-  Value rounded = arith::AndIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, bits, splat(0x1000)),
-      splat(static_cast<int32_t>(0xffffe000u)));
-  Value high = arith::BitcastOp::create(b, loc, vectorType, rounded);
-  if (!split)
-    return {high};
-  // The rest is exact in f32; the tensor cores use its top tf32 bits.
+  Value mask = splat(static_cast<int32_t>(0xffffe000u));
+  if (!split) {
+    // Round to nearest, ties away from zero, at 10 mantissa bits: the
+    // rounding of cvt.rna.tf32.f32, which the CPU reference emulates too.
+    Value rounded = arith::AndIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, bits, splat(0x1000)), mask);
+    return {arith::BitcastOp::create(b, loc, vectorType, rounded)};
+  }
+  // Split: the high part truncated (as the wgmma kernel's), so that the
+  // remainder has x's sign: an infinite x's products with the other
+  // operand's parts then have one sign, never inf - inf. The rest is exact
+  // in f32; the tensor cores use its top tf32 bits.
+  Value high = arith::BitcastOp::create(
+      b, loc, vectorType, arith::AndIOp::create(b, loc, bits, mask));
   return {high, splitRemainder(b, loc, fragment, high)};
 }
 
