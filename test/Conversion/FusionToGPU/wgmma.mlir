@@ -233,7 +233,9 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 // CHECK: %[[BITS:.*]] = arith.bitcast %[[X]] : vector<4xf32> to vector<4xi32>
 // CHECK: %[[TRUNC:.*]] = arith.andi %[[BITS]], %cst{{.*}} : vector<4xi32>
 // CHECK: %[[HIGH:.*]] = arith.bitcast %[[TRUNC]] : vector<4xi32> to vector<4xf32>
-// CHECK: %[[LOW:.*]] = arith.subf %[[X]], %[[HIGH]] : vector<4xf32>
+// CHECK: %[[R:.*]] = arith.subf %[[X]], %[[HIGH]] : vector<4xf32>
+// CHECK-NEXT: %[[UNDEFINED:.*]] = arith.cmpf uno, %[[R]], %[[R]] : vector<4xf32>
+// CHECK: %[[LOW:.*]] = arith.select %[[UNDEFINED]], %{{.*}}, %[[R]]
 // CHECK-NEXT: vector.store %[[LOW]]
 // CHECK-COUNT-15: vector.store
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
