@@ -287,6 +287,12 @@ class _CallWithRecomputedBackward(torch.autograd.Function):
     @staticmethod
     def backward(ctx, *grads):
         tensors = ctx.saved_tensors
+        if 0 in ctx.leading:
+            # No rows, empty outputs: every gradient is 0, as eager's (the
+            # recomputation's functional batch norm refuses an empty batch).
+            return (None, None, None, None) + tuple(
+                torch.zeros_like(t) if t.requires_grad else None
+                for t in tensors)
         leaves = [t.detach().requires_grad_(t.requires_grad)
                   for t in tensors]
         with torch.enable_grad():

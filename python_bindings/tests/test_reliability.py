@@ -488,3 +488,16 @@ def test_a_batch_of_no_rows(monkeypatch):
     outputs = library.call(fusion.dynamo.ENTRY, inputs)
     assert [tuple(o.shape) for o in outputs] == \
         [(0, *spec["shape"][1:]) for spec in entry["outputs"]]
+
+
+def test_fusion_compile_gradients_of_no_rows():
+    """A training batch norm's backward of a batch of no rows: every
+    gradient 0, as eager's (the recomputation's functional batch norm
+    refuses an empty batch; seeds 225, 231, 340 of model_fuzz.py)."""
+    model = nn.Sequential(nn.Linear(8, 6), nn.BatchNorm1d(6)).train()
+    compiled = fusion.compile(model, (torch.randn(4, 8),), target="cpu")
+    x = torch.randn(0, 8, requires_grad=True)
+    compiled(x).sum().backward()
+    assert all(torch.equal(p.grad, torch.zeros_like(p))
+               for p in model.parameters())
+    assert x.grad.shape == (0, 8)
