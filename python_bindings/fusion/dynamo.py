@@ -172,14 +172,14 @@ def _numbers(gm):
                 not aten.folds_as_number(value, readers):
             continue
         copies = [node]
-        for copy in copies:
-            copies += [u for u in copy.users
+        for alias in copies:
+            copies += [u for u in alias.users
                        if aten.op_name(u) in aten.STRUCTURAL]
         # The forward compiler runs under AOTAutograd's fake mode; the
         # attribute itself is a real tensor.
         with unset_fake_temporarily():
             number = float(value.item())
-        numbers.update((copy, number) for copy in copies)
+        numbers.update((alias, number) for alias in copies)
     return numbers
 
 
@@ -453,11 +453,11 @@ def _replace(graph, key, inputs, outputs, broadcasts, slices, views,
                                             torch.contiguous_format})
             last = node
         arguments.append(node)
-    for node, start, stop, copy in slices:
+    for node, start, stop, copied in slices:
         with graph.inserting_after(last):
             last = graph.call_function(torch.ops.aten.slice.Tensor,
                                        (node, 0, start, stop))
-        if copy:
+        if copied:
             with graph.inserting_after(last):
                 last = graph.call_function(torch.ops.aten.clone.default,
                                            (last,))

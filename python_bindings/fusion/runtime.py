@@ -38,7 +38,7 @@ class Library:
 
     def close(self):
         """Unloads the library (after the device finished what it runs);
-        calling it again, or calling an entry point, is an error."""
+        closing it again does nothing, calling an entry point raises."""
         if self._lib is None:
             return
         if self.is_gpu and torch.cuda.is_initialized():

@@ -62,6 +62,16 @@ def no_grad():
         yield
 
 
+@pytest.fixture
+def fresh_dynamo(tmp_path, monkeypatch):
+    """A library cache of the test's own and dynamo's caches emptied before
+    and after it (test files of torch.compile use it for every test)."""
+    monkeypatch.setenv("FUSION_CACHE_DIR", str(tmp_path / "cache"))
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def private_library_cache(tmp_path_factory):
     """The tests compile into a cache of their own, never the user's."""

@@ -383,6 +383,12 @@ class _Builder:
         self.counts[prefix] += 1
         return f"{prefix}{index}"
 
+    def random_affine(self, name):
+        """Random weight and bias for norm `name` (not PyTorch's 1 and 0,
+        which hide a wrong affine step)."""
+        self.init.append(f"with torch.no_grad(): self.{name}.weight."
+                         f"normal_(); self.{name}.bias.normal_()")
+
     def set(self, expression):
         self.body.append(f"h = {expression}")
 
@@ -475,8 +481,7 @@ class _Builder:
         self.init.append(f"self.{name} = nn.LayerNorm({self.features}, "
                          f"eps={eps}, elementwise_affine={affine})")
         if affine:
-            self.init.append(f"with torch.no_grad(): self.{name}.weight."
-                             f"normal_(); self.{name}.bias.normal_()")
+            self.random_affine(name)
         self.set(f"self.{name}(h)")
         return True
 
@@ -491,8 +496,7 @@ class _Builder:
         self.init.append(f"self.{name} = nn.GroupNorm({groups}, "
                          f"{self.features}, eps=1e-05, affine={affine})")
         if affine:
-            self.init.append(f"with torch.no_grad(): self.{name}.weight."
-                             f"normal_(); self.{name}.bias.normal_()")
+            self.random_affine(name)
         self.set(self.rows(name, self.features))
         # A group of one channel needs more than one row, as a batch norm.
         self.batch_norm |= groups == self.features
@@ -514,8 +518,7 @@ class _Builder:
                 f"self.{name}.running_var.uniform_(0.5, 2.0); "
                 f"self.{name}.num_batches_tracked.fill_(3)")
         if affine:
-            self.init.append(f"with torch.no_grad(): self.{name}.weight."
-                             f"normal_(); self.{name}.bias.normal_()")
+            self.random_affine(name)
         self.set(self.rows(name, self.features))
         self.batch_norm = True
         return True

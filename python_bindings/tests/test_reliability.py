@@ -19,12 +19,7 @@ import fusion
 import fusion.dynamo
 
 
-@pytest.fixture(autouse=True)
-def fresh_dynamo(tmp_path, monkeypatch):
-    monkeypatch.setenv("FUSION_CACHE_DIR", str(tmp_path / "cache"))
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def through_torch_compile(model):
