@@ -7,14 +7,17 @@
 // tanh(2 y) and the saved 2 y. cuBLASLt's GEMM writes y into the result's
 // buffer; the epilogue kernel reads it there, writes tanh(2 y) in place and
 // 2 y (its last operand). The generated kernels store both from their
-// registers: the intermediate's memref comes after the output's.
+// registers: the intermediate's memref comes after the output's. tanh reads
+// 2 y as it is stored, rounded to bf16.
 // CUBLAS-LABEL: llvm.func @saved_scaled(
 // CUBLAS-SAME: %[[STREAM:[a-z0-9]+]]: !llvm.ptr, %[[BATCH:[a-z0-9]+]]: i64, %[[X:[a-z0-9]+]]: !llvm.ptr, %[[W:[a-z0-9]+]]: !llvm.ptr, %[[B:[a-z0-9]+]]: !llvm.ptr, %[[SAVED:[a-z0-9]+]]: !llvm.ptr, %[[OUT:[a-z0-9]+]]: !llvm.ptr)
 // CUBLAS: fusion_rt.cublaslt_gemm <bf16> in <bf16>, %[[STREAM]], %[[X]], %[[W]], %[[B]], %[[OUT]], rows %[[BATCH]]
 // CUBLAS: fusion_rt.launch @fusion_kernels::@saved_scaled_0_epilogue {{.*}} args(%[[OUT]], %[[OUT]], %[[BATCH]], %[[SAVED]] :
 // CUBLAS: gpu.func @saved_scaled_0_epilogue(%[[IN:.*]]: !llvm.ptr, %[[RESULT:.*]]: !llvm.ptr, %{{.*}}: i64, %[[KEPT:.*]]: !llvm.ptr)
 // CUBLAS: %[[TWO_Y:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
-// CUBLAS: math.tanh %[[TWO_Y]]
+// CUBLAS: %[[STORED:.*]] = arith.truncf %[[TWO_Y]] : f32 to bf16
+// CUBLAS: %[[READ:.*]] = arith.extf %[[STORED]] : bf16 to f32
+// CUBLAS: math.tanh %[[READ]]
 // CUBLAS: llvm.getelementptr %[[RESULT]]
 // CUBLAS: llvm.getelementptr %[[KEPT]]
 // TILED-LABEL: llvm.func @saved_scaled(

@@ -1,18 +1,31 @@
 // RUN: fusion-opt %s --fusion-lower-to-linalg -split-input-file | FileCheck %s
 
-// CHECK-DAG: #[[MK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
-// CHECK-DAG: #[[NK:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
-// CHECK-DAG: #[[MN3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// The GEMM sums the products in 16 interleaved partial sums (K padded with
+// zeros to a multiple of 16), then adds the 16.
 // CHECK-DAG: #[[MN:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[MJR:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[NJR:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d2, d3)>
+// CHECK-DAG: #[[MNR:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[LANES:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[SUM:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-DAG: #[[N:.*]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @linear
 // CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32>, %[[W:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<4xf32>)
-// CHECK: %[[ZERO:.*]] = linalg.fill
-// CHECK: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[MK]], #[[NK]], #[[MN3]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[W]] : {{.*}}) outs(%[[ZERO]] : tensor<?x4xf32>)
+// CHECK: %[[PX:.*]] = linalg.generic {indexing_maps = [#[[MN]]], iterator_types = ["parallel", "parallel"]} outs(%{{.*}} : tensor<?x16xf32>)
+// CHECK: %[[INSIDE:.*]] = arith.cmpi ule, %[[K:.*]], %[[LAST:.*]] : index
+// CHECK: %[[COLUMN:.*]] = arith.minui %[[K]], %[[LAST]] : index
+// CHECK: %[[E:.*]] = tensor.extract %[[X]][%{{.*}}, %[[COLUMN]]]
+// CHECK: arith.select %[[INSIDE]], %[[E]], %{{.*}} : f32
+// CHECK: %[[LX:.*]] = tensor.expand_shape %[[PX]] {{\[}}[0], [1, 2]] output_shape [%{{.*}}, 1, 16] : tensor<?x16xf32> into tensor<?x1x16xf32>
+// CHECK: tensor.extract %[[W]]
+// CHECK: %[[LW:.*]] = tensor.expand_shape %{{.*}} : tensor<4x16xf32> into tensor<4x1x16xf32>
+// CHECK: %[[ZERO:.*]] = linalg.fill {{.*}} -> tensor<?x4x16xf32>
+// CHECK: %[[PARTIAL:.*]] = linalg.generic {indexing_maps = [#[[MJR]], #[[NJR]], #[[MNR]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[LX]], %[[LW]] : {{.*}}) outs(%[[ZERO]] : tensor<?x4x16xf32>)
 // CHECK: ^bb0(%[[A:.*]]: f32, %[[WW:.*]]: f32, %[[OUT:.*]]: f32):
 // CHECK-NEXT: %[[P:.*]] = arith.mulf %[[A]], %[[WW]] : f32
 // CHECK-NEXT: %[[S:.*]] = arith.addf %[[OUT]], %[[P]] : f32
 // CHECK-NEXT: linalg.yield %[[S]]
+// CHECK: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[LANES]], #[[SUM]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PARTIAL]] : tensor<?x4x16xf32>) outs(%{{.*}} : tensor<?x4xf32>)
 // CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[MN]], #[[N]], #[[MN]]], iterator_types = ["parallel", "parallel"]} ins(%[[ACC]], %[[B]] : {{.*}})
 // CHECK: arith.addf
 // CHECK: return %[[Y]]
@@ -135,7 +148,7 @@ func.func @batch_norm_inference(%x: tensor<?x4xf32>, %rm: tensor<4xf32>, %rv: te
 // The GEMM rounds f32 operands to tf32 (round to nearest, ties away); the
 // epilogue applies alpha, the bias, then the cloned region.
 // CHECK-LABEL: func.func @fused_linear_tf32
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
 // CHECK: %[[BITS:.*]] = arith.bitcast %{{.*}} : f32 to i32
 // CHECK: %[[UP:.*]] = arith.addi %[[BITS]], %{{.*}} : i32
 // CHECK: arith.andi %[[UP]], %{{.*}} : i32

@@ -132,6 +132,56 @@ func.func @shared_intermediate(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) -> (ten
 
 // -----
 
+// In a 16-bit model, a value that others read too is stored rounded, so the
+// epilogue reads it rounded as well: every reader sees one value (a row's
+// maximum, computed from the stored GEMM output, is one of the row's values).
+// CHECK-LABEL: func.func @stored_16_bit_value_read_rounded
+// CHECK: %[[F:.*]]:2 = fusion.fused_linear %{{.*}}, %{{.*}} epilogue {
+// CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32):
+// CHECK: %[[T:.*]] = arith.truncf %[[ACC]] : f32 to bf16
+// CHECK-NEXT: %[[E:.*]] = arith.extf %[[T]] : bf16 to f32
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[E]], %{{.*}} : f32
+// CHECK: fusion.yield %[[M]], %[[ACC]] : f32, f32
+// CHECK: fusion.reduce max %[[F]]#1
+func.func @stored_16_bit_value_read_rounded(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>)
+    -> (tensor<?x4xbf16>, tensor<?x1xbf16>) {
+  %0 = fusion.linear %x, %w : tensor<?x8xbf16>, tensor<4x8xbf16> -> tensor<?x4xbf16>
+  %1 = fusion.mul_scalar %0, 2.0 : tensor<?x4xbf16>
+  %2 = fusion.reduce max %0 : tensor<?x4xbf16> -> tensor<?x1xbf16> {
+  ^bb0(%in: f32):
+    fusion.yield %in : f32
+  }
+  return %1, %2 : tensor<?x4xbf16>, tensor<?x1xbf16>
+}
+
+// -----
+
+// A 16-bit value only the epilogue reads stays f32 until the result is
+// rounded once; f32 values are never rounded.
+// CHECK-LABEL: func.func @unstored_16_bit_value_not_rounded
+// CHECK: fusion.fused_linear
+// CHECK-NOT: arith.truncf
+// CHECK: return
+// CHECK-LABEL: func.func @stored_f32_value_not_rounded
+// CHECK: fusion.fused_linear
+// CHECK-NOT: arith.truncf
+// CHECK: return
+func.func @unstored_16_bit_value_not_rounded(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>)
+    -> tensor<?x4xbf16> {
+  %0 = fusion.linear %x, %w : tensor<?x8xbf16>, tensor<4x8xbf16> -> tensor<?x4xbf16>
+  %1 = fusion.mul_scalar %0, 2.0 : tensor<?x4xbf16>
+  %2 = fusion.leaky_relu %1, negative_slope = 0.1 : tensor<?x4xbf16>
+  return %2 : tensor<?x4xbf16>
+}
+func.func @stored_f32_value_not_rounded(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>)
+    -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %1 = fusion.mul_scalar %0, 2.0 : tensor<?x4xf32>
+  return %0, %1 : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
 // Intermediates carry through the growth that follows, and each chain value
 // read elsewhere adds one: the relu of the GEMM output (an op of its own
 // chain), the output itself, and the batch norm's input, yielded again for

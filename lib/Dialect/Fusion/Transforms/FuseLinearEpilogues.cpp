@@ -2,6 +2,7 @@
 
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -170,16 +171,32 @@ struct AbsorbElementwiseIntoEpilogue
       auto yieldedFor = [&](Value matrix) {
         return yield.getValues()[cast<OpResult>(matrix).getResultNumber()];
       };
+      // A matrix that others read as well is stored, so the op reads it as
+      // stored: one value for every reader (eager's identities, such as
+      // h == max(h) somewhere in each row, hold).
+      auto readFor = [&](Value matrix) {
+        Value value = yieldedFor(matrix);
+        Type element = cast<ShapedType>(matrix.getType()).getElementType();
+        bool stored = llvm::any_of(matrix.getUsers(), [&](Operation *user) {
+          return user != op.getOperation();
+        });
+        if (!stored || !(element.isBF16() || element.isF16()))
+          return value;
+        Value rounded =
+            arith::TruncFOp::create(rewriter, op.getLoc(), element, value);
+        return Value(arith::ExtFOp::create(rewriter, op.getLoc(),
+                                           value.getType(), rounded));
+      };
       SmallVector<Value> columns, rows;
       for (Value operand : op.getColumnOperands())
         columns.push_back(producer.addEpilogueColumn(operand));
+      rewriter.setInsertionPoint(yield);
       for (Value operand : op.getRowOperands())
         rows.push_back(operand.getDefiningOp() == producer
-                           ? yieldedFor(operand)
+                           ? readFor(operand)
                            : Value(producer.addEpilogueRow(operand)));
-      rewriter.setInsertionPoint(yield);
-      result = op.buildScalar(rewriter, op.getLoc(), yieldedFor(input), columns,
-                              rows);
+      result =
+          op.buildScalar(rewriter, op.getLoc(), readFor(input), columns, rows);
     });
     growProducer(producer, op, input, result, BatchNormStage{}, rewriter);
     return success();
