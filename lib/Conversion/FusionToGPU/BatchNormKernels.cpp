@@ -4,6 +4,8 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::fusion;
 
@@ -29,6 +31,24 @@ struct Moments {
   Value count, mean, m2;
 };
 
+/// `updated` where `a` and `c` are both finite, else a + c: a mean that
+/// an infinity or NaN has reached is the sum's (inf, -inf or NaN, as
+/// PyTorch's sum-based mean), where Welford's and Chan's updates would make
+/// inf - inf = NaN of every infinity.
+Value meanUnlessNonFinite(OpBuilder &b, Location loc, Value updated, Value a,
+                          Value c) {
+  Value infinity = buildF32Constant(b, loc, INFINITY);
+  auto finite = [&](Value v) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                 math::AbsFOp::create(b, loc, v), infinity);
+  };
+  Value aFinite = finite(a);
+  Value cFinite = finite(c);
+  Value bothFinite = arith::AndIOp::create(b, loc, aFinite, cFinite);
+  Value sum = arith::AddFOp::create(b, loc, a, c);
+  return arith::SelectOp::create(b, loc, bothFinite, updated, sum);
+}
+
 /// Chan's merge of the moments of two disjoint sets of rows; either may be
 /// empty. Not symmetric in its bits: callers fix the order.
 Moments mergeMoments(OpBuilder &b, Location loc, Moments a, Moments c) {
@@ -40,8 +60,11 @@ Moments mergeMoments(OpBuilder &b, Location loc, Moments a, Moments c) {
                                             buildF32Constant(b, loc, 1.0));
   Value weight = arith::DivFOp::create(b, loc, c.count, safeCount);
   Value delta = arith::SubFOp::create(b, loc, c.mean, a.mean);
-  Value mean = arith::AddFOp::create(
-      b, loc, a.mean, arith::MulFOp::create(b, loc, delta, weight));
+  Value mean = meanUnlessNonFinite(
+      b, loc,
+      arith::AddFOp::create(b, loc, a.mean,
+                            arith::MulFOp::create(b, loc, delta, weight)),
+      a.mean, c.mean);
   // m2 = m2a + m2c + delta^2 * count_a * count_c / count
   Value cross =
       arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, delta, delta),
@@ -137,8 +160,11 @@ Kernel mlir::fusion::buildColumnStatsKernel(OpBuilder &builder, Location loc,
             Value x = fn(nb, nl, lanes[lane], laneColumns[lane]);
             Value &mean = state[1 + lane], &m2 = state[1 + width + lane];
             Value delta = arith::SubFOp::create(nb, nl, x, mean);
-            mean = arith::AddFOp::create(
-                nb, nl, mean, arith::MulFOp::create(nb, nl, delta, inverse));
+            mean = meanUnlessNonFinite(
+                nb, nl,
+                arith::AddFOp::create(
+                    nb, nl, mean, arith::MulFOp::create(nb, nl, delta, inverse)),
+                mean, x);
             Value newDelta = arith::SubFOp::create(nb, nl, x, mean);
             m2 = arith::AddFOp::create(
                 nb, nl, m2, arith::MulFOp::create(nb, nl, delta, newDelta));

@@ -134,9 +134,20 @@ func.func @gemm_only(%x: tensor<4x8xbf16>, %w: tensor<16x8xbf16>) -> tensor<4x16
 // CHECK: fusion_rt.launch @fusion_kernels::@batch_norm_0_stats
 // CHECK: fusion_rt.launch @fusion_kernels::@batch_norm_0_finalize
 // CHECK: fusion_rt.launch @fusion_kernels::@batch_norm_0_normalize
+// Welford's mean (and Chan's merge in the finalize kernel) is the sum's
+// where an infinity or NaN reaches it, as PyTorch's mean of the column:
+// its update would make inf - inf = NaN of it.
 // CHECK: gpu.func @batch_norm_0_stats(
 // CHECK: scf.for
 // CHECK: arith.divf
+// CHECK: %[[INF:.*]] = arith.constant 0x7F800000 : f32
+// CHECK: %[[ABS_MEAN:.*]] = math.absf %[[MEAN:.*]] : f32
+// CHECK: %[[MEAN_FINITE:.*]] = arith.cmpf olt, %[[ABS_MEAN]], %[[INF]] : f32
+// CHECK: %[[ABS_X:.*]] = math.absf %[[X:.*]] : f32
+// CHECK: %[[X_FINITE:.*]] = arith.cmpf olt, %[[ABS_X]], %[[INF]] : f32
+// CHECK: %[[FINITE:.*]] = arith.andi %[[MEAN_FINITE]], %[[X_FINITE]] : i1
+// CHECK: %[[SUM:.*]] = arith.addf %[[MEAN]], %[[X]] : f32
+// CHECK: arith.select %[[FINITE]], %{{.*}}, %[[SUM]] : f32
 // The finalize kernel: a quarter warp a column (8 lanes; the groups past
 // the last column take the last one's chunks and store nothing), whose
 // lanes merge chunks l, l + 8, ..., four loaded before they are merged
