@@ -39,18 +39,31 @@ def cpp_graph(root):
 
 
 def python_graph(package):
-    """{module: {modules of the package it imports}}."""
+    """{module: {modules of the package it imports}}, each named by its
+    dotted path in the package (a subpackage by its __init__.py)."""
+    def dotted(path):
+        parts = list(path.relative_to(package).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        return ".".join(parts)
+
+    modules = {dotted(p): p for p in package.rglob("*.py")}
     graph = {}
-    names = {p.stem for p in package.glob("*.py")}
-    for path in package.glob("*.py"):
+    for module, path in modules.items():
+        here = module.split(".") if module else []
+        if path.name != "__init__.py":
+            here = here[:-1]
         imports = set()
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
-                if node.module:
-                    imports.add(node.module.split(".")[0])
-                else:
-                    imports.update(a.name for a in node.names)
-        graph[path.stem] = {m for m in imports & names if m != path.stem}
+            if not isinstance(node, ast.ImportFrom) or node.level == 0:
+                continue
+            base = here[:len(here) - (node.level - 1)]
+            names = [node.module] if node.module else \
+                [a.name for a in node.names]
+            for name in names:
+                # Names that are no module (the native `_fusion`) skip.
+                imports.add(".".join(base + name.split(".")))
+        graph[module] = {m for m in imports if m != module and m in modules}
     return graph
 
 

@@ -5,7 +5,7 @@ AOTAutograd lowers each dynamo graph to core ATen (so gradients stay
 PyTorch's: the forward graph it hands over already returns what the backward
 needs). In the forward graph, every GEMM with a transposed-weight operand
 (`linear`) grows into a partition with the ops that follow it and that the
-importer (fusion/aten.py) takes, tried one by one in graph order: elementwise
+importer (fusion/importer.py) takes, tried one by one in graph order: elementwise
 ops, reductions along the features, softmax, layer, group and batch norms,
 pooling of the features; their other operands are numbers, per-column
 vectors, single values (a tensor of one number that the forward makes,
@@ -50,10 +50,11 @@ from torch._functorch.aot_autograd import make_boxed_func
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.fx.passes.tools_common import stable_topological_sort
 
-from . import aten
+from . import importer
 from .cache import compiled_library, library_key
-from .dtypes import TORCH_DTYPES
+from .dtypes import ELEMENT_TYPES, TORCH_DTYPES
 from .errors import FusionBackendWarning, UnsupportedOperationError
+from .formulas import ELEMENTWISE
 from .module import _open_library, default_target
 
 ENTRY = "fused"
@@ -150,7 +151,7 @@ def _inputs(members, numbers):
         for arg in node.all_input_nodes:
             if arg not in inside and arg not in seen and \
                     arg not in numbers and \
-                    isinstance(aten.tensor_meta(arg), torch.Tensor):
+                    isinstance(importer.tensor_meta(arg), torch.Tensor):
                 seen.append(arg)
     return seen
 
@@ -166,15 +167,15 @@ def _numbers(gm):
         if node.op != "get_attr":
             continue
         value = functools.reduce(getattr, node.target.split("."), gm)
-        readers = [r for r in aten.constant_readers(node)
+        readers = [r for r in importer.constant_readers(node)
                    if r.op == "call_function"]
         if not isinstance(value, torch.Tensor) or \
-                not aten.folds_as_number(value, readers):
+                not importer.folds_as_number(value, readers):
             continue
         copies = [node]
         for alias in copies:
             copies += [u for u in alias.users
-                       if aten.op_name(u) in aten.STRUCTURAL]
+                       if importer.op_name(u) in importer.STRUCTURAL]
         # The forward compiler runs under AOTAutograd's fake mode; the
         # attribute itself is a real tensor.
         with unset_fake_temporarily():
@@ -192,7 +193,7 @@ def _left_to_pytorch(node, error):
     an error of fusion's own (a refusal is not one: it says nothing is
     wrong)."""
     warnings.warn(f"fusion left the partition of {node.name} "
-                  f"({aten.op_name(node)}, {aten.where(node)}) to PyTorch: "
+                  f"({importer.op_name(node)}, {importer.where(node)}) to PyTorch: "
                   f"{type(error).__name__}: {error}", FusionBackendWarning,
                   stacklevel=2)
 
@@ -202,11 +203,11 @@ def _importer(members, numbers, outputs=()):
     they read a tensor of another device than the GEMM's: the importer
     alone says what a partition can hold."""
     inputs = _inputs(members, numbers)
-    device = aten.tensor_meta(members[1]).device
-    if any(aten.tensor_meta(arg).device != device for arg in inputs):
+    device = importer.tensor_meta(members[1]).device
+    if any(importer.tensor_meta(arg).device != device for arg in inputs):
         return None
     try:
-        importer = aten.Importer(members, inputs, list(outputs), numbers)
+        importer = importer.Importer(members, inputs, list(outputs), numbers)
         importer.run()
     except UnsupportedOperationError:
         return None
@@ -224,22 +225,22 @@ def _pulled(arg, members, numbers, compute=True):
     the partition's values read them; none where `arg` reads anything else
     (it is an input)."""
     taken, stack = [], [arg]
-    kinds = aten.VIEWS | aten.EXPANDS | aten.STRUCTURAL
+    kinds = importer.VIEWS | importer.EXPANDS | importer.STRUCTURAL
     if compute:
-        kinds = kinds | aten.ELEMENTWISE.keys() | aten.FLOAT_CONVERSIONS
+        kinds = kinds | ELEMENTWISE.keys() | importer.FLOAT_CONVERSIONS
     while stack:
         node = stack.pop()
         if node in members or node in taken or node in numbers:
             continue
-        name = aten.op_name(node)
-        if name in aten.CONSTANTS:
+        name = importer.op_name(node)
+        if name in importer.CONSTANTS:
             taken.append(node)
         elif node.op == "call_function" and name in kinds:
             taken.append(node)
             stack += [a for a in node.all_input_nodes
-                      if isinstance(aten.tensor_meta(a), torch.Tensor)]
+                      if isinstance(importer.tensor_meta(a), torch.Tensor)]
         else:
-            meta = aten.tensor_meta(node)
+            meta = importer.tensor_meta(node)
             if meta is None or meta.dim() > 1:
                 return []
     order = {node: index for index, node in enumerate(arg.graph.nodes)}
@@ -289,13 +290,13 @@ def _without(members, node):
 def _grow(gemm, order, numbers):
     """The partition of `gemm`, or None when nothing fuses after it."""
     try:
-        x, transpose, _ = aten.linear_operands(gemm)
+        x, transpose, _ = importer.linear_operands(gemm)
     except UnsupportedOperationError:
         return None
-    meta = aten.tensor_meta(gemm)
-    if meta is None or meta.dtype not in aten.ELEMENT_TYPES or \
+    meta = importer.tensor_meta(gemm)
+    if meta is None or meta.dtype not in ELEMENT_TYPES or \
             not isinstance(meta.shape[-1], int) or \
-            aten.tensor_meta(x).dim() != 2:
+            importer.tensor_meta(x).dim() != 2:
         return None
     partition = _Partition(gemm, transpose, numbers)
     if _importer(partition.members, numbers) is None:
@@ -303,15 +304,15 @@ def _grow(gemm, order, numbers):
     members = set(partition.members)
     downstream = _downstream(gemm)
     for node in order[order.index(gemm) + 1:]:
-        if node.op != "call_function" or aten.op_name(node) in aten.GEMMS \
+        if node.op != "call_function" or importer.op_name(node) in importer.GEMMS \
                 or not any(a in members for a in node.all_input_nodes):
             continue  # One GEMM per partition, and the ops reading it.
         pulled, outside = [], [a for a in node.all_input_nodes
                                if a not in members]
         # Outside operands computed from the GEMM's output would make a
         # cycle (size arithmetic of views aside).
-        if any(a in downstream and (aten.tensor_meta(a) is not None or
-                                    aten.op_name(node) not in aten.VIEWS)
+        if any(a in downstream and (importer.tensor_meta(a) is not None or
+                                    importer.op_name(node) not in importer.VIEWS)
                for a in outside):
             continue
         # The outside vectors' elementwise ops pulled in, else (where there
@@ -358,14 +359,14 @@ def _grow(gemm, order, numbers):
             partition.members = _without(partition.members, split[0])
             continue
         break
-    computing = [n for n in partition.members[2:] if aten.computes(n)]
+    computing = [n for n in partition.members[2:] if importer.computes(n)]
     if not computing or not _is_convex(partition):
         return None  # A bare GEMM, or a partition no single call replaces.
     return partition
 
 
 def _view_shapes(graph, outputs, result_shapes):
-    """The shape of each output, as `aten.view` arguments, for the results
+    """The shape of each output, as `importer.view` arguments, for the results
     the library returns as [batch, values per row]; None where it is
     that."""
     symbols = {}
@@ -375,16 +376,16 @@ def _view_shapes(graph, outputs, result_shapes):
             symbols.setdefault(str(value), node)
     shapes = []
     for output, library in zip(outputs, result_shapes):
-        shape = list(aten.tensor_meta(output).shape)
+        shape = list(importer.tensor_meta(output).shape)
         if len(shape) == len(library) and all(
-                want is None or aten._int(got) == want
+                want is None or importer.int_size(got) == want
                 for got, want in zip(shape, library)):
             shapes.append(None)
             continue
         arguments, free = [], False
         for size in shape:
-            if aten._int(size) is not None:
-                arguments.append(aten._int(size))
+            if importer.int_size(size) is not None:
+                arguments.append(importer.int_size(size))
             elif str(size) in symbols:
                 arguments.append(symbols[str(size)])
             elif not free:
@@ -405,13 +406,13 @@ def _compile_partition(partition, options, compile_only):
     only compiling."""
     outputs = partition.outputs()
     inputs = partition.inputs()
-    importer = aten.Importer(partition.members, inputs, outputs,
+    importer = importer.Importer(partition.members, inputs, outputs,
                              partition.numbers)
     program = importer.run()
     views = _view_shapes(partition.gemm.graph, outputs,
                          importer.result_shapes)
     compile_options = _compile_options(
-        options, aten.tensor_meta(partition.gemm).device)
+        options, importer.tensor_meta(partition.gemm).device)
     programs = {ENTRY: program}
     key = library_key(programs, compile_options)
     if key not in _LIBRARIES:
@@ -419,9 +420,9 @@ def _compile_partition(partition, options, compile_only):
         if compile_only:
             return None
         # The shapes of the library's results (the program's, in order).
-        results = [(shape, aten.ELEMENT_TYPES[meta.dtype])
+        results = [(shape, ELEMENT_TYPES[meta.dtype])
                    for shape, meta in zip(importer.result_shapes,
-                                          map(aten.tensor_meta, outputs))]
+                                          map(importer.tensor_meta, outputs))]
         _LIBRARIES[key] = (_open_library(files, "a fusion partition"),
                            results)
     return None if compile_only else (key, inputs, outputs,
@@ -488,8 +489,8 @@ def fuse_graph(gm, options=None, compile_only=False):
     numbers = _numbers(gm)
     fused = []
     for gemm in list(graph.nodes):
-        if aten.op_name(gemm) not in ("aten.addmm.default",
-                                      "aten.mm.default"):
+        if importer.op_name(gemm) not in ("importer.addmm.default",
+                                      "importer.mm.default"):
             continue
         if gemm.graph is not graph:
             continue
@@ -503,7 +504,7 @@ def fuse_graph(gm, options=None, compile_only=False):
         except Exception as error:  # noqa: BLE001 (fusion's bug)
             _left_to_pytorch(gemm, error)
             continue
-        fused.append([aten.op_name(n) for n in partition.members])
+        fused.append([importer.op_name(n) for n in partition.members])
         if compiled is None:
             continue
         # Convex (_grow): the readers of its results can all follow the
@@ -555,9 +556,9 @@ def _decompositions(fallback):
         # leaves are decomposed after it (_decomposed_leftovers). Their
         # backwards are decomposed as inductor's table says.
         return {op: fn for op, fn in _inductor_decompositions().items()
-                if str(op) not in aten.BATCH_NORMS}
+                if str(op) not in importer.BATCH_NORMS}
     return {op: fn for op, fn in core_aten_decompositions().items()
-            if op not in aten.UNDECOMPOSED and
+            if op not in importer.UNDECOMPOSED and
             not any(kept in op.name() for kept in _KEPT_WHOLE)}
 
 
@@ -565,7 +566,7 @@ def _decomposed_leftovers(gm, example_inputs):
     """`gm` with the batch norms that fusion left (kept whole for it)
     decomposed by inductor's table, which inductor expects to have run: it
     refuses an op that its table decomposes."""
-    if not any(str(node.target) in aten.BATCH_NORMS
+    if not any(str(node.target) in importer.BATCH_NORMS
                for node in gm.graph.nodes):
         return gm
     from torch._guards import detect_fake_mode

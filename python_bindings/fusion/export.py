@@ -16,8 +16,8 @@ import torch
 import torch.nn as nn
 from torch.export.graph_signature import InputKind, OutputKind
 
-from .aten import (ROW_VIEWS, UNDECOMPOSED, Importer, constant_readers,
-                   folds_as_number, op_name, where)
+from .importer import (ROW_VIEWS, UNDECOMPOSED, Importer, constant_readers,
+                       folds_as_number, op_name, where)
 from .errors import UnsupportedOperationError
 
 
@@ -134,12 +134,55 @@ def import_module(module, example_inputs, *, training, name="forward"):
     """The fusion program of `module`'s forward, batch norms in training
     mode if `training` (else inference, where they use running
     statistics), and how its arguments and results map to the module."""
+    _check_module(module, example_inputs, training)
+    ep, differentiated = _export(module, example_inputs, training)
+    user_outputs, outputs, results = _graph_outputs(ep, module)
+    # Outputs of other shapes are refused after importing: an op that makes
+    # them (a reduction over the batch, say) is named there, with its line.
+    output_ranks, output_shapes, shape_problems = _output_shapes(
+        ep, module, example_inputs, user_outputs)
+    for index, value in enumerate(user_outputs):
+        results.insert(index, Result("output", index=index))
+        outputs.insert(index, value)
+    structure = _structure(ep, module)
+    needed = _needed(outputs)
+    graph_arguments, inputs, constants, numbers = _graph_inputs(
+        ep, module, needed)
+    used = {node for _, node in inputs}
+    nodes = [n for n in ep.graph.nodes if n.op == "call_function" and
+             n in needed and n not in used]
+    importer = Importer(nodes, [node for _, node in inputs], outputs,
+                        numbers)
+    program = importer.run()
+    if shape_problems:
+        raise UnsupportedOperationError(shape_problems[0])
+    for argument, node in inputs:
+        argument.broadcast = importer.broadcasts.get(node, 0)
+    for index, (tail, shape) in enumerate(zip(output_shapes,
+                                              importer.result_shapes)):
+        if math.prod(tail) != shape[-1]:
+            raise UnsupportedOperationError(
+                f"output {index} of {type(module).__name__} has shape "
+                f"{tuple(user_outputs[index].meta['val'].shape)}, computed "
+                f"with {shape[-1]} values per row")
+    positions = {node: i for i, (_, node) in enumerate(inputs)}
+    slices = [[positions[node], start, stop, copy]
+              for node, start, stop, copy in importer.slices]
+    return ImportedFunction(name, program, [a for a, _ in inputs], results,
+                            structure, _batch_statistics(nodes),
+                            output_ranks, differentiated, graph_arguments,
+                            output_shapes, constants, slices)
+
+
+def _check_module(module, example_inputs, training):
+    """Refuses inputs of rank < 2 and batch norms of cumulative averages."""
     for index, example in enumerate(example_inputs):
         if not isinstance(example, torch.Tensor) or example.dim() < 2:
+            got = tuple(example.shape) if isinstance(example, torch.Tensor) \
+                else type(example).__name__
             raise UnsupportedOperationError(
                 f"input {index} must be a tensor of rank >= 2 "
-                f"[..., features], got "
-                f"{tuple(example.shape) if isinstance(example, torch.Tensor) else type(example).__name__}")
+                f"[..., features], got {got}")
     for qualified, sub in module.named_modules():
         if isinstance(sub, nn.modules.batchnorm._BatchNorm) and \
                 sub.momentum is None and (training or
@@ -147,14 +190,14 @@ def import_module(module, example_inputs, *, training, name="forward"):
             raise UnsupportedOperationError(
                 f"batch norm {qualified} has momentum=None (a cumulative "
                 f"average of the batches), which fusion does not compute")
-    ep, differentiated = _export(module, example_inputs, training)
-    graph = ep.graph
-    output_node = graph.output_node()
-    outputs, results = [], []
-    structure = "tensor"
-    user_outputs = []
+
+
+def _graph_outputs(ep, module):
+    """(the user outputs' nodes, the running statistics' nodes and their
+    Results): the outputs fusion computes."""
+    user_outputs, outputs, results = [], [], []
     for spec, value in zip(ep.graph_signature.output_specs,
-                           output_node.args[0]):
+                           ep.graph.output_node().args[0]):
         if spec.kind == OutputKind.USER_OUTPUT:
             user_outputs.append(value)
         elif spec.kind == OutputKind.BUFFER_MUTATION:
@@ -171,13 +214,17 @@ def import_module(module, example_inputs, *, training, name="forward"):
             raise UnsupportedOperationError(
                 f"the forward of {type(module).__name__} has a "
                 f"{spec.kind.name} output, which fusion does not compute")
-    output_ranks, output_shapes = [], []
-    # Outputs of other shapes are refused after importing: an op that makes
-    # them (a reduction over the batch, say) is named there, with its line.
-    shape_problems = []
-    leading = [str(d) for d in next(
-        n for n in graph.nodes if n.op == "placeholder" and
-        n.name == ep.graph_signature.user_inputs[0]).meta["val"].shape[:-1]]
+    return user_outputs, outputs, results
+
+
+def _output_shapes(ep, module, example_inputs, user_outputs):
+    """(ranks, features' shapes, problems) of the user outputs: each must
+    have the first input's leading dimensions, then static features."""
+    first_input = next(
+        n for n in ep.graph.nodes if n.op == "placeholder" and
+        n.name == ep.graph_signature.user_inputs[0])
+    leading = [str(d) for d in first_input.meta["val"].shape[:-1]]
+    ranks, shapes, problems = [], [], []
     for index, value in enumerate(user_outputs):
         meta = value.meta.get("val") if isinstance(value, torch.fx.Node) \
             else None
@@ -185,35 +232,48 @@ def import_module(module, example_inputs, *, training, name="forward"):
         if meta is None or \
                 [str(d) for d in meta.shape[:len(leading)]] != leading or \
                 not all(isinstance(d, int) for d in tail):
-            shape_problems.append(
+            problems.append(
                 f"output {index} of {type(module).__name__} has shape "
                 f"{tuple(meta.shape) if meta is not None else None}; fusion "
                 f"computes outputs of the inputs' leading dimensions "
                 f"{tuple(example_inputs[0].shape[:-1])} followed by "
                 f"features")
             if meta is None:
-                raise UnsupportedOperationError(shape_problems[0])
-        output_ranks.append(meta.dim())
-        output_shapes.append(tail)
-        results.insert(index, Result("output", index=index))
-        outputs.insert(index, value)
+                raise UnsupportedOperationError(problems[0])
+        ranks.append(meta.dim())
+        shapes.append(tail)
+    return ranks, shapes, problems
+
+
+def _structure(ep, module):
+    """How the forward returns its tensors: "tensor", "tuple" or "list"."""
     spec = ep.call_spec.out_spec
-    if spec is not None and not spec.is_leaf():
-        if spec.type not in (tuple, list) or \
-                not all(child.is_leaf() for child in spec.children()):
-            raise UnsupportedOperationError(
-                f"the forward of {type(module).__name__} returns {spec}; "
-                f"fusion returns a tensor, or a flat tuple or list of "
-                f"tensors")
-        structure = spec.type.__name__
-    # The nodes the results need (the batch counters' updates are not).
+    if spec is None or spec.is_leaf():
+        return "tensor"
+    if spec.type not in (tuple, list) or \
+            not all(child.is_leaf() for child in spec.children()):
+        raise UnsupportedOperationError(
+            f"the forward of {type(module).__name__} returns {spec}; "
+            f"fusion returns a tensor, or a flat tuple or list of "
+            f"tensors")
+    return spec.type.__name__
+
+
+def _needed(outputs):
+    """The nodes the results need (the batch counters' updates are not)."""
     needed, stack = set(), list(outputs)
     while stack:
         node = stack.pop()
         if isinstance(node, torch.fx.Node) and node not in needed:
             needed.add(node)
             stack += node.all_input_nodes
-    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    return needed
+
+
+def _graph_inputs(ep, module, needed):
+    """(every placeholder's Argument, the (Argument, node) of those the
+    program reads, constants folded as numbers by name, and by node)."""
+    placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
     graph_arguments, inputs = [], []
     constants, numbers = {}, {}
     for spec, node in zip(ep.graph_signature.input_specs, placeholders):
@@ -247,46 +307,24 @@ def import_module(module, example_inputs, *, training, name="forward"):
                 not any(user in needed for user in node.users):
             continue
         if argument.kind == "input" and node.meta["val"].dim() > 2:
-            view = _flattened_input(node)
-            inputs.append((argument, view))
+            inputs.append((argument, _flattened_input(node)))
         else:
             inputs.append((argument, node))
+    return graph_arguments, inputs, constants, numbers
 
-    used = {node for _, node in inputs}
-    nodes = [n for n in graph.nodes if n.op == "call_function" and
-             n in needed and n not in used]
-    importer = Importer(nodes, [node for _, node in inputs], outputs,
-                        numbers)
-    program = importer.run()
-    if shape_problems:
-        raise UnsupportedOperationError(shape_problems[0])
-    for argument, node in inputs:
-        argument.broadcast = importer.broadcasts.get(node, 0)
-    for index, (tail, shape) in enumerate(zip(output_shapes,
-                                              importer.result_shapes)):
-        if math.prod(tail) != shape[-1]:
-            raise UnsupportedOperationError(
-                f"output {index} of {type(module).__name__} has shape "
-                f"{tuple(user_outputs[index].meta['val'].shape)}, computed "
-                f"with {shape[-1]} values per row")
-    batch_statistics = [
-        _batch_norm_name(n) for n in nodes
-        if op_name(n).startswith("aten._native_batch_norm_legit") and
-        "no_training" not in op_name(n)]
-    for bn in batch_statistics:
-        if batch_statistics.count(bn) > 1:
+
+def _batch_statistics(nodes):
+    """The batch norms that train (in graph order): each at most once."""
+    names = [_batch_norm_name(n) for n in nodes
+             if op_name(n).startswith("aten._native_batch_norm_legit") and
+             "no_training" not in op_name(n)]
+    for bn in names:
+        if names.count(bn) > 1:
             # PyTorch counts each application in num_batches_tracked.
             raise UnsupportedOperationError(
                 f"batch norm {bn} is applied more than once in training "
                 f"mode, which fusion does not compute")
-    positions = {node: i for i, (_, node) in enumerate(inputs)}
-    slices = [[positions[node], start, stop, copy]
-              for node, start, stop, copy in importer.slices]
-    return ImportedFunction(name, program, [a for a, _ in inputs], results,
-                            structure, batch_statistics, output_ranks,
-                            differentiated,
-                            graph_arguments, output_shapes, constants,
-                            slices)
+    return names
 
 
 def _is_tensor_attribute(module, target):

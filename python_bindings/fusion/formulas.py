@@ -1,7 +1,7 @@
 """The scalar formulas of the ops fusion computes per element, keyed by ATen
 op: each is PyTorch's definition written with the arith/math ops of a
 `fusion.elementwise` region (on a ScalarBuilder, fusion/program.py), which
-the importer (fusion/aten.py) composes into expressions and the program
+the importer (fusion/importer) composes into expressions and the program
 builder (fusion/program.py) replays into regions. Part of the compiler's
 identity (the library cache's key)."""
 import math

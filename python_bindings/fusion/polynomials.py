@@ -3,7 +3,7 @@ the model is imported (the `n_scalar` overloads): Chebyshev's T, U, V and W
 and their shifted forms, Hermite's H and He, Laguerre's L and Legendre's P,
 each PyTorch's float algorithm (ATen's native/Math.h) with its recurrence
 unrolled for n, the special cases as selects, for the importer's
-ELEMENTWISE table (fusion/aten.py). A recurrence of more than MAX_DEGREE
+ELEMENTWISE table (fusion/formulas.py). A recurrence of more than MAX_DEGREE
 steps is refused: each element's code would hold it whole.
 """
 import math

@@ -1,6 +1,6 @@
 """Special functions that MLIR's math dialect lacks (Bessel functions,
 digamma, lgamma, erfinv, erfcx, ndtri) for the importer's ELEMENTWISE table
-(fusion/aten.py). Each becomes one fusion.special op. Where both CUDA's
+(fusion/formulas.py). Each becomes one fusion.special op. Where both CUDA's
 libdevice and the C library have the function (lgammaf, j0f, j1f, y0f,
 y1f) the op names them and GPU kernels and the CPU reference call them.
 The others' body is a formula written with the math dialect's ops, which

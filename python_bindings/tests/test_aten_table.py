@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 
 import fusion
-from fusion.aten import ELEMENTWISE
+from fusion.formulas import ELEMENTWISE
 
 from zoo import SPECIAL_VALUES, special_values
 

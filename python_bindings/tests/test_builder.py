@@ -6,7 +6,7 @@ import math
 import pytest
 
 from fusion import _fusion
-from fusion.aten import ELEMENTWISE
+from fusion.formulas import ELEMENTWISE
 from fusion.program import ScalarBuilder
 
 LOC = ("model.py", 12)

@@ -9,7 +9,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import fusion
-from fusion.aten import check_formula
+from fusion.importer import check_formula
 from fusion.export import import_module
 
 from conftest import LinearLeakyRelu, LinearScaleBatchNorm
@@ -1005,7 +1005,7 @@ def test_batch_statistics_keep_pytorchs_gpu_dtype():
     deviation (what its backward reads) are float32: the program's batch
     norm returns them so, and they are results of that dtype; an op that
     reads one as a vector of the model's dtype is refused."""
-    from fusion.aten import Importer
+    from fusion.importer import Importer
     from fusion.errors import UnsupportedOperationError
 
     graph = fake_gpu_graph(linear_batch_norm, (9, 16), (24, 16), (24,),
@@ -1044,7 +1044,7 @@ def test_views_of_batch_statistics(view, problem):
     inductor's partitioner saves of a batch mean) is returned flat, its
     features' length (not its first dimension's) the library's shape; a
     view that does not keep it per column is refused."""
-    from fusion.aten import Importer
+    from fusion.importer import Importer
     from fusion.errors import UnsupportedOperationError
 
     def viewed_mean(x, w, mean, var):

@@ -1,0 +1,354 @@
+"""The importer's state and what every op's import shares: arguments,
+types, chains and their operands, materializing, the GEMM, results, and
+the walk over the nodes."""
+import operator
+
+import torch
+
+from ..dtypes import ELEMENT_TYPES
+from ..errors import UnsupportedOperationError
+from ..formulas import ELEMENTWISE, ROUND_TO_ELEMENT
+from ..program import Program
+from .expressions import Chain, Expr, ROOT, Vectors
+from .nodes import (BATCH_NORMS, COLUMN_SLICES, CONSTANTS, EXPANDS,
+                    FLOAT_CONVERSIONS, GEMMS, NORMALIZATIONS, POOLS,
+                    REDUCTIONS, STRUCTURAL, TRANSPOSES, VIEWS, int_size,
+                    linear_operands, location, op_name, row_split,
+                    static_size, tensor_meta, unsupported, where)
+
+
+class ImporterCore:
+    """The importer's state, and the steps every op's import takes; the
+    ops by kind are the mixins of `Importer` (fusion/importer/__init__.py)."""
+
+    def __init__(self, nodes, inputs, outputs, numbers=None):
+        self.nodes = list(nodes)
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.program = Program()
+        # fx node (or (node, index)) -> value; `numbers`: nodes whose value
+        # is a number (constants the forward made), read as numbers are.
+        self.values = dict(numbers or {})
+        # Inputs of one value (0-d or (1,)) that the caller broadcasts to a
+        # vector of this many features (those of the ops reading them).
+        self.broadcasts = {}
+        self.result_shapes = []   # the library's result shapes, in order
+        self.element = None
+        self.weights = self._weights()
+        # Single values: program value -> (node, argument index).
+        self._singles = {}
+        self._expanded = {}       # expand node -> shape before expanding
+        self._materialized = {}   # id(chain) -> (chain, program value)
+        self._inlined = {}        # id(chain) -> (chain, expression)
+        # Linear layer results: program value -> (x, weight node, bias node
+        # or None, first row of the weight's input that they take).
+        self._linears = {}
+        # Program values of another dtype than the model's: a batch norm's
+        # batch statistics (float32 on GPUs) -> their dtype's name.
+        self._other_dtypes = {}
+        # (input node, start, stop, copy) of each argument past the inputs:
+        # rows [start, stop) of an input (a weight or a per-column vector),
+        # which the caller passes as a view, or as a copy where the view
+        # would not start 16 bytes into the input (the library's buffers
+        # are 16-byte aligned).
+        self.slices = []
+        self._sliced = {}         # (input node, start, stop) -> value
+        self._pieces = {}         # (layer's value, start, stop) -> value
+        # Program value of an input -> its node, or (node, first row) for
+        # rows of one.
+        self._input_nodes = {}
+
+    def _weights(self):
+        """Inputs used as the [N, K] weight of a GEMM (so of static shape)."""
+        weights = set()
+        for node in self.nodes:
+            gemm = self._gemm_operands(node)
+            if gemm is not None:
+                weights.add(gemm[1])
+        return weights
+
+    def _gemm_operands(self, node):
+        """(x, weight [N, K], bias or None) of a GEMM node, else None."""
+        if op_name(node) == "aten.linear.default":
+            return node.args[0], node.args[1], \
+                node.args[2] if len(node.args) > 2 else None
+        if op_name(node) not in ("aten.addmm.default", "aten.mm.default"):
+            return None
+        x, transposed, bias = linear_operands(node)
+        if transposed not in self.nodes:
+            unsupported(node, "the GEMM's transposed weight is computed "
+                        "outside the partition")
+        return x, transposed.args[0], bias
+
+    # Types.
+    def _element(self, node, what):
+        meta = tensor_meta(node)
+        element = ELEMENT_TYPES.get(meta.dtype) if meta is not None else None
+        if element is None:
+            raise UnsupportedOperationError(
+                f"{what} has dtype {getattr(meta, 'dtype', None)}; fusion "
+                f"supports float32, bfloat16 and float16 ({where(node)})")
+        if self.element is None:
+            self.element = element
+        elif element != self.element:
+            raise UnsupportedOperationError(
+                f"{what} has dtype {meta.dtype} while the model computes in "
+                f"{self.element}: mixed dtypes are not supported "
+                f"({where(node)})")
+        return element
+
+    def _check_dtype(self, node, meta):
+        """Values computed inside are the model's type, float32 (as in
+        low-precision chains) or comparison results."""
+        if meta is not None and meta.dtype not in (torch.float32,
+                                                   torch.bool) and \
+                ELEMENT_TYPES.get(meta.dtype) != self.element:
+            unsupported(node, f"it computes in {meta.dtype}, the model in "
+                        f"{self.element}")
+
+    def _argument(self, node):
+        meta = tensor_meta(node)
+        if meta is None:
+            raise UnsupportedOperationError(
+                f"input {node.name} is not a tensor ({where(node)})")
+        element = self._element(node, f"input {node.name}")
+        if meta.numel() == 1 and meta.dim() <= 1 and node not in self.weights:
+            # A 0-d or (1,) tensor: its caller broadcasts it to the
+            # features of the ops that read it (known when one does), a
+            # per-column vector.
+            value = self.program.argument([None], element)
+            self._singles[value] = (node, len(self.program.arguments) - 1)
+            self.values[node] = value
+            return
+        if any(int_size(d) == 0 for d in meta.shape[1:]) or \
+                (node in self.weights and 0 in meta.shape):
+            raise UnsupportedOperationError(
+                f"input {node.name} has shape {tuple(meta.shape)}, with no "
+                f"features: PyTorch computes its empty result "
+                f"({where(node)})")
+        shape = [static_size(d) for d in meta.shape]
+        if meta.dim() == 2 and node not in self.weights:
+            shape[0] = None  # The batch, free at run time.
+        if None in shape[1:] or (meta.dim() == 1 and shape[0] is None):
+            raise UnsupportedOperationError(
+                f"input {node.name} has dynamic feature sizes "
+                f"{tuple(meta.shape)}: only the batch may vary "
+                f"({where(node)})")
+        if meta.dim() not in (1, 2):
+            raise UnsupportedOperationError(
+                f"input {node.name} has shape {tuple(meta.shape)}; fusion "
+                f"computes on [batch, features] matrices and [features] "
+                f"vectors ({where(node)})")
+        value = self.program.argument(shape, element)
+        self._input_nodes[value] = node
+        self.values[node] = value if meta.dim() == 1 or node in \
+            self.weights else Chain(value, width=shape[1])
+
+    def _shape(self, arg):
+        """The shape an operand broadcasts from (an expanded value's before
+        expanding)."""
+        if arg in self._expanded:
+            return self._expanded[arg]
+        return tuple(tensor_meta(arg).shape)
+
+    def _chain(self, arg, user, what="input"):
+        """The chain value of `arg`, an operand of `user`, and the number of
+        its leading (batch) dimensions."""
+        value = self.values.get(arg) if isinstance(arg, torch.fx.Node) \
+            else None
+        if not isinstance(value, Chain):
+            unsupported(user, f"its {what} {arg} is not a [batch, features] "
+                        f"value fusion computes")
+        if arg in self._expanded:
+            unsupported(user, f"its {what} {arg.name} is an expanded value; "
+                        f"fusion broadcasts values only as operands of "
+                        f"elementwise ops")
+        shape = tuple(tensor_meta(arg).shape)
+        lead = row_split(shape, value.width)
+        if lead is None:
+            unsupported(user, f"its {what} {arg.name} of shape {shape} does "
+                        f"not keep {value.width} values per row")
+        return value, shape, lead
+
+    def _dtype_of(self, value):
+        """The dtype name of imported value `value`: the model's, but for
+        the batch statistics in _other_dtypes."""
+        if isinstance(value, int):
+            return self._other_dtypes.get(value, self.element)
+        return self.element
+
+    def _check_model_dtype(self, arg, user, value):
+        """That the vector `value` (of `arg`, an operand of `user`) is of
+        the model's dtype, as the ops reading vectors take them."""
+        dtype = self._dtype_of(value)
+        if dtype != self.element:
+            unsupported(user, f"its operand {arg.name} is a batch "
+                        f"statistic in {dtype}, the model computes in "
+                        f"{self.element}")
+
+    def _join(self, fn, args, kwargs=(), node=None):
+        """The chain computing scalar function `fn` of `args`/`kwargs`:
+        chains (the widest give the width; narrower ones hold a value per
+        contiguous group of columns), numbers, column expressions. Its root
+        is the latest-computed root of the widest chains; the other chains'
+        expressions are inlined, their roots becoming row operands."""
+        chains = [a for a in list(args) + [v for _, v in kwargs]
+                  if isinstance(a, Chain)]
+        if not chains:
+            def vector(a):
+                return a.expr if isinstance(a, Vectors) else a
+
+            return Vectors(Expr(fn, [vector(a) for a in args],
+                                  [(k, vector(v)) for k, v in kwargs]))
+        width = max(c.width for c in chains)
+        primary = max((c for c in chains if c.width == width),
+                      key=lambda c: c.root)
+
+        def convert(a):
+            if not isinstance(a, Chain):
+                return a
+            if a.root == primary.root:
+                return a.expr
+            return self._foreign(a, width, node)
+
+        return Chain(primary.root,
+                      Expr(fn, [convert(a) for a in args],
+                            [(k, convert(v)) for k, v in kwargs]), width)
+
+    # Ops.
+    def _gemm(self, node):
+        x, weight, bias = self._gemm_operands(node)
+        w_meta = tensor_meta(weight)
+        if weight not in self.values or w_meta is None or w_meta.dim() != 2:
+            unsupported(node, "the weight must be an input of the model")
+        out_features, in_features = w_meta.shape
+        chain, shape, _ = self._chain(x, node)
+        if chain.width != in_features or int_size(shape[-1]) != in_features:
+            unsupported(node, f"its input has shape {shape}, the weight "
+                        f"{in_features} input features")
+        self._element(node, op_name(node))
+        x_value = self.materialize(chain, x)
+        value = self.program.linear(
+            x_value, self.values[weight],
+            self._vector(bias, node, out_features), location(node))
+        self._linears[value] = (x_value, weight, bias, 0)
+        self.values[node] = Chain(value, width=out_features)
+
+    def result_problem(self, output):
+        """Why the imported value `output` cannot be a result, or None."""
+        value = self.values.get(output)
+        if value is None or isinstance(value, float):
+            return "its result is not one fusion computes"
+        if isinstance(value, Vectors):
+            return ("its result is computed from vectors alone; fusion "
+                    "computes them where [batch, features] values read "
+                    "them")
+        if output in self._expanded:
+            return ("its result is an expanded value; fusion returns values "
+                    "as they are computed")
+        meta = tensor_meta(output)
+        dtype = self._dtype_of(value)
+        if meta is not None and ELEMENT_TYPES.get(meta.dtype) != dtype:
+            return f"its result is {meta.dtype}, where fusion computes " \
+                f"{dtype}"
+        return None
+
+    def import_node(self, node):
+        name = op_name(node)
+        if node.op != "call_function":
+            unsupported(node)
+        if isinstance(node.meta.get("val"), (torch.SymInt, int)):
+            return  # Size arithmetic (of a symbolic batch), for views.
+        if node.target is operator.getitem:
+            self._getitem(node)
+        elif name in GEMMS:
+            self._gemm(node)
+        elif name in TRANSPOSES:
+            return  # Read by its GEMM.
+        elif name in BATCH_NORMS:
+            self._batch_norm(node)
+        elif name in ELEMENTWISE:
+            self._elementwise(node)
+        elif name in REDUCTIONS:
+            self._reduction(node)
+        elif name in NORMALIZATIONS:
+            self._normalization(node)
+        elif name in POOLS:
+            self._pool(node)
+        elif name in STRUCTURAL:
+            self._pass_on(node, lambda v: True)
+        elif name in VIEWS:
+            self._view(node)
+        elif name in EXPANDS:
+            self._expand(node)
+        elif name in COLUMN_SLICES:
+            self._column_slice(node)
+        elif name in FLOAT_CONVERSIONS:
+            self._float_conversion(node)
+        elif name in CONSTANTS:
+            self._constant(node)
+        elif name == "aten.native_dropout.default":
+            unsupported(node, "dropout in training mode draws random "
+                        "numbers, which fusion does not reproduce as "
+                        "PyTorch does; in eval() mode it is the identity")
+        else:
+            unsupported(node)
+        self._round_if_reduced(node)
+
+    def _round_if_reduced(self, node):
+        """In a 16-bit model, a value computed in float32 that a reduction
+        reads is rounded to the model's dtype where it is computed, as
+        eager stores it: the reduction (whose result is rounded) and the
+        value's other readers see one value, so that eager's identities
+        hold (x - mean(x) over one feature is 0; a shifted logsumexp's
+        largest term is exp(0)). Other values stay float32 until the
+        results are rounded once."""
+        value = self.values.get(node)
+        if self.element not in ("bf16", "f16") or \
+                not isinstance(value, Chain) or value.expr is ROOT:
+            return
+        inside, readers = set(self.nodes), list(node.users)
+        while readers:
+            reader = readers.pop()
+            if reader not in inside:
+                continue
+            name = op_name(reader)
+            if name in REDUCTIONS or name in NORMALIZATIONS or \
+                    name in POOLS:
+                self.values[node] = self._join(
+                    ROUND_TO_ELEMENT, [value], [("dtype", self.element)],
+                    node)
+                return
+            if name in VIEWS or name in STRUCTURAL:
+                readers += list(reader.users)
+
+    def run(self):
+        for node in self.inputs:
+            self._argument(node)
+        for node in self.nodes:
+            self.import_node(node)
+        for output in self.outputs:
+            key = output
+            node = output if isinstance(output, torch.fx.Node) else output[0]
+            problem = self.result_problem(output)
+            if problem:
+                unsupported(node, problem)
+            value = self.values[key]
+            if isinstance(output, torch.fx.Node):
+                meta = tensor_meta(node)
+            else:
+                val = node.meta.get("val")
+                meta = val[output[1]] if isinstance(val, (list, tuple)) \
+                    else None
+            if isinstance(value, Chain):
+                self.result_shapes.append([None, value.width])
+            else:  # A vector, returned flat (the caller views it).
+                self.result_shapes.append([meta.numel() if meta is not None
+                                           else None])
+            self.program.result(self.materialize(value, node))
+        for value, (node, index) in self._singles.items():
+            if node not in self.broadcasts:  # Read by nothing.
+                self.broadcasts[node] = 1
+                self.program.arguments[index]["shape"] = [1]
+        self.program.remove_unread_ops()
+        return self.program
