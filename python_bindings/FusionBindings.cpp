@@ -11,6 +11,8 @@
 #include "Bindings.h"
 
 #include "fusion/Compiler/Compiler.h"
+#include "fusion/Codegen/Math/Passes.h"
+#include "fusion/Codegen/NVVM/Passes.h"
 #include "fusion/Conversion/Passes.h"
 #include "fusion/Dialect/Fusion/IR/FusionAttrs.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
@@ -34,6 +36,8 @@ Context::Context() {
     registerAllPasses();
     fusion::registerFusionTransformsPasses();
     fusion::registerFusionConversionPasses();
+    fusion::registerFusionMathPasses();
+    fusion::registerFusionNVVMPasses();
     fusion::registerFusionPipelines();
     return true;
   }();

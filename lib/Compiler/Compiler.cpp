@@ -5,6 +5,7 @@
 #include "fusion/Dialect/Fusion/IR/EntryPoints.h"
 
 
+#include "fusion/Codegen/NVVM/Passes.h"
 #include "fusion/Conversion/Passes.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
 #include "fusion/Dialect/Fusion/IR/GemmConfig.h"

@@ -2,6 +2,8 @@
 
 #include "fusion/Pipelines/Pipelines.h"
 
+#include "fusion/Codegen/Math/Passes.h"
+#include "fusion/Codegen/NVVM/Passes.h"
 #include "fusion/Conversion/Passes.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
 

@@ -5,7 +5,7 @@ AOTAutograd lowers each dynamo graph to core ATen (so gradients stay
 PyTorch's: the forward graph it hands over already returns what the backward
 needs). In the forward graph, every GEMM with a transposed-weight operand
 (`linear`) grows into a partition with the ops that follow it and that the
-importer (fusion/importer.py) takes, tried one by one in graph order: elementwise
+importer (fusion/importer) takes, tried one by one in graph order: elementwise
 ops, reductions along the features, softmax, layer, group and batch norms,
 pooling of the features; their other operands are numbers, per-column
 vectors, single values (a tensor of one number that the forward makes,
@@ -193,9 +193,9 @@ def _left_to_pytorch(node, error):
     an error of fusion's own (a refusal is not one: it says nothing is
     wrong)."""
     warnings.warn(f"fusion left the partition of {node.name} "
-                  f"({importer.op_name(node)}, {importer.where(node)}) to PyTorch: "
-                  f"{type(error).__name__}: {error}", FusionBackendWarning,
-                  stacklevel=2)
+                  f"({importer.op_name(node)}, {importer.where(node)}) to "
+                  f"PyTorch: {type(error).__name__}: {error}",
+                  FusionBackendWarning, stacklevel=2)
 
 
 def _importer(members, numbers, outputs=()):
@@ -207,14 +207,15 @@ def _importer(members, numbers, outputs=()):
     if any(importer.tensor_meta(arg).device != device for arg in inputs):
         return None
     try:
-        importer = importer.Importer(members, inputs, list(outputs), numbers)
-        importer.run()
+        imported = importer.Importer(members, inputs, list(outputs),
+                                     numbers)
+        imported.run()
     except UnsupportedOperationError:
         return None
     except Exception as error:  # noqa: BLE001 (fusion's bug: PyTorch runs it)
         _left_to_pytorch(members[-1], error)
         return None
-    return importer
+    return imported
 
 
 def _pulled(arg, members, numbers, compute=True):
@@ -304,15 +305,17 @@ def _grow(gemm, order, numbers):
     members = set(partition.members)
     downstream = _downstream(gemm)
     for node in order[order.index(gemm) + 1:]:
-        if node.op != "call_function" or importer.op_name(node) in importer.GEMMS \
-                or not any(a in members for a in node.all_input_nodes):
+        if node.op != "call_function" or \
+                importer.op_name(node) in importer.GEMMS or \
+                not any(a in members for a in node.all_input_nodes):
             continue  # One GEMM per partition, and the ops reading it.
         pulled, outside = [], [a for a in node.all_input_nodes
                                if a not in members]
         # Outside operands computed from the GEMM's output would make a
         # cycle (size arithmetic of views aside).
-        if any(a in downstream and (importer.tensor_meta(a) is not None or
-                                    importer.op_name(node) not in importer.VIEWS)
+        if any(a in downstream and
+               (importer.tensor_meta(a) is not None or
+                importer.op_name(node) not in importer.VIEWS)
                for a in outside):
             continue
         # The outside vectors' elementwise ops pulled in, else (where there
@@ -341,11 +344,11 @@ def _grow(gemm, order, numbers):
             partition.members = [n for n in partition.members
                                  if n not in orphans]
             continue
-        importer = _importer(partition.members, numbers)
+        imported = _importer(partition.members, numbers)
         outputs = partition.outputs()
         # Values fusion does not return (other dtypes, expanded values)
         # stay PyTorch's, and what is computed from them.
-        bad = [n for n in outputs if importer.result_problem(n)]
+        bad = [n for n in outputs if imported.result_problem(n)]
         if bad:
             partition.members = _without(partition.members, bad[0])
             continue
@@ -366,7 +369,7 @@ def _grow(gemm, order, numbers):
 
 
 def _view_shapes(graph, outputs, result_shapes):
-    """The shape of each output, as `importer.view` arguments, for the results
+    """The shape of each output, as `aten.view` arguments, for the results
     the library returns as [batch, values per row]; None where it is
     that."""
     symbols = {}
@@ -406,11 +409,11 @@ def _compile_partition(partition, options, compile_only):
     only compiling."""
     outputs = partition.outputs()
     inputs = partition.inputs()
-    importer = importer.Importer(partition.members, inputs, outputs,
+    imported = importer.Importer(partition.members, inputs, outputs,
                              partition.numbers)
-    program = importer.run()
+    program = imported.run()
     views = _view_shapes(partition.gemm.graph, outputs,
-                         importer.result_shapes)
+                         imported.result_shapes)
     compile_options = _compile_options(
         options, importer.tensor_meta(partition.gemm).device)
     programs = {ENTRY: program}
@@ -421,12 +424,12 @@ def _compile_partition(partition, options, compile_only):
             return None
         # The shapes of the library's results (the program's, in order).
         results = [(shape, ELEMENT_TYPES[meta.dtype])
-                   for shape, meta in zip(importer.result_shapes,
+                   for shape, meta in zip(imported.result_shapes,
                                           map(importer.tensor_meta, outputs))]
         _LIBRARIES[key] = (_open_library(files, "a fusion partition"),
                            results)
     return None if compile_only else (key, inputs, outputs,
-                                      importer.broadcasts, importer.slices,
+                                      imported.broadcasts, imported.slices,
                                       views)
 
 
@@ -489,8 +492,8 @@ def fuse_graph(gm, options=None, compile_only=False):
     numbers = _numbers(gm)
     fused = []
     for gemm in list(graph.nodes):
-        if importer.op_name(gemm) not in ("importer.addmm.default",
-                                      "importer.mm.default"):
+        if importer.op_name(gemm) not in ("aten.addmm.default",
+                                      "aten.mm.default"):
             continue
         if gemm.graph is not graph:
             continue

@@ -230,8 +230,8 @@ def run(path, mode):
     torch._dynamo.reset()
     torch.manual_seed(SEED)
     model = M().to(DTYPE).train(mode == "train")
-    ref, eager = copy.deepcopy(model).double(), copy.deepcopy(model)
     device = "cpu" if TARGET == "cpu" else "cuda"
+    ref, eager = copy.deepcopy(model).double(), copy.deepcopy(model).to(device)
     subject = copy.deepcopy(model).to(device)
     xs = [make_input(SEED, (b, *INNER, IN_FEATURES), SCALE, SPECIAL, i)
           .to(DTYPE) for i, b in enumerate(BATCHES)]
@@ -243,7 +243,7 @@ def run(path, mode):
                                   target=TARGET, **OPTIONS)
     for call, x in enumerate(xs):
         with torch.set_grad_enabled(mode == "train"):
-            want, have = ref(x.double()), eager(x)
+            want, have = ref(x.double()), eager(x.to(device))
             got = compiled(x.to(device))
         for i, (g, w, e) in enumerate(zip(flat(got), flat(want), flat(have))):
             print(f"{path} {mode} batch {x.shape[0]} output {i}: "
@@ -839,7 +839,9 @@ class _Run:
                    for call in range(len(case.batches))]
         model = case.model().train(self.train)
         self.reference = copy.deepcopy(model).double()
-        self.eager = copy.deepcopy(model)
+        # Eager in the model's dtype runs where fusion does: on a GPU,
+        # PyTorch's CUDA kernels are what the user would otherwise get.
+        self.eager = copy.deepcopy(model).to(self.device)
         self.subject = copy.deepcopy(model).to(self.device)
         self.fused = None
 
@@ -892,7 +894,7 @@ class _Run:
             step = f"call {call} (batch {self.case.batches[call]})"
             try:
                 want = self.values(self.reference, x.double(), call)
-                have = self.values(self.eager, x, call)
+                have = self.values(self.eager, x.to(self.device), call)
             except Exception as error:  # noqa: BLE001
                 return self.finding("invalid", f"eager, {step}: "
                                     f"{describe(error)}")
@@ -1030,13 +1032,12 @@ class _Run:
     @staticmethod
     def out_of_range(want, have):
         """Whether eager's forward is off by more than OUT_OF_RANGE."""
-        return any(
-            relative_error(e.detach().double()[ok], w.detach()[ok]) >
-            OUT_OF_RANGE
-            for w, e in zip(_outputs(want.outputs)[1],
-                            _outputs(have.outputs)[1])
-            if w.shape == e.shape
-            for ok in [w.isfinite() & e.detach().isfinite()])
+        pairs = [(w.detach(), e.detach().cpu().double())
+                 for w, e in zip(_outputs(want.outputs)[1],
+                                 _outputs(have.outputs)[1])
+                 if w.shape == e.shape]
+        return any(relative_error(e[ok], w[ok]) > OUT_OF_RANGE
+                   for w, e in pairs for ok in [w.isfinite() & e.isfinite()])
 
     def loss_scale(self, call, want):
         """sum|weight * output| over the float64 outputs' finite elements:
@@ -1053,7 +1054,7 @@ class _Run:
         have = dict(self.eager.named_buffers())
         for name, got in self.subject.named_buffers():
             if not got.is_floating_point():
-                if not torch.equal(got.cpu(), have[name]):
+                if not torch.equal(got.cpu(), have[name].cpu()):
                     return "wrong-value", (f"buffer {name}: {got.tolist()}, "
                                            f"eager {have[name].tolist()}")
                 continue

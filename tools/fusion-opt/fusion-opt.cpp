@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fusion/Codegen/Math/Passes.h"
+#include "fusion/Codegen/NVVM/Passes.h"
 #include "fusion/Conversion/Passes.h"
 #include "fusion/Dialect/Fusion/IR/FusionDialect.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
@@ -196,6 +198,8 @@ int main(int argc, char **argv) {
   registerAllPasses();
   fusion::registerFusionTransformsPasses();
   fusion::registerFusionConversionPasses();
+  fusion::registerFusionMathPasses();
+  fusion::registerFusionNVVMPasses();
   fusion::registerFusionPipelines();
   fusion::test::registerFusionTestPasses();
 

@@ -60,6 +60,6 @@ module attributes {gpu.container_module} {
 }
 
 // A module without fusion_rt ops is left as it is.
-// RUN: fusion-opt %S/../FusionToGPU/embed-kernel-image.mlir --split-input-file --fusion-lower-runtime-to-llvm | FileCheck %s --check-prefix=UNCHANGED
+// RUN: fusion-opt %S/../../Codegen/NVVM/embed-kernel-image.mlir --split-input-file --fusion-lower-runtime-to-llvm | FileCheck %s --check-prefix=UNCHANGED
 // UNCHANGED-NOT: llvm.call @__fusion_rt_launch
 // UNCHANGED-NOT: llvm.call @__fusion_rt_gemm

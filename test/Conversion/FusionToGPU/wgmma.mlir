@@ -235,7 +235,11 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 // CHECK: %[[HIGH:.*]] = arith.bitcast %[[TRUNC]] : vector<4xi32> to vector<4xf32>
 // CHECK: %[[R:.*]] = arith.subf %[[X]], %[[HIGH]] : vector<4xf32>
 // CHECK-NEXT: %[[UNDEFINED:.*]] = arith.cmpf uno, %[[R]], %[[R]] : vector<4xf32>
-// CHECK: %[[LOW:.*]] = arith.select %[[UNDEFINED]], %{{.*}}, %[[R]]
+// CHECK: %[[EXACT:.*]] = arith.cmpf oeq, %[[R]], %{{.*}} : vector<4xf32>
+// CHECK: %[[NUDGE_BY:.*]] = arith.constant dense<5.96046448E-8> : vector<4xf32>
+// CHECK: %[[NUDGE:.*]] = arith.mulf %[[HIGH]], %[[NUDGE_BY]] : vector<4xf32>
+// CHECK: %[[KEPT:.*]] = arith.select %[[EXACT]], %[[NUDGE]], %[[R]]
+// CHECK: %[[LOW:.*]] = arith.select %[[UNDEFINED]], %{{.*}}, %[[KEPT]]
 // CHECK-NEXT: vector.store %[[LOW]]
 // CHECK-COUNT-15: vector.store
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}

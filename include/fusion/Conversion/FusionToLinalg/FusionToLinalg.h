@@ -14,7 +14,6 @@ class RewritePatternSet;
 namespace fusion {
 
 #define GEN_PASS_DECL_CONVERTFUSIONTOLINALG
-#define GEN_PASS_DECL_MATHTOLIBMCALLS
 #include "fusion/Conversion/Passes.h.inc"
 
 /// Patterns lowering every fusion op to linalg/tensor/arith/math.

@@ -1,0 +1,122 @@
+//===- GemmKernelProblem.h - what a generated GEMM computes -----*- C++ -*-===//
+//
+// The description every generated GEMM kernel builder takes (mma_sync,
+// simt, wgmma): the GEMM, its epilogue and intermediate results, the batch
+// norm it finishes or the statistics it writes, the reductions of its rows,
+// and the verified config that says how.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSION_CODEGEN_KERNELS_GEMMKERNELPROBLEM_H
+#define FUSION_CODEGEN_KERNELS_GEMMKERNELPROBLEM_H
+
+#include "fusion/Codegen/Kernels/BatchNormKernels.h"
+#include "fusion/Codegen/Kernels/KernelSupport.h"
+
+#include "fusion/Dialect/Fusion/IR/GemmConfig.h"
+#include "fusion/Dialect/Fusion/IR/TileReductions.h"
+
+#include <optional>
+
+namespace mlir::fusion {
+
+/// A reduction of the output's rows, or of each group of contiguous columns
+/// of its rows, that the GEMM kernel takes from its tile: each span
+/// of a tile row (see getRowReductionSpan; columns past N left out) gets
+/// partial results, which a row program merges over the spans of each row
+/// or group in column order.
+struct GemmRowReduction {
+  TileReductionKind kind;
+  ReductionKind combiner = ReductionKind::sum;
+  /// Of the output element (f32, as stored), no operands: the map of a
+  /// Combine, the `a` of a shifted sum.
+  ScalarFn fn;
+
+  unsigned partialCount() const { return getPartialCount(kind); }
+};
+
+/// The tiles of `config` along N columns: ceil(N / blockN).
+inline int64_t countColumnTiles(GemmConfigAttr config, int64_t n) {
+  return (n + config.getBlockN() - 1) / config.getBlockN();
+}
+
+/// The partials of a row of N columns reduced in spans of `span` columns
+/// (see getRowReductionSpan): ceil(N / span).
+inline int64_t countPartialColumns(int64_t n, int64_t span) {
+  return (n + span - 1) / span;
+}
+
+/// A training batch norm that a GEMM kernel finishes in its epilogue, for
+/// batches that one block row of tiles holds (#fusion.epilogue_batch_norm):
+/// each tile's column moments are then the batch's, so the epilogue
+/// normalizes its results (the wgmma kernel in registers, the tiled kernel
+/// as its staged tile leaves), applies the elementwise op after the batch
+/// norm, writes the output once and updates the running statistics of its
+/// columns.
+struct GemmBatchNorm {
+  BatchNormConfigAttr config;
+  BatchNormOperands operands;
+  /// The elementwise op after the batch norm, of the normalized value and
+  /// its column operands (of `afterColumnTypes`); null if none.
+  ScalarFn after;
+  SmallVector<Type> afterColumnTypes;
+};
+
+/// What one generated GEMM kernel computes, and how: out = epilogue(alpha *
+/// x.w^T + bias, columns, rows), for x: [M, K] (M dynamic), w: [N, K], out:
+/// [M, N], all `elementType`, by a verified generated `config`.
+struct GemmKernelProblem {
+  Type elementType;
+  int64_t n, k;
+  double alpha;
+  bool hasBias;
+  SmallVector<Type> columnTypes; ///< element types of the epilogue columns
+  /// The columns G of each [M, G] row operand of the epilogue (of
+  /// `elementType`).
+  SmallVector<int64_t> rowGroups;
+  /// The row operand that is x itself, where N = K (`linear(x) + x`): its
+  /// tile is x's rows of the K slices of the tile's columns, which a wgmma
+  /// kernel's main loop has in its ring (see takesRowOperandFromRing).
+  std::optional<unsigned> inputRowOperand;
+  ScalarFn epilogue;
+  /// The epilogue's intermediate results, of the same arguments as
+  /// `epilogue`: each is stored from the registers beside the output,
+  /// before any batch norm.
+  SmallVector<ScalarFn> intermediates;
+  /// Also writes each block row's column moments (training batch norm).
+  bool statistics;
+  /// Instead, normalizes the output by them (statistics is set too).
+  std::optional<GemmBatchNorm> batchNorm;
+  GemmConfigAttr config;
+  /// Whether the output itself is written: not when all that reads it is
+  /// `rowReductions`.
+  bool storesOutput = true;
+  SmallVector<GemmRowReduction> rowReductions;
+  /// The columns each partial of `rowReductions` covers (a
+  /// getRowReductionSpan).
+  int64_t reductionSpan = 0;
+
+  GemmSharedLayout sharedLayout() const;
+  /// Whether the row reductions come straight from the accumulators: a
+  /// wgmma kernel's quads of lanes hold whole rows of the tile (see
+  /// GemmOutputPath::Direct), so each span whose columns are whole 8-column
+  /// blocks reduces within a quad.
+  bool reducesRowsInRegisters() const {
+    return config.isWgmma() && !rowReductions.empty() && reductionSpan % 8 == 0;
+  }
+  /// Whether the epilogue reads its output tile back (statistics or row
+  /// reductions not taken from the registers), which it must then stage in
+  /// shared memory.
+  bool readsStagedTile() const {
+    return (statistics && !takesColumnMomentsInRegisters(config)) ||
+           (!rowReductions.empty() && !reducesRowsInRegisters());
+  }
+  /// The spans along N: the columns of each [M, spans] partial matrix.
+  int64_t partialColumns() const {
+    return countPartialColumns(n, reductionSpan);
+  }
+};
+
+} // namespace mlir::fusion
+
+#endif // FUSION_CODEGEN_KERNELS_GEMMKERNELPROBLEM_H
