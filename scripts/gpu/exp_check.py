@@ -4,7 +4,7 @@ elementwise `exp` without fastmath flags) and `__nv_fast_expf` (one marked
 `fastmath<afn>`, as fusion-approximate-16-bit-math marks those whose
 results are 16-bit), and PyTorch's own f32 `torch.exp`: the largest
 relative error over bands of x, the largest in f32 units in the last place,
-and where results flush to 0 (docs/benchmarks.md, run 36).
+and where results flush to 0 (benchmark run 36).
 
     exp_check.py pack OUT FUSION_COMPILE   (build machine) compiles
         OUT/exact.so and OUT/afn.so;

@@ -32,7 +32,7 @@
 #       synccheck_pair.mlir --strategy=wgmma --target=sm_90 -o LIB), which
 #       launch one GEMM kernel, or the ENTRYs of LIB, at M = 333 under
 #       synccheck, each output compared with a run without the tool
-#       (docs/benchmarks.md, run 28);
+#       (benchmark run 28);
 #   hopper_check.sh power PROBE [ARGS]   power_probe.py (ARGS) on epilogue_ab.py pack's
 #       libraries in PROBE (sides coop and pp: the cooperative and
 #       ping-pong schedules), then ncu at its locked clock of the bf16

@@ -2,7 +2,7 @@
 """What fusion libraries cost a process beside their kernels' time: GPU
 memory held outside PyTorch's allocator as more libraries are loaded and
 called, and the host time of a call (known-issues: many libraries in one
-process; docs/benchmarks.md, run 36).
+process; benchmark run 36).
 
     library_memory.py memory DIR [STEP]
         loads each library of a library cache (DIR/*/model.so, e.g. the

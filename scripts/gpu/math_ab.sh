@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One GPU call that decides whether a change to the kernels' math functions
-# lands (docs/benchmarks.md, run 36): the accuracy against float64 of gelu's
+# lands (benchmark run 36): the accuracy against float64 of gelu's
 # 1 + erf, exact with each compiler and approximate with the new one
 # (one_plus_erf_check.py), and of the new one's exact and approximate exp
 # (exp_check.py); ncu at the locked clock of the gelu and silu GEMM kernels

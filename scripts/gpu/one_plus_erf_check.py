@@ -2,7 +2,7 @@
 elementwise `1 + erf(v)` entry `cdf` over [?, 1024] f32 given as NAME=LIB,
 and PyTorch's own f32 `1 + torch.erf(s)`: the largest absolute error, where
 the result is in [1, 2) also in its units in the last place, and the
-largest relative error over bands of s <= 0 (docs/benchmarks.md, runs 30
+largest relative error over bands of s <= 0 (benchmark runs 30
 and 36).
 
     one_plus_erf_check.py pack OUT NAME=FUSION_COMPILE...   (build machine)

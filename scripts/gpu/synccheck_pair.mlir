@@ -3,7 +3,7 @@
 // (tile_reductions.py's model; weight, bias, then input), and the same two
 // group moments with an elementwise step that keeps them in its output.
 // Before dynamic shared memory was PTX's extern array, this library left
-// the first row of each tile NaN under the tool (docs/benchmarks.md, run
+// the first row of each tile NaN under the tool (benchmark run
 // 28). `scripts/gpu/hopper_check.sh synccheck-pair LIB` runs both entries
 // under the tool and compares their outputs with a run without it.
 // fusion-compile synccheck_pair.mlir --strategy=wgmma --target=sm_90 -o LIB

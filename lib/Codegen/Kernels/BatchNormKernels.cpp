@@ -352,7 +352,7 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
       // hold no chunk, and merging empty moments changes none of its sums,
       // so the warp skips those levels (all of them for a batch of one
       // block row, 128 rows: the kernel of 16384 columns took 14 us with
-      // them, docs/benchmarks.md run 18).
+      // them, benchmark run 18).
       Moments total{loop.getResult(0), loop.getResult(1), loop.getResult(2)};
       Value width = arith::ConstantOp::create(
           builder, loc, builder.getI32IntegerAttr(kWarpSize));

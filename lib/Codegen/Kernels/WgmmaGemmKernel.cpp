@@ -105,7 +105,7 @@ constexpr int32_t kConsumerBarrier = 1;
 /// 3xTF32: K slices the tensor cores sum before the running sums add them.
 /// Pairs drain the tensor cores half as often as single slices (7% faster
 /// on the H100); groups of 4 spill registers and were 2% slower
-/// (docs/benchmarks.md, run 16).
+/// (benchmark run 16).
 constexpr int64_t kSlicesPerSum = 2;
 /// 3xTF32: the producer warpgroup's last two warps split w's stages (its
 /// first thread issues the loads); the consumers only wait for them.
@@ -118,7 +118,7 @@ constexpr int32_t kTf32HighBits = static_cast<int32_t>(0xffffe000u);
 /// Whether the epilogue's row operand that is x (N = K) comes from the
 /// ring: x's rows of the K slices [columnBase, columnBase + blockN) are the
 /// tile's residual, which would otherwise come in a second time
-/// (docs/benchmarks.md, run 29). Column tiles that N fills, 16-bit types:
+/// (benchmark run 29). Column tiles that N fills, 16-bit types:
 /// the values stay in registers through the main loop, and f32's (blockN / 2
 /// a thread) would not fit beside the accumulators; f32 x comes through the
 /// ring after the K slices instead (residualThroughRing). Not with swapped
@@ -144,7 +144,7 @@ bool takesRowOperandFromRing(const GemmKernelProblem &p) {
 /// unclustered, without split_k, a tile not staged in the ring, rows of 16-byte
 /// multiples (TMA's strides). Any K: the residual's stages go back to the
 /// producer as the epilogue takes them, so the next tile's first K slices wait
-/// little (docs/benchmarks.md, run 35).
+/// little (benchmark run 35).
 std::optional<unsigned> residualThroughRing(const GemmKernelProblem &p) {
   GemmConfigAttr c = p.config;
   int64_t tileK = kGemmRowBytes / elementBytes(p.elementType);
@@ -703,7 +703,7 @@ void WgmmaGemmEmitter::emitProducer() {
       // loads that block row's rows alone (x's last-rows map): TMA's fill
       // of rows past the matrix cost about as much as loading the tile in
       // 16-row boxes, and a 128-row tile at 65 rows took 1.6x its time at
-      // 128 (docs/benchmarks.md, run 41). A cluster's tile past the last
+      // 128 (benchmark run 41). A cluster's tile past the last
       // block row keeps the whole map.
       Value lastRows = arith::AndIOp::create(
           b, loc,
@@ -1193,7 +1193,7 @@ void WgmmaGemmEmitter::loadInputRows(
   }
   // The next TMA write into the stage (the async proxy) follows its release:
   // without a proxy fence, reads queued behind the epilogue's global stores
-  // were overtaken by it (docs/benchmarks.md, run 35).
+  // were overtaken by it (benchmark run 35).
   fenceSharedProxies();
 }
 
@@ -1650,7 +1650,7 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
   // A tile staged in the ring holds the producer back until its epilogue
   // is done, so the block's next tile gains no overlap; one block a tile
   // measured the same and leaves the balance to the block scheduler
-  // (docs/benchmarks.md, run 12).
+  // (benchmark run 12).
   launch.persistent = !problem.readsStagedTile();
 
   gpu::GPUFuncOp kernel =

@@ -102,7 +102,7 @@ def ExpandOnePlusExp
     `rcp.approx.ftz.f32(d s) s`, `s = 1/4` for `d > 2^126`, else 1. The
     same bits, two SASS instructions an element fewer (a compare and a
     select; silu's bf16 wgmma kernel 3016 -> 2376 SASS instructions with
-    both rewrites, `docs/benchmarks.md` run 47).
+    both rewrites, benchmark run 47).
 
     Matched: an f32 `math.exp` with `afn` whose every user is an
     `arith.addf` of it and such a constant (either order); an f32
@@ -125,7 +125,7 @@ def ExpandRemainders : Pass<"fusion-expand-remainders"> {
     epilogue then holds its code for each of a thread's elements (128 in
     the wgmma kernel), through which the instruction cache misses (bf16
     `remainder(y, -0.7)` at 16384 x 4096 -> 4096: 1.51 ms with the wgmma
-    kernel against the raw GEMM's 0.78, `docs/benchmarks.md` run 49).
+    kernel against the raw GEMM's 0.78, benchmark run 49).
     For `|x| = a`, `|y| = b`:
 
         q = trunc(a / b)  (approximate: within 2 ulps, so within 1 of the
@@ -168,7 +168,7 @@ def ExpandTrigonometry : Pass<"fusion-expand-trigonometry"> {
     inlines them: a GEMM epilogue then holds that code for each of a
     thread's elements (128 in the wgmma kernel), through which the
     instruction cache misses (tf32 `sin(y)` at 16384 x 4096 -> 4096: 2.25
-    ms fused against the raw GEMM's 1.66, `docs/benchmarks.md` run 48; run
+    ms fused against the raw GEMM's 1.66, benchmark run 48; run
     49 found the same of `fmod`). The pass computes, for `a = |x|` up to
     105615:
 
@@ -221,7 +221,7 @@ def OutlinePowers : Pass<"fusion-outline-powers"> {
     elements (128 in the wgmma kernel), through which the instruction
     cache misses (`|y| ** 2.5` at 16384 x 4096 -> 4096 in the wgmma kernel:
     tf32 2.38 ms against the raw GEMM's 1.59, bf16 1.71 against 0.78;
-    `docs/benchmarks.md` run 50). The pass replaces each by a call of
+    benchmark run 50). The pass replaces each by a call of
     `__fusion_powf`: the `math.powf` in an `llvm.func` of its own marked
     `no_inline`, made once in the symbol table (the `gpu.module`), whose
     code the calls of a thread's elements share: tf32 1.77 ms, bf16 1.03.
@@ -256,7 +256,7 @@ def OutlineSpecialFunctions : Pass<"fusion-outline-special-functions"> {
     build in 39 s out of line, run 52), and lgamma's and erfinv's
     formulas took 3-8x libdevice's time a pass in an epilogue kernel:
     cuBLAS's GEMM and that pass went from 1.13-1.50x eager's time to
-    0.88-0.92x (`docs/benchmarks.md`, runs 51 and 52).
+    0.88-0.92x (benchmark runs 51 and 52).
 
     Like `fusion-outline-powers`, the pass runs on an op that holds the
     symbol table it adds the functions to (a module); scheduled on a
@@ -298,7 +298,7 @@ def ExpandDivisions : Pass<"fusion-expand-divisions"> {
       quotients below 2^-126.
 
     Accuracy, against IEEE division (`test/Integration/CPU/divisions.mlir`,
-    `docs/benchmarks.md` runs 44 and 45): the quotient is correctly rounded
+    benchmark runs 44 and 45): the quotient is correctly rounded
     wherever `|x|` and `|x / d|` are at least 2^-100; below, where the
     remainder can underflow, it was within 1.22 units in the last place,
     over every f32 `x` for 19 constant divisors and for computed ones

@@ -136,14 +136,14 @@ static int64_t estimateElementInstructions(FusedLinearOp op) {
 /// the register epilogue loses to cuBLAS's GEMM and an epilogue kernel by
 /// far: lgamma's and erfinv's formulas inline, lgamma(softplus(y)) (about
 /// 310) and erfinv(tanh(y)) (about 270), took 2.5 to 3.2 times as long as
-/// cuBLAS's GEMM and a pass in tf32 and bf16 (docs/benchmarks.md, run 51);
+/// cuBLAS's GEMM and a pass in tf32 and bf16 (benchmark run 51);
 /// tan(tanh(y)) (about 40), the heaviest measured that fuses well, stays
 /// fused.
 static constexpr int64_t kCostlyEpilogueInstructions = 200;
 
 /// Whether `op`'s epilogue holds a function whose code makes cuBLAS's GEMM
 /// and an epilogue kernel faster than the register epilogue in tf32 and 16
-/// bits (docs/benchmarks.md, run 50, at 16384x4096 -> 4096): an accurate
+/// bits (benchmark run 50, at 16384x4096 -> 4096): an accurate
 /// power (libdevice's powf, called out of line: |y| ** 2.5 in tf32 1.77 ms
 /// against 1.67, in bf16 1.03 against 0.91; the ping-pong schedule 1.81 and
 /// 0.98), or an accurate tangent with 16-bit results (its reduction,
@@ -178,7 +178,7 @@ static bool hasCostlyFunction(FusedLinearOp op) {
 /// (3xTF32 takes it wherever it computes: about 2x cuBLAS's SGEMM): K rows
 /// of whole 128-byte lines, since TMA's loads of others take two L2
 /// requests a row (the bf16 GEMM at K = N = 1000 and 2056 measured 1.4-1.9x
-/// cuBLAS's; docs/benchmarks.md, runs 34, 35).
+/// cuBLAS's; benchmark runs 34, 35).
 static bool isWgmmaCandidate(FusedLinearOp op, const ChipInfo &chip,
                              Fp32Math fp32Math) {
   bool fp32 = isFp32(op);
@@ -204,7 +204,7 @@ GemmBackend SelectGemmConfigPass::selectBackend(FusedLinearOp op,
     return wgmmaComputes(op, chip) ? GemmBackend::wgmma
                                    : GemmBackend::cublaslt;
   case GemmStrategy::Auto:
-    // The rule measured on the H100 (docs/benchmarks.md, runs 9 to 11, 19
+    // The rule measured on the H100 (benchmark runs 9 to 11, 19
     // and 24): the wgmma kernel for f32 tensors in fp32 (3xTF32) and for
     // outputs only reductions of rows or groups read (never written: at or
     // below the raw GEMM's time); for tf32 and 16-bit multiplies too (the
@@ -277,7 +277,7 @@ static std::optional<Tiling> getHalfRowTiling(GemmConfigAttr config) {
 /// rows by N = `rows` of x's), for batches of at most `rows` rows: a
 /// 64-row tile multiplies and loads past the batch's rows, and at 1 to 32
 /// rows by 8192 columns the whole op took 0.66-0.85x its time: cuBLAS's
-/// GEMM's in bf16, 0.73-0.83x it in tf32 (docs/benchmarks.md, run 39).
+/// GEMM's in bf16, 0.73-0.83x it in tf32 (benchmark run 39).
 /// Their 10-20 KiB stages take the deepest ring. Not for ping-pong configs
 /// (operands = w_x is the cooperative kernel's), nor 3xTF32 tiles of 128 of
 /// w's rows (a consumer warpgroup holds the register parts of 64).
@@ -293,7 +293,7 @@ static std::optional<Tiling> getSwappedSmallBatchTiling(GemmConfigAttr config,
 
 /// The next narrower tiling of `config`, each measured faster where the
 /// narrower tiles still fit the GPU in one wave: wgmma tiles halve down to
-/// 64 columns (docs/benchmarks.md, run 18), then to 64 rows of one
+/// 64 columns (benchmark run 18), then to 64 rows of one
 /// consumer warpgroup (run 38), the tiled kernel's 128x256 blocks of 2x4
 /// warps become 128x128 of 2x2. `splitRows` allows the 64-row tiles.
 ///
@@ -377,7 +377,7 @@ GemmConfigAttr SelectGemmConfigPass::selectConfig(FusedLinearOp op,
     // the accumulators each quad of lanes holds whole columns, which it
     // sums with two shuffles, where the tile's rows take three rounds of
     // transposing butterflies and a merge of the warps through shared
-    // memory (docs/benchmarks.md, run 37).
+    // memory (benchmark run 37).
     BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
     if (batchNorm && batchNorm.isTraining() && op.getEpilogueRows().empty() &&
         wgmmaSchedule == WgmmaSchedule::cooperative && clusterM == 1 &&
