@@ -30,24 +30,53 @@ Value mlir::fusion::narrowTo(OpBuilder &builder, Location loc, Value value,
   return arith::TruncFOp::create(builder, loc, target, value);
 }
 
+/// A float constant of `type` (f32 or a vector of f32).
+static Value f32Splat(OpBuilder &builder, Location loc, Type type,
+                      double value) {
+  auto scalar = builder.getF32FloatAttr(value);
+  if (auto vector = dyn_cast<VectorType>(type))
+    return arith::ConstantOp::create(builder, loc,
+                                     DenseElementsAttr::get(vector, scalar));
+  return arith::ConstantOp::create(builder, loc, scalar);
+}
+
 Value mlir::fusion::splitRemainder(OpBuilder &builder, Location loc, Value x,
                                    Value high) {
-  Type type = x.getType();
-  auto constant = [&](double value) -> Value {
-    auto scalar = builder.getF32FloatAttr(value);
-    if (auto vector = dyn_cast<VectorType>(type))
-      return arith::ConstantOp::create(
-          builder, loc, DenseElementsAttr::get(vector, scalar));
-    return arith::ConstantOp::create(builder, loc, scalar);
-  };
   Value remainder = arith::SubFOp::create(builder, loc, x, high);
   Value undefined = arith::CmpFOp::create(
       builder, loc, arith::CmpFPredicate::UNO, remainder, remainder);
-  Value exact = arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ,
-                                      remainder, constant(0.0));
-  Value nudge = arith::MulFOp::create(builder, loc, high, constant(0x1p-24));
-  Value low = arith::SelectOp::create(builder, loc, exact, nudge, remainder);
-  return arith::SelectOp::create(builder, loc, undefined, constant(0.0), low);
+  return arith::SelectOp::create(builder, loc, undefined,
+                                 f32Splat(builder, loc, x.getType(), 0.0),
+                                 remainder);
+}
+
+std::pair<Value, Value> mlir::fusion::splitTf32(OpBuilder &builder,
+                                                Location loc, Value x) {
+  Type type = x.getType();
+  Type bitsType = getElementTypeOrSelf(type) == type
+                      ? Type(builder.getI32Type())
+                      : Type(cast<VectorType>(type).clone(
+                            builder.getI32Type()));
+  IntegerAttr maskBits =
+      builder.getI32IntegerAttr(static_cast<int32_t>(0xffffe000u));
+  Value mask = arith::ConstantOp::create(
+      builder, loc,
+      isa<VectorType>(bitsType)
+          ? TypedAttr(DenseElementsAttr::get(cast<VectorType>(bitsType),
+                                             maskBits))
+          : TypedAttr(maskBits));
+  Value truncated = arith::BitcastOp::create(
+      builder, loc, type,
+      arith::AndIOp::create(
+          builder, loc, arith::BitcastOp::create(builder, loc, bitsType, x),
+          mask));
+  // The largest finite tf32: (2 - 2^-10) * 2^127.
+  double largest = 0x1.ffcp127;
+  Value upper = f32Splat(builder, loc, type, largest);
+  Value below = arith::MinNumFOp::create(builder, loc, truncated, upper);
+  Value lower = f32Splat(builder, loc, type, -largest);
+  Value high = arith::MaxNumFOp::create(builder, loc, below, lower);
+  return {high, arith::SubFOp::create(builder, loc, x, high)};
 }
 
 int64_t mlir::fusion::getVectorWidth(Type elementType, int64_t columns) {

@@ -258,22 +258,19 @@ SmallVector<Value> TiledGemmEmitter::toTf32(Value fragment, bool split) {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
   };
-  Value bits = arith::BitcastOp::create(b, loc, intType, fragment);
-  Value mask = splat(static_cast<int32_t>(0xffffe000u));
   if (!split) {
     // Round to nearest, ties away from zero, at 10 mantissa bits: the
     // rounding of cvt.rna.tf32.f32, which the CPU reference emulates too.
+    Value bits = arith::BitcastOp::create(b, loc, intType, fragment);
+    Value mask = splat(static_cast<int32_t>(0xffffe000u));
     Value rounded = arith::AndIOp::create(
         b, loc, arith::AddIOp::create(b, loc, bits, splat(0x1000)), mask);
     return {arith::BitcastOp::create(b, loc, vectorType, rounded)};
   }
-  // Split: the high part truncated (as the wgmma kernel's), so that the
-  // remainder has x's sign: an infinite x's products with the other
-  // operand's parts then have one sign, never inf - inf. The rest is exact
-  // in f32; the tensor cores use its top tf32 bits.
-  Value high = arith::BitcastOp::create(
-      b, loc, vectorType, arith::AndIOp::create(b, loc, bits, mask));
-  return {high, splitRemainder(b, loc, fragment, high)};
+  // Split (splitTf32): the rest is exact in f32; the tensor cores use its
+  // top tf32 bits.
+  auto [high, low] = splitTf32(b, loc, fragment);
+  return {high, low};
 }
 
 SmallVector<Value> TiledGemmEmitter::loadHalfFragments(Value stage,

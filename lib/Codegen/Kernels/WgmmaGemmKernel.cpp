@@ -1085,7 +1085,6 @@ SmallVector<Value> WgmmaGemmEmitter::loadRegisterParts(Value stage) {
   Value tile = sharedView(registerOperandOffset(stage),
                           {registerOperandRows(), tileK}, elementType);
   Type f32 = b.getF32Type(), bitsType = b.getI32Type();
-  Value mask = i32(kTf32HighBits);
   SmallVector<Value> parts;
   for (int64_t step = 0; step < kGemmRowBytes / kMmaKBytes; ++step) {
     Value chunk = add(div(lane, 16), 2 * step);
@@ -1098,12 +1097,9 @@ SmallVector<Value> WgmmaGemmEmitter::loadRegisterParts(Value stage) {
     for (int64_t j = 0; j < 4; ++j) {
       Value x =
           vector::ExtractOp::create(b, loc, fragment, ArrayRef<int64_t>{j, 0});
-      // The high part (kTf32HighBits), the exact remainder x - high.
-      Value bits = arith::AndIOp::create(
-          b, loc, arith::BitcastOp::create(b, loc, bitsType, x), mask);
-      Value remainder = splitRemainder(
-          b, loc, x, arith::BitcastOp::create(b, loc, f32, bits));
-      high.push_back(bits);
+      // The high part (kTf32HighBits, clamped), the exact remainder.
+      auto [highPart, remainder] = splitTf32(b, loc, x);
+      high.push_back(arith::BitcastOp::create(b, loc, bitsType, highPart));
       low.push_back(arith::BitcastOp::create(b, loc, bitsType, remainder));
     }
     llvm::append_range(parts, high);

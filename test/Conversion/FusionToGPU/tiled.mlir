@@ -187,3 +187,27 @@ func.func @f32_in_bf16(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x
   } : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
+
+// -----
+
+// An fp32 GEMM takes three tf32 products (3xTF32): each fragment's high
+// part is its top tf32 bits clamped to the largest finite tf32, the low
+// part the exact remainder, so an infinite x has a finite high part and an
+// infinite low part (never inf * 0 with a partner exact in tf32).
+// CHECK-LABEL: gpu.func @f32_split_0_gemm
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[X:.*]] : vector<2x1xf32> to vector<2x1xi32>
+// CHECK: %[[TRUNC:.*]] = arith.andi %[[BITS]], %{{.*}} : vector<2x1xi32>
+// CHECK: %[[HIGH:.*]] = arith.bitcast %[[TRUNC]] : vector<2x1xi32> to vector<2x1xf32>
+// CHECK: %[[LARGEST:.*]] = arith.constant dense<3.40116213E+38> : vector<2x1xf32>
+// CHECK: %[[BELOW:.*]] = arith.minnumf %[[HIGH]], %[[LARGEST]] : vector<2x1xf32>
+// CHECK: %[[LEAST:.*]] = arith.constant dense<-3.40116213E+38> : vector<2x1xf32>
+// CHECK: %[[CLAMPED:.*]] = arith.maxnumf %[[BELOW]], %[[LEAST]] : vector<2x1xf32>
+// CHECK: arith.subf %[[X]], %[[CLAMPED]] : vector<2x1xf32>
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
+func.func @f32_split(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %0 = fusion.fused_linear %x, %w epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}

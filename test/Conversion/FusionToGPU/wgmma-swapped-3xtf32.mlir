@@ -24,14 +24,10 @@
 // CHECK: %[[REM_OFFSET:.*]] = arith.addi %[[REM_STAGE]], %c40960 : index
 // CHECK: %[[REM:.*]] = memref.view %{{.*}}[%[[REM_OFFSET]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<512xf32, #gpu.address_space<workgroup>>
 // The remainder x - high, 0 where it is NaN (x infinite or NaN: the high
-// part alone carries it, as fp32's product would), and high * 2^-24 where
-// it is 0 (x exact in tf32: an infinite partner times it is then an
-// infinity, not inf * 0 = NaN).
+// part alone carries it, as fp32's product would).
 // CHECK: %[[R:.*]] = arith.subf %{{.*}} : vector<4xf32>
 // CHECK: %[[UNDEFINED:.*]] = arith.cmpf uno, %[[R]], %[[R]] : vector<4xf32>
-// CHECK: %[[EXACT:.*]] = arith.cmpf oeq, %[[R]], %{{.*}} : vector<4xf32>
-// CHECK: %[[KEPT:.*]] = arith.select %[[EXACT]], %{{.*}}, %[[R]] : vector<4xi1>, vector<4xf32>
-// CHECK: %[[LOW:.*]] = arith.select %[[UNDEFINED]], %{{.*}}, %[[KEPT]] : vector<4xi1>, vector<4xf32>
+// CHECK: %[[LOW:.*]] = arith.select %[[UNDEFINED]], %{{.*}}, %[[R]] : vector<4xi1>, vector<4xf32>
 // CHECK: vector.store %[[LOW]], %[[REM]]
 // CHECK: vector.store %{{.*}}, %[[REM]]
 // CHECK-NOT: vector.store

@@ -235,11 +235,7 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 // CHECK: %[[HIGH:.*]] = arith.bitcast %[[TRUNC]] : vector<4xi32> to vector<4xf32>
 // CHECK: %[[R:.*]] = arith.subf %[[X]], %[[HIGH]] : vector<4xf32>
 // CHECK-NEXT: %[[UNDEFINED:.*]] = arith.cmpf uno, %[[R]], %[[R]] : vector<4xf32>
-// CHECK: %[[EXACT:.*]] = arith.cmpf oeq, %[[R]], %{{.*}} : vector<4xf32>
-// CHECK: %[[NUDGE_BY:.*]] = arith.constant dense<5.96046448E-8> : vector<4xf32>
-// CHECK: %[[NUDGE:.*]] = arith.mulf %[[HIGH]], %[[NUDGE_BY]] : vector<4xf32>
-// CHECK: %[[KEPT:.*]] = arith.select %[[EXACT]], %[[NUDGE]], %[[R]]
-// CHECK: %[[LOW:.*]] = arith.select %[[UNDEFINED]], %{{.*}}, %[[KEPT]]
+// CHECK: %[[LOW:.*]] = arith.select %[[UNDEFINED]], %{{.*}}, %[[R]]
 // CHECK-NEXT: vector.store %[[LOW]]
 // CHECK-COUNT-15: vector.store
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
@@ -256,7 +252,13 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 // CHECK: %[[XBITS:.*]] = arith.bitcast %[[XA]] : f32 to i32
 // CHECK: %[[XHIGH:.*]] = arith.andi %[[XBITS]], %c-8192_i32
 // CHECK: %[[XTRUNC:.*]] = arith.bitcast %[[XHIGH]] : i32 to f32
-// CHECK: arith.subf %[[XA]], %[[XTRUNC]] : f32
+// The high part clamped to the largest finite tf32: an infinite x's low
+// part is the infinity (splitTf32).
+// CHECK: %[[LARGEST:.*]] = arith.constant 3.40116213E+38 : f32
+// CHECK: %[[BELOW:.*]] = arith.minnumf %[[XTRUNC]], %[[LARGEST]] : f32
+// CHECK: %[[LEAST:.*]] = arith.constant -3.40116213E+38 : f32
+// CHECK: %[[XHIGHPART:.*]] = arith.maxnumf %[[BELOW]], %[[LEAST]] : f32
+// CHECK: arith.subf %[[XA]], %[[XHIGHPART]] : f32
 // CHECK-COUNT-3: nvgpu.ldmatrix
 // CHECK-NOT: nvgpu.ldmatrix
 // CHECK: %[[ZERO:.*]] = llvm.mlir.zero

@@ -39,14 +39,21 @@ inline int64_t elementBytes(Type elementType) {
 Value widenToF32(OpBuilder &builder, Location loc, Value value);
 Value narrowTo(OpBuilder &builder, Location loc, Value value, Type elementType);
 
-/// The low part `x - high` of a split-tf32 (3xTF32) operand, a float or a
-/// vector of floats: exact for finite `x`; 0 where `x` is infinite or NaN
-/// (whose `x - high` is NaN: the high part alone carries it, as fp32's
-/// product would); and `high * 2^-24` where `x` is exact in tf32, so that
-/// an infinite partner's cross product is an infinity of the product's
-/// sign, not inf * 0 = NaN (the nudge is half an ulp of `x`, within the
-/// error of the low parts' dropped product).
+/// The low part `x - high` of a split-tf32 (3xTF32) operand whose high part
+/// is `x` itself as the tensor cores read it (in shared memory), a float or
+/// a vector of floats: exact for finite `x`, 0 where `x` is infinite or NaN
+/// (whose `x - high` is NaN: the high part alone carries it).
 Value splitRemainder(OpBuilder &builder, Location loc, Value x, Value high);
+
+/// The split-tf32 (3xTF32) parts {high, low} of an operand in registers, a
+/// float or a vector of floats: high is x's top tf32 bits (truncated, so
+/// that low has x's sign), clamped to the largest finite tf32; low = x -
+/// high, exact for finite x. An infinite x so has a finite high part and an
+/// infinite low part: its products with the other operand's parts are an
+/// infinity of the product's sign wherever fp32's is, never inf * 0 (a
+/// partner exact in tf32, whose low part is 0) nor inf - inf; a NaN x has
+/// a NaN low part. It costs what the remainder's NaN guard did.
+std::pair<Value, Value> splitTf32(OpBuilder &builder, Location loc, Value x);
 
 /// Elements each thread of an elementwise kernel handles: 16 bytes when the
 /// row length allows it, else 1.
