@@ -32,9 +32,9 @@ struct Moments {
 };
 
 /// `updated` where `a` and `c` are both finite, else a + c: a mean that
-/// an infinity or NaN has reached is the sum's (inf, -inf or NaN, as
-/// PyTorch's sum-based mean), where Welford's and Chan's updates would make
-/// inf - inf = NaN of every infinity.
+/// an infinity or NaN has reached is the sum's (inf, -inf or NaN, as the
+/// mean of a sum, float64's and PyTorch's on the CPU), where Welford's and
+/// Chan's updates would make inf - inf = NaN of every infinity.
 Value meanUnlessNonFinite(OpBuilder &b, Location loc, Value updated, Value a,
                           Value c) {
   Value infinity = buildF32Constant(b, loc, INFINITY);

@@ -30,10 +30,9 @@ Value mlir::fusion::narrowTo(OpBuilder &builder, Location loc, Value value,
   return arith::TruncFOp::create(builder, loc, target, value);
 }
 
-/// A float constant of `type` (f32 or a vector of f32).
-static Value f32Splat(OpBuilder &builder, Location loc, Type type,
-                      double value) {
-  auto scalar = builder.getF32FloatAttr(value);
+/// The constant `scalar` of `type`: the scalar's type, or a vector of it.
+static Value splat(OpBuilder &builder, Location loc, Type type,
+                   TypedAttr scalar) {
   if (auto vector = dyn_cast<VectorType>(type))
     return arith::ConstantOp::create(builder, loc,
                                      DenseElementsAttr::get(vector, scalar));
@@ -45,36 +44,27 @@ Value mlir::fusion::splitRemainder(OpBuilder &builder, Location loc, Value x,
   Value remainder = arith::SubFOp::create(builder, loc, x, high);
   Value undefined = arith::CmpFOp::create(
       builder, loc, arith::CmpFPredicate::UNO, remainder, remainder);
-  return arith::SelectOp::create(builder, loc, undefined,
-                                 f32Splat(builder, loc, x.getType(), 0.0),
-                                 remainder);
+  Value zero = arith::ConstantOp::create(builder, loc, x.getType(),
+                                         builder.getZeroAttr(x.getType()));
+  return arith::SelectOp::create(builder, loc, undefined, zero, remainder);
 }
 
 std::pair<Value, Value> mlir::fusion::splitTf32(OpBuilder &builder,
                                                 Location loc, Value x) {
   Type type = x.getType();
-  Type bitsType = getElementTypeOrSelf(type) == type
-                      ? Type(builder.getI32Type())
-                      : Type(cast<VectorType>(type).clone(
-                            builder.getI32Type()));
-  IntegerAttr maskBits =
-      builder.getI32IntegerAttr(static_cast<int32_t>(0xffffe000u));
-  Value mask = arith::ConstantOp::create(
-      builder, loc,
-      isa<VectorType>(bitsType)
-          ? TypedAttr(DenseElementsAttr::get(cast<VectorType>(bitsType),
-                                             maskBits))
-          : TypedAttr(maskBits));
+  Type bitsType = builder.getI32Type();
+  if (auto vector = dyn_cast<VectorType>(type))
+    bitsType = vector.clone(bitsType);
+  Value mask =
+      splat(builder, loc, bitsType, builder.getI32IntegerAttr(kTf32HighBits));
+  Value bits = arith::BitcastOp::create(builder, loc, bitsType, x);
   Value truncated = arith::BitcastOp::create(
-      builder, loc, type,
-      arith::AndIOp::create(
-          builder, loc, arith::BitcastOp::create(builder, loc, bitsType, x),
-          mask));
+      builder, loc, type, arith::AndIOp::create(builder, loc, bits, mask));
   // The largest finite tf32: (2 - 2^-10) * 2^127.
   double largest = 0x1.ffcp127;
-  Value upper = f32Splat(builder, loc, type, largest);
+  Value upper = splat(builder, loc, type, builder.getF32FloatAttr(largest));
   Value below = arith::MinNumFOp::create(builder, loc, truncated, upper);
-  Value lower = f32Splat(builder, loc, type, -largest);
+  Value lower = splat(builder, loc, type, builder.getF32FloatAttr(-largest));
   Value high = arith::MaxNumFOp::create(builder, loc, below, lower);
   return {high, arith::SubFOp::create(builder, loc, x, high)};
 }

@@ -262,7 +262,7 @@ SmallVector<Value> TiledGemmEmitter::toTf32(Value fragment, bool split) {
     // Round to nearest, ties away from zero, at 10 mantissa bits: the
     // rounding of cvt.rna.tf32.f32, which the CPU reference emulates too.
     Value bits = arith::BitcastOp::create(b, loc, intType, fragment);
-    Value mask = splat(static_cast<int32_t>(0xffffe000u));
+    Value mask = splat(kTf32HighBits);
     Value rounded = arith::AndIOp::create(
         b, loc, arith::AddIOp::create(b, loc, bits, splat(0x1000)), mask);
     return {arith::BitcastOp::create(b, loc, vectorType, rounded)};

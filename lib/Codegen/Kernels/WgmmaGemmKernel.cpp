@@ -110,11 +110,6 @@ constexpr int64_t kSlicesPerSum = 2;
 /// 3xTF32: the producer warpgroup's last two warps split w's stages (its
 /// first thread issues the loads); the consumers only wait for them.
 constexpr int64_t kSplitters = 64;
-/// 3xTF32: the bits of an f32 operand that the tensor cores read as tf32
-/// (sign, exponent, 10 mantissa bits: they truncate, as CUTLASS's
-/// round-toward-zero tf32 conversion relies on), the operand's high part.
-constexpr int32_t kTf32HighBits = static_cast<int32_t>(0xffffe000u);
-
 /// Whether the epilogue's row operand that is x (N = K) comes from the
 /// ring: x's rows of the K slices [columnBase, columnBase + blockN) are the
 /// tile's residual, which would otherwise come in a second time

@@ -37,6 +37,20 @@ func.func @linear(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>) -
 
 // -----
 
+// A K that is a multiple of the 16 lanes is taken as it is: no padding.
+// CHECK-LABEL: func.func @linear_whole_lanes
+// CHECK-SAME: (%[[X:.*]]: tensor<?x32xf32>, %[[W:.*]]: tensor<4x32xf32>)
+// CHECK-NOT: tensor.extract
+// CHECK: tensor.expand_shape %[[X]] {{\[}}[0], [1, 2]] output_shape [%{{.*}}, 2, 16] : tensor<?x32xf32> into tensor<?x2x16xf32>
+// CHECK: tensor.expand_shape %[[W]] {{\[}}[0], [1, 2]] output_shape [4, 2, 16] : tensor<4x32xf32> into tensor<4x2x16xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+func.func @linear_whole_lanes(%x: tensor<?x32xf32>, %w: tensor<4x32xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x32xf32>, tensor<4x32xf32> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
 // Unfused half-precision ops compute in f32 and round their result.
 // CHECK-LABEL: func.func @mul_scalar_bf16
 // CHECK: linalg.generic

@@ -39,6 +39,11 @@ inline int64_t elementBytes(Type elementType) {
 Value widenToF32(OpBuilder &builder, Location loc, Value value);
 Value narrowTo(OpBuilder &builder, Location loc, Value value, Type elementType);
 
+/// The bits of an f32 operand that the tensor cores read as tf32 (sign,
+/// exponent, 10 mantissa bits: they truncate, as CUTLASS's round-toward-zero
+/// tf32 conversion relies on): a 3xTF32 operand's high part.
+constexpr int32_t kTf32HighBits = static_cast<int32_t>(0xffffe000u);
+
 /// The low part `x - high` of a split-tf32 (3xTF32) operand whose high part
 /// is `x` itself as the tensor cores read it (in shared memory), a float or
 /// a vector of floats: exact for finite `x`, 0 where `x` is infinite or NaN
@@ -52,7 +57,7 @@ Value splitRemainder(OpBuilder &builder, Location loc, Value x, Value high);
 /// infinite low part: its products with the other operand's parts are an
 /// infinity of the product's sign wherever fp32's is, never inf * 0 (a
 /// partner exact in tf32, whose low part is 0) nor inf - inf; a NaN x has
-/// a NaN low part. It costs what the remainder's NaN guard did.
+/// a NaN low part.
 std::pair<Value, Value> splitTf32(OpBuilder &builder, Location loc, Value x);
 
 /// Elements each thread of an elementwise kernel handles: 16 bytes when the
