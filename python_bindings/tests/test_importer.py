@@ -850,9 +850,10 @@ def test_bf16_reductions_import_in_bf16():
     f = import_module(model, (torch.randn(4, 8, dtype=torch.bfloat16),),
                       training=False)
     assert {a["dtype"] for a in f.program.arguments} == {"bf16"}
-    # The layer norm's four reductions (test_normalizations), softmax's
-    # maximum and sum.
-    assert ops(f) == ["linear"] + ["reduce"] * 6 + ["elementwise"]
+    # The layer norm's four reductions (test_normalizations) and its sum of
+    # squares' correction, softmax's maximum, sum and the sum's correction
+    # (16-bit inner sums, _inner_sum).
+    assert ops(f) == ["linear"] + ["reduce"] * 8 + ["elementwise"]
 
 
 # Pooling along the features: non-overlapping windows of a [B, 1, N] view

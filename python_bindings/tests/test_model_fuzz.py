@@ -7,6 +7,8 @@ Deselect with -m "not fuzz"; docs/model-fuzzing.md has the long run."""
 import os
 
 import pytest
+import torch
+import torch.nn as nn
 
 import model_fuzz
 
@@ -32,3 +34,59 @@ def test_random_models():
             "\n".join(model_fuzz.failure_line(r) for r in failing) + "\n\n" +
             "\n\n".join(model_fuzz.report(r) for r in failing),
             pytrace=False)
+
+
+class CentredOneFeature(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 1)
+
+    def forward(self, x):
+        h = self.lin(x)
+        return h - h.mean(-1, keepdim=True), h * 2.0
+
+
+def test_fusion_rounding_peer_rounds_a_reduced_value_for_all_readers():
+    """The rule's peer rounds `h` where the mean reads it, and every reader
+    after it reads the same rounded `h`: the centred value is 0 and `h * 2`
+    is the rounded h's, as in fusion's and eager's bf16; float32 alone
+    does not round h."""
+    torch.manual_seed(0)
+    model, x = CentredOneFeature(), torch.randn(64, 8).bfloat16().float()
+    model = model.bfloat16().float()
+    with torch.no_grad():
+        _, twice = model(x)
+        rounded = twice.bfloat16().float()
+        assert not torch.equal(twice, rounded)
+        with model_fuzz._RoundWhereFusionRounds(torch.bfloat16):
+            centred, twice = model(x)
+        assert torch.equal(centred, torch.zeros(64, 1))
+        assert torch.equal(twice, rounded)
+
+
+@pytest.mark.parametrize("seed", [39, 46])  # bf16 models of two layers
+@pytest.mark.parametrize("mode", ["eval", "train"])
+def test_peers_are_as_close_to_float64_as_eager(seed, mode):
+    """Rule 4's other implementations are legitimate: on well-conditioned
+    models, their outputs and gradients are as close to float64 as eager's
+    own (a peer far off would loosen every bound)."""
+    run = model_fuzz._Run(model_fuzz.generate(seed), "torch.compile", mode,
+                          "cpu", {})
+    want = run.values(run.reference, run.xs[0].double(), 0)
+    have = run.values(run.eager, run.xs[0], 0)
+    peers = [run.decomposed(0), run.reordered(0), run.rounded_as_fusion(0)]
+
+    def errors(values):
+        pairs = zip(model_fuzz._outputs(values.outputs)[1],
+                    model_fuzz._outputs(want.outputs)[1])
+        if values.grads is not None:
+            pairs = list(pairs) + [(values.grads[name], grad) for name, grad
+                                   in want.grads.items() if grad is not None]
+        return [model_fuzz.relative_error(g.detach().double(), w.detach())
+                for g, w in pairs]
+
+    own = errors(have)
+    for peer in peers:
+        assert peer is not None
+        for error, bound in zip(errors(peer), own):
+            assert error <= 2 * bound + 1e-3

@@ -313,6 +313,36 @@ def test_16_bit_log_sum_exp_of_large_shifted_values():
         assert_same(fusion.compile(model, (x,), target="cpu")(x), want)
 
 
+class Probabilities(nn.Module):
+    def __init__(self, log):
+        super().__init__()
+        self.lin, self.log = nn.Linear(2, 2), log
+        with torch.no_grad():
+            self.lin.weight.copy_(torch.eye(2))
+            self.lin.bias.zero_()
+
+    def forward(self, x):
+        h = self.lin(x)
+        return F.log_softmax(h, -1) if self.log else F.softmax(h, -1)
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_16_bit_softmax_sums_in_float32(log):
+    """A 16-bit softmax sums in float32 and rounds only its result, as
+    eager's does: logits 134 and 128 sum to 1.0025, which bf16 rounds to 1,
+    and the largest probability would be 1 instead of 0.996 (fuzzer seed
+    1345). Fusion's log_softmax is float64's rounded once too (eager's CPU
+    kernel rounds max + log(sum) to bf16, and gives 0 there)."""
+    model = Probabilities(log).to(torch.bfloat16)
+    x = torch.tensor([[134.0, 128.0]], dtype=torch.bfloat16)
+    with torch.no_grad():
+        want = Probabilities(log).double()(x.double()).bfloat16()
+        assert want[0, 0] != (0.0 if log else 1.0)
+        assert torch.equal(through_torch_compile(model)(x), want)
+        assert torch.equal(fusion.compile(model, (x,), target="cpu")(x),
+                           want)
+
+
 def test_library_cache_is_bounded(tmp_path, monkeypatch):
     """Past FUSION_CACHE_MAX_BYTES the entries used least recently go."""
     from fusion import cache

@@ -62,11 +62,11 @@ class NormalizationImports:
             self._check_dtype(node, tensor_meta(node))
             if a["half_to_float"]:
                 unsupported(node, "a softmax of half values into float32")
-            chain, groups, _ = self._reduced(node, a["self"], [a["dim"]])
+            chain, groups, size = self._reduced(node, a["self"], [a["dim"]])
             top = self._reduce(chain, "max", groups, node)
             shifted = self._join("aten.sub.Tensor", [chain, top], (), node)
             exp = self._unary("aten.exp.default", shifted, node)
-            total = self._reduce(exp, "sum", groups, node)
+            total = self._inner_sum(exp, groups, size, node)
             if name == "aten._softmax.default":
                 self.values[node] = self._join("aten.div.Tensor",
                                                [exp, total], (), node)

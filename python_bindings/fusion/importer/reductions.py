@@ -59,6 +59,21 @@ class ReductionImports:
                                     location(node))
         return Chain(value, width=groups)
 
+    def _inner_sum(self, chain, groups, size, node):
+        """The sum of each group of `size` values as accurate as float32's,
+        for sums inside an op (a softmax's, a norm's) that eager keeps in
+        float32 and never rounds: a reduction's result is stored in the
+        model's dtype, so in a 16-bit model the rounded sum is corrected by
+        the sum of the values less their share of it (two 16-bit parts, as
+        `_moments` corrects the mean)."""
+        total = self._reduce(chain, "sum", groups, node)
+        if self.element not in ("bf16", "f16"):
+            return total
+        share = self._number(total, "aten.div.Tensor", size, node)
+        rest = self._reduce(self._join("aten.sub.Tensor", [chain, share], (),
+                                       node), "sum", groups, node)
+        return self._join("aten.add.Tensor", [total, rest], (), node)
+
     def _moments(self, chain, groups, size, correction, node):
         """(mean, centred values, scale, variance / scale^2) of each group,
         by the corrected two-pass algorithm (Chan, Golub and LeVeque): the
@@ -86,7 +101,7 @@ class ReductionImports:
         scaled = self._join("aten.mul.Tensor", [centred, self._unary(
             "aten.reciprocal.default", scale, node)], (), node)
         squares = self._join("aten.mul.Tensor", [scaled, scaled], (), node)
-        ratio = self._number(self._reduce(squares, "sum", groups, node),
+        ratio = self._number(self._inner_sum(squares, groups, size, node),
                              "aten.div.Tensor", max(0.0, size - correction),
                              node)
         return mean, centred, scale, ratio
@@ -146,9 +161,10 @@ class ReductionImports:
                 self._reduce(chain, "sum", groups, node), "aten.div.Tensor",
                 size, node)
         elif name == "aten.logsumexp.default":
-            self.values[node] = self._logsumexp(chain, groups, node)
+            self.values[node] = self._logsumexp(chain, groups, size, node)
         elif name == "aten.linalg_vector_norm.default":
-            self.values[node] = self._norm(node, chain, groups, a["ord"])
+            self.values[node] = self._norm(node, chain, groups, size,
+                                           a["ord"])
         else:  # The variances.
             correction = 1 if a["correction"] is None else a["correction"]
             mean, _, scale, ratio = self._moments(chain, groups, size,
@@ -163,7 +179,7 @@ class ReductionImports:
             else:
                 self.values[node] = var
 
-    def _logsumexp(self, chain, groups, node):
+    def _logsumexp(self, chain, groups, size, node):
         """PyTorch's: the maximum (0 where infinite) subtracted."""
         top = self._reduce(chain, "max", groups, node)
         infinite = self._number(self._unary("aten.abs.default", top, node),
@@ -172,10 +188,10 @@ class ReductionImports:
         exp = self._unary("aten.exp.default", self._join(
             "aten.sub.Tensor", [chain, top], (), node), node)
         log = self._unary("aten.log.default",
-                          self._reduce(exp, "sum", groups, node), node)
+                          self._inner_sum(exp, groups, size, node), node)
         return self._join("aten.add.Tensor", [log, top], (), node)
 
-    def _norm(self, node, chain, groups, order):
+    def _norm(self, node, chain, groups, size, order):
         order = float(order)
         magnitude = self._unary("aten.abs.default", chain, node)
         if order == math.inf:
@@ -184,13 +200,13 @@ class ReductionImports:
             return self._reduce(magnitude, "min", groups, node)
         if order == 2.0:
             squares = self._join("aten.mul.Tensor", [chain, chain], (), node)
-            return self._unary("aten.sqrt.default", self._reduce(
-                squares, "sum", groups, node), node)
+            return self._unary("aten.sqrt.default", self._inner_sum(
+                squares, groups, size, node), node)
         if order == 1.0:
             return self._reduce(magnitude, "sum", groups, node)
         if order <= 0.0:
             unsupported(node, f"a vector norm of order {order}")
         powers = self._number(magnitude, "aten.pow.Tensor_Scalar", order,
                               node)
-        return self._number(self._reduce(powers, "sum", groups, node),
+        return self._number(self._inner_sum(powers, groups, size, node),
                             "aten.pow.Tensor_Scalar", 1.0 / order, node)
