@@ -63,11 +63,9 @@ struct Module {
   std::string str();
   void verify();
   void runPipeline(const std::string &pipeline);
-  void compile(const std::string &output, const std::string &target,
-               const std::string &strategy, const std::string &precision,
-               const std::string &emit, const std::string &fp32Math,
-               const std::string &tile, const std::string &schedule,
-               const std::string &cluster, const std::string &math16);
+  /// Compiles as fusion-compile does; `options` are keywords of
+  /// CompileOptions.def.
+  void compile(const std::string &output, const pybind11::kwargs &options);
 };
 
 using ModuleClass = pybind11::class_<Module, std::shared_ptr<Module>>;

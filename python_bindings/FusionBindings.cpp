@@ -148,24 +148,23 @@ void Module::runPipeline(const std::string &pipeline) {
 }
 
 namespace {
-/// fusion-compile's options from their text; raises MLIRError naming a bad
-/// one.
-fusion::CompileOptions
-parseOptions(const std::string &target, const std::string &strategy,
-             const std::string &precision, const std::string &emit,
-             const std::string &fp32Math, const std::string &tile,
-             const std::string &schedule, const std::string &cluster,
-             const std::string &math16) {
+/// The compile options of `keywords` (names of CompileOptions.def, values
+/// strings; the rest their defaults), parsed; raises TypeError for an
+/// unknown name and MLIRError naming a bad value.
+fusion::CompileOptions parseOptions(const py::kwargs &keywords) {
   fusion::CompileOptionText text;
-  text.target = target;
-  text.strategy = strategy;
-  text.precision = precision;
-  text.emit = emit;
-  text.fp32Math = fp32Math;
-  text.tile = tile;
-  text.schedule = schedule;
-  text.cluster = cluster;
-  text.math16 = math16;
+  ArrayRef<fusion::CompileOptionInfo> infos = fusion::getCompileOptionInfos();
+  for (auto [key, value] : keywords) {
+    std::string name = py::cast<std::string>(key);
+    const auto *info = llvm::find_if(infos, [&](const auto &info) {
+      return name == info.name;
+    });
+    if (info == infos.end())
+      throw py::type_error("unknown compile option '" + name + "'");
+    if (!py::isinstance<py::str>(value))
+      throw py::type_error("compile option '" + name + "' takes a string");
+    text.*info->field = py::cast<std::string>(value);
+  }
   std::string error;
   FailureOr<fusion::CompileOptions> options =
       fusion::parseCompileOptions(text, error);
@@ -176,14 +175,8 @@ parseOptions(const std::string &target, const std::string &strategy,
 } // namespace
 
 /// Compiles a copy: the module itself stays as it is.
-void Module::compile(const std::string &output, const std::string &target,
-                     const std::string &strategy, const std::string &precision,
-                     const std::string &emit, const std::string &fp32Math,
-                     const std::string &tile, const std::string &schedule,
-                     const std::string &cluster, const std::string &math16) {
-  fusion::CompileOptions options =
-      parseOptions(target, strategy, precision, emit, fp32Math, tile, schedule,
-                   cluster, math16);
+void Module::compile(const std::string &output, const py::kwargs &keywords) {
+  fusion::CompileOptions options = parseOptions(keywords);
   DiagnosticCollector diagnostics(context->context.get());
   OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
   if (failed(fusion::compileModule(*copy, options, output)))
@@ -191,7 +184,6 @@ void Module::compile(const std::string &output, const std::string &target,
 }
 
 PYBIND11_MODULE(_fusion, m) {
-  const fusion::CompileOptionText kDefaults;
   m.doc() = "The fusion compiler: parse, verify, transform and compile "
             "fusion-dialect modules.";
   py::register_exception<MLIRError>(m, "MLIRError", PyExc_ValueError);
@@ -215,23 +207,20 @@ PYBIND11_MODULE(_fusion, m) {
 
   m.def(
       "check_compile_options",
-      [](const std::string &target, const std::string &strategy,
-         const std::string &precision, const std::string &fp32Math,
-         const std::string &tile, const std::string &schedule,
-         const std::string &cluster, const std::string &math16) {
-        parseOptions(target, strategy, precision,
-                     fusion::CompileOptionText().emit, fp32Math, tile, schedule,
-                     cluster, math16);
+      [](const py::kwargs &keywords) { parseOptions(keywords); },
+      "Raises MLIRError naming the first invalid option, as compile would "
+      "(the options of CompileOptions.def, as strings).");
+  m.def(
+      "compile_option_defaults",
+      [] {
+        py::dict defaults;
+        for (const fusion::CompileOptionInfo &info :
+             fusion::getCompileOptionInfos())
+          defaults[info.name] = info.defaultValue;
+        return defaults;
       },
-      py::arg("target") = kDefaults.target,
-      py::arg("strategy") = kDefaults.strategy,
-      py::arg("precision") = kDefaults.precision,
-      py::arg("fp32_math") = kDefaults.fp32Math,
-      py::arg("tile") = kDefaults.tile,
-      py::arg("schedule") = kDefaults.schedule,
-      py::arg("cluster") = kDefaults.cluster,
-      py::arg("math16") = kDefaults.math16,
-      "Raises MLIRError naming the first invalid option, as compile would.");
+      "{name: default} of every compile option, as the compiler was built "
+      "with them.");
 
   ModuleClass module(m, "Module");
   module
@@ -244,16 +233,8 @@ PYBIND11_MODULE(_fusion, m) {
            "Runs a textual pass pipeline, e.g. "
            "'builtin.module(fusion-optimize)'.")
       .def("compile", &Module::compile, py::arg("output"),
-           py::arg("target") = kDefaults.target,
-           py::arg("strategy") = kDefaults.strategy,
-           py::arg("precision") = kDefaults.precision,
-           py::arg("emit") = kDefaults.emit,
-           py::arg("fp32_math") = kDefaults.fp32Math,
-           py::arg("tile") = kDefaults.tile,
-           py::arg("schedule") = kDefaults.schedule,
-           py::arg("cluster") = kDefaults.cluster,
-           py::arg("math16") = kDefaults.math16,
            "Compiles as fusion-compile does, writing `output` (and its "
-           ".json/.h signature files).");
+           ".json/.h signature files); keywords are the compile options of "
+           "CompileOptions.def, as strings.");
   bindIRBuilders(m, module);
 }

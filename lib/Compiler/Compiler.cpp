@@ -34,6 +34,8 @@
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
+
+#include <algorithm>
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -403,6 +405,10 @@ std::string setCompileOption(CompileOptions &options, StringRef name,
     options.stages = numbers[4];
     return "";
   }
+  if (name == "cuda-path") {
+    options.cudaPath = value.str();
+    return "";
+  }
   return ("unknown option '" + name + "'").str();
 }
 /// Lowers the fused `module` for `chip`: host code calling the runtime,
@@ -458,25 +464,31 @@ LogicalResult embedKernels(ModuleOp module) {
 }
 } // namespace
 
+std::string mlir::fusion::CompileOptionInfo::getFlag() const {
+  std::string flag = name;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+ArrayRef<CompileOptionInfo> mlir::fusion::getCompileOptionInfos() {
+  static const CompileOptionInfo infos[] = {
+#define FUSION_COMPILE_OPTION(field, name, value, python, description)        \
+  {name, value, python != 0, description, &CompileOptionText::field},
+#include "fusion/Compiler/CompileOptions.def"
+#undef FUSION_COMPILE_OPTION
+  };
+  return infos;
+}
+
 FailureOr<CompileOptions>
 mlir::fusion::parseCompileOptions(const CompileOptionText &text,
                                   std::string &error) {
   CompileOptions options;
-  for (auto [name, value] :
-       {std::pair<StringRef, StringRef>{"target", text.target},
-        {"strategy", text.strategy},
-        {"precision", text.precision},
-        {"emit", text.emit},
-        {"tile", text.tile},
-        {"fp32-math", text.fp32Math},
-        {"schedule", text.schedule},
-        {"cluster", text.cluster},
-        {"math16", text.math16}}) {
-    error = setCompileOption(options, name, value);
+  for (const CompileOptionInfo &info : getCompileOptionInfos()) {
+    error = setCompileOption(options, info.getFlag(), text.*info.field);
     if (!error.empty())
       return failure();
   }
-  options.cudaPath = text.cudaPath;
   return options;
 }
 

@@ -23,9 +23,9 @@ fusion/cache.py) and called through the custom op `fusion::run`, which
 torch.compile, FX graphs and CUDA graph capture see as one op. The batch
 dimension is dynamic.
 
-Options (`torch.compile(..., options={...})`): "target" ("sm_80", ...,
-"sm_80,sm_90", "cpu"; default: the inputs' device), "precision", "strategy", "fp32_math",
-"tile", "schedule", "cluster", "math16" (as fusion.compile's), "fallback" ("eager", the default: the
+Options (`torch.compile(..., options={...})`): fusion.compile's compile
+options (fusion/options.py; "target" by default the inputs' device's),
+"fallback" ("eager", the default: the
 other ops run as PyTorch's ATen kernels; "inductor": inductor compiles them
 and the backward, calling fusion::run as an extern kernel, with its own
 decompositions, batch norms' forwards excepted, which fusion takes whole,
@@ -56,10 +56,9 @@ from .dtypes import ELEMENT_TYPES, TORCH_DTYPES
 from .errors import FusionBackendWarning, UnsupportedOperationError
 from .formulas import ELEMENTWISE
 from .module import _open_library, default_target
+from .options import PACKAGE_OPTIONS, compiler_text
 
 ENTRY = "fused"
-_OPTIONS = ("target", "precision", "strategy", "fp32_math", "tile",
-            "schedule", "cluster", "math16")
 
 # The compiled partitions of this process, by cache key: the loaded library
 # and the shapes of its results; and how many compiled graphs call each.
@@ -96,14 +95,9 @@ def _run_fake(key, args):
 def _compile_options(options, device):
     """fusion-compile's options for the backend's `options` (the target by
     default that of `device`)."""
-    return {"target": options.get("target") or default_target(device),
-            "strategy": options.get("strategy", "auto"),
-            "precision": options.get("precision") or "",
-            "fp32_math": options.get("fp32_math", "tf32x3"),
-            "tile": options.get("tile") or "",
-            "schedule": options.get("schedule", "cooperative"),
-            "cluster": str(options.get("cluster", 1)),
-            "math16": options.get("math16", "approximate")}
+    return compiler_text({name: options.get(name) for name in
+                          PACKAGE_OPTIONS} | {"target": options.get("target")
+                                              or default_target(device)})
 
 
 def _check_options(options, example_inputs):
@@ -631,11 +625,12 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
             f"torch.compile mode {mode!r} with backend 'fusion': capture the "
             f"compiled model in a CUDA graph (torch.cuda.graph) instead")
     options = dict(options or {})
-    unknown = set(options) - set(_OPTIONS) - {"compile_only", "fallback"}
+    unknown = set(options) - set(PACKAGE_OPTIONS) - \
+        {"compile_only", "fallback"}
     if unknown:
         raise UnsupportedOperationError(
             f"unknown fusion backend options {sorted(unknown)} (known: "
-            f"{', '.join(_OPTIONS)}, fallback, compile_only)")
+            f"{', '.join(PACKAGE_OPTIONS)}, fallback, compile_only)")
     if options.get("fallback", "eager") not in ("eager", "inductor"):
         raise UnsupportedOperationError(
             f"fusion backend option fallback={options['fallback']!r}: "

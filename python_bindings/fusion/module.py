@@ -13,6 +13,7 @@ from .cache import LIBRARY, LIBRARY_FILES, compiled_library
 from .dtypes import ELEMENT_TYPES, TORCH_DTYPES
 from .errors import FusionRuntimeError, UnsupportedOperationError
 from .export import Argument, Result, has_batch_norm, import_module
+from .options import check_names, compiler_text, describe
 
 MANIFEST = "fusion_module.json"
 
@@ -470,52 +471,35 @@ def default_target(device):
     return "cpu"
 
 
-def compile(module, example_inputs, *, target=None, precision=None,
-            strategy="auto", fp32_math="tf32x3", tile=None,
-            schedule="cooperative", cluster=1, math16="approximate"):
+def compile(module, example_inputs, **options):
     """Compiles `module`'s forward for `example_inputs` (tensors of rank >= 2
     [..., features] whose leading dimensions stay free; they flatten into
-    the batch) into a library for `target` ("sm_80" and newer GPUs, several
-    separated by commas, e.g. "sm_80,sm_90", whose calls run the newest
-    variant the device runs, or "cpu"; by default that of the example
-    inputs' device), through
-    torch.export and the ATen importer. The module's
-    train/eval mode is followed at every call. `precision` is the GEMM
-    precision of float32 models: "fp32" (default, PyTorch's), "tf32", "bf16"
-    or "f16". `strategy` is the GPU backend of the fused GEMMs: "auto"
-    (default: per op, by the measured rule of docs/architecture.md),
-    "cublas" (cuBLASLt + generated epilogue kernels), "tiled" (generated
-    sm_80 tensor-core kernels with the epilogue in registers) or "wgmma"
-    (generated Hopper kernels, TMA and wgmma, for sm_90). `fp32_math` is how
-    generated kernels multiply float32 in fp32 precision: "tf32x3" (tensor
-    cores, split operands, fp32-accurate) or "simt" (fma on the CUDA
-    cores). `tile` ("BMxBN,WMxWN,STAGES") overrides the generated kernels'
-    tiling, `schedule` wgmma kernels' ("cooperative": two consumer
-    warpgroups share each tile; "pingpong": they take whole tiles in
-    turn), `cluster` wgmma kernels' blocks a cluster (2: pairs that share
-    w's tiles by TMA multicast). `math16` is how the erf and exp of ops
-    whose results are bfloat16 or float16 are computed: "approximate"
-    (default: within a fraction of 16-bit rounding) or "exact" (as for
-    float32 results). The options are checked by the compiler,
-    as fusion-compile's are. Libraries are cached (fusion/cache.py)."""
+    the batch) into a library, through torch.export and the ATen importer.
+    The module's train/eval mode is followed at every call. `options` are
+    the compile options below (fusion/options.py, the compiler's table);
+    `target` is by default that of the example inputs' device. The compiler
+    checks them, as fusion-compile's. Libraries are cached
+    (fusion/cache.py).
+
+    """
+    check_names(options, "fusion.compile")
     example_inputs = tuple(example_inputs)
-    if target is None:
+    if options.get("target") is None:
         devices = [x.device for x in example_inputs
                    if isinstance(x, torch.Tensor)]
-        target = default_target(devices[0] if devices
-                                else torch.device("cpu"))
+        options = {**options, "target": default_target(
+            devices[0] if devices else torch.device("cpu"))}
+    text = compiler_text(options)
     functions = _import(module, example_inputs)
     programs = _programs(functions)
-    files = compiled_library(programs, {
-        "target": target, "strategy": strategy, "precision": precision or "",
-        "fp32_math": fp32_math, "tile": tile or "", "schedule": schedule,
-        "cluster": str(cluster), "math16": math16})
+    files = compiled_library(programs, text)
     manifest = {"entries": _manifest_entries(functions),
                 "inputs": len(example_inputs),
                 "output_structure": functions["train"].output_structure,
                 "output_ranks": functions["train"].output_ranks,
                 "output_shapes": functions["train"].output_shapes,
-                "target": target, "precision": precision or "fp32",
+                "target": text["target"],
+                "precision": text["precision"] or "fp32",
                 "module": type(module).__name__,
                 "programs": {name: p.without_locations()
                              for name, p in programs.items()},
@@ -523,3 +507,6 @@ def compile(module, example_inputs, *, target=None, precision=None,
                 "example_inputs": [[list(x.shape), ELEMENT_TYPES[x.dtype]]
                                    for x in example_inputs]}
     return CompiledModule(module, files, manifest, functions)
+
+
+compile.__doc__ += describe()

@@ -166,3 +166,35 @@ def test_compile_errors_raise(context, tmp_path):
     with pytest.raises(_fusion.MLIRError, match=r"invalid --math16='fast' "
                        r"\(expected approximate or exact\)"):
         module.compile(str(tmp_path / "f.so"), math16="fast")
+
+
+def test_compile_options_are_one_table(context, tmp_path):
+    """The compiler's options and the package's are the rows of
+    CompileOptions.def: same names, same defaults; an unknown name or a
+    value that is not text is refused by name."""
+    import fusion.options
+    assert _fusion.compile_option_defaults() == {
+        name: option.default
+        for name, option in fusion.options.OPTIONS.items()}
+    assert {"target", "strategy", "emit"} <= set(fusion.options.OPTIONS)
+    assert "emit" not in fusion.options.PACKAGE_OPTIONS
+    module = _fusion.Module.parse(context, VALID)
+    with pytest.raises(TypeError, match="unknown compile option 'stratgy'"):
+        module.compile(str(tmp_path / "f.so"), stratgy="tiled")
+    with pytest.raises(TypeError, match="unknown compile option 'emitt'"):
+        _fusion.check_compile_options(emitt="so")
+    with pytest.raises(TypeError, match="'cluster' takes a string"):
+        _fusion.check_compile_options(cluster=2)
+    _fusion.check_compile_options(cuda_path="", emit="ptx")
+
+
+def test_package_refuses_options_it_does_not_take():
+    import torch
+    import fusion
+    with pytest.raises(TypeError, match="unknown compile option.*'stratgy'"
+                       ".*takes target, strategy, precision"):
+        fusion.compile(torch.nn.Linear(4, 4), (torch.randn(2, 4),),
+                       stratgy="tiled")
+    with pytest.raises(TypeError, match="'emit'"):
+        fusion.compile(torch.nn.Linear(4, 4), (torch.randn(2, 4),),
+                       emit="ptx")

@@ -1,7 +1,9 @@
 //===- fusion-compile.cpp - fusion models to GPU shared libraries ---------===//
 //
 //   fusion-compile model.mlir -o model.so [--target=sm_80] [--strategy=auto|cublas|tiled|wgmma]
-//                  [--precision=fp32|tf32|bf16|f16] [--emit=so|mlir|ptx]
+//                  [--precision=fp32|tf32|bf16|f16] [--emit=so|mlir|ptx] ...
+//
+// (the options of include/fusion/Compiler/CompileOptions.def).
 //
 // Writes model.so, whose entry points follow runtime/include/fusion_runtime.h,
 // and their signatures in model.json and model.h.
@@ -19,6 +21,10 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <deque>
+#include <memory>
+#include <vector>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
@@ -27,67 +33,21 @@ int main(int argc, char **argv) {
   cl::opt<std::string> input(cl::Positional, cl::desc("<model.mlir>"),
                              cl::Required);
   cl::opt<std::string> output("o", cl::desc("output file"), cl::Required);
-  // Textual options, parsed and checked by fusion::parseCompileOptions.
-  const fusion::CompileOptionText defaults;
-  cl::opt<std::string> target(
-      "target",
-      cl::desc("GPU architecture (sm_80, sm_86, sm_89, sm_90), several "
-               "separated by commas (the library runs each call on the "
-               "newest its device supports), or cpu"),
-      cl::init(defaults.target));
-  cl::opt<std::string> strategy(
-      "strategy",
-      cl::desc("backend of fused GEMMs: auto (the measured rule), cublas, "
-               "tiled (sm_80 instructions) or wgmma (Hopper, sm_90)"),
-      cl::init(defaults.strategy));
-  cl::opt<std::string> precision(
-      "precision",
-      cl::desc("GEMM precision of f32 chains: fp32, tf32, bf16, "
-               "f16 (default fp32)"),
-      cl::init(defaults.precision));
-  cl::opt<std::string> emit("emit", cl::desc("so, mlir or ptx"),
-                            cl::init(defaults.emit));
-  cl::opt<std::string> tile(
-      "tile",
-      cl::desc("generated kernels: BMxBN,WARPSMxWARPSN,STAGES (default: "
-               "heuristic per op)"),
-      cl::init(defaults.tile));
-  cl::opt<std::string> fp32Math(
-      "fp32-math",
-      cl::desc("generated kernels, f32 GEMMs in fp32: tf32x3 (tensor cores, "
-               "split operands) or simt (fma on the CUDA cores)"),
-      cl::init(defaults.fp32Math));
-  cl::opt<std::string> schedule(
-      "schedule",
-      cl::desc("wgmma kernels: cooperative (two consumer warpgroups share "
-               "each tile) or pingpong (they take whole tiles in turn)"),
-      cl::init(defaults.schedule));
-  cl::opt<std::string> cluster(
-      "cluster",
-      cl::desc("wgmma kernels: blocks a cluster, which share w's tiles by "
-               "multicast (1 or 2)"),
-      cl::init(defaults.cluster));
-  cl::opt<std::string> math16(
-      "math16",
-      cl::desc("the erf and exp of ops with bf16/f16 results: approximate "
-               "(within 16-bit rounding) or exact (as f32 results')"),
-      cl::init(defaults.math16));
-  cl::opt<std::string> cudaPath(
-      "cuda-path", cl::desc("CUDA toolkit (default: the one of the build)"),
-      cl::init(""));
+  // The flags of CompileOptions.def, parsed and checked by
+  // fusion::parseCompileOptions. cl::opt keeps its name by reference.
+  ArrayRef<fusion::CompileOptionInfo> infos = fusion::getCompileOptionInfos();
+  std::deque<std::string> flagNames;
+  std::vector<std::unique_ptr<cl::opt<std::string>>> flags;
+  for (const fusion::CompileOptionInfo &info : infos)
+    flags.push_back(std::make_unique<cl::opt<std::string>>(
+        StringRef(flagNames.emplace_back(info.getFlag())),
+        cl::desc(info.description),
+        cl::init(info.defaultValue)));
   cl::ParseCommandLineOptions(argc, argv, "fusion GPU compiler\n");
 
   fusion::CompileOptionText text;
-  text.target = target;
-  text.strategy = strategy;
-  text.precision = precision;
-  text.emit = emit;
-  text.tile = tile;
-  text.fp32Math = fp32Math;
-  text.schedule = schedule;
-  text.cluster = cluster;
-  text.math16 = math16;
-  text.cudaPath = cudaPath;
+  for (auto [info, flag] : llvm::zip_equal(infos, flags))
+    text.*info.field = *flag;
   std::string error;
   FailureOr<fusion::CompileOptions> options =
       fusion::parseCompileOptions(text, error);

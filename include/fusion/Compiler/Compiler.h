@@ -56,26 +56,32 @@ struct CompileOptions {
   std::string cudaPath;
 };
 
-/// The options as fusion-compile and the Python package spell them, with
-/// their defaults: `target` (sm_80, sm_86, sm_89, sm_90, a comma-separated
-/// list of them, or cpu), `strategy`
-/// (auto, cublas, tiled), `precision` (fp32, tf32, bf16, f16; empty: fp32),
-/// `emit` (so, mlir, ptx), `tile` (BMxBN,WMxWN,STAGES; empty: heuristic),
-/// `fp32Math` (tf32x3, simt), `schedule` (cooperative, pingpong),
-/// `cluster` (1, 2), `math16` (approximate, exact: the erf and exp of ops
-/// with bf16/f16 results).
+/// The options as text, as fusion-compile and the Python package spell them
+/// (CompileOptions.def), with their defaults.
 struct CompileOptionText {
-  std::string target = "sm_80";
-  std::string strategy = "auto";
-  std::string precision;
-  std::string emit = "so";
-  std::string tile;
-  std::string fp32Math = "tf32x3";
-  std::string schedule = "cooperative";
-  std::string cluster = "1";
-  std::string math16 = "approximate";
-  std::string cudaPath;
+#define FUSION_COMPILE_OPTION(field, name, value, python, description)        \
+  std::string field = value;
+#include "fusion/Compiler/CompileOptions.def"
+#undef FUSION_COMPILE_OPTION
 };
+
+/// One entry of CompileOptions.def.
+struct CompileOptionInfo {
+  /// The Python keyword; fusion-compile's flag is getFlag().
+  const char *name;
+  const char *defaultValue;
+  /// Whether the Python package's user API takes it.
+  bool python;
+  const char *description;
+  std::string CompileOptionText::*field;
+
+  /// The name with '-' for '_', as fusion-compile's flags and the errors of
+  /// parseCompileOptions spell it.
+  std::string getFlag() const;
+};
+
+/// The options of CompileOptions.def, in its order.
+ArrayRef<CompileOptionInfo> getCompileOptionInfos();
 
 /// Parses and checks textual options, the one place that does. On error,
 /// `error` names the option and the value. Ranges are checked by the
