@@ -317,21 +317,21 @@ std::string setCompileOption(CompileOptions &options, StringRef name,
   }
   if (name == "strategy") {
     if (std::optional<GemmStrategy> strategy = symbolizeGemmStrategy(value)) {
-      options.strategy = *strategy;
+      options.gemm.strategy = *strategy;
       return "";
     }
     return invalid("cublas, tiled, wgmma or auto");
   }
   if (name == "fp32-math") {
     if (std::optional<Fp32Math> math = symbolizeFp32Math(value)) {
-      options.fp32Math = *math;
+      options.gemm.fp32Math = *math;
       return "";
     }
     return invalid("tf32x3 or simt");
   }
   if (name == "cluster") {
     if (value == "1" || value == "2") {
-      options.cluster = value[0] - '0';
+      options.gemm.cluster = value[0] - '0';
       return "";
     }
     return invalid("1 or 2");
@@ -345,7 +345,7 @@ std::string setCompileOption(CompileOptions &options, StringRef name,
   }
   if (name == "schedule") {
     if (std::optional<WgmmaSchedule> schedule = symbolizeWgmmaSchedule(value)) {
-      options.schedule = *schedule;
+      options.gemm.schedule = *schedule;
       return "";
     }
     return invalid("cooperative or pingpong");
@@ -374,9 +374,9 @@ std::string setCompileOption(CompileOptions &options, StringRef name,
     return "";
   }
   if (name == "tile") {
-    options.tile.clear();
-    options.warps.clear();
-    options.stages = 0;
+    options.gemm.tile.clear();
+    options.gemm.warps.clear();
+    options.gemm.stages = 0;
     if (value.empty())
       return "";
     // BMxBN,WMxWN,STAGES: five positive integers.
@@ -400,9 +400,9 @@ std::string setCompileOption(CompileOptions &options, StringRef name,
         !parseExtents(parts[1], 2) || !parseExtents(parts[2], 1))
       return invalid("BMxBN,WMxWN,STAGES of positive integers, e.g. "
                      "128x256,2x4,3");
-    options.tile = {numbers[0], numbers[1]};
-    options.warps = {numbers[2], numbers[3]};
-    options.stages = numbers[4];
+    options.gemm.tile = {numbers[0], numbers[1]};
+    options.gemm.warps = {numbers[2], numbers[3]};
+    options.gemm.stages = numbers[4];
     return "";
   }
   if (name == "cuda-path") {
@@ -416,15 +416,8 @@ std::string setCompileOption(CompileOptions &options, StringRef name,
 LogicalResult lowerToGpu(ModuleOp module, Chip chip,
                          const CompileOptions &options) {
   PassManager lower(module.getContext());
-  SelectGemmConfigOptions select;
+  SelectGemmConfigOptions select = options.gemm;
   select.target = chip;
-  select.strategy = options.strategy;
-  select.fp32Math = options.fp32Math;
-  select.tile.assign(options.tile.begin(), options.tile.end());
-  select.warps.assign(options.warps.begin(), options.warps.end());
-  select.stages = options.stages;
-  select.schedule = options.schedule;
-  select.cluster = options.cluster;
   lower.addPass(createSelectGemmConfig(select));
   lower.addPass(createConvertFusionToGPU());
   lower.addPass(createLowerFusionRuntimeToLLVM());

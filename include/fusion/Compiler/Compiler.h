@@ -10,6 +10,7 @@
 #define FUSION_COMPILER_COMPILER_H
 
 #include "fusion/Dialect/Fusion/IR/FusionAttrs.h"
+#include "fusion/Dialect/Fusion/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -33,20 +34,12 @@ struct CompileOptions {
   /// lowering, whose entry points take memref descriptors (inputs, then
   /// outputs).
   SmallVector<Chip, 2> chips = {Chip::sm_80};
-  /// How fusion-select-gemm-config picks each fused GEMM's backend.
-  GemmStrategy strategy = GemmStrategy::Auto;
-  /// Generated kernels' f32 GEMMs in fp32.
-  Fp32Math fp32Math = Fp32Math::tf32x3;
+  /// fusion-select-gemm-config's options: the backend, fp32 math, tiling
+  /// overrides (empty, 0: the heuristic's), wgmma schedule and cluster
+  /// (its `target` is set per chip).
+  SelectGemmConfigOptions gemm;
   /// GEMM precision of f32 chains (none: fp32).
   std::optional<Precision> precision;
-  /// Overrides of the generated kernels' tiling, {BM, BN}, {WM, WN}, stages
-  /// (empty, 0: the heuristic's).
-  SmallVector<int64_t, 2> tile, warps;
-  int64_t stages = 0;
-  /// How wgmma kernels' consumer warpgroups share the tiles.
-  WgmmaSchedule schedule = WgmmaSchedule::cooperative;
-  /// Blocks a cluster of wgmma kernels.
-  int64_t cluster = 1;
   /// Whether the erf and exp of ops with bf16/f16 results may be
   /// approximate (fusion-approximate-16-bit-math).
   bool approximate16BitMath = true;
