@@ -343,6 +343,34 @@ def test_16_bit_softmax_sums_in_float32(log):
                            want)
 
 
+class InnerSums(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        with torch.no_grad():
+            self.lin.weight.copy_(torch.eye(3))
+            self.lin.bias.copy_(torch.tensor([math.inf, 0.0, 0.0]))
+
+    def forward(self, x):
+        h = self.lin(x)
+        return (torch.logsumexp(h, -1), torch.linalg.vector_norm(h, dim=-1),
+                F.softmax(h, -1), h.var(-1))
+
+
+def test_16_bit_inner_sums_of_infinities_are_eagers():
+    """The corrected inner sum of rows holding inf stays inf (its
+    correction, inf - inf, would be NaN): logsumexp and the norm are inf,
+    as eager's."""
+    model = InnerSums().to(torch.bfloat16)
+    x = torch.randn(4, 3, dtype=torch.bfloat16)
+    with torch.no_grad():
+        want = model(x)
+        assert torch.all(want[0] == math.inf) and \
+            torch.all(want[1] == math.inf)
+        assert_same(through_torch_compile(model)(x), want)
+        assert_same(fusion.compile(model, (x,), target="cpu")(x), want)
+
+
 def test_library_cache_is_bounded(tmp_path, monkeypatch):
     """Past FUSION_CACHE_MAX_BYTES the entries used least recently go."""
     from fusion import cache

@@ -65,14 +65,19 @@ class ReductionImports:
         float32 and never rounds: a reduction's result is stored in the
         model's dtype, so in a 16-bit model the rounded sum is corrected by
         the sum of the values less their share of it (two 16-bit parts, as
-        `_moments` corrects the mean)."""
+        `_moments` corrects the mean). An infinite or NaN sum stays as it
+        is (inf - inf would make it NaN)."""
         total = self._reduce(chain, "sum", groups, node)
         if self.element not in ("bf16", "f16"):
             return total
         share = self._number(total, "aten.div.Tensor", size, node)
         rest = self._reduce(self._join("aten.sub.Tensor", [chain, share], (),
                                        node), "sum", groups, node)
-        return self._join("aten.add.Tensor", [total, rest], (), node)
+        finite = self._number(self._unary("aten.abs.default", total, node),
+                              "aten.lt.Scalar", math.inf, node)
+        return self._join("aten.where.self", [
+            finite, self._join("aten.add.Tensor", [total, rest], (), node),
+            total], (), node)
 
     def _moments(self, chain, groups, size, correction, node):
         """(mean, centred values, scale, variance / scale^2) of each group,
