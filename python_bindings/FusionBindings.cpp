@@ -11,6 +11,7 @@
 #include "Bindings.h"
 
 #include "fusion/Compiler/Compiler.h"
+#include "fusion/Codegen/Config/Passes.h"
 #include "fusion/Codegen/Math/Passes.h"
 #include "fusion/Codegen/NVVM/Passes.h"
 #include "fusion/Conversion/Passes.h"
@@ -36,6 +37,7 @@ Context::Context() {
     registerAllPasses();
     fusion::registerFusionTransformsPasses();
     fusion::registerFusionConversionPasses();
+    fusion::registerFusionConfigPasses();
     fusion::registerFusionMathPasses();
     fusion::registerFusionNVVMPasses();
     fusion::registerFusionPipelines();

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fusion/Codegen/Config/Passes.h"
 #include "fusion/Conversion/Passes.h"
 #include "fusion/Dialect/Fusion/IR/FusionDialect.h"
 #include "fusion/Dialect/FusionRuntime/IR/FusionRuntimeDialect.h"

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fusion/Codegen/Config/Passes.h"
 #include "fusion/Codegen/Math/Passes.h"
 #include "fusion/Codegen/NVVM/Passes.h"
 #include "fusion/Conversion/Passes.h"
@@ -198,6 +199,7 @@ int main(int argc, char **argv) {
   registerAllPasses();
   fusion::registerFusionTransformsPasses();
   fusion::registerFusionConversionPasses();
+  fusion::registerFusionConfigPasses();
   fusion::registerFusionMathPasses();
   fusion::registerFusionNVVMPasses();
   fusion::registerFusionPipelines();

@@ -9,8 +9,8 @@
 #ifndef FUSION_COMPILER_COMPILER_H
 #define FUSION_COMPILER_COMPILER_H
 
+#include "fusion/Codegen/Config/Passes.h"
 #include "fusion/Dialect/Fusion/IR/FusionAttrs.h"
-#include "fusion/Dialect/Fusion/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 

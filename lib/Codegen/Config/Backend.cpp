@@ -1,0 +1,200 @@
+//===- Backend.cpp - which backend computes a fused GEMM ------------------===//
+//
+// fusion-select-gemm-config's first decision: cuBLASLt and an epilogue
+// kernel, the tiled kernel or the wgmma kernel, by the strategy and, for
+// `auto`, the rule measured on the H100.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusion/Codegen/Config/GemmSelection.h"
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+/// The width of the wgmma kernel's tiles: two consumer warpgroups of
+/// m64n256 (128 accumulators a thread); 3xTF32 keeps each K slice's sums
+/// apart from the running ones, so m64n128.
+int64_t mlir::fusion::getWgmmaBlockN(MmaKind mma, int64_t n) {
+  return mma == MmaKind::tf32x3 || n <= 128 ? 128 : 256;
+}
+
+/// The width of `op`'s wgmma tiles.
+int64_t mlir::fusion::getWgmmaBlockN(FusedLinearOp op) {
+  auto weightType = op.getWeight().getType();
+  return getWgmmaBlockN(getRequiredMmaKind(weightType.getElementType(),
+                                           op.getComputePrecision()),
+                        weightType.getDimSize(0));
+}
+
+/// Whether reductions read `op`'s output after it is written: a GEMM of
+/// tiles `blockN` wide does not take them all from its tiles.
+static bool isWrittenForReductions(FusedLinearOp op, int64_t blockN) {
+  if (llvm::none_of(op.getResult().getUsers(),
+                    [](Operation *user) { return isa<ReduceOp>(user); }))
+    return false;
+  std::optional<GemmTileReductions> tiles = findGemmTileReductions(op, blockN);
+  return !tiles || tiles->plan.readsMatrix;
+}
+
+/// Whether `op` computes f32 tensors in fp32.
+bool mlir::fusion::isFp32(FusedLinearOp op) {
+  return op.getWeight().getType().getElementType().isF32() &&
+         op.getComputePrecision() == Precision::fp32;
+}
+
+/// Whether the wgmma kernel computes `op` on `chip`: its MMA kind, and K
+/// rows of whole 16-byte chunks (TMA's strides).
+static bool wgmmaComputes(FusedLinearOp op, const ChipInfo &chip) {
+  Type elementType = op.getWeight().getType().getElementType();
+  return chip.hasWgmma &&
+         isWgmmaKind(
+             getRequiredMmaKind(elementType, op.getComputePrecision())) &&
+         hasChunkAlignedRows(elementType,
+                             op.getWeight().getType().getDimSize(1));
+}
+
+/// The instructions an element of `op`'s epilogue roughly takes: about 20
+/// for a function of the math dialect (libdevice's code, or an expansion),
+/// a remainder or a special function (a call, its formula or libdevice's
+/// code out of line), 10 for a correctly rounded division (its slow path),
+/// 1 for other ops; cheap math ops (sign and rounding ops, fma, square
+/// roots) count 1.
+static int64_t estimateElementInstructions(FusedLinearOp op) {
+  int64_t instructions = 0;
+  op.getEpilogue().walk<WalkOrder::PreOrder>([&](Operation *inner) {
+    if (isa<SpecialOp>(inner)) {
+      instructions += 20;
+      return WalkResult::skip();
+    }
+    if (inner->hasTrait<OpTrait::IsTerminator>() ||
+        inner->hasTrait<OpTrait::ConstantLike>())
+      return WalkResult::advance();
+    if (isa<math::AbsFOp, math::CopySignOp, math::FloorOp, math::CeilOp,
+            math::TruncOp, math::RoundOp, math::RoundEvenOp, math::FmaOp,
+            math::SqrtOp, math::RsqrtOp>(inner))
+      instructions += 1;
+    else if (isa<math::MathDialect>(inner->getDialect()) ||
+             isa<arith::RemFOp>(inner))
+      instructions += 20;
+    else if (auto division = dyn_cast<arith::DivFOp>(inner))
+      instructions += arith::bitEnumContainsAny(division.getFastmath(),
+                                                arith::FastMathFlags::afn)
+                          ? 1
+                          : 10;
+    else
+      instructions += 1;
+    return WalkResult::advance();
+  });
+  return instructions;
+}
+
+/// Past this many instructions an element (estimateElementInstructions),
+/// the register epilogue loses to cuBLAS's GEMM and an epilogue kernel by
+/// far: lgamma's and erfinv's formulas inline, lgamma(softplus(y)) (about
+/// 310) and erfinv(tanh(y)) (about 270), took 2.5 to 3.2 times as long as
+/// cuBLAS's GEMM and a pass in tf32 and bf16 (benchmark run 51);
+/// tan(tanh(y)) (about 40), the heaviest measured that fuses well, stays
+/// fused.
+static constexpr int64_t kCostlyEpilogueInstructions = 200;
+
+/// Whether `op`'s epilogue holds a function whose code makes cuBLAS's GEMM
+/// and an epilogue kernel faster than the register epilogue in tf32 and 16
+/// bits (benchmark run 50, at 16384x4096 -> 4096): an accurate
+/// power (libdevice's powf, called out of line: |y| ** 2.5 in tf32 1.77 ms
+/// against 1.67, in bf16 1.03 against 0.91; the ping-pong schedule 1.81 and
+/// 0.98), or an accurate tangent with 16-bit results (its reduction,
+/// polynomials and quotient inline: bf16 tan(y / 64) 0.85-0.88 against
+/// 0.82; in tf32 1.62-1.66 against 1.69); a special function, called out of
+/// line (lgamma(softplus(y)), erfinv(tanh(y)) and digamma(|y| + 1) 1.03 to
+/// 1.41 times as long as cuBLAS's GEMM and a pass; run 52); or so many
+/// instructions an element that any epilogue of them is costly.
+static bool hasCostlyFunction(FusedLinearOp op) {
+  bool sixteenBit = isa<BFloat16Type, Float16Type>(
+      cast<ShapedType>(op->getResult(0).getType()).getElementType());
+  if (estimateElementInstructions(op) > kCostlyEpilogueInstructions)
+    return true;
+  return op.getEpilogue()
+      .walk([&](Operation *inner) {
+        if (isa<SpecialOp>(inner))
+          return WalkResult::interrupt();
+        if (!isa<math::PowFOp>(inner) &&
+            !(sixteenBit && isa<math::TanOp>(inner)))
+          return WalkResult::advance();
+        auto flags = cast<arith::ArithFastMathInterface>(inner)
+                         .getFastMathFlagsAttr()
+                         .getValue();
+        return arith::bitEnumContainsAny(flags, arith::FastMathFlags::afn)
+                   ? WalkResult::advance()
+                   : WalkResult::interrupt();
+      })
+      .wasInterrupted();
+}
+
+/// Whether `auto` weighs the wgmma kernel against cuBLASLt's GEMM for `op`
+/// (3xTF32 takes it wherever it computes: about 2x cuBLAS's SGEMM): K rows
+/// of whole 128-byte lines, since TMA's loads of others take two L2
+/// requests a row (the bf16 GEMM at K = N = 1000 and 2056 measured 1.4-1.9x
+/// cuBLAS's; benchmark runs 34, 35).
+static bool isWgmmaCandidate(FusedLinearOp op, const ChipInfo &chip,
+                             Fp32Math fp32Math) {
+  bool fp32 = isFp32(op);
+  if (!wgmmaComputes(op, chip) || (fp32 && fp32Math == Fp32Math::simt))
+    return false;
+  auto weightType = op.getWeight().getType();
+  return fp32 ||
+         hasLineAlignedRows(weightType.getElementType(),
+                            weightType.getDimSize(1));
+}
+
+GemmBackend mlir::fusion::selectBackend(FusedLinearOp op,
+                                        const GemmSelection &selection) {
+  const ChipInfo &chip = selection.chip;
+  const SelectGemmConfigOptions &options = selection.options;
+  bool fp32 = isFp32(op);
+  GemmBackend generated = fp32 && options.fp32Math == Fp32Math::simt
+                              ? GemmBackend::simt
+                              : GemmBackend::mma_sync;
+  switch (options.strategy) {
+  case GemmStrategy::cublas:
+    return GemmBackend::cublaslt;
+  case GemmStrategy::tiled:
+    return generated;
+  case GemmStrategy::wgmma:
+    return wgmmaComputes(op, chip) ? GemmBackend::wgmma
+                                   : GemmBackend::cublaslt;
+  case GemmStrategy::Auto:
+    // The rule measured on the H100 (benchmark runs 9 to 11, 19
+    // and 24): the wgmma kernel for f32 tensors in fp32 (3xTF32) and for
+    // outputs only reductions of rows or groups read (never written: at or
+    // below the raw GEMM's time); for tf32 and 16-bit multiplies too (the
+    // epilogue fused, a residual matrix's reads included: at or above
+    // cuBLAS's GEMM plus a pass), but not where reductions read the
+    // written output (norms, softmax: the exposed store loses 1-8% to
+    // cuBLAS's GEMM before the same row program; such ops take the wgmma
+    // kernels for small batches alone, takesWgmmaForSmallBatches), nor for
+    // epilogues with an accurate power, a tangent in 16 bits (run 50) or
+    // special functions or hundreds of instructions an element (runs 51
+    // and 52; the 3xTF32 kernel hides
+    // them under its multiplies). Elsewhere only 3xTF32
+    // beats cuBLAS.
+    if (isWgmmaCandidate(op, chip, options.fp32Math) &&
+        (fp32 || (!isWrittenForReductions(op, getWgmmaBlockN(op)) &&
+                  !hasCostlyFunction(op))))
+      return GemmBackend::wgmma;
+    return fp32 && generated == GemmBackend::mma_sync ? GemmBackend::mma_sync
+                                                      : GemmBackend::cublaslt;
+  }
+  llvm_unreachable("unknown strategy");
+}
+
+bool mlir::fusion::takesWgmmaForSmallBatches(FusedLinearOp op,
+                                             const GemmSelection &selection) {
+  const ChipInfo &chip = selection.chip;
+  const SelectGemmConfigOptions &options = selection.options;
+  // Both paths write the same output for the same row program, which a
+  // batch norm's moments (computed in different kernels) would not.
+  return options.strategy == GemmStrategy::Auto && options.batchConfigs &&
+         !selection.fixesTiling() && !op.getBatchNormAttr() &&
+         isWgmmaCandidate(op, chip, options.fp32Math) && !isFp32(op) &&
+         isWrittenForReductions(op, getWgmmaBlockN(op));
+}
