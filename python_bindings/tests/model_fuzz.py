@@ -865,7 +865,9 @@ def compare(got, want, eager, tol, peers=(), atol=0.0):
     own = relative_error(eager[finite], want[finite])
     peer = max([_peer_error(p, want, finite) for p in peers], default=0.0)
     low, high = sorted((own, peer))
-    spread = min(high / low, SPREAD_CAP) if peers and low > 0 else 1.0
+    # An infinite error (float64 says 0) leaves no ratio: the bound is inf.
+    spread = min(high / low, SPREAD_CAP) if peers and 0 < low < math.inf \
+        else 1.0
     bound = tol + EAGER_ERROR_FACTOR * high * spread
     if not error <= bound and not \
             (got[finite] - want[finite]).norm().item() <= atol:

@@ -90,3 +90,14 @@ def test_peers_are_as_close_to_float64_as_eager(seed, mode):
         assert peer is not None
         for error, bound in zip(errors(peer), own):
             assert error <= 2 * bound + 1e-3
+
+
+def test_infinite_errors_of_every_implementation_bound_nothing():
+    """Where float64's result is 0 and eager's and a peer's are not, their
+    relative errors are infinite: the bound is infinite too, not NaN (which
+    failed every comparison, seed 1774)."""
+    want, eager = torch.zeros(3, dtype=torch.float64), torch.ones(3)
+    assert model_fuzz.compare(2 * eager, want, eager, 1e-4,
+                              peers=[eager]) is None
+    assert model_fuzz.compare(2 * eager, torch.ones(3, dtype=torch.float64),
+                              eager, 1e-4, peers=[eager]) is not None
