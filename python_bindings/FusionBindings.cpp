@@ -10,10 +10,10 @@
 
 #include "Bindings.h"
 
-#include "fusion/Compiler/Compiler.h"
 #include "fusion/Codegen/Config/Passes.h"
 #include "fusion/Codegen/Math/Passes.h"
 #include "fusion/Codegen/NVVM/Passes.h"
+#include "fusion/Compiler/Compiler.h"
 #include "fusion/Conversion/Passes.h"
 #include "fusion/Dialect/Fusion/IR/FusionAttrs.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"

@@ -95,9 +95,8 @@ def _run_fake(key, args):
 def _compile_options(options, device):
     """fusion-compile's options for the backend's `options` (the target by
     default that of `device`)."""
-    return compiler_text({name: options.get(name) for name in
-                          PACKAGE_OPTIONS} | {"target": options.get("target")
-                                              or default_target(device)})
+    return compiler_text({**options, "target": options.get("target") or
+                          default_target(device)})
 
 
 def _check_options(options, example_inputs):

@@ -745,7 +745,12 @@ class _RoundWhereFusionRounds(TorchDispatchMode):
 
     def __init__(self, dtype):
         super().__init__()
+        from fusion.importer.nodes import GEMMS, NORMALIZATIONS, POOLS, \
+            REDUCTIONS
         self.dtype = dtype
+        # The ops whose inputs fusion rounds, as ATen's dispatcher names them.
+        self.rounding = GEMMS | REDUCTIONS | NORMALIZATIONS | set(POOLS) | \
+            {"aten.bmm.default"}
         self.rounded = {}  # id(tensor) -> (tensor, its rounded value)
 
     def _round(self, value):
@@ -764,12 +769,8 @@ class _RoundWhereFusionRounds(TorchDispatchMode):
         return value
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        from fusion.importer.nodes import GEMMS, NORMALIZATIONS, POOLS, \
-            REDUCTIONS
         kwargs = kwargs or {}
-        name = str(func)
-        if name in GEMMS or name in REDUCTIONS or name in NORMALIZATIONS \
-                or name in POOLS or name == "aten.bmm.default":
+        if str(func) in self.rounding:
             args, kwargs = pytree.tree_map(self._round, (args, kwargs))
         else:
             args, kwargs = pytree.tree_map(self._substitute, (args, kwargs))
