@@ -8,6 +8,7 @@
 #include "fusion/Codegen/NVVM/Passes.h"
 #include "fusion/Conversion/Passes.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Codegen/Config/Chips.h"
 #include "fusion/Dialect/Fusion/IR/GemmConfig.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
 #include "fusion/Pipelines/Pipelines.h"

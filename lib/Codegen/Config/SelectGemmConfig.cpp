@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fusion/Codegen/Config/GemmSelection.h"
+#include "fusion/Codegen/Config/Verifiers.h"
 
 namespace mlir::fusion {
 #define GEN_PASS_DEF_SELECTGEMMCONFIG
@@ -267,6 +268,8 @@ void SelectGemmConfigPass::runOnOperation() {
     configureGeneratedGemm(op, selection, config);
     return WalkResult::advance();
   });
-  if (result.wasInterrupted())
+  // What was kept (written by hand) and what was chosen, against the
+  // kernels and the chip.
+  if (result.wasInterrupted() || failed(verifyLowering(module)))
     signalPassFailure();
 }

@@ -2,7 +2,7 @@
 
 #include "fusion/Codegen/Kernels/KernelSupport.h"
 
-#include "fusion/Dialect/Fusion/IR/GemmConfig.h"
+#include "fusion/Codegen/Config/Chips.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -10,6 +10,9 @@
 #include "fusion/Conversion/FusionToGPU/FusionToGPU.h"
 #include "fusion/Dialect/Fusion/IR/EntryPoints.h"
 
+#include "fusion/Codegen/Config/Chips.h"
+#include "fusion/Codegen/Config/GemmKernelRules.h"
+#include "fusion/Codegen/Config/Verifiers.h"
 #include "fusion/Codegen/Kernels/BatchNormKernels.h"
 #include "fusion/Codegen/Kernels/ElementwiseKernel.h"
 #include "fusion/Codegen/Kernels/RowProgramKernel.h"
@@ -1445,6 +1448,9 @@ struct ConvertFusionToGPUPass
                        "--fusion-select-gemm-config)");
       return signalPassFailure();
     }
+    // Hand-written or overridden configs are refused here, not miscompiled.
+    if (failed(verifyLowering(module)))
+      return signalPassFailure();
 
     OpBuilder builder(module.getContext());
     builder.setInsertionPointToEnd(module.getBody());
@@ -1477,6 +1483,9 @@ struct ConvertFusionToGPUPass
         return signalPassFailure();
       func.erase();
     }
+    // What the host launches, against the chip.
+    if (failed(verifyLowering(module)))
+      signalPassFailure();
   }
 };
 

@@ -16,3 +16,18 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   } : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
+
+// -----
+
+// A config written by hand is kept, and checked against the chip like a
+// chosen one: 6 stages of 128x256 bf16 overflow sm_90's shared memory.
+module attributes {fusion.target = #fusion.target<sm_90>} {
+  func.func @f(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>) -> tensor<?x256xbf16> {
+    // expected-error @+1 {{'fusion.fused_linear' op tiling 128x256 with 6 stages needs}}
+    %0 = fusion.fused_linear %x, %w epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 6, group_m = 8>} : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
+    return %0 : tensor<?x256xbf16>
+  }
+}

@@ -1,5 +1,6 @@
 // Every rule of #fusion.gemm_config and #fusion.target, with its located
 // diagnostic.
+// The checks against the op and the chip: test/Codegen/Config/verify-lowering-*.
 // RUN: fusion-opt %s --split-input-file --verify-diagnostics
 
 func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
@@ -145,52 +146,6 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
 
 // -----
 
-func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
-  // expected-error @+1 {{'fusion.fused_linear' op mma kind tf32 does not compute 'f32' tensors in fp32 precision (that is tf32x3)}}
-  %0 = fusion.fused_linear %x, %w epilogue {
-  ^bb0(%acc: f32):
-    fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
-  return %0 : tensor<?x48xf32>
-}
-
-// -----
-
-func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
-  // expected-error @+1 {{'fusion.fused_linear' op mma kind f16 does not compute 'bf16' tensors in bf16 precision (that is bf16)}}
-  %0 = fusion.fused_linear %x, %w epilogue {
-  ^bb0(%acc: f32):
-    fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = f16, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
-  return %0 : tensor<?x48xbf16>
-}
-
-// -----
-
-func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
-  // expected-error @+1 {{'fusion.fused_linear' op a simt GEMM computes f32 tensors in fp32 only, not 'f32' in tf32}}
-  %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
-  ^bb0(%acc: f32):
-    fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<simt, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
-  return %0 : tensor<?x48xf32>
-}
-
-// -----
-
-module attributes {fusion.target = #fusion.target<sm_86>} {
-  func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
-    // expected-error @+1 {{'fusion.fused_linear' op tiling 128x256 with 3 stages needs 147456 bytes of shared memory, sm_86 has 101376}}
-    %0 = fusion.fused_linear %x, %w epilogue {
-    ^bb0(%acc: f32):
-      fusion.yield %acc : f32
-    } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
-    return %0 : tensor<?x48xbf16>
-  }
-}
-
-// -----
-
 // expected-error @+1 {{unknown GEMM backend 'tcgen05' (expected cublaslt, mma_sync, simt or wgmma)}}
 #config = #fusion.gemm_config<tcgen05>
 
@@ -311,69 +266,6 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
 
 // -----
 
-func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
-  // expected-error @+1 {{mma kind tf32 does not compute 'f32' tensors in bf16 precision (that is f32_as_bf16)}}
-  %0 = fusion.fused_linear %x, %w precision bf16 epilogue {
-  ^bb0(%acc: f32):
-    fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
-  return %0 : tensor<?x48xf32>
-}
-
-// -----
-
-func.func @f(%x: tensor<?x60xbf16>, %w: tensor<48x60xbf16>) -> tensor<?x48xbf16> {
-  // expected-error @+1 {{a wgmma GEMM loads rows of x and w with TMA, whose rows must be multiples of 16 bytes; K = 60 of 'bf16' is not}}
-  %0 = fusion.fused_linear %x, %w epilogue {
-  ^bb0(%acc: f32):
-    fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x60xbf16>, tensor<48x60xbf16>) -> tensor<?x48xbf16>
-  return %0 : tensor<?x48xbf16>
-}
-
-// -----
-
-module attributes {fusion.target = #fusion.target<sm_80>} {
-  func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
-    // expected-error @+1 {{wgmma GEMM kernels need TMA and wgmma (sm_90), which sm_80 lacks}}
-    %0 = fusion.fused_linear %x, %w epilogue {
-    ^bb0(%acc: f32):
-      fusion.yield %acc : f32
-    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
-    return %0 : tensor<?x48xbf16>
-  }
-}
-
-// -----
-
-module attributes {fusion.target = #fusion.target<sm_90>} {
-  func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16> {
-    // expected-error @+1 {{tiling 128x256 with 6 stages needs 296040 bytes of shared memory, sm_90 has 232448}}
-    %0 = fusion.fused_linear %x, %w epilogue {
-    ^bb0(%acc: f32):
-      fusion.yield %acc : f32
-    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 6, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
-    return %0 : tensor<?x48xbf16>
-  }
-}
-
-// -----
-
-// 3xTF32's buffer of w's remainders a stage counts against the chip's
-// shared memory: 4 stages of 128x128 fit, 5 do not (they would in bf16).
-module attributes {fusion.target = #fusion.target<sm_90>} {
-  func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
-    // expected-error @+1 {{tiling 128x128 with 5 stages needs}}
-    %0 = fusion.fused_linear %x, %w epilogue {
-    ^bb0(%acc: f32):
-      fusion.yield %acc : f32
-    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 5, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
-    return %0 : tensor<?x48xf32>
-  }
-}
-
-// -----
-
 // expected-error @+1 {{unknown schedule 'stream_k' (expected cooperative or pingpong)}}
 #config = #fusion.gemm_config<wgmma, mma = bf16, schedule = stream_k>
 
@@ -386,18 +278,6 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
 
 // expected-error @+1 {{a pingpong schedule is a wgmma kernel's whose tiles are one warpgroup's (warps = 4x1)}}
 #config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, schedule = pingpong>
-
-// -----
-
-// Both ping-pong consumers would stage their tiles in the ring.
-func.func @f(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x96xf32> {
-  // expected-error @+1 {{tile reductions over spans of 12 columns: a pingpong wgmma kernel reduces spans of whole 8-column blocks, from its registers}}
-  %y = fusion.fused_linear %x, %w epilogue {
-  ^bb0(%acc: f32):
-    fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x96, warps = 4x1, stages = 4, group_m = 8, schedule = pingpong>, fusion.tile_reductions = #fusion.tile_reductions<span = 12>} : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
-  return %y : tensor<?x96xf32>
-}
 
 // -----
 
@@ -438,45 +318,6 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x96xf32> {
 
 // expected-error @+1 {{split_k 2: a cooperative, unclustered wgmma kernel's clusters of 2 or 4 blocks share a tile's K slices}}
 #config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 4, group_m = 8, schedule = pingpong, split_k = 2>
-
-// -----
-
-// K = 96 of f32 is 3 slices of 128 bytes, which 2 blocks cannot share
-// evenly.
-func.func @f(%x: tensor<?x96xf32>, %w: tensor<64x96xf32>) -> tensor<?x64xf32> {
-  // expected-error @+1 {{split_k 2 does not divide the 3 K slices of 128 bytes (K = 96 of 'f32')}}
-  %y = fusion.fused_linear %x, %w epilogue {
-  ^bb0(%acc: f32):
-    fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 8, group_m = 8, operands = w_x, split_k = 2>} : (tensor<?x96xf32>, tensor<64x96xf32>) -> tensor<?x64xf32>
-  return %y : tensor<?x64xf32>
-}
-
-// -----
-
-// Only the cluster's first block runs the epilogue, which would stage its
-// tile in the ring that its producer keeps filling.
-func.func @f(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x96xf32> {
-  // expected-error @+1 {{tile reductions over spans of 12 columns: a split_k wgmma kernel reduces spans of whole 8-column blocks, from its registers}}
-  %y = fusion.fused_linear %x, %w epilogue {
-  ^bb0(%acc: f32):
-    fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x96, warps = 4x1, stages = 4, group_m = 8, split_k = 2>, fusion.tile_reductions = #fusion.tile_reductions<span = 12>} : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
-  return %y : tensor<?x96xf32>
-}
-
-// -----
-
-// The peer's multicast loads land in the ring, where the tile would be
-// staged.
-func.func @f(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x96xf32> {
-  // expected-error @+1 {{tile reductions over spans of 12 columns: a clustered wgmma kernel reduces spans of whole 8-column blocks, from its registers}}
-  %y = fusion.fused_linear %x, %w epilogue {
-  ^bb0(%acc: f32):
-    fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x96, warps = 8x1, stages = 4, group_m = 8, cluster = 2>, fusion.tile_reductions = #fusion.tile_reductions<span = 12>} : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
-  return %y : tensor<?x96xf32>
-}
 
 // -----
 
@@ -568,4 +409,3 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 256x256, warps = 8x1, stages = 2, group_m = 8, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
-

@@ -1,6 +1,7 @@
 // The lowering decisions round-trip: #fusion.target and #fusion.gemm_config
-// of every backend.
+// of every backend, each a config the lowering-config verifier accepts.
 // RUN: fusion-opt %s | fusion-opt | FileCheck %s
+// RUN: fusion-opt %s --fusion-verify-lowering | FileCheck %s
 
 // CHECK: module attributes {fusion.target = #fusion.target<sm_86>}
 // CHECK: fusion.gemm_config = #fusion.gemm_config<cublaslt>

@@ -11,8 +11,9 @@
 #define FUSION_CODEGEN_CONFIG_GEMMSELECTION_H
 
 #include "fusion/Codegen/Config/Passes.h"
-#include "fusion/Dialect/Fusion/IR/GemmConfig.h"
-#include "fusion/Dialect/Fusion/IR/TileReductions.h"
+#include "fusion/Codegen/Config/Chips.h"
+#include "fusion/Codegen/Config/GemmKernelRules.h"
+#include "fusion/Codegen/Config/TileReductions.h"
 
 #include <optional>
 

@@ -199,4 +199,32 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::fusion::FusionDialect"];
 }
 
+def VerifyLowering : Pass<"fusion-verify-lowering"> {
+  let summary = "Check each fused op's lowering attributes against the "
+                "generated kernels and the target chip, and each "
+                "fusion_rt.launch against that chip";
+  let description = [{
+    The lowering-config verifier (`Codegen/Config/Verifiers.h`). The
+    dialects' verifiers check what the IR says by itself: a
+    `#fusion.gemm_config`'s tiling, a `#fusion.batch_gemm_config`'s rows.
+    This pass checks what needs the op, the kernel library or the chip of
+    the enclosing `#fusion.target`:
+
+    - a `fusion.gemm_config`'s MMA kind against the op's types and
+      precision, its K rows' alignment and slices, and its shared memory
+      against the chip;
+    - `fusion.tile_reductions` against the op's config and output;
+    - `fusion.batch_gemm_configs` against the op's config and tile
+      reductions, each entry as a config of its own;
+    - `fusion.epilogue_batch_norm` against the op's batch norm stage and
+      configs;
+    - a `fusion_rt.launch`'s shared memory and programmatic dependent
+      launch against the chip.
+
+    `fusion-select-gemm-config` and `fusion-lower-to-gpu` run the same
+    checks on what they keep, choose and lower; this pass runs them on
+    any module (hand-written configs, tests).
+  }];
+}
+
 #endif // FUSION_CODEGEN_CONFIG_PASSES_TD

@@ -13,8 +13,8 @@
 #include "fusion/Codegen/Kernels/BatchNormKernels.h"
 #include "fusion/Codegen/Kernels/KernelSupport.h"
 
-#include "fusion/Dialect/Fusion/IR/GemmConfig.h"
-#include "fusion/Dialect/Fusion/IR/TileReductions.h"
+#include "fusion/Codegen/Config/GemmKernelRules.h"
+#include "fusion/Codegen/Config/TileReductions.h"
 
 #include <optional>
 

@@ -12,7 +12,7 @@
 #include "fusion/Codegen/Kernels/GemmEpilogue.h"
 #include "fusion/Codegen/Kernels/RowProgramKernel.h"
 
-#include "fusion/Dialect/Fusion/IR/TileReductions.h"
+#include "fusion/Codegen/Config/TileReductions.h"
 
 namespace mlir::fusion {
 

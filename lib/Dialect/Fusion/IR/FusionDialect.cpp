@@ -61,7 +61,7 @@ LogicalResult FusionDialect::verifyOperationAttribute(Operation *op,
     if (!isa<TargetAttr>(attr.getValue()))
       return op->emitError() << "'" << attr.getName().getValue()
                              << "' must be a #fusion.target";
-    // The configs below were verified against the chip with their ops.
+    // The configs below are checked against the chip by Codegen.
     return success();
   }
   if (attr.getName() == getGemmConfigAttrName()) {
@@ -71,7 +71,7 @@ LogicalResult FusionDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << attr.getName().getValue()
                              << "' must be a #fusion.gemm_config on a "
                                 "fusion.fused_linear";
-    // The checks that need the op's types run with the op's verifier.
+    // The checks against the op and the chip: Codegen's verifyLowering.
     return success();
   }
   if (attr.getName() == getBatchGemmConfigsAttrName()) {
@@ -82,7 +82,7 @@ LogicalResult FusionDialect::verifyOperationAttribute(Operation *op,
                              << "' must be an array of "
                                 "#fusion.batch_gemm_config on a "
                                 "fusion.fused_linear";
-    // The checks against the op and its config run with the op's verifier.
+    // The checks against the op and the chip: Codegen's verifyLowering.
     return success();
   }
   if (attr.getName() == getTileReductionsAttrName()) {
@@ -90,7 +90,7 @@ LogicalResult FusionDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << attr.getName().getValue()
                              << "' must be a #fusion.tile_reductions on a "
                                 "fusion.fused_linear";
-    // The checks against the op's config run with the op's verifier.
+    // The checks against the op and the chip: Codegen's verifyLowering.
     return success();
   }
   if (attr.getName() == getEpilogueBatchNormAttrName()) {
@@ -98,7 +98,7 @@ LogicalResult FusionDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << attr.getName().getValue()
                              << "' must be a #fusion.epilogue_batch_norm on a "
                                 "fusion.fused_linear";
-    // The checks against the op and its config run with the op's verifier.
+    // The checks against the op and the chip: Codegen's verifyLowering.
     return success();
   }
   return op->emitError() << "unknown fusion attribute '"

@@ -1,7 +1,6 @@
 //===- FusionOps.cpp - fusion ops: verifiers, folders, builders -----------===//
 
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
-#include "fusion/Dialect/Fusion/IR/GemmConfig.h"
 #include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -958,36 +957,8 @@ LogicalResult FusedLinearOp::verify() {
     return emitOpError("statistics results require a training batch_norm "
                        "stage");
   }
-  auto config = (*this)->getAttrOfType<GemmConfigAttr>(
-      FusionDialect::getGemmConfigAttrName());
-  if (config && failed(verifyGemmConfig(*this, config)))
-    return failure();
-  auto tiles = (*this)->getAttrOfType<TileReductionsAttr>(
-      FusionDialect::getTileReductionsAttrName());
-  if (tiles && failed(verifyTileReductions(*this, config, tiles)))
-    return failure();
-  auto batchConfigs = (*this)->getAttrOfType<ArrayAttr>(
-      FusionDialect::getBatchGemmConfigsAttrName());
-  SmallVector<BatchGemmConfigAttr> entries =
-      batchConfigs
-          ? llvm::to_vector(batchConfigs.getAsRange<BatchGemmConfigAttr>())
-          : SmallVector<BatchGemmConfigAttr>();
-  // Batches below the tile reductions' min_rows end a batch config: the
-  // host branches on the batch there.
-  int64_t unreducedRows = tiles ? tiles.getMinRows() - 1 : 0;
-  if (unreducedRows > 0 &&
-      llvm::none_of(entries, [&](BatchGemmConfigAttr entry) {
-        return entry.getMaxRows() == unreducedRows;
-      }))
-    return emitOpError("tile reductions from min_rows = ")
-           << unreducedRows + 1 << ": batches of at most " << unreducedRows
-           << " rows must end a batch GEMM config";
-  if (batchConfigs &&
-      failed(verifyBatchGemmConfigs(*this, config, tiles, batchConfigs)))
-    return failure();
-  if (auto epilogueBatchNorm = (*this)->getAttrOfType<EpilogueBatchNormAttr>(
-          FusionDialect::getEpilogueBatchNormAttrName()))
-    return verifyEpilogueBatchNorm(*this, config, entries, epilogueBatchNorm);
+  // The lowering attributes are checked against the kernels and the chip
+  // by Codegen's lowering-config verifier (Codegen/Config/Verifiers.h).
   return success();
 }
 

@@ -2,7 +2,6 @@
 
 #include "fusion/Dialect/FusionRuntime/IR/FusionRuntimeDialect.h"
 
-#include "fusion/Dialect/Fusion/IR/GemmConfig.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -128,18 +127,7 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
              << getKernelAttr()
              << " never waits for it (nvvm.griddepcontrol wait)";
   }
-  if (fusion::TargetAttr target = fusion::TargetAttr::lookup(*this)) {
-    const fusion::ChipInfo &chip = fusion::getChipInfo(target.getChip());
-    if (getShared() > chip.maxSharedBytesPerBlock)
-      return emitOpError("asks for ")
-             << getShared() << " bytes of shared memory, "
-             << fusion::stringifyChip(chip.chip) << " has "
-             << chip.maxSharedBytesPerBlock;
-    if (getOverlapPredecessor() && !chip.hasGridDependencyControl)
-      return emitOpError("overlaps its predecessor, which ")
-             << fusion::stringifyChip(chip.chip)
-             << " cannot (programmatic dependent launch needs sm_90)";
-  }
+  // Its shared memory against the chip: Codegen's verifyLaunchOnTarget.
   return success();
 }
 

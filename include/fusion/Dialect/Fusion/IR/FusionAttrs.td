@@ -187,9 +187,11 @@ def Fusion_TargetAttr : AttrDef<Fusion_Dialect, "Target"> {
   let summary = "the GPU the kernels of a module are generated for";
   let description = [{
     Set on the module (as `fusion.target`) by `fusion-select-gemm-config`,
-    or written by hand; the GEMM configs of the module's fused ops are
-    verified against the chip's resources (`ChipInfo`: shared memory per
-    block, SM count), and `fusion-lower-to-gpu` targets its kernels at it.
+    or written by hand; the lowering-config verifier
+    (`fusion-verify-lowering`) checks the GEMM configs of the module's
+    fused ops and its launches against the chip's resources
+    (`Codegen/Config/Chips.h`: shared memory per block, SM count), and
+    `fusion-lower-to-gpu` targets its kernels at it.
 
     Example: `module attributes {fusion.target = #fusion.target<sm_90>}`
   }];
@@ -266,9 +268,12 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
 
     The generated kernels take a thread-block `tile` (BMxBN), a grid of
     `warps` (WMxWN), `stages` of cp.async pipeline and a rasterization
-    group of `group_m` block rows. The verifier checks the tiling's shape
-    rules here, the MMA kind against the op's types and precision, and
-    the shared memory against the module's `#fusion.target`.
+    group of `group_m` block rows. The attribute's verifier checks the
+    tiling's shape rules; the lowering-config verifier
+    (`fusion-verify-lowering`, run by `fusion-select-gemm-config` and
+    `fusion-lower-to-gpu`) checks the MMA kind against the op's types and
+    precision, and the shared memory against the module's
+    `#fusion.target`.
 
     Examples: `#fusion.gemm_config<cublaslt>`,
     `#fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8>`,
@@ -362,7 +367,9 @@ def Fusion_BatchGemmConfigAttr : AttrDef<Fusion_Dialect, "BatchGemmConfig"> {
     op's tiles would leave more than half of the GPU's SMs without a tile
     (batch 128 with 16384 output columns: 64 tiles of 128x256 on the H100's
     132 SMs), so that twice as many blocks share the weight's streaming.
-    The op's verifier checks each entry against the op as it checks
+    The lowering-config verifier (`fusion-verify-lowering`, run by
+    `fusion-select-gemm-config` and `fusion-lower-to-gpu`) checks each
+    entry against the op as it checks
     `fusion.gemm_config`, and that it keeps the op config's backend, its
     block rows where the op has a batch norm (whose moments are planned
     per block row; but for batches that one block row of the entry's
@@ -399,8 +406,9 @@ def Fusion_TileReductionsAttr : AttrDef<Fusion_Dialect, "TileReductions"> {
     attribute the kernel writes the output and the row program reads it.
 
     `span` is the tile width (whole rows, or groups of whole tiles) or the
-    group width where groups tile a tile (whole 16-byte chunks). The op's
-    verifier checks it against the config and the output's width;
+    group width where groups tile a tile (whole 16-byte chunks). The
+    lowering-config verifier checks it against the config and the output's
+    width;
     `fusion-lower-to-gpu` rejects the op if its readers are no such row
     program.
 
@@ -448,8 +456,8 @@ def Fusion_EpilogueBatchNormAttr
     statistics, or where its columns would overflow the chip's shared
     memory.
 
-    The op's verifier checks that `max_rows` is positive and at most the
-    config's block rows, that the op has a training batch norm and a
+    The lowering-config verifier checks that `max_rows` is positive and at
+    most the config's block rows, that the op has a training batch norm and a
     generated config, and that every config that finishes some of these
     batches has operands = x_w.
 

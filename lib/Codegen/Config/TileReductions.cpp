@@ -1,8 +1,8 @@
 //===- TileReductions.cpp - reductions a GEMM takes from its tiles --------===//
 
-#include "fusion/Dialect/Fusion/IR/TileReductions.h"
+#include "fusion/Codegen/Config/TileReductions.h"
 
-#include "fusion/Dialect/Fusion/IR/GemmConfig.h"
+#include "fusion/Codegen/Config/GemmKernelRules.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 

@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FUSION_DIALECT_FUSION_IR_TILEREDUCTIONS_H
-#define FUSION_DIALECT_FUSION_IR_TILEREDUCTIONS_H
+#ifndef FUSION_CODEGEN_CONFIG_TILEREDUCTIONS_H
+#define FUSION_CODEGEN_CONFIG_TILEREDUCTIONS_H
 
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
 
@@ -108,4 +108,4 @@ findGemmTileReductions(FusedLinearOp op, int64_t blockN,
 
 } // namespace mlir::fusion
 
-#endif // FUSION_DIALECT_FUSION_IR_TILEREDUCTIONS_H
+#endif // FUSION_CODEGEN_CONFIG_TILEREDUCTIONS_H

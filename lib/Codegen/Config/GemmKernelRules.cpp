@@ -1,0 +1,143 @@
+//===- GemmKernelRules.cpp - the generated GEMM kernels' rules ------------===//
+
+#include "fusion/Codegen/Config/GemmKernelRules.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
+                                      int64_t elementBytes,
+                                      int64_t columnVectors, bool columnMoments,
+                                      bool normalizes) {
+  GemmSharedLayout layout;
+  // 8 elements of padding a row: the 8 rows one accumulator store of a warp
+  // touches start 4 (16-bit types) or 8 (f32) banks apart, so the pairs of
+  // its 32 lanes hit distinct banks.
+  layout.stagingRowElements = config.getBlockN() + 8;
+  int64_t staging =
+      config.getBlockM() * layout.stagingRowElements * elementBytes;
+  int64_t stageBytes =
+      (config.getBlockM() + config.getBlockN()) * kGemmRowBytes;
+  int64_t pipeline = config.getStages() * stageBytes;
+  // 3xTF32: the remainders of each stage's shared-memory operand, whose
+  // rows are the wgmmas' N.
+  if (config.isWgmmaSplit())
+    pipeline += config.getStages() * config.getWgmmaN() * kGemmRowBytes;
+  layout.constants =
+      llvm::alignTo(std::max(pipeline, staging), kGemmChunkBytes);
+  int64_t scratch = columnVectors * config.getBlockN() * 4;
+  layout.moments = 0;
+  if (columnMoments && takesColumnMomentsInRegisters(config)) {
+    // With operands = w_x a quad of lanes holds each column whole.
+    if (!config.swapsOperands()) {
+      layout.moments = layout.constants + scratch;
+      int64_t warps = config.getTileThreads() / 32;
+      scratch += (warps + 1) * config.getBlockN() * 4;
+    }
+  } else if (normalizes) {
+    layout.moments = layout.constants + scratch;
+    scratch += 3 * config.getBlockN() * 4;
+  }
+  layout.consumerScratchStride = config.isPingpong() ? scratch : 0;
+  layout.total = layout.constants + scratch * (config.getConsumerThreads() /
+                                               config.getTileThreads());
+  // The cluster's first block takes its peers' f32 sums of the tile.
+  layout.partials = 0;
+  if (config.splitsK()) {
+    layout.partials = llvm::alignTo(layout.total, kGemmChunkBytes);
+    layout.total = layout.partials + (config.getSplitK() - 1) *
+                                         config.getBlockM() *
+                                         config.getBlockN() * 4;
+  }
+  layout.staticBytes = 0;
+  if (config.isWgmma()) {
+    // The shift to the first 1024-byte boundary; the mbarriers.
+    layout.total += kSwizzleAtomBytes;
+    layout.staticBytes = getWgmmaBarrierCount(config) * 8;
+  }
+  return layout;
+}
+
+GemmSharedLayout mlir::fusion::getGemmSharedLayout(FusedLinearOp op,
+                                                   GemmConfigAttr config) {
+  int64_t vectors = (op.getBias() ? 1 : 0) + op.getEpilogueOperands().size();
+  int64_t elementBytes =
+      op.getWeight().getType().getElementType().getIntOrFloatBitWidth() / 8;
+  BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
+  return GemmSharedLayout::of(
+      config, elementBytes, vectors, batchNorm && batchNorm.isTraining(),
+      op->hasAttr(FusionDialect::getEpilogueBatchNormAttrName()));
+}
+
+bool mlir::fusion::hasChunkAlignedRows(Type elementType, int64_t k) {
+  return k * (elementType.getIntOrFloatBitWidth() / 8) % kGemmChunkBytes == 0;
+}
+
+bool mlir::fusion::hasLineAlignedRows(Type elementType, int64_t k) {
+  return k * (elementType.getIntOrFloatBitWidth() / 8) % kGemmRowBytes == 0;
+}
+
+int64_t mlir::fusion::countKSlices(Type elementType, int64_t k) {
+  return llvm::divideCeil(k * (elementType.getIntOrFloatBitWidth() / 8),
+                          kGemmRowBytes);
+}
+
+std::optional<int64_t>
+mlir::fusion::getRowReductionSpan(int64_t blockN, Type elementType, int64_t n,
+                                  int64_t groups, std::optional<int64_t> span) {
+  int64_t groupSize = n / groups;
+  std::optional<int64_t> derived;
+  if (groups == 1 || groupSize % blockN == 0)
+    derived = blockN;
+  else if (blockN % groupSize == 0 &&
+           hasChunkAlignedRows(elementType, groupSize))
+    derived = groupSize;
+  if (!span || derived == span)
+    return derived;
+  // Narrower spans tile the tiles and the groups (a span of whole tiles
+  // takes a ragged last tile too).
+  if (*span > 0 && *span != blockN && blockN % *span == 0 &&
+      groupSize % *span == 0 && hasChunkAlignedRows(elementType, *span))
+    return span;
+  return std::nullopt;
+}
+
+MmaKind mlir::fusion::getRequiredMmaKind(Type elementType,
+                                         Precision precision) {
+  if (elementType.isBF16())
+    return MmaKind::bf16;
+  if (elementType.isF16())
+    return MmaKind::f16;
+  switch (precision) {
+  case Precision::fp32:
+    return MmaKind::tf32x3;
+  case Precision::tf32:
+    return MmaKind::tf32;
+  case Precision::bf16:
+    return MmaKind::f32_as_bf16;
+  case Precision::f16:
+    return MmaKind::f32_as_f16;
+  }
+  llvm_unreachable("unknown precision");
+}
+
+SmallVector<BatchGemmConfigAttr> mlir::fusion::getFinishingBatchConfigs(
+    ArrayRef<BatchGemmConfigAttr> batchConfigs, int64_t maxRows) {
+  return llvm::to_vector(
+      llvm::make_filter_range(batchConfigs, [&](BatchGemmConfigAttr entry) {
+        return entry.getMaxRows() < maxRows;
+      }));
+}
+
+GemmConfigAttr
+mlir::fusion::getGemmConfigForRows(GemmConfigAttr config,
+                                   ArrayRef<BatchGemmConfigAttr> batchConfigs,
+                                   int64_t rows) {
+  for (BatchGemmConfigAttr entry : batchConfigs)
+    if (rows <= entry.getMaxRows())
+      return entry.getConfig();
+  return config;
+}
