@@ -58,7 +58,7 @@ def ConvertFusionToGPU : Pass<"fusion-lower-to-gpu", "::mlir::ModuleOp"> {
     - standalone elementwise ops and batch norms: the same kernels from an
       input buffer to an output buffer.
 
-    How each `fused_linear` runs is its `fusion.gemm_config` (set by
+    How each `fused_linear` runs is its `fusion.lowering` (set by
     `fusion-select-gemm-config`, or by hand): `cublaslt` as above; with a
     generated config (`mma_sync`, `simt`) the op is instead one generated GEMM
     kernel (`TiledGemmKernel.cpp`): thread-block tiles fed by a multi-stage
@@ -87,7 +87,7 @@ def ConvertFusionToGPU : Pass<"fusion-lower-to-gpu", "::mlir::ModuleOp"> {
     Reductions (`fusion.reduce`, of whole rows or of G groups of columns)
     and the ops after them that read the same matrix or their row values
     run as one row program kernel, whose rows are the groups. Where a
-    fused op has `fusion.tile_reductions` (set by
+    fused op's lowering has `tile_reductions` (set by
     `fusion-select-gemm-config`), the GEMM kernel computes the reductions
     of the row program reading its output from its output tiles into
     partials per span of a tile row (the attribute's span: the tile row, or

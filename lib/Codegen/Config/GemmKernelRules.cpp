@@ -62,14 +62,22 @@ GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
 }
 
 GemmSharedLayout mlir::fusion::getGemmSharedLayout(FusedLinearOp op,
-                                                   GemmConfigAttr config) {
+                                                   GemmConfigAttr config,
+                                                   bool normalizesBatchNorm) {
   int64_t vectors = (op.getBias() ? 1 : 0) + op.getEpilogueOperands().size();
   int64_t elementBytes =
       op.getWeight().getType().getElementType().getIntOrFloatBitWidth() / 8;
   BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
-  return GemmSharedLayout::of(
-      config, elementBytes, vectors, batchNorm && batchNorm.isTraining(),
-      op->hasAttr(FusionDialect::getEpilogueBatchNormAttrName()));
+  return GemmSharedLayout::of(config, elementBytes, vectors,
+                              batchNorm && batchNorm.isTraining(),
+                              normalizesBatchNorm);
+}
+
+GemmSharedLayout mlir::fusion::getGemmSharedLayout(FusedLinearOp op,
+                                                   GemmConfigAttr config) {
+  LoweringAttr lowering = LoweringAttr::of(op);
+  return getGemmSharedLayout(op, config,
+                             lowering && lowering.getEpilogueBatchNorm());
 }
 
 bool mlir::fusion::hasChunkAlignedRows(Type elementType, int64_t k) {

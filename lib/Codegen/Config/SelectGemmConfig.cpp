@@ -1,10 +1,10 @@
 //===- SelectGemmConfig.cpp - decide how each fused GEMM is lowered -------===//
 //
 // Fills in the lowering decisions the GPU backends consume: the module's
-// #fusion.target and each fused_linear's #fusion.gemm_config (with
-// #fusion.batch_gemm_config entries for small batches and
-// #fusion.tile_reductions). Hand-written configs are kept. The decisions
-// are GemmSelection.h's; this file applies them.
+// #fusion.target and each fused_linear's #fusion.lowering (its
+// #fusion.gemm_config, #fusion.batch_gemm_config entries for small batches,
+// tile reductions and the epilogue batch norm). Hand-written lowerings are
+// kept. The decisions are GemmSelection.h's; this file applies them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,32 +50,26 @@ SelectGemmConfigOptions SelectGemmConfigPass::getOptions() const {
   return options;
 }
 
-/// `op`'s batch configs.
-static SmallVector<BatchGemmConfigAttr> getBatchConfigs(FusedLinearOp op) {
-  auto entries = op->getAttrOfType<ArrayAttr>(
-      FusionDialect::getBatchGemmConfigsAttrName());
-  if (!entries)
-    return {};
-  return llvm::to_vector(entries.getAsRange<BatchGemmConfigAttr>());
-}
+/// A #fusion.lowering as the selection builds it.
+struct LoweringDraft {
+  GemmConfigAttr gemm;
+  SmallVector<BatchGemmConfigAttr> batches;
+  TileReductionsAttr tileReductions;
+  EpilogueBatchNormAttr epilogueBatchNorm;
 
-/// Sets `op`'s batch configs (none: removes the attribute).
-static void setBatchConfigs(FusedLinearOp op,
-                            ArrayRef<BatchGemmConfigAttr> entries) {
-  StringRef name = FusionDialect::getBatchGemmConfigsAttrName();
-  if (entries.empty())
-    op->removeAttr(name);
-  else
-    op->setAttr(name, ArrayAttr::get(op.getContext(),
-                                     llvm::to_vector_of<Attribute>(entries)));
-}
+  void setOn(FusedLinearOp op) const {
+    op->setAttr(LoweringAttr::getAttrName(),
+                LoweringAttr::get(op.getContext(), gemm, batches,
+                                  tileReductions, epilogueBatchNorm));
+  }
+};
 
-/// Sets `op`'s config and batch configs: a static batch takes the config
-/// that fits it now, given to `forStaticBatch` with its rows (and
-/// `batchConfigs` is cleared). Returns the op's config.
-static GemmConfigAttr setGemmConfigs(
+/// `op`'s config and batch configs: a static batch takes the config that
+/// fits it now, given to `forStaticBatch` with its rows (and no batch
+/// configs).
+static LoweringDraft draftGemmConfigs(
     FusedLinearOp op, GemmConfigAttr config,
-    SmallVectorImpl<BatchGemmConfigAttr> &batchConfigs,
+    SmallVector<BatchGemmConfigAttr> batchConfigs,
     function_ref<GemmConfigAttr(GemmConfigAttr, int64_t)> forStaticBatch) {
   int64_t rows = op.getInput().getType().getDimSize(0);
   if (!ShapedType::isDynamic(rows)) {
@@ -83,9 +77,7 @@ static GemmConfigAttr setGemmConfigs(
         forStaticBatch(getGemmConfigForRows(config, batchConfigs, rows), rows);
     batchConfigs.clear();
   }
-  op->setAttr(FusionDialect::getGemmConfigAttrName(), config);
-  setBatchConfigs(op, batchConfigs);
-  return config;
+  return {config, std::move(batchConfigs), {}, {}};
 }
 
 /// cuBLASLt's GEMM: small batches take the wgmma kernels' batch configs
@@ -101,11 +93,12 @@ static LogicalResult configureLibraryGemm(FusedLinearOp op,
       return failure();
     batchConfigs = selectBatchConfigs(op, selection, wgmma, std::nullopt);
   }
-  setGemmConfigs(op, config, batchConfigs,
-                 [&](GemmConfigAttr fitting, int64_t rows) {
-                   return withSplitK(op, selection, fitting, rows,
-                                     std::nullopt);
-                 });
+  draftGemmConfigs(op, config, std::move(batchConfigs),
+                   [&](GemmConfigAttr fitting, int64_t rows) {
+                     return withSplitK(op, selection, fitting, rows,
+                                       std::nullopt);
+                   })
+      .setOn(op);
   return success();
 }
 
@@ -153,32 +146,28 @@ selectGeneratedBatchConfigs(FusedLinearOp op, const GemmSelection &selection,
 /// in chunks of the op config's block rows, whatever the batch: no entry
 /// of other block rows.
 static void configureEpilogueBatchNorm(FusedLinearOp op, const ChipInfo &chip,
-                                       GemmConfigAttr config) {
+                                       LoweringDraft &lowering) {
   BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
   if (!batchNorm || !batchNorm.isTraining())
     return;
-  SmallVector<BatchGemmConfigAttr> batchConfigs = getBatchConfigs(op);
+  GemmConfigAttr config = lowering.gemm;
   int64_t rows = op.getInput().getType().getDimSize(0);
-  StringRef name = FusionDialect::getEpilogueBatchNormAttrName();
-  if (ShapedType::isDynamic(rows) || rows <= config.getBlockM()) {
-    op->setAttr(name, EpilogueBatchNormAttr::get(op.getContext(),
-                                                 config.getBlockM()));
-    auto fits = [&](GemmConfigAttr kernelConfig) {
-      return getGemmSharedLayout(op, kernelConfig).footprint() <=
-             chip.maxSharedBytesPerBlock;
-    };
-    if (!fits(config) ||
-        !llvm::all_of(batchConfigs, [&](BatchGemmConfigAttr entry) {
-          return fits(entry.getConfig());
-        }))
-      op->removeAttr(name);
-  }
-  if (op->hasAttr(name))
+  auto fits = [&](GemmConfigAttr kernelConfig) {
+    return getGemmSharedLayout(op, kernelConfig, /*normalizesBatchNorm=*/true)
+               .footprint() <= chip.maxSharedBytesPerBlock;
+  };
+  if ((ShapedType::isDynamic(rows) || rows <= config.getBlockM()) &&
+      fits(config) &&
+      llvm::all_of(lowering.batches, [&](BatchGemmConfigAttr entry) {
+        return fits(entry.getConfig());
+      })) {
+    lowering.epilogueBatchNorm =
+        EpilogueBatchNormAttr::get(op.getContext(), config.getBlockM());
     return;
-  llvm::erase_if(batchConfigs, [&](BatchGemmConfigAttr entry) {
+  }
+  llvm::erase_if(lowering.batches, [&](BatchGemmConfigAttr entry) {
     return entry.getConfig().getBlockM() != config.getBlockM();
   });
-  setBatchConfigs(op, batchConfigs);
 }
 
 /// A generated kernel's `config`: its batch configs, split-K for a static
@@ -209,8 +198,9 @@ static void configureGeneratedGemm(FusedLinearOp op,
       unreducedRows = entry.getMaxRows();
   int64_t rows = op.getInput().getType().getDimSize(0);
   bool dynamicRows = ShapedType::isDynamic(rows);
-  config = setGemmConfigs(
-      op, config, batchConfigs, [&](GemmConfigAttr fitting, int64_t rows) {
+  LoweringDraft lowering = draftGemmConfigs(
+      op, config, std::move(batchConfigs),
+      [&](GemmConfigAttr fitting, int64_t rows) {
         return selection.options.batchConfigs && !selection.fixesTiling()
                    ? withSplitK(op, selection, fitting, rows,
                                 tiles ? std::optional<int64_t>(tiles->span)
@@ -219,11 +209,10 @@ static void configureGeneratedGemm(FusedLinearOp op,
       });
   // A static batch takes one config: tile reductions where it reduces.
   if (tiles && (dynamicRows || rows > unreducedRows))
-    op->setAttr(FusionDialect::getTileReductionsAttrName(),
-                TileReductionsAttr::get(context, tiles->span,
-                                        dynamicRows ? unreducedRows + 1
-                                                    : int64_t(1)));
-  configureEpilogueBatchNorm(op, selection.chip, config);
+    lowering.tileReductions = TileReductionsAttr::get(
+        context, tiles->span, dynamicRows ? unreducedRows + 1 : int64_t(1));
+  configureEpilogueBatchNorm(op, selection.chip, lowering);
+  lowering.setOn(op);
 }
 
 void SelectGemmConfigPass::runOnOperation() {
@@ -255,7 +244,7 @@ void SelectGemmConfigPass::runOnOperation() {
   GemmSelection selection{options, getChipInfo(target.getChip())};
 
   WalkResult result = module.walk([&](FusedLinearOp op) {
-    if (op->hasAttr(FusionDialect::getGemmConfigAttrName()))
+    if (LoweringAttr::of(op))
       return WalkResult::advance();
     GemmConfigAttr config =
         selectConfig(op, selection, selectBackend(op, selection));

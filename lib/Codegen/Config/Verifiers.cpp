@@ -71,7 +71,7 @@ LogicalResult mlir::fusion::verifyGemmConfig(FusedLinearOp op,
 static LogicalResult verifyTileReductions(FusedLinearOp op,
                                           GemmConfigAttr config,
                                           TileReductionsAttr tiles) {
-  if (!config || !config.isGenerated())
+  if (!config.isGenerated())
     return op.emitOpError("tile reductions need a generated GEMM config");
   if (op.getBatchNormAttr())
     return op.emitOpError("tile reductions of an output with a batch norm "
@@ -121,12 +121,10 @@ static LogicalResult verifyTileReductions(FusedLinearOp op,
 /// backends) and the op has no batch norm, entries of one generated
 /// backend.
 static LogicalResult verifyBatchGemmConfigs(FusedLinearOp op,
-                                            GemmConfigAttr config,
-                                            TileReductionsAttr tiles,
-                                            ArrayAttr batchConfigs) {
-  if (!config)
-    return op.emitOpError("batch GEMM configs need a GEMM config");
-  auto entries = batchConfigs.getAsRange<BatchGemmConfigAttr>();
+                                            LoweringAttr lowering) {
+  GemmConfigAttr config = lowering.getGemm();
+  TileReductionsAttr tiles = lowering.getTileReductions();
+  ArrayRef<BatchGemmConfigAttr> entries = lowering.getBatches();
   // An op of cuBLASLt's GEMM may give small batches one generated backend's
   // kernels (the host branches on the batch between them), where both
   // write the same output: no batch norm, whose moments the two paths
@@ -138,15 +136,14 @@ static LogicalResult verifyBatchGemmConfigs(FusedLinearOp op,
            << " op with a batch norm stage: cuBLASLt's path and the "
               "generated kernels compute its moments in different kernels";
   GemmBackend backend = branchesBackends && !entries.empty()
-                            ? (*entries.begin()).getConfig().getBackend()
+                            ? entries.front().getConfig().getBackend()
                             : config.getBackend();
   // Batches below the tile reductions' min_rows (which end an entry, the
   // verifyLoweringConfig checks) write the output instead.
   int64_t unreducedRows = tiles ? tiles.getMinRows() - 1 : 0;
-  auto epilogueBatchNorm = op->getAttrOfType<EpilogueBatchNormAttr>(
-      FusionDialect::getEpilogueBatchNormAttrName());
+  EpilogueBatchNormAttr epilogueBatchNorm = lowering.getEpilogueBatchNorm();
   int64_t previousRows = 0;
-  for (auto entry : entries) {
+  for (BatchGemmConfigAttr entry : entries) {
     GemmConfigAttr batchConfig = entry.getConfig();
     if (entry.getMaxRows() <= previousRows)
       return op.emitOpError("batch GEMM configs must be in increasing "
@@ -194,7 +191,7 @@ verifyEpilogueBatchNorm(FusedLinearOp op, GemmConfigAttr config,
   if (!batchNorm || !batchNorm.isTraining())
     return op.emitOpError("an epilogue batch norm needs a training batch_norm "
                           "stage");
-  if (!config || !config.isGenerated())
+  if (!config.isGenerated())
     return op.emitOpError("an epilogue batch norm needs a generated GEMM "
                           "config");
   int64_t maxRows = epilogueBatchNorm.getMaxRows();
@@ -218,20 +215,16 @@ verifyEpilogueBatchNorm(FusedLinearOp op, GemmConfigAttr config,
 }
 
 LogicalResult mlir::fusion::verifyLoweringConfig(FusedLinearOp op) {
-  auto config = op->getAttrOfType<GemmConfigAttr>(
-      FusionDialect::getGemmConfigAttrName());
-  if (config && failed(verifyGemmConfig(op, config)))
+  LoweringAttr lowering = LoweringAttr::of(op);
+  if (!lowering)
+    return success();
+  GemmConfigAttr config = lowering.getGemm();
+  if (failed(verifyGemmConfig(op, config)))
     return failure();
-  auto tiles = op->getAttrOfType<TileReductionsAttr>(
-      FusionDialect::getTileReductionsAttrName());
+  TileReductionsAttr tiles = lowering.getTileReductions();
   if (tiles && failed(verifyTileReductions(op, config, tiles)))
     return failure();
-  auto batchConfigs = op->getAttrOfType<ArrayAttr>(
-      FusionDialect::getBatchGemmConfigsAttrName());
-  SmallVector<BatchGemmConfigAttr> entries =
-      batchConfigs
-          ? llvm::to_vector(batchConfigs.getAsRange<BatchGemmConfigAttr>())
-          : SmallVector<BatchGemmConfigAttr>();
+  ArrayRef<BatchGemmConfigAttr> entries = lowering.getBatches();
   // Batches below the tile reductions' min_rows end a batch config: the
   // host branches on the batch there.
   int64_t unreducedRows = tiles ? tiles.getMinRows() - 1 : 0;
@@ -242,11 +235,10 @@ LogicalResult mlir::fusion::verifyLoweringConfig(FusedLinearOp op) {
     return op.emitOpError("tile reductions from min_rows = ")
            << unreducedRows + 1 << ": batches of at most " << unreducedRows
            << " rows must end a batch GEMM config";
-  if (batchConfigs &&
-      failed(verifyBatchGemmConfigs(op, config, tiles, batchConfigs)))
+  if (!entries.empty() && failed(verifyBatchGemmConfigs(op, lowering)))
     return failure();
-  if (auto epilogueBatchNorm = op->getAttrOfType<EpilogueBatchNormAttr>(
-          FusionDialect::getEpilogueBatchNormAttrName()))
+  if (EpilogueBatchNormAttr epilogueBatchNorm =
+          lowering.getEpilogueBatchNorm())
     return verifyEpilogueBatchNorm(op, config, entries, epilogueBatchNorm);
   return success();
 }

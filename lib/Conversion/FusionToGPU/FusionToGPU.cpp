@@ -72,8 +72,8 @@ ScalarFn identityFn() {
 }
 
 GemmConfigAttr getConfig(FusedLinearOp op) {
-  return op->getAttrOfType<GemmConfigAttr>(
-      FusionDialect::getGemmConfigAttrName());
+  LoweringAttr lowering = LoweringAttr::of(op);
+  return lowering ? lowering.getGemm() : GemmConfigAttr();
 }
 
 /// The columns of the [M, G] row operands `rows`.
@@ -82,13 +82,17 @@ static SmallVector<int64_t> rowGroupsOf(ValueRange rows) {
       rows, [](Value row) { return tensorType(row).getDimSize(1); });
 }
 
-/// The op's `fusion.batch_gemm_configs`, in increasing max_rows.
+/// The op's batch configs, in increasing max_rows.
 static SmallVector<BatchGemmConfigAttr> batchGemmConfigsOf(FusedLinearOp op) {
-  SmallVector<BatchGemmConfigAttr> entries;
-  if (auto array = op->getAttrOfType<ArrayAttr>(
-          FusionDialect::getBatchGemmConfigsAttrName()))
-    llvm::append_range(entries, array.getAsRange<BatchGemmConfigAttr>());
-  return entries;
+  LoweringAttr lowering = LoweringAttr::of(op);
+  return lowering ? llvm::to_vector(lowering.getBatches())
+                  : SmallVector<BatchGemmConfigAttr>();
+}
+
+/// The op's epilogue batch norm, if any.
+static EpilogueBatchNormAttr epilogueBatchNormOf(FusedLinearOp op) {
+  LoweringAttr lowering = LoweringAttr::of(op);
+  return lowering ? lowering.getEpilogueBatchNorm() : EpilogueBatchNormAttr();
 }
 
 /// The shape of the [M, N] matrix `matrix`.
@@ -814,8 +818,7 @@ void HostEmitter::emitTiledFusedLinear(
   // batch norm (#fusion.epilogue_batch_norm); larger ones take the kernels
   // below.
   Block *done = nullptr;
-  auto epilogueBatchNorm = op->getAttrOfType<EpilogueBatchNormAttr>(
-      FusionDialect::getEpilogueBatchNormAttrName());
+  EpilogueBatchNormAttr epilogueBatchNorm = epilogueBatchNormOf(op);
   if (std::optional<GemmKernelProblem> finishing =
           epilogueBatchNorm ? getBatchNormFinishingProblem(
                                   op, epilogueBatchNorm, problem, after)
@@ -917,8 +920,7 @@ void HostEmitter::emitBatchNormFinishingGemm(FusedLinearOp op,
   appendBatchNormOperands(operands, BatchNormValues::of(op));
   if (after)
     operands.append(bufferPtrs(after.getColumnOperands()));
-  auto epilogueBatchNorm = op->getAttrOfType<EpilogueBatchNormAttr>(
-      FusionDialect::getEpilogueBatchNormAttrName());
+  EpilogueBatchNormAttr epilogueBatchNorm = epilogueBatchNormOf(op);
   launchGemmForRows(op, problem, buffers.lookup(op.getInput()).rows,
                     getFinishingBatchConfigs(batchGemmConfigsOf(op),
                                              epilogueBatchNorm.getMaxRows()),
@@ -1235,8 +1237,9 @@ void HostEmitter::launchRowProgram(ReduceOp first, const RowProgramOps &ops,
 }
 
 LogicalResult HostEmitter::planGemmTileReductions(FusedLinearOp op) {
-  auto attr = op->getAttrOfType<TileReductionsAttr>(
-      FusionDialect::getTileReductionsAttrName());
+  LoweringAttr lowering = LoweringAttr::of(op);
+  TileReductionsAttr attr =
+      lowering ? lowering.getTileReductions() : TileReductionsAttr();
   if (!attr)
     return success();
   int64_t blockN = getConfig(op).getBlockN();

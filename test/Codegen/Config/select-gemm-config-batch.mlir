@@ -23,31 +23,31 @@
 // columns: 64x128. 256 swapped tiles of 64 columns would take two waves:
 // batches up to 32 rows take swapped 32x128 tiles (11 stages of 20 KiB).
 // WGMMA-LABEL: func.func @bf16_16384
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = bf16, tile = 32x128, warps = 4x1, stages = 11, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x128, warps = 4x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
-// WGMMA-SAME: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>
+// WGMMA: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>
+// WGMMA-SAME: batches = [#fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = bf16, tile = 32x128, warps = 4x1, stages = 11, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x128, warps = 4x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
 // Two steps: 64 columns up to 128 rows, 128 up to 256; 64x64 up to 64.
 // WGMMA-LABEL: func.func @tf32_8192
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32, tile = 32x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 8x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
-// WGMMA-SAME: tile = 128x256
+// WGMMA: tile = 128x256
+// WGMMA-SAME: batches = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32, tile = 32x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 8x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
 // 3xTF32 tiles are 128 wide; its swapped ones split x's stages (14 of 12
 // KiB at 32 rows).
 // WGMMA-LABEL: func.func @fp32_8192
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 32x64, warps = 4x1, stages = 14, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, warps = 8x1, stages = 7, group_m = 8>>]
-// WGMMA-SAME: tile = 128x128
+// WGMMA: tile = 128x128
+// WGMMA-SAME: batches = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 32x64, warps = 4x1, stages = 14, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, warps = 8x1, stages = 7, group_m = 8>>]
 // 128 tiles of 128x256 fill the GPU from the first block row.
 // WGMMA-LABEL: func.func @bf16_32768
-// WGMMA-NOT: batch_gemm_configs
+// WGMMA-NOT: batches =
 // WGMMA: tile = 128x256
 // An output no wider than the narrower tiles gains nothing from them.
 // WGMMA-LABEL: func.func @bf16_64
-// WGMMA-NOT: batch_gemm_configs
+// WGMMA-NOT: batches =
 // WGMMA: tile = 128x128
 // A static batch takes its config: 128 rows the narrowest, 4096 the op's.
 // WGMMA-LABEL: func.func @static_128
-// WGMMA-NOT: batch_gemm_configs
+// WGMMA-NOT: batches =
 // WGMMA: tile = 128x64
 // WGMMA-LABEL: func.func @static_4096
-// WGMMA-NOT: batch_gemm_configs
+// WGMMA-NOT: batches =
 // WGMMA: tile = 128x256
 // Row sums over whole tiles: the 128x256 tiles reduce spans of 64
 // columns, which the narrower and 64-row tiles of the batch configs reduce
@@ -56,54 +56,55 @@
 // write the output for the row program: the tile reductions start at 33
 // rows.
 // WGMMA-LABEL: func.func @row_sums
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32, tile = 16x64, {{.*}}, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32, tile = 32x64, {{.*}}, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, {{.*}}>>]
-// WGMMA-SAME: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, {{.*}}>, fusion.tile_reductions = #fusion.tile_reductions<span = 64, min_rows = 33>
+// WGMMA: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32, tile = 128x256, {{[^>]*}}>
+// WGMMA-SAME: batches = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32, tile = 16x64, {{.*}}, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32, tile = 32x64, {{.*}}, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, {{.*}}>>]
+// WGMMA-SAME: tile_reductions = <span = 64, min_rows = 33>
 // WGMMA-LABEL: func.func @group_sums
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, {{.*}}, #fusion.batch_gemm_config<max_rows = 32, {{.*}}, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, {{.*}}>>]
-// WGMMA-SAME: fusion.tile_reductions = #fusion.tile_reductions<span = 64, min_rows = 33>
+// WGMMA: batches = [#fusion.batch_gemm_config<max_rows = 16, {{.*}}, #fusion.batch_gemm_config<max_rows = 32, {{.*}}, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, {{.*}}>>]
+// WGMMA-SAME: tile_reductions = <span = 64, min_rows = 33>
 // A static batch takes one config: a swapped one writes the output (no
 // tile reductions), a larger one reduces its tiles from the first row.
 // WGMMA-LABEL: func.func @static_row_sums_16
 // WGMMA-NOT: tile_reductions
-// WGMMA: tile = 16x64, {{.*}}, operands = w_x>}
+// WGMMA: tile = 16x64, {{.*}}, operands = w_x>>}
 // WGMMA-NOT: tile_reductions
 // WGMMA-LABEL: func.func @static_row_sums_100
-// WGMMA: tile = 128x64, {{.*}}>, fusion.tile_reductions = #fusion.tile_reductions<span = 64>}
+// WGMMA: tile = 128x64, {{.*}}>, tile_reductions = <span = 64>>}
 // 4096 columns: 64 tiles of 128x64 at batch 128 still leave half of the
 // SMs idle; 64x64 tiles of one consumer warpgroup take up to 128 rows (a
 // static batch of 64 too; 3xTF32's, with its split stages, 9 deep), but
 // not in a batch norm's op.
 // WGMMA-LABEL: func.func @bf16_4096
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = bf16, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = bf16, tile = 32x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 8x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
+// WGMMA: batches = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = bf16, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = bf16, tile = 32x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 8x1, stages = 8, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 7, group_m = 8>>]
 // WGMMA-LABEL: func.func @static_64
 // WGMMA: tile = 64x64, warps = 4x1
 // WGMMA-LABEL: func.func @static_16
 // WGMMA: tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x
 // A residual (an epilogue row operand) takes them too.
 // WGMMA-LABEL: func.func @residual_4096
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = bf16, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = bf16, tile = 32x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>,
+// WGMMA: batches = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = bf16, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = bf16, tile = 32x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>,
 // WGMMA-LABEL: func.func @fp32_4096
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, {{.*}}, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 32x64, {{.*}}, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, {{.*}}>>]
+// WGMMA: batches = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, {{.*}}, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 32x64, {{.*}}, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, {{.*}}>>]
 // WGMMA-LABEL: func.func @batch_norm_4096
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, {{.*}}>>], fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>
+// WGMMA: batches = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, {{.*}}>>], epilogue_batch_norm = <max_rows = 128>
 
 // sm_80's 108 SMs: 32 tiles of 128x256 at 8192 columns leave room for 64
 // of 128x128 up to 128 rows; 64 tiles at 16384 columns do not.
 // TILED-LABEL: func.func @bf16_16384
-// TILED-NOT: batch_gemm_configs
+// TILED-NOT: batches =
 // TILED: tile = 128x256, warps = 2x4
 // TILED-LABEL: func.func @tf32_8192
-// TILED: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<mma_sync, mma = tf32, tile = 128x128, warps = 2x2, stages = 4, group_m = 8>>]
-// TILED-SAME: tile = 128x256, warps = 2x4
+// TILED: tile = 128x256, warps = 2x4
+// TILED-SAME: batches = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<mma_sync, mma = tf32, tile = 128x128, warps = 2x2, stages = 4, group_m = 8>>]
 // 3xTF32's 128x128 blocks of 2x4 warps have no narrower tiling.
 // TILED-LABEL: func.func @fp32_8192
-// TILED-NOT: batch_gemm_configs
+// TILED-NOT: batches =
 // TILED: tile = 128x128, warps = 2x4
 
-// OFF-NOT: batch_gemm_configs
+// OFF-NOT: batches =
 // Without batch configs row sums keep spans of whole tiles.
-// OFF: fusion.tile_reductions = #fusion.tile_reductions<span = 256>
-// OFF-NOT: batch_gemm_configs
+// OFF: tile_reductions = <span = 256>
+// OFF-NOT: batches =
 // (A training batch norm's swapped config keeps an x_w entry for one block
 // row, whatever the option: the last function.)
 // OFF-LABEL: func.func @batch_norm_4096

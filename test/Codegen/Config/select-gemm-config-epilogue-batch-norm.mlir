@@ -9,25 +9,25 @@
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=cublas target=sm_90" | FileCheck %s --check-prefix=NONE
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=wgmma target=sm_80" | FileCheck %s --check-prefix=NONE
 
-// NONE-NOT: fusion.epilogue_batch_norm
+// NONE-NOT: epilogue_batch_norm
 
 // The tiled kernel's 128-row blocks: its staged tile's scratch for the
 // coefficients still leaves 3 stages on sm_80.
 // TILED-LABEL: func.func @training
-// TILED: fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>
-// TILED-SAME: fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 3
+// TILED: fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 3
+// TILED-SAME: epilogue_batch_norm = <max_rows = 128>
 // TILED-LABEL: func.func @training_fp32
-// TILED: fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>
+// TILED: epilogue_batch_norm = <max_rows = 128>
 // TILED-LABEL: func.func @inference
-// TILED-NOT: fusion.epilogue_batch_norm
+// TILED-NOT: epilogue_batch_norm
 // TILED: return
 
 // WGMMA-LABEL: func.func @training
-// WGMMA: fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>
-// WGMMA-SAME: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256
+// WGMMA: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256
+// WGMMA-SAME: epilogue_batch_norm = <max_rows = 128>
 // PINGPONG-LABEL: func.func @training
-// PINGPONG: fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>
-// PINGPONG-SAME: tile = 128x128
+// PINGPONG: tile = 128x128
+// PINGPONG-SAME: epilogue_batch_norm = <max_rows = 128>
 func.func @training(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
@@ -39,10 +39,10 @@ func.func @training(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x
 
 // 3xTF32 keeps 64-row ping-pong tiles: up to 64 rows.
 // WGMMA-LABEL: func.func @training_fp32
-// WGMMA: fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>
+// WGMMA: epilogue_batch_norm = <max_rows = 128>
 // PINGPONG-LABEL: func.func @training_fp32
-// PINGPONG: fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 64>
-// PINGPONG-SAME: tile = 64x128
+// PINGPONG: tile = 64x128
+// PINGPONG-SAME: epilogue_batch_norm = <max_rows = 64>
 func.func @training_fp32(%x: tensor<?x64xf32>, %w: tensor<512x64xf32>) -> tensor<?x512xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
@@ -56,8 +56,8 @@ func.func @training_fp32(%x: tensor<?x64xf32>, %w: tensor<512x64xf32>) -> tensor
 // A static batch takes its config (64 rows: the 64-row tiles), and keeps
 // the attribute, for that config's block rows.
 // WGMMA-LABEL: func.func @static_batch
-// WGMMA: fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 64>
-// WGMMA-SAME: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64
+// WGMMA: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 64x64
+// WGMMA-SAME: epilogue_batch_norm = <max_rows = 64>
 func.func @static_batch(%x: tensor<64x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<64x512xbf16> {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
@@ -69,7 +69,7 @@ func.func @static_batch(%x: tensor<64x64xbf16>, %w: tensor<512x64xbf16>) -> tens
 
 // A static batch of more than one block row never fits: no attribute.
 // WGMMA-LABEL: func.func @static_large_batch
-// WGMMA-NOT: fusion.epilogue_batch_norm
+// WGMMA-NOT: epilogue_batch_norm
 // WGMMA: return
 func.func @static_large_batch(%x: tensor<256x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<256x512xbf16> {
   %0 = fusion.fused_linear %x, %w epilogue {
@@ -81,7 +81,7 @@ func.func @static_large_batch(%x: tensor<256x64xbf16>, %w: tensor<512x64xbf16>) 
 }
 
 // WGMMA-LABEL: func.func @inference
-// WGMMA-NOT: fusion.epilogue_batch_norm
+// WGMMA-NOT: epilogue_batch_norm
 // WGMMA: return
 func.func @inference(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>,
                      %mean: tensor<512xbf16>, %var: tensor<512xbf16>) -> tensor<?x512xbf16> {
@@ -95,7 +95,7 @@ func.func @inference(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>,
 }
 
 // WGMMA-LABEL: func.func @no_batch_norm
-// WGMMA-NOT: fusion.epilogue_batch_norm
+// WGMMA-NOT: epilogue_batch_norm
 // WGMMA: return
 func.func @no_batch_norm(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tensor<?x512xbf16> {
   %0 = fusion.fused_linear %x, %w epilogue {
@@ -109,7 +109,7 @@ func.func @no_batch_norm(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>) -> tens
 // (163 KiB) no room for the coefficients' scratch: no attribute, the three
 // kernels for every batch.
 // TILED-LABEL: func.func @crowded
-// TILED-NOT: fusion.epilogue_batch_norm
+// TILED-NOT: epilogue_batch_norm
 // TILED: return
 func.func @crowded(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>, %c0: tensor<512xbf16>, %c1: tensor<512xbf16>, %c2: tensor<512xbf16>, %c3: tensor<512xbf16>, %c4: tensor<512xbf16>, %c5: tensor<512xbf16>, %c6: tensor<512xbf16>, %c7: tensor<512xbf16>, %c8: tensor<512xbf16>, %c9: tensor<512xbf16>, %c10: tensor<512xbf16>, %c11: tensor<512xbf16>, %c12: tensor<512xbf16>, %c13: tensor<512xbf16>, %c14: tensor<512xbf16>, %c15: tensor<512xbf16>, %c16: tensor<512xbf16>) -> tensor<?x512xbf16> {
   %0 = fusion.fused_linear %x, %w epilogue(%c0, %c1, %c2, %c3, %c4, %c5, %c6, %c7, %c8, %c9, %c10, %c11, %c12, %c13, %c14, %c15, %c16) {
@@ -141,7 +141,7 @@ func.func @crowded(%x: tensor<?x64xbf16>, %w: tensor<512x64xbf16>, %c0: tensor<5
 // batches of one block row, which the kernel that finishes the batch norm
 // takes, where no narrower tiling gives one (48 columns fill no tile).
 // WGMMA-LABEL: func.func @narrow_training
-// WGMMA: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>], fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>, fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8, operands = w_x>
+// WGMMA: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8, operands = w_x>, batches = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>], epilogue_batch_norm = <max_rows = 128>>
 // PINGPONG-LABEL: func.func @narrow_training
 // PINGPONG-NOT: operands = w_x
 // PINGPONG: return

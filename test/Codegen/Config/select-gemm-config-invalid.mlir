@@ -27,7 +27,7 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
     %0 = fusion.fused_linear %x, %w epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
-    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 6, group_m = 8>} : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
+    } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 6, group_m = 8>>} : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
     return %0 : tensor<?x256xbf16>
   }
 }

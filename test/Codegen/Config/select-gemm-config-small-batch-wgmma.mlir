@@ -14,24 +14,24 @@
 // AUTO-LABEL: func.func @centred_4096
 // AUTO-SAME: {
 // AUTO: fusion.fused_linear
-// AUTO: } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32, tile = 32x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, {{.*}}>>], fusion.gemm_config = #fusion.gemm_config<cublaslt>} :
+// AUTO: } {fusion.lowering = #fusion.lowering<gemm = <cublaslt>, batches = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32, tile = 32x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, {{.*}}>>]>} :
 // AUTO-NOT: tile_reductions
 // AUTO-LABEL: func.func @softmax_bf16_16384
-// AUTO: } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = bf16, tile = 32x128, {{.*}} operands = w_x>>, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x128, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, {{.*}}>>], fusion.gemm_config = #fusion.gemm_config<cublaslt>} :
+// AUTO: } {fusion.lowering = #fusion.lowering<gemm = <cublaslt>, batches = [#fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = bf16, tile = 32x128, {{.*}} operands = w_x>>, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = bf16, tile = 64x128, {{.*}}>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, {{.*}}>>]>} :
 // AUTO-NOT: tile_reductions
 // AUTO-LABEL: func.func @centred_static_16
-// AUTO: } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>} :
+// AUTO: } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>} :
 // AUTO-LABEL: func.func @centred_static_4096
-// AUTO: } {fusion.gemm_config = #fusion.gemm_config<cublaslt>} :
+// AUTO: } {fusion.lowering = #fusion.lowering<gemm = <cublaslt>>} :
 // 32768 columns fill the GPU at any batch: no batch configs.
 // AUTO-LABEL: func.func @centred_wide
-// AUTO: } {fusion.gemm_config = #fusion.gemm_config<cublaslt>} :
+// AUTO: } {fusion.lowering = #fusion.lowering<gemm = <cublaslt>>} :
 // AUTO-LABEL: func.func @batch_norm_then_sum
-// AUTO: } batch_norm {{.*}} {fusion.gemm_config = #fusion.gemm_config<cublaslt>} :
+// AUTO: } batch_norm {{.*}} {fusion.lowering = #fusion.lowering<gemm = <cublaslt>>} :
 // AUTO-LABEL: func.func @centred_line_unaligned_k
-// AUTO: } {fusion.gemm_config = #fusion.gemm_config<cublaslt>} :
+// AUTO: } {fusion.lowering = #fusion.lowering<gemm = <cublaslt>>} :
 
-// NONE-NOT: batch_gemm_configs
+// NONE-NOT: batches =
 // NONE-NOT: wgmma
 
 func.func @centred_4096(%x: tensor<?x64xf32>, %w: tensor<4096x64xf32>) -> tensor<?x4096xf32> {

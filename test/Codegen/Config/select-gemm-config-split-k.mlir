@@ -16,7 +16,7 @@
 module attributes {fusion.target = #fusion.target<sm_90>} {
 // 64 tiles of 64 columns: 2 blocks a tile.
 // CHECK-LABEL: func.func @fp32_4096
-// CHECK: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 32x64, warps = 4x1, stages = 13, group_m = 8, operands = w_x, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, warps = 8x1, stages = 7, group_m = 8>>]
+// CHECK: batches = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 32x64, warps = 4x1, stages = 13, group_m = 8, operands = w_x, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, warps = 8x1, stages = 7, group_m = 8>>]
 func.func @fp32_4096(%x: tensor<?x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<?x4096xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
@@ -27,9 +27,9 @@ func.func @fp32_4096(%x: tensor<?x4096xf32>, %w: tensor<4096x4096xf32>) -> tenso
 // 16 swapped tiles: 2 blocks a tile (max-split-k=4: 4); 64x64 tiles up to
 // 256 rows 2 (max-split-k=4: up to 128 rows 4, then 2).
 // CHECK-LABEL: func.func @fp32_1024
-// CHECK: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 32x64, warps = 4x1, stages = 13, group_m = 8, operands = w_x, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>,
+// CHECK: batches = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 32x64, warps = 4x1, stages = 13, group_m = 8, operands = w_x, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>,
 // MAX4-LABEL: func.func @fp32_1024
-// MAX4: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x, split_k = 4>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 32x64, warps = 4x1, stages = 12, group_m = 8, operands = w_x, split_k = 4>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 7, group_m = 8, split_k = 4>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>,
+// MAX4: batches = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x, split_k = 4>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 32x64, warps = 4x1, stages = 12, group_m = 8, operands = w_x, split_k = 4>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 7, group_m = 8, split_k = 4>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 512, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 9, group_m = 8>>,
 func.func @fp32_1024(%x: tensor<?x4096xf32>, %w: tensor<1024x4096xf32>) -> tensor<?x1024xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
@@ -40,7 +40,7 @@ func.func @fp32_1024(%x: tensor<?x4096xf32>, %w: tensor<1024x4096xf32>) -> tenso
 // A batch norm's 128-row tiles in tf32 (one block row: 64 tiles); its
 // 64-row tiles up to 64 rows keep one block a tile.
 // CHECK-LABEL: func.func @tf32_batch_norm
-// CHECK: fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 8x1, stages = 7, group_m = 8, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 8x1, stages = 8, group_m = 8>>,
+// CHECK: batches = [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma, mma = tf32, tile = 64x64, warps = 4x1, stages = 12, group_m = 8>>, #fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 8x1, stages = 7, group_m = 8, split_k = 2>>, #fusion.batch_gemm_config<max_rows = 256, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 8x1, stages = 8, group_m = 8>>,
 func.func @tf32_batch_norm(%x: tensor<?x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<?x4096xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
@@ -94,7 +94,7 @@ func.func @fp32_8192(%x: tensor<?x4096xf32>, %w: tensor<8192x4096xf32>) -> tenso
 }
 // A static batch: the config that fits it, with split_k.
 // CHECK-LABEL: func.func @fp32_static
-// CHECK: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x, split_k = 2>
+// CHECK: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x, split_k = 2>
 func.func @fp32_static(%x: tensor<7x4096xf32>, %w: tensor<4096x4096xf32>) -> tensor<7x4096xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):

@@ -19,136 +19,136 @@
 // cooperative schedule; a row sum's tiles reduce spans of 64 columns,
 // which the small batches' 128x64 tiles reduce too.
 // PINGPONG-LABEL: func.func @fp32
-// PINGPONG: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, schedule = pingpong>>
-// PINGPONG: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x128, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>
+// PINGPONG: gemm = <wgmma, mma = tf32x3, tile = 64x128, warps = 4x1, stages = 5, group_m = 8, schedule = pingpong>
+// PINGPONG-SAME: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, schedule = pingpong>>
 // PINGPONG-LABEL: func.func @bf16
-// PINGPONG: #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 4x1, stages = 8, group_m = 8, schedule = pingpong>>
-// PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>
+// PINGPONG: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>
+// PINGPONG-SAME: #fusion.gemm_config<wgmma, mma = bf16, tile = 128x64, warps = 4x1, stages = 8, group_m = 8, schedule = pingpong>>
 // PINGPONG-LABEL: func.func @tf32_reduced
-// PINGPONG: #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 4x1, stages = 8, group_m = 8, schedule = pingpong>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>, fusion.tile_reductions = #fusion.tile_reductions<span = 64>
+// PINGPONG: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>, batches = [#fusion.batch_gemm_config<max_rows = 4224, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x64, warps = 4x1, stages = 8, group_m = 8, schedule = pingpong>>], tile_reductions = <span = 64>
 // PINGPONG-LABEL: func.func @tf32_groups
-// PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>, fusion.tile_reductions = #fusion.tile_reductions<span = 64>
+// PINGPONG: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong>{{.*}} tile_reductions = <span = 64>
 // PINGPONG-LABEL: func.func @tf32_narrow_groups
 // PINGPONG-NOT: pingpong
-// PINGPONG: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 4, min_rows = 33>
+// PINGPONG: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>{{.*}} tile_reductions = <span = 4, min_rows = 33>
 
 // cluster=2 runs the op configs' blocks in clusters of 2 that multicast
 // w's tiles, where the tile reductions come from the registers; the small
 // batches' configs, whose tiles are few, run their blocks alone.
 // CLUSTER-LABEL: func.func @fp32
-// CLUSTER: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, warps = 8x1, stages = 7, group_m = 8>>
-// CLUSTER: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 4, group_m = 8, cluster = 2>
+// CLUSTER: gemm = <wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 4, group_m = 8, cluster = 2>
+// CLUSTER-SAME: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x64, warps = 8x1, stages = 7, group_m = 8>>
 // CLUSTER-LABEL: func.func @tf32_groups
-// CLUSTER: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, cluster = 2>, fusion.tile_reductions = #fusion.tile_reductions<span = 64, min_rows = 33>
+// CLUSTER: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, cluster = 2>{{.*}} tile_reductions = <span = 64, min_rows = 33>
 // CLUSTER-LABEL: func.func @tf32_narrow_groups
 // CLUSTER-NOT: cluster =
-// CLUSTER: fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 4, min_rows = 33>
+// CLUSTER: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>{{.*}} tile_reductions = <span = 4, min_rows = 33>
 
 // Two consumer warpgroups; 128x256 tiles, 128x128 for 3xTF32 (each K slice
 // summed apart) and narrow outputs; 4 stages fit the 227 KiB of sm_90.
 // WGMMA-LABEL: func.func @fp32
-// WGMMA: #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>
+// WGMMA: gemm = <wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>
 // WGMMA-LABEL: func.func @tf32
-// WGMMA: #fusion.gemm_config<wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>
+// WGMMA: gemm = <wgmma, mma = tf32, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>
 // WGMMA-LABEL: func.func @bf16
-// WGMMA: #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>
+// WGMMA: gemm = <wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>
 // WGMMA-LABEL: func.func @narrow
-// WGMMA: #fusion.gemm_config<wgmma, mma = f16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>
+// WGMMA: gemm = <wgmma, mma = f16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>
 // f32 operands rounded to 16 bits and K rows TMA cannot load stay with
 // cuBLASLt.
 // WGMMA-LABEL: func.func @f32_in_f16
-// WGMMA: #fusion.gemm_config<cublaslt>
+// WGMMA: gemm = <cublaslt>
 // WGMMA-LABEL: func.func @unaligned_k
-// WGMMA: #fusion.gemm_config<cublaslt>
+// WGMMA: gemm = <cublaslt>
 
 // SM80-NOT: wgmma
-// SM80-COUNT-23: #fusion.gemm_config<cublaslt>
+// SM80-COUNT-23: gemm = <cublaslt>
 
 // AUTO-LABEL: func.func @fp32
-// AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
+// AUTO: gemm = <wgmma, mma = tf32x3
 // AUTO-LABEL: func.func @tf32
-// AUTO: #fusion.gemm_config<wgmma, mma = tf32
+// AUTO: gemm = <wgmma, mma = tf32
 // AUTO-LABEL: func.func @bf16
-// AUTO: #fusion.gemm_config<wgmma, mma = bf16
+// AUTO: gemm = <wgmma, mma = bf16
 // AUTO-LABEL: func.func @narrow
-// AUTO: #fusion.gemm_config<wgmma, mma = f16
+// AUTO: gemm = <wgmma, mma = f16
 // AUTO-LABEL: func.func @f32_in_f16
-// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO: gemm = <cublaslt>
 // AUTO-LABEL: func.func @unaligned_k
-// AUTO: #fusion.gemm_config<mma_sync, mma = tf32x3
+// AUTO: gemm = <mma_sync, mma = tf32x3
 // AUTO-LABEL: func.func @tf32_reduced
-// AUTO: #fusion.gemm_config<wgmma, mma = tf32
+// AUTO: gemm = <wgmma, mma = tf32
 // AUTO-LABEL: func.func @bf16_reduced
-// AUTO: #fusion.gemm_config<wgmma, mma = bf16
+// AUTO: gemm = <wgmma, mma = bf16
 // The output written for a reduction and another reader: cuBLASLt in tf32.
 // AUTO-LABEL: func.func @tf32_centred
-// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO: gemm = <cublaslt>
 // Groups of 64 columns, four to a 256-column tile, are reduced from the
 // tiles; groups of 96 straddle them, and the output is written.
 // AUTO-LABEL: func.func @tf32_groups
-// AUTO: #fusion.gemm_config<wgmma, mma = tf32
+// AUTO: gemm = <wgmma, mma = tf32
 // AUTO-LABEL: func.func @tf32_straddling_groups
-// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO: gemm = <cublaslt>
 // A residual matrix or a row statistic in the epilogue: the wgmma kernel
 // in every precision.
 // AUTO-LABEL: func.func @tf32_residual
-// AUTO: #fusion.gemm_config<wgmma, mma = tf32,
+// AUTO: gemm = <wgmma, mma = tf32,
 // AUTO-LABEL: func.func @fp32_residual
-// AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
+// AUTO: gemm = <wgmma, mma = tf32x3
 // AUTO-LABEL: func.func @tf32_row_statistic
-// AUTO: #fusion.gemm_config<wgmma, mma = tf32,
+// AUTO: gemm = <wgmma, mma = tf32,
 // AUTO-LABEL: func.func @bf16_residual
-// AUTO: #fusion.gemm_config<wgmma, mma = bf16
+// AUTO: gemm = <wgmma, mma = bf16
 // K rows that are not whole 128-byte lines (1000 bf16, 1000 f32) keep
 // cuBLASLt, but for 3xTF32; strategy=wgmma takes them.
 // AUTO-LABEL: func.func @bf16_line_unaligned_k
-// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO: gemm = <cublaslt>
 // AUTO-LABEL: func.func @tf32_line_unaligned_k
-// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO: gemm = <cublaslt>
 // AUTO-LABEL: func.func @fp32_line_unaligned_k
-// AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
+// AUTO: gemm = <wgmma, mma = tf32x3
 // Accurate sines and cosines fuse like the other elementwise ops
 // (fusion-expand-trigonometry keeps libdevice's range reduction out of
 // line), as do approximate ones (16-bit results); accurate tangents in
 // tf32, not with 16-bit results (its quotient), but for 3xTF32.
 // AUTO-LABEL: func.func @tf32_sine
-// AUTO: #fusion.gemm_config<wgmma, mma = tf32,
+// AUTO: gemm = <wgmma, mma = tf32,
 // AUTO-LABEL: func.func @bf16_cosine_tangent
-// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO: gemm = <cublaslt>
 // AUTO-LABEL: func.func @fp32_sine
-// AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
+// AUTO: gemm = <wgmma, mma = tf32x3
 // AUTO-LABEL: func.func @bf16_approximate_sine_cosine
-// AUTO: #fusion.gemm_config<wgmma, mma = bf16
+// AUTO: gemm = <wgmma, mma = bf16
 // An accurate power (libdevice's powf, long even out of line) keeps
 // cuBLASLt and an epilogue kernel, but for 3xTF32.
 // AUTO-LABEL: func.func @tf32_power
-// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO: gemm = <cublaslt>
 // AUTO-LABEL: func.func @bf16_power
-// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO: gemm = <cublaslt>
 // AUTO-LABEL: func.func @fp32_power
-// AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
+// AUTO: gemm = <wgmma, mma = tf32x3
 // AUTO-LABEL: func.func @tf32_tangent
-// AUTO: #fusion.gemm_config<wgmma, mma = tf32,
+// AUTO: gemm = <wgmma, mma = tf32,
 // Past about 200 instructions an element (functions about 20, correctly
 // rounded divisions 10, other ops 1: lgamma's formula about 260), cuBLASLt
 // and an epilogue kernel, but for 3xTF32; nine functions and a division
 // (190) stay fused.
 // AUTO-LABEL: func.func @tf32_costly_epilogue
-// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO: gemm = <cublaslt>
 // AUTO-LABEL: func.func @fp32_costly_epilogue
-// AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
+// AUTO: gemm = <wgmma, mma = tf32x3
 // AUTO-LABEL: func.func @tf32_epilogue_below_the_bound
-// AUTO: #fusion.gemm_config<wgmma, mma = tf32,
+// AUTO: gemm = <wgmma, mma = tf32,
 // A special function, called out of line however short its formula, keeps
 // cuBLASLt and an epilogue kernel, but for 3xTF32.
 // AUTO-LABEL: func.func @tf32_special
-// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO: gemm = <cublaslt>
 // AUTO-LABEL: func.func @bf16_special
-// AUTO: #fusion.gemm_config<cublaslt>
+// AUTO: gemm = <cublaslt>
 // AUTO-LABEL: func.func @fp32_special
-// AUTO: #fusion.gemm_config<wgmma, mma = tf32x3
+// AUTO: gemm = <wgmma, mma = tf32x3
 // WGMMA-LABEL: func.func @bf16_line_unaligned_k
-// WGMMA: #fusion.gemm_config<wgmma, mma = bf16
+// WGMMA: gemm = <wgmma, mma = bf16
 
 func.func @fp32(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>) -> tensor<?x256xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {

@@ -1,5 +1,5 @@
-// The lowering-config verifier: a fusion.gemm_config's checks against its op
-// and chip, each rule with its located diagnostic.
+// The lowering-config verifier: a lowering's GEMM config's checks against its
+// op and chip, each rule with its located diagnostic.
 // RUN: fusion-opt %s --fusion-verify-lowering --split-input-file --verify-diagnostics
 
 func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
@@ -7,7 +7,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -18,7 +18,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = f16, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = f16, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
 
@@ -29,7 +29,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<simt, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <simt, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -41,7 +41,7 @@ module attributes {fusion.target = #fusion.target<sm_86>} {
     %0 = fusion.fused_linear %x, %w epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
-    } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+    } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 3, group_m = 8>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
     return %0 : tensor<?x48xbf16>
   }
 }
@@ -53,7 +53,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   %0 = fusion.fused_linear %x, %w precision bf16 epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -64,7 +64,7 @@ func.func @f(%x: tensor<?x60xbf16>, %w: tensor<48x60xbf16>) -> tensor<?x48xbf16>
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x60xbf16>, tensor<48x60xbf16>) -> tensor<?x48xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>>} : (tensor<?x60xbf16>, tensor<48x60xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
 
@@ -76,7 +76,7 @@ module attributes {fusion.target = #fusion.target<sm_80>} {
     %0 = fusion.fused_linear %x, %w epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
-    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+    } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
     return %0 : tensor<?x48xbf16>
   }
 }
@@ -89,7 +89,7 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
     %0 = fusion.fused_linear %x, %w epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
-    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 6, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+    } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 6, group_m = 8>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
     return %0 : tensor<?x48xbf16>
   }
 }
@@ -102,7 +102,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x96xf32> {
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x96, warps = 4x1, stages = 4, group_m = 8, schedule = pingpong>, fusion.tile_reductions = #fusion.tile_reductions<span = 12>} : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32x3, tile = 64x96, warps = 4x1, stages = 4, group_m = 8, schedule = pingpong>, tile_reductions = <span = 12>>} : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
   return %y : tensor<?x96xf32>
 }
 
@@ -115,7 +115,7 @@ func.func @f(%x: tensor<?x96xf32>, %w: tensor<64x96xf32>) -> tensor<?x64xf32> {
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 8, group_m = 8, operands = w_x, split_k = 2>} : (tensor<?x96xf32>, tensor<64x96xf32>) -> tensor<?x64xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 8, group_m = 8, operands = w_x, split_k = 2>>} : (tensor<?x96xf32>, tensor<64x96xf32>) -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
 }
 
@@ -128,7 +128,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x96xf32> {
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x96, warps = 4x1, stages = 4, group_m = 8, split_k = 2>, fusion.tile_reductions = #fusion.tile_reductions<span = 12>} : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32x3, tile = 64x96, warps = 4x1, stages = 4, group_m = 8, split_k = 2>, tile_reductions = <span = 12>>} : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
   return %y : tensor<?x96xf32>
 }
 
@@ -141,7 +141,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x96xf32> {
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x96, warps = 8x1, stages = 4, group_m = 8, cluster = 2>, fusion.tile_reductions = #fusion.tile_reductions<span = 12>} : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32x3, tile = 128x96, warps = 8x1, stages = 4, group_m = 8, cluster = 2>, tile_reductions = <span = 12>>} : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
   return %y : tensor<?x96xf32>
 }
 
@@ -155,7 +155,7 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
     %0 = fusion.fused_linear %x, %w epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
-    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 5, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+    } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 5, group_m = 8>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
     return %0 : tensor<?x48xf32>
   }
 }

@@ -1,4 +1,4 @@
-// The lowering-config verifier: an op's fusion.tile_reductions' checks against
+// The lowering-config verifier: a lowering's tile reductions' checks against
 // the op and its configs, each rule with its located diagnostic.
 // RUN: fusion-opt %s --fusion-verify-lowering --split-input-file --verify-diagnostics
 
@@ -7,18 +7,7 @@ func.func @cublaslt(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x72x
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<cublaslt>, fusion.tile_reductions = #fusion.tile_reductions<span = 32>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
-  return %0 : tensor<?x72xf32>
-}
-
-// -----
-
-func.func @no_config(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x72xf32> {
-  // expected-error @+1 {{tile reductions need a generated GEMM config}}
-  %0 = fusion.fused_linear %x, %w epilogue {
-  ^bb0(%acc: f32):
-    fusion.yield %acc : f32
-  } {fusion.tile_reductions = #fusion.tile_reductions<span = 32>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <cublaslt>, tile_reductions = <span = 32>>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
   return %0 : tensor<?x72xf32>
 }
 
@@ -29,7 +18,7 @@ func.func @batch_norm(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x6
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } batch_norm <training, epsilon = 1.0e-05, momentum = 0.1> {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 32>} : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
+  } batch_norm <training, epsilon = 1.0e-05, momentum = 0.1> {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, tile_reductions = <span = 32>>} : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
   return %0 : tensor<?x64xf32>
 }
 
@@ -41,7 +30,7 @@ func.func @span(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x72xf32>
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 12>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, tile_reductions = <span = 12>>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
   return %0 : tensor<?x72xf32>
 }
 
@@ -53,7 +42,7 @@ func.func @span_of_columns(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tenso
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 16>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, tile_reductions = <span = 16>>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
   return %0 : tensor<?x72xf32>
 }
 
@@ -64,7 +53,7 @@ func.func @swapped_operands(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>) -> t
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, operands = w_x>, fusion.tile_reductions = #fusion.tile_reductions<span = 256>} : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, operands = w_x>, tile_reductions = <span = 256>>} : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
   return %0 : tensor<?x256xbf16>
 }
 
@@ -75,7 +64,7 @@ func.func @min_rows_zero(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>) -> tens
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 256, min_rows = 0>} : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, tile_reductions = <span = 256, min_rows = 0>>} : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
   return %0 : tensor<?x256xbf16>
 }
 
@@ -86,7 +75,7 @@ func.func @min_rows_without_batch_configs(%x: tensor<?x64xbf16>, %w: tensor<256x
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 256, min_rows = 33>} : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, tile_reductions = <span = 256, min_rows = 33>>} : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
   return %0 : tensor<?x256xbf16>
 }
 
@@ -98,7 +87,7 @@ func.func @min_rows_inside_a_batch_config(%x: tensor<?x64xbf16>, %w: tensor<256x
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = bf16, tile = 32x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 256, min_rows = 17>} : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, batches = [#fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = bf16, tile = 32x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>], tile_reductions = <span = 256, min_rows = 17>>} : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
   return %0 : tensor<?x256xbf16>
 }
 
@@ -110,6 +99,6 @@ func.func @swapped_from_min_rows(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>)
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = bf16, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = bf16, tile = 32x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>], fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 64, min_rows = 17>} : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, batches = [#fusion.batch_gemm_config<max_rows = 16, #fusion.gemm_config<wgmma, mma = bf16, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>, #fusion.batch_gemm_config<max_rows = 32, #fusion.gemm_config<wgmma, mma = bf16, tile = 32x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x>>], tile_reductions = <span = 64, min_rows = 17>>} : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
   return %0 : tensor<?x256xbf16>
 }

@@ -4,8 +4,8 @@
 // RUN: fusion-opt %s --fusion-select-gemm-config="strategy=cublas" | FileCheck %s --check-prefix=CONFIG
 
 // CONFIG: module attributes {fusion.target = #fusion.target<sm_90>}
-// CONFIG: fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32, tile = 64x32, warps = 2x1, stages = 3, group_m = 4>
-// CONFIG: fusion.gemm_config = #fusion.gemm_config<cublaslt>
+// CONFIG: fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32, tile = 64x32, warps = 2x1, stages = 3, group_m = 4>
+// CONFIG: fusion.lowering = #fusion.lowering<gemm = <cublaslt>
 
 // The hand-written tiled op: one launch of its kernel, 64 threads (2x1
 // warps) and the shared memory of 3 stages of 64+32 rows of 128 bytes.
@@ -23,7 +23,7 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
     %0 = fusion.fused_linear %x, %w precision tf32 epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
-    } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32, tile = 64x32, warps = 2x1, stages = 3, group_m = 4>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+    } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32, tile = 64x32, warps = 2x1, stages = 3, group_m = 4>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
     return %0 : tensor<?x48xf32>
   }
   func.func @selected(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {

@@ -11,7 +11,7 @@ module attributes {fusion.target = #fusion.target<sm_80>} {
     %0 = fusion.fused_linear %x, %w epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
-    } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
+    } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>>} : (tensor<?x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
     return %0 : tensor<?x256xbf16>
   }
 }
@@ -25,7 +25,7 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
     %0 = fusion.fused_linear %x, %w epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
-    } {fusion.gemm_config = #fusion.gemm_config<cublaslt>, fusion.tile_reductions = #fusion.tile_reductions<span = 72>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
+    } {fusion.lowering = #fusion.lowering<gemm = <cublaslt>, tile_reductions = <span = 72>>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
     return %0 : tensor<?x72xf32>
   }
 }

@@ -15,7 +15,7 @@ func.func @written(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x1xf3
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
   %max = fusion.reduce max %y : tensor<?x72xf32> -> tensor<?x1xf32> {
   ^bb0(%in: f32):
     fusion.yield %in : f32
@@ -35,7 +35,7 @@ func.func @reduced(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x1xf3
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 32>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, tile_reductions = <span = 32>>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
   %max = fusion.reduce max %y : tensor<?x72xf32> -> tensor<?x1xf32> {
   ^bb0(%in: f32):
     fusion.yield %in : f32
@@ -51,7 +51,7 @@ func.func @returned(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> (tensor<?x72
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 32>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, tile_reductions = <span = 32>>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
   %max = fusion.reduce max %y : tensor<?x72xf32> -> tensor<?x1xf32> {
   ^bb0(%in: f32):
     fusion.yield %in : f32
@@ -72,7 +72,7 @@ func.func @span(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x1xf32> 
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 8>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, tile_reductions = <span = 8>>} : (tensor<?x64xf32>, tensor<72x64xf32>) -> tensor<?x72xf32>
   %max = fusion.reduce max %y : tensor<?x72xf32> -> tensor<?x1xf32> {
   ^bb0(%in: f32):
     fusion.yield %in : f32
@@ -89,7 +89,7 @@ func.func @group_span(%x: tensor<?x64xf32>, %w: tensor<96x64xf32>) -> tensor<?x6
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, fusion.tile_reductions = #fusion.tile_reductions<span = 32>} : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32x3, tile = 32x32, warps = 2x1, stages = 3, group_m = 8>, tile_reductions = <span = 32>>} : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
   %max = fusion.reduce max %y : tensor<?x96xf32> -> tensor<?x6xf32> {
   ^bb0(%in: f32):
     fusion.yield %in : f32

@@ -14,7 +14,7 @@
 // cuBLASLt GEMMs write their output for the row program to read.
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=cublas" | FileCheck %s --check-prefix=CUBLAS
 // CUBLAS-NOT: fusion.tile_reductions
-// CUBLAS: #fusion.gemm_config<cublaslt>
+// CUBLAS: gemm = <cublaslt>
 // CUBLAS-NOT: fusion.tile_reductions
 
 // logsumexp(-0.5 y) over 72 columns (3 tiles of 32, the last ragged), as
@@ -110,7 +110,7 @@
 // WGMMA-NOT: nvgpu.mbarrier.arrive
 // WGMMA: scf.yield
 // DECIDE-LABEL: func.func @logsumexp(
-// DECIDE: fusion.tile_reductions = #fusion.tile_reductions<span = 32>
+// DECIDE: tile_reductions = <span = 32>
 func.func @logsumexp(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x1xf32> {
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
@@ -166,7 +166,7 @@ func.func @logsumexp(%x: tensor<?x64xf32>, %w: tensor<72x64xf32>) -> tensor<?x1x
 // CHECK: arith.divf
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // DECIDE-LABEL: func.func @mean_of_squares(
-// DECIDE: fusion.tile_reductions = #fusion.tile_reductions<span = 32>
+// DECIDE: tile_reductions = <span = 32>
 func.func @mean_of_squares(%x: tensor<?x64xbf16>, %w: tensor<40x64xbf16>,
                            %b: tensor<40xbf16>) -> tensor<?x1xbf16> {
   %y = fusion.fused_linear %x, %w bias(%b) epilogue {
@@ -205,7 +205,7 @@ func.func @mean_of_squares(%x: tensor<?x64xbf16>, %w: tensor<40x64xbf16>,
 // CHECK: arith.divf
 // CHECK: llvm.getelementptr %[[P]]
 // DECIDE-LABEL: func.func @softmax(
-// DECIDE: fusion.tile_reductions = #fusion.tile_reductions<span = 32>
+// DECIDE: tile_reductions = <span = 32>
 func.func @softmax(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>) -> tensor<?x40xf32> {
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
@@ -329,7 +329,7 @@ func.func @absolute_deviation(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>) -> te
 // CHECK: arith.addf
 // CHECK: scf.yield
 // DECIDE-LABEL: func.func @variance(
-// DECIDE: fusion.tile_reductions = #fusion.tile_reductions<span = 32>
+// DECIDE: tile_reductions = <span = 32>
 func.func @variance(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>) -> tensor<?x1xf32> {
   %y = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
@@ -411,7 +411,7 @@ func.func @variance(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>) -> tensor<?x1xf
 // WGMMA: vector.store %{{.*}}, %[[GOUT]]
 // WGMMA: gpu.shuffle  xor %{{.*}}, %c2_i32
 // DECIDE-LABEL: func.func @group_norm(
-// DECIDE: fusion.tile_reductions = #fusion.tile_reductions<span = 8>
+// DECIDE: tile_reductions = <span = 8>
 func.func @group_norm(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>,
                       %gamma: tensor<64xf32>, %beta: tensor<64xf32>)
     -> tensor<?x64xf32> {
@@ -462,7 +462,7 @@ func.func @group_norm(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>,
 // WGMMA-LABEL: llvm.func @group_sums(
 // WGMMA: gpu.func @group_sums_0_gemm(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<?x2xf32>) kernel
 // DECIDE-LABEL: func.func @group_sums(
-// DECIDE: fusion.tile_reductions = #fusion.tile_reductions<span = 32>
+// DECIDE: tile_reductions = <span = 32>
 func.func @group_sums(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>)
     -> tensor<?x2xf32> {
   %y = fusion.fused_linear %x, %w epilogue {

@@ -61,7 +61,7 @@ func.func @bf16(%x: tensor<?x1024xbf16>, %w: tensor<256x1024xbf16>) -> tensor<?x
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 4, group_m = 8, split_k = 4>} : (tensor<?x1024xbf16>, tensor<256x1024xbf16>) -> tensor<?x256xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 4, group_m = 8, split_k = 4>>} : (tensor<?x1024xbf16>, tensor<256x1024xbf16>) -> tensor<?x256xbf16>
   return %0 : tensor<?x256xbf16>
 }
 }

@@ -51,7 +51,7 @@ func.func @fp32(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>) -> tensor<?x128xf3
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 4, group_m = 8, operands = w_x>} : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 4, group_m = 8, operands = w_x>>} : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
   return %0 : tensor<?x128xf32>
 }
 }

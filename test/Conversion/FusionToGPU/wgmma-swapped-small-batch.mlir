@@ -31,7 +31,7 @@ func.func @residual(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %r: tensor<?
   ^bb0(%acc: f32, %res: f32):
     %s = arith.addf %acc, %res : f32
     fusion.yield %s : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 32x64, warps = 4x1, stages = 4, group_m = 8, operands = w_x>} : (tensor<?x64xbf16>, tensor<128x64xbf16>, tensor<?x128xbf16>) -> tensor<?x128xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 32x64, warps = 4x1, stages = 4, group_m = 8, operands = w_x>>} : (tensor<?x64xbf16>, tensor<128x64xbf16>, tensor<?x128xbf16>) -> tensor<?x128xbf16>
   return %0 : tensor<?x128xbf16>
 }
 }

@@ -394,7 +394,7 @@ func.func @bn(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %s: tensor<48xbf16>
     %1 = arith.mulf %acc, %col : f32
     fusion.yield %1 : f32
   } batch_norm <training, epsilon = 1.0e-05, momentum = 1.0e-01>
-    {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>}
+    {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>}
     : (tensor<?x64xbf16>, tensor<48x64xbf16>, tensor<48xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
@@ -423,6 +423,6 @@ func.func @two_row_blocks(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tens
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 256x128, warps = 8x1, stages = 3, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 256x128, warps = 8x1, stages = 3, group_m = 8>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }

@@ -8,7 +8,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{a cublaslt GEMM config takes no mma kind or tiling}}
-  } {fusion.gemm_config = #fusion.gemm_config<cublaslt, stages = 3>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <cublaslt, stages = 3>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -19,7 +19,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{an mma_sync GEMM config needs an mma kind}}
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -30,7 +30,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{a simt GEMM config takes no mma kind (it multiplies with f32 fma)}}
-  } {fusion.gemm_config = #fusion.gemm_config<simt, mma = tf32, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <simt, mma = tf32, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -41,7 +41,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{tile rows 8 is out of range [16, 1024]}}
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 8x128, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32x3, tile = 8x128, warps = 2x4, stages = 3, group_m = 8>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -52,7 +52,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{tile columns 2048 is out of range [16, 1024]}}
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 128x2048, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32x3, tile = 128x2048, warps = 2x4, stages = 3, group_m = 8>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -63,7 +63,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{warps along M 0 is out of range [1, 32]}}
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 128x128, warps = 0x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32x3, tile = 128x128, warps = 0x4, stages = 3, group_m = 8>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -74,7 +74,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{warps along N 64 is out of range [1, 32]}}
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 128x128, warps = 2x64, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32x3, tile = 128x128, warps = 2x64, stages = 3, group_m = 8>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -85,7 +85,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{stages 1 is out of range [2, 16]}}
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 128x128, warps = 2x4, stages = 1, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32x3, tile = 128x128, warps = 2x4, stages = 1, group_m = 8>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -96,7 +96,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{group_m 0 is out of range [1, 64]}}
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 128x128, warps = 2x4, stages = 3, group_m = 0>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32x3, tile = 128x128, warps = 2x4, stages = 3, group_m = 0>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -107,7 +107,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{tiling 512x512 with 32x2 warps: 2048 threads, more than 1024 per block}}
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 512x512, warps = 32x2, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32x3, tile = 512x512, warps = 32x2, stages = 3, group_m = 8>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -118,7 +118,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{tiling 128x120 with 2x4 warps: warp tiles must be multiples of 16x16}}
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 128x120, warps = 2x4, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32x3, tile = 128x120, warps = 2x4, stages = 3, group_m = 8>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -129,7 +129,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{tiling 16x128 with 1x8 warps: each thread must copy the same number of 16-byte chunks}}
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3, tile = 16x128, warps = 1x8, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = tf32x3, tile = 16x128, warps = 1x8, stages = 3, group_m = 8>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -140,7 +140,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{tiling 16x256 with 1x16 warps: the SIMT thread grid (16 threads along N) must divide the block tile}}
-  } {fusion.gemm_config = #fusion.gemm_config<simt, tile = 16x256, warps = 1x16, stages = 3, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <simt, tile = 16x256, warps = 1x16, stages = 3, group_m = 8>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -177,8 +177,8 @@ module attributes {fusion.target = "sm_90"} {}
 
 // -----
 
-// expected-error @+1 {{'fusion.gemm_config' must be a #fusion.gemm_config on a fusion.fused_linear}}
-module attributes {fusion.gemm_config = #fusion.gemm_config<cublaslt>} {}
+// expected-error @+1 {{'fusion.lowering' must be a #fusion.lowering on a fusion.fused_linear}}
+module attributes {fusion.lowering = #fusion.lowering<gemm = <cublaslt>>} {}
 
 // -----
 
@@ -192,7 +192,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{an wgmma GEMM config needs an mma kind}}
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
 
@@ -203,7 +203,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{a wgmma GEMM config multiplies with bf16, f16, tf32 or tf32x3, not f32_as_bf16}}
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = f32_as_bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = f32_as_bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -214,7 +214,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{tiling 128x256 with 2x4 warps: a wgmma kernel has one or two consumer warpgroups (warps = 4x1 or 8x1)}}
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
 
@@ -225,7 +225,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{tiling 192x128 with 8x1 warps: each consumer warpgroup computes 64 or 128 rows}}
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 192x128, warps = 8x1, stages = 4, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 192x128, warps = 8x1, stages = 4, group_m = 8>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
 
@@ -237,7 +237,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{tiling 256x256 with 8x1 warps: a consumer warpgroup of 128 rows multiplies at most 128 columns, and not in tf32x3}}
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 256x256, warps = 8x1, stages = 2, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 256x256, warps = 8x1, stages = 2, group_m = 8>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
 
@@ -249,7 +249,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{tiling 128x128 with 4x1 warps: a consumer warpgroup of 128 rows multiplies at most 128 columns, and not in tf32x3}}
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 128x128, warps = 4x1, stages = 3, group_m = 8, schedule = pingpong>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32x3, tile = 128x128, warps = 4x1, stages = 3, group_m = 8, schedule = pingpong>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -260,7 +260,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{tiling 128x320 with 8x1 warps: wgmma tiles have at most 256 columns, a multiple of 16}}
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x320, warps = 8x1, stages = 2, group_m = 8>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x320, warps = 8x1, stages = 2, group_m = 8>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
 
@@ -328,7 +328,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{unknown operands 'y_x' (expected x_w or w_x)}}
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, operands = y_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, operands = y_x>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
 
@@ -339,7 +339,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{operands = w_x is a cooperative, unclustered wgmma kernel's}}
-  } {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = bf16, tile = 128x256, warps = 2x4, stages = 4, group_m = 8, operands = w_x>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
 
@@ -350,7 +350,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{operands = w_x is a cooperative, unclustered wgmma kernel's}}
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong, operands = w_x>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
 
@@ -361,7 +361,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{operands = w_x is a cooperative, unclustered wgmma kernel's}}
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, cluster = 2, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, cluster = 2, operands = w_x>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
 
@@ -372,7 +372,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{tiling 32x128 with 4x1 warps: a consumer warpgroup of 128 columns multiplies at most 128 rows, and not in tf32x3}}
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = tf32x3, tile = 32x128, warps = 4x1, stages = 4, group_m = 8, operands = w_x>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32x3, tile = 32x128, warps = 4x1, stages = 4, group_m = 8, operands = w_x>>} : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
 
@@ -383,7 +383,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{tiling 128x192 with 8x1 warps: each consumer warpgroup computes 64 or 128 columns}}
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x192, warps = 8x1, stages = 4, group_m = 8, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x192, warps = 8x1, stages = 4, group_m = 8, operands = w_x>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
 
@@ -394,7 +394,7 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{tiling 512x128 with 8x1 warps: wgmma tiles have at most 256 rows, a multiple of 16}}
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 512x128, warps = 8x1, stages = 2, group_m = 8, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 512x128, warps = 8x1, stages = 2, group_m = 8, operands = w_x>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
 
@@ -406,6 +406,6 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
   // expected-error @+1 {{tiling 256x256 with 8x1 warps: a consumer warpgroup of 128 columns multiplies at most 128 rows, and not in tf32x3}}
-  } {fusion.gemm_config = #fusion.gemm_config<wgmma, mma = bf16, tile = 256x256, warps = 8x1, stages = 2, group_m = 8, operands = w_x>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+  } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 256x256, warps = 8x1, stages = 2, group_m = 8, operands = w_x>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }

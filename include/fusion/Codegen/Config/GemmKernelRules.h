@@ -105,7 +105,12 @@ std::optional<int64_t>
 getRowReductionSpan(int64_t blockN, Type elementType, int64_t n, int64_t groups,
                     std::optional<int64_t> span = std::nullopt);
 
-/// The shared layout of `op`'s generated GEMM kernel of `config`.
+/// The shared layout of `op`'s generated GEMM kernel of `config`, which
+/// normalizes a training batch norm in its epilogue where
+/// `normalizesBatchNorm` (#fusion.epilogue_batch_norm).
+GemmSharedLayout getGemmSharedLayout(FusedLinearOp op, GemmConfigAttr config,
+                                     bool normalizesBatchNorm);
+/// The same, normalizing where `op`'s #fusion.lowering says so.
 GemmSharedLayout getGemmSharedLayout(FusedLinearOp op, GemmConfigAttr config);
 
 /// The config a batch of `rows` rows gets: that of the first of

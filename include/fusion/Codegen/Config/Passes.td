@@ -7,8 +7,7 @@ include "mlir/Pass/PassBase.td"
 
 def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
   let summary = "Decide how each fused GEMM is lowered: set the module's "
-                "#fusion.target and each fused_linear's #fusion.gemm_config "
-                "and #fusion.tile_reductions";
+                "#fusion.target and each fused_linear's #fusion.lowering";
   let description = [{
     The lowering decisions of the GPU backends, made once and kept in IR,
     where they can be printed, tested and overridden:
@@ -16,15 +15,15 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     - The module gets `fusion.target = #fusion.target<CHIP>` from `target`,
       unless it has one already; a module whose target differs from an
       explicit `target` is refused.
-    - Each `fusion.fused_linear` without a `fusion.gemm_config` gets one; a
-      config already there (written by hand) is kept as it is.
-    - An op whose new config is a generated GEMM gets
-      `fusion.tile_reductions = #fusion.tile_reductions<span = S>` where
+    - Each `fusion.fused_linear` without a `fusion.lowering` gets one
+      (`#fusion.lowering<gemm = CONFIG, ...>`); a lowering already there
+      (written by hand) is kept as it is.
+    - An op whose new config is a generated GEMM gets tile reductions
+      (`tile_reductions = <span = S>` in its lowering) where
       its output is read by one row program whose reductions the tiles can
       compute (docs/architecture.md, "Reductions from the GEMM's tiles"):
       the kernel then writes partials per span of S columns, and the
-      output only if the program's elementwise steps read it. Ops with a
-      hand-written config get it only if written by hand too.
+      output only if the program's elementwise steps read it.
 
     `strategy` picks the backend: `cublas` (cuBLASLt + epilogue kernels),
     `tiled` (a generated kernel: `mma_sync` with the MMA kind the op's types
@@ -74,7 +73,7 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     The batch M is known at run time only. Where a batch of a few block
     rows would leave more than half of the chip's SMs without a tile
     (batch 128 with 16384 output columns: 64 tiles of 128x256 on the
-    H100's 132 SMs), the op also gets `fusion.batch_gemm_configs`: for
+    H100's 132 SMs), the op's lowering also gets `batches`: for
     batches up to `max_rows` rows, narrower tiles (wgmma: halved down to
     64 columns, then 64x64 tiles of one consumer warpgroup where the op has
     no batch norm; tiled: 128x128
@@ -93,9 +92,9 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     to 8 stages of 128-row tiles, 12 of 64x64 and 16 of the swapped ones:
     a small batch's main loop waits on its loads. The lowering launches the first entry
     whose `max_rows` the batch fits, the op's config above them. An op of
-    static batch gets the fitting config as its `fusion.gemm_config`
+    static batch gets the fitting config as its lowering's `gemm`
     instead; `batch-configs=false` (or a tiling in the options) turns this
-    off. Entries that would change the op's `fusion.tile_reductions` span
+    off. Entries that would change the op's tile reductions' span
     are not made; wgmma tiles whose spans are the whole tile (row
     reductions, groups of whole tiles) reduce spans of 64 columns instead,
     where that gives the op batch configs.
@@ -117,7 +116,7 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     SMs they have and keep one block a tile (benchmark run 42).
 
     An op with a training batch norm and a generated config also gets
-    `fusion.epilogue_batch_norm` with `max_rows` its block rows, where the
+    `epilogue_batch_norm = <max_rows = BM>`, BM its block rows, where the
     kernel's scratch for the coefficients fits beside every config's
     pipeline (and, for a static batch, where the batch fits): batches that one block row of tiles holds are normalized by
     the GEMM kernel's epilogue (one kernel instead of the GEMM, the finalize
@@ -127,9 +126,9 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     // fusion-opt --fusion-select-gemm-config="target=sm_90 strategy=tiled"
     module attributes {fusion.target = #fusion.target<sm_90>} {
       %y = fusion.fused_linear %x, %w ... epilogue { ... }
-          {fusion.gemm_config = #fusion.gemm_config<mma_sync, mma = tf32x3,
-           tile = 128x128, warps = 2x4, stages = 4, group_m = 8>,
-           fusion.tile_reductions = #fusion.tile_reductions<span = 128>} : ...
+          {fusion.lowering = #fusion.lowering<gemm = <mma_sync,
+           mma = tf32x3, tile = 128x128, warps = 2x4, stages = 4,
+           group_m = 8>, tile_reductions = <span = 128>>} : ...
       %max = fusion.reduce max %y : tensor<?x1000xf32> -> tensor<?x1xf32> ...
     }
     ```
@@ -188,7 +187,7 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
            "columns">,
     Option<"batchConfigs", "batch-configs", "bool", /*default=*/"true",
            "generated kernels: narrower tiles for batches whose tiles leave "
-           "more than half of the SMs idle (fusion.batch_gemm_configs; "
+           "more than half of the SMs idle (a lowering's batches; "
            "not with tile, warps or stages)">,
     Option<"maxSplitK", "max-split-k", "int64_t", /*default=*/"2",
            "wgmma kernels of batch configs and static batches whose tiles "
@@ -210,13 +209,13 @@ def VerifyLowering : Pass<"fusion-verify-lowering"> {
     This pass checks what needs the op, the kernel library or the chip of
     the enclosing `#fusion.target`:
 
-    - a `fusion.gemm_config`'s MMA kind against the op's types and
-      precision, its K rows' alignment and slices, and its shared memory
-      against the chip;
-    - `fusion.tile_reductions` against the op's config and output;
-    - `fusion.batch_gemm_configs` against the op's config and tile
-      reductions, each entry as a config of its own;
-    - `fusion.epilogue_batch_norm` against the op's batch norm stage and
+    - a `fusion.lowering`'s `gemm` config: its MMA kind against the op's
+      types and precision, its K rows' alignment and slices, and its shared
+      memory against the chip;
+    - its `tile_reductions` against the config and the op's output;
+    - its `batches` against the config and tile reductions, each entry as a
+      config of its own;
+    - its `epilogue_batch_norm` against the op's batch norm stage and the
       configs;
     - a `fusion_rt.launch`'s shared memory and programmatic dependent
       launch against the chip.

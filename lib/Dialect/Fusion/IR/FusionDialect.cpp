@@ -64,39 +64,10 @@ LogicalResult FusionDialect::verifyOperationAttribute(Operation *op,
     // The configs below are checked against the chip by Codegen.
     return success();
   }
-  if (attr.getName() == getGemmConfigAttrName()) {
-    auto config = dyn_cast<GemmConfigAttr>(attr.getValue());
-    auto fused = dyn_cast<FusedLinearOp>(op);
-    if (!config || !fused)
+  if (attr.getName() == LoweringAttr::getAttrName()) {
+    if (!isa<LoweringAttr>(attr.getValue()) || !isa<FusedLinearOp>(op))
       return op->emitError() << "'" << attr.getName().getValue()
-                             << "' must be a #fusion.gemm_config on a "
-                                "fusion.fused_linear";
-    // The checks against the op and the chip: Codegen's verifyLowering.
-    return success();
-  }
-  if (attr.getName() == getBatchGemmConfigsAttrName()) {
-    auto configs = dyn_cast<ArrayAttr>(attr.getValue());
-    if (!configs || !isa<FusedLinearOp>(op) ||
-        !llvm::all_of(configs, llvm::IsaPred<BatchGemmConfigAttr>))
-      return op->emitError() << "'" << attr.getName().getValue()
-                             << "' must be an array of "
-                                "#fusion.batch_gemm_config on a "
-                                "fusion.fused_linear";
-    // The checks against the op and the chip: Codegen's verifyLowering.
-    return success();
-  }
-  if (attr.getName() == getTileReductionsAttrName()) {
-    if (!isa<TileReductionsAttr>(attr.getValue()) || !isa<FusedLinearOp>(op))
-      return op->emitError() << "'" << attr.getName().getValue()
-                             << "' must be a #fusion.tile_reductions on a "
-                                "fusion.fused_linear";
-    // The checks against the op and the chip: Codegen's verifyLowering.
-    return success();
-  }
-  if (attr.getName() == getEpilogueBatchNormAttrName()) {
-    if (!isa<EpilogueBatchNormAttr>(attr.getValue()) || !isa<FusedLinearOp>(op))
-      return op->emitError() << "'" << attr.getName().getValue()
-                             << "' must be a #fusion.epilogue_batch_norm on a "
+                             << "' must be a #fusion.lowering on a "
                                 "fusion.fused_linear";
     // The checks against the op and the chip: Codegen's verifyLowering.
     return success();

@@ -293,3 +293,82 @@ BatchGemmConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << stringifyGemmBackend(config.getBackend());
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// #fusion.lowering
+//===----------------------------------------------------------------------===//
+
+Attribute LoweringAttr::parse(AsmParser &parser, Type) {
+  GemmConfigAttr gemm;
+  if (parser.parseLess() || parser.parseKeyword("gemm") ||
+      parser.parseEqual() || parser.parseCustomAttributeWithFallback(gemm))
+    return {};
+  SmallVector<BatchGemmConfigAttr> batches;
+  TileReductionsAttr tileReductions;
+  EpilogueBatchNormAttr epilogueBatchNorm;
+  bool seenBatches = false;
+  while (succeeded(parser.parseOptionalComma())) {
+    SMLoc keyLoc = parser.getCurrentLocation();
+    StringRef key;
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return {};
+    auto once = [&](bool seen) -> bool {
+      if (seen)
+        parser.emitError(keyLoc) << "'" << key << "' is given twice";
+      return !seen;
+    };
+    ParseResult parsed = failure();
+    if (key == "batches") {
+      if (!once(seenBatches))
+        return {};
+      seenBatches = true;
+      parsed = parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square, [&]() -> ParseResult {
+            BatchGemmConfigAttr entry;
+            if (parser.parseCustomAttributeWithFallback(entry))
+              return failure();
+            batches.push_back(entry);
+            return success();
+          });
+    } else if (key == "tile_reductions") {
+      if (!once(static_cast<bool>(tileReductions)))
+        return {};
+      parsed = parser.parseCustomAttributeWithFallback(tileReductions);
+    } else if (key == "epilogue_batch_norm") {
+      if (!once(static_cast<bool>(epilogueBatchNorm)))
+        return {};
+      parsed = parser.parseCustomAttributeWithFallback(epilogueBatchNorm);
+    } else {
+      parser.emitError(keyLoc)
+          << "unknown lowering key '" << key
+          << "' (expected batches, tile_reductions or epilogue_batch_norm)";
+      return {};
+    }
+    if (failed(parsed))
+      return {};
+  }
+  if (parser.parseGreater())
+    return {};
+  return LoweringAttr::get(parser.getContext(), gemm, batches, tileReductions,
+                           epilogueBatchNorm);
+}
+
+void LoweringAttr::print(AsmPrinter &printer) const {
+  printer << "<gemm = ";
+  printer.printStrippedAttrOrType(getGemm());
+  if (!getBatches().empty()) {
+    printer << ", batches = [";
+    llvm::interleaveComma(getBatches(), printer,
+                          [&](BatchGemmConfigAttr entry) { printer << entry; });
+    printer << "]";
+  }
+  if (TileReductionsAttr tiles = getTileReductions()) {
+    printer << ", tile_reductions = ";
+    printer.printStrippedAttrOrType(tiles);
+  }
+  if (EpilogueBatchNormAttr batchNorm = getEpilogueBatchNorm()) {
+    printer << ", epilogue_batch_norm = ";
+    printer.printStrippedAttrOrType(batchNorm);
+  }
+  printer << ">";
+}

@@ -209,8 +209,9 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
   let mnemonic = "gemm_config";
   let summary = "how one fused GEMM is lowered: backend, MMA, tiling";
   let description = [{
-    Attached to a `fusion.fused_linear` as `config` by
-    `fusion-select-gemm-config`, or written by hand (a hand-written config
+    The `gemm` of a `fusion.fused_linear`'s `#fusion.lowering` (and the
+    config of each of its batch configs), set by
+    `fusion-select-gemm-config` or written by hand (a hand-written lowering
     is kept); `fusion-lower-to-gpu` lowers the op exactly as it says.
 
     - `cublaslt`: a cuBLASLt GEMM, then generated epilogue kernels.
@@ -357,10 +358,10 @@ def Fusion_BatchGemmConfigAttr : AttrDef<Fusion_Dialect, "BatchGemmConfig"> {
   let mnemonic = "batch_gemm_config";
   let summary = "the GEMM config of a fused_linear for batches up to a size";
   let description = [{
-    One entry of a `fusion.fused_linear`'s `fusion.batch_gemm_configs`, an
-    array in increasing `max_rows`: a call whose batch (the row count M,
-    known at run time) is at most `max_rows` launches the kernel of
-    `config` instead of the op's `fusion.gemm_config`; the first entry that
+    One entry of a `#fusion.lowering`'s `batches`, an array in increasing
+    `max_rows`: a call whose batch (the row count M, known at run time) is
+    at most `max_rows` launches the kernel of `config` instead of the
+    lowering's `gemm`; the first entry that
     fits wins, and batches larger than every entry's get the op's config.
 
     `fusion-select-gemm-config` adds entries of narrower tiles where the
@@ -370,11 +371,11 @@ def Fusion_BatchGemmConfigAttr : AttrDef<Fusion_Dialect, "BatchGemmConfig"> {
     The lowering-config verifier (`fusion-verify-lowering`, run by
     `fusion-select-gemm-config` and `fusion-lower-to-gpu`) checks each
     entry against the op as it checks
-    `fusion.gemm_config`, and that it keeps the op config's backend, its
+    the lowering's `gemm`, and that it keeps the op config's backend, its
     block rows where the op has a batch norm (whose moments are planned
     per block row; but for batches that one block row of the entry's
-    tiles holds and the op's `fusion.epilogue_batch_norm` finishes), and
-    the op's `fusion.tile_reductions` span.
+    tiles holds and the lowering's `epilogue_batch_norm` finishes), and
+    the lowering's tile reductions' span.
 
     An op whose config is cuBLASLt's may have entries of one generated
     backend (no batch norm): small batches then launch that backend's
@@ -382,7 +383,7 @@ def Fusion_BatchGemmConfigAttr : AttrDef<Fusion_Dialect, "BatchGemmConfig"> {
     (`fusion-select-gemm-config` gives them to outputs that norms and
     softmax read after they are written, with `strategy=auto`).
 
-    Example: `fusion.batch_gemm_configs = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>]`
+    Example: `batches = [#fusion.batch_gemm_config<max_rows = 128, #fusion.gemm_config<wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>]` in a `#fusion.lowering`
   }];
   let parameters = (ins "int64_t":$maxRows, "GemmConfigAttr":$config);
   let assemblyFormat = "`<` `max_rows` `=` $maxRows `,` qualified($config) `>`";
@@ -393,8 +394,9 @@ def Fusion_TileReductionsAttr : AttrDef<Fusion_Dialect, "TileReductions"> {
   let mnemonic = "tile_reductions";
   let summary = "a generated GEMM computes its reader's reductions from its tiles";
   let description = [{
-    Attached to a `fusion.fused_linear` with a generated GEMM config as
-    `fusion.tile_reductions` by `fusion-select-gemm-config` where the op's
+    The `tile_reductions` of a `fusion.fused_linear`'s `#fusion.lowering`
+    with a generated GEMM config, set by `fusion-select-gemm-config` where
+    the op's
     output is read by one row program (a `fusion.reduce` of its rows or
     groups of columns and the ops after it reading the same matrix or the
     row values) whose reductions the tiles can compute (see
@@ -418,8 +420,8 @@ def Fusion_TileReductionsAttr : AttrDef<Fusion_Dialect, "TileReductions"> {
     of the tile), write the output and the row program reduces it; the
     host branches on the batch between the two.
 
-    Example: `fusion.tile_reductions = #fusion.tile_reductions<span = 64,
-    min_rows = 33>`
+    Example: `tile_reductions = <span = 64, min_rows = 33>` in a
+    `#fusion.lowering`.
   }];
   let parameters = (ins "int64_t":$span,
                         DefaultValuedParameter<"int64_t", "1">:$minRows);
@@ -437,14 +439,15 @@ def Fusion_EpilogueBatchNormAttr
   let mnemonic = "epilogue_batch_norm";
   let summary = "a generated GEMM finishes its training batch norm for small batches";
   let description = [{
-    Attached to a `fusion.fused_linear` with a training batch-norm stage
-    and a generated GEMM config as `fusion.epilogue_batch_norm` by
+    The `epilogue_batch_norm` of the `#fusion.lowering` of a
+    `fusion.fused_linear` with a training batch-norm stage and a generated
+    GEMM config, set by
     `fusion-select-gemm-config` (where the kernel's scratch for the
     coefficients fits beside the pipeline), or written by hand. A call
     whose batch (the row count M, known at run time) is at most `max_rows`
     fits one block row of the GEMM's tiles, so each tile's column moments
     are the batch's: its kernel (of the config the batch gets, see
-    `fusion.batch_gemm_configs`: batch configs below `max_rows` have
+    the lowering's `batches`: batch configs below `max_rows` have
     finishing kernels of their own) normalizes the output in its
     epilogue (the wgmma kernel in registers, the tiled kernel as its staged
     tile leaves), applies the elementwise op the batch norm feeds (if it is
@@ -461,10 +464,63 @@ def Fusion_EpilogueBatchNormAttr
     generated config, and that every config that finishes some of these
     batches has operands = x_w.
 
-    Example: `fusion.epilogue_batch_norm = #fusion.epilogue_batch_norm<max_rows = 128>`
+    Example: `epilogue_batch_norm = <max_rows = 128>` in a
+    `#fusion.lowering`.
   }];
   let parameters = (ins "int64_t":$maxRows);
   let assemblyFormat = "`<` `max_rows` `=` $maxRows `>`";
+}
+
+def Fusion_LoweringAttr : AttrDef<Fusion_Dialect, "Lowering"> {
+  let mnemonic = "lowering";
+  let summary = "how a fused_linear is lowered: its GEMM config and what "
+                "goes with it";
+  let description = [{
+    A `fusion.fused_linear`'s lowering decisions, as one discardable
+    attribute `fusion.lowering` (IREE's `lowering_config`): set by
+    `fusion-select-gemm-config`, or written by hand (the selection keeps
+    it), and consumed by `fusion-lower-to-gpu`.
+
+    - `gemm`: the op's `#fusion.gemm_config`, that of every batch that no
+      entry of `batches` takes;
+    - `batches` (optional): `#fusion.batch_gemm_config` entries in
+      increasing `max_rows`, the configs of small batches;
+    - `tile_reductions` (optional): the GEMM computes its reader's
+      reductions from its tiles;
+    - `epilogue_batch_norm` (optional): the GEMM finishes its training batch
+      norm for batches of one block row.
+
+    The attribute's parts verify by themselves; the lowering-config
+    verifier (`fusion-verify-lowering`, `Codegen/Config/Verifiers.h`)
+    checks them together, against the op and the chip.
+
+    Example: `fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16,
+    tile = 128x256, warps = 8x1, stages = 4, group_m = 8>, batches =
+    [#fusion.batch_gemm_config<max_rows = 64, #fusion.gemm_config<wgmma,
+    mma = bf16, tile = 64x64, warps = 4x1, stages = 8, group_m = 8>>],
+    tile_reductions = <span = 256>>`
+  }];
+  let parameters = (ins
+      "GemmConfigAttr":$gemm,
+      OptionalArrayRefParameter<"BatchGemmConfigAttr">:$batches,
+      OptionalParameter<"TileReductionsAttr">:$tileReductions,
+      OptionalParameter<"EpilogueBatchNormAttr">:$epilogueBatchNorm);
+  // `gemm` first, then the optional parts in any order, each once.
+  let hasCustomAssemblyFormat = 1;
+  let builders = [
+    AttrBuilder<(ins "GemmConfigAttr":$gemm), [{
+      return $_get($_ctxt, gemm, ArrayRef<BatchGemmConfigAttr>(),
+                   TileReductionsAttr(), EpilogueBatchNormAttr());
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// The attribute's name on a fused_linear.
+    static ::llvm::StringRef getAttrName() { return "fusion.lowering"; }
+    /// The lowering of `op`, if it has one.
+    static LoweringAttr of(::mlir::Operation *op) {
+      return op->getAttrOfType<LoweringAttr>(getAttrName());
+    }
+  }];
 }
 
 #endif // FUSION_DIALECT_FUSION_IR_FUSIONATTRS_TD

@@ -21,31 +21,8 @@ def Fusion_Dialect : Dialect {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
   let useDefaultAttributePrinterParser = 1;
-  // fusion.target on modules, fusion.gemm_config, fusion.batch_gemm_configs,
-  // fusion.tile_reductions and fusion.epilogue_batch_norm on fused_linear
-  // ops.
+  // fusion.target on modules, fusion.lowering on fused_linear ops.
   let hasOperationAttrVerify = 1;
-  let extraClassDeclaration = [{
-    /// The discardable attribute holding a fused_linear's GEMM config.
-    static ::llvm::StringRef getGemmConfigAttrName() {
-      return "fusion.gemm_config";
-    }
-    /// The discardable attribute saying that a fused_linear's GEMM computes
-    /// its reader's reductions from its tiles.
-    static ::llvm::StringRef getTileReductionsAttrName() {
-      return "fusion.tile_reductions";
-    }
-    /// The discardable attribute holding a fused_linear's GEMM configs for
-    /// small batches (an array of #fusion.batch_gemm_config).
-    static ::llvm::StringRef getBatchGemmConfigsAttrName() {
-      return "fusion.batch_gemm_configs";
-    }
-    /// The discardable attribute saying up to which batch a fused_linear's
-    /// GEMM kernel finishes its training batch norm.
-    static ::llvm::StringRef getEpilogueBatchNormAttrName() {
-      return "fusion.epilogue_batch_norm";
-    }
-  }];
 }
 
 class Fusion_Op<string mnemonic, list<Trait> traits = []>
