@@ -65,10 +65,18 @@ Moments mergeMoments(OpBuilder &b, Location loc, Moments a, Moments c) {
       arith::AddFOp::create(b, loc, a.mean,
                             arith::MulFOp::create(b, loc, delta, weight)),
       a.mean, c.mean);
-  // m2 = m2a + m2c + delta^2 * count_a * count_c / count
-  Value cross =
+  // m2 = m2a + m2c + delta^2 * count_a * count_c / count, no cross term
+  // where either set is empty: the empty set's mean is a placeholder 0,
+  // and delta^2 of a mean past 1.8e19 overflows to inf, which the count's 0
+  // would make NaN.
+  Value share = arith::MulFOp::create(b, loc, a.count, weight);
+  Value bothNonEmpty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, share, zero);
+  Value cross = arith::SelectOp::create(
+      b, loc, bothNonEmpty,
       arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, delta, delta),
-                            arith::MulFOp::create(b, loc, a.count, weight));
+                            share),
+      zero);
   Value m2 = arith::AddFOp::create(
       b, loc, arith::AddFOp::create(b, loc, a.m2, c.m2), cross);
   return {count, mean, m2};

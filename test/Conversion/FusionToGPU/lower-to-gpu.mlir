@@ -160,6 +160,15 @@ func.func @gemm_only(%x: tensor<4x8xbf16>, %w: tensor<16x8xbf16>) -> tensor<4x16
 // CHECK: arith.select %[[IN_RANGE]], %[[GROUP]], %c15_i64 : i64
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32
 // CHECK-COUNT-8: llvm.load
+// Chan's merge adds no cross term where either set is empty (the lane's
+// total before its first chunk, a partner lane without chunks): the empty
+// set's mean is a placeholder, delta^2 of a mean past 1.8e19 overflows, and
+// inf * 0 was NaN (GPU fuzzer seed 242).
+// CHECK: arith.cmpf ogt
+// CHECK: %[[BOTH:.*]] = arith.cmpf ogt, %[[SHARE:.*]], %[[ZERO:.*]] : f32
+// CHECK-NEXT: %[[SQUARE:.*]] = arith.mulf %[[DELTA:.*]], %[[DELTA]] : f32
+// CHECK-NEXT: %[[CROSS:.*]] = arith.mulf %[[SQUARE]], %[[SHARE]] : f32
+// CHECK-NEXT: arith.select %[[BOTH]], %[[CROSS]], %[[ZERO]] : f32
 // CHECK-COUNT-4: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
 // CHECK-NOT: %c16_i32
 // CHECK: %[[HOLD4:.*]] = arith.cmpi slt, %c4_i64{{.*}}, %[[CHUNKS]] : i64
