@@ -1,29 +1,66 @@
 #!/usr/bin/env bash
-# The main job: builds fusion, fuses the example models (prints the fused
-# IR), compiles them into GPU libraries, and, where a CUDA GPU and PyTorch
-# are present, runs and checks them against PyTorch. Without a GPU it says so
-# after compiling and exits 0.
+# The main job, in under 2 minutes on a built tree: builds fusion, fuses the
+# example models (prints the fused IR), compiles each into GPU libraries
+# through backends 1 (cuBLASLt + epilogue kernels) and 2 (the tiled
+# tensor-core kernel), and, where a CUDA GPU and PyTorch are present, checks
+# them against PyTorch. Without a GPU it says so after compiling and exits
+# 0. The full GPU check and benchmark is scripts/gpu-check.sh.
 # Usage: scripts/run-example.sh [build-dir]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build}"
-"$root/scripts/build.sh" "$build"
-for model in "$root"/examples/*.mlir; do
+models=("$root"/examples/*.mlir)
+precisions=(fp32 tf32)
+
+echo "[1/4] building fusion (log: $build/build.log)"
+mkdir -p "$build"
+if ! "$root/scripts/build.sh" "$build" >"$build/build.log" 2>&1; then
+  tail -20 "$build/build.log"
+  exit 1
+fi
+
+echo "[2/4] fusing the examples"
+for model in "${models[@]}"; do
   echo "=== $(basename "$model"), fused"
   "$build/bin/fusion-opt" "$model" --fusion-optimize
 done
+
 if [ ! -x "$build/bin/fusion-compile" ]; then
   echo "No CUDA toolkit was found when configuring: fusion-compile was not built."
   exit 0
 fi
-artifacts="$build/artifacts"
-"$root/scripts/gpu-check.sh" build "$artifacts" > /dev/null
-echo "=== compiled: $artifacts"
+# The layout scripts/gpu/check_and_bench.py reads: backend 1 at the top,
+# backend 2 in tiled/.
+artifacts="$build/examples"
+rm -rf "$artifacts" && mkdir -p "$artifacts/tiled"
+count=$(( ${#models[@]} * ${#precisions[@]} * 2 ))
+echo "[3/4] compiling $count libraries into $artifacts"
+done_count=0
+for model in "${models[@]}"; do
+  name="$(basename "$model" .mlir)"
+  for precision in "${precisions[@]}"; do
+    for strategy in cublas tiled; do
+      out="$artifacts"; target=sm_80
+      [ $strategy = tiled ] && out="$artifacts/tiled" && target=sm_90
+      done_count=$((done_count + 1))
+      echo "  [$done_count/$count] $name, $precision, $strategy ($target)"
+      "$build/bin/fusion-compile" "$model" --precision=$precision \
+        --strategy=$strategy --target=$target -o "$out/${name}_$precision.so"
+    done
+  done
+done
+printf 'commit=%s\ndate=%s\n' "$(git -C "$root" rev-parse --short HEAD)" \
+  "$(date -u +%F)" > "$artifacts/BUILD_INFO"
+echo "=== the C ABI of one of them"
 cat "$artifacts/linear_leaky_relu_fp32.h"
+
 if python3 -c "import torch, sys; sys.exit(not torch.cuda.is_available())" 2>/dev/null; then
-  "$root/scripts/gpu-check.sh" run "$artifacts" --no-bench
+  echo "[4/4] checking them against PyTorch on $(python3 -c \
+    'import torch; print(torch.cuda.get_device_name())')"
+  python3 "$root/scripts/gpu/check_and_bench.py" --artifacts "$artifacts" \
+    --no-bench
 else
-  echo "No CUDA GPU here: the libraries are in $artifacts; run"
-  echo "  scripts/gpu-check.sh run $artifacts"
-  echo "on a machine with a GPU, CUDA and PyTorch to check and time them."
+  echo "[4/4] no CUDA GPU here: the libraries are in $artifacts; on a machine"
+  echo "  with a GPU, CUDA and PyTorch, check them with"
+  echo "  python3 scripts/gpu/check_and_bench.py --artifacts $artifacts --no-bench"
 fi
