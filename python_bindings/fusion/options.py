@@ -8,7 +8,12 @@ import dataclasses
 import pathlib
 import re
 
+# The build's copy; in the source tree (the GPU machine's scripts import the
+# package from there), the table itself.
 TABLE = pathlib.Path(__file__).with_name("compile_options.def")
+if not TABLE.exists():
+    TABLE = pathlib.Path(__file__).resolve().parents[2] / \
+        "include/fusion/Compiler/CompileOptions.def"
 # An entry: the C++ field, then string and integer literals (which may hold
 # parentheses inside their quotes).
 _ENTRY = re.compile(

@@ -198,3 +198,22 @@ def test_package_refuses_options_it_does_not_take():
     with pytest.raises(TypeError, match="'emit'"):
         fusion.compile(torch.nn.Linear(4, 4), (torch.randn(2, 4),),
                        emit="ptx")
+
+
+def test_source_tree_package_reads_the_table():
+    """The GPU machine's scripts import the package from the source tree
+    (no compiler, no build): its options come from the table itself, the
+    same as the built package's copy."""
+    import subprocess
+    import sys
+    import fusion.options
+    source = pathlib.Path(__file__).resolve().parents[1]
+    listed = subprocess.run(
+        [sys.executable, "-c",
+         "import fusion.options as o, json; "
+         "print(json.dumps({n: x.default for n, x in o.OPTIONS.items()}))"],
+        env={"PYTHONPATH": str(source), "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, check=True)
+    assert json.loads(listed.stdout) == {
+        name: option.default
+        for name, option in fusion.options.OPTIONS.items()}
