@@ -92,22 +92,20 @@ static int64_t estimateElementInstructions(FusedLinearOp op) {
 /// the register epilogue loses to cuBLAS's GEMM and an epilogue kernel by
 /// far: lgamma's and erfinv's formulas inline, lgamma(softplus(y)) (about
 /// 310) and erfinv(tanh(y)) (about 270), took 2.5 to 3.2 times as long as
-/// cuBLAS's GEMM and a pass in tf32 and bf16 (benchmark run 51);
-/// tan(tanh(y)) (about 40), the heaviest measured that fuses well, stays
-/// fused.
+/// cuBLAS's GEMM and a pass in tf32 and bf16; tan(tanh(y)) (about 40), the
+/// heaviest measured that fuses well, stays fused.
 static constexpr int64_t kCostlyEpilogueInstructions = 200;
 
 /// Whether `op`'s epilogue holds a function whose code makes cuBLAS's GEMM
 /// and an epilogue kernel faster than the register epilogue in tf32 and 16
-/// bits (benchmark run 50, at 16384x4096 -> 4096): an accurate
-/// power (libdevice's powf, called out of line: |y| ** 2.5 in tf32 1.77 ms
-/// against 1.67, in bf16 1.03 against 0.91; the ping-pong schedule 1.81 and
-/// 0.98), or an accurate tangent with 16-bit results (its reduction,
-/// polynomials and quotient inline: bf16 tan(y / 64) 0.85-0.88 against
-/// 0.82; in tf32 1.62-1.66 against 1.69); a special function, called out of
-/// line (lgamma(softplus(y)), erfinv(tanh(y)) and digamma(|y| + 1) 1.03 to
-/// 1.41 times as long as cuBLAS's GEMM and a pass; run 52); or so many
-/// instructions an element that any epilogue of them is costly.
+/// bits (measured on the H100 at 16384x4096 -> 4096): an accurate power
+/// (libdevice's powf, called out of line: |y| ** 2.5 fused 6-13% slower, in
+/// either schedule), or an accurate tangent with 16-bit results (its
+/// reduction, polynomials and quotient inline: bf16 tan(y / 64) 4-7%
+/// slower; tf32 fuses faster); a special function, called out of line
+/// (lgamma(softplus(y)), erfinv(tanh(y)) and digamma(|y| + 1) up to 1.41x
+/// as long as cuBLAS's GEMM and a pass); or so many instructions an element
+/// that any epilogue of them is costly.
 static bool hasCostlyFunction(FusedLinearOp op) {
   bool sixteenBit = isa<BFloat16Type, Float16Type>(
       cast<ShapedType>(op->getResult(0).getType()).getElementType());
@@ -134,7 +132,7 @@ static bool hasCostlyFunction(FusedLinearOp op) {
 /// (3xTF32 takes it wherever it computes: about 2x cuBLAS's SGEMM): K rows
 /// of whole 128-byte lines, since TMA's loads of others take two L2
 /// requests a row (the bf16 GEMM at K = N = 1000 and 2056 measured 1.4-1.9x
-/// cuBLAS's; benchmark runs 34, 35).
+/// cuBLAS's time on the H100).
 static bool isWgmmaCandidate(FusedLinearOp op, const ChipInfo &chip,
                              Fp32Math fp32Math) {
   bool fp32 = isFp32(op);
@@ -163,20 +161,18 @@ GemmBackend mlir::fusion::selectBackend(FusedLinearOp op,
     return wgmmaComputes(op, chip) ? GemmBackend::wgmma
                                    : GemmBackend::cublaslt;
   case GemmStrategy::Auto:
-    // The rule measured on the H100 (benchmark runs 9 to 11, 19
-    // and 24): the wgmma kernel for f32 tensors in fp32 (3xTF32) and for
-    // outputs only reductions of rows or groups read (never written: at or
-    // below the raw GEMM's time); for tf32 and 16-bit multiplies too (the
-    // epilogue fused, a residual matrix's reads included: at or above
-    // cuBLAS's GEMM plus a pass), but not where reductions read the
-    // written output (norms, softmax: the exposed store loses 1-8% to
-    // cuBLAS's GEMM before the same row program; such ops take the wgmma
-    // kernels for small batches alone, takesWgmmaForSmallBatches), nor for
-    // epilogues with an accurate power, a tangent in 16 bits (run 50) or
-    // special functions or hundreds of instructions an element (runs 51
-    // and 52; the 3xTF32 kernel hides
-    // them under its multiplies). Elsewhere only 3xTF32
-    // beats cuBLAS.
+    // The rule measured on the H100: the wgmma kernel for f32 tensors in
+    // fp32 (3xTF32) and for outputs only reductions of rows or groups read
+    // (never written: at or below the raw GEMM's time); for tf32 and 16-bit
+    // multiplies too (the epilogue fused, a residual matrix's reads
+    // included: at or above cuBLAS's GEMM plus a pass), but not where
+    // reductions read the written output (norms, softmax: the exposed store
+    // loses 1-8% to cuBLAS's GEMM before the same row program; such ops take
+    // the wgmma kernels for small batches alone, takesWgmmaForSmallBatches),
+    // nor for epilogues with an accurate power, a tangent in 16 bits or
+    // special functions or hundreds of instructions an element
+    // (hasCostlyFunction; the 3xTF32 kernel hides them under its
+    // multiplies). Elsewhere only 3xTF32 beats cuBLAS.
     if (isWgmmaCandidate(op, chip, options.fp32Math) &&
         (fp32 || (!isWrittenForReductions(op, getWgmmaBlockN(op)) &&
                   !hasCostlyFunction(op))))

@@ -63,9 +63,9 @@ mlir::fusion::selectBatchConfigs(FusedLinearOp op,
     wider = narrowConfig;
   }
   // Batches of at most 64 rows leave half of a 128-row tile empty, which
-  // measured about twice as slow as 64-row tiles of the same columns (run
-  // 38, at 8192 and 16384 columns: where the op has batch configs; a
-  // training batch norm's in tf32 1.2x, run 42).
+  // measured about twice as slow as 64-row tiles of the same columns (at
+  // 8192 and 16384 columns: where the op has batch configs; a training
+  // batch norm's in tf32 1.2x).
   std::optional<Tiling> halfRows = getHalfRowTiling(wider);
   if ((splitRows || trainingBatchNorm) && !entries.empty() && halfRows)
     if (GemmConfigAttr halfRowConfig = buildTiling(wider, *halfRows))
@@ -74,7 +74,7 @@ mlir::fusion::selectBatchConfigs(FusedLinearOp op,
                                               halfRowConfig));
   // Batches of at most 32 and 16 rows take swapped tiles of 64 of w's rows
   // where those fit the GPU in one wave; else batches of at most 32 take
-  // tiles of 128 where those do (run 39, 16384 columns: 16- and 32-row
+  // tiles of 128 where those do (measured at 16384 columns: 16- and 32-row
   // tiles of 64, two waves, within 3% of 64-row tiles either way; 32x128
   // 0.87-0.98x their time, 16x128 no faster than 32x128). With tile
   // reductions, which need rows of the tile in the accumulators, those

@@ -118,8 +118,7 @@ selectGeneratedBatchConfigs(FusedLinearOp op, const GemmSelection &selection,
     // Spans of whole tiles (whole rows, groups of whole tiles) allow no
     // narrower tiling: the wgmma tiles reduce spans of their narrowest
     // batch config's 64 columns instead, a few more partials for the row
-    // program, where that gives small batches batch configs (benchmark run
-    // 40).
+    // program, where that gives small batches batch configs.
     if (tiles && batchConfigs.empty() && config.isWgmma() &&
         tiles->span == config.getBlockN())
       if (std::optional<GemmTileReductions> narrowSpans =

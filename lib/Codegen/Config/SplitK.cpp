@@ -15,8 +15,8 @@ using namespace mlir::fusion;
 /// arithmetic (three products and the operands' split), and tf32's of 128
 /// rows (the most tensor work a byte of w). Small batches of tf32 and
 /// 16-bit tiles of 16 to 64 rows stream w at the DRAM's rate from the SMs
-/// they have (run 42: 1-64 rows by 4096 columns within -4% to +8% of their
-/// time with twice the blocks, and 16-bit ones 1.36x slower at K = 1000).
+/// they have: twice the blocks gained nothing on the H200 (-4% to +8% at
+/// 1-64 rows), and 16-bit ones were 1.36x slower at K = 1000.
 static std::optional<int64_t> getMinSlicesPerShare(GemmConfigAttr config) {
   if (config.isWgmmaSplit())
     return 16;

@@ -29,7 +29,7 @@ GemmConfigAttr mlir::fusion::withDeepestPipeline(
 
 /// `config`'s tile of 64 rows, one consumer warpgroup: wgmma's cooperative
 /// 128-row tiles. Its ring goes deeper than a 128-row tile's (12 stages of
-/// 64x64, 8 of 64x128: run 38).
+/// 64x64, 8 of 64x128: a small batch's loads bound it).
 std::optional<Tiling> mlir::fusion::getHalfRowTiling(GemmConfigAttr config) {
   if (!config.isWgmma() || config.getBlockM() != 128 || config.isPingpong())
     return std::nullopt;
@@ -42,8 +42,8 @@ std::optional<Tiling> mlir::fusion::getHalfRowTiling(GemmConfigAttr config) {
 /// with swapped operands (one consumer warpgroup, each wgmma m64 of w's
 /// rows by N = `rows` of x's), for batches of at most `rows` rows: a
 /// 64-row tile multiplies and loads past the batch's rows, and at 1 to 32
-/// rows by 8192 columns the whole op took 0.66-0.85x its time: cuBLAS's
-/// GEMM's in bf16, 0.73-0.83x it in tf32 (benchmark run 39).
+/// rows by 8192 columns the whole op took 0.66-0.85x its time on the H200:
+/// cuBLAS's GEMM's in bf16, 0.73-0.83x it in tf32.
 /// Their 10-20 KiB stages take the deepest ring. Not for ping-pong configs
 /// (operands = w_x is the cooperative kernel's), nor 3xTF32 tiles of 128 of
 /// w's rows (a consumer warpgroup holds the register parts of 64).
@@ -59,15 +59,15 @@ mlir::fusion::getSwappedSmallBatchTiling(GemmConfigAttr config, int64_t rows,
 
 /// The next narrower tiling of `config`, each measured faster where the
 /// narrower tiles still fit the GPU in one wave: wgmma tiles halve down to
-/// 64 columns (benchmark run 18), then to 64 rows of one
-/// consumer warpgroup (run 38), the tiled kernel's 128x256 blocks of 2x4
-/// warps become 128x128 of 2x2. `splitRows` allows the 64-row tiles.
+/// 64 columns, then to 64 rows of one consumer warpgroup, the tiled
+/// kernel's 128x256 blocks of 2x4 warps become 128x128 of 2x2. `splitRows`
+/// allows the 64-row tiles.
 ///
 /// A small batch streams w once, each block reading all of x besides its
 /// slab of w: the main loop waits on its loads' latency, not the tensor
 /// cores, so wgmma's narrower tiles take deeper rings where shared memory
-/// holds them (run 38): up to 8 stages of 128-row tiles (128 x 8192 ->
-/// 8192 21% faster than with 4; 9 stages of 128x64 were slower again).
+/// holds them: up to 8 stages of 128-row tiles (128 x 8192 -> 8192 21%
+/// faster than with 4; 9 stages of 128x64 were slower again).
 std::optional<Tiling> mlir::fusion::getNarrowerTiling(GemmConfigAttr config,
                                                      bool splitRows) {
   int64_t blockM = config.getBlockM(), blockN = config.getBlockN();
@@ -129,9 +129,9 @@ GemmConfigAttr mlir::fusion::selectConfig(FusedLinearOp op,
         findGemmTileReductions(op, blockN);
     bool stagesTile = tiles && tiles->span % 8 != 0;
     // A ping-pong consumer's tile is its warpgroup's alone: 128x128 (two
-    // m64n128 wgmmas a K step, CUTLASS's ping-pong tile; run 22 timed it as
-    // fast as 64x256), in 32 KiB stages; 3xTF32's x parts in registers
-    // cover 64 rows (64x128).
+    // m64n128 wgmmas a K step, CUTLASS's ping-pong tile; measured as fast
+    // as 64x256 on the H100), in 32 KiB stages; 3xTF32's x parts in
+    // registers cover 64 rows (64x128).
     if (options.schedule == WgmmaSchedule::pingpong && !stagesTile) {
       wgmmaSchedule = options.schedule;
       blockM = *mma == MmaKind::tf32x3 ? 64 : 128;
@@ -145,7 +145,7 @@ GemmConfigAttr mlir::fusion::selectConfig(FusedLinearOp op,
     // the accumulators each quad of lanes holds whole columns, which it
     // sums with two shuffles, where the tile's rows take three rounds of
     // transposing butterflies and a merge of the warps through shared
-    // memory (benchmark run 37).
+    // memory.
     BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
     if (batchNorm && batchNorm.isTraining() && op.getEpilogueRows().empty() &&
         wgmmaSchedule == WgmmaSchedule::cooperative && clusterM == 1 &&

@@ -22,7 +22,7 @@ constexpr int64_t kRowsInFlight = 8;
 constexpr int64_t kFinalizeLanes = 8;
 /// The chunks a finalize lane loads before it merges them: with eight
 /// lanes a column and 128 chunks (batch 16384), merging each chunk as it
-/// came took 8.2-8.9 us against 5.7 with a warp a column (run 25).
+/// came took 8.2-8.9 us against 5.7 with a warp a column.
 constexpr int64_t kChunksInFlight = 4;
 
 /// The moments of a set of rows of one column: f32 count, mean and sum of
@@ -360,7 +360,7 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
       // hold no chunk, and merging empty moments changes none of its sums,
       // so the warp skips those levels (all of them for a batch of one
       // block row, 128 rows: the kernel of 16384 columns took 14 us with
-      // them, benchmark run 18).
+      // them).
       Moments total{loop.getResult(0), loop.getResult(1), loop.getResult(2)};
       Value width = arith::ConstantOp::create(
           builder, loc, builder.getI32IntegerAttr(kWarpSize));

@@ -12,7 +12,7 @@ using namespace mlir::fusion;
 /// from L1) for each 16 bytes of a bf16 batch norm's output, which bound
 /// its normalizing pass. Without column operands a thread takes one row: 8
 /// left bf16 `y - s` (a row operand) 3% slower, its blocks a few waves
-/// with a tail (benchmark run 37).
+/// with a tail.
 constexpr int64_t kRowsPerThreadWithColumns = 8;
 
 Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,

@@ -214,8 +214,8 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
   // beside the epilogue's temporaries and row operand loads (which ptxas
   // may not sink below the stores: the pointers may alias), spilling the
   // accumulators; storing each batch of runs before the next is computed
-  // bounds them (benchmark run 18). 16-bit outputs trade pairs
-  // across a quad of runs before they store, which a batch holds whole
+  // bounds them. 16-bit outputs trade pairs across a quad of runs before
+  // they store, which a batch holds whole
   // where the runs list each quad together (the wgmma kernel's do; the
   // tiled kernel's quads are a warp tile's columns apart). Statistics and
   // row reductions read every run's results: those keep one batch.
@@ -231,7 +231,7 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
   };
   // Batches load their row operands a batch ahead: the next batch's loads
   // come before this batch's stores, which they could not pass, so that
-  // their latency overlaps this batch's work (benchmark run 19).
+  // their latency overlaps this batch's work.
   size_t runsAhead = storesInBatches ? kStoreBatchRuns : 0;
 
   // Bias and epilogue columns of each column of the thread, from shared

@@ -104,16 +104,15 @@ constexpr int32_t kWaitHintNs = 10000000;
 constexpr int32_t kConsumerBarrier = 1;
 /// 3xTF32: K slices the tensor cores sum before the running sums add them.
 /// Pairs drain the tensor cores half as often as single slices (7% faster
-/// on the H100); groups of 4 spill registers and were 2% slower
-/// (benchmark run 16).
+/// on the H100); groups of 4 spill registers and were 2% slower.
 constexpr int64_t kSlicesPerSum = 2;
 /// 3xTF32: the producer warpgroup's last two warps split w's stages (its
 /// first thread issues the loads); the consumers only wait for them.
 constexpr int64_t kSplitters = 64;
 /// Whether the epilogue's row operand that is x (N = K) comes from the
 /// ring: x's rows of the K slices [columnBase, columnBase + blockN) are the
-/// tile's residual, which would otherwise come in a second time
-/// (benchmark run 29). Column tiles that N fills, 16-bit types:
+/// tile's residual, which would otherwise come in a second time (measured
+/// at the plain GEMM's time). Column tiles that N fills, 16-bit types:
 /// the values stay in registers through the main loop, and f32's (blockN / 2
 /// a thread) would not fit beside the accumulators; f32 x comes through the
 /// ring after the K slices instead (residualThroughRing). Not with swapped
@@ -139,7 +138,7 @@ bool takesRowOperandFromRing(const GemmKernelProblem &p) {
 /// unclustered, without split_k, a tile not staged in the ring, rows of 16-byte
 /// multiples (TMA's strides). Any K: the residual's stages go back to the
 /// producer as the epilogue takes them, so the next tile's first K slices wait
-/// little (benchmark run 35).
+/// little.
 std::optional<unsigned> residualThroughRing(const GemmKernelProblem &p) {
   GemmConfigAttr c = p.config;
   int64_t tileK = kGemmRowBytes / elementBytes(p.elementType);
@@ -698,8 +697,7 @@ void WgmmaGemmEmitter::emitProducer() {
       // loads that block row's rows alone (x's last-rows map): TMA's fill
       // of rows past the matrix cost about as much as loading the tile in
       // 16-row boxes, and a 128-row tile at 65 rows took 1.6x its time at
-      // 128 (benchmark run 41). A cluster's tile past the last
-      // block row keeps the whole map.
+      // 128. A cluster's tile past the last block row keeps the whole map.
       Value lastRows = arith::AndIOp::create(
           b, loc,
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
@@ -842,7 +840,7 @@ void WgmmaGemmEmitter::waitBarrier(Value parity, Value index,
   // A loop of try_waits whose branch ptxas may treat as divergent, as
   // CUTLASS's barrier waits are: nvgpu's wait is inline PTX whose
   // `@P bra.uni` asserts that every lane of the warp sees the same result of
-  // its own try_wait, which PTX does not promise (run 23: as fast).
+  // its own try_wait, which PTX does not promise (measured as fast).
   Value address = barrierAddress(index);
   Value phase = arith::ExtUIOp::create(b, loc, b.getI32Type(), parity);
   Value hint = i32(kWaitHintNs);
@@ -1184,7 +1182,7 @@ void WgmmaGemmEmitter::loadInputRows(
   }
   // The next TMA write into the stage (the async proxy) follows its release:
   // without a proxy fence, reads queued behind the epilogue's global stores
-  // were overtaken by it (benchmark run 35).
+  // were overtaken by it.
   fenceSharedProxies();
 }
 
@@ -1202,12 +1200,12 @@ Value WgmmaGemmEmitter::emitMainLoop(
   // the descriptors: in 64 bits each comparison and increment took two
   // instructions.
   // A ping-pong consumer multiplies alone: two stages in flight keep more
-  // work queued for the tensor cores between its stages (run 22: 1-4%
-  // faster over the workloads; tf32 epilogues up to 10%, bf16 ones within
+  // work queued for the tensor cores between its stages (1-4% faster over
+  // the workloads on the H100; tf32 epilogues up to 10%, bf16 ones within
   // the noise); so does the one consumer warpgroup of a small batch's
-  // tiles (run 39: within 2% of one stage, the loads bound them; its
-  // swapped tiles were measured with two); two cooperative consumers fill
-  // each other's gaps.
+  // tiles (within 2% of one stage, the loads bound them; its swapped tiles
+  // were measured with two); two cooperative consumers fill each other's
+  // gaps.
   int64_t inFlight = c.isPingpong() || warpgroups == 1 ? 2 : 1;
   Value firstParity = parityOf(div(firstSlice, c.getStages()));
   // One K slice: (accumulators, stage, parity) to the next's;
@@ -1640,8 +1638,7 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
   completeGemmLaunch(problem, argTypes, launch);
   // A tile staged in the ring holds the producer back until its epilogue
   // is done, so the block's next tile gains no overlap; one block a tile
-  // measured the same and leaves the balance to the block scheduler
-  // (benchmark run 12).
+  // measured the same and leaves the balance to the block scheduler.
   launch.persistent = !problem.readsStagedTile();
 
   gpu::GPUFuncOp kernel =

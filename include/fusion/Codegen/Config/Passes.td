@@ -60,13 +60,12 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     64x128 for 3xTF32; up to 6 stages), where tile reductions allow it.
     `cluster=2` runs the blocks of wgmma kernels in clusters of two that
     multicast w's tiles, where tile reductions allow it (batch configs stay
-    unclustered). Both are opt-in: neither measured faster on the H100
-    (benchmark runs 20 to 23). A cooperative, unclustered wgmma
-    kernel of a training batch norm (not 3xTF32, no row operands, the
-    heuristic tiling) swaps its operands (`operands = w_x`: each wgmma
-    multiplies w's rows by x's, and a quad of lanes holds whole columns,
-    whose moments it sums without the warps' merge; benchmark
-    run 37); its batch configs keep `x_w`, and batches of one block row get
+    unclustered). Both are opt-in: neither measured faster on the H100. A
+    cooperative, unclustered wgmma kernel of a training batch norm (not
+    3xTF32, no row operands, the heuristic tiling) swaps its operands
+    (`operands = w_x`: each wgmma multiplies w's rows by x's, and a quad of
+    lanes holds whole columns, whose moments it sums without the warps'
+    merge); its batch configs keep `x_w`, and batches of one block row get
     one, which the kernel that finishes the batch norm takes.
     `swap-operands=false` turns this off.
 
@@ -113,7 +112,7 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     rows fill the SMs get entries of their own (with `max-split-k=4`, 4
     blocks a tile where those fit the SMs, then 2). Small batches of tf32
     and 16-bit tiles of 16-64 rows stream w at the DRAM's rate from the
-    SMs they have and keep one block a tile (benchmark run 42).
+    SMs they have and keep one block a tile.
 
     An op with a training batch norm and a generated config also gets
     `epilogue_batch_norm = <max_rows = BM>`, BM its block rows, where the
@@ -193,7 +192,7 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
            "wgmma kernels of batch configs and static batches whose tiles "
            "leave more than half of the SMs idle: at most this many blocks "
            "share a tile's K slices (split_k: 1, 2 or 4; 4 measured slower "
-           "than 2, benchmark run 42)">
+           "than 2)">
   ];
   let dependentDialects = ["::mlir::fusion::FusionDialect"];
 }

@@ -87,7 +87,7 @@ gpu::GPUFuncOp createKernel(OpBuilder &builder, Location loc, StringRef name,
 /// No kernel signals its dependents early (launch_dependents): they
 /// launch as its last blocks exit. Signalled at the start, a batch norm's
 /// normalizing pass waited on the SMs beside the finalize kernel and took
-/// 9-11 us longer (benchmark run 39).
+/// 9-11 us longer.
 void emitPredecessorWait(OpBuilder &builder, Location loc,
                          gpu::GPUFuncOp kernel, LaunchContract &launch);
 
@@ -100,8 +100,7 @@ void emitGuarded(OpBuilder &builder, Location loc, Value condition,
 /// types. The steps share their f32 conversions of 16-bit chunks, so each
 /// element holds a register whatever its type: 128 bf16 elements a thread
 /// spilled 1244 bytes in softmax(gelu(layer_norm(y))) of 4096 columns, whose
-/// whole op took 2.2x as long as with the row read for each step
-/// (benchmark run 21).
+/// whole op took 2.2x as long as with the row read for each step.
 constexpr int64_t kMaxCachedElements = 64;
 
 /// The threads a reduction of `chunks` chunks of `vectorWidth` elements of a

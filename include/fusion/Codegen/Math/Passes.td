@@ -55,7 +55,7 @@ def ExpandOnePlusErf
 
     An erf without fastmath flags keeps f32 accuracy: `q` of degree 9.
     Accuracy on an H200 against float64 (16.8 million values of s,
-    `scripts/gpu/one_plus_erf_check.py`, run 36): absolute error at most
+    `scripts/gpu/one_plus_erf_check.py`): absolute error at most
     1.8e-7, 1.5 units in the last place of results in [1, 2) (libdevice's
     `1 + erff(s)`: 1.2e-7, 1.0); relative error at most 1.4e-5 for `s` down
     to -4.5, where `1 + erff(s)` in f32 has no correct digit left, and a
@@ -102,7 +102,7 @@ def ExpandOnePlusExp
     `rcp.approx.ftz.f32(d s) s`, `s = 1/4` for `d > 2^126`, else 1. The
     same bits, two SASS instructions an element fewer (a compare and a
     select; silu's bf16 wgmma kernel 3016 -> 2376 SASS instructions with
-    both rewrites, benchmark run 47).
+    both rewrites).
 
     Matched: an f32 `math.exp` with `afn` whose every user is an
     `arith.addf` of it and such a constant (either order); an f32
@@ -125,7 +125,7 @@ def ExpandRemainders : Pass<"fusion-expand-remainders"> {
     epilogue then holds its code for each of a thread's elements (128 in
     the wgmma kernel), through which the instruction cache misses (bf16
     `remainder(y, -0.7)` at 16384 x 4096 -> 4096: 1.51 ms with the wgmma
-    kernel against the raw GEMM's 0.78, benchmark run 49).
+    kernel against the raw GEMM's 0.78 on the H100).
     For `|x| = a`, `|y| = b`:
 
         q = trunc(a / b)  (approximate: within 2 ulps, so within 1 of the
@@ -168,9 +168,8 @@ def ExpandTrigonometry : Pass<"fusion-expand-trigonometry"> {
     inlines them: a GEMM epilogue then holds that code for each of a
     thread's elements (128 in the wgmma kernel), through which the
     instruction cache misses (tf32 `sin(y)` at 16384 x 4096 -> 4096: 2.25
-    ms fused against the raw GEMM's 1.66, benchmark run 48; run
-    49 found the same of `fmod`). The pass computes, for `a = |x|` up to
-    105615:
+    ms fused against the raw GEMM's 1.66 on the H100; `fmod` measured the
+    same). The pass computes, for `a = |x|` up to 105615:
 
         j = roundeven(a 2/pi)
         r = a - j P1 - j P2 - j P3  (three multiply-adds; P1 + P2 + P3 is
@@ -187,15 +186,15 @@ def ExpandTrigonometry : Pass<"fusion-expand-trigonometry"> {
     or `-c / s`, from the denominator's approximate reciprocal `r`
     (`rcp.approx.f32`, 1 ulp) and Markstein's correction, `q = n r`,
     `q + fma(-q, d, n) r`: `div.rn.f32`'s range check and slow path cost
-    bf16 `tan(y / 64)` 13% of the raw GEMM's time (run 50), and its
-    quotient is no more accurate here. Sine and tangent take x's sign bit
-    (`-0` included). Every f32 in [-105615, 105615], against the f64
-    functions: sine within 1.53 ulps, cosine within 1.54, tangent within
-    3.44 (CUDA documents 2 and 4 for libdevice's). Larger, infinite or NaN arguments call, in an `scf.if`,
-    `__fusion_sinf`, `__fusion_cosf` or `__fusion_tanf`: the op in an
-    `llvm.func` of its own marked `no_inline`, made once in the symbol
-    table (the `gpu.module`), so that libdevice's code is once in the
-    kernels' binary.
+    bf16 `tan(y / 64)` 13% of the raw GEMM's time, and its quotient is no
+    more accurate here. Sine and tangent take x's sign bit (`-0`
+    included). Every f32 in [-105615, 105615], against the f64 functions:
+    sine within 1.53 ulps, cosine within 1.54, tangent within 3.44 (CUDA
+    documents 2 and 4 for libdevice's). Larger, infinite or NaN arguments
+    call, in an `scf.if`, `__fusion_sinf`, `__fusion_cosf` or
+    `__fusion_tanf`: the op in an `llvm.func` of its own marked
+    `no_inline`, made once in the symbol table (the `gpu.module`), so that
+    libdevice's code is once in the kernels' binary.
 
     Matched: f32 `math.sin`, `math.cos` and `math.tan` without `afn`
     (those with it are `sin.approx`, or libdevice's `__nv_fast_tanf`,
@@ -220,8 +219,8 @@ def OutlinePowers : Pass<"fusion-outline-powers"> {
     it: a GEMM epilogue then holds that code for each of a thread's
     elements (128 in the wgmma kernel), through which the instruction
     cache misses (`|y| ** 2.5` at 16384 x 4096 -> 4096 in the wgmma kernel:
-    tf32 2.38 ms against the raw GEMM's 1.59, bf16 1.71 against 0.78;
-    benchmark run 50). The pass replaces each by a call of
+    tf32 2.38 ms against the raw GEMM's 1.59, bf16 1.71 against 0.78, on
+    the H100). The pass replaces each by a call of
     `__fusion_powf`: the `math.powf` in an `llvm.func` of its own marked
     `no_inline`, made once in the symbol table (the `gpu.module`), whose
     code the calls of a thread's elements share: tf32 1.77 ms, bf16 1.03.
@@ -252,11 +251,10 @@ def OutlineSpecialFunctions : Pass<"fusion-outline-special-functions"> {
     (`__nv_lgammaf`, which PyTorch's CUDA kernels call too), else computes
     the op's formula. Inlined for each of a GEMM epilogue's elements (128
     in the wgmma kernel), a formula of hundreds of instructions took ptxas
-    minutes (run 51; the 27 libraries of `special_functions_check.py`
-    build in 39 s out of line, run 52), and lgamma's and erfinv's
-    formulas took 3-8x libdevice's time a pass in an epilogue kernel:
-    cuBLAS's GEMM and that pass went from 1.13-1.50x eager's time to
-    0.88-0.92x (benchmark runs 51 and 52).
+    minutes (the 27 libraries of `special_functions_check.py` build in 39 s
+    out of line), and lgamma's and erfinv's formulas took 3-8x libdevice's
+    time a pass in an epilogue kernel: cuBLAS's GEMM and that pass went
+    from 1.13-1.50x eager's time to 0.88-0.92x.
 
     Like `fusion-outline-powers`, the pass runs on an op that holds the
     symbol table it adds the functions to (a module); scheduled on a
@@ -297,13 +295,13 @@ def ExpandDivisions : Pass<"fusion-expand-divisions"> {
       above and multiplies by `s` with `d`'s sign, exact but for
       quotients below 2^-126.
 
-    Accuracy, against IEEE division (`test/Integration/CPU/divisions.mlir`,
-    benchmark runs 44 and 45): the quotient is correctly rounded
-    wherever `|x|` and `|x / d|` are at least 2^-100; below, where the
-    remainder can underflow, it was within 1.22 units in the last place,
-    over every f32 `x` for 19 constant divisors and for computed ones
-    from the smallest subnormal to the largest f32, zeros, infinities and
-    NaN. On the GPU, f32 epilogues matched `div.rn.f32` bit for bit.
+    Accuracy, against IEEE division (`test/Integration/CPU/divisions.mlir`):
+    the quotient is correctly rounded wherever `|x|` and `|x / d|` are at
+    least 2^-100; below, where the remainder can underflow, it was within
+    1.22 units in the last place, over every f32 `x` for 19 constant
+    divisors and for computed ones from the smallest subnormal to the
+    largest f32, zeros, infinities and NaN. On the GPU, f32 epilogues
+    matched `div.rn.f32` bit for bit.
 
     Matched: f32 `arith.divf`s without fastmath flags, as above, and
     approximate ones (`afn`, the only flag the fusion ops allow on them;

@@ -153,13 +153,13 @@ def Approximate16BitMath : Pass<"fusion-approximate-16-bit-math"> {
 
     - gelu's `1 + erf(s)` takes a polynomial of degree 6 instead of 9
       (`fusion-expand-one-plus-erf`): relative error at most 6.3e-6 down
-      to s = -4.5, absolute error at most 3.7e-6 (measured on an H200,
-      run 36), three multiply-adds an element fewer;
+      to s = -4.5, absolute error at most 3.7e-6 (measured on an H200),
+      three multiply-adds an element fewer;
     - `exp(x)` is `__nv_fast_expf`, `ex2.approx.f32(x log2(e))`, instead
       of libdevice's range-reduced `__nv_expf`: relative error at most
-      3.8e-6 over the whole f32 range (run 36; CUDA bounds `__expf` by
-      (2 + 1.173 |x|) ulps), subnormal results kept; three instructions an
-      element fewer in SASS;
+      3.8e-6 over the whole f32 range (measured on an H200; CUDA bounds
+      `__expf` by (2 + 1.173 |x|) ulps), subnormal results kept; three
+      instructions an element fewer in SASS;
     - a division (`fusion-expand-divisions`): by a constant, one product
       with its reciprocal (within 1.5 ulps); by a value that many divisions
       share, correctly rounded as before; any other quotient
