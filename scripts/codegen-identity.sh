@@ -2,8 +2,10 @@
 # Whether this build generates the code an earlier commit's did: the PTX of
 # every kernel and the lowered host IR of the GPU check's workloads
 # (scripts/gpu/make_models.py) and the examples, through each backend and
-# precision the GPU check compiles them with. A reorganization must leave
-# both byte-identical, or explain each difference.
+# precision the GPU check compiles them with; and the lowered IR of the GPU
+# lowering's and the dialect's lit inputs through each strategy. A
+# reorganization must leave them byte-identical, or explain each
+# difference.
 #
 #   scripts/codegen-identity.sh COMMIT [dir]
 #
@@ -28,7 +30,7 @@ for source in "$tree" "$root"; do
       -DPython3_EXECUTABLE="$root/.venv/bin/python" \
       -Dpybind11_DIR="$("$root/.venv/bin/python" -m pybind11 --cmakedir)" \
       >/dev/null
-  cmake --build "$source/build" --target fusion-compile >/dev/null
+  cmake --build "$source/build" --target fusion-compile fusion-opt >/dev/null
 done
 
 rm -rf "$dir" && mkdir -p "$dir/models"
@@ -58,10 +60,12 @@ for example in "$root"/examples/*.mlir; do
 done
 
 # The text of each function of FILE (PTX entries and functions, or the
-# lowered IR's llvm.func ops), one file each, named by the function, in DIR.
+# lowered IR's llvm.func and gpu.func ops), one file each, named by the
+# function, in DIR.
 split_functions() {
   awk -v out="$2" '
-    /^(\.visible |\.weak )?\.(entry|func) / || /^ *llvm\.func / {
+    /^(\.visible |\.weak )?\.(entry|func) / ||
+    /^ *(llvm|gpu)\.func / {
       line = $0
       if (match(line, /@[A-Za-z0-9_$.]+/))
         name = substr(line, RSTART + 1, RLENGTH - 1)
@@ -77,6 +81,23 @@ split_functions() {
 count_kinds() {
   sed -E 's/^.*_[0-9]+_//' | sort | uniq -c |
     awk '{ printf "%s%s x%d", (NR > 1 ? ", " : ""), $2, $1 }'
+}
+
+# The kinds of the functions whose text differs between BASE and NEW
+# (files), their names in LIST; "outside its functions" where only the
+# rest differs (globals, the kernel image); nothing where they are equal.
+differing_kinds() {
+  local base="$1" new="$2" list="$3"
+  cmp -s "$base" "$new" && return
+  rm -rf "$base.d" "$new.d" && mkdir -p "$base.d" "$new.d"
+  split_functions "$base" "$base.d"
+  split_functions "$new" "$new.d"
+  { diff -rq "$base.d" "$new.d" || true; } |
+    sed -E 's|^Files .*/([^/ ]+) and .*|\1|; s|^Only in .*: ||' |
+    sort -u >"$list"
+  local kinds
+  kinds="$(count_kinds <"$list")"
+  echo "${kinds:-outside its functions}"
 }
 
 differ=0
@@ -95,17 +116,9 @@ for entry in "${compiles[@]}"; do
   done
   report=""
   for emit in ptx mlir; do
-    cmp -s "$dir/base/$name.$emit" "$dir/new/$name.$emit" && continue
-    for side in base new; do
-      rm -rf "$dir/$side/$name.$emit.d" && mkdir -p "$dir/$side/$name.$emit.d"
-      split_functions "$dir/$side/$name.$emit" "$dir/$side/$name.$emit.d"
-    done
-    { diff -rq "$dir/base/$name.$emit.d" "$dir/new/$name.$emit.d" || true; } |
-      sed -E 's|^Files .*/([^/ ]+) and .*|\1|; s|^Only in .*: ||' |
-      sort -u >"$dir/$name.$emit.differ"
-    kinds="$(count_kinds <"$dir/$name.$emit.differ")"
-    # The file differs outside its functions (globals, the kernel image).
-    [ -n "$kinds" ] || kinds="outside its functions"
+    kinds="$(differing_kinds "$dir/base/$name.$emit" "$dir/new/$name.$emit" \
+             "$dir/$name.$emit.differ")"
+    [ -n "$kinds" ] || continue
     what=kernels; [ $emit = mlir ] && what="lowered IR"
     report+="${report:+; }$what: $kinds"
   done
@@ -115,5 +128,41 @@ for entry in "${compiles[@]}"; do
     differ=1
     printf '%-30s differs (%s)\n' "$name" "$report"
   fi
+done
+
+# The lit inputs of the GPU lowering and the dialect that both commits
+# hold alike, lowered through each strategy: the host code and the kernels
+# as the GPU dialect holds them.
+for strategy in cublas tiled wgmma; do
+  same=0 changed=() skipped=0
+  for input in "$root"/test/Conversion/FusionToGPU/*.mlir \
+               "$root"/test/Dialect/Fusion/*.mlir; do
+    relative="${input#"$root"/}"
+    if ! cmp -s "$tree/$relative" "$input"; then
+      skipped=$((skipped + 1))
+      continue
+    fi
+    out="$(basename "$input" .mlir).$strategy.mlir"
+    for side in base new; do
+      source="$root"; [ $side = base ] && source="$tree"
+      mkdir -p "$dir/$side/lit"
+      "$source/build/bin/fusion-opt" "$source/$relative" --split-input-file \
+        --fusion-select-gemm-config="strategy=$strategy target=sm_90" \
+        --fusion-lower-to-gpu >"$dir/$side/lit/$out" 2>/dev/null || true
+    done
+    kinds="$(differing_kinds "$dir/base/lit/$out" "$dir/new/lit/$out" \
+             "$dir/lit_$out.differ")"
+    if [ -z "$kinds" ]; then
+      same=$((same + 1))
+    else
+      changed+=("$(basename "$input" .mlir) ($kinds)")
+    fi
+  done
+  printf '%-30s %d identical; %d edited or new, skipped\n' \
+    "lit inputs, $strategy" $same $skipped
+  for line in "${changed[@]}"; do
+    differ=1
+    printf '  differs: %s\n' "$line"
+  done
 done
 exit $differ

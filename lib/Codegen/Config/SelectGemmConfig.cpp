@@ -50,6 +50,7 @@ SelectGemmConfigOptions SelectGemmConfigPass::getOptions() const {
   return options;
 }
 
+namespace {
 /// A #fusion.lowering as the selection builds it.
 struct LoweringDraft {
   GemmConfigAttr gemm;
@@ -63,6 +64,7 @@ struct LoweringDraft {
                                   tileReductions, epilogueBatchNorm));
   }
 };
+} // namespace
 
 /// `op`'s config and batch configs: a static batch takes the config that
 /// fits it now, given to `forStaticBatch` with its rows (and no batch
