@@ -15,8 +15,12 @@ namespace mlir::fusion {
 using namespace mlir;
 using namespace mlir::fusion;
 
-LogicalResult mlir::fusion::verifyGemmConfig(FusedLinearOp op,
-                                             GemmConfigAttr config) {
+/// The checks of `config` that need the op it lowers: the MMA kind against
+/// the op's types and precision, the rows' alignment and K slices, and the
+/// shared-memory footprint against the chip of the enclosing
+/// #fusion.target (if any).
+static LogicalResult verifyGemmConfig(FusedLinearOp op,
+                                      GemmConfigAttr config) {
   if (!config.isGenerated())
     return success();
   Type elementType = op.getWeight().getType().getElementType();

@@ -23,12 +23,6 @@ class LaunchOp;
 
 namespace mlir::fusion {
 
-/// The checks of `config` that need the op it lowers: the MMA kind against
-/// the op's types and precision, the rows' alignment and K slices, and the
-/// shared-memory footprint against the chip of the enclosing
-/// #fusion.target (if any).
-LogicalResult verifyGemmConfig(FusedLinearOp op, GemmConfigAttr config);
-
 /// The checks of all of `op`'s lowering attributes, together.
 LogicalResult verifyLoweringConfig(FusedLinearOp op);
 
