@@ -1,15 +1,38 @@
 #!/usr/bin/env bash
-# The GPU check and benchmark of the compiled workloads, in two steps:
+# The GPU checks and benchmarks of fusion, in two steps:
 #
-#   scripts/gpu-check.sh build [dir]   on the build machine (has the
-#       compiler, no GPU): compiles examples/ and the workload variants of
-#       scripts/gpu/make_models.py into dir (default: artifacts/), one
-#       library per precision.
-#   scripts/gpu-check.sh run [dir] [--max-autotune] [--out DIR]   on a GPU
-#       machine with CUDA, cuBLAS and PyTorch (no compiler needed): checks
-#       every library against PyTorch and times fusion, eager, torch.compile
-#       and the raw cuBLAS GEMM; then loads the modules compiled from PyTorch
-#       with fusion.load and checks and times them; prints tables last.
+#   scripts/gpu-check.sh build [dir] [--no-rebuild] [--groups G,...]
+#       [--jobs N]   on the build machine (has the compiler, no GPU needed):
+#       builds fusion (scripts/build.sh; not with --no-rebuild or
+#       FUSION_SKIP_BUILD=1, which use build/bin as it is), then compiles
+#       into dir (default: artifacts/) examples/ and the workload variants
+#       of scripts/gpu/make_models.py (one library per strategy and
+#       precision, multi-target ones, 64 batch norms, the residual and
+#       division epilogues), fills dir/cache with the libraries that the
+#       fusion.compile checks and the benchmark suites load
+#       (python_bindings/tests/gpu/prepare.py: its groups, default all;
+#       the package with the compiler: $FUSION_PYTHONPATH, default
+#       build/python_packages; fusion-compile: $FUSION_COMPILE, default
+#       build/bin's), saves the modules fusion.load binds, and
+#       carries pytest for the GPU machine; packs it all into dir.tar.xz
+#       (the libraries share their static CUDA runtime: xz's large
+#       dictionary packs them small).
+#   scripts/gpu-check.sh run [dir|dir.tar.xz] [--jobs N] [--bench
+#       [SUITES]] [--timer T] [--baseline DIR] [PYTEST ARGS...]   on a GPU
+#       machine with CUDA and PyTorch (no compiler needed): the GPU
+#       correctness checks, `pytest -m gpu python_bindings/tests/gpu`
+#       (every check of every library against PyTorch in float64; PYTEST
+#       ARGS such as -k zoo select), in N processes sharing the device
+#       (default 4), then one table: check | cases | passed | failed |
+#       skipped | worst error / bound. Checks only by default (the fast
+#       mode); with --bench, then
+#       the benchmark driver scripts/bench/run.py on SUITES (comma-
+#       separated, default all: workloads, family, models, host-overhead)
+#       with the timer T (throughput, cold-l2 or both, the default); with
+#       --baseline, the workloads suite times an earlier commit's libraries
+#       beside these. Exits non-zero where a check failed.
+#   scripts/gpu-check.sh baseline COMMIT [dir]   compiles the same
+#       workloads with an earlier commit's fusion-compile (for --baseline).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 step="${1:-}"; shift || true
@@ -82,10 +105,24 @@ compile_workloads() {
 
 case "$step" in
   build)
-    dir="${1:-$root/artifacts}"
-    "$root/scripts/build.sh" "$root/build" >/dev/null
-    compile="$root/build/bin/fusion-compile"
+    dir="$root/artifacts"
+    if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then dir="$1"; shift; fi
+    rebuild=1 groups="" jobs="$(nproc)"
+    [ "${FUSION_SKIP_BUILD:-0}" = 1 ] && rebuild=0
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --no-rebuild) rebuild=0 ;;
+        --groups) groups="$2"; shift ;;
+        --jobs) jobs="$2"; shift ;;
+        *) echo "unknown build option $1" >&2; exit 2 ;;
+      esac
+      shift
+    done
+    [ $rebuild = 1 ] && "$root/scripts/build.sh" "$root/build" >/dev/null
+    compile="${FUSION_COMPILE:-$root/build/bin/fusion-compile}"
+    package="${FUSION_PYTHONPATH:-$root/build/python_packages}"
     mkdir -p "$dir"
+    dir="$(cd "$dir" && pwd)"
     python3 "$root/scripts/gpu/make_models.py" "$dir/models"
     for precision in fp32 tf32; do
       for model in linear_leaky_relu linear_scale_batch_norm; do
@@ -100,17 +137,37 @@ case "$step" in
       --strategy=cublas -o "$dir/many/cublas.so"
     "$compile" "$root/test/Tools/fusion-compile/many-batch-norms.mlir" \
       --strategy=tiled --target=sm_90 -o "$dir/many/tiled.so"
-    # The same workloads from their PyTorch definitions, via fusion.compile.
-    PYTHONPATH="$root/build/python_packages" "$root/.venv/bin/python" \
-      "$root/scripts/gpu/make_python_artifacts.py" "$dir/python"
+    # The residual and division epilogues (tests/gpu/epilogues.py), wgmma.
+    mkdir -p "$dir/epilogues"
+    for precision in tf32 fp32 bf16 f16; do
+      type=f32 option="--precision=$precision"
+      case $precision in bf16|f16) type=$precision option= ;; esac
+      "$compile" "$dir/models/epilogues_$type.mlir" $option \
+        --strategy=wgmma --target=sm_90 -o "$dir/epilogues/$precision.so"
+    done
+    # The library cache of the fusion.compile checks and the benchmarks,
+    # and the modules fusion.load binds.
+    PYTHONPATH="$package" "$root/.venv/bin/python" \
+      "$root/python_bindings/tests/gpu/prepare.py" "$dir" --jobs "$jobs" \
+      ${groups:+--groups "$groups"}
+    # pytest for a GPU machine without it (pure Python).
+    rm -rf "$dir/pylib" && mkdir -p "$dir/pylib"
+    site="$("$root/.venv/bin/python" -c \
+      'import pytest, pathlib; print(pathlib.Path(pytest.__file__).parents[1])')"
+    for module in _pytest pytest pluggy iniconfig packaging pygments py.py; do
+      cp -r "$site/$module" "$dir/pylib/"
+    done
+    find "$dir/pylib" -name __pycache__ -prune -exec rm -rf {} +
     printf 'commit=%s\ndate=%s\n' "$(git -C "$root" rev-parse --short HEAD)" \
       "$(date -u +%F)" > "$dir/BUILD_INFO"
-    ls -la "$dir"
+    tar -C "$(dirname "$dir")" -cf - "$(basename "$dir")" |
+      xz -T1 --lzma2=preset=1,dict=400MiB > "$dir.tar.xz"
+    du -sh "$dir" "$dir.tar.xz"
     ;;
   baseline)
     # scripts/gpu-check.sh baseline COMMIT [dir]: the same workloads compiled
     # by an earlier commit's fusion-compile (built in a worktree beside this
-    # checkout), for check_and_bench.py --baseline.
+    # checkout), for `run ... --bench workloads --baseline DIR`.
     commit="${1:?usage: $0 baseline COMMIT [dir]}"
     dir="${2:-$root/artifacts-base}"
     tree="${FUSION_BASELINE_TREE:-$root/../fusion-baseline-$commit}"
@@ -128,17 +185,73 @@ case "$step" in
   run)
     dir="$root/artifacts"
     if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then dir="$1"; shift; fi
-    python3 "$root/scripts/gpu/check_and_bench.py" --artifacts "$dir" "$@"
-    # The Python front end: fusion.load of the saved modules; the package is
-    # pure Python at run time, so its sources serve.
-    PYTHONPATH="$root/python_bindings" python3 \
-      "$root/scripts/gpu/python_check.py" "$dir/python"
-    # Several GPUs: one library, every device (skips itself on one GPU).
-    PYTHONPATH="$root/python_bindings" python3 \
-      "$root/scripts/gpu/multi_device_check.py" "$dir"
+    bench="" timer=both baseline="" jobs=4 pytest_args=()
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --bench)
+          bench=all
+          if [ $# -gt 1 ] && [ "${2#-}" = "$2" ]; then bench="$2"; shift; fi
+          ;;
+        --timer) timer="$2"; shift ;;
+        --baseline) baseline="$2"; shift ;;
+        --jobs) jobs="$2"; shift ;;
+        *) pytest_args+=("$1") ;;
+      esac
+      shift
+    done
+    work="${TMPDIR:-/tmp}/fusion-gpu-check"
+    mkdir -p "$work"
+    # A packed artifacts directory is unpacked once a machine.
+    if [ "${dir%.tar.xz}" != "$dir" ]; then
+      name="$(basename "${dir%.tar.xz}")"
+      [ -f "$work/$name/BUILD_INFO" ] || tar -C "$work" -xJf "$dir"
+      dir="$work/$name"
+    fi
+    dir="$(cd "$dir" && pwd)"
+    # The package's sources (pure Python at run time) with the identity
+    # of the compiler that filled the cache, which its keys include, and
+    # the compile options' table.
+    rm -rf "$work/package" && mkdir -p "$work/package"
+    cp -r "$root/python_bindings/fusion" "$work/package/"
+    cp "$root/include/fusion/Compiler/CompileOptions.def" \
+      "$work/package/fusion/compile_options.def"
+    [ -f "$dir/compiler_id" ] && cp "$dir/compiler_id" "$work/package/fusion/"
+    pythonpath="$work/package"
+    python3 -c "import pytest" 2>/dev/null || pythonpath+=":$dir/pylib"
+    # The checks in $jobs processes sharing the device, each its share
+    # (pytest --shard), merged into one table (gpu.summary).
+    status=0 pids=()
+    rm -f "$work"/shard-*.json "$work"/shard-*.log
+    echo "GPU checks: $jobs processes (logs: $work/shard-*.log)"
+    for ((i = 0; i < jobs; i++)); do
+      PYTHONPATH="$pythonpath" python3 -m pytest -m gpu -q \
+        -p no:cacheprovider -rfE "$root/python_bindings/tests/gpu" \
+        --artifacts "$dir" --shard "$i/$jobs" \
+        --gpu-results "$work/shard-$i.json" \
+        ${pytest_args[@]+"${pytest_args[@]}"} > "$work/shard-$i.log" 2>&1 &
+      pids+=($!)
+    done
+    for ((i = 0; i < jobs; i++)); do
+      rc=0; wait "${pids[$i]}" || rc=$?
+      # 0: passed, 1: some failed (the table says which), 5: none ran.
+      if [ $rc -ne 0 ] && [ $rc -ne 1 ] && [ $rc -ne 5 ]; then
+        echo "== shard $i exited $rc:"; tail -30 "$work/shard-$i.log"
+        status=1
+      fi
+    done
+    PYTHONPATH="$pythonpath:$root/python_bindings/tests" python3 -m \
+      gpu.summary "$work"/shard-*.json || status=1
+    if [ -n "$bench" ]; then
+      PYTHONPATH="$pythonpath" python3 "$root/scripts/bench/run.py" \
+        --artifacts "$dir" --suite "$bench" --timer "$timer" \
+        ${baseline:+--baseline "$baseline"} || status=1
+    fi
+    exit $status
     ;;
   *)
-    echo "usage: $0 build [dir] | run [dir] [--max-autotune] [--out DIR]" >&2
+    echo "usage: $0 build [dir] [--no-rebuild] [--groups G,...] [--jobs N]" \
+         "| run [dir|dir.tar.xz] [--jobs N] [--bench [SUITES]] [--timer T]" \
+         "[--baseline DIR] [PYTEST ARGS] | baseline COMMIT [dir]" >&2
     exit 2
     ;;
 esac

@@ -29,8 +29,8 @@ if [ ! -x "$build/bin/fusion-compile" ]; then
   echo "No CUDA toolkit was found when configuring: fusion-compile was not built."
   exit 0
 fi
-# The layout scripts/gpu/check_and_bench.py reads: backend 1 at the top,
-# backend 2 in tiled/.
+# The layout the GPU checks read (python_bindings/tests/gpu): backend 1 at
+# the top, backend 2 in tiled/.
 artifacts="$build/examples"
 rm -rf "$artifacts" && mkdir -p "$artifacts/tiled"
 count=$(( ${#models[@]} * ${#precisions[@]} * 2 ))
@@ -54,13 +54,19 @@ printf 'commit=%s\ndate=%s\n' "$(git -C "$root" rev-parse --short HEAD)" \
 echo "=== the C ABI of one of them"
 cat "$artifacts/linear_leaky_relu_fp32.h"
 
-if python3 -c "import torch, sys; sys.exit(not torch.cuda.is_available())" 2>/dev/null; then
-  echo "[4/4] checking them against PyTorch on $(python3 -c \
+# The GPU checks of the examples (python_bindings/tests/gpu, pytest marker
+# gpu): each library against PyTorch in float64, and bad arguments; they
+# skip, saying why, without a CUDA GPU.
+python="$root/.venv/bin/python"; [ -x "$python" ] || python=python3
+check=("$python" -m pytest -q -p no:cacheprovider -m gpu -rs
+       "$root/python_bindings/tests/gpu/test_libraries.py"
+       -k "example or bad_argument" --artifacts "$artifacts")
+if "$python" -c "import torch, sys; sys.exit(not torch.cuda.is_available())" 2>/dev/null; then
+  echo "[4/4] checking them against PyTorch on $("$python" -c \
     'import torch; print(torch.cuda.get_device_name())')"
-  python3 "$root/scripts/gpu/check_and_bench.py" --artifacts "$artifacts" \
-    --no-bench
+  PYTHONPATH="$root/python_bindings" "${check[@]}"
 else
-  echo "[4/4] no CUDA GPU here: the libraries are in $artifacts; on a machine"
-  echo "  with a GPU, CUDA and PyTorch, check them with"
-  echo "  python3 scripts/gpu/check_and_bench.py --artifacts $artifacts --no-bench"
+  echo "[4/4] no CUDA GPU here: the libraries are in $artifacts; the checks"
+  echo "  skip (on a machine with a GPU, CUDA and PyTorch they run):"
+  PYTHONPATH="$root/python_bindings" "${check[@]}" | tail -3
 fi

@@ -252,7 +252,7 @@ def test_table_op_on_cpu_against_float64(name):
 @pytest.mark.parametrize("name", sorted(SPECIAL_VALUES))
 def test_remainders_and_signs_at_special_values(name):
     """PyTorch's results, signed zeros, infinities and NaNs included (the
-    GPU's: scripts/gpu/special_values_check.py)."""
+    GPU's: gpu/test_zoo.py's test_special_values)."""
     model, x, tolerance = special_values(name)
     compiled = fusion.compile(model, (x,), target="cpu")
     with torch.no_grad():

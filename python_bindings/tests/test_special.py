@@ -1,7 +1,7 @@
 """The special functions without a math dialect op (fusion/special.py)
 after an identity layer on the CPU target: ulps against float64 over their
 ranges, and PyTorch's results at zeros, poles, infinities and NaN (the GPU's:
-scripts/gpu/special_values_check.py)."""
+gpu/test_math.py and gpu/test_zoo.py)."""
 import ctypes
 import ctypes.util
 import math

@@ -5,7 +5,7 @@ extrema, variances, logsumexp; results of shape [B] and [B, 1]), softmax,
 layer and group norms, max and average pooling of the features, and binary
 ops with another layer's output.
 Ragged sizes (no tile multiples), negative constants, train and eval modes.
-Used by test_zoo.py (CPU, both front ends) and scripts/gpu/zoo_check.py.
+Used by test_zoo.py (CPU, both front ends) and gpu/test_zoo.py (GPU).
 
 Each entry: name -> (factory, input shape, training). The factory builds
 the model with its parameters; the batch is the first input dimension.

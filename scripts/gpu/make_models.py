@@ -4,10 +4,16 @@
 (A) leaky_relu(linear(x) * 2.0, 0.1) and (B) batch_norm_training(linear(x) *
 scale), each at the headline shapes and at ragged ones, in one module per
 element type, so one library per precision serves every shape; the batch
-size M is dynamic.
+size M is dynamic. Also the residual and division epilogues of
+python_bindings/tests/gpu/epilogues.py (epilogues_{f32,bf16,f16}.mlir).
 """
 import argparse
 import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] /
+                       "python_bindings" / "tests"))
+from gpu.epilogues import write_modules  # noqa: E402
 
 # (K, N) of each function; M is the batch argument at run time.
 SHAPES = {
@@ -69,6 +75,7 @@ def main():
         text += "".join(workload_b(k, n, t) for k, n in SHAPES["b"])
         text += "".join(workload_g(k, n, t) for k, n in SHAPES["g"])
         (args.out / f"workloads_{t}.mlir").write_text(text)
+    write_modules(args.out)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
 // compute-sanitizer's synccheck on one wgmma GEMM kernel that two entries
 // share: gelu(group_norm(y, 2)) as the PyTorch importer writes it
-// (tile_reductions.py's model; weight, bias, then input), and the same two
-// group moments with an elementwise step that keeps them in its output.
-// Before dynamic shared memory was PTX's extern array, this library left
-// the first row of each tile NaN under the tool (benchmark run
-// 28). `scripts/gpu/hopper_check.sh synccheck-pair LIB` runs both entries
-// under the tool and compares their outputs with a run without it.
+// (tests/gpu/test_reductions.py's model; weight, bias, then input), and
+// the same two group moments with an elementwise step that keeps them in
+// its output. Before dynamic shared memory was PTX's extern array, this
+// library left the first row of each tile NaN under the tool (benchmark
+// run 28). `scripts/gpu/profile_kernel.py sanitize LIB ENTRY 333 bf16
+// --tools synccheck` runs an entry under the tool and compares its
+// outputs with a run without it.
 // fusion-compile synccheck_pair.mlir --strategy=wgmma --target=sm_90 -o LIB
 module {
   func.func @group_norm_gelu(%arg0: tensor<1024x72xbf16>, %arg1: tensor<1024xbf16>, %arg2: tensor<?x72xbf16>) -> tensor<?x1024xbf16> {

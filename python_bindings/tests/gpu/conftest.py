@@ -1,0 +1,216 @@
+"""The GPU checks' configuration: the marker `gpu`, the artifacts of
+`scripts/gpu-check.sh build` (`--artifacts DIR` or $FUSION_GPU_ARTIFACTS),
+skips with the reason where there is no CUDA device or no artifacts, the
+library cache the artifacts carry, and one table at the end:
+
+    check | cases | passed | failed | skipped | worst error / bound
+"""
+import json
+import math
+import os
+import pathlib
+
+import pytest
+import torch
+
+from gpu.helpers import need
+
+HERE = pathlib.Path(__file__).resolve().parent
+# nodeid -> [(error, bound)] that the tests' `within` recorded; nodeid ->
+# outcome.
+_ERRORS = {}
+_OUTCOMES = {}
+# The nodeids of the tests of this folder; nodeid -> the last line of a
+# failure's report.
+_OURS = set()
+_FAILURES = {}
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--artifacts", default=None, metavar="DIR",
+        help="the GPU checks' artifacts (scripts/gpu-check.sh build DIR); "
+             "default $FUSION_GPU_ARTIFACTS")
+    parser.addoption(
+        "--shard", default=None, metavar="I/N",
+        help="run every N-th GPU check from the I-th on (several processes "
+             "share the device; scripts/gpu-check.sh run --jobs N)")
+    parser.addoption(
+        "--gpu-results", default=None, metavar="FILE",
+        help="write the GPU checks' outcomes and errors to FILE (JSON), "
+             "for `python3 -m gpu.summary FILE...` to merge")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "gpu: a GPU correctness check (needs a CUDA device and "
+                   "the artifacts of scripts/gpu-check.sh build)")
+
+
+def artifacts_dir(config):
+    value = config.getoption("artifacts", default=None) or \
+        os.environ.get("FUSION_GPU_ARTIFACTS")
+    return pathlib.Path(value).resolve() if value else None
+
+
+def skip_reason(config):
+    """Why no GPU check can run here, or None."""
+    if not torch.cuda.is_available():
+        return "no CUDA device"
+    directory = artifacts_dir(config)
+    if directory is None:
+        return ("no artifacts: pass --artifacts DIR or set "
+                "FUSION_GPU_ARTIFACTS (scripts/gpu-check.sh build DIR)")
+    if not (directory / "BUILD_INFO").is_file():
+        return f"{directory} holds no artifacts (no BUILD_INFO)"
+    return None
+
+
+def _ours(path):
+    return HERE in pathlib.Path(path).resolve().parents
+
+
+def pytest_collection_modifyitems(config, items):
+    reason = skip_reason(config)
+    shard = config.getoption("shard", default=None)
+    if shard:
+        index, count = map(int, shard.split("/"))
+        ours = [item for item in items if _ours(item.path)]
+        dropped = {id(item) for i, item in enumerate(ours)
+                   if i % count != index}
+        config.hook.pytest_deselected(
+            items=[item for item in items if id(item) in dropped])
+        items[:] = [item for item in items if id(item) not in dropped]
+    for item in items:
+        if not _ours(item.path):
+            continue
+        _OURS.add(item.nodeid)
+        item.add_marker(pytest.mark.gpu)
+        if reason:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def artifacts(request):
+    """The artifacts directory (the collection skipped every test where
+    there is none)."""
+    directory = artifacts_dir(request.config)
+    if directory is None:
+        pytest.skip("no artifacts")
+    return directory
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_library_cache(request):
+    """The library cache the artifacts carry (overrides the other tests'
+    private one): fusion.compile finds its libraries there, compiled on
+    the build machine by prepare.py."""
+    directory = artifacts_dir(request.config)
+    if directory is not None:
+        os.environ["FUSION_CACHE_DIR"] = str(directory / "cache")
+        os.environ["FUSION_CACHE_MAX_BYTES"] = str(1 << 40)
+
+
+@pytest.fixture
+def library_cache(artifacts):
+    """Skips a check of fusion.compile'd libraries where the artifacts
+    carry no cache, or where this package's compiler id (part of every
+    cache key) is not the one that filled it."""
+    from fusion.cache import compiler_id
+    need(artifacts / "cache")
+    carried = need(artifacts / "compiler_id").read_text().strip()
+    if compiler_id() != carried:
+        try:
+            from fusion import _fusion  # noqa: F401  (compiles on a miss)
+        except ImportError:
+            pytest.skip(f"the fusion package's compiler id "
+                        f"({compiler_id()}) is not the cache's ({carried}):"
+                        f" run through scripts/gpu-check.sh run, which "
+                        f"installs it")
+    return artifacts / "cache"
+
+
+@pytest.fixture
+def sm90():
+    """Skips on devices other than sm_90 (the Hopper kernels; the
+    libraries of the cache are compiled for sm_90 alone)."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip(f"needs sm_90, not {torch.cuda.get_device_name()}")
+
+
+@pytest.fixture
+def within(request):
+    """within(error, bound, what): records the error for the table and
+    asserts error <= bound (NaN fails)."""
+    def check(error, bound, what=""):
+        _ERRORS.setdefault(request.node.nodeid, []).append((error, bound))
+        assert error <= bound, f"{what} error {error:.3g} > bound {bound:.0e}"
+    return check
+
+
+def pytest_runtest_logreport(report):
+    if report.nodeid not in _OURS:
+        return
+    if report.when == "setup" and not report.passed:
+        _OUTCOMES[report.nodeid] = "skipped" if report.skipped else "failed"
+    elif report.when == "call":
+        _OUTCOMES[report.nodeid] = report.outcome
+    elif report.when == "teardown" and report.failed:
+        _OUTCOMES[report.nodeid] = "failed"
+    if report.failed:
+        _FAILURES[report.nodeid] = str(report.longrepr).splitlines()[-1:]
+
+
+def pytest_sessionfinish(session):
+    path = session.config.getoption("gpu_results", default=None)
+    if path:
+        pathlib.Path(path).write_text(json.dumps(
+            {"outcomes": _OUTCOMES, "errors": _ERRORS,
+             "failures": _FAILURES}))
+
+
+def summary_rows(outcomes, errors):
+    """The table's rows: (check, cases, passed, failed, skipped, worst
+    error / bound), a check being a test function."""
+    rows = {}
+    for nodeid, outcome in outcomes.items():
+        check = nodeid.split("::")[-1].split("[")[0]
+        check = check[len("test_"):] if check.startswith("test_") else check
+        row = rows.setdefault(check, {"passed": 0, "failed": 0,
+                                      "skipped": 0, "worst": None})
+        row[outcome] = row.get(outcome, 0) + 1
+        for error, bound in errors.get(nodeid, []):
+            ratio = error / bound if bound else (0.0 if error == 0
+                                                 else math.inf)
+            if math.isnan(ratio):
+                ratio = math.inf
+            if row["worst"] is None or ratio > row["worst"][0]:
+                row["worst"] = (ratio, error, bound)
+    table = []
+    for check, row in rows.items():
+        worst = row["worst"]
+        cell = "-" if worst is None else f"{worst[1]:.2e} / {worst[2]:.0e}"
+        table.append((check, row["passed"] + row["failed"] + row["skipped"],
+                      row["passed"], row["failed"], row["skipped"], cell))
+    return table
+
+
+def format_table(rows):
+    lines = ["| check | cases | passed | failed | skipped | "
+             "worst error / bound |", "|---|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    total = [sum(row[i] for row in rows) for i in range(1, 5)]
+    lines.append("| all | " + " | ".join(map(str, total)) + " | |")
+    return "\n".join(lines)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _OUTCOMES:
+        return
+    rows = summary_rows(_OUTCOMES, _ERRORS)
+    device = (torch.cuda.get_device_name() if torch.cuda.is_available()
+              else "no CUDA device")
+    terminalreporter.write_sep("=", "GPU checks")
+    terminalreporter.write_line(f"device: {device}; torch "
+                                f"{torch.__version__}")
+    terminalreporter.write_line(format_table(rows))

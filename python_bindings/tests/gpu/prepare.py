@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Fills the library cache that the GPU checks and the benchmark suites load
+(build machine: the fusion package with its compiler, no GPU needed), and
+saves the modules fusion.load binds there. scripts/gpu-check.sh build runs
+it; the libraries compile for sm_90 from CPU tensors of the same shapes and
+dtypes (the graphs do not depend on the device).
+
+    prepare.py ARTIFACTS [--groups G,...] [--jobs N]
+
+fills ARTIFACTS/cache, writes ARTIFACTS/python (the saved modules) and
+ARTIFACTS/compiler_id (the compiler's identity, part of every cache key,
+which the GPU machine's package copy needs). Groups (default all): """
+import argparse
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+# The bench suites' cases (scripts/bench): the family suite's default size
+# and precision.
+FAMILY_BENCH = {"sizes": [(1024, 8192, 8192)], "precisions": ["tf32"],
+                "strategies": ("auto",)}
+
+
+def groups():
+    """name -> a function yielding (label, compile) pairs."""
+    from gpu import family, frontend, intermediates
+    import gpu.test_math as math_checks
+    import gpu.test_reductions as reductions
+    import gpu.test_zoo as zoo_checks
+    table = {}
+    table.update(zoo_checks.PREPARE)
+    table.update(math_checks.PREPARE)
+    table.update(reductions.PREPARE)
+    table["intermediates"] = intermediates.prepare
+    table["frontend"] = lambda: iter([("frontend models", frontend.prepare)])
+    table["family-bench"] = lambda: family.prepare(**FAMILY_BENCH)
+    return table
+
+
+GROUPS = ("zoo", "table", "special-values", "remainders", "trigonometry",
+          "special-functions", "tile-reductions", "row-batches",
+          "intermediates", "frontend", "family-bench", "saved")
+__doc__ += ", ".join(GROUPS) + "."
+
+
+def save_modules(out):
+    """The workloads from their PyTorch definitions, compiled with
+    fusion.compile (sm_80) and saved, one directory per workload and
+    precision (test_frontend.py's test_saved_module loads them)."""
+    import torch
+    import fusion
+    from gpu.helpers import DTYPES, SAVED_PRECISIONS, SAVED_WORKLOADS
+    for name, (cls, _) in SAVED_WORKLOADS.items():
+        for precision in SAVED_PRECISIONS:
+            dtype = DTYPES[precision]
+            module = cls().to(dtype)
+            example = torch.randn(8, module.linear.in_features, dtype=dtype)
+            compiled = fusion.compile(module, (example,), target="sm_80",
+                                      precision=precision)
+            compiled.save(out / f"{name}_{precision}")
+
+
+def run_shard(artifacts, names, shard, shards):
+    """Compiles every `shards`-th library of the groups, from `shard` on;
+    returns the labels that failed."""
+    failed = []
+    table = groups()
+    index = 0
+    for name in names:
+        if name == "saved":
+            continue
+        for label, compile_one in table[name]():
+            index += 1
+            if (index - 1) % shards != shard:
+                continue
+            try:
+                compile_one()
+                print(f"prepared {label}", flush=True)
+            except Exception:  # noqa: BLE001 (reported, the rest goes on)
+                failed.append(label)
+                print(f"FAILED {label}:\n{traceback.format_exc()}",
+                      flush=True)
+    return failed
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("artifacts", type=pathlib.Path)
+    parser.add_argument("--groups", default=",".join(GROUPS))
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--shard", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    names = [g for g in args.groups.split(",") if g]
+    unknown = set(names) - set(GROUPS)
+    if unknown:
+        sys.exit(f"unknown groups {sorted(unknown)} (known: "
+                 f"{', '.join(GROUPS)})")
+    artifacts = args.artifacts.resolve()
+    os.environ["FUSION_CACHE_DIR"] = str(artifacts / "cache")
+    os.environ["FUSION_CACHE_MAX_BYTES"] = str(1 << 40)
+    if args.shard:
+        shard, shards = map(int, args.shard.split("/"))
+        return 1 if run_shard(artifacts, names, shard, shards) else 0
+
+    import fusion.cache
+    (artifacts / "cache").mkdir(parents=True, exist_ok=True)
+    (artifacts / "compiler_id").write_text(fusion.cache.compiler_id() + "\n")
+    start = time.time()
+    if "saved" in names:
+        shutil.rmtree(artifacts / "python", ignore_errors=True)
+        save_modules(artifacts / "python")
+    jobs = max(1, args.jobs)
+    workers = [subprocess.Popen(
+        [sys.executable, __file__, str(artifacts), "--groups",
+         ",".join(names), "--shard", f"{i}/{jobs}"]) for i in range(jobs)]
+    status = max(w.wait() for w in workers)
+    entries = sum(1 for _ in (artifacts / "cache").iterdir())
+    print(f"prepared {', '.join(names)}: {entries} cache entries in "
+          f"{time.time() - start:.0f} s" +
+          ("; some failed (FAILED above)" if status else ""))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

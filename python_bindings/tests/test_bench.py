@@ -1,0 +1,127 @@
+"""The benchmark driver (scripts/bench) without a GPU: its arguments, its
+tables, and the order of operations of its two timers, through a stub
+clock."""
+import importlib
+import pathlib
+import sys
+
+import pytest
+
+BENCH = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "bench"
+sys.path.insert(0, str(BENCH))
+report = importlib.import_module("report")
+timers = importlib.import_module("timers")
+run = importlib.import_module("run")
+
+
+class StubEvent:
+    def __init__(self, clock):
+        self.clock = clock
+        self.time = None
+
+    def record(self):
+        self.clock.log.append("record")
+        self.time = self.clock.now
+
+    def synchronize(self):
+        self.clock.log.append("event sync")
+
+    def elapsed_time(self, end):
+        return end.time - self.time
+
+
+class StubClock:
+    """Logs what the timers do; each call of the timed function advances
+    its time by the next of `durations` (ms)."""
+
+    def __init__(self, durations):
+        self.durations = list(durations)
+        self.now = 0.0
+        self.log = []
+
+    def event(self):
+        return StubEvent(self)
+
+    def synchronize(self):
+        self.log.append("sync")
+
+    def flush_l2(self):
+        self.log.append("flush")
+
+    def call(self):
+        self.log.append("call")
+        self.now += self.durations.pop(0) if self.durations else 1.0
+
+
+def test_cold_l2_flushes_and_times_each_call_alone():
+    clock = StubClock([9.0] * 3 + [1.0, 5.0, 2.0, 4.0, 3.0])
+    ms = timers.cold_l2(clock.call, clock, warmup=3, calls=5)
+    assert ms == 3.0  # the median of 1, 5, 2, 4, 3 (warm-up untimed)
+    timed = clock.log[clock.log.index("sync") + 1:]
+    one = ["flush", "sync", "record", "call", "record", "event sync"]
+    assert timed == one * 5
+
+
+def test_throughput_times_back_to_back_calls():
+    clock = StubClock([1.0] * 3 + [2.0] * 4 + [4.0] * 4 + [3.0] * 4)
+    ms = timers.throughput(clock.call, clock, warmup=3, rounds=3, calls=4)
+    assert ms == 3.0  # rounds of 2, 4 and 3 ms a call
+    timed = clock.log[clock.log.index("sync") + 1:]
+    assert "flush" not in timed
+    assert timed[:6] == ["record"] + ["call"] * 4 + ["record"]
+
+
+def test_unknown_timer_is_refused():
+    with pytest.raises(ValueError, match="no timer"):
+        timers.timed(lambda: None, "warm", StubClock([]))
+
+
+def test_table_has_times_and_ratios_against_fusion():
+    rows = [(("A", "1024x8192x8192", "tf32"),
+             {"wgmma": 2.0, "gemm": 1.6, "eager": 5.0,
+              "torch.compile": 3.0}),
+            (("G", "128x8192x8192", "bf16"),
+             {"wgmma": 1.0, "gemm": 1.0, "eager": 1.5})]
+    lines = report.table(rows, "wgmma").splitlines()
+    assert lines[0] == ("| case | M x K x N | precision | wgmma ms | gemm ms"
+                        " | eager ms | torch.compile ms | eager / fusion | "
+                        "torch.compile / fusion | fusion / gemm |")
+    assert lines[2] == ("| A | 1024x8192x8192 | tf32 | 2.000 | 1.600 | "
+                        "5.000 | 3.000 | 2.50 | 1.50 | 1.250 |")
+    # No torch.compile time (workload G): a dash, not an error.
+    assert lines[3] == ("| G | 128x8192x8192 | bf16 | 1.000 | 1.000 | "
+                        "1.500 | - | 1.50 | - | 1.000 |")
+
+
+def test_heading_names_device_date_and_commit(tmp_path):
+    (tmp_path / "BUILD_INFO").write_text("commit=abc1234\ndate=2026-11-28\n")
+    info = report.build_info(tmp_path)
+    text = report.heading("workloads", "cold-l2", "NVIDIA H200", info,
+                          "2.11.0", today="2026-11-29")
+    assert text == ("## workloads (cold-l2): NVIDIA H200, 2026-11-29, "
+                    "fusion commit abc1234 (built 2026-11-28), torch 2.11.0")
+    assert report.build_info(tmp_path / "none")["commit"] == "unknown"
+
+
+def test_arguments(tmp_path):
+    args = run.parse(["--artifacts", str(tmp_path), "--suite",
+                      "workloads,host-overhead", "--timer", "cold-l2"])
+    assert args.suites == ["workloads", "host-overhead"]
+    assert args.timers == ["cold-l2"]
+    args = run.parse(["--artifacts", str(tmp_path)])
+    assert args.suites == list(run.SUITE_NAMES)
+    assert args.timers == ["throughput", "cold-l2"]
+    with pytest.raises(SystemExit):
+        run.parse(["--artifacts", str(tmp_path), "--suite", "speed"])
+
+
+def test_one_table_per_timer():
+    rows = [(("A", "tf32"), {"fusion dynamo": {"throughput": 1.0,
+                                               "cold-l2": 2.0},
+                             "eager": {"throughput": 3.0, "cold-l2": 4.0}})]
+    text = run.render("models", "models", "fusion dynamo", rows,
+                      ["throughput", "cold-l2"],
+                      lambda title, timer: f"## {title} {timer}")
+    assert "## models, fusion = fusion dynamo throughput" in text
+    assert "| A | tf32 | 1.000 | 3.000 | 3.00 |" in text
+    assert "| A | tf32 | 2.000 | 4.000 | 2.00 |" in text

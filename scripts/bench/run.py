@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""The benchmark driver: on a GPU machine with the artifacts of
+`scripts/gpu-check.sh build` (no compiler needed), times a suite and prints
+a markdown table per timer, headed by the device, the date and the
+compiler commit (the artifacts' BUILD_INFO): fusion's time and the ratios
+of eager PyTorch's, torch.compile's and the raw cuBLAS GEMM's of the same
+shape and precision.
+
+    python3 scripts/bench/run.py --artifacts DIR --suite SUITE[,SUITE]
+        [--timer throughput|cold-l2|both] [--out FILE]
+
+Suites (suites.py): workloads, family, models, host-overhead (or all).
+Timers (timers.py): throughput, CUDA events around back-to-back calls
+after warm-up, median of rounds; cold-l2, KernelBench's protocol, L2
+flushed before each single timed call, median of 50 calls.
+scripts/gpu-check.sh run DIR --bench [SUITES] runs it after the checks.
+"""
+import argparse
+import os
+import pathlib
+import shutil
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(ROOT / "python_bindings" / "tests"))
+
+import report  # noqa: E402
+import timers  # noqa: E402
+
+SUITE_NAMES = ("workloads", "family", "models", "host-overhead")
+
+
+def parse(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("--artifacts", type=pathlib.Path, required=True)
+    parser.add_argument("--suite", default="all",
+                        help="comma-separated of " + ", ".join(SUITE_NAMES)
+                        + ", or all")
+    parser.add_argument("--timer", default="both",
+                        choices=timers.TIMERS + ("both",))
+    parser.add_argument("--precisions", default="fp32,tf32,bf16",
+                        help="the precisions timed (family: of SIZES')")
+    parser.add_argument("--compile-modes", default="default",
+                        help="torch.compile modes timed, comma-separated "
+                        "(e.g. default,max-autotune-no-cudagraphs; none)")
+    parser.add_argument("--cases", default=None,
+                        help="workloads: the cases timed (A,B,B',G)")
+    parser.add_argument("--baseline", type=pathlib.Path, default=None,
+                        help="workloads: an earlier commit's artifacts "
+                        "(scripts/gpu-check.sh baseline), timed beside")
+    parser.add_argument("--sizes", default="1024x8192x8192",
+                        help="family: MxKxN,... of its SIZES ('' all)")
+    parser.add_argument("--models", default=None,
+                        help="family: the models, ';'-separated")
+    parser.add_argument("--strategies", default="auto",
+                        help="family: fusion's strategies, the first "
+                        "the one the ratios take")
+    parser.add_argument("--out", type=pathlib.Path, default=None,
+                        help="also write the tables to this file")
+    args = parser.parse_args(argv)
+    args.suites = (list(SUITE_NAMES) if args.suite == "all"
+                   else args.suite.split(","))
+    unknown = set(args.suites) - set(SUITE_NAMES)
+    if unknown:
+        parser.error(f"unknown suites {sorted(unknown)} (suites: "
+                     f"{', '.join(SUITE_NAMES)})")
+    args.timers = list(timers.TIMERS) if args.timer == "both" \
+        else [args.timer]
+    return args
+
+
+def use_cache(artifacts):
+    """The artifacts' library cache, read by a copy of the package's
+    sources that carries the compiler id of the build machine (part of
+    every cache key) where the package imported here does not."""
+    os.environ.setdefault("FUSION_CACHE_DIR", str(artifacts / "cache"))
+    os.environ.setdefault("FUSION_CACHE_MAX_BYTES", str(1 << 40))
+    carried = artifacts / "compiler_id"
+    if not carried.exists():
+        return
+    import fusion.cache
+    if fusion.cache.compiler_id() == carried.read_text().strip():
+        return
+    package = pathlib.Path(tempfile.mkdtemp(prefix="fusion-bench-"))
+    shutil.copytree(ROOT / "python_bindings" / "fusion",
+                    package / "fusion")
+    shutil.copy(carried, package / "fusion" / "compiler_id")
+    shutil.copy(ROOT / "include" / "fusion" / "Compiler" /
+                "CompileOptions.def", package / "fusion" /
+                "compile_options.def")
+    for name in [m for m in sys.modules if m.split(".")[0] == "fusion"]:
+        del sys.modules[name]
+    sys.path.insert(0, str(package))
+
+
+def split_by_timer(rows, names):
+    """[(cells, {key: {timer: ms}})] -> {timer: [(cells, {key: ms})]}."""
+    return {t: [(cells, {k: v[t] for k, v in times.items()})
+                for cells, times in rows] for t in names}
+
+
+def render(suite, title, fusion_key, rows, names, heading):
+    labels = ("model", "precision") if suite == "models" else \
+        ("case", "M x K x N", "precision")
+    parts = []
+    for timer, timer_rows in split_by_timer(rows, names).items():
+        parts.append(heading(f"{title}, fusion = {fusion_key}", timer))
+        parts.append("")
+        parts.append(report.table(timer_rows, fusion_key, labels))
+        parts.append("")
+    return "\n".join(parts)
+
+
+def render_host(results, heading):
+    lines = [heading("host overhead", "host us per call, median of 5 x "
+                     "3000 calls"), "", "| path | host us per call |",
+             "|---|---|"]
+    lines += [f"| {case} | {us:.2f} |" for case, us in results.items()]
+    return "\n".join(lines + [""])
+
+
+def main(argv=None):
+    args = parse(argv)
+    import torch
+    if not torch.cuda.is_available():
+        print("no CUDA device: nothing to time")
+        return 0
+    use_cache(args.artifacts.resolve())
+    import suites
+    device = torch.cuda.get_device_name()
+    info = report.build_info(args.artifacts)
+
+    def heading(title, timer):
+        return report.heading(title, timer, device, info, torch.__version__)
+
+    def measure(fn):
+        return {t: timers.timed(fn, t) for t in args.timers}
+
+    text, failures = [], []
+    for suite in args.suites:
+        if suite == "host-overhead":
+            results = suites.host_overhead(args, timers.host_time)
+            text.append(render_host(results, heading))
+        else:
+            title, fusion_key, rows, failed = suites.SUITES[suite](
+                args, measure)
+            failures += failed
+            text.append(render(suite, title, fusion_key, rows, args.timers,
+                               heading))
+        print("\n" + text[-1], flush=True)
+    if failures:
+        print("FIRST CALLS BEYOND THEIR BOUNDS: " + "; ".join(failures))
+    if args.out:
+        args.out.write_text("\n".join(text))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

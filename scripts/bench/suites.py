@@ -1,0 +1,259 @@
+"""The benchmark suites. Each takes the parsed arguments and a `measure`
+(fn -> {timer: ms}) and returns (title, fusion's key, rows, failures):
+rows [(label cells, {timer: {key: ms}})], failures the cases whose
+first call missed its bound (the timings of a wrong result mean nothing).
+
+workloads: the fusion-compile'd workload libraries of the artifacts
+    (wgmma, tiled, cublas, simt; an earlier commit's beside them with
+    --baseline) through ctypes, against the raw GEMM (torch.addmm),
+    eager PyTorch and torch.compile;
+family: the epilogue family's bench models (tests/gpu/family.py) through
+    fusion.compile from the library cache, each strategy's first call
+    checked against float64, against eager, torch.compile and F.linear;
+models: workloads A, B and an MLP block as nn.Modules through
+    torch.compile(backend="fusion") (also captured in a CUDA graph),
+    fusion.compile, the bare library call and fusion + inductor;
+host-overhead: host time per call at tiny shapes (`host_overhead`).
+"""
+import copy
+
+import torch
+import torch.nn.functional as F
+
+import fusion
+import fusion.dynamo
+
+from gpu import family, frontend
+from gpu.helpers import (DTYPES, MODELS, PRECISIONS, TARGET, Library,
+                         bare_call, make_inputs, precision_setup,
+                         workload_kind)
+
+# (workload, batch, function): the headline shapes; the GEMM alone (G,
+# identity epilogue) against cuBLAS; and batch 128, whose 128x256 tiles
+# leave half of an H100's SMs idle (the batch configs) and whose batch
+# norm one block row of tiles holds.
+WORKLOAD_CASES = [("A", 1024, "a_8192x8192"), ("B", 16384, "b_4096x4096"),
+                  ("B'", 1024, "b_8192x8192"), ("G", 1024, "g_8192x8192"),
+                  ("G", 16384, "g_4096x4096"), ("G", 8192, "g_8192x8192"),
+                  ("A", 128, "a_16384x16384"), ("B", 128, "b_16384x16384"),
+                  ("B", 128, "b_4096x4096"), ("G", 128, "g_16384x16384"),
+                  ("G", 128, "g_8192x8192")]
+WORKLOAD_LIBRARIES = {"fp32": "workloads_f32_fp32",
+                      "tf32": "workloads_f32_tf32", "bf16": "workloads_bf16"}
+FOLDERS = {"wgmma": "wgmma", "tiled": "tiled", "cublas": "", "simt": "simt"}
+
+
+def compile_modes(args):
+    return [m for m in args.compile_modes.split(",") if m and m != "none"]
+
+
+def compiled_inductor(model, mode):
+    torch._dynamo.reset()
+    return torch.compile(model, mode=None if mode == "default" else mode)
+
+
+def compile_key(mode):
+    return "torch.compile" if mode == "default" else f"compile {mode}"
+
+
+def workloads(args, measure):
+    precisions = args.precisions.split(",")
+    fusion_key = ("wgmma" if torch.cuda.get_device_capability() == (9, 0)
+                  else "tiled")
+    folders = {}
+    for side, folder in FOLDERS.items():
+        folders[side] = args.artifacts / folder
+        if args.baseline:
+            folders[f"{side}@base"] = args.baseline / folder
+    rows = []
+    for precision in precisions:
+        stem = WORKLOAD_LIBRARIES[precision]
+        libs = {side: Library(folder / f"{stem}.so")
+                for side, folder in folders.items()
+                if (folder / f"{stem}.so").exists()}
+        for label, m, name in WORKLOAD_CASES:
+            if args.cases and label not in args.cases.split(","):
+                continue
+            k, n = (int(v) for v in name.split("_")[1].split("x"))
+            kind = workload_kind(name)
+            dtype = DTYPES[precision]
+            precision_setup(precision)
+            inputs = make_inputs(kind, m, k, n, dtype)
+            x, w, b = inputs[:3]
+            calls = {}
+            for side, lib in libs.items():
+                if name not in lib.entries:
+                    continue
+                outputs = [torch.empty([m if d is None else d for d in
+                                        o["shape"]], device="cuda",
+                                       dtype=dtype)
+                           for o in lib.entries[name]["outputs"]]
+                calls[side] = (lambda lib=lib, outputs=outputs:
+                               lib.run(name, m, inputs, outputs))
+            calls["gemm"] = lambda: torch.addmm(b, x, w.t())
+            model = MODELS[kind]
+            calls["eager"] = lambda: model(*inputs)
+            if kind != "g":
+                for mode in compile_modes(args):
+                    calls[compile_key(mode)] = (
+                        lambda c=compiled_inductor(model, mode): c(*inputs))
+            times = {key: measure(fn) for key, fn in calls.items()}
+            rows.append(((label, f"{m}x{k}x{n}", precision), times))
+            print(f"timed {label} {m}x{k}x{n} {precision}", flush=True)
+    precision_setup("fp32")
+    return "workloads (fusion-compile libraries)", fusion_key, rows, []
+
+
+def family_suite(args, measure):
+    sizes = ([tuple(map(int, s.split("x"))) for s in args.sizes.split(",")]
+             if args.sizes else None)
+    models = args.models.split(";") if args.models else None
+    strategies = args.strategies.split(",")
+    rows, failures = [], []
+    with torch.no_grad():
+        for case in family.bench_cases(sizes, args.precisions.split(","),
+                                       models):
+            category, name, body, norm, training, m, k, n, pname = case
+            dtype, precision, bound = PRECISIONS[pname]
+            precision_setup(pname)
+            model = family.bench_model(body, norm, training, k, n, dtype,
+                                       "cuda")
+            reference = copy.deepcopy(model).double()
+            x = torch.randn(m, k, device="cuda", dtype=dtype)
+            eager_error = family.checked_first_call(model, model, x,
+                                                    reference)
+            # A model that magnifies its GEMM's rounding past the bound (a
+            # low-temperature softmax): within 1.25 times eager's error.
+            bound = max(bound, 1.25 * eager_error)
+            calls = {}
+            for strategy in strategies:
+                compiled = fusion.compile(
+                    model, (x,), target=TARGET, precision=precision,
+                    **family.strategy_options(strategy))
+                error = family.checked_first_call(compiled, model, x,
+                                                  reference)
+                if not error <= bound:
+                    failures.append(f"{name} {m}x{k}x{n} {pname} "
+                                    f"{strategy}: {error:.3g} > {bound:.0e}")
+                calls[strategy] = lambda c=compiled: c(x)
+            del reference
+            calls["eager"] = lambda: model(x)
+            w, b = model.linear.weight, model.linear.bias
+            calls["gemm"] = lambda: F.linear(x, w, b)
+            for mode in compile_modes(args):
+                calls[compile_key(mode)] = (
+                    lambda c=compiled_inductor(model, mode): c(x))
+            times = {key: measure(fn) for key, fn in calls.items()}
+            torch._dynamo.reset()
+            rows.append(((f"{category}: {name}", f"{m}x{k}x{n}", pname),
+                         times))
+            print(f"timed {name} {m}x{k}x{n} {pname}", flush=True)
+    precision_setup("fp32")
+    return ("the epilogue family (fusion.compile)", strategies[0], rows,
+            failures)
+
+
+def captured(fn):
+    """`fn` captured in a CUDA graph: its replay."""
+    fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
+def models(args, measure):
+    rows, failures = [], []
+    for name, make, shape, aot in frontend.workloads():
+        for pname, dtype, option, allow_tf32 in frontend.PRECISIONS:
+            if pname not in args.precisions.split(","):
+                continue
+            torch.backends.cuda.matmul.allow_tf32 = allow_tf32
+            torch.manual_seed(0)
+            model = make().to(dtype).cuda()
+            x = torch.randn(*shape, device="cuda", dtype=dtype)
+            torch._dynamo.reset()
+            calls = {}
+            with torch.no_grad():
+                dynamo = torch.compile(model, backend="fusion",
+                                       options=frontend.options(option))
+                dynamo(x)
+                if not fusion.dynamo.last_fused:
+                    failures.append(f"{name} {pname}: nothing fused")
+                calls["fusion dynamo"] = lambda d=dynamo: d(x)
+                calls["dynamo in CUDA graph"] = captured(
+                    lambda d=dynamo: d(x))
+                if aot:
+                    compiled = fusion.compile(model, (x,), target=TARGET,
+                                              precision=option or None)
+                    calls["fusion.compile"] = lambda c=compiled: c(x)
+                    calls["bare library"] = bare_call(compiled, (x,))
+                if name.startswith("MLP"):
+                    torch._dynamo.reset()
+                    rest = torch.compile(model, backend="fusion",
+                                         options=frontend.options(
+                                             option, fallback="inductor"))
+                    rest(x)
+                    calls["fusion + inductor"] = lambda r=rest: r(x)
+                calls["eager"] = lambda: model(x)
+                for mode in compile_modes(args):
+                    inductor = compiled_inductor(model, mode)
+                    inductor(x)
+                    calls[compile_key(mode)] = lambda c=inductor: c(x)
+                linear = getattr(model, "linear", None)
+                if linear is not None:
+                    calls["gemm"] = lambda: F.linear(x, linear.weight,
+                                                     linear.bias)
+                times = {key: measure(fn) for key, fn in calls.items()}
+                torch._dynamo.reset()
+            rows.append(((name, pname), times))
+            print(f"timed {name} {pname}", flush=True)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    return ("models (nn.Modules through the front ends)", "fusion dynamo",
+            rows, failures)
+
+
+def host_overhead(args, host_time):
+    """Host us per call: the artifacts' libraries through ctypes (bf16
+    a_513x129 at M = 1: the multi-target library and the sm_90 one), and
+    the tiny 8x64x64 model through each front end."""
+    results = {}
+    for label, sub in (("C ABI, multi-target library", ""),
+                       ("C ABI, sm_90 library", "sm_90")):
+        path = args.artifacts / "multi" / sub / "workloads_bf16.so"
+        if not path.exists():
+            continue
+        lib = Library(path)
+        inputs = make_inputs("a", 1, 513, 129, torch.bfloat16)
+        outputs = [torch.empty(1, 129, device="cuda", dtype=torch.bfloat16)]
+        results[label] = host_time(
+            lambda: lib.run("a_513x129", 1, inputs, outputs))
+    name, make, shape, _ = frontend.tiny()
+    torch.manual_seed(0)
+    model = make().cuda()
+    x = torch.randn(*shape, device="cuda")
+    with torch.no_grad():
+        compiled = fusion.compile(model, (x,), target=TARGET)
+        torch._dynamo.reset()
+        dynamo = torch.compile(model, backend="fusion",
+                               options=frontend.options(""))
+        dynamo(x)
+        inductor = torch.compile(copy.deepcopy(model))
+        inductor(x)
+        linear = model.linear
+        cases = {"bare C ABI call (ctypes)": bare_call(compiled, (x,)),
+                 "fusion.compile module": lambda: compiled(x),
+                 "torch.compile(backend=fusion)": lambda: dynamo(x),
+                 "CUDA graph replay (dynamo)": captured(lambda: dynamo(x)),
+                 "torch.compile (inductor)": lambda: inductor(x),
+                 "eager F.linear alone": lambda: F.linear(
+                     x, linear.weight, linear.bias),
+                 "eager model": lambda: model(x)}
+        for case, fn in cases.items():
+            results[f"{name}: {case}"] = host_time(fn)
+    return results
+
+
+SUITES = {"workloads": workloads, "family": family_suite, "models": models,
+          "host-overhead": host_overhead}
