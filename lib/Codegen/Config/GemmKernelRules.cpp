@@ -61,10 +61,33 @@ GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
   return layout;
 }
 
+ElementwiseOpInterface mlir::fusion::getNormalizedEpilogue(Operation *op) {
+  auto after = dyn_cast_or_null<ElementwiseOpInterface>(op->getNextNode());
+  Value normalized = op->getResult(0);
+  if (!after || after.getMatrixInput() != normalized ||
+      !after.getRowOperands().empty() || !normalized.hasOneUse())
+    return {};
+  return after;
+}
+
+bool mlir::fusion::canFinishBatchNorm(FusedLinearOp op) {
+  BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
+  if (!batchNorm || !batchNorm.isTraining())
+    return false;
+  ElementwiseOpInterface after = getNormalizedEpilogue(op);
+  // The op's [N] results are its statistics.
+  return !after || llvm::none_of(after.getColumnOperands(), [&](Value column) {
+    return column.getDefiningOp() == op.getOperation();
+  });
+}
+
 GemmSharedLayout mlir::fusion::getGemmSharedLayout(FusedLinearOp op,
                                                    GemmConfigAttr config,
                                                    bool normalizesBatchNorm) {
   int64_t vectors = (op.getBias() ? 1 : 0) + op.getEpilogueOperands().size();
+  if (ElementwiseOpInterface after =
+          normalizesBatchNorm ? getNormalizedEpilogue(op) : nullptr)
+    vectors += after.getColumnOperands().size();
   int64_t elementBytes =
       op.getWeight().getType().getElementType().getIntOrFloatBitWidth() / 8;
   BatchNormConfigAttr batchNorm = op.getBatchNormAttr();

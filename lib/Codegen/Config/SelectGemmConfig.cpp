@@ -142,7 +142,8 @@ selectGeneratedBatchConfigs(FusedLinearOp op, const GemmSelection &selection,
 
 /// A batch of one block row of tiles holds each column whole: the kernel
 /// finishes a training batch norm itself, one pass instead of three
-/// kernels, where its scratch fits beside every config's pipeline (and a
+/// kernels, where it can (canFinishBatchNorm), its scratch and the columns
+/// of the op after the norm fit beside every config's pipeline (and a
 /// static batch is such a batch). Without it the batch norm's moments come
 /// in chunks of the op config's block rows, whatever the batch: no entry
 /// of other block rows.
@@ -158,7 +159,7 @@ static void configureEpilogueBatchNorm(FusedLinearOp op, const ChipInfo &chip,
                .footprint() <= chip.maxSharedBytesPerBlock;
   };
   if ((ShapedType::isDynamic(rows) || rows <= config.getBlockM()) &&
-      fits(config) &&
+      canFinishBatchNorm(op) && fits(config) &&
       llvm::all_of(lowering.batches, [&](BatchGemmConfigAttr entry) {
         return fits(entry.getConfig());
       })) {

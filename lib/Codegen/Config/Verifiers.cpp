@@ -183,8 +183,9 @@ static LogicalResult verifyBatchGemmConfigs(FusedLinearOp op,
 }
 
 /// The checks of `epilogueBatchNorm` on `op`, of GEMM config `config` and
-/// batch configs `batchConfigs`: a training batch-norm stage, a generated
-/// config, max_rows from 1 to its block rows (which every batch config
+/// batch configs `batchConfigs`: a training batch-norm stage whose
+/// statistics the op after the norm does not read, a generated config,
+/// max_rows from 1 to its block rows (which every batch config
 /// keeps), and a config for max_rows rows whose accumulators hold rows of
 /// the tile (operands = x_w), which the normalizing epilogue reads.
 static LogicalResult
@@ -198,6 +199,11 @@ verifyEpilogueBatchNorm(FusedLinearOp op, GemmConfigAttr config,
   if (!config.isGenerated())
     return op.emitOpError("an epilogue batch norm needs a generated GEMM "
                           "config");
+  if (!canFinishBatchNorm(op))
+    return op.emitOpError("an epilogue batch norm computes the op after the "
+                          "norm, which here reads the norm's statistics: the "
+                          "kernel writes them after it stages that op's "
+                          "columns");
   int64_t maxRows = epilogueBatchNorm.getMaxRows();
   if (maxRows < 1 || maxRows > config.getBlockM())
     return op.emitOpError("an epilogue batch norm for up to ")

@@ -52,17 +52,30 @@ Value i32Constant(RewriterBase &rewriter, Location loc, int32_t value) {
                                   rewriter.getI32IntegerAttr(value));
 }
 
-/// The address of a NUL-terminated constant holding `text`, one global per
-/// text.
-Value stringConstant(Operation *from, RewriterBase &rewriter, StringRef text) {
+/// The address of a NUL-terminated constant holding `text`: one global per
+/// text, named `prefix` and the text's letters and digits.
+Value stringConstant(Operation *from, RewriterBase &rewriter, StringRef prefix,
+                     StringRef text) {
   auto module = from->getParentOfType<ModuleOp>();
-  std::string name = ("__fusion_kernel_name_" + text).str();
-  auto global = module.lookupSymbol<LLVM::GlobalOp>(name);
+  std::string data = text.str();
+  data.push_back('\0');
+  std::string base = prefix.str();
+  for (char c : text)
+    base.push_back(llvm::isAlnum(c) ? c : '_');
+  std::string name = base;
+  LLVM::GlobalOp global;
+  // Texts of one name but for their punctuation take numbered names.
+  for (unsigned suffix = 1;; ++suffix) {
+    global = module.lookupSymbol<LLVM::GlobalOp>(name);
+    auto value = global ? dyn_cast_or_null<StringAttr>(global.getValueOrNull())
+                        : StringAttr();
+    if (!global || (value && value.getValue() == data))
+      break;
+    name = base + "_" + std::to_string(suffix);
+  }
   if (!global) {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(module.getBody());
-    std::string data = text.str();
-    data.push_back('\0');
     global = LLVM::GlobalOp::create(
         rewriter, module.getLoc(),
         LLVM::LLVMArrayType::get(rewriter.getI8Type(), data.size()),
@@ -70,6 +83,15 @@ Value stringConstant(Operation *from, RewriterBase &rewriter, StringRef text) {
         rewriter.getStringAttr(data));
   }
   return LLVM::AddressOfOp::create(rewriter, from->getLoc(), global);
+}
+
+/// Replaces `op` by the call of the runtime function `name` on `operands`,
+/// whose status is the op's.
+void replaceWithRuntimeCall(Operation *op, PatternRewriter &rewriter,
+                            StringRef name, ArrayRef<Value> operands) {
+  LLVM::LLVMFuncOp callee =
+      lookupOrDeclare(op, rewriter, name, ValueRange(operands).getTypes());
+  rewriter.replaceOpWithNewOp<LLVM::CallOp>(op, callee, operands);
 }
 
 /// `fusion_rt.launch` -> the kernel parameter array (a pointer to each
@@ -95,7 +117,8 @@ struct LowerLaunch : OpRewritePattern<fusion_rt::LaunchOp> {
     }
     SmallVector<Value> operands{
         LLVM::AddressOfOp::create(rewriter, loc, ptr, kKernelImageName),
-        stringConstant(op, rewriter, op.getKernel().getLeafReference()),
+        stringConstant(op, rewriter, "__fusion_kernel_name_",
+                       op.getKernel().getLeafReference()),
         op.getGridX(),
         op.getGridY(),
         i32Constant(rewriter, loc, op.getBlock()),
@@ -107,9 +130,7 @@ struct LowerLaunch : OpRewritePattern<fusion_rt::LaunchOp> {
                              : 0)),
         op.getStream(),
         pointers};
-    LLVM::LLVMFuncOp callee = lookupOrDeclare(op, rewriter, "__fusion_rt_launch",
-                                              ValueRange(operands).getTypes());
-    rewriter.replaceOpWithNewOp<LLVM::CallOp>(op, callee, operands);
+    replaceWithRuntimeCall(op, rewriter, "__fusion_rt_launch", operands);
     return success();
   }
 };
@@ -135,9 +156,85 @@ struct LowerGemm : OpRewritePattern<fusion_rt::GemmOp> {
         LLVM::ConstantOp::create(rewriter, loc, rewriter.getF32Type(),
                                  op.getAlphaAttr()),
         op.getOut()};
-    LLVM::LLVMFuncOp callee = lookupOrDeclare(
-        op, rewriter, "__fusion_rt_gemm", ValueRange(operands).getTypes());
-    rewriter.replaceOpWithNewOp<LLVM::CallOp>(op, callee, operands);
+    replaceWithRuntimeCall(op, rewriter, "__fusion_rt_gemm", operands);
+    return success();
+  }
+};
+
+/// The argument checks, workspace and copies of the host code: each op one
+/// call of the runtime, its label a string constant.
+struct LowerCheckSize : OpRewritePattern<fusion_rt::CheckSizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fusion_rt::CheckSizeOp op,
+                                PatternRewriter &rewriter) const override {
+    replaceWithRuntimeCall(
+        op, rewriter, "__fusion_rt_check_size",
+        {op.getValue(), i64Constant(rewriter, op.getLoc(), op.getMinimum()),
+         stringConstant(op, rewriter, "__fusion_label_", op.getWhat())});
+    return success();
+  }
+};
+
+struct LowerCheckBuffer : OpRewritePattern<fusion_rt::CheckBufferOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fusion_rt::CheckBufferOp op,
+                                PatternRewriter &rewriter) const override {
+    replaceWithRuntimeCall(
+        op, rewriter, "__fusion_rt_check_buffer",
+        {op.getStream(), op.getPtr(), op.getBytes(),
+         stringConstant(op, rewriter, "__fusion_label_", op.getWhat())});
+    return success();
+  }
+};
+
+struct LowerAlloc : OpRewritePattern<fusion_rt::AllocOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fusion_rt::AllocOp op,
+                                PatternRewriter &rewriter) const override {
+    replaceWithRuntimeCall(op, rewriter, "__fusion_rt_alloc",
+                           {op.getStream(), op.getBytes(), op.getSlot()});
+    return success();
+  }
+};
+
+struct LowerFree : OpRewritePattern<fusion_rt::FreeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fusion_rt::FreeOp op,
+                                PatternRewriter &rewriter) const override {
+    replaceWithRuntimeCall(op, rewriter, "__fusion_rt_free",
+                           {op.getStream(), op.getPtr()});
+    return success();
+  }
+};
+
+struct LowerCopy : OpRewritePattern<fusion_rt::CopyOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fusion_rt::CopyOp op,
+                                PatternRewriter &rewriter) const override {
+    replaceWithRuntimeCall(
+        op, rewriter, "__fusion_rt_copy",
+        {op.getStream(), op.getTarget(), op.getSource(), op.getBytes()});
+    return success();
+  }
+};
+
+struct LowerEncodeTensorMap : OpRewritePattern<fusion_rt::EncodeTensorMapOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fusion_rt::EncodeTensorMapOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    replaceWithRuntimeCall(
+        op, rewriter, "__fusion_rt_tensor_map",
+        {op.getMap(), op.getBase(),
+         i32Constant(rewriter, loc, static_cast<int32_t>(op.getElementType())),
+         op.getRows(), op.getColumns(), op.getBoxRows(),
+         i32Constant(rewriter, loc, op.getBoxColumns())});
     return success();
   }
 };
@@ -155,5 +252,7 @@ struct LowerFusionRuntimeToLLVMPass
 
 void mlir::fusion::populateFusionRuntimeToLLVMPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<LowerLaunch, LowerGemm>(patterns.getContext());
+  patterns.add<LowerLaunch, LowerGemm, LowerCheckSize, LowerCheckBuffer,
+               LowerAlloc, LowerFree, LowerCopy, LowerEncodeTensorMap>(
+      patterns.getContext());
 }

@@ -8,9 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "fusion/Conversion/FusionToGPU/FusionToGPU.h"
+#include "GemmPaths.h"
 #include "fusion/Dialect/Fusion/IR/EntryPoints.h"
 
-#include "fusion/Codegen/Config/Chips.h"
 #include "fusion/Codegen/Config/GemmKernelRules.h"
 #include "fusion/Codegen/Config/Verifiers.h"
 #include "fusion/Codegen/Kernels/BatchNormKernels.h"
@@ -89,12 +89,6 @@ static SmallVector<BatchGemmConfigAttr> batchGemmConfigsOf(FusedLinearOp op) {
                   : SmallVector<BatchGemmConfigAttr>();
 }
 
-/// The op's epilogue batch norm, if any.
-static EpilogueBatchNormAttr epilogueBatchNormOf(FusedLinearOp op) {
-  LoweringAttr lowering = LoweringAttr::of(op);
-  return lowering ? lowering.getEpilogueBatchNorm() : EpilogueBatchNormAttr();
-}
-
 /// The shape of the [M, N] matrix `matrix`.
 static MatrixShape shapeOf(Value matrix) {
   RankedTensorType type = tensorType(matrix);
@@ -147,13 +141,6 @@ struct BatchNormValues {
     return {static_cast<bool>(weight), static_cast<bool>(bias),
             static_cast<bool>(runningMean), statType, batchStatType};
   }
-  /// Whether one of its statistics results is among `values`.
-  bool returnsAnyOf(ValueRange values) const {
-    return llvm::any_of(values, [&](Value value) {
-      return llvm::is_contained(updatedRunningStats, value) ||
-             llvm::is_contained(batchStats, value);
-    });
-  }
 };
 
 /// A GEMM output that only its row program reads: the generated GEMM
@@ -187,14 +174,6 @@ public:
   LogicalResult emit();
 
 private:
-  // Functions of the runtime, declared on first use.
-  LLVM::LLVMFuncOp runtimeFn(StringRef name, Type result, ArrayRef<Type> args);
-  Value call(StringRef name, ArrayRef<Value> args);
-  /// Calls a runtime function returning a status; on failure, frees the
-  /// workspace and returns the status.
-  void checked(StringRef name, ArrayRef<Value> args) {
-    checkStatus(call(name, args));
-  }
   /// Continues when `status` is 0; else frees the workspace and returns it.
   void checkStatus(Value status);
 
@@ -220,7 +199,6 @@ private:
     return LLVM::SelectOp::create(b, loc, less, r, l);
   }
   Value nullPtr() { return LLVM::ZeroOp::create(b, loc, ptrType); }
-  Value string(StringRef text);
 
   Value rowsOf(Value tensor);
   Value bytesOf(Value tensor, Value rows);
@@ -259,22 +237,47 @@ private:
   }
 
   LogicalResult checkSupported();
-  /// Plans the scratch space of a batch norm whose statistics come in
-  /// chunks of `rowsPerChunk` rows.
-  void planBatchNorm(Operation *op, Value rows, int64_t columns,
-                     Value rowsPerChunk);
+  /// The host function of the entry point, its failure path (which frees
+  /// the workspace) and the insertion point in its entry block.
+  void createHostFunction();
+  /// Checks the batch and every buffer; returns the outputs' pointers.
+  SmallVector<Value> checkArguments();
+  /// Plans the workspace (intermediates, tile reductions' partials, batch
+  /// norms' scratch) and allocates it.
+  LogicalResult planWorkspace();
+  /// The workspace an op result takes; none where tile reductions leave it
+  /// unwritten.
+  std::optional<Value> getWorkspaceBytes(Value result);
+  /// Emits the ops of the function's body.
+  void emitBody();
+  /// Plans the scratch space of the batch norm of `op`: its statistics in
+  /// chunks of block rows (a generated GEMM's) or statisticsChunkRows.
+  void planBatchNorm(Operation *op);
   /// The statistics kernels' chunk of rows for a batch norm of `columns`.
   Value statisticsChunkRows(Value rows, int64_t columns, int64_t vectorWidth);
-  /// `after` (or null): an elementwise op of the batch-norm stage's output
-  /// computed by its normalizing pass.
+  /// `op` by its paths (planGemmPaths), each for its batches. `after` (or
+  /// null): an elementwise op of the batch-norm stage's output computed by
+  /// its normalizing pass.
   void emitFusedLinear(FusedLinearOp op, ElementwiseOpInterface after);
-  /// `op` through a generated GEMM kernel: that of the first of
-  /// `batchConfigs` the batch fits, else `config`'s.
-  void emitTiledFusedLinear(FusedLinearOp op, GemmConfigAttr config,
-                            ArrayRef<BatchGemmConfigAttr> batchConfigs,
-                            ElementwiseOpInterface after);
   /// `op` through cuBLASLt's GEMM and the epilogue's kernels.
   void emitCublasFusedLinear(FusedLinearOp op, ElementwiseOpInterface after);
+  /// `op` through the generated GEMM kernels of `path`, which writes the
+  /// output (and intermediates) for a row program to reduce.
+  void emitOutputWritingGemm(FusedLinearOp op, const GemmPath &path);
+  /// `op` through the generated GEMM kernels of `path`, which finish its
+  /// training batch norm (and `after`, if any).
+  void emitBatchNormFinishingGemm(FusedLinearOp op, const GemmPath &path,
+                                  ElementwiseOpInterface after);
+  /// `op` through the generated GEMM kernels of `path` with the op's tile
+  /// reductions, or the moments of its batch norm, which a finalize kernel
+  /// and a normalizing pass (computing `after`) then finish.
+  void emitGeneralGemm(FusedLinearOp op, const GemmPath &path,
+                       ElementwiseOpInterface after);
+  /// Emits `emitCase(i)` for the batches of each case i: up to `maxRows[i]`
+  /// rows past case i - 1's, the last case's for the rest. With one case,
+  /// no branch.
+  void emitForRows(Value rows, ArrayRef<int64_t> maxRows,
+                   function_ref<void(unsigned)> emitCase);
   /// Branches on `rows` <= `maxRows`: the insertion point moves to the
   /// block those batches take; returns the block of larger ones.
   Block *branchOnRows(Value rows, int64_t maxRows);
@@ -284,33 +287,22 @@ private:
     OpBuilder::InsertionGuard guard(b);
     return b.createBlock(b.getBlock()->getParent());
   }
+  /// What every generated GEMM kernel of `op` computes: the GEMM, its
+  /// epilogue and intermediates, the batch norm's moments where it trains.
+  GemmKernelProblem getGemmProblem(FusedLinearOp op);
+  /// The operands of `op`'s GEMM kernels up to their row operands: the
+  /// epilogue's output stored (at `outputOperand`) to `output` where
+  /// `storesOutput`, then `intermediates` (those of the problem).
+  SmallVector<Value> getGemmOperands(FusedLinearOp op, bool storesOutput,
+                                     size_t &outputOperand, Value output,
+                                     ValueRange intermediates);
   /// The generated GEMM kernel of `problem` (its config's backend).
   Kernel buildGemmKernel(FusedLinearOp op, const GemmKernelProblem &problem,
                          StringRef kind);
-  /// Launches `problem`'s kernel of the first of `entries` whose max_rows
-  /// the batch `rows` fits (named `entryKind`_rows_le_N), else of `config`
-  /// (named `kind`).
-  void launchGemmForRows(FusedLinearOp op, GemmKernelProblem problem,
-                         Value rows, ArrayRef<BatchGemmConfigAttr> entries,
-                         GemmConfigAttr config, StringRef kind,
-                         ArrayRef<Value> operands,
-                         StringRef entryKind = "gemm");
-  /// The problem of `op`'s GEMM kernel that finishes its training batch
-  /// norm (and `after`, if any) for batches up to `epilogueBatchNorm`'s
-  /// rows, from the `problem` of its general kernel; none where `after`
-  /// reads the batch norm's statistics or the kernel would overflow the
-  /// chip's shared memory (the general kernels then run for every batch).
-  std::optional<GemmKernelProblem> getBatchNormFinishingProblem(
-      FusedLinearOp op, EpilogueBatchNormAttr epilogueBatchNorm,
-      GemmKernelProblem problem, ElementwiseOpInterface after);
-  /// Its launch, through the finishing kernel of the batch's config:
-  /// `operands` are those of the op's general kernel up to its row
-  /// operands, the output at `outputOperand`.
-  void emitBatchNormFinishingGemm(FusedLinearOp op,
-                                  const GemmKernelProblem &problem,
-                                  ElementwiseOpInterface after,
-                                  SmallVector<Value> operands,
-                                  size_t outputOperand);
+  /// Launches `problem`'s kernel of the case of `kernels` the batch takes.
+  void launchGemmKernels(FusedLinearOp op, GemmKernelProblem problem,
+                         ArrayRef<GemmKernelCase> kernels,
+                         ArrayRef<Value> operands);
   /// Appends the batch norm's present operands in the order its kernels
   /// take them: weight, bias, running mean and variance, their updates, the
   /// batch statistics.
@@ -322,13 +314,6 @@ private:
     operands.append(bufferPtrs(bn.updatedRunningStats));
     operands.append(bufferPtrs(bn.batchStats));
   }
-  /// The elementwise op at `next` if the normalizing pass of the batch norm
-  /// `op` (a batch_norm or a fused_linear with a batch-norm stage) can
-  /// compute it: it reads only the normalized output, which nothing else
-  /// reads. Advances `next` past it.
-  ElementwiseOpInterface takeNormalizedEpilogue(Operation *op,
-                                                Block::iterator &next,
-                                                Block::iterator end);
   void emitElementwise(ElementwiseOpInterface op);
   /// The row program that starts with the reduction `first` and takes the
   /// ops after it (up to `end`) that can join it; returns the op after its
@@ -370,28 +355,8 @@ private:
   DenseMap<Operation *, unsigned> opIndex;
   llvm::MapVector<Operation *, BatchNormScratch> scratch;
   llvm::MapVector<Value, TileReductions> tileReductions;
-  llvm::StringMap<LLVM::GlobalOp> strings;
   Value workspaceBytes;
 };
-
-LLVM::LLVMFuncOp HostEmitter::runtimeFn(StringRef name, Type result,
-                                        ArrayRef<Type> args) {
-  auto module = func->getParentOfType<ModuleOp>();
-  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
-    return existing;
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(module.getBody());
-  return LLVM::LLVMFuncOp::create(b, loc, name,
-                                  LLVM::LLVMFunctionType::get(result, args));
-}
-
-Value HostEmitter::call(StringRef name, ArrayRef<Value> args) {
-  SmallVector<Type> types;
-  for (Value arg : args)
-    types.push_back(arg.getType());
-  LLVM::LLVMFuncOp callee = runtimeFn(name, i32Type, types);
-  return LLVM::CallOp::create(b, loc, callee, args).getResult();
-}
 
 void HostEmitter::checkStatus(Value status) {
   Value bad =
@@ -401,24 +366,6 @@ void HostEmitter::checkStatus(Value status) {
   LLVM::CondBrOp::create(b, loc, bad, failureBlock, ValueRange{status}, next,
                          ValueRange{});
   b.setInsertionPointToStart(next);
-}
-
-Value HostEmitter::string(StringRef text) {
-  auto module = func->getParentOfType<ModuleOp>();
-  LLVM::GlobalOp &global = strings[text];
-  if (!global) {
-    std::string name =
-        ("__fusion_str_" + entryName + "_" + Twine(strings.size())).str();
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(module.getBody());
-    std::string data = text.str();
-    data.push_back('\0');
-    global = LLVM::GlobalOp::create(
-        b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), data.size()),
-        /*isConstant=*/true, LLVM::Linkage::Internal, name,
-        b.getStringAttr(data));
-  }
-  return LLVM::AddressOfOp::create(b, loc, global);
 }
 
 Value HostEmitter::rowsOf(Value tensor) {
@@ -507,9 +454,8 @@ void HostEmitter::launch(Kernel kernel, Value rows,
       Type mapType =
           fusion_rt::FusionRuntimeDialect::getTensorMapType(b.getContext());
       Value map = LLVM::AllocaOp::create(b, loc, ptrType, mapType, c64(1), 64);
-      int32_t type =
-          static_cast<int32_t>(*getElementTypeKind(argument.elementType));
-      Value elementType = c32(type);
+      auto elementType = ElementTypeAttr::get(
+          b.getContext(), *getElementTypeKind(argument.elementType));
       Value rowCount = materialize(argument.shape[0], rows, operands);
       Value columnCount = materialize(argument.shape[1], rows, operands);
       Value boxRows = c32(argument.box[0]);
@@ -523,9 +469,10 @@ void HostEmitter::launch(Kernel kernel, Value rows,
             c64(1));
         boxRows = LLVM::TruncOp::create(b, loc, i32Type, last);
       }
-      checked("__fusion_rt_tensor_map",
-              {map, operands[argument.operand], elementType, rowCount,
-               columnCount, boxRows, c32(argument.box[1])});
+      checkStatus(fusion_rt::EncodeTensorMapOp::create(
+          b, loc, i32Type, map, elementType, operands[argument.operand],
+          rowCount, columnCount, boxRows,
+          b.getI32IntegerAttr(argument.box[1])));
       args.push_back(LLVM::LoadOp::create(b, loc, mapType, map));
       break;
     }
@@ -617,10 +564,19 @@ Value HostEmitter::statisticsChunkRows(Value rows, int64_t columns,
   return max(c64(64), ceilDiv(mul(rows, c64(columnBlocks)), 256));
 }
 
-void HostEmitter::planBatchNorm(Operation *op, Value rows, int64_t columns,
-                                Value rowsPerChunk) {
+void HostEmitter::planBatchNorm(Operation *op) {
+  Value result = op->getResult(0);
+  Value rows = rowsOf(result);
+  int64_t columns = tensorType(result).getDimSize(1);
+  // A generated GEMM kernel writes the moments of each block row; the
+  // statistics kernel those of its chunks.
+  auto fused = dyn_cast<FusedLinearOp>(op);
+  GemmConfigAttr config = fused ? getConfig(fused) : GemmConfigAttr();
   BatchNormScratch s;
-  s.rowsPerChunk = rowsPerChunk;
+  s.rowsPerChunk =
+      config && config.isGenerated()
+          ? c64(config.getBlockM())
+          : statisticsChunkRows(rows, columns, shapeOf(result).vectorWidth);
   s.chunks = ceilDiv(rows, s.rowsPerChunk);
   Value partialBytes = mul(mul(s.chunks, c64(columns)), c64(4));
   Value columnBytes = c64(columns * 4);
@@ -707,23 +663,7 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
   launch(normalize, input.rows, normalizeOperands);
 }
 
-ElementwiseOpInterface
-HostEmitter::takeNormalizedEpilogue(Operation *op, Block::iterator &next,
-                                    Block::iterator end) {
-  if (next == end)
-    return {};
-  auto after = dyn_cast<ElementwiseOpInterface>(*next);
-  Value normalized = op->getResult(0);
-  if (!after || after.getMatrixInput() != normalized ||
-      !after.getRowOperands().empty() || !normalized.hasOneUse())
-    return {};
-  ++next;
-  return after;
-}
-
-void HostEmitter::emitTiledFusedLinear(
-    FusedLinearOp op, GemmConfigAttr config,
-    ArrayRef<BatchGemmConfigAttr> batchConfigs, ElementwiseOpInterface after) {
+GemmKernelProblem HostEmitter::getGemmProblem(FusedLinearOp op) {
   RankedTensorType weightType = tensorType(op.getWeight());
   GemmKernelProblem problem;
   problem.elementType = weightType.getElementType();
@@ -744,188 +684,124 @@ void HostEmitter::emitTiledFusedLinear(
     problem.intermediates.push_back(epilogueFn(op, i));
   BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
   problem.statistics = batchNorm && batchNorm.isTraining();
-  Buffer x = buffers.lookup(op.getInput());
-  // The kernel's operands up to its row operands: the epilogue's output
-  // stored (at `outputOperand`) to `output` where `storesOutput`, then the
-  // `intermediates` (those of the problem).
-  auto gemmOperands = [&](bool storesOutput, size_t &outputOperand,
-                          Value output, ValueRange intermediates) {
-    SmallVector<Value> operands{x.ptr, buffers.lookup(op.getWeight()).ptr};
-    if (op.getBias())
-      operands.push_back(buffers.lookup(op.getBias()).ptr);
-    outputOperand = operands.size();
-    if (storesOutput)
-      operands.push_back(buffers.lookup(output).ptr);
-    operands.append(bufferPtrs(intermediates));
-    operands.append(bufferPtrs(op.getEpilogueOperands()));
-    operands.append(bufferPtrs(op.getEpilogueRows()));
-    return operands;
-  };
+  return problem;
+}
+
+SmallVector<Value> HostEmitter::getGemmOperands(FusedLinearOp op,
+                                                bool storesOutput,
+                                                size_t &outputOperand,
+                                                Value output,
+                                                ValueRange intermediates) {
+  SmallVector<Value> operands{buffers.lookup(op.getInput()).ptr,
+                              buffers.lookup(op.getWeight()).ptr};
+  if (op.getBias())
+    operands.push_back(buffers.lookup(op.getBias()).ptr);
+  outputOperand = operands.size();
+  if (storesOutput)
+    operands.push_back(buffers.lookup(output).ptr);
+  operands.append(bufferPtrs(intermediates));
+  operands.append(bufferPtrs(op.getEpilogueOperands()));
+  operands.append(bufferPtrs(op.getEpilogueRows()));
+  return operands;
+}
+
+void HostEmitter::emitOutputWritingGemm(FusedLinearOp op,
+                                        const GemmPath &path) {
+  size_t outputOperand;
+  SmallVector<Value> operands = getGemmOperands(
+      op, true, outputOperand, op.getResult(), op.getIntermediates());
+  launchGemmKernels(op, getGemmProblem(op), path.kernels, operands);
+}
+
+void HostEmitter::emitGeneralGemm(FusedLinearOp op, const GemmPath &path,
+                                  ElementwiseOpInterface after) {
+  GemmKernelProblem problem = getGemmProblem(op);
   auto tiles = tileReductions.find(op.getResult());
   bool reducesTiles = tiles != tileReductions.end();
-  // Batches below the tile reductions' min_rows write the output (their
-  // batch configs', without tile reductions), which the row program then
-  // reduces (emitRowProgram branches alike).
-  Block *reduced = nullptr;
-  if (reducesTiles && tiles->second.minRows > 1) {
-    int64_t unreducedRows = tiles->second.minRows - 1;
-    auto unreduced =
-        llvm::partition_point(batchConfigs, [&](BatchGemmConfigAttr entry) {
-          return entry.getMaxRows() < unreducedRows;
-        });
-    size_t outputOperand;
-    SmallVector<Value> operands = gemmOperands(
-        true, outputOperand, op.getResult(), op.getIntermediates());
-    Block *larger = branchOnRows(x.rows, unreducedRows);
-    reduced = createJoinBlock();
-    launchGemmForRows(op, problem, x.rows,
-                      ArrayRef(batchConfigs.begin(), unreduced),
-                      unreduced->getConfig(),
-                      ("gemm_rows_le_" + Twine(unreducedRows)).str(), operands);
-    LLVM::BrOp::create(b, loc, ValueRange{}, reduced);
-    b.setInsertionPointToStart(larger);
-    batchConfigs = ArrayRef(std::next(unreduced), batchConfigs.end());
-  }
   if (reducesTiles) {
     problem.storesOutput = tiles->second.writesOutput;
     problem.reductionSpan = tiles->second.span;
     for (const TileReducedStep &step : tiles->second.steps)
       problem.rowReductions.push_back(step.reduction);
   }
-
   // The general kernel of a batch norm writes the epilogue's output for
   // the normalizing pass: where an intermediate result is that value (the
   // batch norm's input, which a training step saves), it goes there, and
   // the pass reads it from there.
-  GemmKernelProblem general = problem;
+  BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
   Value output = op.getResult();
-  SmallVector<Value> generalIntermediates(op.getIntermediates());
+  SmallVector<Value> intermediates(op.getIntermediates());
   ValueRange yielded = op.getEpilogueYield().getValues();
   for (unsigned i = 1; batchNorm && i < yielded.size(); ++i) {
     if (yielded[i] != yielded[0])
       continue;
     output = op.getIntermediates()[i - 1];
-    general.intermediates.erase(general.intermediates.begin() + (i - 1));
-    generalIntermediates.erase(generalIntermediates.begin() + (i - 1));
+    problem.intermediates.erase(problem.intermediates.begin() + (i - 1));
+    intermediates.erase(intermediates.begin() + (i - 1));
     break;
   }
-  // Where the output goes, which a kernel that finishes the batch norm
-  // writes to the op after it.
   size_t outputOperand;
-  SmallVector<Value> operands = gemmOperands(
-      general.storesOutput, outputOperand, output, generalIntermediates);
-  // A batch that one block row of tiles holds: the kernel finishes the
-  // batch norm (#fusion.epilogue_batch_norm); larger ones take the kernels
-  // below.
-  Block *done = nullptr;
-  EpilogueBatchNormAttr epilogueBatchNorm = epilogueBatchNormOf(op);
-  if (std::optional<GemmKernelProblem> finishing =
-          epilogueBatchNorm ? getBatchNormFinishingProblem(
-                                  op, epilogueBatchNorm, problem, after)
-                            : std::nullopt) {
-    int64_t maxRows = epilogueBatchNorm.getMaxRows();
-    int64_t staticRows = op.getInput().getType().getDimSize(0);
-    SmallVector<Value> finishingOperands =
-        gemmOperands(problem.storesOutput, outputOperand, op.getResult(),
-                     op.getIntermediates());
-    if (!ShapedType::isDynamic(staticRows) && staticRows <= maxRows)
-      return emitBatchNormFinishingGemm(op, *finishing, after,
-                                        finishingOperands, outputOperand);
-    Block *larger = branchOnRows(x.rows, maxRows);
-    done = createJoinBlock();
-    emitBatchNormFinishingGemm(op, *finishing, after, finishingOperands,
-                               outputOperand);
-    LLVM::BrOp::create(b, loc, ValueRange{}, done);
-    b.setInsertionPointToStart(larger);
-  }
+  SmallVector<Value> operands = getGemmOperands(
+      op, problem.storesOutput, outputOperand, output, intermediates);
   if (problem.statistics) {
     const BatchNormScratch &s = scratch.at(op);
     operands.append({s.mean, s.m2});
   }
   if (reducesTiles)
     operands.append(tiles->second.partials);
-  // Batches the kernel above finishes never come here.
-  if (done)
-    batchConfigs =
-        ArrayRef(llvm::partition_point(batchConfigs,
-                                       [&](BatchGemmConfigAttr entry) {
-                                         return entry.getMaxRows() <=
-                                                epilogueBatchNorm.getMaxRows();
-                                       }),
-                 batchConfigs.end());
-  launchGemmForRows(op, general, x.rows, batchConfigs, config, "gemm",
-                    operands);
-  if (batchNorm) {
-    // The kernel wrote the epilogue's output and its moments: what is left
-    // is the finalize kernel and one normalizing pass.
-    MatrixShape shape{problem.elementType, problem.n,
-                      getVectorWidth(problem.elementType, problem.n)};
-    emitBatchNorm(op, buffers.lookup(output), buffers.lookup(op.getResult()),
-                  shape, ValueRange(), identityFn(), BatchNormValues::of(op),
-                  after, /*extra=*/{}, /*statistics=*/false);
-  }
-  for (Block *join : {done, reduced}) {
-    if (!join)
-      continue;
-    LLVM::BrOp::create(b, loc, ValueRange{}, join);
-    b.setInsertionPointToStart(join);
-  }
+  launchGemmKernels(op, problem, path.kernels, operands);
+  if (!batchNorm)
+    return;
+  // The kernel wrote the epilogue's output and its moments: what is left
+  // is the finalize kernel and one normalizing pass.
+  MatrixShape shape{problem.elementType, problem.n,
+                    getVectorWidth(problem.elementType, problem.n)};
+  emitBatchNorm(op, buffers.lookup(output), buffers.lookup(op.getResult()),
+                shape, ValueRange(), identityFn(), BatchNormValues::of(op),
+                after, /*extra=*/{}, /*statistics=*/false);
 }
 
-std::optional<GemmKernelProblem> HostEmitter::getBatchNormFinishingProblem(
-    FusedLinearOp op, EpilogueBatchNormAttr epilogueBatchNorm,
-    GemmKernelProblem problem, ElementwiseOpInterface after) {
-  ValueRange afterColumns = after ? after.getColumnOperands() : ValueRange();
-  // The kernel writes the batch norm's statistics after it stages the
-  // columns of the op after the norm: one that reads them keeps the three
-  // kernels.
-  BatchNormValues values = BatchNormValues::of(op);
-  if (values.returnsAnyOf(afterColumns))
-    return std::nullopt;
+void HostEmitter::emitBatchNormFinishingGemm(FusedLinearOp op,
+                                             const GemmPath &path,
+                                             ElementwiseOpInterface after) {
+  GemmKernelProblem problem = getGemmProblem(op);
   GemmBatchNorm &bn = problem.batchNorm.emplace();
+  BatchNormValues values = BatchNormValues::of(op);
   bn.config = values.config;
   bn.operands = values.present(problem.elementType);
   if (after) {
-    bn.afterColumnTypes.assign(afterColumns.size(), problem.elementType);
+    bn.afterColumnTypes.assign(after.getColumnOperands().size(),
+                               problem.elementType);
     bn.after = [after](OpBuilder &nb, Location nl, Value normalized,
                        ValueRange columns) mutable -> Value {
       return after.buildScalar(nb, nl, normalized, columns, ValueRange());
     };
   }
-  problem.config = getGemmConfigForRows(getConfig(op), batchGemmConfigsOf(op),
-                                        epilogueBatchNorm.getMaxRows());
-  // Nor where the after op's columns, which the selection could not count,
-  // overflow the chip's shared memory in any kernel that finishes it.
-  const ChipInfo &chip = getChipInfo(TargetAttr::lookup(op).getChip());
-  GemmKernelProblem entryProblem = problem;
-  for (BatchGemmConfigAttr entry : getFinishingBatchConfigs(
-           batchGemmConfigsOf(op), epilogueBatchNorm.getMaxRows())) {
-    entryProblem.config = entry.getConfig();
-    if (entryProblem.sharedLayout().footprint() > chip.maxSharedBytesPerBlock)
-      return std::nullopt;
-  }
-  if (problem.sharedLayout().footprint() > chip.maxSharedBytesPerBlock)
-    return std::nullopt;
-  return problem;
-}
-
-void HostEmitter::emitBatchNormFinishingGemm(FusedLinearOp op,
-                                             const GemmKernelProblem &problem,
-                                             ElementwiseOpInterface after,
-                                             SmallVector<Value> operands,
-                                             size_t outputOperand) {
   // The normalized output (or the op's after it) is what the kernel writes.
   Value result = after ? after->getResult(0) : Value(op.getResult());
-  operands[outputOperand] = buffers.lookup(result).ptr;
-  appendBatchNormOperands(operands, BatchNormValues::of(op));
+  size_t outputOperand;
+  SmallVector<Value> operands = getGemmOperands(op, true, outputOperand, result,
+                                                op.getIntermediates());
+  appendBatchNormOperands(operands, values);
   if (after)
     operands.append(bufferPtrs(after.getColumnOperands()));
-  EpilogueBatchNormAttr epilogueBatchNorm = epilogueBatchNormOf(op);
-  launchGemmForRows(op, problem, buffers.lookup(op.getInput()).rows,
-                    getFinishingBatchConfigs(batchGemmConfigsOf(op),
-                                             epilogueBatchNorm.getMaxRows()),
-                    problem.config, "gemm_batch_norm", operands,
-                    "gemm_batch_norm");
+  launchGemmKernels(op, problem, path.kernels, operands);
+}
+
+void HostEmitter::emitForRows(Value rows, ArrayRef<int64_t> maxRows,
+                              function_ref<void(unsigned)> emitCase) {
+  if (maxRows.size() == 1)
+    return emitCase(0);
+  Block *join = createJoinBlock();
+  for (unsigned i = 0; i + 1 < maxRows.size(); ++i) {
+    Block *larger = branchOnRows(rows, maxRows[i]);
+    emitCase(i);
+    LLVM::BrOp::create(b, loc, ValueRange{}, join);
+    b.setInsertionPointToStart(larger);
+  }
+  emitCase(maxRows.size() - 1);
+  LLVM::BrOp::create(b, loc, ValueRange{}, join);
+  b.setInsertionPointToStart(join);
 }
 
 Block *HostEmitter::branchOnRows(Value rows, int64_t maxRows) {
@@ -941,29 +817,15 @@ Block *HostEmitter::branchOnRows(Value rows, int64_t maxRows) {
   return larger;
 }
 
-void HostEmitter::launchGemmForRows(FusedLinearOp op, GemmKernelProblem problem,
-                                    Value rows,
-                                    ArrayRef<BatchGemmConfigAttr> entries,
-                                    GemmConfigAttr config, StringRef kind,
-                                    ArrayRef<Value> operands,
-                                    StringRef entryKind) {
-  Block *launched = entries.empty() ? nullptr : createJoinBlock();
-  for (BatchGemmConfigAttr entry : entries) {
-    Block *larger = branchOnRows(rows, entry.getMaxRows());
-    problem.config = entry.getConfig();
-    launch(buildGemmKernel(
-               op, problem,
-               (entryKind + "_rows_le_" + Twine(entry.getMaxRows())).str()),
-           rows, operands);
-    LLVM::BrOp::create(b, loc, ValueRange{}, launched);
-    b.setInsertionPointToStart(larger);
-  }
-  problem.config = config;
-  launch(buildGemmKernel(op, problem, kind), rows, operands);
-  if (launched) {
-    LLVM::BrOp::create(b, loc, ValueRange{}, launched);
-    b.setInsertionPointToStart(launched);
-  }
+void HostEmitter::launchGemmKernels(FusedLinearOp op,
+                                    GemmKernelProblem problem,
+                                    ArrayRef<GemmKernelCase> kernels,
+                                    ArrayRef<Value> operands) {
+  Value rows = buffers.lookup(op.getInput()).rows;
+  emitForRows(rows, maxRowsOf(kernels), [&](unsigned i) {
+    problem.config = kernels[i].config;
+    launch(buildGemmKernel(op, problem, kernels[i].kind), rows, operands);
+  });
 }
 
 Kernel HostEmitter::buildGemmKernel(FusedLinearOp op,
@@ -979,24 +841,20 @@ Kernel HostEmitter::buildGemmKernel(FusedLinearOp op,
 
 void HostEmitter::emitFusedLinear(FusedLinearOp op,
                                   ElementwiseOpInterface after) {
-  GemmConfigAttr config = getConfig(op);
-  SmallVector<BatchGemmConfigAttr> batchConfigs = batchGemmConfigsOf(op);
-  if (config.isGenerated())
-    return emitTiledFusedLinear(op, config, batchConfigs, after);
-  if (batchConfigs.empty())
-    return emitCublasFusedLinear(op, after);
-  // Batches up to the last batch config's rows take the generated kernels,
-  // larger ones cuBLASLt's GEMM: both write the op's output.
-  Block *cublas = branchOnRows(buffers.lookup(op.getInput()).rows,
-                               batchConfigs.back().getMaxRows());
-  Block *done = createJoinBlock();
-  emitTiledFusedLinear(op, batchConfigs.back().getConfig(),
-                       ArrayRef(batchConfigs).drop_back(), after);
-  LLVM::BrOp::create(b, loc, ValueRange{}, done);
-  b.setInsertionPointToStart(cublas);
-  emitCublasFusedLinear(op, after);
-  LLVM::BrOp::create(b, loc, ValueRange{}, done);
-  b.setInsertionPointToStart(done);
+  SmallVector<GemmPath> paths = planGemmPaths(op);
+  emitForRows(buffers.lookup(op.getInput()).rows, maxRowsOf(paths),
+              [&](unsigned i) {
+                switch (paths[i].kind) {
+                case GemmPath::Kind::WritesOutput:
+                  return emitOutputWritingGemm(op, paths[i]);
+                case GemmPath::Kind::FinishesBatchNorm:
+                  return emitBatchNormFinishingGemm(op, paths[i], after);
+                case GemmPath::Kind::General:
+                  return emitGeneralGemm(op, paths[i], after);
+                case GemmPath::Kind::Cublas:
+                  return emitCublasFusedLinear(op, after);
+                }
+              });
 }
 
 void HostEmitter::emitCublasFusedLinear(FusedLinearOp op,
@@ -1098,22 +956,14 @@ Block::iterator HostEmitter::emitRowProgram(ReduceOp first,
   auto found = tileReductions.find(ops.input);
   const TileReductions *tiles =
       found != tileReductions.end() ? &found->second : nullptr;
-  if (!tiles || tiles->minRows == 1) {
-    launchRowProgram(first, ops, tiles, "rows");
-    return ops.end;
-  }
   // Batches below the tile reductions' min_rows reduce the output their
-  // GEMM wrote (emitTiledFusedLinear branches alike).
-  int64_t unreducedRows = tiles->minRows - 1;
-  Block *reduced = branchOnRows(rowsOf(ops.input), unreducedRows);
-  Block *join = createJoinBlock();
-  launchRowProgram(first, ops, nullptr,
-                   ("rows_le_" + Twine(unreducedRows)).str());
-  LLVM::BrOp::create(b, loc, ValueRange{}, join);
-  b.setInsertionPointToStart(reduced);
-  launchRowProgram(first, ops, tiles, "rows");
-  LLVM::BrOp::create(b, loc, ValueRange{}, join);
-  b.setInsertionPointToStart(join);
+  // GEMM wrote (planGemmPaths' WritesOutput path).
+  SmallVector<RowProgramCase> cases =
+      planRowProgramCases(tiles ? tiles->minRows : 1);
+  emitForRows(rowsOf(ops.input), maxRowsOf(cases), [&](unsigned i) {
+    launchRowProgram(first, ops, cases[i].mergesTiles ? tiles : nullptr,
+                     cases[i].kind);
+  });
   return ops.end;
 }
 
@@ -1269,13 +1119,10 @@ LogicalResult HostEmitter::planGemmTileReductions(FusedLinearOp op) {
   return success();
 }
 
-LogicalResult HostEmitter::emit() {
-  if (failed(checkSupported()))
-    return failure();
+void HostEmitter::createHostFunction() {
   bool dynamic = llvm::any_of(
       llvm::concat<const Type>(func.getArgumentTypes(), func.getResultTypes()),
       [](Type t) { return !cast<RankedTensorType>(t).hasStaticShape(); });
-
   SmallVector<Type> params{ptrType};
   if (dynamic)
     params.push_back(i64Type);
@@ -1295,20 +1142,17 @@ LogicalResult HostEmitter::emit() {
   b.setInsertionPointToStart(entry);
   stream = entry->getArgument(0);
   batch = dynamic ? entry->getArgument(1) : Value();
-  unsigned firstInput = dynamic ? 2 : 1;
   workspaceSlot = LLVM::AllocaOp::create(b, loc, ptrType, ptrType, c64(1), 8);
   LLVM::StoreOp::create(b, loc, nullPtr(), workspaceSlot);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(failureBlock);
-    Value pending = LLVM::LoadOp::create(b, loc, ptrType, workspaceSlot);
-    call("__fusion_rt_free", {stream, pending});
-    LLVM::ReturnOp::create(b, loc, failureStatus);
-  }
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(failureBlock);
+  Value pending = LLVM::LoadOp::create(b, loc, ptrType, workspaceSlot);
+  fusion_rt::FreeOp::create(b, loc, i32Type, pending, stream);
+  LLVM::ReturnOp::create(b, loc, failureStatus);
+}
 
-  // Arguments: batch size, then every buffer.
+SmallVector<Value> HostEmitter::checkArguments() {
   Block &body = func.getBody().front();
-  auto returnOp = cast<func::ReturnOp>(body.getTerminator());
   bool needsTwoRows = llvm::any_of(body, [](Operation &op) {
     BatchNormConfigAttr config;
     if (auto bn = dyn_cast<BatchNormOp>(op))
@@ -1317,70 +1161,50 @@ LogicalResult HostEmitter::emit() {
       config = fused.getBatchNormAttr();
     return config && config.isTraining();
   });
-  if (dynamic)
-    checked("__fusion_rt_check_size",
-            {batch, c64(needsTwoRows ? 2 : 1), string("batch")});
+  if (batch)
+    checkStatus(fusion_rt::CheckSizeOp::create(b, loc, i32Type, "batch", batch,
+                                               needsTwoRows ? 2 : 1));
+  ValueRange pointers = host.getArguments().drop_front(batch ? 2 : 1);
   for (auto [index, arg] : llvm::enumerate(func.getArguments())) {
-    Value ptr = entry->getArgument(firstInput + index);
+    Value ptr = pointers[index];
     buffers[arg] = {ptr, rowsOf(arg)};
-    checked("__fusion_rt_check_buffer",
-            {stream, ptr, bytesOf(arg, rowsOf(arg)),
-             string(("input #" + Twine(index)).str())});
+    checkStatus(fusion_rt::CheckBufferOp::create(
+        b, loc, i32Type, ("input #" + Twine(index)).str(), ptr,
+        bytesOf(arg, rowsOf(arg)), stream));
   }
   SmallVector<Value> outputs;
-  for (auto [index, result] : llvm::enumerate(returnOp.getOperands())) {
-    Value ptr = entry->getArgument(firstInput + func.getNumArguments() + index);
+  for (auto [index, result] :
+       llvm::enumerate(body.getTerminator()->getOperands())) {
+    Value ptr = pointers[func.getNumArguments() + index];
     outputs.push_back(ptr);
-    checked("__fusion_rt_check_buffer",
-            {stream, ptr, bytesOf(result, rowsOf(result)),
-             string(("output #" + Twine(index)).str())});
+    checkStatus(fusion_rt::CheckBufferOp::create(
+        b, loc, i32Type, ("output #" + Twine(index)).str(), ptr,
+        bytesOf(result, rowsOf(result)), stream));
     // An op result returned here is computed straight into the output.
     if (!isa<BlockArgument>(result) && !buffers.count(result))
       buffers[result] = {ptr, rowsOf(result)};
   }
+  return outputs;
+}
 
-  // Plan the workspace: intermediates and batch-norm statistics.
+LogicalResult HostEmitter::planWorkspace() {
   workspaceBytes = c64(0);
   unsigned index = 0;
   SmallVector<std::pair<Value, Value>> intermediates; // (tensor, offset)
-  for (Operation &op : body.without_terminator()) {
+  for (Operation &op : func.getBody().front().without_terminator()) {
     opIndex[&op] = index++;
     auto fused = dyn_cast<FusedLinearOp>(op);
     if (fused && failed(planGemmTileReductions(fused)))
       return failure();
-    for (Value result : op.getResults()) {
-      if (buffers.count(result))
-        continue;
-      Value rows = rowsOf(result);
-      Value bytes = bytesOf(result, rows);
-      // An output that tile reductions leave unwritten, but for the
-      // batches below their min_rows.
-      auto tiles = tileReductions.find(result);
-      if (tiles != tileReductions.end() && !tiles->second.writesOutput) {
-        if (tiles->second.minRows == 1)
-          continue;
-        Value unreduced = LLVM::ICmpOp::create(
-            b, loc, LLVM::ICmpPredicate::slt, rows, c64(tiles->second.minRows));
-        bytes = LLVM::SelectOp::create(b, loc, unreduced, bytes, c64(0));
-      }
-      intermediates.push_back({result, reserve(bytes)});
-    }
-    if (!isa<BatchNormOp>(op) && !(fused && fused.getBatchNormAttr()))
-      continue;
-    Value result = op.getResult(0);
-    int64_t n = tensorType(result).getDimSize(1);
-    // A generated GEMM kernel writes the moments of each block row; the
-    // statistics kernel those of its chunks.
-    GemmConfigAttr config = fused ? getConfig(fused) : GemmConfigAttr();
-    Value rowsPerChunk =
-        config && config.isGenerated()
-            ? c64(config.getBlockM())
-            : statisticsChunkRows(
-                  rowsOf(result), n,
-                  getVectorWidth(tensorType(result).getElementType(), n));
-    planBatchNorm(&op, rowsOf(result), n, rowsPerChunk);
+    for (Value result : op.getResults())
+      if (!buffers.count(result))
+        if (std::optional<Value> bytes = getWorkspaceBytes(result))
+          intermediates.push_back({result, reserve(*bytes)});
+    if (isa<BatchNormOp>(op) || (fused && fused.getBatchNormAttr()))
+      planBatchNorm(&op);
   }
-  checked("__fusion_rt_alloc", {stream, workspaceBytes, workspaceSlot});
+  checkStatus(fusion_rt::AllocOp::create(b, loc, i32Type, workspaceBytes,
+                                         workspaceSlot, stream));
   workspace = LLVM::LoadOp::create(b, loc, ptrType, workspaceSlot);
   for (auto [tensor, offset] : intermediates)
     buffers[tensor] = {offsetPtr(workspace, offset), rowsOf(tensor)};
@@ -1392,7 +1216,26 @@ LogicalResult HostEmitter::emit() {
                          &entry.second.center, &entry.second.scale,
                          &entry.second.shift})
       *slice = offsetPtr(workspace, *slice);
+  return success();
+}
 
+std::optional<Value> HostEmitter::getWorkspaceBytes(Value result) {
+  Value rows = rowsOf(result);
+  Value bytes = bytesOf(result, rows);
+  // An output that tile reductions leave unwritten, but for the batches
+  // below their min_rows.
+  auto tiles = tileReductions.find(result);
+  if (tiles == tileReductions.end() || tiles->second.writesOutput)
+    return bytes;
+  if (tiles->second.minRows == 1)
+    return std::nullopt;
+  Value unreduced = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::slt,
+                                         rows, c64(tiles->second.minRows));
+  return LLVM::SelectOp::create(b, loc, unreduced, bytes, c64(0)).getResult();
+}
+
+void HostEmitter::emitBody() {
+  Block &body = func.getBody().front();
   for (auto it = body.begin(), end = body.without_terminator().end();
        it != end;) {
     Operation &op = *it++;
@@ -1400,36 +1243,46 @@ LogicalResult HostEmitter::emit() {
       it = emitRowProgram(reduce, end);
       continue;
     }
-    if (auto fused = dyn_cast<FusedLinearOp>(op)) {
-      ElementwiseOpInterface after;
-      if (fused.getBatchNormAttr())
-        after = takeNormalizedEpilogue(fused, it, end);
+    // A batch norm's normalizing pass computes the op after it too.
+    ElementwiseOpInterface after;
+    auto fused = dyn_cast<FusedLinearOp>(op);
+    if (isa<BatchNormOp>(op) || (fused && fused.getBatchNormAttr()))
+      if ((after = getNormalizedEpilogue(&op)))
+        ++it;
+    if (fused) {
       emitFusedLinear(fused, after);
     } else if (auto bn = dyn_cast<BatchNormOp>(op)) {
-      RankedTensorType type = tensorType(bn.getInput());
-      int64_t n = type.getDimSize(1);
-      MatrixShape shape{type.getElementType(), n,
-                        getVectorWidth(type.getElementType(), n)};
+      MatrixShape shape = shapeOf(bn.getInput());
       emitBatchNorm(&op, buffers.lookup(bn.getInput()),
                     buffers.lookup(bn.getResult()), shape, ValueRange(),
-                    identityFn(), BatchNormValues::of(bn),
-                    takeNormalizedEpilogue(bn, it, end));
+                    identityFn(), BatchNormValues::of(bn), after);
     } else {
       emitElementwise(cast<ElementwiseOpInterface>(op));
     }
   }
+}
 
+LogicalResult HostEmitter::emit() {
+  if (failed(checkSupported()))
+    return failure();
+  createHostFunction();
+  SmallVector<Value> outputs = checkArguments();
+  if (failed(planWorkspace()))
+    return failure();
+  emitBody();
   // Results not computed in place: arguments returned as they are, or a
   // value returned twice.
-  for (auto [index, result] : llvm::enumerate(returnOp.getOperands())) {
+  Operation *returnOp = func.getBody().front().getTerminator();
+  for (auto [index, result] : llvm::enumerate(returnOp->getOperands())) {
     Buffer source = buffers.lookup(result);
     if (source.ptr != outputs[index])
-      checked("__fusion_rt_copy", {stream, outputs[index], source.ptr,
-                                   bytesOf(result, rowsOf(result))});
+      checkStatus(fusion_rt::CopyOp::create(
+          b, loc, i32Type, bytesOf(result, rowsOf(result)), source.ptr,
+          outputs[index], stream));
   }
   // Cleared first: should the free fail, the failure path frees nothing.
   LLVM::StoreOp::create(b, loc, nullPtr(), workspaceSlot);
-  checked("__fusion_rt_free", {stream, workspace});
+  checkStatus(fusion_rt::FreeOp::create(b, loc, i32Type, workspace, stream));
   LLVM::ReturnOp::create(b, loc, c32(0));
   return success();
 }

@@ -6,14 +6,14 @@
 // RUN: fusion-opt %s --split-input-file --fusion-optimize --fusion-select-gemm-config="strategy=tiled target=sm_80" --fusion-lower-to-gpu | FileCheck %s --check-prefix=TILED
 
 // WGMMA-LABEL: llvm.func @f(
-// WGMMA: llvm.call @__fusion_rt_alloc
+// WGMMA: fusion_rt.alloc
 // WGMMA: %[[WORKSPACE:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.ptr
 // WGMMA-NEXT: %[[R16:.*]] = llvm.mlir.constant(16 : i64) : i64
 // WGMMA-NEXT: %[[FITS16:.*]] = llvm.icmp "ule" %arg1, %[[R16]] : i64
 // WGMMA-NEXT: llvm.cond_br %[[FITS16]], ^[[TO16:bb[0-9]+]], ^[[ABOVE16:bb[0-9]+]]
 // WGMMA: ^[[DONE:bb[0-9]+]]:  // 6 preds
 // WGMMA-NEXT: llvm.mlir.zero
-// WGMMA: llvm.call @__fusion_rt_free(%arg0, %[[WORKSPACE]])
+// WGMMA: fusion_rt.free %[[WORKSPACE]] stream(%arg0)
 // WGMMA: ^[[ABOVE16]]:
 // WGMMA-NEXT: %[[R32:.*]] = llvm.mlir.constant(32 : i64) : i64
 // WGMMA-NEXT: %[[FITS32:.*]] = llvm.icmp "ule" %arg1, %[[R32]] : i64
@@ -74,7 +74,7 @@
 // The tiled kernel on sm_80: 128x128 blocks of 4 warps up to 128 rows,
 // 128x256 of 8 warps above.
 // TILED-LABEL: llvm.func @f(
-// TILED: llvm.call @__fusion_rt_alloc
+// TILED: fusion_rt.alloc
 // TILED: %[[WORKSPACE:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.ptr
 // TILED-NEXT: %[[R128:.*]] = llvm.mlir.constant(128 : i64) : i64
 // TILED-NEXT: %[[FITS128:.*]] = llvm.icmp "ule" %arg1, %[[R128]] : i64

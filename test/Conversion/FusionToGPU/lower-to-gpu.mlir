@@ -4,13 +4,13 @@
 // argument checks, the GEMM into the output, the epilogue kernel in place.
 // CHECK-LABEL: llvm.func @epilogue(
 // CHECK-SAME: %[[STREAM:[a-z0-9]+]]: !llvm.ptr, %[[BATCH:[a-z0-9]+]]: i64, %[[X:[a-z0-9]+]]: !llvm.ptr, %[[W:[a-z0-9]+]]: !llvm.ptr, %[[B:[a-z0-9]+]]: !llvm.ptr, %[[S:[a-z0-9]+]]: !llvm.ptr, %[[OUT:[a-z0-9]+]]: !llvm.ptr) -> i32
-// CHECK: llvm.call @__fusion_rt_check_size(%[[BATCH]]
+// CHECK: fusion_rt.check_size "batch" %[[BATCH]] at_least 1 : i32
 // CHECK: llvm.cond_br %{{.*}}, ^[[FAIL:bb[0-9]+]](%{{.*}} : i32), ^
 // CHECK: ^[[FAIL]](%[[CODE:.*]]: i32):
-// CHECK: llvm.call @__fusion_rt_free(%[[STREAM]]
+// CHECK: fusion_rt.free %{{.*}} stream(%[[STREAM]])
 // CHECK: llvm.return %[[CODE]] : i32
-// CHECK-COUNT-5: llvm.call @__fusion_rt_check_buffer(%[[STREAM]]
-// CHECK: llvm.call @__fusion_rt_alloc(%[[STREAM]]
+// CHECK-COUNT-5: fusion_rt.check_buffer "{{(in|out)put #[0-9]}}" %{{.*}} bytes %{{.*}} stream(%[[STREAM]])
+// CHECK: fusion_rt.alloc %{{.*}} into %{{.*}} stream(%[[STREAM]])
 // The GEMM and the launch, each checked: their contracts are in IR.
 // CHECK: %[[GEMM:.*]] = fusion_rt.cublaslt_gemm <f32> in <tf32>, %[[STREAM]], %[[X]], %[[W]], %[[B]], %[[OUT]], rows %[[BATCH]], n 16, k 8, alpha 1.000000e+00 : i32
 // CHECK: llvm.icmp "ne" %[[GEMM]]
@@ -18,7 +18,7 @@
 // CHECK-NEXT: %[[LAUNCH:.*]] = fusion_rt.launch @fusion_kernels::@epilogue_0_epilogue grid(%[[ROW_BLOCKS]], %{{.*}}) block 256 shared 0 stream(%[[STREAM]]) args(%[[OUT]], %[[OUT]], %{{.*}}, %[[S]] : !llvm.ptr, !llvm.ptr, i64, !llvm.ptr) : i32
 // CHECK: llvm.icmp "ne" %[[LAUNCH]]
 // CHECK: llvm.store %{{.*}}, %[[SLOT:.*]] : !llvm.ptr, !llvm.ptr
-// CHECK-NEXT: llvm.call @__fusion_rt_free(%[[STREAM]], %{{.*}})
+// CHECK-NEXT: fusion_rt.free %{{.*}} stream(%[[STREAM]])
 // CHECK: llvm.return %{{.*}} : i32
 //
 // The kernel: a block of 4 chunks of a row (all 16 columns) by 64 rows, a
@@ -112,7 +112,7 @@ func.func @wide_epilogue(%x: tensor<?x8xf32>, %w: tensor<8192x8xf32>, %b: tensor
 // An identity epilogue is the GEMM alone; static shapes need no batch.
 // CHECK-LABEL: llvm.func @gemm_only(
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
-// CHECK-NOT: __fusion_rt_check_size
+// CHECK-NOT: fusion_rt.check_size
 // CHECK: fusion_rt.cublaslt_gemm
 // CHECK-NOT: fusion_rt.launch
 // CHECK: llvm.return
@@ -128,8 +128,7 @@ func.func @gemm_only(%x: tensor<4x8xbf16>, %w: tensor<16x8xbf16>) -> tensor<4x16
 
 // Training batch norm: statistics, finalize, normalize kernels; batch >= 2.
 // CHECK-LABEL: llvm.func @batch_norm(
-// CHECK: %[[TWO:.*]] = llvm.mlir.constant(2 : i64) : i64
-// CHECK: llvm.call @__fusion_rt_check_size(%{{.*}}, %[[TWO]]
+// CHECK: fusion_rt.check_size "batch" %{{.*}} at_least 2 : i32
 // CHECK: fusion_rt.cublaslt_gemm <bf16> in <bf16>
 // CHECK: fusion_rt.launch @fusion_kernels::@batch_norm_0_stats
 // CHECK: fusion_rt.launch @fusion_kernels::@batch_norm_0_finalize
@@ -201,11 +200,11 @@ func.func @batch_norm(%x: tensor<?x8xbf16>, %w: tensor<16x8xbf16>, %rm: tensor<1
 // intermediate of a chain lives in the workspace; an argument returned as
 // is gets copied.
 // CHECK-LABEL: llvm.func @chain(
-// CHECK: llvm.call @__fusion_rt_alloc
+// CHECK: fusion_rt.alloc
 // CHECK: %[[TMP:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
 // CHECK: fusion_rt.cublaslt_gemm {{.*}}, %[[TMP]], rows
 // CHECK: fusion_rt.launch @fusion_kernels::@chain_1_elementwise
-// CHECK: llvm.call @__fusion_rt_copy
+// CHECK: fusion_rt.copy
 // CHECK: gpu.func @chain_1_elementwise(
 // CHECK: arith.muli %{{.*}}, %c32_i64 : i64
 // CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> f32

@@ -8,19 +8,20 @@
 // RUN: fusion-opt %s --fusion-select-gemm-config="target=sm_90" --fusion-lower-to-gpu | FileCheck %s
 
 // CHECK-LABEL: llvm.func @centred(
-// CHECK: llvm.call @__fusion_rt_alloc
+// CHECK: fusion_rt.alloc
 // CHECK: %[[R512:.*]] = llvm.mlir.constant(512 : i64) : i64
 // CHECK-NEXT: %[[SMALL:.*]] = llvm.icmp "ule" %arg1, %[[R512]] : i64
 // CHECK-NEXT: llvm.cond_br %[[SMALL]], ^[[GENERATED:bb[0-9]+]], ^[[CUBLAS:bb[0-9]+]]
+// The join (its block first): the one row program.
+// CHECK: ^[[JOIN:bb[0-9]+]]:  // 2 preds: ^[[GENERATED_DONE:bb[0-9]+]], ^[[CUBLAS_DONE:bb[0-9]+]]
+// CHECK: fusion_rt.launch @fusion_kernels::@centred_1_rows grid(%arg1, %{{.*}}) {{.*}} args(%[[Y:.*]], %arg1, %arg4 :
 // CHECK: ^[[GENERATED]]:
 // CHECK-NEXT: %[[R16:.*]] = llvm.mlir.constant(16 : i64) : i64
 // CHECK-NEXT: llvm.icmp "ule" %arg1, %[[R16]] : i64
 // CHECK: ^[[CUBLAS]]:
 // CHECK-NEXT: llvm.mlir.zero
-// CHECK-NEXT: fusion_rt.cublaslt_gemm <f32> in <tf32>, %arg0, %arg2, %arg3, %{{.*}}, %[[Y:.*]], rows %arg1, n 4096, k 64
-// CHECK: llvm.cond_br %{{.*}}, ^bb1(%{{.*}} : i32), ^[[CUBLAS_DONE:bb[0-9]+]]
-// CHECK: ^[[JOIN:bb[0-9]+]]:  // 2 preds: ^[[GENERATED_DONE:bb[0-9]+]], ^[[CUBLAS_DONE]]
-// CHECK: fusion_rt.launch @fusion_kernels::@centred_1_rows grid(%arg1, %{{.*}}) {{.*}} args(%[[Y]], %arg1, %arg4 :
+// CHECK-NEXT: fusion_rt.cublaslt_gemm <f32> in <tf32>, %arg0, %arg2, %arg3, %{{.*}}, %[[Y]], rows %arg1, n 4096, k 64
+// CHECK: llvm.cond_br %{{.*}}, ^bb1(%{{.*}} : i32), ^[[CUBLAS_DONE]]
 // CHECK: ^[[GENERATED_DONE]]:  // 5 preds
 // CHECK-NEXT: llvm.br ^[[JOIN]]
 // CHECK: fusion_rt.launch @fusion_kernels::@centred_0_gemm_rows_le_16 {{.*}} args(%{{.*}}, %{{.*}}, %[[Y]], %[[Y]],

@@ -9,10 +9,9 @@
 // w's tensor map boxes are half the tile's 128 rows; the grid is two
 // blocks per tile of two block rows: 2 ceil(M / 256) blocks.
 // CHECK-LABEL: llvm.func @clustered(
-// CHECK: llvm.call @__fusion_rt_tensor_map
+// CHECK: fusion_rt.encode_tensor_map
 // CHECK: %[[W_ROWS:.*]] = llvm.mlir.constant(64 : i32) : i32
-// CHECK-NEXT: %[[W_K:.*]] = llvm.mlir.constant(64 : i32) : i32
-// CHECK-NEXT: llvm.call @__fusion_rt_tensor_map(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[W_ROWS]], %[[W_K]])
+// CHECK-NEXT: fusion_rt.encode_tensor_map %{{.*}}, <{{.*}}> %{{.*}} rows %{{.*}} columns %{{.*}} box(%[[W_ROWS]], 64) : i32
 // CHECK: %[[PAIR_ROWS:.*]] = llvm.mlir.constant(256 : i64) : i64
 // CHECK-NEXT: %[[ROUND:.*]] = llvm.mlir.constant(255 : i64) : i64
 // CHECK-NEXT: %[[SUM:.*]] = llvm.add %{{.*}}, %[[ROUND]] : i64

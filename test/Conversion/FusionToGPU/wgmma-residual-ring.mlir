@@ -11,7 +11,7 @@
 // The host makes a fourth tensor map (after x's two and w's), of r ([M, 128],
 // 128 x 64 boxes).
 // CHECK-LABEL: llvm.func @residual_ring(
-// CHECK: llvm.call @__fusion_rt_tensor_map(%{{.*}}, %arg4, %{{.*}}, %arg1, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: fusion_rt.encode_tensor_map %{{.*}}, <{{.*}}> %arg4 rows %arg1 columns
 // CHECK: fusion_rt.launch @fusion_kernels::@residual_ring_0_gemm
 //
 // CHECK-LABEL: gpu.func @residual_ring_0_gemm(

@@ -10,10 +10,10 @@
 // and the 1024-byte alignment shift of dynamic shared memory.
 // CHECK-LABEL: llvm.func @wgmma(
 // CHECK: %[[XMAP:.*]] = llvm.alloca %{{.*}} x !llvm.array<16 x i64> {alignment = 64 : i64}
-// CHECK: llvm.call @__fusion_rt_tensor_map(%[[XMAP]], %arg2, %{{.*}}, %arg1, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: fusion_rt.encode_tensor_map %[[XMAP]], <{{.*}}> %arg2 rows %arg1 columns %{{.*}} box(%{{.*}}, {{[0-9]+}}) : i32
 // CHECK: %[[X:.*]] = llvm.load %[[XMAP]] : !llvm.ptr -> !llvm.array<16 x i64>
 // CHECK: %[[WMAP:.*]] = llvm.alloca %{{.*}} x !llvm.array<16 x i64> {alignment = 64 : i64}
-// CHECK: llvm.call @__fusion_rt_tensor_map(%[[WMAP]], %arg3,
+// CHECK: fusion_rt.encode_tensor_map %[[WMAP]], <{{.*}}> %arg3 rows
 // CHECK: %[[W:.*]] = llvm.load %[[WMAP]]
 // CHECK: %[[XLASTMAP:.*]] = llvm.alloca %{{.*}} x !llvm.array<16 x i64> {alignment = 64 : i64}
 // CHECK: %[[C128:.*]] = llvm.mlir.constant(128 : i64) : i64
@@ -22,7 +22,7 @@
 // CHECK: %[[REM:.*]] = llvm.urem %[[BEFORE]], %[[C128]] : i64
 // CHECK: %[[LAST:.*]] = llvm.add %[[REM]], %{{.*}} : i64
 // CHECK: %[[LAST32:.*]] = llvm.trunc %[[LAST]] : i64 to i32
-// CHECK: llvm.call @__fusion_rt_tensor_map(%[[XLASTMAP]], %arg2, %{{.*}}, %arg1, %{{.*}}, %[[LAST32]], %{{.*}})
+// CHECK: fusion_rt.encode_tensor_map %[[XLASTMAP]], <{{.*}}> %arg2 rows %arg1 columns %{{.*}} box(%[[LAST32]], {{[0-9]+}}) : i32
 // CHECK: %[[XLAST:.*]] = llvm.load %[[XLASTMAP]]
 // CHECK: fusion_rt.launch @fusion_kernels::@wgmma_0_gemm grid(%{{.*}}, %{{.*}}) block 384 shared 132608 persistent overlap_predecessor stream(%arg0) args(%[[X]], %[[W]], %[[XLAST]], {{.*}} : !llvm.array<16 x i64>, !llvm.array<16 x i64>, !llvm.array<16 x i64>, !llvm.ptr,
 //

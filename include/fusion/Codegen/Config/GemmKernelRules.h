@@ -105,9 +105,22 @@ std::optional<int64_t>
 getRowReductionSpan(int64_t blockN, Type elementType, int64_t n, int64_t groups,
                     std::optional<int64_t> span = std::nullopt);
 
+/// The elementwise op that the normalizing pass of the batch norm `op` (a
+/// fusion.batch_norm, or a fused_linear with a batch-norm stage) computes
+/// too: the op right after it, of its normalized output alone (and
+/// columns), which nothing else reads. Null if none.
+ElementwiseOpInterface getNormalizedEpilogue(Operation *op);
+
+/// Whether a generated GEMM kernel can finish `op`'s training batch norm
+/// (#fusion.epilogue_batch_norm): the op after the norm, which the kernel
+/// computes too, reads none of the norm's statistics, which the kernel
+/// writes after it stages that op's columns.
+bool canFinishBatchNorm(FusedLinearOp op);
+
 /// The shared layout of `op`'s generated GEMM kernel of `config`, which
-/// normalizes a training batch norm in its epilogue where
-/// `normalizesBatchNorm` (#fusion.epilogue_batch_norm).
+/// normalizes a training batch norm in its epilogue (and stages the columns
+/// of the op after the norm) where `normalizesBatchNorm`
+/// (#fusion.epilogue_batch_norm).
 GemmSharedLayout getGemmSharedLayout(FusedLinearOp op, GemmConfigAttr config,
                                      bool normalizesBatchNorm);
 /// The same, normalizing where `op`'s #fusion.lowering says so.

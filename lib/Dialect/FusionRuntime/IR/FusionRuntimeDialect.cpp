@@ -131,5 +131,31 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
+LogicalResult CheckSizeOp::verify() {
+  if (getWhat().empty())
+    return emitOpError("must name the size it checks");
+  return success();
+}
+
+LogicalResult CheckBufferOp::verify() {
+  if (getWhat().empty())
+    return emitOpError("must name the buffer it checks");
+  return success();
+}
+
+LogicalResult EncodeTensorMapOp::verify() {
+  // The tensor map's 128-byte swizzle takes box rows of whole 16-byte
+  // chunks, at most the swizzle's span.
+  int64_t bytes =
+      int64_t(getBoxColumns()) *
+      (getElementType() == fusion::ElementType::f32 ? 4 : 2);
+  if (getBoxColumns() < 1 || bytes > 128 || bytes % 16 != 0)
+    return emitOpError("box rows of ")
+           << getBoxColumns() << " elements (" << bytes
+           << " bytes) are not 1 to 8 whole 16-byte chunks of the "
+              "128-byte swizzle";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "fusion/Dialect/FusionRuntime/IR/FusionRuntimeOps.cpp.inc"

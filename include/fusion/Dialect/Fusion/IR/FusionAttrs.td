@@ -454,10 +454,10 @@ def Fusion_EpilogueBatchNormAttr
     the norm's one reader), updates the running statistics of its columns
     and writes the output once. Larger batches, and calls without the
     attribute, take the GEMM kernel that writes the output and
-    per-block-row moments, a finalize kernel and a normalizing pass; so do
-    all batches where the op after the norm reads the updated running
-    statistics, or where its columns would overflow the chip's shared
-    memory.
+    per-block-row moments, a finalize kernel and a normalizing pass. The
+    selection leaves the attribute off where the op after the norm reads
+    the norm's statistics, or where its columns would overflow the chip's
+    shared memory; `fusion-verify-lowering` refuses it there.
 
     The lowering-config verifier checks that `max_rows` is positive and at
     most the config's block rows, that the op has a training batch norm and a

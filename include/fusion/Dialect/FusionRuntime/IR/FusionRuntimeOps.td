@@ -129,4 +129,129 @@ def FusionRuntime_GemmOp : FusionRuntime_Op<"cublaslt_gemm"> {
   }];
 }
 
+def FusionRuntime_CheckSizeOp : FusionRuntime_Op<"check_size"> {
+  let summary = "a size argument of the call is at least `minimum`";
+  let description = [{
+    Succeeds when `value` (a size the caller passes, such as the batch) is
+    at least `minimum`; else the status is the runtime's invalid-argument
+    error, whose message names `what`.
+
+    ```mlir
+    %status = fusion_rt.check_size "batch" %rows at_least 2 : i32
+    ```
+  }];
+  let arguments = (ins StrAttr:$what, I64:$value,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$minimum);
+  let results = (outs I32:$status);
+  let assemblyFormat = [{
+    $what $value `at_least` $minimum attr-dict `:` type($status)
+  }];
+  let hasVerifier = 1;
+}
+
+def FusionRuntime_CheckBufferOp : FusionRuntime_Op<"check_buffer"> {
+  let summary = "a caller's buffer holds `bytes` on the stream's device";
+  let description = [{
+    Succeeds when `ptr` is device memory of the stream's device, 16-byte
+    aligned, with `bytes` from there allocated; else the status is the
+    runtime's invalid-argument error, whose message names `what` (such as
+    "input #0").
+
+    ```mlir
+    %status = fusion_rt.check_buffer "input #0" %x bytes %n stream(%s) : i32
+    ```
+  }];
+  let arguments = (ins StrAttr:$what, LLVM_DefaultPointer:$ptr, I64:$bytes,
+                       LLVM_DefaultPointer:$stream);
+  let results = (outs I32:$status);
+  let assemblyFormat = [{
+    $what $ptr `bytes` $bytes `stream` `(` $stream `)` attr-dict `:`
+    type($status)
+  }];
+  let hasVerifier = 1;
+}
+
+def FusionRuntime_AllocOp : FusionRuntime_Op<"alloc"> {
+  let summary = "a workspace of `bytes` for the call, stored at `slot`";
+  let description = [{
+    Allocates `bytes` of device memory ordered on `stream` (zero bytes: a
+    null pointer) and stores its pointer at `slot`, where the host code's
+    failure path finds it to free.
+
+    ```mlir
+    %status = fusion_rt.alloc %bytes into %slot stream(%s) : i32
+    ```
+  }];
+  let arguments = (ins I64:$bytes, LLVM_DefaultPointer:$slot,
+                       LLVM_DefaultPointer:$stream);
+  let results = (outs I32:$status);
+  let assemblyFormat = [{
+    $bytes `into` $slot `stream` `(` $stream `)` attr-dict `:` type($status)
+  }];
+}
+
+def FusionRuntime_FreeOp : FusionRuntime_Op<"free"> {
+  let summary = "frees a workspace of `fusion_rt.alloc` on the stream";
+  let description = [{
+    Frees `ptr` (null: nothing) ordered on `stream`.
+
+    ```mlir
+    %status = fusion_rt.free %workspace stream(%s) : i32
+    ```
+  }];
+  let arguments = (ins LLVM_DefaultPointer:$ptr, LLVM_DefaultPointer:$stream);
+  let results = (outs I32:$status);
+  let assemblyFormat = [{
+    $ptr `stream` `(` $stream `)` attr-dict `:` type($status)
+  }];
+}
+
+def FusionRuntime_CopyOp : FusionRuntime_Op<"copy"> {
+  let summary = "copies `bytes` from device memory to device memory";
+  let description = [{
+    Copies `bytes` from `source` to `target`, ordered on `stream`: a result
+    returned as an argument is, or a value returned twice.
+
+    ```mlir
+    %status = fusion_rt.copy %bytes from %x to %out stream(%s) : i32
+    ```
+  }];
+  let arguments = (ins I64:$bytes, LLVM_DefaultPointer:$source,
+                       LLVM_DefaultPointer:$target,
+                       LLVM_DefaultPointer:$stream);
+  let results = (outs I32:$status);
+  let assemblyFormat = [{
+    $bytes `from` $source `to` $target `stream` `(` $stream `)` attr-dict `:`
+    type($status)
+  }];
+}
+
+def FusionRuntime_EncodeTensorMapOp
+    : FusionRuntime_Op<"encode_tensor_map"> {
+  let summary = "the TMA tensor map of a row-major matrix, for this call";
+  let description = [{
+    Encodes into `map` (128 bytes, 64-byte aligned) the TMA tensor map of
+    the row-major [`rows`, `columns`] matrix of `element_type` at `base`,
+    read in boxes of `box_rows` x `box_columns` elements, 128-byte
+    swizzled, zeros past its edges. A box row is whole 16-byte chunks of
+    at most the 128 bytes of the swizzle; `box_rows` (a value: the last
+    block row of a batch may take fewer) is 1 to 256 at run time.
+
+    ```mlir
+    %status = fusion_rt.encode_tensor_map %map, <bf16> %x rows %m columns %k
+        box(%box_rows, 64) : i32
+    ```
+  }];
+  let arguments = (ins LLVM_DefaultPointer:$map,
+                       Fusion_ElementTypeAttr:$element_type,
+                       LLVM_DefaultPointer:$base, I64:$rows, I64:$columns,
+                       I32:$box_rows, I32Attr:$box_columns);
+  let results = (outs I32:$status);
+  let assemblyFormat = [{
+    $map `,` $element_type $base `rows` $rows `columns` $columns
+    `box` `(` $box_rows `,` $box_columns `)` attr-dict `:` type($status)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // FUSION_DIALECT_FUSIONRUNTIME_IR_FUSIONRUNTIMEOPS_TD
