@@ -23,8 +23,9 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 # The bench suites' cases (scripts/bench): the family suite's default size
-# and precision.
-FAMILY_BENCH = {"sizes": [(1024, 8192, 8192)], "precisions": ["tf32"],
+# and precisions.
+FAMILY_BENCH = {"sizes": [(1024, 8192, 8192)],
+                "precisions": ["fp32", "tf32", "bf16"],
                 "strategies": ("auto",)}
 
 
