@@ -6,7 +6,6 @@ library cache the artifacts carry, and one table at the end:
     check | cases | passed | failed | skipped | worst error / bound
 """
 import json
-import math
 import os
 import pathlib
 
@@ -14,6 +13,7 @@ import pytest
 import torch
 
 from gpu.helpers import need
+from gpu.summary import format_table, summary_rows
 
 HERE = pathlib.Path(__file__).resolve().parent
 # nodeid -> [(error, bound)] that the tests' `within` recorded; nodeid ->
@@ -24,6 +24,8 @@ _OUTCOMES = {}
 # failure's report.
 _OURS = set()
 _FAILURES = {}
+# Whether the session collected the GPU checks alone.
+_ONLY_OURS = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser):
@@ -72,6 +74,7 @@ def _ours(path):
 
 def pytest_collection_modifyitems(config, items):
     reason = skip_reason(config)
+    config.stash[_ONLY_OURS] = all(_ours(item.path) for item in items)
     shard = config.getoption("shard", default=None)
     if shard:
         index, count = map(int, shard.split("/"))
@@ -169,43 +172,15 @@ def pytest_sessionfinish(session):
              "failures": _FAILURES}))
 
 
-def summary_rows(outcomes, errors):
-    """The table's rows: (check, cases, passed, failed, skipped, worst
-    error / bound), a check being a test function."""
-    rows = {}
-    for nodeid, outcome in outcomes.items():
-        check = nodeid.split("::")[-1].split("[")[0]
-        check = check[len("test_"):] if check.startswith("test_") else check
-        row = rows.setdefault(check, {"passed": 0, "failed": 0,
-                                      "skipped": 0, "worst": None})
-        row[outcome] = row.get(outcome, 0) + 1
-        for error, bound in errors.get(nodeid, []):
-            ratio = error / bound if bound else (0.0 if error == 0
-                                                 else math.inf)
-            if math.isnan(ratio):
-                ratio = math.inf
-            if row["worst"] is None or ratio > row["worst"][0]:
-                row["worst"] = (ratio, error, bound)
-    table = []
-    for check, row in rows.items():
-        worst = row["worst"]
-        cell = "-" if worst is None else f"{worst[1]:.2e} / {worst[2]:.0e}"
-        table.append((check, row["passed"] + row["failed"] + row["skipped"],
-                      row["passed"], row["failed"], row["skipped"], cell))
-    return table
-
-
-def format_table(rows):
-    lines = ["| check | cases | passed | failed | skipped | "
-             "worst error / bound |", "|---|---|---|---|---|---|"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    total = [sum(row[i] for row in rows) for i in range(1, 5)]
-    lines.append("| all | " + " | ".join(map(str, total)) + " | |")
-    return "\n".join(lines)
-
-
-def pytest_terminal_summary(terminalreporter):
+def pytest_terminal_summary(terminalreporter, config):
     if not _OUTCOMES:
+        return
+    skipped = all(o == "skipped" for o in _OUTCOMES.values())
+    if skipped and not config.stash.get(_ONLY_OURS, False):
+        # Among the other tests (scripts/test.sh), all skipped: one line.
+        terminalreporter.write_line(
+            f"GPU checks: {len(_OUTCOMES)} skipped "
+            f"({skip_reason(config) or 'see -rs'})")
         return
     rows = summary_rows(_OUTCOMES, _ERRORS)
     device = (torch.cuda.get_device_name() if torch.cuda.is_available()

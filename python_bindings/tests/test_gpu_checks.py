@@ -1,0 +1,32 @@
+"""The GPU checks' table (gpu/summary.py) without a GPU: cases counted by
+check, the worst error against its bound, NaN as a failure's worst."""
+import math
+
+from gpu.summary import format_table, summary_rows
+
+
+def test_rows_count_outcomes_and_keep_the_worst_ratio():
+    outcomes = {"gpu/test_a.py::test_zoo[x-fp32]": "passed",
+                "gpu/test_a.py::test_zoo[y-bf16]": "passed",
+                "gpu/test_a.py::test_zoo[z-bf16]": "skipped",
+                "gpu/test_b.py::test_division[1000]": "failed",
+                "gpu/test_b.py::test_bad_argument": "passed"}
+    errors = {"gpu/test_a.py::test_zoo[x-fp32]": [(5e-6, 1e-5)],
+              # A larger error, but further within its bound.
+              "gpu/test_a.py::test_zoo[y-bf16]": [(1e-3, 2e-2)],
+              "gpu/test_b.py::test_division[1000]": [(0, 0), (3, 0)]}
+    rows = {row[0]: row for row in summary_rows(outcomes, errors)}
+    assert rows["zoo"] == ("zoo", 3, 2, 0, 1, "5.00e-06 / 1e-05")
+    assert rows["division"] == ("division", 1, 0, 1, 0, "3.00e+00 / 0e+00")
+    assert rows["bad_argument"] == ("bad_argument", 1, 1, 0, 0, "-")
+    table = format_table(list(rows.values())).splitlines()
+    assert table[0].startswith("| check | cases | passed | failed |")
+    assert table[-1] == "| all | 5 | 3 | 1 | 1 | |"
+
+
+def test_nan_is_the_worst():
+    outcomes = {"t::test_x[a]": "failed", "t::test_x[b]": "passed"}
+    errors = {"t::test_x[a]": [(math.nan, 1e-5)],
+              "t::test_x[b]": [(9e-6, 1e-5)]}
+    (row,) = summary_rows(outcomes, errors)
+    assert row[-1] == "nan / 1e-05"
