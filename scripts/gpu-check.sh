@@ -23,7 +23,7 @@
 #       correctness checks, `pytest -m gpu python_bindings/tests/gpu`
 #       (every check of every library against PyTorch in float64; PYTEST
 #       ARGS such as -k zoo select), in N processes sharing the device
-#       (default 4), then one table: check | cases | passed | failed |
+#       (default: half the cores, at most 8), then one table: check | cases | passed | failed |
 #       skipped | worst error / bound. Checks only by default (the fast
 #       mode); with --bench, then
 #       the benchmark driver scripts/bench/run.py on SUITES (comma-
@@ -185,7 +185,9 @@ case "$step" in
   run)
     dir="$root/artifacts"
     if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then dir="$1"; shift; fi
-    bench="" timer=both baseline="" jobs=4 pytest_args=()
+    # Processes sharing the device: half the cores, at most 8.
+    jobs=$(( $(nproc) / 2 )); [ $jobs -gt 8 ] && jobs=8; [ $jobs -lt 1 ] && jobs=1
+    bench="" timer=both baseline="" pytest_args=()
     while [ $# -gt 0 ]; do
       case "$1" in
         --bench)

@@ -44,7 +44,7 @@ def parse(argv=None):
     parser.add_argument("--timer", default="both",
                         choices=timers.TIMERS + ("both",))
     parser.add_argument("--precisions", default="fp32,tf32,bf16",
-                        help="the precisions timed (family: of SIZES')")
+                        help="workloads, models: the precisions timed")
     parser.add_argument("--compile-modes", default="default",
                         help="torch.compile modes timed, comma-separated "
                         "(e.g. default,max-autotune-no-cudagraphs; none)")
@@ -55,6 +55,9 @@ def parse(argv=None):
                         "(scripts/gpu-check.sh baseline), timed beside")
     parser.add_argument("--sizes", default="1024x8192x8192",
                         help="family: MxKxN,... of its SIZES ('' all)")
+    parser.add_argument("--family-precisions", default="tf32",
+                        help="family: the precisions timed (prepared: "
+                        "fp32,tf32,bf16)")
     parser.add_argument("--models", default=None,
                         help="family: the models, ';'-separated")
     parser.add_argument("--strategies", default="auto",

@@ -111,7 +111,8 @@ def family_suite(args, measure):
     strategies = args.strategies.split(",")
     rows, failures = [], []
     with torch.no_grad():
-        for case in family.bench_cases(sizes, args.precisions.split(","),
+        for case in family.bench_cases(sizes,
+                                       args.family_precisions.split(","),
                                        models):
             category, name, body, norm, training, m, k, n, pname = case
             dtype, precision, bound = PRECISIONS[pname]
