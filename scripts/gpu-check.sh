@@ -19,18 +19,20 @@
 #       dictionary packs them small).
 #   scripts/gpu-check.sh run [dir|dir.tar.xz] [--jobs N] [--bench
 #       [SUITES]] [--timer T] [--baseline DIR] [PYTEST ARGS...]   on a GPU
-#       machine with CUDA and PyTorch (no compiler needed): the GPU
-#       correctness checks, `pytest -m gpu python_bindings/tests/gpu`
-#       (every check of every library against PyTorch in float64; PYTEST
-#       ARGS such as -k zoo select), in N processes sharing the device
-#       (default: half the cores, at most 8), then one table: check | cases | passed | failed |
-#       skipped | worst error / bound. Checks only by default (the fast
-#       mode); with --bench, then
-#       the benchmark driver scripts/bench/run.py on SUITES (comma-
-#       separated, default all: workloads, family, models, host-overhead)
-#       with the timer T (throughput, cold-l2 or both, the default); with
-#       --baseline, the workloads suite times an earlier commit's libraries
-#       beside these. Exits non-zero where a check failed.
+#       machine with CUDA and PyTorch (no compiler, no pytest needed: the
+#       artifacts carry it): the GPU correctness checks, `pytest -m gpu
+#       python_bindings/tests/gpu` (every check of every library against
+#       PyTorch in float64; PYTEST ARGS such as `-k zoo` select them), in
+#       N processes sharing the device (default: half the cores, at most
+#       8; logs in $TMPDIR/fusion-gpu-check), then one table: check |
+#       cases | passed | failed | skipped | worst error / bound, and the
+#       failures. Checks only by default (the fast mode); with --bench,
+#       then the benchmark driver scripts/bench/run.py on SUITES
+#       (comma-separated, default all: workloads, family, models,
+#       host-overhead) with the timer T (throughput, cold-l2 or both, the
+#       default); with --baseline, the workloads suite times an earlier
+#       commit's libraries beside these. Exits non-zero where a check
+#       failed.
 #   scripts/gpu-check.sh baseline COMMIT [dir]   compiles the same
 #       workloads with an earlier commit's fusion-compile (for --baseline).
 set -euo pipefail
@@ -152,8 +154,8 @@ case "$step" in
       ${groups:+--groups "$groups"}
     # pytest for a GPU machine without it (pure Python).
     rm -rf "$dir/pylib" && mkdir -p "$dir/pylib"
-    site="$("$root/.venv/bin/python" -c \
-      'import pytest, pathlib; print(pathlib.Path(pytest.__file__).parents[1])')"
+    site="$("$root/.venv/bin/python" -c 'import pathlib, pytest
+print(pathlib.Path(pytest.__file__).parents[1])')"
     for module in _pytest pytest pluggy iniconfig packaging pygments py.py; do
       cp -r "$site/$module" "$dir/pylib/"
     done
@@ -186,7 +188,9 @@ case "$step" in
     dir="$root/artifacts"
     if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then dir="$1"; shift; fi
     # Processes sharing the device: half the cores, at most 8.
-    jobs=$(( $(nproc) / 2 )); [ $jobs -gt 8 ] && jobs=8; [ $jobs -lt 1 ] && jobs=1
+    jobs=$(( $(nproc) / 2 ))
+    [ $jobs -gt 8 ] && jobs=8
+    [ $jobs -lt 1 ] && jobs=1
     bench="" timer=both baseline="" pytest_args=()
     while [ $# -gt 0 ]; do
       case "$1" in
