@@ -19,8 +19,7 @@ using namespace mlir::fusion;
 /// the op's types and precision, the rows' alignment and K slices, and the
 /// shared-memory footprint against the chip of the enclosing
 /// #fusion.target (if any).
-static LogicalResult verifyGemmConfig(FusedLinearOp op,
-                                      GemmConfigAttr config) {
+static LogicalResult verifyGemmConfig(FusedLinearOp op, GemmConfigAttr config) {
   if (!config.isGenerated())
     return success();
   Type elementType = op.getWeight().getType().getElementType();
@@ -64,8 +63,8 @@ static LogicalResult verifyGemmConfig(FusedLinearOp op,
     return op.emitOpError("tiling ")
            << config.getBlockM() << "x" << config.getBlockN() << " with "
            << config.getStages() << " stages needs " << bytes
-           << " bytes of shared memory, " << stringifyChip(chip.chip)
-           << " has " << chip.maxSharedBytesPerBlock;
+           << " bytes of shared memory, " << stringifyChip(chip.chip) << " has "
+           << chip.maxSharedBytesPerBlock;
   return success();
 }
 
@@ -247,8 +246,7 @@ LogicalResult mlir::fusion::verifyLoweringConfig(FusedLinearOp op) {
            << " rows must end a batch GEMM config";
   if (!entries.empty() && failed(verifyBatchGemmConfigs(op, lowering)))
     return failure();
-  if (EpilogueBatchNormAttr epilogueBatchNorm =
-          lowering.getEpilogueBatchNorm())
+  if (EpilogueBatchNormAttr epilogueBatchNorm = lowering.getEpilogueBatchNorm())
     return verifyEpilogueBatchNorm(op, config, entries, epilogueBatchNorm);
   return success();
 }

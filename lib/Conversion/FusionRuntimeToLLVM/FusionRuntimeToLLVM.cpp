@@ -110,9 +110,9 @@ struct LowerLaunch : OpRewritePattern<fusion_rt::LaunchOp> {
       Value slot = LLVM::AllocaOp::create(rewriter, loc, ptr, arg.getType(),
                                           i64Constant(rewriter, loc, 1), 8);
       LLVM::StoreOp::create(rewriter, loc, arg, slot);
-      Value entry = LLVM::GEPOp::create(
-          rewriter, loc, ptr, ptr, pointers,
-          ValueRange{i64Constant(rewriter, loc, index)});
+      Value entry =
+          LLVM::GEPOp::create(rewriter, loc, ptr, ptr, pointers,
+                              ValueRange{i64Constant(rewriter, loc, index)});
       LLVM::StoreOp::create(rewriter, loc, slot, entry);
     }
     SmallVector<Value> operands{

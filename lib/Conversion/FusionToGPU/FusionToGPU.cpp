@@ -164,8 +164,7 @@ struct TileReductions {
 /// Emits the host function of one entry point.
 class HostEmitter {
 public:
-  HostEmitter(func::FuncOp func, gpu::GPUModuleOp kernels,
-              OpBuilder &builder)
+  HostEmitter(func::FuncOp func, gpu::GPUModuleOp kernels, OpBuilder &builder)
       : func(func), entryName(func.getName().str()), kernels(kernels),
         b(builder), loc(func.getLoc()),
         ptrType(LLVM::LLVMPointerType::get(builder.getContext())),
@@ -419,8 +418,7 @@ Value HostEmitter::materialize(const RowExpr &expr, Value rows,
   return expr.factor == 1 ? quotient : mul(quotient, c64(expr.factor));
 }
 
-void HostEmitter::launch(Kernel kernel, Value rows,
-                         ArrayRef<Value> operands) {
+void HostEmitter::launch(Kernel kernel, Value rows, ArrayRef<Value> operands) {
   const LaunchContract &contract = kernel.launch;
   SmallVector<Value> args;
   for (const KernelArgument &argument : contract.arguments) {
@@ -478,9 +476,9 @@ void HostEmitter::launch(Kernel kernel, Value rows,
     }
     }
   }
-  auto symbol = SymbolRefAttr::get(
-      b.getStringAttr(kKernelModuleName),
-      {FlatSymbolRefAttr::get(kernel.func.getNameAttr())});
+  auto symbol =
+      SymbolRefAttr::get(b.getStringAttr(kKernelModuleName),
+                         {FlatSymbolRefAttr::get(kernel.func.getNameAttr())});
   checkStatus(fusion_rt::LaunchOp::create(
       b, loc, i32Type, symbol, materialize(contract.gridX, rows, operands),
       materialize(contract.gridY, rows, operands),
@@ -500,8 +498,8 @@ LogicalResult HostEmitter::checkSupported() {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor || !getElementTypeKind(tensor.getElementType()) ||
         tensor.getRank() < 1 || tensor.getRank() > 2)
-      return emitError(where) << type
-                              << " is not a 1-D or 2-D tensor of f32, bf16 or f16";
+      return emitError(where)
+             << type << " is not a 1-D or 2-D tensor of f32, bf16 or f16";
     // The fusion ops' verifiers refuse empty matrices; an empty argument
     // or result leaves a kernel no work to divide among its threads.
     if (llvm::is_contained(tensor.getShape(), 0))
@@ -511,8 +509,7 @@ LogicalResult HostEmitter::checkSupported() {
     for (int64_t dim = 1; dim < tensor.getRank(); ++dim)
       if (tensor.isDynamicDim(dim))
         return emitError(where)
-               << "only the row dimension of " << type
-               << " may be dynamic";
+               << "only the row dimension of " << type << " may be dynamic";
     // The kernels index a buffer with 64-bit arithmetic: a static part
     // larger than any GPU's memory is refused before it can overflow.
     int64_t bytes = elementBytes(tensor.getElementType());
@@ -626,8 +623,7 @@ void HostEmitter::emitBatchNorm(Operation *op, Buffer input, Buffer output,
   SmallVector<Type> normalizeTypes(columnTypes);
   normalizeTypes.append(3, f32);
   unsigned userColumns = columnTypes.size();
-  ValueRange afterColumns =
-      after ? after.getColumnOperands() : ValueRange();
+  ValueRange afterColumns = after ? after.getColumnOperands() : ValueRange();
   normalizeTypes.append(afterColumns.size(), shape.elementType);
   // The extra outputs' functions read the user's columns alone.
   SmallVector<ScalarFn> extraFns =
@@ -780,8 +776,8 @@ void HostEmitter::emitBatchNormFinishingGemm(FusedLinearOp op,
   // The normalized output (or the op's after it) is what the kernel writes.
   Value result = after ? after->getResult(0) : Value(op.getResult());
   size_t outputOperand;
-  SmallVector<Value> operands = getGemmOperands(op, true, outputOperand, result,
-                                                op.getIntermediates());
+  SmallVector<Value> operands =
+      getGemmOperands(op, true, outputOperand, result, op.getIntermediates());
   appendBatchNormOperands(operands, values);
   if (after)
     operands.append(bufferPtrs(after.getColumnOperands()));
@@ -817,8 +813,7 @@ Block *HostEmitter::branchOnRows(Value rows, int64_t maxRows) {
   return larger;
 }
 
-void HostEmitter::launchGemmKernels(FusedLinearOp op,
-                                    GemmKernelProblem problem,
+void HostEmitter::launchGemmKernels(FusedLinearOp op, GemmKernelProblem problem,
                                     ArrayRef<GemmKernelCase> kernels,
                                     ArrayRef<Value> operands) {
   Value rows = buffers.lookup(op.getInput()).rows;
@@ -1212,9 +1207,9 @@ LogicalResult HostEmitter::planWorkspace() {
     for (Value &partial : entry.second.partials)
       partial = offsetPtr(workspace, partial);
   for (auto &entry : scratch)
-    for (Value *slice : {&entry.second.mean, &entry.second.m2,
-                         &entry.second.center, &entry.second.scale,
-                         &entry.second.shift})
+    for (Value *slice :
+         {&entry.second.mean, &entry.second.m2, &entry.second.center,
+          &entry.second.scale, &entry.second.shift})
       *slice = offsetPtr(workspace, *slice);
   return success();
 }
@@ -1229,8 +1224,8 @@ std::optional<Value> HostEmitter::getWorkspaceBytes(Value result) {
     return bytes;
   if (tiles->second.minRows == 1)
     return std::nullopt;
-  Value unreduced = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::slt,
-                                         rows, c64(tiles->second.minRows));
+  Value unreduced = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::slt, rows,
+                                         c64(tiles->second.minRows));
   return LLVM::SelectOp::create(b, loc, unreduced, bytes, c64(0)).getResult();
 }
 

@@ -80,9 +80,9 @@ SmallVector<GemmPath> mlir::fusion::planGemmPaths(FusedLinearOp op) {
   // (their last config for the largest), larger ones cuBLASLt's GEMM.
   SmallVector<GemmPath> paths;
   if (!entries.empty())
-    paths = planGeneratedPaths(op, entries.back().getConfig(),
-                               entries.drop_back(),
-                               entries.back().getMaxRows());
+    paths =
+        planGeneratedPaths(op, entries.back().getConfig(), entries.drop_back(),
+                           entries.back().getMaxRows());
   paths.push_back({GemmPath::Kind::Cublas, kAnyRows, {}});
   return paths;
 }

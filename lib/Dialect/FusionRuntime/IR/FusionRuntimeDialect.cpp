@@ -75,7 +75,8 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (isa_and_nonnull<gpu::BinaryOp>(symbolTable.lookupNearestSymbolFrom(
           *this, getKernelAttr().getRootReference())))
     return success();
-  Operation *callee = symbolTable.lookupNearestSymbolFrom(*this, getKernelAttr());
+  Operation *callee =
+      symbolTable.lookupNearestSymbolFrom(*this, getKernelAttr());
   SmallVector<Type> expected;
   if (auto kernel = dyn_cast_or_null<gpu::GPUFuncOp>(callee);
       kernel && kernel.isKernel()) {
@@ -92,8 +93,8 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
         appendAbiTypes(type, expected);
     }
   } else if (auto lowered = dyn_cast_or_null<LLVM::LLVMFuncOp>(callee);
-             lowered && lowered->hasAttr(
-                            gpu::GPUDialect::getKernelFuncAttrName())) {
+             lowered &&
+             lowered->hasAttr(gpu::GPUDialect::getKernelFuncAttrName())) {
     // Lowered to NVVM: its parameters are the ABI's, a byval one passed as
     // its value.
     for (auto [index, type] : llvm::enumerate(lowered.getArgumentTypes())) {
@@ -146,9 +147,8 @@ LogicalResult CheckBufferOp::verify() {
 LogicalResult EncodeTensorMapOp::verify() {
   // The tensor map's 128-byte swizzle takes box rows of whole 16-byte
   // chunks, at most the swizzle's span.
-  int64_t bytes =
-      int64_t(getBoxColumns()) *
-      (getElementType() == fusion::ElementType::f32 ? 4 : 2);
+  int64_t bytes = int64_t(getBoxColumns()) *
+                  (getElementType() == fusion::ElementType::f32 ? 4 : 2);
   if (getBoxColumns() < 1 || bytes > 128 || bytes % 16 != 0)
     return emitOpError("box rows of ")
            << getBoxColumns() << " elements (" << bytes
