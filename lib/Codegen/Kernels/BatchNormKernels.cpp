@@ -171,7 +171,8 @@ Kernel mlir::fusion::buildColumnStatsKernel(OpBuilder &builder, Location loc,
             mean = meanUnlessNonFinite(
                 nb, nl,
                 arith::AddFOp::create(
-                    nb, nl, mean, arith::MulFOp::create(nb, nl, delta, inverse)),
+                    nb, nl, mean,
+                    arith::MulFOp::create(nb, nl, delta, inverse)),
                 mean, x);
             Value newDelta = arith::SubFOp::create(nb, nl, x, mean);
             m2 = arith::AddFOp::create(
@@ -233,8 +234,8 @@ Kernel mlir::fusion::buildColumnStatsKernel(OpBuilder &builder, Location loc,
         }
       });
   // Threads over the column groups, blocks of rows over y.
-  launch.gridX = RowExpr::constant(
-      (shape.columns / width + kBlockSize - 1) / kBlockSize);
+  launch.gridX =
+      RowExpr::constant((shape.columns / width + kBlockSize - 1) / kBlockSize);
   launch.gridY = RowExpr::ceilDivByOperand(1);
   launch.blockSize = kBlockSize;
   launch.arguments = {KernelArgument::fromOperand(0),
@@ -247,12 +248,186 @@ Kernel mlir::fusion::buildColumnStatsKernel(OpBuilder &builder, Location loc,
   return {kernel, std::move(launch)};
 }
 
-Kernel mlir::fusion::buildBatchNormFinalizeKernel(
-    OpBuilder &builder, Location loc, StringRef name, int64_t columns,
-    BatchNormConfigAttr config, BatchNormOperands operands) {
+namespace {
+
+/// The finalize kernel's arguments past its five fixed ones (the chunks'
+/// moments, rows, rows a chunk, chunks): each null where absent.
+struct FinalizeArguments {
+  Value weight, bias, runningMean, runningVar, newMean, newVar, batchMean,
+      batchInvStd, centerOut, scaleOut, shiftOut;
+
+  static FinalizeArguments take(ValueRange args, BatchNormOperands operands,
+                                bool updates) {
+    FinalizeArguments a;
+    unsigned next = 5;
+    a.weight = operands.weight ? args[next++] : Value();
+    a.bias = operands.bias ? args[next++] : Value();
+    if (operands.runningStats) {
+      a.runningMean = args[next++];
+      a.runningVar = args[next++];
+    }
+    if (updates) {
+      a.newMean = args[next++];
+      a.newVar = args[next++];
+    }
+    if (operands.batchStatType) {
+      a.batchMean = args[next++];
+      a.batchInvStd = args[next++];
+    }
+    a.centerOut = args[next++];
+    a.scaleOut = args[next++];
+    a.shiftOut = args[next++];
+    return a;
+  }
+};
+
+/// The moments of column `n`'s chunks that lane `lane` of its
+/// kFinalizeLanes merges (l, l + kFinalizeLanes, ... in order), loading
+/// kChunksInFlight of them before it merges them; `args` the kernel's.
+Moments mergeLaneChunks(OpBuilder &builder, Location loc, ValueRange args,
+                        Value lane, Value n) {
+  KernelEmitter e(builder, loc);
+  Value rows = args[2], rowsPerChunk = args[3], chunks = args[4];
+  Type f32 = builder.getF32Type();
+  auto toIndex = [&](Value v) -> Value {
+    return arith::IndexCastOp::create(builder, loc, builder.getIndexType(), v);
+  };
+  Moments empty{e.f32(0.0), e.f32(0.0), e.f32(0.0)};
+  auto loop = scf::ForOp::create(
+      builder, loc, toIndex(lane), toIndex(chunks),
+      arith::ConstantIndexOp::create(builder, loc,
+                                     kFinalizeLanes * kChunksInFlight),
+      ValueRange{empty.count, empty.mean, empty.m2},
+      [&](OpBuilder &nb, Location nl, Value first, ValueRange state) {
+        KernelEmitter le(nb, nl);
+        Value firstI64 =
+            arith::IndexCastOp::create(nb, nl, nb.getI64Type(), first);
+        SmallVector<std::pair<Value, Moments>> parts;
+        for (int64_t i = 0; i < kChunksInFlight; ++i) {
+          Value chunk = le.add(firstI64, le.i64(i * kFinalizeLanes));
+          Value inChunks = le.lessThan(chunk, chunks);
+          // Past the last chunk: the lane's first chunk, loaded and not
+          // merged.
+          chunk = arith::SelectOp::create(nb, nl, inChunks, chunk, firstI64);
+          Value start = le.mul(chunk, rowsPerChunk);
+          Value count = arith::SIToFPOp::create(
+              nb, nl, nb.getF32Type(),
+              arith::MinSIOp::create(
+                  nb, nl, rowsPerChunk,
+                  arith::SubIOp::create(nb, nl, rows, start)));
+          Value index = le.add(le.mul(n, chunks), chunk);
+          parts.push_back({inChunks,
+                           {count, le.load(f32, args[0], f32, index, 4),
+                            le.load(f32, args[1], f32, index, 4)}});
+        }
+        Moments total{state[0], state[1], state[2]};
+        for (auto [inChunks, part] : parts) {
+          Moments merged = mergeMoments(nb, nl, total, part);
+          auto keep = [&](Value next, Value kept) -> Value {
+            return arith::SelectOp::create(nb, nl, inChunks, next, kept);
+          };
+          total = {keep(merged.count, total.count),
+                   keep(merged.mean, total.mean), keep(merged.m2, total.m2)};
+        }
+        scf::YieldOp::create(nb, nl,
+                             ValueRange{total.count, total.mean, total.m2});
+      });
+  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+}
+
+/// `total` merged across the column's lanes by a butterfly, in a fixed
+/// order: deterministic. Lane 0's partners at distances of at least
+/// `chunks` hold no chunk, and merging empty moments changes none of its
+/// sums, so the warp skips those levels (all of them for a batch of one
+/// block row, 128 rows: the kernel of 16384 columns took 14 us with them).
+Moments mergeAcrossLanes(OpBuilder &builder, Location loc, Moments total,
+                         Value chunks) {
+  KernelEmitter e(builder, loc);
+  Type f32 = builder.getF32Type();
+  Value width = arith::ConstantOp::create(builder, loc,
+                                          builder.getI32IntegerAttr(kWarpSize));
+  for (int32_t offset = kFinalizeLanes / 2; offset > 0; offset /= 2) {
+    Value partnersHoldChunks = arith::CmpIOp::create(
+        builder, loc, arith::CmpIPredicate::slt, e.i64(offset), chunks);
+    auto level = scf::IfOp::create(builder, loc, TypeRange{f32, f32, f32},
+                                   partnersHoldChunks,
+                                   /*withElseRegion=*/true);
+    builder.setInsertionPointToStart(&level.getThenRegion().front());
+    Value distance = arith::ConstantOp::create(
+        builder, loc, builder.getI32IntegerAttr(offset));
+    auto shuffle = [&](Value v) -> Value {
+      return gpu::ShuffleOp::create(builder, loc, v, distance, width,
+                                    gpu::ShuffleMode::XOR)
+          .getShuffleResult();
+    };
+    Moments merged = mergeMoments(
+        builder, loc, total,
+        {shuffle(total.count), shuffle(total.mean), shuffle(total.m2)});
+    scf::YieldOp::create(builder, loc,
+                         ValueRange{merged.count, merged.mean, merged.m2});
+    builder.setInsertionPointToStart(&level.getElseRegion().front());
+    scf::YieldOp::create(builder, loc,
+                         ValueRange{total.count, total.mean, total.m2});
+    builder.setInsertionPointAfter(level);
+    total = {level.getResult(0), level.getResult(1), level.getResult(2)};
+  }
+  return total;
+}
+
+/// Column `n`'s leader: the running statistics' update, the batch
+/// statistics and the coefficients (center, scale, shift) of the batch's
+/// `mean` and `variance` over `rowsF32` rows (training), or of the running
+/// statistics (inference).
+void storeFinalizedColumn(OpBuilder &builder, Location loc,
+                          BatchNormConfigAttr config,
+                          BatchNormOperands operands,
+                          const FinalizeArguments &a, Value n, Value mean,
+                          Value variance, Value rowsF32) {
+  KernelEmitter e(builder, loc);
+  Type statType = operands.statType, f32 = builder.getF32Type();
+  if (!config.isTraining()) {
+    mean = e.loadColumn(a.runningMean, statType, n);
+    variance = e.loadColumn(a.runningVar, statType, n);
+  }
+  if (a.newMean) {
+    unsigned statBytes = elementBytes(statType);
+    auto update = [&](Value running, Value batch) {
+      return e.narrow(
+          buildRunningStatisticUpdate(builder, loc, config, running, batch),
+          statType);
+    };
+    e.store(update(e.loadColumn(a.runningMean, statType, n), mean), a.newMean,
+            statType, n, statBytes);
+    e.store(update(e.loadColumn(a.runningVar, statType, n),
+                   buildUnbiasedVariance(builder, loc, variance, rowsF32)),
+            a.newVar, statType, n, statBytes);
+  }
+  Value invStd = buildInvStd(builder, loc, variance, config.getEpsilonValue());
+  if (a.batchMean) {
+    Type type = operands.batchStatType;
+    unsigned bytes = elementBytes(type);
+    e.store(e.narrow(mean, type), a.batchMean, type, n, bytes);
+    e.store(e.narrow(invStd, type), a.batchInvStd, type, n, bytes);
+  }
+  Value weightValue = a.weight ? e.loadColumn(a.weight, statType, n) : Value();
+  Value biasValue = a.bias ? e.loadColumn(a.bias, statType, n) : Value();
+  BatchNormCoefficients coefficients = buildBatchNormCoefficients(
+      builder, loc, mean, invStd, weightValue, biasValue);
+  e.store(coefficients.center, a.centerOut, f32, n, 4);
+  e.store(coefficients.scale, a.scaleOut, f32, n, 4);
+  e.store(coefficients.shift, a.shiftOut, f32, n, 4);
+}
+
+} // namespace
+
+Kernel mlir::fusion::buildBatchNormFinalizeKernel(OpBuilder &builder,
+                                                  Location loc, StringRef name,
+                                                  int64_t columns,
+                                                  BatchNormConfigAttr config,
+                                                  BatchNormOperands operands) {
   OpBuilder::InsertionGuard insertion(builder);
   Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
-  Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
+  Type i64 = builder.getI64Type();
   SmallVector<Type> argTypes{ptr, ptr, i64, i64, i64};
   bool updates = config.isTraining() && operands.runningStats;
   bool writesBatchStats = static_cast<bool>(operands.batchStatType);
@@ -265,25 +440,8 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
   emitPredecessorWait(builder, loc, kernel, launch);
   KernelEmitter e(builder, loc);
   auto args = kernel.getArguments();
-  unsigned next = 5;
-  Value weight = operands.weight ? args[next++] : Value();
-  Value bias = operands.bias ? args[next++] : Value();
-  Value runningMean, runningVar, newMean, newVar, batchMean, batchInvStd;
-  if (operands.runningStats) {
-    runningMean = args[next++];
-    runningVar = args[next++];
-  }
-  if (updates) {
-    newMean = args[next++];
-    newVar = args[next++];
-  }
-  if (writesBatchStats) {
-    batchMean = args[next++];
-    batchInvStd = args[next++];
-  }
-  Value centerOut = args[next++], scaleOut = args[next++],
-        shiftOut = args[next++];
-  Type statType = operands.statType;
+  FinalizeArguments finalizeArgs =
+      FinalizeArguments::take(args, operands, updates);
 
   // kFinalizeLanes lanes a column. The groups past the last column merge
   // the last one's chunks and store nothing, so that the shuffles below see
@@ -303,93 +461,10 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
   emitGuarded(builder, loc, e.lessThan(firstOfWarp, e.i64(columns)), [&] {
     Value mean, variance, rowsF32;
     if (config.isTraining()) {
-      Value rows = args[2], rowsPerChunk = args[3], chunks = args[4];
-      auto toF32 = [](OpBuilder &b, Location l, Value v) -> Value {
-        return arith::SIToFPOp::create(b, l, b.getF32Type(), v);
-      };
-      auto toIndex = [&](Value v) -> Value {
-        return arith::IndexCastOp::create(builder, loc, builder.getIndexType(),
-                                          v);
-      };
-      // Lane l merges chunks l, l + kFinalizeLanes, ... in order, loading
-      // kChunksInFlight of them before it merges them.
-      Moments empty{e.f32(0.0), e.f32(0.0), e.f32(0.0)};
-      auto loop = scf::ForOp::create(
-          builder, loc, toIndex(lane), toIndex(chunks),
-          arith::ConstantIndexOp::create(builder, loc,
-                                         kFinalizeLanes * kChunksInFlight),
-          ValueRange{empty.count, empty.mean, empty.m2},
-          [&](OpBuilder &nb, Location nl, Value first, ValueRange state) {
-            KernelEmitter le(nb, nl);
-            Value firstI64 =
-                arith::IndexCastOp::create(nb, nl, nb.getI64Type(), first);
-            SmallVector<std::pair<Value, Moments>> parts;
-            for (int64_t i = 0; i < kChunksInFlight; ++i) {
-              Value chunk = le.add(firstI64, le.i64(i * kFinalizeLanes));
-              Value inChunks = le.lessThan(chunk, chunks);
-              // Past the last chunk: the lane's first chunk, loaded and
-              // not merged.
-              chunk =
-                  arith::SelectOp::create(nb, nl, inChunks, chunk, firstI64);
-              Value start = le.mul(chunk, rowsPerChunk);
-              Value count =
-                  toF32(nb, nl,
-                        arith::MinSIOp::create(
-                            nb, nl, rowsPerChunk,
-                            arith::SubIOp::create(nb, nl, rows, start)));
-              Value index = le.add(le.mul(n, chunks), chunk);
-              parts.push_back({inChunks,
-                               {count, le.load(f32, args[0], f32, index, 4),
-                                le.load(f32, args[1], f32, index, 4)}});
-            }
-            Moments total{state[0], state[1], state[2]};
-            for (auto [inChunks, part] : parts) {
-              Moments merged = mergeMoments(nb, nl, total, part);
-              auto keep = [&](Value next, Value kept) -> Value {
-                return arith::SelectOp::create(nb, nl, inChunks, next, kept);
-              };
-              total = {keep(merged.count, total.count),
-                       keep(merged.mean, total.mean),
-                       keep(merged.m2, total.m2)};
-            }
-            scf::YieldOp::create(nb, nl,
-                                 ValueRange{total.count, total.mean, total.m2});
-          });
-      // Butterfly across the column's lanes, in a fixed order:
-      // deterministic. Lane 0's partners at distances of at least `chunks`
-      // hold no chunk, and merging empty moments changes none of its sums,
-      // so the warp skips those levels (all of them for a batch of one
-      // block row, 128 rows: the kernel of 16384 columns took 14 us with
-      // them).
-      Moments total{loop.getResult(0), loop.getResult(1), loop.getResult(2)};
-      Value width = arith::ConstantOp::create(
-          builder, loc, builder.getI32IntegerAttr(kWarpSize));
-      for (int32_t offset = kFinalizeLanes / 2; offset > 0; offset /= 2) {
-        Value partnersHoldChunks = arith::CmpIOp::create(
-            builder, loc, arith::CmpIPredicate::slt, e.i64(offset), chunks);
-        auto level = scf::IfOp::create(builder, loc, TypeRange{f32, f32, f32},
-                                       partnersHoldChunks,
-                                       /*withElseRegion=*/true);
-        builder.setInsertionPointToStart(&level.getThenRegion().front());
-        Value distance = arith::ConstantOp::create(
-            builder, loc, builder.getI32IntegerAttr(offset));
-        auto shuffle = [&](Value v) -> Value {
-          return gpu::ShuffleOp::create(builder, loc, v, distance, width,
-                                        gpu::ShuffleMode::XOR)
-              .getShuffleResult();
-        };
-        Moments merged = mergeMoments(
-            builder, loc, total,
-            {shuffle(total.count), shuffle(total.mean), shuffle(total.m2)});
-        scf::YieldOp::create(builder, loc,
-                             ValueRange{merged.count, merged.mean, merged.m2});
-        builder.setInsertionPointToStart(&level.getElseRegion().front());
-        scf::YieldOp::create(builder, loc,
-                             ValueRange{total.count, total.mean, total.m2});
-        builder.setInsertionPointAfter(level);
-        total = {level.getResult(0), level.getResult(1), level.getResult(2)};
-      }
-      rowsF32 = toF32(builder, loc, rows);
+      Moments total = mergeAcrossLanes(
+          builder, loc, mergeLaneChunks(builder, loc, args, lane, n), args[4]);
+      rowsF32 =
+          arith::SIToFPOp::create(builder, loc, builder.getF32Type(), args[2]);
       mean = total.mean;
       variance = arith::DivFOp::create(builder, loc, total.m2, rowsF32);
     }
@@ -400,38 +475,8 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
     auto leader = scf::IfOp::create(builder, loc, isLeader, false);
     OpBuilder::InsertionGuard leaderGuard(builder);
     builder.setInsertionPointToStart(&leader.getThenRegion().front());
-    if (!config.isTraining()) {
-      mean = e.loadColumn(runningMean, statType, n);
-      variance = e.loadColumn(runningVar, statType, n);
-    }
-    if (updates) {
-      unsigned statBytes = elementBytes(statType);
-      auto update = [&](Value running, Value batch) {
-        return e.narrow(
-            buildRunningStatisticUpdate(builder, loc, config, running, batch),
-            statType);
-      };
-      e.store(update(e.loadColumn(runningMean, statType, n), mean), newMean,
-              statType, n, statBytes);
-      e.store(update(e.loadColumn(runningVar, statType, n),
-                     buildUnbiasedVariance(builder, loc, variance, rowsF32)),
-              newVar, statType, n, statBytes);
-    }
-    Value invStd =
-        buildInvStd(builder, loc, variance, config.getEpsilonValue());
-    if (writesBatchStats) {
-      Type type = operands.batchStatType;
-      unsigned bytes = elementBytes(type);
-      e.store(e.narrow(mean, type), batchMean, type, n, bytes);
-      e.store(e.narrow(invStd, type), batchInvStd, type, n, bytes);
-    }
-    Value weightValue = weight ? e.loadColumn(weight, statType, n) : Value();
-    Value biasValue = bias ? e.loadColumn(bias, statType, n) : Value();
-    BatchNormCoefficients coefficients = buildBatchNormCoefficients(
-        builder, loc, mean, invStd, weightValue, biasValue);
-    e.store(coefficients.center, centerOut, f32, n, 4);
-    e.store(coefficients.scale, scaleOut, f32, n, 4);
-    e.store(coefficients.shift, shiftOut, f32, n, 4);
+    storeFinalizedColumn(builder, loc, config, operands, finalizeArgs, n, mean,
+                         variance, rowsF32);
   });
   // kFinalizeLanes threads a column. Without statistics (inference) the
   // row and chunk counts are unused.
@@ -450,4 +495,3 @@ Kernel mlir::fusion::buildBatchNormFinalizeKernel(
     launch.arguments.push_back(KernelArgument::fromOperand(index));
   return {kernel, std::move(launch)};
 }
-
