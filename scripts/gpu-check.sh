@@ -14,13 +14,17 @@
 #       the package with the compiler: $FUSION_PYTHONPATH, default
 #       build/python_packages; fusion-compile: $FUSION_COMPILE, default
 #       build/bin's), saves the modules fusion.load binds, and
-#       carries pytest for the GPU machine; packs it all into dir.tar.xz
-#       (the libraries share their static CUDA runtime: xz's large
-#       dictionary packs them small).
+#       carries pytest for the GPU machine; packs it all into bundles
+#       that each fit a device call's 64 MiB of carried files: dir.tar.xz
+#       (everything but the zoo's libraries) and dir.zoo.tar.xz,
+#       dir.zoo-tf32-bf16.tar.xz (the libraries share their static CUDA
+#       runtime: xz's large dictionary packs them small).
 #   scripts/gpu-check.sh run [dir|dir.tar.xz] [--jobs N] [--bench
 #       [SUITES]] [--timer T] [--baseline DIR] [PYTEST ARGS...]   on a GPU
 #       machine with CUDA and PyTorch (no compiler, no pytest needed: the
-#       artifacts carry it): the GPU correctness checks, `pytest -m gpu
+#       artifacts carry it; dir.tar.xz is unpacked with the bundles beside
+#       it, once a machine, those carried in later calls then; the checks
+#       of a bundle not there skip): the GPU correctness checks, `pytest -m gpu
 #       python_bindings/tests/gpu` (every check of every library against
 #       PyTorch in float64; PYTEST ARGS such as `-k zoo` select them), in
 #       N processes sharing the device (default: half the cores, at most
@@ -162,9 +166,34 @@ print(pathlib.Path(pytest.__file__).parents[1])')"
     find "$dir/pylib" -name __pycache__ -prune -exec rm -rf {} +
     printf 'commit=%s\ndate=%s\n' "$(git -C "$root" rev-parse --short HEAD)" \
       "$(date -u +%F)" > "$dir/BUILD_INFO"
-    tar -C "$(dirname "$dir")" -cf - "$(basename "$dir")" |
-      xz -T1 --lzma2=preset=1,dict=400MiB > "$dir.tar.xz"
-    du -sh "$dir" "$dir.tar.xz"
+    # Packed for the GPU machine in bundles, each within a device call's
+    # 64 MiB of carried files: dir.tar.xz, all but the zoo's libraries;
+    # dir.GROUP.tar.xz, those of each zoo group (prepare.py lists the
+    # entries each group uses in dir/cache-groups).
+    parent="$(dirname "$dir")" name="$(basename "$dir")"
+    pack() { xz -T1 --lzma2=preset=1,dict=400MiB > "$1"; }
+    zoo_groups=(zoo zoo-tf32-bf16)
+    lists="$dir/cache-groups"
+    python3 - "$lists" "${zoo_groups[@]}" > "$lists.zoo-only" <<'PY'
+import pathlib, sys
+lists = pathlib.Path(sys.argv[1])
+zoo = set(sys.argv[2:])
+read = lambda p: set(p.read_text().split()) if p.exists() else set()
+ours = set().union(*[read(lists / g) for g in zoo])
+others = set().union(set(), *[read(p) for p in lists.iterdir()
+                              if p.name not in zoo])
+print("\n".join(sorted(ours - others)))
+PY
+    tar -C "$parent" -cf - --exclude-from="$lists.zoo-only" "$name" |
+      pack "$dir.tar.xz"
+    for group in "${zoo_groups[@]}"; do
+      [ -s "$lists/$group" ] || continue
+      sed "s|^|$name/cache/|" "$lists/$group" > "$lists.$group.members"
+      tar -C "$parent" -cf - -T "$lists.$group.members" |
+        pack "$dir.$group.tar.xz"
+    done
+    rm -f "$lists".*
+    du -sh "$dir" "$dir"*.tar.xz
     ;;
   baseline)
     # scripts/gpu-check.sh baseline COMMIT [dir]: the same workloads compiled
@@ -207,10 +236,18 @@ print(pathlib.Path(pytest.__file__).parents[1])')"
     done
     work="${TMPDIR:-/tmp}/fusion-gpu-check"
     mkdir -p "$work"
-    # A packed artifacts directory is unpacked once a machine.
+    # Packed artifacts are unpacked once a machine: dir.tar.xz and its
+    # bundles beside it (dir.GROUP.tar.xz), which may come in other device
+    # calls (a check whose libraries are not here yet skips, saying so).
     if [ "${dir%.tar.xz}" != "$dir" ]; then
       name="$(basename "${dir%.tar.xz}")"
-      [ -f "$work/$name/BUILD_INFO" ] || tar -C "$work" -xJf "$dir"
+      for bundle in "$dir" "${dir%.tar.xz}".*.tar.xz; do
+        [ -f "$bundle" ] || continue
+        stamp="$work/.unpacked-$(basename "$bundle")"
+        [ -f "$stamp" ] && [ "$stamp" -nt "$bundle" ] && continue
+        echo "unpacking $bundle"
+        tar -C "$work" -xJf "$bundle" && touch "$stamp"
+      done
       dir="$work/$name"
     fi
     dir="$(cd "$dir" && pwd)"

@@ -7,9 +7,13 @@ dtypes (the graphs do not depend on the device).
 
     prepare.py ARTIFACTS [--groups G,...] [--jobs N]
 
-fills ARTIFACTS/cache, writes ARTIFACTS/python (the saved modules) and
-ARTIFACTS/compiler_id (the compiler's identity, part of every cache key,
-which the GPU machine's package copy needs). Groups (default all): """
+fills ARTIFACTS/cache, one group after another (each in N processes),
+listing the entries each group uses in ARTIFACTS/cache-groups/GROUP
+(scripts/gpu-check.sh packs the large groups' entries apart: a device
+call carries at most 64 MiB), writes ARTIFACTS/python (the saved
+modules) and ARTIFACTS/compiler_id (the compiler's identity, part of
+every cache key, which the GPU machine's package copy needs). Groups
+(default all): """
 import argparse
 import os
 import pathlib
@@ -45,7 +49,7 @@ def groups():
     return table
 
 
-GROUPS = ("zoo", "table", "special-values", "remainders", "trigonometry",
+GROUPS = ("zoo", "zoo-tf32-bf16", "table", "special-values", "remainders", "trigonometry",
           "special-functions", "tile-reductions", "row-batches",
           "intermediates", "frontend", "family-bench", "saved")
 __doc__ += ", ".join(GROUPS) + "."
@@ -119,10 +123,23 @@ def main():
         shutil.rmtree(artifacts / "python", ignore_errors=True)
         save_modules(artifacts / "python")
     jobs = max(1, args.jobs)
-    workers = [subprocess.Popen(
-        [sys.executable, __file__, str(artifacts), "--groups",
-         ",".join(names), "--shard", f"{i}/{jobs}"]) for i in range(jobs)]
-    status = max(w.wait() for w in workers)
+    listed = artifacts / "cache-groups"
+    listed.mkdir(exist_ok=True)
+    status = 0
+    for name in names:
+        if name == "saved":
+            continue
+        begun = time.time() - 1
+        workers = [subprocess.Popen(
+            [sys.executable, __file__, str(artifacts), "--groups", name,
+             "--shard", f"{i}/{jobs}"]) for i in range(jobs)]
+        status = max([status] + [w.wait() for w in workers])
+        # The entries the group compiled or found (a hit marks an entry
+        # used now).
+        used = sorted(e.name for e in (artifacts / "cache").iterdir()
+                      if not e.name.startswith(".") and
+                      e.stat().st_mtime >= begun)
+        (listed / name).write_text("".join(f"{e}\n" for e in used))
     entries = sum(1 for _ in (artifacts / "cache").iterdir())
     print(f"prepared {', '.join(names)}: {entries} cache entries in "
           f"{time.time() - start:.0f} s" +

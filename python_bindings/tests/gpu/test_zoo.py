@@ -69,8 +69,12 @@ def test_zoo(library_cache, within, sm90, zoo_name, name, pname, strategy):
     within(error, bound, "outputs and running statistics")
 
 
-def prepare_zoo():
+def prepare_zoo(precisions=("fp32",)):
+    """The zoo's libraries in `precisions` (fp32: the zoo's columns and the
+    family's fp32 ones, dynamo's among them)."""
     for zoo_name, name, pname, strategy in zoo_cases():
+        if pname not in precisions:
+            continue
         def compile_one(zoo_name=zoo_name, name=name, pname=pname,
                         strategy=strategy):
             model, _, x = twins(ZOOS[zoo_name], name, "cpu",
@@ -159,5 +163,7 @@ def prepare_special_values():
             yield f"special values {name} {strategy}", compile_one
 
 
-PREPARE = {"zoo": prepare_zoo, "table": prepare_table,
+PREPARE = {"zoo": prepare_zoo,
+           "zoo-tf32-bf16": lambda: prepare_zoo(("tf32", "bf16")),
+           "table": prepare_table,
            "special-values": prepare_special_values}
