@@ -124,115 +124,157 @@ Value mlir::fusion::buildUnbiasedVariance(OpBuilder &builder, Location loc,
   return arith::MulFOp::create(builder, loc, variance, bessel);
 }
 
+namespace {
+
+/// A statistics thread: the Welford moments of its `vectorWidth` columns
+/// (of `fn` of the input and the column operands) over one chunk of rows,
+/// stored column-major.
+class ColumnStatsEmitter {
+public:
+  ColumnStatsEmitter(OpBuilder &builder, Location loc, MatrixShape shape,
+                     TypeRange columnTypes, const ScalarFn &fn, ValueRange args)
+      : b(builder), loc(loc), e(builder, loc), shape(shape),
+        columnTypes(columnTypes), fn(fn), args(args), width(shape.vectorWidth) {
+  }
+
+  /// The moments of column group `group`'s columns over the block's chunk.
+  void emit(Value group) {
+    Value rows = args[1], rowsPerChunk = args[2];
+    column = e.mul(group, e.i64(width));
+    Value chunk = e.id(gpu::Dimension::y, true);
+    Value begin = e.mul(chunk, rowsPerChunk);
+    Value end =
+        arith::MinSIOp::create(b, loc, rows, e.add(begin, rowsPerChunk));
+    // The column operands of this thread's columns, loaded once.
+    laneColumns.assign(width, {});
+    for (int64_t lane = 0; lane < width; ++lane)
+      for (auto [index, type] : llvm::enumerate(columnTypes))
+        laneColumns[lane].push_back(
+            e.loadColumn(args[5 + index], type, e.add(column, e.i64(lane))));
+    SmallVector<Value> moments = accumulateRows(begin, end);
+    // Column-major partials, so that the finalize kernel reads a column's
+    // chunks contiguously.
+    Value chunks = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(),
+        gpu::GridDimOp::create(b, loc, gpu::Dimension::y));
+    Type f32 = b.getF32Type();
+    for (int64_t lane = 0; lane < width; ++lane) {
+      Value index = e.add(e.mul(e.add(column, e.i64(lane)), chunks), chunk);
+      e.store(moments[1 + lane], args[3], f32, index, 4);
+      e.store(moments[1 + width + lane], args[4], f32, index, 4);
+    }
+  }
+
+private:
+  /// Welford over rows [begin, end): state = (count, mean[lane],
+  /// m2[lane]). Rows go in groups of kRowsInFlight whose loads are issued
+  /// together, then one at a time for the remainder.
+  SmallVector<Value> accumulateRows(Value begin, Value end) {
+    SmallVector<Value> init{e.f32(0.0)};
+    init.append(2 * width, e.f32(0.0));
+    Value count = arith::SubIOp::create(b, loc, end, begin);
+    Value groupedEnd =
+        e.add(begin,
+              e.mul(arith::DivSIOp::create(b, loc, count, e.i64(kRowsInFlight)),
+                    e.i64(kRowsInFlight)));
+    auto grouped = scf::ForOp::create(
+        b, loc, toIndex(begin), toIndex(groupedEnd),
+        arith::ConstantIndexOp::create(b, loc, kRowsInFlight), init,
+        [&](OpBuilder &nb, Location nl, Value row, ValueRange state) {
+          KernelEmitter le(nb, nl);
+          Value first =
+              arith::IndexCastOp::create(nb, nl, nb.getI64Type(), row);
+          SmallVector<SmallVector<Value>> rows;
+          for (int64_t r = 0; r < kRowsInFlight; ++r)
+            rows.push_back(rowLanes(le, le.add(first, le.i64(r))));
+          SmallVector<Value> next(state);
+          for (auto &lanes : rows)
+            next = welford(nb, nl, next, lanes);
+          scf::YieldOp::create(nb, nl, next);
+        });
+    auto loop = scf::ForOp::create(
+        b, loc, toIndex(groupedEnd), toIndex(end),
+        arith::ConstantIndexOp::create(b, loc, 1), grouped.getResults(),
+        [&](OpBuilder &nb, Location nl, Value row, ValueRange state) {
+          KernelEmitter le(nb, nl);
+          Value rowI64 =
+              arith::IndexCastOp::create(nb, nl, nb.getI64Type(), row);
+          scf::YieldOp::create(
+              nb, nl,
+              welford(nb, nl, SmallVector<Value>(state), rowLanes(le, rowI64)));
+        });
+    return SmallVector<Value>(loop.getResults());
+  }
+
+  /// One row's values `lanes` into the moments `state`.
+  SmallVector<Value> welford(OpBuilder &nb, Location nl,
+                             SmallVector<Value> state, ArrayRef<Value> lanes) {
+    KernelEmitter le(nb, nl);
+    Value count = arith::AddFOp::create(nb, nl, state[0], le.f32(1.0));
+    Value inverse = arith::DivFOp::create(nb, nl, le.f32(1.0), count);
+    state[0] = count;
+    for (int64_t lane = 0; lane < width; ++lane) {
+      Value x = fn(nb, nl, lanes[lane], laneColumns[lane]);
+      Value &mean = state[1 + lane], &m2 = state[1 + width + lane];
+      Value delta = arith::SubFOp::create(nb, nl, x, mean);
+      mean = meanUnlessNonFinite(
+          nb, nl,
+          arith::AddFOp::create(nb, nl, mean,
+                                arith::MulFOp::create(nb, nl, delta, inverse)),
+          mean, x);
+      Value newDelta = arith::SubFOp::create(nb, nl, x, mean);
+      m2 = arith::AddFOp::create(
+          nb, nl, m2, arith::MulFOp::create(nb, nl, delta, newDelta));
+    }
+    return state;
+  }
+
+  /// The thread's columns of row `row` of the input.
+  SmallVector<Value> rowLanes(KernelEmitter &le, Value row) {
+    Value offset = le.add(le.mul(row, le.i64(shape.columns)), column);
+    return le.loadLanes(args[0], shape.elementType, offset, width);
+  }
+
+  Value toIndex(Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  KernelEmitter e;
+  MatrixShape shape;
+  TypeRange columnTypes;
+  const ScalarFn &fn;
+  ValueRange args;
+  int64_t width;
+  /// The thread's first column, and its columns' column operands.
+  Value column;
+  SmallVector<SmallVector<Value>> laneColumns;
+};
+
+} // namespace
+
 Kernel mlir::fusion::buildColumnStatsKernel(OpBuilder &builder, Location loc,
                                             StringRef name, MatrixShape shape,
                                             TypeRange columnTypes,
                                             const ScalarFn &fn) {
   OpBuilder::InsertionGuard insertion(builder);
   Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
-  Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
+  Type i64 = builder.getI64Type();
   SmallVector<Type> argTypes{ptr, i64, i64, ptr, ptr};
   argTypes.append(columnTypes.size(), ptr);
   gpu::GPUFuncOp kernel = createKernel(builder, loc, name, argTypes);
   LaunchContract launch;
   emitPredecessorWait(builder, loc, kernel, launch);
   KernelEmitter e(builder, loc);
-  auto args = kernel.getArguments();
-  Value rows = args[1], rowsPerChunk = args[2];
   int64_t width = shape.vectorWidth;
   Value group = e.globalThreadX();
-  emitGuarded(
-      builder, loc, e.lessThan(group, e.i64(shape.columns / width)), [&] {
-        Value column = e.mul(group, e.i64(width));
-        Value chunk = e.id(gpu::Dimension::y, true);
-        Value begin = e.mul(chunk, rowsPerChunk);
-        Value end = arith::MinSIOp::create(builder, loc, rows,
-                                           e.add(begin, rowsPerChunk));
-        // The column operands of this thread's columns, loaded once.
-        SmallVector<SmallVector<Value>> laneColumns(width);
-        for (int64_t lane = 0; lane < width; ++lane)
-          for (auto [index, type] : llvm::enumerate(columnTypes))
-            laneColumns[lane].push_back(e.loadColumn(
-                args[5 + index], type, e.add(column, e.i64(lane))));
-
-        // Welford over the chunk's rows: state = (count, mean[lane], m2[lane]).
-        // Rows go in groups of kRowsInFlight whose loads are issued together,
-        // then one at a time for the remainder.
-        auto welford = [&](OpBuilder &nb, Location nl, SmallVector<Value> state,
-                           ArrayRef<Value> lanes) {
-          KernelEmitter le(nb, nl);
-          Value count = arith::AddFOp::create(nb, nl, state[0], le.f32(1.0));
-          Value inverse = arith::DivFOp::create(nb, nl, le.f32(1.0), count);
-          state[0] = count;
-          for (int64_t lane = 0; lane < width; ++lane) {
-            Value x = fn(nb, nl, lanes[lane], laneColumns[lane]);
-            Value &mean = state[1 + lane], &m2 = state[1 + width + lane];
-            Value delta = arith::SubFOp::create(nb, nl, x, mean);
-            mean = meanUnlessNonFinite(
-                nb, nl,
-                arith::AddFOp::create(
-                    nb, nl, mean,
-                    arith::MulFOp::create(nb, nl, delta, inverse)),
-                mean, x);
-            Value newDelta = arith::SubFOp::create(nb, nl, x, mean);
-            m2 = arith::AddFOp::create(
-                nb, nl, m2, arith::MulFOp::create(nb, nl, delta, newDelta));
-          }
-          return state;
-        };
-        auto rowLanes = [&](KernelEmitter &le, Value row) {
-          Value offset = le.add(le.mul(row, le.i64(shape.columns)), column);
-          return le.loadLanes(args[0], shape.elementType, offset, width);
-        };
-        auto toIndex = [&](Value v) -> Value {
-          return arith::IndexCastOp::create(builder, loc,
-                                            builder.getIndexType(), v);
-        };
-        SmallVector<Value> init{e.f32(0.0)};
-        init.append(2 * width, e.f32(0.0));
-        Value count = arith::SubIOp::create(builder, loc, end, begin);
-        Value groupedEnd =
-            e.add(begin, e.mul(arith::DivSIOp::create(builder, loc, count,
-                                                      e.i64(kRowsInFlight)),
-                               e.i64(kRowsInFlight)));
-        auto grouped = scf::ForOp::create(
-            builder, loc, toIndex(begin), toIndex(groupedEnd),
-            arith::ConstantIndexOp::create(builder, loc, kRowsInFlight), init,
-            [&](OpBuilder &nb, Location nl, Value row, ValueRange state) {
-              KernelEmitter le(nb, nl);
-              Value first =
-                  arith::IndexCastOp::create(nb, nl, nb.getI64Type(), row);
-              SmallVector<SmallVector<Value>> rows;
-              for (int64_t r = 0; r < kRowsInFlight; ++r)
-                rows.push_back(rowLanes(le, le.add(first, le.i64(r))));
-              SmallVector<Value> next(state);
-              for (auto &lanes : rows)
-                next = welford(nb, nl, next, lanes);
-              scf::YieldOp::create(nb, nl, next);
-            });
-        auto loop = scf::ForOp::create(
-            builder, loc, toIndex(groupedEnd), toIndex(end),
-            arith::ConstantIndexOp::create(builder, loc, 1),
-            grouped.getResults(),
-            [&](OpBuilder &nb, Location nl, Value row, ValueRange state) {
-              KernelEmitter le(nb, nl);
-              Value rowI64 =
-                  arith::IndexCastOp::create(nb, nl, nb.getI64Type(), row);
-              scf::YieldOp::create(nb, nl,
-                                   welford(nb, nl, SmallVector<Value>(state),
-                                           rowLanes(le, rowI64)));
-            });
-        // Column-major partials, so that the finalize kernel reads a column's
-        // chunks contiguously.
-        Value chunks = arith::IndexCastOp::create(
-            builder, loc, builder.getI64Type(),
-            gpu::GridDimOp::create(builder, loc, gpu::Dimension::y));
-        for (int64_t lane = 0; lane < width; ++lane) {
-          Value index = e.add(e.mul(e.add(column, e.i64(lane)), chunks), chunk);
-          e.store(loop.getResult(1 + lane), args[3], f32, index, 4);
-          e.store(loop.getResult(1 + width + lane), args[4], f32, index, 4);
-        }
-      });
+  emitGuarded(builder, loc, e.lessThan(group, e.i64(shape.columns / width)),
+              [&] {
+                ColumnStatsEmitter(builder, loc, shape, columnTypes, fn,
+                                   kernel.getArguments())
+                    .emit(group);
+              });
   // Threads over the column groups, blocks of rows over y.
   launch.gridX =
       RowExpr::constant((shape.columns / width + kBlockSize - 1) / kBlockSize);
