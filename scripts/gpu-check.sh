@@ -2,7 +2,8 @@
 # The GPU checks and benchmarks of fusion, in two steps:
 #
 #   scripts/gpu-check.sh build [dir] [--no-rebuild] [--groups G,...]
-#       [--jobs N]   on the build machine (has the compiler, no GPU needed):
+#       [--jobs N] [--apart G,...]   on the build machine (has the
+#       compiler, no GPU needed):
 #       builds fusion (scripts/build.sh; not with --no-rebuild or
 #       FUSION_SKIP_BUILD=1, which use build/bin as it is), then compiles
 #       into dir (default: artifacts/) examples/ and the workload variants
@@ -16,9 +17,11 @@
 #       build/bin's), saves the modules fusion.load binds, and
 #       carries pytest for the GPU machine; packs it all into bundles
 #       that each fit a device call's 64 MiB of carried files: dir.tar.xz
-#       (everything but the zoo's libraries) and dir.zoo.tar.xz,
-#       dir.zoo-tf32-bf16.tar.xz (the libraries share their static CUDA
-#       runtime: xz's large dictionary packs them small).
+#       (everything but the libraries of the --apart groups, default
+#       zoo, zoo-tf32-bf16 and tile-reductions) and dir.GROUP.tar.xz for
+#       each of those (the libraries share their static CUDA runtime: xz's
+#       large dictionary packs them small). `pack dir [--apart G,...]`
+#       packs again.
 #   scripts/gpu-check.sh run [dir|dir.tar.xz] [--jobs N] [--bench
 #       [SUITES]] [--timer T] [--baseline DIR] [PYTEST ARGS...]   on a GPU
 #       machine with CUDA and PyTorch (no compiler, no pytest needed: the
@@ -42,6 +45,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 step="${1:-}"; shift || true
+# The library cache's groups (prepare.py) packed in bundles of their own.
+default_apart=zoo,zoo-tf32-bf16,tile-reductions
 # compile_workloads FUSION_COMPILE DIR: the workloads of DIR/models through
 # backend 1 (cublas, in DIR), backend 2 (tiled, in DIR/tiled) and its fp32 on
 # the CUDA cores (DIR/simt), every precision, and ptxas's report of the tiled
@@ -109,17 +114,52 @@ compile_workloads() {
       -o "$dir/simt/workloads_f32_fp32.so"
 }
 
+# pack_artifacts DIR GROUPS: DIR packed for the GPU machine in bundles,
+# each within a device call's 64 MiB of carried files: DIR.tar.xz, all but
+# the library cache's entries that only the GROUPS (comma-separated) use;
+# DIR.GROUP.tar.xz, those of each GROUP (prepare.py lists the entries each
+# group uses in DIR/cache-groups).
+pack_artifacts() {
+    local dir="$1" parent name lists group
+    local -a apart
+    IFS=, read -r -a apart <<< "$2"
+    parent="$(dirname "$dir")" name="$(basename "$dir")"
+    lists="$dir/cache-groups"
+    python3 - "$lists" "${apart[@]}" > "$lists.apart" <<'PY'
+import pathlib, sys
+lists = pathlib.Path(sys.argv[1])
+apart = set(sys.argv[2:])
+read = lambda p: set(p.read_text().split()) if p.exists() else set()
+ours = set().union(set(), *[read(lists / g) for g in apart])
+others = set().union(set(), *[read(p) for p in lists.iterdir()
+                              if p.name not in apart])
+print("\n".join(sorted(ours - others)))
+PY
+    rm -f "$dir".*.tar.xz
+    tar -C "$parent" -cf - --exclude-from="$lists.apart" "$name" |
+      xz -T1 --lzma2=preset=1,dict=400MiB > "$dir.tar.xz"
+    for group in "${apart[@]}"; do
+      [ -s "$lists/$group" ] || continue
+      sed "s|^|$name/cache/|" "$lists/$group" > "$lists.members"
+      tar -C "$parent" -cf - -T "$lists.members" |
+        xz -T1 --lzma2=preset=1,dict=400MiB > "$dir.$group.tar.xz"
+    done
+    rm -f "$lists.apart" "$lists.members"
+    du -sh "$dir" "$dir".tar.xz "$dir".*.tar.xz
+}
+
 case "$step" in
   build)
     dir="$root/artifacts"
     if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then dir="$1"; shift; fi
-    rebuild=1 groups="" jobs="$(nproc)"
+    rebuild=1 groups="" jobs="$(nproc)" apart="$default_apart"
     [ "${FUSION_SKIP_BUILD:-0}" = 1 ] && rebuild=0
     while [ $# -gt 0 ]; do
       case "$1" in
         --no-rebuild) rebuild=0 ;;
         --groups) groups="$2"; shift ;;
         --jobs) jobs="$2"; shift ;;
+        --apart) apart="$2"; shift ;;
         *) echo "unknown build option $1" >&2; exit 2 ;;
       esac
       shift
@@ -166,34 +206,14 @@ print(pathlib.Path(pytest.__file__).parents[1])')"
     find "$dir/pylib" -name __pycache__ -prune -exec rm -rf {} +
     printf 'commit=%s\ndate=%s\n' "$(git -C "$root" rev-parse --short HEAD)" \
       "$(date -u +%F)" > "$dir/BUILD_INFO"
-    # Packed for the GPU machine in bundles, each within a device call's
-    # 64 MiB of carried files: dir.tar.xz, all but the zoo's libraries;
-    # dir.GROUP.tar.xz, those of each zoo group (prepare.py lists the
-    # entries each group uses in dir/cache-groups).
-    parent="$(dirname "$dir")" name="$(basename "$dir")"
-    pack() { xz -T1 --lzma2=preset=1,dict=400MiB > "$1"; }
-    zoo_groups=(zoo zoo-tf32-bf16)
-    lists="$dir/cache-groups"
-    python3 - "$lists" "${zoo_groups[@]}" > "$lists.zoo-only" <<'PY'
-import pathlib, sys
-lists = pathlib.Path(sys.argv[1])
-zoo = set(sys.argv[2:])
-read = lambda p: set(p.read_text().split()) if p.exists() else set()
-ours = set().union(*[read(lists / g) for g in zoo])
-others = set().union(set(), *[read(p) for p in lists.iterdir()
-                              if p.name not in zoo])
-print("\n".join(sorted(ours - others)))
-PY
-    tar -C "$parent" -cf - --exclude-from="$lists.zoo-only" "$name" |
-      pack "$dir.tar.xz"
-    for group in "${zoo_groups[@]}"; do
-      [ -s "$lists/$group" ] || continue
-      sed "s|^|$name/cache/|" "$lists/$group" > "$lists.$group.members"
-      tar -C "$parent" -cf - -T "$lists.$group.members" |
-        pack "$dir.$group.tar.xz"
-    done
-    rm -f "$lists".*
-    du -sh "$dir" "$dir"*.tar.xz
+    pack_artifacts "$dir" "$apart"
+    ;;
+  pack)
+    # scripts/gpu-check.sh pack DIR [--apart GROUPS]: packs DIR again.
+    dir="$(cd "${1:?usage: $0 pack DIR [--apart GROUPS]}" && pwd)"
+    apart="$default_apart"
+    [ "${2:-}" = --apart ] && apart="${3:?--apart GROUPS}"
+    pack_artifacts "$dir" "$apart"
     ;;
   baseline)
     # scripts/gpu-check.sh baseline COMMIT [dir]: the same workloads compiled
@@ -293,6 +313,7 @@ PY
     ;;
   *)
     echo "usage: $0 build [dir] [--no-rebuild] [--groups G,...] [--jobs N]" \
+         "[--apart G,...] | pack DIR [--apart G,...]" \
          "| run [dir|dir.tar.xz] [--jobs N] [--bench [SUITES]] [--timer T]" \
          "[--baseline DIR] [PYTEST ARGS] | baseline COMMIT [dir]" >&2
     exit 2
