@@ -15,6 +15,62 @@ using namespace mlir::fusion;
 /// with a tail.
 constexpr int64_t kRowsPerThreadWithColumns = 8;
 
+namespace {
+
+/// How the kernel's threads divide a matrix of `shape`: a block is
+/// threadsX chunks of a row (as many as a row has, up to the block) by
+/// threadsY rows; each thread takes rowsPerThread rows, threadsY apart.
+struct ElementwiseTiling {
+  ElementwiseTiling(MatrixShape shape, bool hasColumns)
+      : rowsPerThread(hasColumns ? kRowsPerThreadWithColumns : 1),
+        rowChunks(shape.columns / shape.vectorWidth),
+        threadsX(std::min<int64_t>(kBlockSize, llvm::PowerOf2Ceil(rowChunks))),
+        threadsY(kBlockSize / threadsX),
+        columnBlocks(llvm::divideCeil(rowChunks, threadsX)) {}
+
+  int64_t rowsPerThread, rowChunks, threadsX, threadsY, columnBlocks;
+};
+
+/// A thread's place: its chunk of a row, its first row and first column
+/// (of the last chunk in bounds where it is past the row).
+struct ElementwiseThread {
+  Value chunk, firstRow, column;
+
+  static ElementwiseThread of(OpBuilder &builder, Location loc,
+                              const ElementwiseTiling &tiling, int64_t width) {
+    KernelEmitter e(builder, loc);
+    Value thread = e.id(gpu::Dimension::x, /*block=*/false);
+    // One grid dimension, the column blocks of a row block consecutive:
+    // grid Y's 65535 blocks would cap the batch at 65535 rows a thread's.
+    Value block = e.id(gpu::Dimension::x, /*block=*/true);
+    Value columnBlock =
+        arith::RemUIOp::create(builder, loc, block, e.i64(tiling.columnBlocks));
+    Value chunk = e.add(
+        e.mul(columnBlock, e.i64(tiling.threadsX)),
+        arith::RemUIOp::create(builder, loc, thread, e.i64(tiling.threadsX)));
+    // Row blocks go last first: the rows a GEMM wrote last, which a batch
+    // norm's normalizing pass and backend 1's epilogues read, are the ones
+    // still in L2.
+    Value rowBlocks = arith::DivUIOp::create(
+        builder, loc, e.gridDim(gpu::Dimension::x), e.i64(tiling.columnBlocks));
+    Value rowBlock = arith::SubIOp::create(
+        builder, loc, e.add(rowBlocks, e.i64(-1)),
+        arith::DivUIOp::create(builder, loc, block,
+                               e.i64(tiling.columnBlocks)));
+    Value firstRow = e.add(
+        e.mul(rowBlock, e.i64(tiling.threadsY * tiling.rowsPerThread)),
+        arith::DivUIOp::create(builder, loc, thread, e.i64(tiling.threadsX)));
+    // Chunks past the row and rows past M compute on the last ones (in
+    // bounds) and store nothing.
+    Value column = e.mul(arith::MinSIOp::create(builder, loc, chunk,
+                                                e.i64(tiling.rowChunks - 1)),
+                         e.i64(width));
+    return {chunk, firstRow, column};
+  }
+};
+
+} // namespace
+
 Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
                                             StringRef name, MatrixShape shape,
                                             TypeRange columnTypes,
@@ -32,40 +88,10 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
   KernelEmitter e(builder, loc);
   auto args = kernel.getArguments();
   int64_t width = shape.vectorWidth;
-  // A block is threadsX chunks of a row (as many as a row has, up to the
-  // block) by threadsY rows; each thread takes rowsPerThread rows,
-  // threadsY apart.
-  int64_t rowsPerThread = columnTypes.empty() ? 1 : kRowsPerThreadWithColumns;
-  int64_t rowChunks = shape.columns / width;
-  int64_t threadsX = std::min<int64_t>(kBlockSize, llvm::PowerOf2Ceil(rowChunks));
-  int64_t threadsY = kBlockSize / threadsX;
-  int64_t columnBlocks = llvm::divideCeil(rowChunks, threadsX);
+  ElementwiseTiling tiling(shape, !columnTypes.empty());
   Value rows = args[2];
-  Value thread = e.id(gpu::Dimension::x, /*block=*/false);
-  // One grid dimension, the column blocks of a row block consecutive: grid
-  // Y's 65535 blocks would cap the batch at 65535 rows a thread's.
-  Value block = e.id(gpu::Dimension::x, /*block=*/true);
-  Value columnBlock =
-      arith::RemUIOp::create(builder, loc, block, e.i64(columnBlocks));
-  Value chunk = e.add(e.mul(columnBlock, e.i64(threadsX)),
-                      arith::RemUIOp::create(builder, loc, thread,
-                                             e.i64(threadsX)));
-  // Row blocks go last first: the rows a GEMM wrote last, which a batch
-  // norm's normalizing pass and backend 1's epilogues read, are the ones
-  // still in L2.
-  Value rowBlocks = arith::DivUIOp::create(
-      builder, loc, e.gridDim(gpu::Dimension::x), e.i64(columnBlocks));
-  Value rowBlock = arith::SubIOp::create(
-      builder, loc, e.add(rowBlocks, e.i64(-1)),
-      arith::DivUIOp::create(builder, loc, block, e.i64(columnBlocks)));
-  Value firstRow = e.add(
-      e.mul(rowBlock, e.i64(threadsY * rowsPerThread)),
-      arith::DivUIOp::create(builder, loc, thread, e.i64(threadsX)));
-  // Chunks past the row and rows past M compute on the last ones (in
-  // bounds) and store nothing.
-  Value column = e.mul(
-      arith::MinSIOp::create(builder, loc, chunk, e.i64(rowChunks - 1)),
-      e.i64(width));
+  ElementwiseThread thread = ElementwiseThread::of(builder, loc, tiling, width);
+  Value column = thread.column;
   Value lastRow = arith::SubIOp::create(builder, loc, rows, e.i64(1));
   // The `width` columns of a thread are consecutive and start at a multiple
   // of `width`: each column operand is one aligned vector load.
@@ -75,8 +101,8 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
   SmallVector<Value> rowIndices;
   // Of each row: the output's lanes, then each intermediate's.
   SmallVector<SmallVector<SmallVector<Value>>> results;
-  for (int64_t r = 0; r < rowsPerThread; ++r) {
-    Value row = e.add(firstRow, e.i64(r * threadsY));
+  for (int64_t r = 0; r < tiling.rowsPerThread; ++r) {
+    Value row = e.add(thread.firstRow, e.i64(r * tiling.threadsY));
     rowIndices.push_back(row);
     Value safeRow = arith::MinSIOp::create(builder, loc, row, lastRow);
     Value element = e.add(e.mul(safeRow, e.i64(shape.columns)), column);
@@ -99,10 +125,10 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
     }
     results.push_back(std::move(rowResults));
   }
-  Value chunkInside = e.lessThan(chunk, e.i64(rowChunks));
+  Value chunkInside = e.lessThan(thread.chunk, e.i64(tiling.rowChunks));
   for (auto [row, rowResults] : llvm::zip(rowIndices, results)) {
-    Value inside = arith::AndIOp::create(builder, loc, chunkInside,
-                                         e.lessThan(row, rows));
+    Value inside =
+        arith::AndIOp::create(builder, loc, chunkInside, e.lessThan(row, rows));
     auto store = scf::IfOp::create(builder, loc, inside,
                                    /*withElseRegion=*/false);
     OpBuilder::InsertionGuard branch(builder);
@@ -114,7 +140,8 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
                    element);
   }
   gpu::ReturnOp::create(builder, loc);
-  launch.gridX = RowExpr::ceilDiv(1, threadsY * rowsPerThread, columnBlocks);
+  launch.gridX = RowExpr::ceilDiv(1, tiling.threadsY * tiling.rowsPerThread,
+                                  tiling.columnBlocks);
   launch.blockSize = kBlockSize;
   launch.arguments = {KernelArgument::fromOperand(0),
                       KernelArgument::fromOperand(1),

@@ -197,6 +197,121 @@ void GemmEpilogueEmitter::loadColumnConstants() {
   }
 }
 
+/// emit's walk over the runs: each run's results from its accumulators,
+/// column constants and row operands, stored as it goes where the output
+/// leaves by batches of runs, the intermediates by batches always.
+struct GemmEpilogueEmitter::RunWalk {
+  RunWalk(GemmEpilogueEmitter &e, Value firstRow, Value firstColumn,
+          ArrayRef<AccumulatorRun> runs, bool storesInBatches)
+      : e(e), firstRow(firstRow), firstColumn(firstColumn), runs(runs),
+        storesInBatches(storesInBatches),
+        // Batches load their row operands a batch ahead: the next batch's
+        // loads come before this batch's stores, which they could not
+        // pass, so that their latency overlaps this batch's work.
+        runsAhead(storesInBatches ? kStoreBatchRuns : 0),
+        rowValues(runs.size()), intermediateValues(e.p.intermediates.size()) {
+    // Loaded once ahead of the runs, or by batches as they go.
+    if (!storesInBatches)
+      for (const AccumulatorRun &run : runs)
+        for (size_t j = 0; j < run.values.size(); ++j)
+          (void)constants(columnOf(run, j));
+  }
+
+  /// Runs that go down a column (operands = w_x) share its constants.
+  int64_t columnOf(const AccumulatorRun &run, size_t j) const {
+    return run.column + (e.c.swapsOperands() ? 0 : static_cast<int64_t>(j));
+  }
+
+  /// Bias and epilogue columns of the thread's column `offset`, from shared
+  /// memory: loaded once ahead of the runs, or by batches as they go,
+  /// which forget them once stored. The wgmma kernel's 64 columns a thread
+  /// of bias and shift, all loaded ahead beside its 128 accumulators,
+  /// spilled 504 bytes a thread in tf32 gelu(y + shift).
+  ArrayRef<Value> constants(int64_t offset) {
+    auto [it, inserted] = constantsAt.try_emplace(offset);
+    if (inserted && e.columnConstants) {
+      Value column = e.add(firstColumn, offset);
+      int64_t vectors = (e.args.bias ? 1 : 0) + e.args.columns.size();
+      for (int64_t i = 0; i < vectors; ++i)
+        it->second.push_back(memref::LoadOp::create(
+            e.b, e.loc, e.columnConstants, ValueRange{e.idx(i), column}));
+    }
+    return it->second;
+  }
+
+  /// Run `i`'s results (and its intermediates' values), its row operands
+  /// and those of the runs ahead loaded first.
+  SmallVector<Value> compute(size_t i) {
+    for (; loaded < runs.size() && loaded <= i + runsAhead; ++loaded)
+      rowValues[loaded] =
+          e.loadRowOperands(firstRow, firstColumn, runs[loaded], loaded);
+    const AccumulatorRun &run = runs[i];
+    SmallVector<Value> results;
+    for (SmallVector<SmallVector<Value>> &values : intermediateValues)
+      values.emplace_back();
+    OpBuilder &b = e.b;
+    Location loc = e.loc;
+    for (auto [j, accumulator] : llvm::enumerate(run.values)) {
+      ArrayRef<Value> columnValues = constants(columnOf(run, j));
+      Value v = accumulator;
+      if (e.p.alpha != 1.0)
+        v = arith::MulFOp::create(b, loc, v, e.f32(e.p.alpha));
+      if (e.args.bias)
+        v = arith::AddFOp::create(b, loc, v, columnValues.front());
+      SmallVector<Value> operands(columnValues.drop_front(e.args.bias ? 1 : 0));
+      llvm::append_range(operands, rowValues[i][j]);
+      results.push_back(e.p.epilogue(b, loc, v, operands));
+      for (auto [values, fn] : llvm::zip(intermediateValues, e.p.intermediates))
+        values.back().push_back(fn(b, loc, v, operands));
+    }
+    // Each intermediate's values leave by batches of runs whatever the
+    // output's path, so that they add a batch's values to what the
+    // registers hold.
+    if (!e.p.intermediates.empty() &&
+        (i + 1 - intermediatesStored == kStoreBatchRuns ||
+         i + 1 == runs.size()))
+      storeIntermediates(i + 1);
+    return results;
+  }
+
+  /// Keeps run results for the Direct path; stores a batch of them once
+  /// complete where the output leaves by batches.
+  void keep(SmallVector<Value> results) {
+    directResults.push_back(std::move(results));
+    if (!storesInBatches || directResults.size() - stored != kStoreBatchRuns)
+      return;
+    e.storeFragments(firstRow, firstColumn, runs.slice(stored, kStoreBatchRuns),
+                     ArrayRef(directResults).drop_front(stored), e.args.out);
+    stored = directResults.size();
+    constantsAt.clear();
+  }
+
+  void storeIntermediates(size_t end) {
+    ArrayRef<AccumulatorRun> batch =
+        runs.slice(intermediatesStored, end - intermediatesStored);
+    for (auto [values, target] :
+         llvm::zip(intermediateValues, e.args.intermediates)) {
+      e.storeFragments(firstRow, firstColumn, batch, values, target);
+      values.clear();
+    }
+    intermediatesStored = end;
+  }
+
+  GemmEpilogueEmitter &e;
+  Value firstRow, firstColumn;
+  ArrayRef<AccumulatorRun> runs;
+  bool storesInBatches;
+  size_t runsAhead;
+  std::map<int64_t, SmallVector<Value>> constantsAt;
+  std::vector<SmallVector<SmallVector<Value>>> rowValues;
+  size_t loaded = 0, stored = 0;
+  /// The Direct path's results of the runs (stored up to `stored`).
+  SmallVector<SmallVector<Value>> directResults;
+  /// Each intermediate's values of the runs since the last batch stored.
+  std::vector<SmallVector<SmallVector<Value>>> intermediateValues;
+  size_t intermediatesStored = 0;
+};
+
 void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
                                ArrayRef<AccumulatorRun> runs) {
   rowStatistics.clear();
@@ -222,92 +337,14 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
   bool storesInBatches = p.storesOutput && !p.statistics &&
                          !p.reducesRowsInRegisters() &&
                          (elementBytes(elementType) == 4 || c.isWgmma());
-  // Runs that go down a column (operands = w_x) share its constants.
-  bool down = c.swapsOperands();
-  assert((!down || (!staged && !p.batchNorm && p.rowReductions.empty())) &&
+  assert((!c.swapsOperands() ||
+          (!staged && !p.batchNorm && p.rowReductions.empty())) &&
          "operands = w_x: no staged tile or reductions");
-  auto columnOf = [&](const AccumulatorRun &run, size_t j) {
-    return run.column + (down ? 0 : static_cast<int64_t>(j));
-  };
-  // Batches load their row operands a batch ahead: the next batch's loads
-  // come before this batch's stores, which they could not pass, so that
-  // their latency overlaps this batch's work.
-  size_t runsAhead = storesInBatches ? kStoreBatchRuns : 0;
-
-  // Bias and epilogue columns of each column of the thread, from shared
-  // memory: loaded once ahead of the runs, or by batches as they go, which
-  // forget them once stored. The wgmma kernel's 64 columns a thread of bias
-  // and shift, all loaded ahead beside its 128 accumulators, spilled 504
-  // bytes a thread in tf32 gelu(y + shift).
-  std::map<int64_t, SmallVector<Value>> constantsAt;
-  auto constants = [&](int64_t offset) -> ArrayRef<Value> {
-    auto [it, inserted] = constantsAt.try_emplace(offset);
-    if (inserted && columnConstants) {
-      Value column = add(firstColumn, offset);
-      int64_t vectors = (args.bias ? 1 : 0) + args.columns.size();
-      for (int64_t i = 0; i < vectors; ++i)
-        it->second.push_back(memref::LoadOp::create(
-            b, loc, columnConstants, ValueRange{idx(i), column}));
-    }
-    return it->second;
-  };
-  if (!storesInBatches)
-    for (const AccumulatorRun &run : runs)
-      for (size_t j = 0; j < run.values.size(); ++j)
-        (void)constants(columnOf(run, j));
-  std::vector<SmallVector<SmallVector<Value>>> rowValues(runs.size());
-  size_t loaded = 0;
-  size_t stored = 0;
-  SmallVector<SmallVector<Value>> directResults;
-  // Each intermediate's values of the runs since the last batch stored:
-  // they leave by batches of runs whatever the output's path, so that they
-  // add a batch's values to what the registers hold.
-  std::vector<SmallVector<SmallVector<Value>>> intermediateValues(
-      p.intermediates.size());
-  size_t intermediatesStored = 0;
-  auto storeIntermediates = [&](size_t end) {
-    ArrayRef<AccumulatorRun> batch =
-        runs.slice(intermediatesStored, end - intermediatesStored);
-    for (auto [values, target] :
-         llvm::zip(intermediateValues, args.intermediates)) {
-      storeFragments(firstRow, firstColumn, batch, values, target);
-      values.clear();
-    }
-    intermediatesStored = end;
-  };
+  RunWalk walk(*this, firstRow, firstColumn, runs, storesInBatches);
   for (auto [i, run] : llvm::enumerate(runs)) {
-    for (; loaded < runs.size() && loaded <= i + runsAhead; ++loaded)
-      rowValues[loaded] =
-          loadRowOperands(firstRow, firstColumn, runs[loaded], loaded);
-    SmallVector<Value> results;
-    for (SmallVector<SmallVector<Value>> &values : intermediateValues)
-      values.emplace_back();
-    for (auto [j, accumulator] : llvm::enumerate(run.values)) {
-      ArrayRef<Value> columnValues = constants(columnOf(run, j));
-      Value v = accumulator;
-      if (p.alpha != 1.0)
-        v = arith::MulFOp::create(b, loc, v, f32(p.alpha));
-      if (args.bias)
-        v = arith::AddFOp::create(b, loc, v, columnValues.front());
-      SmallVector<Value> operands(columnValues.drop_front(args.bias ? 1 : 0));
-      llvm::append_range(operands, rowValues[i][j]);
-      results.push_back(p.epilogue(b, loc, v, operands));
-      for (auto [values, fn] : llvm::zip(intermediateValues, p.intermediates))
-        values.back().push_back(fn(b, loc, v, operands));
-    }
-    if (!p.intermediates.empty() &&
-        (i + 1 - intermediatesStored == kStoreBatchRuns ||
-         i + 1 == runs.size()))
-      storeIntermediates(i + 1);
+    SmallVector<Value> results = walk.compute(i);
     if (!staged) {
-      directResults.push_back(std::move(results));
-      if (storesInBatches && directResults.size() - stored == kStoreBatchRuns) {
-        storeFragments(firstRow, firstColumn,
-                       runs.slice(stored, kStoreBatchRuns),
-                       ArrayRef(directResults).drop_front(stored), args.out);
-        stored = directResults.size();
-        constantsAt.clear();
-      }
+      walk.keep(std::move(results));
       continue;
     }
     int64_t width = results.size();
@@ -318,19 +355,21 @@ void GemmEpilogueEmitter::emit(Value firstRow, Value firstColumn,
         ValueRange{add(firstRow, run.row), add(firstColumn, run.column)},
         /*nontemporal=*/false, llvm::Align(width * elementBytes(elementType)));
   }
-  if (!staged) {
-    if (p.batchNorm)
-      return emitBatchNormFromRegisters(firstRow, firstColumn, runs,
-                                        directResults);
-    if (p.storesOutput)
-      storeFragments(firstRow, firstColumn, runs.drop_front(stored),
-                     ArrayRef(directResults).drop_front(stored), args.out);
-    if (p.statistics)
-      emitStatisticsFromRegisters(firstRow, firstColumn, runs, directResults);
-    if (p.reducesRowsInRegisters())
-      emitRowPartialsFromRegisters(firstRow, firstColumn, runs, directResults);
-    return;
-  }
+  if (staged)
+    return finishStagedTile(staging);
+  ArrayRef<SmallVector<Value>> results = walk.directResults;
+  if (p.batchNorm)
+    return emitBatchNormFromRegisters(firstRow, firstColumn, runs, results);
+  if (p.storesOutput)
+    storeFragments(firstRow, firstColumn, runs.drop_front(walk.stored),
+                   results.drop_front(walk.stored), args.out);
+  if (p.statistics)
+    emitStatisticsFromRegisters(firstRow, firstColumn, runs, results);
+  if (p.reducesRowsInRegisters())
+    emitRowPartialsFromRegisters(firstRow, firstColumn, runs, results);
+}
+
+void GemmEpilogueEmitter::finishStagedTile(Value staging) {
   t.barrier();
   if (p.batchNorm)
     return emitBatchNormFromStagedTile(staging);
@@ -364,8 +403,8 @@ GemmEpilogueEmitter::loadRowOperands(Value firstRow, Value firstColumn,
     for (auto [operand, groups] : llvm::zip(args.rowOperands, p.rowGroups)) {
       Value group = div(globalColumn, p.n / groups);
       for (int64_t j = 0; j < width; ++j) {
-        Value rowOfElement =
-            arith::MinUIOp::create(b, loc, add(t.rowBase, add(row, j)), lastRow);
+        Value rowOfElement = arith::MinUIOp::create(
+            b, loc, add(t.rowBase, add(row, j)), lastRow);
         values[j].push_back(widen(memref::LoadOp::create(
             b, loc, operand, ValueRange{rowOfElement, group})));
       }
@@ -475,7 +514,8 @@ GemmEpilogueEmitter::pairQuadsOf(ArrayRef<AccumulatorRun> runs) {
     std::array<size_t, 4> quad;
     bool whole = true;
     for (auto [member, offset] : llvm::enumerate(offsets)) {
-      auto it = runAt.find({run.row + offset.first, run.column + offset.second});
+      auto it =
+          runAt.find({run.row + offset.first, run.column + offset.second});
       whole = whole && it != runAt.end() && runs[it->second].values.size() == 2;
       if (!whole)
         break;
@@ -536,11 +576,11 @@ void GemmEpilogueEmitter::storeColumnFragments(
 }
 
 Value GemmEpilogueEmitter::packPair(Value first, Value second) {
-  Value pair = narrowTo(b, loc,
-                        vector::FromElementsOp::create(
-                            b, loc, VectorType::get({2}, b.getF32Type()),
-                            {first, second}),
-                        elementType);
+  Value pair = narrowTo(
+      b, loc,
+      vector::FromElementsOp::create(
+          b, loc, VectorType::get({2}, b.getF32Type()), {first, second}),
+      elementType);
   return vector::ExtractOp::create(
       b, loc,
       vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI32Type()),

@@ -59,6 +59,20 @@ public:
   void emit(gpu::GPUFuncOp kernel);
 
 private:
+  /// Rows of x and w that are not 16-byte aligned are copied with
+  /// synchronous element loads: no cp.async, so no groups to commit or
+  /// wait for (an empty group would not even print as valid IR).
+  bool async() const { return hasChunkAlignedRows(elementType, p.k); }
+  /// The prologue: stages 0 .. S-2 in flight, tile 0 landed; the last
+  /// cp.async group's token.
+  Value emitPrologue();
+  /// The fragments of K step `step` of stage `stage`.
+  SmallVector<Value> fragmentsOf(Value stage, int64_t step);
+  /// One K tile of the main loop: the next state (accumulators, the
+  /// cp.async token, the next tile's first fragments) from `state`.
+  SmallVector<Value> emitKTile(Value kTile, ValueRange state);
+
+private:
   /// Column `chunk` of a shared-memory row with `rowLow3` = row % 8, in
   /// elements, after the swizzle.
   Value swizzledColumn(Value chunk, Value rowLow3) {
@@ -72,8 +86,8 @@ private:
   /// The chunk copies of the K tile `kTile` into `stage`.
   SmallVector<ChunkCopy> loadStage(Value stage, Value kTile);
   /// `flat`: x or w collapsed to one dimension.
-  void loadTile(Value flat, Value rowBase, Value rows,
-                Value shared, int64_t tileRows, Value stage, Value kTile,
+  void loadTile(Value flat, Value rowBase, Value rows, Value shared,
+                int64_t tileRows, Value stage, Value kTile,
                 SmallVectorImpl<ChunkCopy> &copies);
   /// The ldmatrix fragments of one mma step (32 bytes of K) of a warp
   /// tile: one x4 per m16 tile of A, then one per n16 pair of B.
@@ -115,8 +129,7 @@ private:
   /// SIMT: the 16-byte K chunk `step` of each of the thread's rows of A,
   /// then of B; each thread's fmas over them.
   SmallVector<Value> loadSimtFragments(Value stage, int64_t step);
-  void multiplySimtStep(ArrayRef<Value> fragments,
-                        MutableArrayRef<Value> acc);
+  void multiplySimtStep(ArrayRef<Value> fragments, MutableArrayRef<Value> acc);
   Type mmaOperandType(int64_t tiles) {
     return VectorType::get({tiles, fragmentWidth}, elementType);
   }
@@ -187,9 +200,9 @@ void TiledGemmEmitter::setUp(gpu::GPUFuncOp kernel) {
                    GemmEpilogueArguments::take(p, args.drop_front(2)));
 }
 
-void TiledGemmEmitter::loadTile(Value flat, Value globalRowBase, Value globalRows,
-                                Value shared, int64_t tileRows, Value stage,
-                                Value kTile,
+void TiledGemmEmitter::loadTile(Value flat, Value globalRowBase,
+                                Value globalRows, Value shared,
+                                int64_t tileRows, Value stage, Value kTile,
                                 SmallVectorImpl<ChunkCopy> &copies) {
   bool aligned = hasChunkAlignedRows(elementType, p.k);
   // Thread t copies chunk t % 8 of rows t / 8 + i * rowsPerPass: one base
@@ -226,8 +239,8 @@ void TiledGemmEmitter::loadTile(Value flat, Value globalRowBase, Value globalRow
       }
       // Rows of x and w are not 16-byte aligned: element loads (clamped to
       // element 0 out of range), synchronous.
-      Value zeroElement = arith::ConstantOp::create(
-          b, loc, b.getFloatAttr(elementType, 0.0));
+      Value zeroElement =
+          arith::ConstantOp::create(b, loc, b.getFloatAttr(elementType, 0.0));
       SmallVector<Value> elements;
       for (int64_t e = 0; e < chunkElements; ++e) {
         Value ok = both(rowOk, lessThan(add(globalK, e), idx(p.k)));
@@ -282,10 +295,9 @@ SmallVector<Value> TiledGemmEmitter::loadHalfFragments(Value stage,
   // B alike.
   int64_t tilesM = c.getWarpTileM() / 16;
   Type half = mma == MmaKind::f32_as_bf16 ? Type(b.getBF16Type())
-                                           : Type(b.getF16Type());
+                                          : Type(b.getF16Type());
   auto element = [&](Value fragment, int64_t i) -> Value {
-    return vector::ExtractOp::create(b, loc, fragment,
-                                     ArrayRef<int64_t>{i, 0});
+    return vector::ExtractOp::create(b, loc, fragment, ArrayRef<int64_t>{i, 0});
   };
   // Elements `low` and `high` of a fragment as one rounded 16-bit pair
   // (cvt.rn.{bf16,f16}x2).
@@ -381,15 +393,14 @@ void TiledGemmEmitter::multiplyStep(ArrayRef<Value> fragments,
   // A's operands converted per m16 tile, as they are used: with 3xTF32's
   // split, all of them at once would not fit in registers.
   for (int64_t mi = 0; mi < tilesM; ++mi) {
-    SmallVector<Value> aTile = tf32 ? toTf32(fragments[mi], split)
-                                    : SmallVector<Value>{fragments[mi]};
+    SmallVector<Value> aTile =
+        tf32 ? toTf32(fragments[mi], split) : SmallVector<Value>{fragments[mi]};
     for (size_t ni = 0; ni < bFragments.size(); ++ni) {
       Value &sum = acc[accumulatorIndex(mi, ni)];
       auto multiply = [&](Value lhs, Value rhs) {
         sum = mma == MmaKind::bf16 || mma == MmaKind::f32_as_bf16
                   ? mmaSyncBF16(lhs, rhs, sum)
-                  : nvgpu::MmaSyncOp::create(b, loc, lhs, rhs, sum, shape,
-                                             tf32)
+                  : nvgpu::MmaSyncOp::create(b, loc, lhs, rhs, sum, shape, tf32)
                         .getResult();
       };
       if (split) {
@@ -469,8 +480,7 @@ Value TiledGemmEmitter::mmaSyncBF16(Value lhs, Value rhs, Value sum) {
   Value result = NVVM::MmaOp::create(
       b, loc, resultType, packed(lhs), packed(rhs), accumulators,
       ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                    NVVM::MMATypes::bf16},
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
   SmallVector<Value> elements;
@@ -512,51 +522,103 @@ void TiledGemmEmitter::emitEpilogue(ArrayRef<Value> accumulators) {
   epilogue->emit(firstRow, firstColumn, runs);
 }
 
-void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
-  setUp(kernel);
-  epilogue->loadColumnConstants();
-  int64_t tilesK = ceilDiv(p.k, tileK);
-  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+SmallVector<Value> TiledGemmEmitter::fragmentsOf(Value stage, int64_t step) {
+  if (simt())
+    return loadSimtFragments(stage, step);
+  return roundsToHalf(mma) ? loadHalfFragments(stage, step)
+                           : loadFragments(stage, step);
+}
 
-  // Rows of x and w that are not 16-byte aligned are copied with
-  // synchronous element loads: no cp.async, so no groups to commit or wait
-  // for (an empty group would not even print as valid IR).
-  bool async = hasChunkAlignedRows(elementType, p.k);
-  // Prologue: stages 0 .. S-2 in flight, one cp.async group each.
+Value TiledGemmEmitter::emitPrologue() {
+  // Stages 0 .. S-2 in flight, one cp.async group each.
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   Value token;
   for (int64_t s = 0; s + 1 < c.getStages(); ++s) {
     SmallVector<Value> tokens;
     for (const ChunkCopy &copy : loadStage(idx(s), idx(s)))
       copy(tokens);
-    if (async)
+    if (async())
       token =
           nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   }
-
   // Tile 0 landed; its first fragments are loaded before the loop.
-  if (async)
+  if (async())
     nvgpu::DeviceAsyncWaitOp::create(b, loc, token,
                                      b.getI32IntegerAttr(c.getStages() - 2));
   gpu::BarrierOp::create(b, loc);
-  auto fragmentsOf = [&](Value stage, int64_t step) {
-    if (simt())
-      return loadSimtFragments(stage, step);
-    return roundsToHalf(mma) ? loadHalfFragments(stage, step)
-                                : loadFragments(stage, step);
-  };
-  SmallVector<Value> firstFragments = fragmentsOf(idx(0), 0);
+  return token;
+}
 
+SmallVector<Value> TiledGemmEmitter::emitKTile(Value kTile, ValueRange state) {
   int64_t count = accumulatorCount();
-  SmallVector<Value> init(count, zeroAccumulator());
-  if (async)
-    init.push_back(token);
-  init.append(firstFragments);
   // Bytes of K a step: one chunk (SIMT), two k8 tf32 halves packed into
   // one k16 (f32 operands rounded to 16 bits), one mma.sync otherwise.
-  int64_t stepBytes = simt() ? kChunkBytes
-                             : (roundsToHalf(mma) ? 2 : 1) * kMmaKBytes;
+  int64_t stepBytes =
+      simt() ? kChunkBytes : (roundsToHalf(mma) ? 2 : 1) * kMmaKBytes;
   int64_t steps = kRowBytes / stepBytes;
+  // The tensor cores truncate when they add to an f32 accumulator, an
+  // error that grows with K. The fp32-accurate mode sums each K tile from
+  // zero and adds it to the running sums with round-to-nearest.
+  bool twoLevel = mma == MmaKind::tf32x3;
+  SmallVector<Value> acc(state.take_front(count));
+  if (twoLevel)
+    acc.assign(count, zeroAccumulator());
+  SmallVector<Value> fragments(state.drop_front(count + async()));
+  Value stage = rem(kTile, c.getStages());
+  Value next = add(kTile, c.getStages() - 1);
+  SmallVector<ChunkCopy> copies = loadStage(rem(next, c.getStages()), next);
+  SmallVector<Value> tokens;
+  Value nextToken;
+  for (int64_t step = 0; step < steps; ++step) {
+    SmallVector<Value> nextFragments;
+    if (step + 1 < steps) {
+      nextFragments = fragmentsOf(stage, step + 1);
+      size_t first = copies.size() * step / (steps - 1);
+      size_t last = copies.size() * (step + 1) / (steps - 1);
+      for (const ChunkCopy &copy : ArrayRef(copies).slice(first, last - first))
+        copy(tokens);
+    } else {
+      // Past the last tile this reads a stage of zeros, unused.
+      nextFragments = fragmentsOf(rem(add(kTile, 1), c.getStages()), 0);
+    }
+    if (step + 2 == steps) {
+      // Every read of this tile's stage is issued: wait for tile t + 1,
+      // with a whole step of mma.sync ops left to hide it.
+      if (async()) {
+        nextToken = nvgpu::DeviceAsyncCreateGroupOp::create(
+            b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+        nvgpu::DeviceAsyncWaitOp::create(
+            b, loc, nextToken, b.getI32IntegerAttr(c.getStages() - 2));
+      }
+      gpu::BarrierOp::create(b, loc);
+    }
+    if (simt())
+      multiplySimtStep(fragments, acc);
+    else
+      multiplyStep(fragments, acc);
+    fragments = nextFragments;
+  }
+  if (twoLevel)
+    for (auto [sum, running] : llvm::zip(acc, state.take_front(count)))
+      sum = arith::AddFOp::create(b, loc, running, sum);
+  SmallVector<Value> results(acc);
+  if (async())
+    results.push_back(nextToken);
+  results.append(fragments);
+  return results;
+}
 
+void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
+  setUp(kernel);
+  epilogue->loadColumnConstants();
+  int64_t tilesK = ceilDiv(p.k, tileK);
+  Value token = emitPrologue();
+  SmallVector<Value> firstFragments = fragmentsOf(idx(0), 0);
+  int64_t count = accumulatorCount();
+  SmallVector<Value> init(count, zeroAccumulator());
+  if (async())
+    init.push_back(token);
+  init.append(firstFragments);
   // Main loop over K tiles t, software-pipelined: each step loads the next
   // step's fragments before its mma.sync ops use the current ones; the last
   // step waits for tile t + 1 and loads its first fragments, so that the
@@ -568,59 +630,10 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
       [&](OpBuilder &nb, Location, Value kTile, ValueRange state) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        // The tensor cores truncate when they add to an f32 accumulator, an
-        // error that grows with K. The fp32-accurate mode sums each K tile
-        // from zero and adds it to the running sums with round-to-nearest.
-        bool twoLevel = mma == MmaKind::tf32x3;
-        SmallVector<Value> acc(state.take_front(count));
-        if (twoLevel)
-          acc.assign(count, zeroAccumulator());
-        SmallVector<Value> fragments(state.drop_front(count + async));
-        Value stage = rem(kTile, c.getStages());
-        Value next = add(kTile, c.getStages() - 1);
-        SmallVector<ChunkCopy> copies = loadStage(rem(next, c.getStages()), next);
-        SmallVector<Value> tokens;
-        Value nextToken;
-        for (int64_t step = 0; step < steps; ++step) {
-          SmallVector<Value> nextFragments;
-          if (step + 1 < steps) {
-            nextFragments = fragmentsOf(stage, step + 1);
-            size_t first = copies.size() * step / (steps - 1);
-            size_t last = copies.size() * (step + 1) / (steps - 1);
-            for (const ChunkCopy &copy : ArrayRef(copies).slice(first, last - first))
-              copy(tokens);
-          } else {
-            // Past the last tile this reads a stage of zeros, unused.
-            nextFragments = fragmentsOf(rem(add(kTile, 1), c.getStages()), 0);
-          }
-          if (step + 2 == steps) {
-            // Every read of this tile's stage is issued: wait for tile
-            // t + 1, with a whole step of mma.sync ops left to hide it.
-            if (async) {
-              nextToken = nvgpu::DeviceAsyncCreateGroupOp::create(
-                  b, loc, tokenType, tokens);
-              nvgpu::DeviceAsyncWaitOp::create(
-                  b, loc, nextToken, b.getI32IntegerAttr(c.getStages() - 2));
-            }
-            gpu::BarrierOp::create(b, loc);
-          }
-          if (simt())
-            multiplySimtStep(fragments, acc);
-          else
-            multiplyStep(fragments, acc);
-          fragments = nextFragments;
-        }
-        if (twoLevel)
-          for (auto [sum, running] : llvm::zip(acc, state.take_front(count)))
-            sum = arith::AddFOp::create(b, loc, running, sum);
-        SmallVector<Value> results(acc);
-        if (async)
-          results.push_back(nextToken);
-        results.append(fragments);
-        scf::YieldOp::create(b, loc, results);
+        scf::YieldOp::create(b, loc, emitKTile(kTile, state));
       });
   // Drain the (empty) trailing groups before shared memory is reused.
-  if (async)
+  if (async())
     nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResult(count),
                                      b.getI32IntegerAttr(0));
   emitEpilogue(SmallVector<Value>(loop.getResults().take_front(count)));

@@ -141,9 +141,15 @@ public:
   }
 
 private:
+  /// emit's walk over the runs (GemmEpilogue.cpp).
+  struct RunWalk;
+
   Value sharedView(int64_t offset, ArrayRef<int64_t> shape, Type type) {
     return viewOf(t.shared, idx(offset), shape, type);
   }
+  /// The staged tile's path once the runs are staged: its stores, or the
+  /// batch norm, statistics and row reductions that read it.
+  void finishStagedTile(Value staging);
 
   /// The row operands' elements for the outputs of `run`, run number
   /// `runNumber` of emit's, as f32: each output's operands (a provided
@@ -171,8 +177,7 @@ private:
   /// a 16-byte chunk: the runs at rows r, r + 8 and columns c, c + 8 (r and
   /// c multiples of 16), in the order (r, c), (r, c + 8), (r + 8, c),
   /// (r + 8, c + 8).
-  SmallVector<std::array<size_t, 4>>
-  pairQuadsOf(ArrayRef<AccumulatorRun> runs);
+  SmallVector<std::array<size_t, 4>> pairQuadsOf(ArrayRef<AccumulatorRun> runs);
   /// Two f32 values narrowed to the output's 16-bit type, packed in an i32.
   Value packPair(Value first, Value second);
   /// Stores the 16-bit results of the four pair runs at rows r, r + 8 and
