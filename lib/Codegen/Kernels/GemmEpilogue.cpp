@@ -857,118 +857,142 @@ GemmEpilogueEmitter::storedValues(ArrayRef<AccumulatorRun> runs,
   return stored;
 }
 
+/// sumColumnMoments' sums: each of the thread's column slots summed over
+/// the block's rows within M into a scratch row a warp, then each column's
+/// total over the warps.
+struct GemmEpilogueEmitter::ColumnMomentSums {
+  ColumnMomentSums(GemmEpilogueEmitter &e, Value firstRow, Value firstColumn,
+                   ArrayRef<AccumulatorRun> runs,
+                   ArrayRef<SmallVector<Value>> values)
+      : e(e), firstRow(firstRow), firstColumn(firstColumn), runs(runs),
+        values(values), warps(e.t.threads / kWarpSize) {
+    // The thread's columns in slots: slot s is column 8 (s / 2) + s % 2 of
+    // the thread's (the runs of its two rows are pairs, one each 8-column
+    // block), so that a lane's slots from sumOverColumnLanes are found by
+    // their number.
+    for (const AccumulatorRun &run : runs)
+      for (size_t j = 0; j < run.values.size(); ++j)
+        if (!llvm::is_contained(slotColumns, run.column + int64_t(j)))
+          slotColumns.push_back(run.column + j);
+    assert(llvm::all_of(llvm::enumerate(slotColumns),
+                        [](auto slot) {
+                          return slot.value() ==
+                                 static_cast<int64_t>(8 * (slot.index() / 2) +
+                                                      slot.index() % 2);
+                        }) &&
+           "wgmma accumulator pairs, one each 8-column block");
+    warp = e.div(e.t.thread, kWarpSize);
+    scratch = e.sharedView(e.layout.moments, {warps + 1, e.c.getBlockN()},
+                           e.b.getF32Type());
+    meansRow = e.idx(warps);
+  }
+
+  size_t slotOf(int64_t column) const {
+    return llvm::find(slotColumns, column) - slotColumns.begin();
+  }
+  Value columnOfSlot(Value slot) {
+    return e.add(firstColumn, e.add(e.mul(e.div(slot, 2), 8), e.rem(slot, 2)));
+  }
+
+  /// The slots' accumulate(total, value, slot) over the block's rows
+  /// within M, in scratch rows 0..warps-1 (one a warp), after a barrier.
+  void sumIntoScratch(Value wholeTile,
+                      function_ref<Value(Value, Value, size_t)> accumulate) {
+    auto sweep = [&](bool masked) {
+      SmallVector<Value> slots(slotColumns.size(), e.f32(0.0));
+      for (auto [run, runValues] : llvm::zip(runs, values)) {
+        Value rowOk =
+            masked ? e.lessThan(e.add(e.t.rowBase, e.add(firstRow, run.row)),
+                                e.t.rows)
+                   : Value();
+        for (auto [j, value] : llvm::enumerate(runValues)) {
+          size_t slot = slotOf(run.column + j);
+          Value next = accumulate(slots[slot], value, slot);
+          slots[slot] = masked ? e.select(rowOk, next, slots[slot]) : next;
+        }
+      }
+      scf::YieldOp::create(e.b, e.loc, slots);
+    };
+    ColumnLaneSums laneSums = e.sumOverColumnLanes(
+        e.sweepTileRows(wholeTile, slotColumns.size(), sweep));
+    auto store = [&] {
+      for (auto [i, total] : llvm::enumerate(laneSums.totals))
+        memref::StoreOp::create(
+            e.b, e.loc, total, scratch,
+            ValueRange{warp, columnOfSlot(e.add(laneSums.firstSlot, i))});
+    };
+    if (laneSums.stores)
+      e.guarded(laneSums.stores, store);
+    else
+      store();
+    e.t.barrier();
+  }
+
+  /// `body(column, total)` for each column of the tile: the total of its
+  /// warps' sums, in warp order.
+  void forEachColumnTotal(function_ref<void(Value, Value)> body) {
+    OpBuilder &b = e.b;
+    Location loc = e.loc;
+    for (int64_t first = 0; first < e.c.getBlockN(); first += e.t.threads) {
+      Value column = e.add(e.t.thread, first);
+      auto merge = [&] {
+        Value total = memref::LoadOp::create(b, loc, scratch,
+                                             ValueRange{e.idx(0), column});
+        for (int64_t w = 1; w < warps; ++w)
+          total = arith::AddFOp::create(
+              b, loc, total,
+              memref::LoadOp::create(b, loc, scratch,
+                                     ValueRange{e.idx(w), column}));
+        body(column, total);
+      };
+      if (first + e.t.threads <= e.c.getBlockN())
+        merge();
+      else
+        e.guarded(e.lessThan(column, e.idx(e.c.getBlockN())), merge);
+    }
+  }
+
+  GemmEpilogueEmitter &e;
+  Value firstRow, firstColumn;
+  ArrayRef<AccumulatorRun> runs;
+  ArrayRef<SmallVector<Value>> values;
+  int64_t warps;
+  SmallVector<int64_t> slotColumns;
+  Value warp, scratch, meansRow;
+};
+
 void GemmEpilogueEmitter::sumColumnMoments(
     Value firstRow, Value firstColumn, ArrayRef<AccumulatorRun> runs,
     ArrayRef<SmallVector<Value>> values,
     function_ref<void(Value, Value, Value, Value)> finish) {
   if (c.swapsOperands())
     return sumColumnMomentsInQuads(firstRow, firstColumn, runs, values, finish);
-  // The thread's columns in slots: slot s is column 8 (s / 2) + s % 2 of
-  // the thread's (the runs of its two rows are pairs, one each 8-column
-  // block), so that a lane's slots from sumOverColumnLanes are found by
-  // their number.
-  SmallVector<int64_t> slotColumns;
-  for (const AccumulatorRun &run : runs)
-    for (size_t j = 0; j < run.values.size(); ++j)
-      if (!llvm::is_contained(slotColumns, run.column + int64_t(j)))
-        slotColumns.push_back(run.column + j);
-  assert(llvm::all_of(llvm::enumerate(slotColumns),
-                      [](auto slot) {
-                        return slot.value() ==
-                               static_cast<int64_t>(8 * (slot.index() / 2) +
-                                                    slot.index() % 2);
-                      }) &&
-         "wgmma accumulator pairs, one each 8-column block");
-  auto slotOf = [&](int64_t column) {
-    return llvm::find(slotColumns, column) - slotColumns.begin();
-  };
-  auto columnOfSlot = [&](Value slot) {
-    return add(firstColumn, add(mul(div(slot, 2), 8), rem(slot, 2)));
-  };
-  int64_t warps = t.threads / kWarpSize;
-  Value warp = div(t.thread, kWarpSize);
-  Value scratch =
-      sharedView(layout.moments, {warps + 1, c.getBlockN()}, b.getF32Type());
-  Value meansRow = idx(warps);
+  ColumnMomentSums sums(*this, firstRow, firstColumn, runs, values);
   Value count = tileRowCountF32();
   Value wholeTile = isWholeTile();
-
-  // The slots' accumulate(total, value, slot) over the block's rows within
-  // M, in scratch rows 0..warps-1 (one a warp), after a barrier.
-  auto sumIntoScratch =
-      [&](function_ref<Value(Value, Value, size_t)> accumulate) {
-        auto sweep = [&](bool masked) {
-          SmallVector<Value> slots(slotColumns.size(), f32(0.0));
-          for (auto [run, runValues] : llvm::zip(runs, values)) {
-            Value rowOk =
-                masked
-                    ? lessThan(add(t.rowBase, add(firstRow, run.row)), t.rows)
-                    : Value();
-            for (auto [j, value] : llvm::enumerate(runValues)) {
-              size_t slot = slotOf(run.column + j);
-              Value next = accumulate(slots[slot], value, slot);
-              slots[slot] = masked ? select(rowOk, next, slots[slot]) : next;
-            }
-          }
-          scf::YieldOp::create(b, loc, slots);
-        };
-        ColumnLaneSums laneSums = sumOverColumnLanes(
-            sweepTileRows(wholeTile, slotColumns.size(), sweep));
-        auto store = [&] {
-          for (auto [i, total] : llvm::enumerate(laneSums.totals))
-            memref::StoreOp::create(
-                b, loc, total, scratch,
-                ValueRange{warp, columnOfSlot(add(laneSums.firstSlot, i))});
-        };
-        if (laneSums.stores)
-          guarded(laneSums.stores, store);
-        else
-          store();
-        t.barrier();
-      };
-  // `body(column, total)` for each column of the tile: the total of its
-  // warps' sums, in warp order.
-  auto forEachColumnTotal = [&](function_ref<void(Value, Value)> body) {
-    for (int64_t first = 0; first < c.getBlockN(); first += t.threads) {
-      Value column = add(t.thread, first);
-      auto merge = [&] {
-        Value total =
-            memref::LoadOp::create(b, loc, scratch, ValueRange{idx(0), column});
-        for (int64_t w = 1; w < warps; ++w)
-          total = arith::AddFOp::create(
-              b, loc, total,
-              memref::LoadOp::create(b, loc, scratch,
-                                     ValueRange{idx(w), column}));
-        body(column, total);
-      };
-      if (first + t.threads <= c.getBlockN())
-        merge();
-      else
-        guarded(lessThan(column, idx(c.getBlockN())), merge);
-    }
-  };
-
   // Two passes, as emitStatistics: the means, then the squared deviations
   // from them (no cancellation).
-  sumIntoScratch([&](Value total, Value v, size_t) -> Value {
+  sums.sumIntoScratch(wholeTile, [&](Value total, Value v, size_t) -> Value {
     return arith::AddFOp::create(b, loc, total, v);
   });
-  forEachColumnTotal([&](Value column, Value total) {
+  sums.forEachColumnTotal([&](Value column, Value total) {
     memref::StoreOp::create(b, loc, arith::DivFOp::create(b, loc, total, count),
-                            scratch, ValueRange{meansRow, column});
+                            sums.scratch, ValueRange{sums.meansRow, column});
   });
   t.barrier();
   SmallVector<Value> slotMeans;
-  for (int64_t column : slotColumns)
+  for (int64_t column : sums.slotColumns)
     slotMeans.push_back(memref::LoadOp::create(
-        b, loc, scratch, ValueRange{meansRow, add(firstColumn, column)}));
-  sumIntoScratch([&](Value total, Value v, size_t slot) -> Value {
-    Value d = arith::SubFOp::create(b, loc, v, slotMeans[slot]);
-    return math::FmaOp::create(b, loc, d, d, total);
-  });
-  forEachColumnTotal([&](Value column, Value squares) {
-    Value mean =
-        memref::LoadOp::create(b, loc, scratch, ValueRange{meansRow, column});
+        b, loc, sums.scratch,
+        ValueRange{sums.meansRow, add(firstColumn, column)}));
+  sums.sumIntoScratch(
+      wholeTile, [&](Value total, Value v, size_t slot) -> Value {
+        Value d = arith::SubFOp::create(b, loc, v, slotMeans[slot]);
+        return math::FmaOp::create(b, loc, d, d, total);
+      });
+  sums.forEachColumnTotal([&](Value column, Value squares) {
+    Value mean = memref::LoadOp::create(b, loc, sums.scratch,
+                                        ValueRange{sums.meansRow, column});
     finish(column, mean, squares, count);
   });
 }

@@ -141,8 +141,10 @@ public:
   }
 
 private:
-  /// emit's walk over the runs (GemmEpilogue.cpp).
+  /// emit's walk over the runs, and sumColumnMoments' sums
+  /// (GemmEpilogue.cpp).
   struct RunWalk;
+  struct ColumnMomentSums;
 
   Value sharedView(int64_t offset, ArrayRef<int64_t> shape, Type type) {
     return viewOf(t.shared, idx(offset), shape, type);
