@@ -161,83 +161,79 @@ struct LowerGemm : OpRewritePattern<fusion_rt::GemmOp> {
   }
 };
 
-/// The argument checks, workspace and copies of the host code: each op one
-/// call of the runtime, its label a string constant.
-struct LowerCheckSize : OpRewritePattern<fusion_rt::CheckSizeOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// A fusion_rt op that is one call of the runtime function `callee` on
+/// the operands `operandsOf` gives: the host code's argument checks (their
+/// labels string constants), workspace, copies and tensor maps.
+template <typename Op> struct LowerToRuntimeCall : OpRewritePattern<Op> {
+  using OperandsFn = SmallVector<Value> (*)(Op, PatternRewriter &);
 
-  LogicalResult matchAndRewrite(fusion_rt::CheckSizeOp op,
+  LowerToRuntimeCall(MLIRContext *context, StringRef callee,
+                     OperandsFn operandsOf)
+      : OpRewritePattern<Op>(context), callee(callee), operandsOf(operandsOf) {}
+
+  LogicalResult matchAndRewrite(Op op,
                                 PatternRewriter &rewriter) const override {
-    replaceWithRuntimeCall(
-        op, rewriter, "__fusion_rt_check_size",
-        {op.getValue(), i64Constant(rewriter, op.getLoc(), op.getMinimum()),
-         stringConstant(op, rewriter, "__fusion_label_", op.getWhat())});
+    replaceWithRuntimeCall(op, rewriter, callee, operandsOf(op, rewriter));
     return success();
   }
+
+  StringRef callee;
+  OperandsFn operandsOf;
 };
 
-struct LowerCheckBuffer : OpRewritePattern<fusion_rt::CheckBufferOp> {
-  using OpRewritePattern::OpRewritePattern;
+template <typename Op>
+void addRuntimeCall(RewritePatternSet &patterns, StringRef callee,
+                    typename LowerToRuntimeCall<Op>::OperandsFn operandsOf) {
+  patterns.add(std::make_unique<LowerToRuntimeCall<Op>>(patterns.getContext(),
+                                                        callee, operandsOf));
+}
 
-  LogicalResult matchAndRewrite(fusion_rt::CheckBufferOp op,
-                                PatternRewriter &rewriter) const override {
-    replaceWithRuntimeCall(
-        op, rewriter, "__fusion_rt_check_buffer",
-        {op.getStream(), op.getPtr(), op.getBytes(),
-         stringConstant(op, rewriter, "__fusion_label_", op.getWhat())});
-    return success();
-  }
-};
-
-struct LowerAlloc : OpRewritePattern<fusion_rt::AllocOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(fusion_rt::AllocOp op,
-                                PatternRewriter &rewriter) const override {
-    replaceWithRuntimeCall(op, rewriter, "__fusion_rt_alloc",
-                           {op.getStream(), op.getBytes(), op.getSlot()});
-    return success();
-  }
-};
-
-struct LowerFree : OpRewritePattern<fusion_rt::FreeOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(fusion_rt::FreeOp op,
-                                PatternRewriter &rewriter) const override {
-    replaceWithRuntimeCall(op, rewriter, "__fusion_rt_free",
-                           {op.getStream(), op.getPtr()});
-    return success();
-  }
-};
-
-struct LowerCopy : OpRewritePattern<fusion_rt::CopyOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(fusion_rt::CopyOp op,
-                                PatternRewriter &rewriter) const override {
-    replaceWithRuntimeCall(
-        op, rewriter, "__fusion_rt_copy",
-        {op.getStream(), op.getTarget(), op.getSource(), op.getBytes()});
-    return success();
-  }
-};
-
-struct LowerEncodeTensorMap : OpRewritePattern<fusion_rt::EncodeTensorMapOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(fusion_rt::EncodeTensorMapOp op,
-                                PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    replaceWithRuntimeCall(
-        op, rewriter, "__fusion_rt_tensor_map",
-        {op.getMap(), op.getBase(),
-         i32Constant(rewriter, loc, static_cast<int32_t>(op.getElementType())),
-         op.getRows(), op.getColumns(), op.getBoxRows(),
-         i32Constant(rewriter, loc, op.getBoxColumns())});
-    return success();
-  }
-};
+void addHostCallPatterns(RewritePatternSet &patterns) {
+  using namespace fusion_rt;
+  addRuntimeCall<CheckSizeOp>(
+      patterns, "__fusion_rt_check_size",
+      [](CheckSizeOp op, PatternRewriter &rewriter) -> SmallVector<Value> {
+        return {op.getValue(),
+                i64Constant(rewriter, op.getLoc(), op.getMinimum()),
+                stringConstant(op, rewriter, "__fusion_label_", op.getWhat())};
+      });
+  addRuntimeCall<CheckBufferOp>(
+      patterns, "__fusion_rt_check_buffer",
+      [](CheckBufferOp op, PatternRewriter &rewriter) -> SmallVector<Value> {
+        return {op.getStream(), op.getPtr(), op.getBytes(),
+                stringConstant(op, rewriter, "__fusion_label_", op.getWhat())};
+      });
+  addRuntimeCall<AllocOp>(
+      patterns, "__fusion_rt_alloc",
+      [](AllocOp op, PatternRewriter &) -> SmallVector<Value> {
+        return {op.getStream(), op.getBytes(), op.getSlot()};
+      });
+  addRuntimeCall<FreeOp>(
+      patterns, "__fusion_rt_free",
+      [](FreeOp op, PatternRewriter &) -> SmallVector<Value> {
+        return {op.getStream(), op.getPtr()};
+      });
+  // The copy's target first, as memcpy's.
+  addRuntimeCall<CopyOp>(
+      patterns, "__fusion_rt_copy",
+      [](CopyOp op, PatternRewriter &) -> SmallVector<Value> {
+        return {op.getStream(), op.getTarget(), op.getSource(), op.getBytes()};
+      });
+  addRuntimeCall<EncodeTensorMapOp>(
+      patterns, "__fusion_rt_tensor_map",
+      [](EncodeTensorMapOp op,
+         PatternRewriter &rewriter) -> SmallVector<Value> {
+        Location loc = op.getLoc();
+        return {op.getMap(),
+                op.getBase(),
+                i32Constant(rewriter, loc,
+                            static_cast<int32_t>(op.getElementType())),
+                op.getRows(),
+                op.getColumns(),
+                op.getBoxRows(),
+                i32Constant(rewriter, loc, op.getBoxColumns())};
+      });
+}
 
 struct LowerFusionRuntimeToLLVMPass
     : fusion::impl::LowerFusionRuntimeToLLVMBase<LowerFusionRuntimeToLLVMPass> {
@@ -252,7 +248,6 @@ struct LowerFusionRuntimeToLLVMPass
 
 void mlir::fusion::populateFusionRuntimeToLLVMPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<LowerLaunch, LowerGemm, LowerCheckSize, LowerCheckBuffer,
-               LowerAlloc, LowerFree, LowerCopy, LowerEncodeTensorMap>(
-      patterns.getContext());
+  patterns.add<LowerLaunch, LowerGemm>(patterns.getContext());
+  addHostCallPatterns(patterns);
 }
