@@ -14,6 +14,7 @@ import fusion.dynamo
 from gpu import frontend
 from gpu.helpers import (SAVED_PRECISIONS, SAVED_WORKLOADS, TARGET, Library,
                          model_a, need, relative_error)
+from model_fuzz import EAGER_ERROR_FACTOR
 
 pytestmark = pytest.mark.gpu
 # The saved modules' bounds (fusion-compile's library bounds).
@@ -103,10 +104,13 @@ def test_frontend_model(library_cache, within, sm90, workload, precision):
                          ids=lambda w: w[0].split()[0])
 def test_training_step(library_cache, within, sm90, workload):
     """torch.compile(backend="fusion") on a training step, fp32: the
-    gradients of the inputs and parameters against float64."""
-    error, _, fused = frontend.training_step(*workload)
+    gradients of the inputs and parameters against float64, within 1e-5
+    plus the fuzzer's factor of eager fp32's own error (model_fuzz's
+    rule): leaky_relu's gradient of A changes its slope where y is 0 up to
+    rounding, which leaves eager's own gradient 1.3e-4 off (H200)."""
+    error, eager_error, fused = frontend.training_step(*workload)
     assert fused >= 1
-    within(error, 1e-5, "gradients")
+    within(error, 1e-5 + EAGER_ERROR_FACTOR * eager_error, "gradients")
 
 
 def test_cuda_graph_capture(library_cache, within, sm90):
