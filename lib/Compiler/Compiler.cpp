@@ -4,11 +4,10 @@
 #include "fusion/Compiler/TargetVariants.h"
 #include "fusion/Dialect/Fusion/IR/EntryPoints.h"
 
-
+#include "fusion/Codegen/Config/Chips.h"
 #include "fusion/Codegen/NVVM/Passes.h"
 #include "fusion/Conversion/Passes.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
-#include "fusion/Codegen/Config/Chips.h"
 #include "fusion/Dialect/Fusion/IR/GemmConfig.h"
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
 #include "fusion/Pipelines/Pipelines.h"
@@ -27,8 +26,8 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
 
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -42,7 +41,6 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
-
 
 using namespace mlir;
 using namespace mlir::fusion;
@@ -209,8 +207,7 @@ LogicalResult emitHostObject(ModuleOp module, StringRef objectPath) {
   llvmModule->setDataLayout(machine->createDataLayout());
   if (llvm::Error err =
           makeOptimizingTransformer(2, 0, machine.get())(llvmModule.get()))
-    return module.emitError()
-           << llvm::toString(std::move(err));
+    return module.emitError() << llvm::toString(std::move(err));
   std::error_code ec;
   llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
   if (ec)
@@ -252,8 +249,7 @@ LogicalResult link(ModuleOp module, StringRef objectPath, StringRef libraryPath,
   int code =
       llvm::sys::ExecuteAndWait(*cxx, argRefs, std::nullopt, {}, 0, 0, &error);
   if (code != 0)
-    return module.emitError()
-           << "linking failed (" << code << ") " << error;
+    return module.emitError() << "linking failed (" << code << ") " << error;
   return success();
 }
 
@@ -466,7 +462,7 @@ std::string mlir::fusion::CompileOptionInfo::getFlag() const {
 
 ArrayRef<CompileOptionInfo> mlir::fusion::getCompileOptionInfos() {
   static const CompileOptionInfo infos[] = {
-#define FUSION_COMPILE_OPTION(field, name, value, python, description)        \
+#define FUSION_COMPILE_OPTION(field, name, value, python, description)         \
   {name, value, python != 0, description, &CompileOptionText::field},
 #include "fusion/Compiler/CompileOptions.def"
 #undef FUSION_COMPILE_OPTION
@@ -486,87 +482,75 @@ mlir::fusion::parseCompileOptions(const CompileOptionText &text,
   return options;
 }
 
-LogicalResult mlir::fusion::compileModule(ModuleOp module,
-                                          const CompileOptions &options,
-                                          StringRef outputPath) {
+/// The checks of the entry points (types, tensor and constant sizes:
+/// refused here, with a located diagnostic, rather than crashing a
+/// lowering), then fusion-optimize.
+static LogicalResult verifyAndFuse(ModuleOp module,
+                                   const CompileOptions &options) {
   MLIRContext *context = module.getContext();
-#ifdef FUSION_DEFAULT_CUDA_PATH
-  std::string cudaPath =
-      options.cudaPath.empty() ? FUSION_DEFAULT_CUDA_PATH : options.cudaPath;
-#else
-  std::string cudaPath = options.cudaPath;
-#endif
-  bool cpu = options.chips.empty();
-
-  // Entry-point types, tensor and constant sizes: refused here, with a
-  // located diagnostic, rather than crashing a lowering.
   PassManager verify(context);
   verify.addPass(createVerifyEntryPoints());
   if (failed(verify.run(module)))
     return failure();
-
   PassManager fuse(context);
   OptimizePipelineOptions optimize;
   if (options.precision)
     optimize.f32Precision = *options.precision;
   optimize.approximate16BitMath = options.approximate16BitMath;
   buildOptimizePipeline(fuse, optimize);
-  if (failed(fuse.run(module)))
+  return fuse.run(module);
+}
+
+/// The fused `module` for the CPU: its IR, or its library and signatures.
+static LogicalResult compileForCpu(ModuleOp module, ModuleOp signatures,
+                                   const CompileOptions &options,
+                                   StringRef cudaPath, StringRef outputPath) {
+  if (options.emit == EmitKind::PTX)
+    return module.emitError("--emit=ptx needs a GPU target");
+  PassManager reference(module.getContext());
+  reference.addPass(createCpuEntryAbi());
+  reference.addPass(createInlinerPass());
+  reference.addPass(createSymbolDCEPass());
+  buildLowerToCpuPipeline(reference);
+  if (failed(reference.run(module)))
     return failure();
-  // The signatures come from the functions before they are lowered.
-  OwningOpRef<ModuleOp> signatures = cast<ModuleOp>(module->clone());
+  if (options.emit == EmitKind::MLIR)
+    return writeModule(module, outputPath);
+  if (failed(buildLibrary(module, outputPath, cudaPath, /*gpu=*/false)))
+    return failure();
+  return writeSignatures(signatures, outputPath, "cpu");
+}
 
-  if (cpu) {
-    if (options.emit == EmitKind::PTX)
-      return module.emitError("--emit=ptx needs a GPU target");
-    PassManager reference(context);
-    reference.addPass(createCpuEntryAbi());
-    reference.addPass(createInlinerPass());
-    reference.addPass(createSymbolDCEPass());
-    buildLowerToCpuPipeline(reference);
-    if (failed(reference.run(module)))
-      return failure();
-    if (options.emit == EmitKind::MLIR)
-      return writeModule(module, outputPath);
-    if (failed(buildLibrary(module, outputPath, cudaPath, /*gpu=*/false)))
-      return failure();
-    return writeSignatures(*signatures, outputPath, "cpu");
+/// The fused `module` for one GPU: its IR, its kernels' PTX, or its
+/// library and signatures.
+static LogicalResult compileForGpu(ModuleOp module, ModuleOp signatures,
+                                   const CompileOptions &options,
+                                   StringRef cudaPath, StringRef outputPath,
+                                   StringRef targetNames) {
+  if (failed(lowerToGpu(module, options.chips.front(), options)))
+    return failure();
+  if (options.emit == EmitKind::MLIR)
+    return writeModule(module, outputPath);
+  bool ptx = options.emit == EmitKind::PTX;
+  if (failed(buildKernelBinary(module, cudaPath, ptx)))
+    return failure();
+  if (ptx) {
+    auto gpuBinary = module.lookupSymbol<gpu::BinaryOp>(kKernelModuleName);
+    auto object = cast<gpu::ObjectAttr>(gpuBinary.getObjects()[0]);
+    return writeText(module, outputPath, object.getObject().getValue());
   }
+  if (failed(embedKernels(module)) ||
+      failed(buildLibrary(module, outputPath, cudaPath, /*gpu=*/true)))
+    return failure();
+  return writeSignatures(signatures, outputPath, targetNames);
+}
 
-  // A module that names its target keeps it; one that names another than
-  // the options' (or several) is refused rather than compiled for either.
-  std::string targetNames =
-      llvm::join(llvm::map_range(options.chips,
-                                 [](Chip chip) { return stringifyChip(chip); }),
-                 ",");
-  if (auto target = TargetAttr::lookup(module);
-      target &&
-      (options.chips.size() != 1 || target.getChip() != options.chips.front()))
-    return module.emitError()
-           << "the module targets " << stringifyChip(target.getChip())
-           << ", --target says " << targetNames;
-
-  if (options.chips.size() == 1) {
-    if (failed(lowerToGpu(module, options.chips.front(), options)))
-      return failure();
-    if (options.emit == EmitKind::MLIR)
-      return writeModule(module, outputPath);
-    bool ptx = options.emit == EmitKind::PTX;
-    if (failed(buildKernelBinary(module, cudaPath, ptx)))
-      return failure();
-    if (ptx) {
-      auto gpuBinary = module.lookupSymbol<gpu::BinaryOp>(kKernelModuleName);
-      auto object = cast<gpu::ObjectAttr>(gpuBinary.getObjects()[0]);
-      return writeText(module, outputPath, object.getObject().getValue());
-    }
-    if (failed(embedKernels(module)) ||
-        failed(buildLibrary(module, outputPath, cudaPath, /*gpu=*/true)))
-      return failure();
-    return writeSignatures(*signatures, outputPath, targetNames);
-  }
-
-  // Several targets: each entry point's host code and kernels once per
-  // target, and an entry point that picks one per call.
+/// The fused `module` for several GPUs: each entry point's host code and
+/// kernels once per target, and an entry point that picks one per call.
+static LogicalResult compileForGpus(ModuleOp module, ModuleOp signatures,
+                                    const CompileOptions &options,
+                                    StringRef cudaPath, StringRef outputPath,
+                                    StringRef targetNames) {
   if (options.emit != EmitKind::Library)
     return module.emitError("--emit=mlir and --emit=ptx take one --target");
   OwningOpRef<ModuleOp> library = ModuleOp::create(module.getLoc());
@@ -585,10 +569,45 @@ LogicalResult mlir::fusion::compileModule(ModuleOp module,
     targets.push_back(target);
   }
   SmallVector<std::string> entries;
-  for (func::FuncOp func : getEntryPoints(*signatures))
+  for (func::FuncOp func : getEntryPoints(signatures))
     entries.push_back(func.getName().str());
   if (failed(buildVariantDispatchers(*library, entries, targets)) ||
       failed(buildLibrary(*library, outputPath, cudaPath, /*gpu=*/true)))
     return failure();
-  return writeSignatures(*signatures, outputPath, targetNames);
+  return writeSignatures(signatures, outputPath, targetNames);
+}
+
+LogicalResult mlir::fusion::compileModule(ModuleOp module,
+                                          const CompileOptions &options,
+                                          StringRef outputPath) {
+#ifdef FUSION_DEFAULT_CUDA_PATH
+  std::string cudaPath =
+      options.cudaPath.empty() ? FUSION_DEFAULT_CUDA_PATH : options.cudaPath;
+#else
+  std::string cudaPath = options.cudaPath;
+#endif
+  if (failed(verifyAndFuse(module, options)))
+    return failure();
+  // The signatures come from the functions before they are lowered.
+  OwningOpRef<ModuleOp> signatures = cast<ModuleOp>(module->clone());
+  if (options.chips.empty())
+    return compileForCpu(module, *signatures, options, cudaPath, outputPath);
+
+  // A module that names its target keeps it; one that names another than
+  // the options' (or several) is refused rather than compiled for either.
+  std::string targetNames =
+      llvm::join(llvm::map_range(options.chips,
+                                 [](Chip chip) { return stringifyChip(chip); }),
+                 ",");
+  if (auto target = TargetAttr::lookup(module);
+      target &&
+      (options.chips.size() != 1 || target.getChip() != options.chips.front()))
+    return module.emitError()
+           << "the module targets " << stringifyChip(target.getChip())
+           << ", --target says " << targetNames;
+  if (options.chips.size() == 1)
+    return compileForGpu(module, *signatures, options, cudaPath, outputPath,
+                         targetNames);
+  return compileForGpus(module, *signatures, options, cudaPath, outputPath,
+                        targetNames);
 }
