@@ -59,11 +59,13 @@ static constexpr int64_t kMaxBlockExtent = 1024;
 static constexpr int64_t kMaxStages = 16;
 static constexpr int64_t kMaxGroupM = 64;
 
-LogicalResult GemmConfigAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, GemmBackend backend,
-    std::optional<MmaKind> mma, int64_t blockM, int64_t blockN, int64_t warpsM,
-    int64_t warpsN, int64_t stages, int64_t groupM, WgmmaSchedule schedule,
-    int64_t clusterM, WgmmaOperands operands, int64_t splitK) {
+/// The wgmma kernel's schedule fields: swapped operands, clusters,
+/// split-K and ping-pong, each a wgmma kernel's of some schedule.
+static LogicalResult
+verifyWgmmaSchedule(function_ref<InFlightDiagnostic()> emitError,
+                    GemmBackend backend, int64_t warpsM, int64_t warpsN,
+                    WgmmaSchedule schedule, int64_t clusterM,
+                    WgmmaOperands operands, int64_t splitK) {
   if (operands == WgmmaOperands::w_x &&
       (backend != GemmBackend::wgmma ||
        schedule != WgmmaSchedule::cooperative || clusterM != 1))
@@ -83,12 +85,14 @@ LogicalResult GemmConfigAttr::verify(
       (backend != GemmBackend::wgmma || warpsM != 4 || warpsN != 1))
     return emitError() << "a pingpong schedule is a wgmma kernel's whose "
                           "tiles are one warpgroup's (warps = 4x1)";
-  if (backend == GemmBackend::cublaslt) {
-    if (mma || blockM || blockN || warpsM || warpsN || stages || groupM)
-      return emitError() << "a cublaslt GEMM config takes no mma kind or "
-                            "tiling";
-    return success();
-  }
+  return success();
+}
+
+/// A generated kernel's mma kind: mma_sync's and wgmma's need one (wgmma's
+/// of its kinds), simt's none.
+static LogicalResult verifyMmaKind(function_ref<InFlightDiagnostic()> emitError,
+                                   GemmBackend backend,
+                                   std::optional<MmaKind> mma) {
   if ((backend == GemmBackend::mma_sync || backend == GemmBackend::wgmma) &&
       !mma)
     return emitError() << "an " << stringifyGemmBackend(backend)
@@ -100,6 +104,78 @@ LogicalResult GemmConfigAttr::verify(
   if (backend == GemmBackend::simt && mma)
     return emitError() << "a simt GEMM config takes no mma kind (it "
                           "multiplies with f32 fma)";
+  return success();
+}
+
+/// A wgmma kernel's tiling: one or two consumer warpgroups, each
+/// multiplying 64 or 128 rows of the tile by all its columns (one or two
+/// m64nNk wgmmas a K step, N <= 256), with N a multiple of the output's
+/// 16-byte stores (8 elements of 16 bits). With operands = w_x the
+/// warpgroups split the tile's columns and each wgmma's N is the tile's
+/// rows.
+static LogicalResult
+verifyWgmmaTiling(function_ref<InFlightDiagnostic()> invalid,
+                  std::optional<MmaKind> mma, int64_t blockM, int64_t blockN,
+                  int64_t warpsM, int64_t warpsN, WgmmaOperands operands) {
+  if (warpsN != 1 || (warpsM != 4 && warpsM != 8))
+    return invalid() << "a wgmma kernel has one or two consumer "
+                        "warpgroups (warps = 4x1 or 8x1)";
+  bool swapped = operands == WgmmaOperands::w_x;
+  int64_t split = swapped ? blockN : blockM;
+  int64_t whole = swapped ? blockM : blockN;
+  StringRef splitName = swapped ? "columns" : "rows";
+  StringRef wholeName = swapped ? "rows" : "columns";
+  if (split != 16 * warpsM && split != 32 * warpsM)
+    return invalid() << "each consumer warpgroup computes 64 or 128 "
+                     << splitName;
+  if (whole > 256 || whole % 16)
+    return invalid() << "wgmma tiles have at most 256 " << wholeName
+                     << ", a multiple of 16";
+  // 128 accumulators a thread at most; 3xTF32 holds the parts of its 64
+  // rows (x's, or w's with swapped operands) in registers beside them.
+  if (split == 32 * warpsM && (whole > 128 || (mma && *mma == MmaKind::tf32x3)))
+    return invalid() << "a consumer warpgroup of 128 " << splitName
+                     << " multiplies at most 128 " << wholeName
+                     << ", and not in tf32x3";
+  return success();
+}
+
+/// The tiling of the mma_sync and simt kernels: warp tiles of 16x16
+/// multiples, the SIMT thread grid, an equal share of each stage's copies.
+static LogicalResult
+verifyWarpTiling(function_ref<InFlightDiagnostic()> invalid,
+                 GemmBackend backend, int64_t blockM, int64_t blockN,
+                 int64_t warpsM, int64_t warpsN) {
+  int64_t threads = 32 * warpsM * warpsN;
+  if (blockM % (16 * warpsM) || blockN % (16 * warpsN))
+    return invalid() << "warp tiles must be multiples of 16x16";
+  if (backend == GemmBackend::simt &&
+      (blockM % (threads / kSimtThreadsN) || blockN % kSimtThreadsN))
+    return invalid() << "the SIMT thread grid (" << kSimtThreadsN
+                     << " threads along N) must divide the block tile";
+  if ((blockM * kGemmChunksPerRow) % threads ||
+      (blockN * kGemmChunksPerRow) % threads)
+    return invalid() << "each thread must copy the same number of 16-byte "
+                        "chunks";
+  return success();
+}
+
+LogicalResult GemmConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, GemmBackend backend,
+    std::optional<MmaKind> mma, int64_t blockM, int64_t blockN, int64_t warpsM,
+    int64_t warpsN, int64_t stages, int64_t groupM, WgmmaSchedule schedule,
+    int64_t clusterM, WgmmaOperands operands, int64_t splitK) {
+  if (failed(verifyWgmmaSchedule(emitError, backend, warpsM, warpsN, schedule,
+                                 clusterM, operands, splitK)))
+    return failure();
+  if (backend == GemmBackend::cublaslt) {
+    if (mma || blockM || blockN || warpsM || warpsN || stages || groupM)
+      return emitError() << "a cublaslt GEMM config takes no mma kind or "
+                            "tiling";
+    return success();
+  }
+  if (failed(verifyMmaKind(emitError, backend, mma)))
+    return failure();
   auto outOfRange = [&](StringRef what, int64_t value, int64_t low,
                         int64_t high) -> bool {
     if (value >= low && value <= high)
@@ -122,46 +198,10 @@ LogicalResult GemmConfigAttr::verify(
   };
   if (threads > 1024)
     return invalid() << threads << " threads, more than 1024 per block";
-  if (backend == GemmBackend::wgmma) {
-    // Each consumer warpgroup multiplies 64 or 128 rows of the tile by all
-    // its columns (one or two m64nNk wgmmas a K step, N <= 256), with N a
-    // multiple of the output's 16-byte stores (8 elements of 16 bits).
-    // With operands = w_x the warpgroups split the tile's columns and
-    // each wgmma's N is the tile's rows.
-    if (warpsN != 1 || (warpsM != 4 && warpsM != 8))
-      return invalid() << "a wgmma kernel has one or two consumer "
-                          "warpgroups (warps = 4x1 or 8x1)";
-    bool swapped = operands == WgmmaOperands::w_x;
-    int64_t split = swapped ? blockN : blockM;
-    int64_t whole = swapped ? blockM : blockN;
-    StringRef splitName = swapped ? "columns" : "rows";
-    StringRef wholeName = swapped ? "rows" : "columns";
-    if (split != 16 * warpsM && split != 32 * warpsM)
-      return invalid() << "each consumer warpgroup computes 64 or 128 "
-                       << splitName;
-    if (whole > 256 || whole % 16)
-      return invalid() << "wgmma tiles have at most 256 " << wholeName
-                       << ", a multiple of 16";
-    // 128 accumulators a thread at most; 3xTF32 holds the parts of its 64
-    // rows (x's, or w's with swapped operands) in registers beside them.
-    if (split == 32 * warpsM &&
-        (whole > 128 || (mma && *mma == MmaKind::tf32x3)))
-      return invalid() << "a consumer warpgroup of 128 " << splitName
-                       << " multiplies at most 128 " << wholeName
-                       << ", and not in tf32x3";
-    return success();
-  }
-  if (blockM % (16 * warpsM) || blockN % (16 * warpsN))
-    return invalid() << "warp tiles must be multiples of 16x16";
-  if (backend == GemmBackend::simt &&
-      (blockM % (threads / kSimtThreadsN) || blockN % kSimtThreadsN))
-    return invalid() << "the SIMT thread grid (" << kSimtThreadsN
-                     << " threads along N) must divide the block tile";
-  if ((blockM * kGemmChunksPerRow) % threads ||
-      (blockN * kGemmChunksPerRow) % threads)
-    return invalid() << "each thread must copy the same number of 16-byte "
-                        "chunks";
-  return success();
+  if (backend == GemmBackend::wgmma)
+    return verifyWgmmaTiling(invalid, mma, blockM, blockN, warpsM, warpsN,
+                             operands);
+  return verifyWarpTiling(invalid, backend, blockM, blockN, warpsM, warpsN);
 }
 
 Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
@@ -194,9 +234,8 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
       return failure();
     auto symbol = symbolizeEnum<std::decay_t<decltype(value)>>(name);
     if (!symbol)
-      return parser.emitError(nameLoc)
-             << "unknown " << what << " '" << name << "' (expected "
-             << expected << ")";
+      return parser.emitError(nameLoc) << "unknown " << what << " '" << name
+                                       << "' (expected " << expected << ")";
     value = *symbol;
     return success();
   };
