@@ -12,7 +12,7 @@ import pathlib
 import shutil
 import tempfile
 
-from .errors import UnsupportedOperationError
+from .errors import LibraryNotCachedError, UnsupportedOperationError
 from .program import build, cache_key
 
 LIBRARY = "model.so"
@@ -65,7 +65,7 @@ def compiled_library(programs, options):
     try:
         from . import _fusion  # noqa: F401
     except ImportError as error:
-        raise UnsupportedOperationError(
+        raise LibraryNotCachedError(
             f"the library is not in the cache ({entry}) and this machine has "
             f"no fusion compiler to compile it ({error})") from None
     module = build(programs)

@@ -53,7 +53,8 @@ from torch.fx.passes.tools_common import stable_topological_sort
 from . import importer
 from .cache import compiled_library, library_key
 from .dtypes import ELEMENT_TYPES, TORCH_DTYPES
-from .errors import FusionBackendWarning, UnsupportedOperationError
+from .errors import (FusionBackendWarning, LibraryNotCachedError,
+                     UnsupportedOperationError)
 from .formulas import ELEMENTWISE
 from .module import _open_library, default_target
 from .options import PACKAGE_OPTIONS, compiler_text
@@ -183,8 +184,9 @@ def _is_multi_result(node):
 
 def _left_to_pytorch(node, error):
     """Warns that `node`'s partition runs as PyTorch because of `error`,
-    an error of fusion's own (a refusal is not one: it says nothing is
-    wrong)."""
+    an error of fusion's own or a library missing from the cache of a
+    machine without the compiler (a refusal is not one: it says nothing
+    is wrong)."""
     warnings.warn(f"fusion left the partition of {node.name} "
                   f"({importer.op_name(node)}, {importer.where(node)}) to "
                   f"PyTorch: {type(error).__name__}: {error}",
@@ -495,6 +497,10 @@ def fuse_graph(gm, options=None, compile_only=False):
             continue
         try:
             compiled = _compile_partition(partition, options, compile_only)
+        except LibraryNotCachedError as error:
+            # Fusion would fuse it: the user learns why it runs as PyTorch.
+            _left_to_pytorch(gemm, error)
+            continue
         except UnsupportedOperationError:
             continue  # Left to PyTorch.
         except Exception as error:  # noqa: BLE001 (fusion's bug)

@@ -6,6 +6,11 @@ class UnsupportedOperationError(Exception):
     the operation and where in the model's source it is."""
 
 
+class LibraryNotCachedError(UnsupportedOperationError):
+    """A library is not in the cache, and this machine has no fusion
+    compiler to compile it (a GPU machine the cache was carried to)."""
+
+
 class FusionRuntimeError(RuntimeError):
     """A compiled library rejected its arguments or failed on the device."""
 

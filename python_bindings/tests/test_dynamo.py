@@ -135,6 +135,32 @@ def test_unfusible_model_runs_unchanged():
     assert fusion.dynamo.last_fused == []
 
 
+def test_library_missing_from_the_cache_warns(monkeypatch):
+    """On a machine without the compiler (a GPU machine the cache was
+    carried to), a partition whose library is not in the cache runs as
+    PyTorch with a warning that says so, not silently as a refusal."""
+    monkeypatch.delattr(fusion, "_fusion", raising=False)
+    monkeypatch.setitem(sys.modules, "fusion._fusion", None)
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU()).eval()
+    x = torch.randn(8, 16)
+    compiled = torch.compile(model, backend="fusion")
+    with torch.no_grad(), pytest.warns(fusion.FusionBackendWarning,
+                                       match="is not in the cache"):
+        out = compiled(x)
+    torch.testing.assert_close(out, model(x))
+    assert fusion.dynamo.last_fused == []
+
+
+def test_refused_partition_does_not_warn(recwarn):
+    """A partition fusion refuses (nothing wrong: it cannot hold the op)
+    runs as PyTorch without a warning."""
+    model = nn.Sequential(nn.Linear(8, 8), nn.Softmax(dim=0))
+    with torch.no_grad():
+        torch.compile(model, backend="fusion")(torch.randn(4, 8))
+    assert not [w for w in recwarn
+                if issubclass(w.category, fusion.FusionBackendWarning)]
+
+
 @pytest.mark.parametrize("dtype, bound", [(torch.float32, 1e-5),
                                           (torch.bfloat16, 2e-2)])
 @pytest.mark.parametrize("training", [True, False])
