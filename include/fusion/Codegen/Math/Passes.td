@@ -55,7 +55,7 @@ def ExpandOnePlusErf
 
     An erf without fastmath flags keeps f32 accuracy: `q` of degree 9.
     Accuracy on an H200 against float64 (16.8 million values of s,
-    `scripts/gpu/one_plus_erf_check.py`): absolute error at most
+    the retired `one_plus_erf_check.py`): absolute error at most
     1.8e-7, 1.5 units in the last place of results in [1, 2) (libdevice's
     `1 + erff(s)`: 1.2e-7, 1.0); relative error at most 1.4e-5 for `s` down
     to -4.5, where `1 + erff(s)` in f32 has no correct digit left, and a
