@@ -336,9 +336,11 @@ struct ConvertFusionToGPUPass
     // (PTX 8.0), whose code runs on sm_90 parts alone.
     bool archSpecific = false;
     module.walk([&](FusedLinearOp op) {
-      if (GemmConfigAttr config = getConfig(op); config && config.isWgmma())
-        archSpecific = true;
-      for (BatchGemmConfigAttr entry : batchGemmConfigsOf(op))
+      LoweringAttr lowering = LoweringAttr::of(op);
+      if (!lowering)
+        return;
+      archSpecific |= lowering.getGemm().isWgmma();
+      for (BatchGemmConfigAttr entry : lowering.getBatches())
         archSpecific |= entry.getConfig().isWgmma();
     });
     std::string chipName = stringifyChip(chip.getChip()).str();

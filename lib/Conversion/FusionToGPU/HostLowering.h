@@ -80,13 +80,6 @@ inline SmallVector<int64_t> rowGroupsOf(ValueRange rows) {
       rows, [](Value row) { return tensorType(row).getDimSize(1); });
 }
 
-/// The op's batch configs, in increasing max_rows.
-inline SmallVector<BatchGemmConfigAttr> batchGemmConfigsOf(FusedLinearOp op) {
-  LoweringAttr lowering = LoweringAttr::of(op);
-  return lowering ? llvm::to_vector(lowering.getBatches())
-                  : SmallVector<BatchGemmConfigAttr>();
-}
-
 /// The shape of the [M, N] matrix `matrix`.
 inline MatrixShape shapeOf(Value matrix) {
   RankedTensorType type = tensorType(matrix);

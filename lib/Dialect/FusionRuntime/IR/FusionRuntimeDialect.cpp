@@ -1,6 +1,7 @@
 //===- FusionRuntimeDialect.cpp - host side of the GPU backends -----------===//
 
 #include "fusion/Dialect/FusionRuntime/IR/FusionRuntimeDialect.h"
+#include "fusion/Dialect/Fusion/IR/GemmConfig.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -147,8 +148,9 @@ LogicalResult CheckBufferOp::verify() {
 LogicalResult EncodeTensorMapOp::verify() {
   // The tensor map's 128-byte swizzle takes box rows of whole 16-byte
   // chunks, at most the swizzle's span.
-  int64_t bytes = int64_t(getBoxColumns()) *
-                  (getElementType() == fusion::ElementType::f32 ? 4 : 2);
+  Type element = fusion::getElementTypeOf(getElementType(), getContext());
+  int64_t bytes =
+      int64_t(getBoxColumns()) * element.getIntOrFloatBitWidth() / 8;
   if (getBoxColumns() < 1 || bytes > 128 || bytes % 16 != 0)
     return emitOpError("box rows of ")
            << getBoxColumns() << " elements (" << bytes
