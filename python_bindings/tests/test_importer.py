@@ -856,6 +856,22 @@ def test_bf16_reductions_import_in_bf16():
     assert ops(f) == ["linear"] + ["reduce"] * 8 + ["elementwise"]
 
 
+@pytest.mark.parametrize("model", [
+    LinearScaleBatchNorm(8, 6),
+    nn.Sequential(nn.Linear(8, 6), nn.BatchNorm1d(6))])
+def test_bf16_batch_norm_reads_its_input_rounded(model):
+    """A 16-bit training batch norm's statistics are of its input as it is
+    stored (rounded to bf16, as eager's are), the GEMM's output included:
+    its backward reads that stored input with those statistics."""
+    f = import_module(model.to(torch.bfloat16),
+                      (torch.randn(4, 8, dtype=torch.bfloat16),),
+                      training=True)
+    assert ops(f) == ["linear", "elementwise", "batch_norm"]
+    rounding = f.program.data["ops"][1]
+    assert body(rounding)[-1] == "fusion.round_to_element"
+    assert rounding["results"] == f.program.data["ops"][2]["operands"][:1]
+
+
 # Pooling along the features: non-overlapping windows of a [B, 1, N] view
 # (the 1-D functions arrive as 2-D pools of a [B, 1, 1, N] view).
 def test_max_pool_is_one_max_reduce():

@@ -4,6 +4,7 @@ seeds: random models of fusion's family through torch.compile(backend=
 float64 eager. Each seed runs in a worker process, so that a crash of the
 compiler is a failure with its seed rather than the end of the test run.
 Deselect with -m "not fuzz"; docs/model-fuzzing.md has the long run."""
+import math
 import os
 
 import pytest
@@ -101,3 +102,51 @@ def test_infinite_errors_of_every_implementation_bound_nothing():
                               peers=[eager]) is None
     assert model_fuzz.compare(2 * eager, torch.ones(3, dtype=torch.float64),
                               eager, 1e-4, peers=[eager]) is not None
+
+
+# Seeds the long runs found, each failing before its fix: 1632 and 808 (a
+# bf16 batch norm's statistics were of its float32 input, its backward
+# read the input rounded), 777 (PyTorch's gelu_backward gives NaN on
+# fusion's contiguous chunk where eager's strided view gives -inf:
+# _Run.chunks_copied), 1024 and 1384 (gradients through a group norm of
+# one element: _OneElementNormalizations).
+@pytest.mark.parametrize("seed", [777, 808, 1024, 1384, 1632])
+def test_seeds_of_the_long_runs(seed):
+    findings = model_fuzz.check(model_fuzz.generate(seed),
+                                stages=[("torch.compile", "train")])
+    assert not [f for f in findings if f.is_failure()], findings
+
+
+def test_pytorch_gelu_backward_depends_on_the_layout():
+    """Why chunks_copied is a legitimate implementation: the same values
+    through PyTorch's own kernel give NaN contiguous and -inf strided."""
+    grad = torch.full((64, 2), -math.inf, dtype=torch.bfloat16)
+    x = torch.full((64, 2), -13.125, dtype=torch.bfloat16)
+    strided = torch.ops.aten.gelu_backward(grad[:, 0], x[:, 0])
+    contiguous = torch.ops.aten.gelu_backward(grad[:, 0].contiguous(),
+                                              x[:, 0].contiguous())
+    assert strided.isinf().all() and contiguous.isnan().all()
+
+
+ONE_ELEMENT_GROUPS = """\
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin0 = nn.Linear(8, 6)
+        self.gn0 = nn.GroupNorm(6, 6)
+        self.lin1 = nn.Linear(6, 4)
+    def forward(self, x):
+        h = self.lin0(x)
+        h = self.gn0(h)
+        return self.lin1(h)
+"""
+
+
+def test_parameters_behind_a_one_element_norm():
+    """The parameters before a group norm of one element per group, whose
+    gradients are rounding noise, and not the norm's or those after it."""
+    case = model_fuzz.Case(seed=0, source=ONE_ELEMENT_GROUPS,
+                           dtype="float32", in_features=8, inner=(),
+                           batches=[4], special=[], scale=1.0)
+    run = model_fuzz._Run(case, "torch.compile", "train", "cpu", {})
+    assert run.behind_one_element_norms(0) == {"lin0.weight", "lin0.bias"}

@@ -9,7 +9,7 @@ from ..dtypes import ELEMENT_TYPES
 from ..errors import UnsupportedOperationError
 from ..formulas import ELEMENTWISE, ROUND_TO_ELEMENT
 from ..program import Program
-from .expressions import Chain, Expr, ROOT, Vectors
+from .expressions import Chain, Expr, Vectors
 from .nodes import (BATCH_NORMS, COLUMN_SLICES, CONSTANTS, EXPANDS,
                     FLOAT_CONVERSIONS, GEMMS, NORMALIZATIONS, POOLS,
                     REDUCTIONS, STRUCTURAL, TRANSPOSES, VIEWS, int_size,
@@ -298,14 +298,15 @@ class ImporterCore:
     def _round_if_reduced(self, node):
         """In a 16-bit model, a value computed in float32 that a reduction
         reads is rounded to the model's dtype where it is computed, as
-        eager stores it: the reduction (whose result is rounded) and the
-        value's other readers see one value, so that eager's identities
-        hold (x - mean(x) over one feature is 0; a shifted logsumexp's
-        largest term is exp(0)). Other values stay float32 until the
-        results are rounded once."""
+        eager stores it (the GEMM's output too): the reduction (whose
+        result is rounded) and the value's other readers see one value, so
+        that eager's identities hold (x - mean(x) over one feature is 0; a
+        shifted logsumexp's largest term is exp(0); a training batch norm's
+        statistics are those of the input its backward reads). Other
+        values stay float32 until the results are rounded once."""
         value = self.values.get(node)
         if self.element not in ("bf16", "f16") or \
-                not isinstance(value, Chain) or value.expr is ROOT:
+                not isinstance(value, Chain):
             return
         inside, readers = set(self.nodes), list(node.users)
         while readers:
@@ -314,7 +315,7 @@ class ImporterCore:
                 continue
             name = op_name(reader)
             if name in REDUCTIONS or name in NORMALIZATIONS or \
-                    name in POOLS:
+                    name in BATCH_NORMS or name in POOLS:
                 self.values[node] = self._join(
                     ROUND_TO_ELEMENT, [value], [("dtype", self.element)],
                     node)

@@ -21,7 +21,9 @@ import pytest
 import torch
 from fusion.dtypes import TORCH_DTYPES
 
+from gpu.epilogues import K as EPILOGUE_K
 from gpu.epilogues import MODELS as EPILOGUES
+from gpu.epilogues import N as EPILOGUE_N
 from gpu.epilogues import shaped_models
 from gpu.helpers import (DTYPES, LIBRARY_BOUNDS, MODELS, ROOT, Library,
                          cuda_malloc, make_inputs, model_b, need, poisoned,
@@ -339,7 +341,7 @@ def divisors(m, n, low, high):
                                   "y_div_r_approx"])
 def test_division(artifacts, within, sm90, precision, m, name):
     lib = Library(need(artifacts / "epilogues" / f"{precision}.so"))
-    k = n = 4096
+    k, n = EPILOGUE_K, EPILOGUE_N
     precision_setup(precision)
     torch.manual_seed(0)
     scale = torch.exp2(torch.randint(-40, 41, (m, 1), device="cuda").float())
@@ -370,6 +372,40 @@ def test_division(artifacts, within, sm90, precision, m, name):
     beyond = int(beyond_bound.sum())
     within(beyond, 0, f"{name}: elements beyond the bound (max ulps "
            f"{ulps.max().item()})")
+
+
+# Infinite operands of fp32's 3xTF32 GEMM (the wgmma kernel's "plain"):
+# x and w exact in tf32 (their remainders 0), an infinity in each, at 16
+# rows (the kernel with swapped operands: x in shared memory) and 333 (w
+# there). Every output element is eager's nonfinite value where eager's is
+# one (inf of its sign, or NaN where the infinities meet), never NaN where
+# fp32 gives an infinity, and finite ones within the fp32 bound.
+def tf32_exact(t):
+    return (t.view(torch.int32) & -8192).view(torch.float32)
+
+
+@pytest.mark.parametrize("m", [16, 333])
+def test_infinite_operands(artifacts, within, sm90, m):
+    lib = Library(need(artifacts / "epilogues" / "fp32.so"))
+    precision_setup("fp32")
+    torch.manual_seed(m)
+    x = tf32_exact(torch.randn(m, EPILOGUE_K, device="cuda"))
+    w = tf32_exact(torch.randn(EPILOGUE_N, EPILOGUE_K, device="cuda") / 64)
+    b = torch.randn(EPILOGUE_N, device="cuda") * 1e-3
+    w[5, 7] = float("inf")
+    x[3, 11] = float("-inf")
+    y = poisoned((m, EPILOGUE_N))
+    lib.run("plain", m, [x, w, b], [y])
+    torch.cuda.synchronize()
+    eager = torch.addmm(b, x, w.t())
+    special = ~eager.isfinite()
+    assert special.any()
+    same = (y.isnan() & eager.isnan()) | (y == eager)
+    within(int((special & ~same).sum()), 0,
+           "elements another nonfinite value than eager's")
+    ref = torch.addmm(b.double(), x.double(), w.double().t())
+    within(relative_error(y[~special], ref[~special]),
+           LIBRARY_BOUNDS["fp32"], "finite elements")
 
 
 # ------------------------------------------------------ back-to-back calls

@@ -23,12 +23,25 @@
 // CHECK: %[[REM_STAGE:.*]] = arith.muli %[[STAGE]], %c2048{{.*}} : index
 // CHECK: %[[REM_OFFSET:.*]] = arith.addi %[[REM_STAGE]], %c40960 : index
 // CHECK: %[[REM:.*]] = memref.view %{{.*}}[%[[REM_OFFSET]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<512xf32, #gpu.address_space<workgroup>>
-// The remainder x - high, 0 where it is NaN (x infinite or NaN: the high
-// part alone carries it, as fp32's product would).
-// CHECK: %[[R:.*]] = arith.subf %{{.*}} : vector<4xf32>
+// A chunk with an infinite element: its high part, the largest finite
+// tf32, is written over the tile, its remainder is the infinity.
+// CHECK: %[[CHUNK:.*]] = vector.load %[[X]][%[[AT:.*]]]
+// CHECK: %[[INFINITE:.*]] = vector.reduction <or>
+// CHECK: scf.if %[[INFINITE]] {
+// CHECK: %[[HIGH:.*]] = arith.maxnumf
+// CHECK: %[[INF_LOW:.*]] = arith.subf %[[CHUNK]], %[[HIGH]]
+// CHECK-NEXT: vector.store %[[HIGH]], %[[X]][%[[AT]]]
+// CHECK-NEXT: vector.store %[[INF_LOW]], %[[REM]][%[[AT]]]
+// CHECK-NEXT: } else {
+// Otherwise the remainder x - high, 0 where it is NaN (x NaN: the high part
+// alone carries it, as fp32's product would).
+// CHECK: %[[R:.*]] = arith.subf %[[CHUNK]], %{{.*}} : vector<4xf32>
 // CHECK: %[[UNDEFINED:.*]] = arith.cmpf uno, %[[R]], %[[R]] : vector<4xf32>
 // CHECK: %[[LOW:.*]] = arith.select %[[UNDEFINED]], %{{.*}}, %[[R]] : vector<4xi1>, vector<4xf32>
-// CHECK: vector.store %[[LOW]], %[[REM]]
+// CHECK-NEXT: vector.store %[[LOW]], %[[REM]][%[[AT]]]
+// CHECK-NEXT: }
+// CHECK: vector.store %{{.*}}, %[[X]]
+// CHECK: vector.store %{{.*}}, %[[REM]]
 // CHECK: vector.store %{{.*}}, %[[REM]]
 // CHECK-NOT: vector.store
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}

@@ -230,6 +230,12 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 // CHECK: scf.for
 // CHECK: nvvm.mbarrier.try_wait
 // CHECK: %[[X:.*]] = vector.load
+// CHECK: %[[ABS:.*]] = math.absf %[[X]] : vector<4xf32>
+// CHECK: %[[IS_INF:.*]] = arith.cmpf oeq, %[[ABS]], %{{.*}} : vector<4xf32>
+// CHECK: %[[INFINITE:.*]] = vector.reduction <or>, %[[IS_INF]] : vector<4xi1> into i1
+// CHECK: scf.if %[[INFINITE]] {
+// CHECK-COUNT-2: vector.store
+// CHECK-NEXT: } else {
 // CHECK: %[[BITS:.*]] = arith.bitcast %[[X]] : vector<4xf32> to vector<4xi32>
 // CHECK: %[[TRUNC:.*]] = arith.andi %[[BITS]], %cst{{.*}} : vector<4xi32>
 // CHECK: %[[HIGH:.*]] = arith.bitcast %[[TRUNC]] : vector<4xi32> to vector<4xf32>
@@ -237,8 +243,10 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 // CHECK-NEXT: %[[UNDEFINED:.*]] = arith.cmpf uno, %[[R]], %[[R]] : vector<4xf32>
 // CHECK: %[[LOW:.*]] = arith.select %[[UNDEFINED]], %{{.*}}, %[[R]]
 // CHECK-NEXT: vector.store %[[LOW]]
-// CHECK-COUNT-15: vector.store
-// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: }
+// CHECK-COUNT-15: vector.reduction <or>
+// CHECK-NOT: nvgpu.mbarrier.arrive
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvgpu.mbarrier.arrive
 // CHECK: nvgpu.tma.async.load
 // CHECK: } else {

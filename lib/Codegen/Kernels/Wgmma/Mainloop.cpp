@@ -3,10 +3,13 @@
 #include "WgmmaKernel.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::fusion;
@@ -123,16 +126,35 @@ void WgmmaMainloop::splitStage(Value stage, Value splitter) {
   Value tile =
       kernel.sharedView(ring.sharedOperandOffset(stage), {chunks * 4}, f32);
   Value low = kernel.sharedView(ring.remainderOffset(stage), {chunks * 4}, f32);
+  Value infinity = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(vectorType, b.getF32FloatAttr(INFINITY)));
   for (int64_t first = 0; first < chunks; first += kSplitters) {
     Value element = mul(add(splitter, first), 4);
     Value x = vector::LoadOp::create(b, loc, vectorType, tile, element);
-    // The high part is the stage as it is (kTf32HighBits); the exact
-    // remainder x - high goes to the remainder buffer.
-    Value truncated = arith::AndIOp::create(
-        b, loc, arith::BitcastOp::create(b, loc, intType, x), mask);
-    Value high = arith::BitcastOp::create(b, loc, vectorType, truncated);
-    vector::StoreOp::create(b, loc, splitRemainder(b, loc, x, high), low,
-                            element);
+    // An infinite element is split as in registers (splitTf32): its high
+    // part, rewritten in the tile, is the largest finite tf32 and its
+    // remainder the infinity, so that no product is inf * 0 where fp32's is
+    // an infinity. Rare, so only such chunks pay the extra store.
+    Value infinite = vector::ReductionOp::create(
+        b, loc, vector::CombiningKind::OR,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                              math::AbsFOp::create(b, loc, x), infinity));
+    auto split = scf::IfOp::create(b, loc, infinite, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(split.thenBlock());
+      auto [high, remainder] = splitTf32(b, loc, x);
+      vector::StoreOp::create(b, loc, high, tile, element);
+      vector::StoreOp::create(b, loc, remainder, low, element);
+      // The high part is otherwise the stage as it is (kTf32HighBits); the
+      // exact remainder x - high goes to the remainder buffer.
+      b.setInsertionPointToStart(split.elseBlock());
+      Value truncated = arith::AndIOp::create(
+          b, loc, arith::BitcastOp::create(b, loc, intType, x), mask);
+      Value asRead = arith::BitcastOp::create(b, loc, vectorType, truncated);
+      vector::StoreOp::create(b, loc, splitRemainder(b, loc, x, asRead), low,
+                              element);
+    }
   }
   // wgmma reads kernel.shared memory through the async proxy.
   kernel.fenceSharedProxies();
