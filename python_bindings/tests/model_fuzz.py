@@ -97,6 +97,14 @@ NORMALIZED_SET_SIZE = {
     "aten.native_group_norm.default":
         lambda args: args[4] // args[6] * args[5],  # C / groups * HxW
 }
+# Ops whose derivative is unbounded at a point: ATen's name -> (the
+# argument that reaches it, the point).
+SINGULAR_POINTS = {
+    "aten.sqrt.default": (0, 0.0), "aten.rsqrt.default": (0, 0.0),
+    "aten.log.default": (0, 0.0), "aten.log2.default": (0, 0.0),
+    "aten.log10.default": (0, 0.0), "aten.log1p.default": (0, -1.0),
+    "aten.reciprocal.default": (0, 0.0), "aten.div.Tensor": (1, 0.0),
+}
 
 # The generator's chunk of a layer's features, and the same pieces copied
 # (_Run.chunks_copied).
@@ -789,23 +797,66 @@ class _RoundWhereFusionRounds(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
-class _OneElementNormalizations(TorchDispatchMode):
-    """Keeps the inputs of the forward layer and group norms that normalize
-    sets of one element (GroupNorm(C, C) of [N, C]). Such a norm's output
-    is its bias whatever its input, so the gradient through it is 0, and
-    every implementation's is rounding noise times 1/sqrt(eps) (seed 1384:
-    eager's is -42 in one call and exactly 0 in the next, float64's
-    1e-9)."""
+class _IllPosedInputs(TorchDispatchMode):
+    """Keeps, in call order, the arguments whose gradient is ill-posed in
+    any finite precision:
 
-    def __init__(self):
+    - `one_element`: the inputs of layer and group norms of one-element
+      sets (GroupNorm(C, C) of [N, C]). The output is the bias whatever
+      the input, so the gradient through it is 0, and every
+      implementation's is rounding noise times 1/sqrt(eps) (seed 1384:
+      eager's is -42 in one call and exactly 0 in the next, float64's
+      1e-9);
+    - `singular`: (argument, point) of the ops of SINGULAR_POINTS, whose
+      derivative is unbounded there (`_Run.ill_posed` keeps those within
+      the dtype's rounding of the point: sqrt(|h|) of a GEMM output that
+      is 0 in one summation order and 1e-8 in another, seed 115).
+
+    With `masks` (one per singular argument, or None), it first sets those
+    elements to the point, in place (below autograd): the forward then
+    computes what an implementation whose rounding reached the point
+    does."""
+
+    def __init__(self, masks=None):
         super().__init__()
-        self.inputs = []
+        self.one_element, self.singular, self.masks = [], [], masks
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        size = NORMALIZED_SET_SIZE.get(str(func))
+        name = str(func)
+        size = NORMALIZED_SET_SIZE.get(name)
         if size is not None and size(args) == 1:
-            self.inputs.append(args[0])
+            self.one_element.append(args[0])
+        if name in SINGULAR_POINTS:
+            at, point = SINGULAR_POINTS[name]
+            value = args[at]
+            if isinstance(value, torch.Tensor) and value.is_floating_point():
+                mask = self.masks[len(self.singular)] if self.masks and \
+                    len(self.singular) < len(self.masks) else None
+                if mask is not None:
+                    try:
+                        value.masked_fill_(mask.to(value.device), point)
+                    except RuntimeError:
+                        pass  # A broadcast view: its elements are shared.
+                self.singular.append((value, point))
         return func(*args, **(kwargs or {}))
+
+
+def _within_rounding(want, have):
+    """Per singular argument (_IllPosedInputs.singular of the float64 and
+    the eager copy, in call order): the mask of the elements within the
+    dtype's rounding of the point, or None; None for all where the two
+    copies' ops differ."""
+    if len(want) != len(have) or any(w.shape != e.shape for (w, _), (e, _)
+                                      in zip(want, have)):
+        return None
+    masks = []
+    for (w, point), (e, _) in zip(want, have):
+        w, e = w.detach(), e.detach().cpu().double()
+        distance = (w - point).abs()
+        mask = (distance > 0) & \
+            (distance <= EAGER_ERROR_FACTOR * (e - w).abs())
+        masks.append(mask if mask.any() else None)
+    return masks if any(m is not None for m in masks) else None
 
 
 def _rounded(value, dtype):
@@ -1042,7 +1093,8 @@ class _Run:
                 peers = [p for p in (self.decomposed(call),
                                      self.reordered(call),
                                      self.rounded_as_fusion(call),
-                                     self.chunks_copied(call))
+                                     self.chunks_copied(call),
+                                     self.at_singular_points(call))
                          if p is not None]
                 problem = self.outputs(got, want, have, peers) or \
                     self.backward(call, got, want, have, peers)
@@ -1188,13 +1240,12 @@ class _Run:
         # variance of values past 1e19 in float32), float64 does not say
         # what the dtype can compute, and PyTorch's backward kernels, fed
         # fusion's right statistics, underflow (a layer norm's rstd^3):
-        # gradients are held to rule 2 (finite where eager's are) only. So
-        # are those that pass through a normalization of one element
-        # (_OneElementNormalizations): rounding noise times 1/sqrt(eps).
+        # gradients are held to rule 2 (finite where eager's are) only.
+        # Those through an ill-posed input (_IllPosedInputs) are any value.
         tol = math.inf if self.out_of_range(want, have) else self.tol
-        noise = self.behind_one_element_norms(call)
+        ill_posed = self.ill_posed(call)[0]
         for name, w in want.grads.items():
-            if w is None:
+            if w is None or name in ill_posed:
                 continue
             if got.grads[name] is None:
                 return "grad", f"{name}: no gradient (eager has one)", False
@@ -1204,31 +1255,57 @@ class _Run:
             rms = parameter.norm().item() / max(1, parameter.numel()) ** 0.5
             atol = GRADIENT_NOISE * torch.finfo(self.case.torch_dtype).eps * \
                 scale / max(rms, 1e-2)
-            problem = compare(got.grads[name], w, have.grads[name],
-                              math.inf if name in noise else tol,
+            problem = compare(got.grads[name], w, have.grads[name], tol,
                               peer_grads, atol)
             if problem:
                 return "grad", f"{name}.grad: {problem[0]}: {problem[1]}", \
                     problem[0] in PEER_CHECKED
         return None
 
-    def behind_one_element_norms(self, call):
-        """The names of the parameters that the input of a normalization of
-        one-element sets depends on (_OneElementNormalizations), in call
-        `call`'s forward (of a copy of the float64 reference)."""
-        model = copy.deepcopy(self.reference)
-        with _OneElementNormalizations() as norms:
-            _forward(model, self.xs[call].double(), self.train)
-        parameters = dict(model.named_parameters())
+    def ill_posed(self, call):
+        """(the names of the parameters whose gradient in call `call` passes
+        through an ill-posed input, the masks of the singular arguments
+        within rounding of their point (_IllPosedInputs), or None). A
+        singular argument is within rounding where float64's distance to
+        the point is within EAGER_ERROR_FACTOR times eager's own error of
+        it (not 0: float64 there too is every implementation's point)."""
+        x = self.xs[call]
+        reference = copy.deepcopy(self.reference)
+        with _IllPosedInputs() as want:
+            _forward(reference, x.double(), self.train)
+        masks = None
+        if want.singular:
+            with _IllPosedInputs() as have:
+                _forward(copy.deepcopy(self.eager), x.to(self.device),
+                         self.train)
+            masks = _within_rounding(want.singular, have.singular)
+        reached = list(want.one_element) + [
+            value for (value, _), mask in zip(want.singular, masks or [])
+            if mask is not None]
+        parameters = dict(reference.named_parameters())
         names = set()
-        for value in norms.inputs:
+        for value in reached:
             if value.requires_grad:
                 grads = torch.autograd.grad(
                     value.sum(), list(parameters.values()), allow_unused=True,
                     retain_graph=True)
                 names |= {n for n, g in zip(parameters, grads)
                           if g is not None}
-        return names
+        return names, masks
+
+    def at_singular_points(self, call):
+        """What float64 computes in call `call`'s forward with the singular
+        arguments within rounding of their point set to it, its outputs
+        rounded to the model's dtype: a legitimate result where rounding
+        decides whether a GEMM output is 0 (log(|h|) of -inf, seed 277).
+        None where no argument is within rounding."""
+        masks = self.ill_posed(call)[1]
+        if masks is None:
+            return None
+        with _IllPosedInputs(masks):
+            out = _forward(copy.deepcopy(self.reference),
+                           self.xs[call].double(), self.train)
+        return _Values(_rounded(out, self.case.torch_dtype), {})
 
     @staticmethod
     def out_of_range(want, have):

@@ -140,13 +140,56 @@ class M(nn.Module):
         h = self.gn0(h)
         return self.lin1(h)
 """
+# h's first feature is 1 + 1e-9 - 1 (1e-9 in float64, 0 in float32): its
+# distance to sqrt's and log's singular point is within float32's
+# rounding; the second feature (1) is not.
+SINGULAR = """\
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin0 = nn.Linear(3, 2, bias=False)
+        self.lin1 = nn.Linear(2, 2, bias=False)
+        with torch.no_grad():
+            self.lin0.weight.copy_(torch.tensor([[1.0, 1.0, -1.0],
+                                                 [0.0, 0.0, 1.0]]))
+    def forward(self, x):
+        h = self.lin0(x)
+        return torch.log(self.lin1(h)), torch.sqrt(h.abs())
+"""
+
+
+def run_of(source, in_features, inputs):
+    case = model_fuzz.Case(seed=0, source=source, dtype="float32",
+                           in_features=in_features, inner=(),
+                           batches=[len(inputs)], special=[], scale=1.0)
+    run = model_fuzz._Run(case, "torch.compile", "train", "cpu", {})
+    run.xs = [torch.tensor(inputs, dtype=torch.float32)]
+    return run
 
 
 def test_parameters_behind_a_one_element_norm():
     """The parameters before a group norm of one element per group, whose
     gradients are rounding noise, and not the norm's or those after it."""
-    case = model_fuzz.Case(seed=0, source=ONE_ELEMENT_GROUPS,
-                           dtype="float32", in_features=8, inner=(),
-                           batches=[4], special=[], scale=1.0)
-    run = model_fuzz._Run(case, "torch.compile", "train", "cpu", {})
-    assert run.behind_one_element_norms(0) == {"lin0.weight", "lin0.bias"}
+    run = run_of(ONE_ELEMENT_GROUPS, 8, torch.randn(4, 8).tolist())
+    assert run.ill_posed(0) == ({"lin0.weight", "lin0.bias"}, None)
+
+
+def test_singular_arguments_within_rounding():
+    """sqrt(|h|) reads h[:, 0] within rounding of 0 (float32 computes 0):
+    the parameters before it are ill-posed, lin1 (after it) is not, and the
+    peer at the singular points computes sqrt's 0 there. log's argument
+    lin1(h) is far from 0 for the ones below."""
+    run = run_of(SINGULAR, 3, [[1.0, 1e-9, 1.0], [1.0, 2e-9, 1.0]])
+    names, masks = run.ill_posed(0)
+    assert names == {"lin0.weight"}
+    assert masks is not None and masks[0] is None  # log's
+    assert masks[1].tolist() == [[True, False], [True, False]]  # sqrt's
+    peer = run.at_singular_points(0)
+    assert torch.equal(peer.outputs[1][:, 0], torch.zeros(2))
+    assert torch.all(peer.outputs[1][:, 1] == 1.0)
+
+
+def test_no_singular_argument_far_from_its_point():
+    run = run_of(SINGULAR, 3, [[1.0, 0.5, 1.0], [1.0, 0.25, 1.0]])
+    assert run.ill_posed(0) == (set(), None)
+    assert run.at_singular_points(0) is None
