@@ -287,6 +287,55 @@ LogicalResult writeModule(ModuleOp module, StringRef path) {
 } // namespace
 
 namespace {
+/// --target: "cpu" or distinct chips separated by commas; false if invalid.
+bool setTarget(CompileOptions &options, StringRef value) {
+  options.chips.clear();
+  if (value == "cpu")
+    return true;
+  SmallVector<StringRef> names;
+  value.split(names, ',');
+  for (StringRef chipName : names) {
+    std::optional<Chip> chip = symbolizeChip(chipName);
+    if (!chip || llvm::is_contained(options.chips, *chip))
+      return false;
+    options.chips.push_back(*chip);
+  }
+  return true;
+}
+
+/// --tile: BMxBN,WMxWN,STAGES (five positive integers), or "" for the
+/// selection's own; false if invalid.
+bool setTile(SelectGemmConfigOptions &gemm, StringRef value) {
+  gemm.tile.clear();
+  gemm.warps.clear();
+  gemm.stages = 0;
+  if (value.empty())
+    return true;
+  SmallVector<StringRef, 3> parts;
+  value.split(parts, ',');
+  SmallVector<int64_t, 5> numbers;
+  auto parseExtents = [&](StringRef part, unsigned count) {
+    SmallVector<StringRef, 2> extents;
+    part.split(extents, 'x');
+    if (extents.size() != count)
+      return false;
+    for (StringRef extent : extents) {
+      int64_t number;
+      if (extent.getAsInteger(10, number) || number <= 0)
+        return false;
+      numbers.push_back(number);
+    }
+    return true;
+  };
+  if (parts.size() != 3 || !parseExtents(parts[0], 2) ||
+      !parseExtents(parts[1], 2) || !parseExtents(parts[2], 1))
+    return false;
+  gemm.tile = {numbers[0], numbers[1]};
+  gemm.warps = {numbers[2], numbers[3]};
+  gemm.stages = numbers[4];
+  return true;
+}
+
 /// Sets the option `name` of `options` from its textual form; returns an
 /// error message naming the option and the value, or "".
 std::string setCompileOption(CompileOptions &options, StringRef name,
@@ -296,22 +345,12 @@ std::string setCompileOption(CompileOptions &options, StringRef name,
             ")")
         .str();
   };
-  if (name == "target") {
-    options.chips.clear();
-    if (value == "cpu")
-      return "";
-    SmallVector<StringRef> names;
-    value.split(names, ',');
-    for (StringRef chipName : names) {
-      std::optional<Chip> chip = symbolizeChip(chipName);
-      if (!chip || llvm::is_contained(options.chips, *chip))
-        return invalid("cpu, or one or more different supported GPUs "
-                       "separated by commas: " +
-                       getSupportedChipList());
-      options.chips.push_back(*chip);
-    }
-    return "";
-  }
+  if (name == "target")
+    return setTarget(options, value)
+               ? ""
+               : invalid("cpu, or one or more different supported GPUs "
+                         "separated by commas: " +
+                         getSupportedChipList());
   if (name == "strategy") {
     if (std::optional<GemmStrategy> strategy = symbolizeGemmStrategy(value)) {
       options.gemm.strategy = *strategy;
@@ -370,38 +409,11 @@ std::string setCompileOption(CompileOptions &options, StringRef name,
     options.emit = *kind;
     return "";
   }
-  if (name == "tile") {
-    options.gemm.tile.clear();
-    options.gemm.warps.clear();
-    options.gemm.stages = 0;
-    if (value.empty())
-      return "";
-    // BMxBN,WMxWN,STAGES: five positive integers.
-    SmallVector<StringRef, 3> parts;
-    value.split(parts, ',');
-    SmallVector<int64_t, 5> numbers;
-    auto parseExtents = [&](StringRef part, unsigned count) {
-      SmallVector<StringRef, 2> extents;
-      part.split(extents, 'x');
-      if (extents.size() != count)
-        return false;
-      for (StringRef extent : extents) {
-        int64_t number;
-        if (extent.getAsInteger(10, number) || number <= 0)
-          return false;
-        numbers.push_back(number);
-      }
-      return true;
-    };
-    if (parts.size() != 3 || !parseExtents(parts[0], 2) ||
-        !parseExtents(parts[1], 2) || !parseExtents(parts[2], 1))
-      return invalid("BMxBN,WMxWN,STAGES of positive integers, e.g. "
-                     "128x256,2x4,3");
-    options.gemm.tile = {numbers[0], numbers[1]};
-    options.gemm.warps = {numbers[2], numbers[3]};
-    options.gemm.stages = numbers[4];
-    return "";
-  }
+  if (name == "tile")
+    return setTile(options.gemm, value)
+               ? ""
+               : invalid("BMxBN,WMxWN,STAGES of positive integers, e.g. "
+                         "128x256,2x4,3");
   if (name == "cuda-path") {
     options.cudaPath = value.str();
     return "";

@@ -82,10 +82,81 @@ std::optional<Tiling> mlir::fusion::getNarrowerTiling(GemmConfigAttr config,
   return std::nullopt;
 }
 
+namespace {
+/// A GEMM config's shape before its pipeline depth.
+struct ConfigShape {
+  int64_t blockM = 128, blockN = 256, warpsM = 2, warpsN = 4;
+  WgmmaSchedule schedule = WgmmaSchedule::cooperative;
+  WgmmaOperands operands = WgmmaOperands::x_w;
+  int64_t maxStages = 4, clusterM = 1;
+};
+
+/// The mma.sync and SIMT kernels' blocks: 128x256 of 8 warps, 64x64 warp
+/// tiles (128 accumulator registers a thread), 48 KiB of shared memory per
+/// stage. Narrow outputs take 128x128 blocks of 4 warps, so that more
+/// blocks fill the GPU. 3xTF32's second set of accumulators needs 64x32
+/// warp tiles to stay in registers; so do the element loads of K rows not
+/// 16-byte aligned, a path bound by its loads anyway; SIMT has 8x8
+/// accumulators a thread. (f32 operands rounded to 16 bits keep 64x64 warp
+/// tiles: on the H100 1.4-1.5x faster than 64x32, despite a few spilled
+/// registers.)
+ConfigShape getWarpTiledShape(GemmBackend backend, std::optional<MmaKind> mma,
+                              Type elementType, int64_t n, int64_t k) {
+  ConfigShape shape;
+  if (n <= 128) {
+    shape.blockN = 128;
+    shape.warpsN = 2;
+  }
+  if (mma == MmaKind::tf32x3 || backend == GemmBackend::simt ||
+      !hasChunkAlignedRows(elementType, k)) {
+    shape.blockN = 128;
+    shape.warpsN = 4;
+  }
+  return shape;
+}
+
+/// The wgmma kernel's tile, schedule, cluster and operand order.
+ConfigShape getWgmmaShape(FusedLinearOp op, MmaKind mma, int64_t n,
+                          const SelectGemmConfigOptions &options) {
+  ConfigShape shape;
+  shape.blockN = getWgmmaBlockN(mma, n);
+  shape.warpsM = 8;
+  shape.warpsN = 1;
+  // Row reductions staged in the ring keep the cooperative schedule and
+  // unclustered blocks (verifyTileReductions).
+  std::optional<GemmTileReductions> tiles =
+      findGemmTileReductions(op, shape.blockN);
+  bool stagesTile = tiles && tiles->span % 8 != 0;
+  // A ping-pong consumer's tile is its warpgroup's alone: 128x128 (two
+  // m64n128 wgmmas a K step, CUTLASS's ping-pong tile; measured as fast as
+  // 64x256 on the H100), in 32 KiB stages; 3xTF32's x parts in registers
+  // cover 64 rows (64x128).
+  if (options.schedule == WgmmaSchedule::pingpong && !stagesTile) {
+    shape.schedule = options.schedule;
+    shape.blockM = mma == MmaKind::tf32x3 ? 64 : 128;
+    shape.blockN = std::min<int64_t>(shape.blockN, 128);
+    shape.warpsM = 4;
+    shape.maxStages = 6;
+  }
+  if (!stagesTile)
+    shape.clusterM = options.cluster;
+  // A training batch norm's column moments: with the tile transposed in the
+  // accumulators each quad of lanes holds whole columns, which it sums with
+  // two shuffles, where the tile's rows take three rounds of transposing
+  // butterflies and a merge of the warps through shared memory.
+  BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
+  if (batchNorm && batchNorm.isTraining() && op.getEpilogueRows().empty() &&
+      shape.schedule == WgmmaSchedule::cooperative && shape.clusterM == 1 &&
+      mma != MmaKind::tf32x3 && options.tile.empty() && options.warps.empty() &&
+      options.swapOperands)
+    shape.operands = WgmmaOperands::w_x;
+  return shape;
+}
+} // namespace
+
 GemmConfigAttr mlir::fusion::selectConfig(FusedLinearOp op,
                                           const GemmSelection &selection,
                                           GemmBackend backend) {
-  const ChipInfo &chip = selection.chip;
   const SelectGemmConfigOptions &options = selection.options;
   MLIRContext *context = op.getContext();
   if (backend == GemmBackend::cublaslt)
@@ -97,78 +168,25 @@ GemmConfigAttr mlir::fusion::selectConfig(FusedLinearOp op,
   std::optional<MmaKind> mma;
   if (backend == GemmBackend::mma_sync || backend == GemmBackend::wgmma)
     mma = getRequiredMmaKind(elementType, op.getComputePrecision());
-
-  // 128x256 blocks of 8 warps, 64x64 warp tiles (128 accumulator registers
-  // a thread), 48 KiB of shared memory per stage. Narrow outputs take
-  // 128x128 blocks of 4 warps, so that more blocks fill the GPU. 3xTF32's
-  // second set of accumulators needs 64x32 warp tiles to stay in registers;
-  // so do the element loads of K rows not 16-byte aligned, a path bound by
-  // its loads anyway; SIMT has 8x8 accumulators a thread. (f32 operands
-  // rounded to 16 bits keep 64x64 warp tiles: on the H100 1.4-1.5x faster
-  // than 64x32, despite a few spilled registers.)
-  int64_t blockM = 128, blockN = 256, warpsM = 2, warpsN = 4;
-  if (n <= 128) {
-    blockN = 128;
-    warpsN = 2;
-  }
-  if (mma == MmaKind::tf32x3 || backend == GemmBackend::simt ||
-      !hasChunkAlignedRows(elementType, k)) {
-    blockN = 128;
-    warpsN = 4;
-  }
-  WgmmaSchedule wgmmaSchedule = WgmmaSchedule::cooperative;
-  WgmmaOperands operands = WgmmaOperands::x_w;
-  int64_t maxStages = 4, clusterM = 1;
-  if (backend == GemmBackend::wgmma) {
-    blockN = getWgmmaBlockN(*mma, n);
-    warpsM = 8;
-    warpsN = 1;
-    // Row reductions staged in the ring keep the cooperative schedule and
-    // unclustered blocks (verifyTileReductions).
-    std::optional<GemmTileReductions> tiles =
-        findGemmTileReductions(op, blockN);
-    bool stagesTile = tiles && tiles->span % 8 != 0;
-    // A ping-pong consumer's tile is its warpgroup's alone: 128x128 (two
-    // m64n128 wgmmas a K step, CUTLASS's ping-pong tile; measured as fast
-    // as 64x256 on the H100), in 32 KiB stages; 3xTF32's x parts in
-    // registers cover 64 rows (64x128).
-    if (options.schedule == WgmmaSchedule::pingpong && !stagesTile) {
-      wgmmaSchedule = options.schedule;
-      blockM = *mma == MmaKind::tf32x3 ? 64 : 128;
-      blockN = std::min<int64_t>(blockN, 128);
-      warpsM = 4;
-      maxStages = 6;
-    }
-    if (!stagesTile)
-      clusterM = options.cluster;
-    // A training batch norm's column moments: with the tile transposed in
-    // the accumulators each quad of lanes holds whole columns, which it
-    // sums with two shuffles, where the tile's rows take three rounds of
-    // transposing butterflies and a merge of the warps through shared
-    // memory.
-    BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
-    if (batchNorm && batchNorm.isTraining() && op.getEpilogueRows().empty() &&
-        wgmmaSchedule == WgmmaSchedule::cooperative && clusterM == 1 &&
-        *mma != MmaKind::tf32x3 && options.tile.empty() &&
-        options.warps.empty() && options.swapOperands)
-      operands = WgmmaOperands::w_x;
-  }
+  ConfigShape shape = backend == GemmBackend::wgmma
+                          ? getWgmmaShape(op, *mma, n, options)
+                          : getWarpTiledShape(backend, mma, elementType, n, k);
   if (!options.tile.empty()) {
-    blockM = options.tile[0];
-    blockN = options.tile[1];
+    shape.blockM = options.tile[0];
+    shape.blockN = options.tile[1];
   }
   if (!options.warps.empty()) {
-    warpsM = options.warps[0];
-    warpsN = options.warps[1];
+    shape.warpsM = options.warps[0];
+    shape.warpsN = options.warps[1];
   }
   constexpr int64_t groupM = 8;
   auto build = [&](int64_t stageCount) {
     return GemmConfigAttr::getChecked(
-        [&] { return op.emitOpError(); }, context, backend, mma, blockM, blockN,
-        warpsM, warpsN, stageCount, groupM, wgmmaSchedule, clusterM, operands,
-        /*splitK=*/int64_t(1));
+        [&] { return op.emitOpError(); }, context, backend, mma, shape.blockM,
+        shape.blockN, shape.warpsM, shape.warpsN, stageCount, groupM,
+        shape.schedule, shape.clusterM, shape.operands, /*splitK=*/int64_t(1));
   };
   if (options.stages)
     return build(options.stages);
-  return withDeepestPipeline(op, chip, maxStages, build);
+  return withDeepestPipeline(op, selection.chip, shape.maxStages, build);
 }

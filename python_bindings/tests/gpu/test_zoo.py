@@ -12,6 +12,7 @@ import fusion.dynamo
 
 from gpu.helpers import (PRECISIONS, TARGET, relative_error, run_poisoned,
                          state_error)
+from model_fuzz import EAGER_ERROR_FACTOR
 from test_aten_table import SAMPLES, Apply
 from zoo import SPECIAL_VALUES, special_values, zoo
 
@@ -107,11 +108,17 @@ def table_module(name, strategy, device):
 @pytest.mark.parametrize("strategy", ["tiled", "cublas"])
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_op_table(library_cache, within, sm90, name, strategy):
+    """Within 1e-5 plus the fuzzer's factor of eager fp32's own error
+    (model_fuzz's rule): lgamma near its zeros amplifies the GEMM's
+    rounding, whose summation order is the kernel's own."""
     model, x, module = table_module(name, strategy, "cuda")
     with torch.no_grad():
         out = run_poisoned(module, x)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        eager = model(x)
         reference = model.double()(x.double())
-    within(relative_error(out, reference), 1e-5, name)
+    bound = 1e-5 + EAGER_ERROR_FACTOR * relative_error(eager, reference)
+    within(relative_error(out, reference), bound, name)
 
 
 def prepare_table():

@@ -204,8 +204,85 @@ LogicalResult GemmConfigAttr::verify(
   return verifyWarpTiling(invalid, backend, blockM, blockN, warpsM, warpsN);
 }
 
+namespace {
+/// The keyed fields of a #fusion.gemm_config, at their defaults.
+struct GemmConfigFields {
+  std::optional<MmaKind> mma;
+  int64_t blockM = 0, blockN = 0, warpsM = 0, warpsN = 0, stages = 0,
+          groupM = 0;
+  WgmmaSchedule schedule = WgmmaSchedule::cooperative;
+  int64_t clusterM = 1, splitK = 1;
+  WgmmaOperands operands = WgmmaOperands::x_w;
+};
+
+/// A keyword naming a case of an enum, into `value`.
+template <typename EnumT>
+ParseResult parseEnumKeyword(AsmParser &parser, EnumT &value, StringRef what,
+                             StringRef expected) {
+  StringRef name;
+  SMLoc nameLoc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&name))
+    return failure();
+  std::optional<EnumT> symbol = symbolizeEnum<EnumT>(name);
+  if (!symbol)
+    return parser.emitError(nameLoc) << "unknown " << what << " '" << name
+                                     << "' (expected " << expected << ")";
+  value = *symbol;
+  return success();
+}
+
+/// Two extents, MxN.
+ParseResult parseExtentPair(AsmParser &parser, int64_t &first,
+                            int64_t &second) {
+  SmallVector<int64_t, 2> dims;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseDimensionList(dims, /*allowDynamic=*/false,
+                                /*withTrailingX=*/false))
+    return failure();
+  if (dims.size() != 2)
+    return parser.emitError(loc) << "expected two extents, MxN";
+  first = dims[0];
+  second = dims[1];
+  return success();
+}
+
+/// The value of `key` (after its '='), into `fields`.
+ParseResult parseGemmConfigValue(AsmParser &parser, StringRef key, SMLoc keyLoc,
+                                 GemmConfigFields &fields) {
+  if (key == "mma") {
+    StringRef kind;
+    SMLoc kindLoc = parser.getCurrentLocation();
+    if (parser.parseKeyword(&kind))
+      return failure();
+    if (!(fields.mma = symbolizeMmaKind(kind)))
+      return parser.emitError(kindLoc) << "unknown mma kind '" << kind << "'";
+    return success();
+  }
+  if (key == "tile")
+    return parseExtentPair(parser, fields.blockM, fields.blockN);
+  if (key == "warps")
+    return parseExtentPair(parser, fields.warpsM, fields.warpsN);
+  if (key == "stages")
+    return parser.parseInteger(fields.stages);
+  if (key == "group_m")
+    return parser.parseInteger(fields.groupM);
+  if (key == "schedule")
+    return parseEnumKeyword(parser, fields.schedule, "schedule",
+                            "cooperative or pingpong");
+  if (key == "cluster")
+    return parser.parseInteger(fields.clusterM);
+  if (key == "operands")
+    return parseEnumKeyword(parser, fields.operands, "operands", "x_w or w_x");
+  if (key == "split_k")
+    return parser.parseInteger(fields.splitK);
+  return parser.emitError(keyLoc)
+         << "unknown GEMM config key '" << key
+         << "' (expected mma, tile, warps, stages, group_m, schedule, "
+            "cluster, operands or split_k)";
+}
+} // namespace
+
 Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
-  MLIRContext *context = parser.getContext();
   if (parser.parseLess())
     return {};
   SMLoc backendLoc = parser.getCurrentLocation();
@@ -219,84 +296,21 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
         << "' (expected cublaslt, mma_sync, simt or wgmma)";
     return {};
   }
-  std::optional<MmaKind> mma;
-  int64_t blockM = 0, blockN = 0, warpsM = 0, warpsN = 0, stages = 0,
-          groupM = 0;
-  WgmmaSchedule schedule = WgmmaSchedule::cooperative;
-  int64_t clusterM = 1, splitK = 1;
-  WgmmaOperands operands = WgmmaOperands::x_w;
-  // A keyword naming a case of an enum, into `value`.
-  auto parseEnum = [&](auto &value, StringRef what,
-                       StringRef expected) -> ParseResult {
-    StringRef name;
-    SMLoc nameLoc = parser.getCurrentLocation();
-    if (parser.parseKeyword(&name))
-      return failure();
-    auto symbol = symbolizeEnum<std::decay_t<decltype(value)>>(name);
-    if (!symbol)
-      return parser.emitError(nameLoc) << "unknown " << what << " '" << name
-                                       << "' (expected " << expected << ")";
-    value = *symbol;
-    return success();
-  };
-  auto parsePair = [&](int64_t &first, int64_t &second) -> ParseResult {
-    SmallVector<int64_t, 2> dims;
-    SMLoc loc = parser.getCurrentLocation();
-    if (parser.parseDimensionList(dims, /*allowDynamic=*/false,
-                                  /*withTrailingX=*/false))
-      return failure();
-    if (dims.size() != 2)
-      return parser.emitError(loc) << "expected two extents, MxN";
-    first = dims[0];
-    second = dims[1];
-    return success();
-  };
+  GemmConfigFields fields;
   while (succeeded(parser.parseOptionalComma())) {
     SMLoc keyLoc = parser.getCurrentLocation();
     StringRef key;
-    if (parser.parseKeyword(&key) || parser.parseEqual())
-      return {};
-    ParseResult parsed = success();
-    if (key == "mma") {
-      StringRef kind;
-      SMLoc kindLoc = parser.getCurrentLocation();
-      parsed = parser.parseKeyword(&kind);
-      if (succeeded(parsed) && !(mma = symbolizeMmaKind(kind))) {
-        parser.emitError(kindLoc) << "unknown mma kind '" << kind << "'";
-        return {};
-      }
-    } else if (key == "tile") {
-      parsed = parsePair(blockM, blockN);
-    } else if (key == "warps") {
-      parsed = parsePair(warpsM, warpsN);
-    } else if (key == "stages") {
-      parsed = parser.parseInteger(stages);
-    } else if (key == "group_m") {
-      parsed = parser.parseInteger(groupM);
-    } else if (key == "schedule") {
-      parsed = parseEnum(schedule, "schedule", "cooperative or pingpong");
-    } else if (key == "cluster") {
-      parsed = parser.parseInteger(clusterM);
-    } else if (key == "operands") {
-      parsed = parseEnum(operands, "operands", "x_w or w_x");
-    } else if (key == "split_k") {
-      parsed = parser.parseInteger(splitK);
-    } else {
-      parser.emitError(keyLoc)
-          << "unknown GEMM config key '" << key
-          << "' (expected mma, tile, warps, stages, group_m, schedule, "
-             "cluster, operands or split_k)";
-      return {};
-    }
-    if (failed(parsed))
+    if (parser.parseKeyword(&key) || parser.parseEqual() ||
+        parseGemmConfigValue(parser, key, keyLoc, fields))
       return {};
   }
   if (parser.parseGreater())
     return {};
   return GemmConfigAttr::getChecked(
-      [&] { return parser.emitError(backendLoc); }, context, *backend, mma,
-      blockM, blockN, warpsM, warpsN, stages, groupM, schedule, clusterM,
-      operands, splitK);
+      [&] { return parser.emitError(backendLoc); }, parser.getContext(),
+      *backend, fields.mma, fields.blockM, fields.blockN, fields.warpsM,
+      fields.warpsN, fields.stages, fields.groupM, fields.schedule,
+      fields.clusterM, fields.operands, fields.splitK);
 }
 
 void GemmConfigAttr::print(AsmPrinter &printer) const {
