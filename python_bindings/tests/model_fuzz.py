@@ -809,8 +809,8 @@ class _IllPosedInputs(TorchDispatchMode):
       1e-9);
     - `singular`: (argument, point) of the ops of SINGULAR_POINTS, whose
       derivative is unbounded there (`_Run.ill_posed` keeps those within
-      the dtype's rounding of the point: sqrt(|h|) of a GEMM output that
-      is 0 in one summation order and 1e-8 in another, seed 115).
+      the dtype's rounding of the point: sqrt(|h|) of an h that one
+      rounding takes to 0 and another to 1e-8).
 
     With `masks` (one per singular argument, or None), it first sets those
     elements to the point, in place (below autograd): the forward then
@@ -1297,7 +1297,7 @@ class _Run:
         """What float64 computes in call `call`'s forward with the singular
         arguments within rounding of their point set to it, its outputs
         rounded to the model's dtype: a legitimate result where rounding
-        decides whether a GEMM output is 0 (log(|h|) of -inf, seed 277).
+        decides whether an argument is at the point (log(|h|) of -inf).
         None where no argument is within rounding."""
         masks = self.ill_posed(call)[1]
         if masks is None:
