@@ -140,10 +140,10 @@ int32_t makePlan(cublasLtHandle_t handle, const PlanKey &key, Plan &plan) {
                                        &workspace, sizeof(workspace));
   cublasLtMatmulHeuristicResult_t result;
   int found = 0;
-  cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      handle, plan.operation, plan.a, plan.b,
-      plan.biasAsC ? plan.biasAsC : plan.c, plan.c, preference, 1, &result,
-      &found);
+  cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(handle, plan.operation, plan.a, plan.b,
+                                     plan.biasAsC ? plan.biasAsC : plan.c,
+                                     plan.c, preference, 1, &result, &found);
   cublasLtMatmulPreferenceDestroy(preference);
   if (int32_t error = checkCublas(status, "cublasLtMatmulAlgoGetHeuristic"))
     return error;
