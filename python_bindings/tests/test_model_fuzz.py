@@ -109,7 +109,7 @@ def test_infinite_errors_of_every_implementation_bound_nothing():
 # read the input rounded), 777 (PyTorch's gelu_backward gives NaN on
 # fusion's contiguous chunk where eager's strided view gives -inf:
 # _Run.chunks_copied), 1024 and 1384 (gradients through a group norm of
-# one element: _OneElementNormalizations).
+# one element: _IllPosedInputs).
 @pytest.mark.parametrize("seed", [777, 808, 1024, 1384, 1632])
 def test_seeds_of_the_long_runs(seed):
     findings = model_fuzz.check(model_fuzz.generate(seed),
