@@ -45,10 +45,10 @@ def ConvertFusionToGPU : Pass<"fusion-lower-to-gpu", "::mlir::ModuleOp"> {
     checks its arguments (null, misaligned, too small or wrong-device
     buffers, batch size) through the runtime, then per op:
 
-    - `fused_linear`: `__fusion_rt_gemm` (cuBLASLt, with its bias epilogue
-      and `alpha`), writing the result buffer; then, unless the epilogue is
-      the identity, one elementwise kernel applying the epilogue region in
-      place with 16-byte vector loads and stores.
+    - `fused_linear`: `__fusion_rt_gemm` (cuBLASLt, with the bias, added in
+      the compute type, and `alpha`), writing the result buffer; then,
+      unless the epilogue is the identity, one elementwise kernel applying
+      the epilogue region in place with 16-byte vector loads and stores.
     - a training batch-norm stage: a column-statistics kernel (Welford per
       thread over a chunk of rows, on the epilogue's output) reads the GEMM
       output once, a finalize kernel merges the chunks in fixed order (Chan)
