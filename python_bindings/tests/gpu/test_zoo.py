@@ -10,8 +10,8 @@ import torch
 import fusion
 import fusion.dynamo
 
-from gpu.helpers import (PRECISIONS, TARGET, relative_error, run_poisoned,
-                         state_error)
+from gpu.helpers import (PRECISIONS, TARGET, precision_setup, relative_error,
+                         run_poisoned, state_error)
 from model_fuzz import EAGER_ERROR_FACTOR
 from test_aten_table import SAMPLES, Apply
 from zoo import SPECIAL_VALUES, special_values, zoo
@@ -114,7 +114,7 @@ def test_op_table(library_cache, within, sm90, name, strategy):
     model, x, module = table_module(name, strategy, "cuda")
     with torch.no_grad():
         out = run_poisoned(module, x)
-        torch.backends.cuda.matmul.allow_tf32 = False
+        precision_setup("fp32")
         eager = model(x)
         reference = model.double()(x.double())
     bound = 1e-5 + EAGER_ERROR_FACTOR * relative_error(eager, reference)
