@@ -1213,37 +1213,60 @@ Value GemmEpilogueEmitter::spanColumnLimit() {
   return sub(idx(p.n), t.columnBase);
 }
 
+SmallVector<Value>
+GemmEpilogueEmitter::sweepSpan(SpanElements elements,
+                               ArrayRef<SpanAccumulation> accumulations,
+                               int64_t lanes) {
+  SmallVector<Value> totals;
+  for (const SpanAccumulation &a : accumulations)
+    totals.push_back(f32(getReductionIdentity(a.combiner)));
+  elements([&](Value v, Value valid) {
+    for (auto [a, total] : llvm::zip(accumulations, totals)) {
+      Value term = a.term((*a.fn)(b, loc, v, ValueRange()));
+      if (valid)
+        term = select(valid, term, f32(getReductionIdentity(a.combiner)));
+      total = buildReductionCombine(b, loc, a.combiner, total, term);
+    }
+  });
+  for (auto [a, total] : llvm::zip(accumulations, totals))
+    total = reduceAcrossLanes(b, loc, a.combiner, total, lanes);
+  return totals;
+}
+
+GemmEpilogueEmitter::SpanAccumulation
+GemmEpilogueEmitter::shiftedAccumulation(const GemmRowReduction &reduction,
+                                         Value firstTotal, Value count,
+                                         Value &shift) {
+  if (reduction.kind == TileReductionKind::ShiftedExpSum) {
+    // The maximum, 0 where infinite (as PyTorch's logsumexp): a tile of
+    // -inf sums to 0, one holding +inf to +inf.
+    Value infinite = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OEQ,
+        math::AbsFOp::create(b, loc, firstTotal), f32(INFINITY));
+    shift = select(infinite, f32(0.0), firstTotal);
+    // exp(d) as 2^(d log2(e)): one ex2.approx (within 2 ulp) where
+    // libdevice's expf takes eight instructions, and the sweep over the
+    // tile, which nothing overlaps, is bound by their issue.
+    return {ReductionKind::sum, &reduction.fn, [this, shift](Value v) {
+              Value d = arith::SubFOp::create(b, loc, v, shift);
+              return math::Exp2Op::create(
+                         b, loc, arith::MulFOp::create(b, loc, d, f32(M_LOG2E)))
+                  .getResult();
+            }};
+  }
+  shift = arith::DivFOp::create(b, loc, firstTotal, count);
+  return {ReductionKind::sum, &reduction.fn, [this, shift](Value v) {
+            Value d = arith::SubFOp::create(b, loc, v, shift);
+            return arith::MulFOp::create(b, loc, d, d).getResult();
+          }};
+}
+
 SmallVector<Value> GemmEpilogueEmitter::reduceSpan(SpanElements elements,
                                                    Value count, int64_t lanes) {
-  // One reduction over the span: `combiner` of term(fn(out)).
-  struct Accumulation {
-    ReductionKind combiner;
-    const ScalarFn *fn;
-    std::function<Value(Value)> term;
-  };
-  auto identity = [](Value v) { return v; };
-  // The accumulations in one sweep over the thread's elements, in order,
-  // then a butterfly across the lanes: the same bits on every run.
-  auto sweep = [&](ArrayRef<Accumulation> accumulations) {
-    SmallVector<Value> totals;
-    for (const Accumulation &a : accumulations)
-      totals.push_back(f32(getReductionIdentity(a.combiner)));
-    elements([&](Value v, Value valid) {
-      for (auto [a, total] : llvm::zip(accumulations, totals)) {
-        Value term = a.term((*a.fn)(b, loc, v, ValueRange()));
-        if (valid)
-          term = select(valid, term, f32(getReductionIdentity(a.combiner)));
-        total = buildReductionCombine(b, loc, a.combiner, total, term);
-      }
-    });
-    for (auto [a, total] : llvm::zip(accumulations, totals))
-      total = reduceAcrossLanes(b, loc, a.combiner, total, lanes);
-    return totals;
-  };
-
   // First sweep: every combination, and the maximum or mean each shifted
   // sum needs; then the shifted sums.
-  SmallVector<Accumulation> firstSweep;
+  auto identity = [](Value v) { return v; };
+  SmallVector<SpanAccumulation> firstSweep;
   for (const GemmRowReduction &reduction : p.rowReductions)
     firstSweep.push_back({reduction.kind == TileReductionKind::Combine
                               ? reduction.combiner
@@ -1251,44 +1274,19 @@ SmallVector<Value> GemmEpilogueEmitter::reduceSpan(SpanElements elements,
                               ? ReductionKind::max
                               : ReductionKind::sum,
                           &reduction.fn, identity});
-  SmallVector<Value> firsts = sweep(firstSweep);
+  SmallVector<Value> firsts = sweepSpan(elements, firstSweep, lanes);
   SmallVector<Value> shifts;
-  SmallVector<Accumulation> secondSweep;
+  SmallVector<SpanAccumulation> secondSweep;
   for (auto [reduction, firstTotal] : llvm::zip(p.rowReductions, firsts)) {
-    if (reduction.kind == TileReductionKind::Combine) {
-      shifts.push_back(Value());
-      continue;
-    }
     Value shift;
-    if (reduction.kind == TileReductionKind::ShiftedExpSum) {
-      // The maximum, 0 where infinite (as PyTorch's logsumexp): a tile of
-      // -inf sums to 0, one holding +inf to +inf.
-      Value infinite = arith::CmpFOp::create(
-          b, loc, arith::CmpFPredicate::OEQ,
-          math::AbsFOp::create(b, loc, firstTotal), f32(INFINITY));
-      shift = select(infinite, f32(0.0), firstTotal);
-      // exp(d) as 2^(d log2(e)): one ex2.approx (within 2 ulp) where
-      // libdevice's expf takes eight instructions, and the sweep over the
-      // tile, which nothing overlaps, is bound by their issue.
+    if (reduction.kind != TileReductionKind::Combine)
       secondSweep.push_back(
-          {ReductionKind::sum, &reduction.fn, [this, shift](Value v) {
-             Value d = arith::SubFOp::create(b, loc, v, shift);
-             return math::Exp2Op::create(
-                        b, loc, arith::MulFOp::create(b, loc, d, f32(M_LOG2E)))
-                 .getResult();
-           }});
-    } else {
-      shift = arith::DivFOp::create(b, loc, firstTotal, count);
-      secondSweep.push_back(
-          {ReductionKind::sum, &reduction.fn, [this, shift](Value v) {
-             Value d = arith::SubFOp::create(b, loc, v, shift);
-             return arith::MulFOp::create(b, loc, d, d).getResult();
-           }});
-    }
+          shiftedAccumulation(reduction, firstTotal, count, shift));
     shifts.push_back(shift);
   }
-  SmallVector<Value> seconds =
-      secondSweep.empty() ? SmallVector<Value>() : sweep(secondSweep);
+  SmallVector<Value> seconds = secondSweep.empty()
+                                   ? SmallVector<Value>()
+                                   : sweepSpan(elements, secondSweep, lanes);
 
   SmallVector<Value> partials;
   auto nextSecond = seconds.begin();

@@ -319,6 +319,22 @@ private:
   /// span's columns within N (f32).
   SmallVector<Value> reduceSpan(SpanElements elements, Value count,
                                 int64_t lanes);
+  /// One reduction over a span: `combiner` of term(fn(element)).
+  struct SpanAccumulation {
+    ReductionKind combiner;
+    const ScalarFn *fn;
+    std::function<Value(Value)> term;
+  };
+  /// The accumulations in one sweep over the thread's elements, in order,
+  /// then a butterfly across the lanes: the same bits on every run.
+  SmallVector<Value> sweepSpan(SpanElements elements,
+                               ArrayRef<SpanAccumulation> accumulations,
+                               int64_t lanes);
+  /// The shift (`shift`) of a shifted reduction from its first sweep's
+  /// total, and its second sweep's accumulation.
+  SpanAccumulation shiftedAccumulation(const GemmRowReduction &reduction,
+                                       Value firstTotal, Value count,
+                                       Value &shift);
   /// The columns within N of the tile's spans (f32): the span, or for a
   /// whole-row span of the last tile, the columns left.
   Value spanColumnCount();

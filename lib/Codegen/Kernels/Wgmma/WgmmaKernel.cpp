@@ -70,11 +70,20 @@ void WgmmaKernel::setMaxRegisters(int32_t count,
 }
 
 void WgmmaKernel::setUp(gpu::GPUFuncOp kernel) {
-  MLIRContext *context = b.getContext();
+  takeArguments(kernel);
+  setUpThreadRoles();
+  setUpSharedMemory();
+  accumulatorType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(accumulators(), b.getF32Type()));
+  blockAccumulatorType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(blockAccumulators(), b.getF32Type()));
+}
+
+void WgmmaKernel::takeArguments(gpu::GPUFuncOp kernel) {
   auto args = kernel.getArguments();
   auto mapType = [&](int64_t boxRows) {
     return nvgpu::TensorMapDescriptorType::get(
-        context,
+        b.getContext(),
         MemRefType::get({boxRows, tileK}, elementType,
                         MemRefLayoutAttrInterface(), workgroup()),
         nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
@@ -93,7 +102,9 @@ void WgmmaKernel::setUp(gpu::GPUFuncOp kernel) {
     residualMap = cast(args[3], mapType(c.getBlockM()));
   epilogueArgs =
       GemmEpilogueArguments::take(p, args.drop_front(residualMap ? 4 : 3));
+}
 
+void WgmmaKernel::setUpThreadRoles() {
   thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   consumerThread = sub(thread, kWarpgroupThreads);
   // Broadcast from lane 0, so that ptxas knows the warpgroup (and what a
@@ -126,7 +137,9 @@ void WgmmaKernel::setUp(gpu::GPUFuncOp kernel) {
     clusterRank = rankInCluster();
   if (c.splitsK())
     kShare = rankInCluster();
+}
 
+void WgmmaKernel::setUpSharedMemory() {
   // The stage buffers start at a 1024-byte boundary, where TMA's and
   // wgmma's 128-byte swizzles agree (the layout has room for the shift).
   auto raw = gpu::DynamicSharedMemoryOp::create(
@@ -156,11 +169,6 @@ void WgmmaKernel::setUp(gpu::GPUFuncOp kernel) {
 
   barriers = nvgpu::MBarrierCreateOp::create(
       b, loc,
-      nvgpu::MBarrierGroupType::get(context, workgroup(),
+      nvgpu::MBarrierGroupType::get(b.getContext(), workgroup(),
                                     getWgmmaBarrierCount(c)));
-
-  accumulatorType = LLVM::LLVMStructType::getLiteral(
-      context, SmallVector<Type>(accumulators(), b.getF32Type()));
-  blockAccumulatorType = LLVM::LLVMStructType::getLiteral(
-      context, SmallVector<Type>(blockAccumulators(), b.getF32Type()));
 }

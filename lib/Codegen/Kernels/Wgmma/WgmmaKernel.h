@@ -182,6 +182,13 @@ public:
   std::optional<GemmEpilogueArguments> epilogueArgs;
   /// All of a thread's accumulators, and those of one row block's wgmma.
   LLVM::LLVMStructType accumulatorType, blockAccumulatorType;
+
+private:
+  /// The steps of setUp: the tensor maps and the epilogue's operands; the
+  /// thread's roles and the tiles; the aligned ring and its barriers.
+  void takeArguments(gpu::GPUFuncOp kernel);
+  void setUpThreadRoles();
+  void setUpSharedMemory();
 };
 
 /// The base of the parts: the kernel's state and the index arithmetic.
