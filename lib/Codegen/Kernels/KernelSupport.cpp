@@ -30,45 +30,6 @@ Value mlir::fusion::narrowTo(OpBuilder &builder, Location loc, Value value,
   return arith::TruncFOp::create(builder, loc, target, value);
 }
 
-/// The constant `scalar` of `type`: the scalar's type, or a vector of it.
-static Value splat(OpBuilder &builder, Location loc, Type type,
-                   TypedAttr scalar) {
-  if (auto vector = dyn_cast<VectorType>(type))
-    return arith::ConstantOp::create(builder, loc,
-                                     DenseElementsAttr::get(vector, scalar));
-  return arith::ConstantOp::create(builder, loc, scalar);
-}
-
-Value mlir::fusion::splitRemainder(OpBuilder &builder, Location loc, Value x,
-                                   Value high) {
-  Value remainder = arith::SubFOp::create(builder, loc, x, high);
-  Value undefined = arith::CmpFOp::create(
-      builder, loc, arith::CmpFPredicate::UNO, remainder, remainder);
-  Value zero = arith::ConstantOp::create(builder, loc, x.getType(),
-                                         builder.getZeroAttr(x.getType()));
-  return arith::SelectOp::create(builder, loc, undefined, zero, remainder);
-}
-
-std::pair<Value, Value> mlir::fusion::splitTf32(OpBuilder &builder,
-                                                Location loc, Value x) {
-  Type type = x.getType();
-  Type bitsType = builder.getI32Type();
-  if (auto vector = dyn_cast<VectorType>(type))
-    bitsType = vector.clone(bitsType);
-  Value mask =
-      splat(builder, loc, bitsType, builder.getI32IntegerAttr(kTf32HighBits));
-  Value bits = arith::BitcastOp::create(builder, loc, bitsType, x);
-  Value truncated = arith::BitcastOp::create(
-      builder, loc, type, arith::AndIOp::create(builder, loc, bits, mask));
-  // The largest finite tf32: (2 - 2^-10) * 2^127.
-  double largest = 0x1.ffcp127;
-  Value upper = splat(builder, loc, type, builder.getF32FloatAttr(largest));
-  Value below = arith::MinNumFOp::create(builder, loc, truncated, upper);
-  Value lower = splat(builder, loc, type, builder.getF32FloatAttr(-largest));
-  Value high = arith::MaxNumFOp::create(builder, loc, below, lower);
-  return {high, arith::SubFOp::create(builder, loc, x, high)};
-}
-
 int64_t mlir::fusion::getVectorWidth(Type elementType, int64_t columns) {
   int64_t width = 16 / elementBytes(elementType);
   return columns % width == 0 ? width : 1;

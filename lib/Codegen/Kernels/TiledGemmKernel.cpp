@@ -265,23 +265,8 @@ TiledGemmEmitter::loadStage(Value stage, Value kTile) {
 }
 
 SmallVector<Value> TiledGemmEmitter::toTf32(Value fragment, bool split) {
-  auto vectorType = cast<VectorType>(fragment.getType());
-  auto intType = vectorType.clone(b.getI32Type());
-  auto splat = [&](int64_t v) -> Value {
-    return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
-  };
-  if (!split) {
-    // Round to nearest, ties away from zero, at 10 mantissa bits: the
-    // rounding of cvt.rna.tf32.f32, which the CPU reference emulates too.
-    Value bits = arith::BitcastOp::create(b, loc, intType, fragment);
-    Value mask = splat(kTf32HighBits);
-    Value rounded = arith::AndIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, bits, splat(0x1000)), mask);
-    return {arith::BitcastOp::create(b, loc, vectorType, rounded)};
-  }
-  // Split (splitTf32): the rest is exact in f32; the tensor cores use its
-  // top tf32 bits.
+  if (!split)
+    return {convertToTf32(b, loc, fragment)};
   auto [high, low] = splitTf32(b, loc, fragment);
   return {high, low};
 }

@@ -57,16 +57,15 @@
 //
 // 3xTF32 (fp32 precision of f32 tensors): three wgmmas a K step (small
 // terms first), x's high and low tf32 parts from registers (ldmatrix, then
-// the split), w's high part the stage as the tensor cores read it
-// (truncated) and its exact remainder from a buffer a stage, which two
-// warps of the producer warpgroup write once the stage is loaded (a third
-// mbarrier a stage). With swapped operands the two change places: w's
-// parts come from registers, x's remainders from the buffer (small
-// batches: 16 or 32 rows a stage to split). The consumers load the next K
-// slice's parts while the tensor cores multiply this one; each pair of K
-// slices is summed from
-// zero and added to the running sums with round-to-nearest, as the sm_80
-// kernel does (the tensor cores truncate when they accumulate). x from
+// the split), w's parts (the same split) from the stage, where two warps
+// of the producer warpgroup write the high part over w once the stage is
+// loaded, and a remainder buffer a stage (a third mbarrier a stage). With
+// swapped operands the two change places: w's parts come from registers,
+// x's from the stage and the buffer (small batches: 16 or 32 rows a stage
+// to split). The consumers load the next K slice's parts while the tensor
+// cores multiply this one; each pair of K slices is summed from zero and
+// added to the running sums with round-to-nearest, as the sm_80 kernel
+// does (the tensor cores truncate when they accumulate). x from
 // registers leaves shared memory w's reads only (both operands' reads
 // bounded the kernel), and with the split in the producer the consumer
 // warpgroups need no barrier in the main loop (docs/known-issues.md).

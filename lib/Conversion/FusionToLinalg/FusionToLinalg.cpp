@@ -2,6 +2,7 @@
 
 #include "fusion/Conversion/FusionToLinalg/FusionToLinalg.h"
 
+#include "fusion/Codegen/Math/Tf32.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
 #include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
 
@@ -36,19 +37,8 @@ static Value roundToPrecision(OpBuilder &b, Location loc, Value value,
   switch (precision) {
   case Precision::fp32:
     return value;
-  case Precision::tf32: {
-    // Round to nearest, ties away from zero, to a 10-bit mantissa.
-    Type i32 = b.getI32Type();
-    Value bits = arith::BitcastOp::create(b, loc, i32, value);
-    bits = arith::AddIOp::create(
-        b, loc, bits,
-        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0x1000)));
-    bits = arith::AndIOp::create(
-        b, loc, bits,
-        arith::ConstantOp::create(
-            b, loc, b.getI32IntegerAttr(static_cast<int32_t>(0xFFFFE000u))));
-    return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
-  }
+  case Precision::tf32:
+    return roundToTf32(b, loc, value);
   case Precision::bf16:
   case Precision::f16: {
     Type narrow = precision == Precision::bf16 ? Type(b.getBF16Type())

@@ -26,9 +26,9 @@ from gpu.epilogues import MODELS as EPILOGUES
 from gpu.epilogues import N as EPILOGUE_N
 from gpu.epilogues import shaped_models
 from gpu.helpers import (DTYPES, LIBRARY_BOUNDS, MODELS, ROOT, Library,
-                         cuda_malloc, make_inputs, model_b, need, poisoned,
-                         poisoned_outputs, precision_setup, relative_error,
-                         workload_kind)
+                         cuda_malloc, make_inputs, model_a, model_b, need,
+                         poisoned, poisoned_outputs, precision_setup,
+                         relative_error, workload_kind)
 
 sys.path.insert(0, str(ROOT / "scripts" / "gpu"))
 from make_models import SHAPES  # noqa: E402
@@ -406,6 +406,44 @@ def test_infinite_operands(artifacts, within, sm90, m):
     ref = torch.addmm(b.double(), x.double(), w.double().t())
     within(relative_error(y[~special], ref[~special]),
            LIBRARY_BOUNDS["fp32"], "finite elements")
+
+
+# NaN operands of the tensor-core GEMMs: a tf32 operand rounded in
+# registers (roundToTf32) and a 3xTF32 operand's parts (splitTf32) keep
+# its NaN; the rounding's carry made the GPU's canonical NaN 0x7fffffff
+# -0.0. x holds that NaN and a negative quiet one, w one: the output is NaN
+# in exactly eager's rows and columns, at 16 rows (wgmma: x in shared
+# memory) and 333 (w there), and the other elements are within the bound.
+# At fp32, x also holds a NaN whose payload is all in the low 13 bits,
+# which the tensor cores read as an infinity; at tf32 the wgmma kernel
+# reads its operands from shared memory as they are, so that one is
+# tf32's infinity there.
+NAN_BITS = {"fp32": (0x7fffffff, -0x400000, 0x7f800001),  # -: 0xffc00000
+            "tf32": (0x7fffffff, -0x400000)}
+
+
+@pytest.mark.parametrize("precision", ["fp32", "tf32"])
+@pytest.mark.parametrize("strategy", ["tiled", "wgmma"])
+@pytest.mark.parametrize("m", [16, 333])
+def test_nan_operands(artifacts, within, sm90, precision, strategy, m):
+    lib = Library(need(artifacts / FOLDERS[strategy] /
+                       f"workloads_f32_{precision}.so"))
+    precision_setup(precision)
+    torch.manual_seed(m)
+    name = "a_1000x4000"
+    x, w, b = make_inputs("a", m, *shape_of(name), torch.float32)
+    for row, bits in enumerate(NAN_BITS[precision]):
+        x.view(torch.int32)[5 * row + 1, 17 * row + 3] = bits
+    w.view(torch.int32)[129, 999] = NAN_BITS[precision][0]
+    y = poisoned((m, w.shape[0]))
+    lib.run(name, m, [x, w, b], [y])
+    torch.cuda.synchronize()
+    (ref,) = model_a(x.double(), w.double(), b.double())
+    within(int((y.isnan() != ref.isnan()).sum()), 0,
+           "elements NaN where eager's are not, or not where they are")
+    finite = ~ref.isnan()
+    within(relative_error(y[finite], ref[finite]), LIBRARY_BOUNDS[precision],
+           "the other elements")
 
 
 # ------------------------------------------------------ back-to-back calls

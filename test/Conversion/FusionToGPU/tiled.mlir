@@ -55,9 +55,13 @@
 // CHECK-SAME: -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, !nvgpu.device.async.token, vector<4x1xf32>, vector<4x1xf32>, vector<4x1xf32>, vector<4x1xf32>)
 // CHECK: nvgpu.ldmatrix %[[A]]
 // CHECK: nvgpu.device_async_copy
-// tf32: operands rounded to nearest (ties away) at 10 mantissa bits.
-// CHECK: arith.addi %{{.*}}, %cst{{.*}} : vector<4x1xi32>
-// CHECK: arith.andi
+// tf32: operands rounded to nearest (ties away) at 10 mantissa bits by
+// cvt.rna.tf32.f32, which keeps a NaN (adding half a unit to the bits made
+// the GPU's NaN 0x7fffffff -0.0).
+// CHECK: %[[ELEMENT:.*]] = vector.extract %{{.*}}[0, 0] : f32 from vector<{{[24]}}x1xf32>
+// CHECK: %[[TF32:.*]] = nvvm.convert.float.to.tf32 %[[ELEMENT]] {rnd = #nvvm.fp_rnd_mode<rna>}
+// CHECK: %[[ROUNDED:.*]] = arith.bitcast %[[TF32]] : i32 to f32
+// CHECK: vector.insert %[[ROUNDED]], %{{.*}} [0, 0] : f32 into vector<{{[24]}}x1xf32>
 // CHECK-COUNT-8: nvgpu.mma.sync(%{{.*}}, %{{.*}}, %{{.*}}) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
 // The third of the 4 steps, once every read of this tile is issued, waits
 // for the next tile; the last step loads its first fragments.
@@ -191,18 +195,21 @@ func.func @f32_in_bf16(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x
 // -----
 
 // An fp32 GEMM takes three tf32 products (3xTF32): each fragment's high
-// part is its top tf32 bits clamped to the largest finite tf32, the low
-// part the exact remainder, so an infinite x has a finite high part and an
-// infinite low part (never inf * 0 with a partner exact in tf32).
+// part is x rounded to nearest tf32 and clamped to the largest finite
+// tf32, the low part the exact remainder, so an infinite x has a finite
+// high part and an infinite low part (never inf * 0 with a partner exact
+// in tf32).
 // CHECK-LABEL: gpu.func @f32_split_0_gemm
-// CHECK: %[[BITS:.*]] = arith.bitcast %[[X:.*]] : vector<2x1xf32> to vector<2x1xi32>
-// CHECK: %[[TRUNC:.*]] = arith.andi %[[BITS]], %{{.*}} : vector<2x1xi32>
-// CHECK: %[[HIGH:.*]] = arith.bitcast %[[TRUNC]] : vector<2x1xi32> to vector<2x1xf32>
 // CHECK: %[[LARGEST:.*]] = arith.constant dense<3.40116213E+38> : vector<2x1xf32>
-// CHECK: %[[BELOW:.*]] = arith.minnumf %[[HIGH]], %[[LARGEST]] : vector<2x1xf32>
-// CHECK: %[[LEAST:.*]] = arith.constant dense<-3.40116213E+38> : vector<2x1xf32>
-// CHECK: %[[CLAMPED:.*]] = arith.maxnumf %[[BELOW]], %[[LEAST]] : vector<2x1xf32>
-// CHECK: arith.subf %[[X]], %[[CLAMPED]] : vector<2x1xf32>
+// CHECK-NEXT: %[[LEAST:.*]] = arith.constant dense<-3.40116213E+38> : vector<2x1xf32>
+// CHECK-NEXT: %[[BITS:.*]] = arith.bitcast %[[X:.*]] : vector<2x1xf32> to vector<2x1xi32>
+// CHECK: %[[HALF_ULP:.*]] = arith.constant dense<4096> : vector<2x1xi32>
+// CHECK: %[[CARRIED:.*]] = arith.addi %[[BITS]], %[[HALF_ULP]] : vector<2x1xi32>
+// CHECK: %[[KEPT:.*]] = arith.andi %[[CARRIED]], %{{.*}} : vector<2x1xi32>
+// CHECK: %[[ROUNDED:.*]] = arith.bitcast %[[KEPT]] : vector<2x1xi32> to vector<2x1xf32>
+// CHECK-NEXT: %[[BELOW:.*]] = arith.minnumf %[[ROUNDED]], %[[LARGEST]] : vector<2x1xf32>
+// CHECK-NEXT: %[[CLAMPED:.*]] = arith.maxnumf %[[BELOW]], %[[LEAST]] : vector<2x1xf32>
+// CHECK-NEXT: arith.subf %[[X]], %[[CLAMPED]] : vector<2x1xf32>
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
 func.func @f32_split(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {

@@ -1,8 +1,8 @@
 // 3xTF32 with swapped operands (small batches: tiles of 16 batch rows by 64
 // of w's, one consumer warpgroup): the operands change places. The
-// producer's splitters (threads 64-127) write the remainders of x's stage
-// (16 rows: 512 f32, two 16-byte chunks a splitter) to the stage's
-// remainder buffer past the ring (4 stages of 16 + 64 rows of 128 bytes),
+// producer's splitters (threads 64-127) split x's stage (16 rows: 512 f32,
+// two 16-byte chunks a splitter): the high parts over the stage, the
+// remainders to the stage's remainder buffer past the ring (4 stages of 16 + 64 rows of 128 bytes),
 // and the consumers load w's 64 rows of the stage (after x's 4 x 2 KiB)
 // with ldmatrix and split them in registers. Each K step multiplies with
 // three m64n16k8 wgmmas of w's parts by x's (N = the tile's 16 rows).
@@ -23,25 +23,15 @@
 // CHECK: %[[REM_STAGE:.*]] = arith.muli %[[STAGE]], %c2048{{.*}} : index
 // CHECK: %[[REM_OFFSET:.*]] = arith.addi %[[REM_STAGE]], %c40960 : index
 // CHECK: %[[REM:.*]] = memref.view %{{.*}}[%[[REM_OFFSET]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<512xf32, #gpu.address_space<workgroup>>
-// A chunk with an infinite element: its high part, the largest finite
-// tf32, is written over the tile, its remainder is the infinity.
+// Each chunk's high part (splitTf32: rounded to tf32, clamped to the
+// largest finite tf32) over the tile, its exact remainder to the
+// remainder buffer.
 // CHECK: %[[CHUNK:.*]] = vector.load %[[X]][%[[AT:.*]]]
-// CHECK: %[[INFINITE:.*]] = vector.reduction <or>
-// CHECK: scf.if %[[INFINITE]] {
 // CHECK: %[[HIGH:.*]] = arith.maxnumf
-// CHECK: %[[INF_LOW:.*]] = arith.subf %[[CHUNK]], %[[HIGH]]
+// CHECK: %[[LOW:.*]] = arith.subf %[[CHUNK]], %[[HIGH]]
 // CHECK-NEXT: vector.store %[[HIGH]], %[[X]][%[[AT]]]
-// CHECK-NEXT: vector.store %[[INF_LOW]], %[[REM]][%[[AT]]]
-// CHECK-NEXT: } else {
-// Otherwise the remainder x - high, 0 where it is NaN (x NaN: the high part
-// alone carries it, as fp32's product would).
-// CHECK: %[[R:.*]] = arith.subf %[[CHUNK]], %{{.*}} : vector<4xf32>
-// CHECK: %[[UNDEFINED:.*]] = arith.cmpf uno, %[[R]], %[[R]] : vector<4xf32>
-// CHECK: %[[LOW:.*]] = arith.select %[[UNDEFINED]], %{{.*}}, %[[R]] : vector<4xi1>, vector<4xf32>
 // CHECK-NEXT: vector.store %[[LOW]], %[[REM]][%[[AT]]]
-// CHECK-NEXT: }
 // CHECK: vector.store %{{.*}}, %[[X]]
-// CHECK: vector.store %{{.*}}, %[[REM]]
 // CHECK: vector.store %{{.*}}, %[[REM]]
 // CHECK-NOT: vector.store
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}

@@ -203,12 +203,12 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 
 // 3xTF32: a third mbarrier a stage (64 arrivals), after the epilogue's.
 // The producer warpgroup's last two warps (threads 64-127) follow the
-// ring: per K slice they wait for the stage's loads, write w's remainders
-// w - trunc_tf32(w) (the tensor cores read w itself truncated) to the
-// stage's remainder buffer, fence them for the async proxy and arrive on
-// the stage's split barrier. The consumers wait for the stage and its
-// split, load x's A fragments with four ldmatrix.x4 a slice and split them
-// in registers (high part truncated, remainder), which pass through inline
+// ring: per K slice they wait for the stage's loads, split w (splitTf32:
+// the high part, rounded to tf32 and clamped, over the stage, the rounded
+// remainder to the stage's remainder buffer), fence them for the async
+// proxy and arrive on the stage's split barrier. The consumers wait for the
+// stage and its split, load x's A fragments with four ldmatrix.x4 a slice
+// and split them in registers alike, which pass through inline
 // PTX with the accumulators before the wgmma fence. Each K step multiplies
 // with three m64n128k8 wgmmas from registers (inline PTX: scale-d 0 for
 // the first of a sum), small terms first. K slices go in pairs, summed
@@ -229,22 +229,18 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 // CHECK: scf.for
 // CHECK: scf.for
 // CHECK: nvvm.mbarrier.try_wait
-// CHECK: %[[X:.*]] = vector.load
-// CHECK: %[[ABS:.*]] = math.absf %[[X]] : vector<4xf32>
-// CHECK: %[[IS_INF:.*]] = arith.cmpf oeq, %[[ABS]], %{{.*}} : vector<4xf32>
-// CHECK: %[[INFINITE:.*]] = vector.reduction <or>, %[[IS_INF]] : vector<4xi1> into i1
-// CHECK: scf.if %[[INFINITE]] {
-// CHECK-COUNT-2: vector.store
-// CHECK-NEXT: } else {
+// CHECK: %[[X:.*]] = vector.load %[[TILE:.*]][%[[AT:.*]]] :
 // CHECK: %[[BITS:.*]] = arith.bitcast %[[X]] : vector<4xf32> to vector<4xi32>
-// CHECK: %[[TRUNC:.*]] = arith.andi %[[BITS]], %cst{{.*}} : vector<4xi32>
-// CHECK: %[[HIGH:.*]] = arith.bitcast %[[TRUNC]] : vector<4xi32> to vector<4xf32>
-// CHECK: %[[R:.*]] = arith.subf %[[X]], %[[HIGH]] : vector<4xf32>
-// CHECK-NEXT: %[[UNDEFINED:.*]] = arith.cmpf uno, %[[R]], %[[R]] : vector<4xf32>
-// CHECK: %[[LOW:.*]] = arith.select %[[UNDEFINED]], %{{.*}}, %[[R]]
-// CHECK-NEXT: vector.store %[[LOW]]
-// CHECK-NEXT: }
-// CHECK-COUNT-15: vector.reduction <or>
+// CHECK: %[[UP:.*]] = arith.addi %[[BITS]], %{{.*}} : vector<4xi32>
+// CHECK: %[[KEPT:.*]] = arith.andi %[[UP]], %{{.*}} : vector<4xi32>
+// CHECK: %[[ROUNDED:.*]] = arith.bitcast %[[KEPT]] : vector<4xi32> to vector<4xf32>
+// CHECK: %[[BELOW:.*]] = arith.minnumf %[[ROUNDED]]
+// CHECK: %[[HIGH:.*]] = arith.maxnumf %[[BELOW]]
+// CHECK: %[[LOW:.*]] = arith.subf %[[X]], %[[HIGH]] : vector<4xf32>
+// CHECK-NEXT: vector.store %[[HIGH]], %[[TILE]][%[[AT]]]
+// CHECK-NEXT: vector.store %[[LOW]], %[[REM:.*]][%[[AT]]]
+// CHECK-COUNT-15: vector.store %{{.*}}, %[[REM]]
+// CHECK-NOT: vector.store
 // CHECK-NOT: nvgpu.mbarrier.arrive
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvgpu.mbarrier.arrive
@@ -257,16 +253,20 @@ func.func @wgmma(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>, %b: tensor<48xbf
 // CHECK-NOT: vector.store
 // CHECK: %[[FRAGMENT:.*]] = nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<128x32xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
 // CHECK: %[[XA:.*]] = vector.extract %[[FRAGMENT]][0, 0]
-// CHECK: %[[XBITS:.*]] = arith.bitcast %[[XA]] : f32 to i32
-// CHECK: %[[XHIGH:.*]] = arith.andi %[[XBITS]], %c-8192_i32
-// CHECK: %[[XTRUNC:.*]] = arith.bitcast %[[XHIGH]] : i32 to f32
-// The high part clamped to the largest finite tf32: an infinite x's low
-// part is the infinity (splitTf32).
+// The high part rounded to nearest tf32 and clamped to the largest finite
+// tf32, the low part the exact remainder: an infinite x's low part is the
+// infinity (splitTf32).
 // CHECK: %[[LARGEST:.*]] = arith.constant 3.40116213E+38 : f32
-// CHECK: %[[BELOW:.*]] = arith.minnumf %[[XTRUNC]], %[[LARGEST]] : f32
 // CHECK: %[[LEAST:.*]] = arith.constant -3.40116213E+38 : f32
+// CHECK: %[[XBITS:.*]] = arith.bitcast %[[XA]] : f32 to i32
+// CHECK: %[[XUP:.*]] = arith.addi %[[XBITS]], %c4096_i32
+// CHECK: %[[XKEPT:.*]] = arith.andi %[[XUP]], %c-8192_i32
+// CHECK: %[[XROUNDED:.*]] = arith.bitcast %[[XKEPT]] : i32 to f32
+// CHECK: %[[BELOW:.*]] = arith.minnumf %[[XROUNDED]], %[[LARGEST]] : f32
 // CHECK: %[[XHIGHPART:.*]] = arith.maxnumf %[[BELOW]], %[[LEAST]] : f32
-// CHECK: arith.subf %[[XA]], %[[XHIGHPART]] : f32
+// CHECK: %[[XREM:.*]] = arith.subf %[[XA]], %[[XHIGHPART]] : f32
+// CHECK: arith.bitcast %[[XHIGHPART]] : f32 to i32
+// CHECK-NEXT: arith.bitcast %[[XREM]] : f32 to i32
 // CHECK-COUNT-3: nvgpu.ldmatrix
 // CHECK-NOT: nvgpu.ldmatrix
 // CHECK: %[[ZERO:.*]] = llvm.mlir.zero

@@ -159,13 +159,19 @@ func.func @batch_norm_inference(%x: tensor<?x4xf32>, %rm: tensor<4xf32>, %rv: te
 
 // -----
 
-// The GEMM rounds f32 operands to tf32 (round to nearest, ties away); the
-// epilogue applies alpha, the bias, then the cloned region.
+// The GEMM rounds f32 operands to tf32 as the GPU kernels do (round to
+// nearest, ties away; a NaN quiet); the epilogue applies alpha, the bias,
+// then the cloned region.
 // CHECK-LABEL: func.func @fused_linear_tf32
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
-// CHECK: %[[BITS:.*]] = arith.bitcast %{{.*}} : f32 to i32
+// CHECK: ^bb0(%[[X:.*]]: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[X]] : f32 to i32
 // CHECK: %[[UP:.*]] = arith.addi %[[BITS]], %{{.*}} : i32
-// CHECK: arith.andi %[[UP]], %{{.*}} : i32
+// CHECK: %[[KEPT:.*]] = arith.andi %[[UP]], %{{.*}} : i32
+// CHECK: %[[ROUNDED:.*]] = arith.bitcast %[[KEPT]] : i32 to f32
+// CHECK: %[[IS_NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : f32
+// CHECK: %[[QUIET_NAN:.*]] = arith.constant 0x7FC00000 : f32
+// CHECK: arith.select %[[IS_NAN]], %[[QUIET_NAN]], %[[ROUNDED]] : f32
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
 // CHECK: ^bb0(%[[SUM:.*]]: f32, %[[BIAS:.*]]: f32, %[[COL:.*]]: f32, %{{.*}}: f32):
 // CHECK: %[[SCALED:.*]] = arith.mulf %[[SUM]], %{{.*}} : f32

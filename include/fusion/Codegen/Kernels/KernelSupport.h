@@ -10,6 +10,7 @@
 #define FUSION_CODEGEN_KERNELS_KERNELSUPPORT_H
 
 #include "fusion/Codegen/Kernels/LaunchContract.h"
+#include "fusion/Codegen/Math/Tf32.h"
 
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
 #include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
@@ -38,27 +39,6 @@ inline int64_t elementBytes(Type elementType) {
 /// from f32 to `elementType`; unchanged when already of that type.
 Value widenToF32(OpBuilder &builder, Location loc, Value value);
 Value narrowTo(OpBuilder &builder, Location loc, Value value, Type elementType);
-
-/// The bits of an f32 operand that the tensor cores read as tf32 (sign,
-/// exponent, 10 mantissa bits: they truncate, as CUTLASS's round-toward-zero
-/// tf32 conversion relies on): a 3xTF32 operand's high part.
-constexpr int32_t kTf32HighBits = static_cast<int32_t>(0xffffe000u);
-
-/// The low part `x - high` of a split-tf32 (3xTF32) operand whose high part
-/// is `x` itself as the tensor cores read it (in shared memory), a float or
-/// a vector of floats: exact for finite `x`, 0 where `x` is infinite or NaN
-/// (whose `x - high` is NaN: the high part alone carries it).
-Value splitRemainder(OpBuilder &builder, Location loc, Value x, Value high);
-
-/// The split-tf32 (3xTF32) parts {high, low} of an operand in registers, a
-/// float or a vector of floats: high is x's top tf32 bits (truncated, so
-/// that low has x's sign), clamped to the largest finite tf32; low = x -
-/// high, exact for finite x. An infinite x so has a finite high part and an
-/// infinite low part: its products with the other operand's parts are an
-/// infinity of the product's sign wherever fp32's is, never inf * 0 (a
-/// partner exact in tf32, whose low part is 0) nor inf - inf; a NaN x has
-/// a NaN low part.
-std::pair<Value, Value> splitTf32(OpBuilder &builder, Location loc, Value x);
 
 /// Elements each thread of an elementwise kernel handles: 16 bytes when the
 /// row length allows it, else 1.

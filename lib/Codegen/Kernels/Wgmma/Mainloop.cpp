@@ -3,13 +3,10 @@
 #include "WgmmaKernel.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-
-#include <cmath>
 
 using namespace mlir;
 using namespace mlir::fusion;
@@ -113,48 +110,23 @@ Value WgmmaMainloop::multiplyStage(Value acc, Value stage, bool fromZero,
 
 void WgmmaMainloop::splitStage(Value stage, Value splitter) {
   // Each splitter takes 16-byte chunks of the kernel.shared-memory operand's
-  // tile; the kernel.layout does not matter, the remainder goes to the same
-  // offset.
-  Type f32 = b.getF32Type();
-  auto vectorType = VectorType::get({4}, f32);
-  auto intType = VectorType::get({4}, b.getI32Type());
-  Value mask = arith::ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::get(intType, b.getI32IntegerAttr(kTf32HighBits)));
+  // tile; the kernel.layout does not matter. The high part (splitTf32) is
+  // written over the tile, the low part to the same offset of the remainder
+  // buffer: as the tensor cores read the stage, its elements would be
+  // truncated to tf32, and an infinity's low part would be NaN.
+  auto vectorType = VectorType::get({4}, b.getF32Type());
   int64_t chunks = c.getWgmmaN() * kGemmRowBytes / kGemmChunkBytes;
   assert(chunks % kSplitters == 0 && "whole rounds of the splitters");
-  Value tile =
-      kernel.sharedView(ring.sharedOperandOffset(stage), {chunks * 4}, f32);
-  Value low = kernel.sharedView(ring.remainderOffset(stage), {chunks * 4}, f32);
-  Value infinity = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(vectorType, b.getF32FloatAttr(INFINITY)));
+  Value tile = kernel.sharedView(ring.sharedOperandOffset(stage), {chunks * 4},
+                                 b.getF32Type());
+  Value low = kernel.sharedView(ring.remainderOffset(stage), {chunks * 4},
+                                b.getF32Type());
   for (int64_t first = 0; first < chunks; first += kSplitters) {
     Value element = mul(add(splitter, first), 4);
     Value x = vector::LoadOp::create(b, loc, vectorType, tile, element);
-    // An infinite element is split as in registers (splitTf32): its high
-    // part, rewritten in the tile, is the largest finite tf32 and its
-    // remainder the infinity, so that no product is inf * 0 where fp32's is
-    // an infinity. Rare, so only such chunks pay the extra store.
-    Value infinite = vector::ReductionOp::create(
-        b, loc, vector::CombiningKind::OR,
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                              math::AbsFOp::create(b, loc, x), infinity));
-    auto split = scf::IfOp::create(b, loc, infinite, /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(split.thenBlock());
-      auto [high, remainder] = splitTf32(b, loc, x);
-      vector::StoreOp::create(b, loc, high, tile, element);
-      vector::StoreOp::create(b, loc, remainder, low, element);
-      // The high part is otherwise the stage as it is (kTf32HighBits); the
-      // exact remainder x - high goes to the remainder buffer.
-      b.setInsertionPointToStart(split.elseBlock());
-      Value truncated = arith::AndIOp::create(
-          b, loc, arith::BitcastOp::create(b, loc, intType, x), mask);
-      Value asRead = arith::BitcastOp::create(b, loc, vectorType, truncated);
-      vector::StoreOp::create(b, loc, splitRemainder(b, loc, x, asRead), low,
-                              element);
-    }
+    auto [high, remainder] = splitTf32(b, loc, x);
+    vector::StoreOp::create(b, loc, high, tile, element);
+    vector::StoreOp::create(b, loc, remainder, low, element);
   }
   // wgmma reads kernel.shared memory through the async proxy.
   kernel.fenceSharedProxies();
@@ -254,7 +226,6 @@ SmallVector<Value> WgmmaMainloop::loadRegisterParts(Value stage) {
     for (int64_t j = 0; j < 4; ++j) {
       Value x =
           vector::ExtractOp::create(b, loc, fragment, ArrayRef<int64_t>{j, 0});
-      // The high part (kTf32HighBits, clamped), the exact remainder.
       auto [highPart, remainder] = splitTf32(b, loc, x);
       high.push_back(arith::BitcastOp::create(b, loc, bitsType, highPart));
       low.push_back(arith::BitcastOp::create(b, loc, bitsType, remainder));
