@@ -446,6 +446,28 @@ def test_nan_operands(artifacts, within, sm90, precision, strategy, m):
            "the other elements")
 
 
+# A 16-bit GEMM's bias is added in the compute type: cuBLASLt's bias
+# epilogue rounded the product to bf16 first (pytorch/pytorch#180875), so
+# that where the bias cancels the product the output was exactly 0 (fuzzer
+# seeds 115 and 277). Row 0's bias is minus its rounded product: what is
+# left is the product's rounding, which float64 keeps.
+@pytest.mark.parametrize("m", [1, 77])
+def test_bias_cancelling_the_product(artifacts, within, m):
+    lib = Library(need(artifacts / "workloads_bf16.so"))
+    torch.manual_seed(m)
+    name = "g_4096x4096"
+    x, w, b = make_inputs("g", m, *shape_of(name), torch.bfloat16)
+    product = x[:1].double() @ w.double().t()
+    b = (-product[0]).to(torch.bfloat16)
+    y = poisoned((m, w.shape[0]), torch.bfloat16)
+    lib.run(name, m, [x, w, b], [y])
+    torch.cuda.synchronize()
+    ref = torch.addmm(b.double(), x.double(), w.double().t())
+    assert ref[0].abs().max() > 0
+    within(relative_error(y[0], ref[0]), LIBRARY_BOUNDS["bf16"],
+           "row 0 (the bias cancels the product)")
+
+
 # ------------------------------------------------------ back-to-back calls
 # Kernels launched to overlap their predecessor (programmatic dependent
 # launch) still wait for it: each entry point called 24 times back to back,
