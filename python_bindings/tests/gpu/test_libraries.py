@@ -409,9 +409,9 @@ def test_infinite_operands(artifacts, within, sm90, m):
 
 
 # NaN operands of the tensor-core GEMMs: a tf32 operand rounded in
-# registers (roundToTf32) and a 3xTF32 operand's parts (splitTf32) keep
-# its NaN; the rounding's carry made the GPU's canonical NaN 0x7fffffff
-# -0.0. x holds that NaN and a negative quiet one, w one: the output is NaN
+# registers (convertToTf32: cvt.rna.tf32.f32) and a 3xTF32 operand's parts
+# (splitTf32) keep its NaN; adding half a unit to the bits, as the tiled
+# kernel's tf32 did, made the GPU's canonical NaN 0x7fffffff -0.0. x holds that NaN and a negative quiet one, w one: the output is NaN
 # in exactly eager's rows and columns, at 16 rows (wgmma: x in shared
 # memory) and 333 (w there), and the other elements are within the bound.
 # At fp32, x also holds a NaN whose payload is all in the low 13 bits,

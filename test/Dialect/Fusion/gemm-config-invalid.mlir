@@ -156,7 +156,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
 
 // -----
 
-// expected-error @+1 {{unknown mma kind 'fp8'}}
+// expected-error @+1 {{unknown mma kind 'fp8' (expected bf16, f16, tf32, tf32x3, f32_as_bf16 or f32_as_f16)}}
 #config = #fusion.gemm_config<mma_sync, mma = fp8>
 
 // -----

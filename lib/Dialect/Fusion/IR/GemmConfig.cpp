@@ -250,12 +250,11 @@ ParseResult parseExtentPair(AsmParser &parser, int64_t &first,
 ParseResult parseGemmConfigValue(AsmParser &parser, StringRef key, SMLoc keyLoc,
                                  GemmConfigFields &fields) {
   if (key == "mma") {
-    StringRef kind;
-    SMLoc kindLoc = parser.getCurrentLocation();
-    if (parser.parseKeyword(&kind))
+    MmaKind mma;
+    if (parseEnumKeyword(parser, mma, "mma kind",
+                         "bf16, f16, tf32, tf32x3, f32_as_bf16 or f32_as_f16"))
       return failure();
-    if (!(fields.mma = symbolizeMmaKind(kind)))
-      return parser.emitError(kindLoc) << "unknown mma kind '" << kind << "'";
+    fields.mma = mma;
     return success();
   }
   if (key == "tile")
@@ -286,16 +285,10 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
   if (parser.parseLess())
     return {};
   SMLoc backendLoc = parser.getCurrentLocation();
-  StringRef backendName;
-  if (parser.parseKeyword(&backendName))
+  GemmBackend backend;
+  if (parseEnumKeyword(parser, backend, "GEMM backend",
+                       "cublaslt, mma_sync, simt or wgmma"))
     return {};
-  std::optional<GemmBackend> backend = symbolizeGemmBackend(backendName);
-  if (!backend) {
-    parser.emitError(backendLoc)
-        << "unknown GEMM backend '" << backendName
-        << "' (expected cublaslt, mma_sync, simt or wgmma)";
-    return {};
-  }
   GemmConfigFields fields;
   while (succeeded(parser.parseOptionalComma())) {
     SMLoc keyLoc = parser.getCurrentLocation();
@@ -308,7 +301,7 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
     return {};
   return GemmConfigAttr::getChecked(
       [&] { return parser.emitError(backendLoc); }, parser.getContext(),
-      *backend, fields.mma, fields.blockM, fields.blockN, fields.warpsM,
+      backend, fields.mma, fields.blockM, fields.blockN, fields.warpsM,
       fields.warpsN, fields.stages, fields.groupM, fields.schedule,
       fields.clusterM, fields.operands, fields.splitK);
 }
