@@ -368,14 +368,24 @@ public:
 
   ValueHandle linear(const ValueHandle &x, const ValueHandle &w,
                      const std::optional<ValueHandle> &bias,
-                     const py::object &loc) {
+                     const std::string &weightLayout, const py::object &loc) {
     state->checkBuildable();
     Value input = use(x, "input"), weight = use(w, "weight");
     Value b = bias ? use(*bias, "bias") : Value();
-    auto resultType = RankedTensorType::get(
-        {rows(input, "input"), rows(weight, "weight")}, getElementType(input));
+    std::optional<WeightLayout> layout = symbolizeWeightLayout(weightLayout);
+    if (!layout)
+      throw MLIRError("unknown weight layout '" + weightLayout +
+                      "' (expected out_in or in_out)");
+    int64_t outFeatures = rows(weight, "weight");
+    auto weightType = cast<RankedTensorType>(weight.getType());
+    if (*layout == WeightLayout::in_out && weightType.getRank() == 2)
+      outFeatures = weightType.getDimSize(1);
+    auto resultType = RankedTensorType::get({rows(input, "input"), outFeatures},
+                                            getElementType(input));
     return build(loc, [&](OpBuilder &builder, Location location) {
-      return LinearOp::create(builder, location, resultType, input, weight, b);
+      return LinearOp::create(
+          builder, location, resultType, input, weight, b,
+          WeightLayoutAttr::get(builder.getContext(), *layout));
     });
   }
 
@@ -699,7 +709,11 @@ void mlir::fusion::python::bindIRBuilders(py::module_ &m, ModuleClass &module) {
            "A new argument; None in `shape` is a dynamic dimension, `dtype` "
            "is f32, bf16 or f16.")
       .def("linear", &FunctionBuilder::linear, py::arg("x"), py::arg("w"),
-           py::arg("b") = py::none(), py::arg("loc") = py::none())
+           py::arg("b") = py::none(), py::arg("weight_layout") = "out_in",
+           py::arg("loc") = py::none(),
+           "x w^T (+ b) of a weight stored [out_features, in_features] "
+           "(out_in), or x w of one stored [in_features, out_features] "
+           "(in_out).")
       .def("batch_norm", &FunctionBuilder::batchNorm, py::arg("x"),
            py::arg("training") = true, py::arg("epsilon") = 1e-5,
            py::arg("momentum") = 0.1, py::arg("weight") = py::none(),

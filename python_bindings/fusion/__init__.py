@@ -9,18 +9,21 @@ them into fused GPU (or CPU) kernels.
     y = compiled(x)                  # same interface and gradients as model
     compiled.save("model.fusion")    # the library and how to rebind it
     again = fusion.load("model.fusion", model)   # no compiler needed
+    print(fusion.explain(model, x))  # each GEMM: what fused, where it stopped
 
 Compiling needs the native compiler extension; running compiled or cached
 libraries needs only PyTorch (and CUDA for GPU libraries).
 """
 
 from . import dynamo  # Registers the torch.compile backend "fusion".
+from .dynamo import explain
 from .errors import (FusionBackendWarning, FusionRuntimeError,
                      UnsupportedOperationError)
 from .module import CompiledModule, compile, load
 
 __all__ = ["CompiledModule", "FusionBackendWarning", "FusionRuntimeError",
-           "MLIRError", "UnsupportedOperationError", "compile", "load"]
+           "MLIRError", "UnsupportedOperationError", "compile", "explain",
+           "load"]
 
 
 def __getattr__(name):

@@ -25,11 +25,13 @@ dimension is dynamic.
 
 Options (`torch.compile(..., options={...})`): fusion.compile's compile
 options (fusion/options.py; "target" by default the inputs' device's),
-"fallback" ("eager", the default: the
-other ops run as PyTorch's ATen kernels; "inductor": inductor compiles them
-and the backward, calling fusion::run as an extern kernel, with its own
-decompositions, batch norms' forwards excepted, which fusion takes whole,
-and its partitioner), and "compile_only" (compile and
+"fallback" ("inductor", the default for GPU targets: inductor compiles
+the other ops and the backward, calling fusion::run as an extern kernel,
+with its own decompositions, batch norms' forwards excepted, which fusion
+takes whole, and its partitioner; "eager", the default for the CPU
+target: they run as PyTorch's ATen kernels; on the transformer zoo the
+inductor fallback is the faster, docs/benchmarks.md), and
+"compile_only" (compile and
 cache the libraries, for example for another machine's target, but run the
 graph as PyTorch would).
 """
@@ -47,11 +49,13 @@ from torch._decomp import core_aten_decompositions
 from torch._dynamo import register_backend
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
+from torch._prims_common import is_contiguous_or_false
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.fx.passes.tools_common import stable_topological_sort
 
 from . import importer
 from .cache import compiled_library, library_key
+from .census import Census, GemmReport
 from .dtypes import ELEMENT_TYPES, TORCH_DTYPES
 from .errors import (FusionBackendWarning, LibraryNotCachedError,
                      UnsupportedOperationError)
@@ -72,10 +76,8 @@ _library.define("run(str key, Tensor[] args) -> Tensor[]")
 
 
 def _run(key, args):
-    # Inputs the graph makes as strided views (a slice of the sequence,
-    # `hidden[:, 0]`) are copied: the library reads dense rows.
-    return _LIBRARIES[key][0].call(
-        ENTRY, [a if a.is_contiguous() else a.contiguous() for a in args])
+    # The partition's graph passes dense rows (_dense_rows).
+    return _LIBRARIES[key][0].call(ENTRY, args)
 
 
 _library.impl("run", _run, "CPU")
@@ -100,6 +102,16 @@ def _compile_options(options, device):
                           default_target(device)})
 
 
+def _default_fallback(options, example_inputs):
+    """"inductor" where fusion compiles for a GPU (the faster on the
+    transformer zoo, docs/benchmarks.md), "eager" for the CPU target (the
+    reference lowering, which tests run)."""
+    target = options.get("target") or default_target(
+        next((t.device for t in example_inputs
+              if isinstance(t, torch.Tensor)), torch.device("cpu")))
+    return "eager" if target == "cpu" else "inductor"
+
+
 def _check_options(options, example_inputs):
     """Refuses bad options before any graph is compiled (whether or not
     anything fuses), where the compiler is there to say which."""
@@ -119,9 +131,15 @@ class _Partition:
 
     def __init__(self, gemm, transpose, numbers):
         self.gemm = gemm
-        self.members = [transpose, gemm]
+        # The weight's transpose (none where the GEMM reads the weight as
+        # it is stored), the GEMM, then the ops fused after it.
+        self.members = [gemm] if transpose is None else [transpose, gemm]
         self.numbers = numbers
         self.downstream = _downstream(gemm)
+
+    def fused(self):
+        """The members after the GEMM."""
+        return self.members[self.members.index(self.gemm) + 1:]
 
     def outputs(self):
         """Member values used outside the partition, in graph order: those
@@ -193,19 +211,26 @@ def _left_to_pytorch(node, error):
                   FusionBackendWarning, stacklevel=2)
 
 
-def _importer(members, numbers, outputs=()):
+def _importer(members, numbers, outputs=(), refusals=None):
     """The importer of `members` (run), or None when it refuses them or
     they read a tensor of another device than the GEMM's: the importer
-    alone says what a partition can hold."""
+    alone says what a partition can hold. Its refusal is recorded in
+    `refusals` (by the last member) where given."""
     inputs = _inputs(members, numbers)
-    device = importer.tensor_meta(members[1]).device
+    gemm = next(m for m in members if importer.op_name(m) in importer.GEMMS)
+    device = importer.tensor_meta(gemm).device
     if any(importer.tensor_meta(arg).device != device for arg in inputs):
+        if refusals is not None:
+            refusals[members[-1]] = f"it reads a tensor of another device " \
+                f"than {device}"
         return None
     try:
         imported = importer.Importer(members, inputs, list(outputs),
                                      numbers)
         imported.run()
-    except UnsupportedOperationError:
+    except UnsupportedOperationError as error:
+        if refusals is not None:
+            refusals[members[-1]] = str(error)
         return None
     except Exception as error:  # noqa: BLE001 (fusion's bug: PyTorch runs it)
         _left_to_pytorch(members[-1], error)
@@ -283,19 +308,26 @@ def _without(members, node):
     return [m for m in members if m not in gone]
 
 
-def _grow(gemm, order, numbers):
-    """The partition of `gemm`, or None when nothing fuses after it."""
+def _grow(gemm, order, numbers, report):
+    """The partition of `gemm`, or None when nothing fuses after it (why,
+    and why each op reading it stayed outside, go into `report`)."""
     try:
-        x, transpose, _ = importer.linear_operands(gemm)
-    except UnsupportedOperationError:
+        x, operand, _, layout = importer.linear_operands(gemm)
+    except UnsupportedOperationError as error:
+        report.reason = str(error)
         return None
     meta = importer.tensor_meta(gemm)
     if meta is None or meta.dtype not in ELEMENT_TYPES or \
             not isinstance(meta.shape[-1], int) or \
             importer.tensor_meta(x).dim() != 2:
+        report.reason = "its result's dtype or features are not static " \
+            "float32, bfloat16 or float16 ones"
         return None
-    partition = _Partition(gemm, transpose, numbers)
-    if _importer(partition.members, numbers) is None:
+    partition = _Partition(gemm, operand if layout == "out_in" else None,
+                           numbers)
+    refusals = {}
+    if _importer(partition.members, numbers, refusals=refusals) is None:
+        report.reason = refusals.get(gemm, "the importer refuses it")
         return None
     members = set(partition.members)
     downstream = _downstream(gemm)
@@ -325,14 +357,14 @@ def _grow(gemm, order, numbers):
                 choices.append(pulled)
         for pulled in choices:
             candidate = partition.members + pulled + [node]
-            if _importer(candidate, numbers) is not None:
+            if _importer(candidate, numbers, refusals=refusals) is not None:
                 partition.members = candidate
                 members.update(pulled + [node])
                 break
     while True:
         members = set(partition.members)
         # Views and constants pulled in for ops that were cut go too.
-        orphans = [n for n in partition.members[2:] if not any(
+        orphans = [n for n in partition.fused() if not any(
             a in members for a in n.all_input_nodes) and not any(
             u in members for u in n.users)]
         if orphans:
@@ -345,6 +377,7 @@ def _grow(gemm, order, numbers):
         # stay PyTorch's, and what is computed from them.
         bad = [n for n in outputs if imported.result_problem(n)]
         if bad:
+            refusals[bad[0]] = imported.result_problem(bad[0])
             partition.members = _without(partition.members, bad[0])
             continue
         # A multi-result op (batch norm, layer norm, ...) stays only with
@@ -354,13 +387,43 @@ def _grow(gemm, order, numbers):
             u not in kept for u in n.users if u.users or
             u.op == "output")]
         if split:
+            refusals[split[0]] = "fusion would compute only some of its " \
+                "results, which PyTorch would compute again"
             partition.members = _without(partition.members, split[0])
             continue
         break
-    computing = [n for n in partition.members[2:] if importer.computes(n)]
-    if not computing or not _is_convex(partition):
-        return None  # A bare GEMM, or a partition no single call replaces.
+    report.stopped = _stops(partition, refusals)
+    computing = [n for n in partition.fused() if importer.computes(n)]
+    if not computing:
+        report.reason = "nothing after it that fusion computes"
+        return None
+    if not _is_convex(partition):
+        report.reason = "a value outside the partition both reads its " \
+            "results and is read by it: no single call replaces it"
+        return None
     return partition
+
+
+def _stops(partition, refusals):
+    """(node, why) of each op that reads the partition's values from
+    outside it: the reasons fusion stopped there."""
+    members = set(partition.members)
+    stops = []
+    for node in [partition.gemm] + partition.fused():
+        if node is not partition.gemm and node not in partition.downstream:
+            continue  # An outside value pulled in: its readers are others'.
+        for user in node.users:
+            if user in members or user.op != "call_function" or \
+                    any(user is stop for stop, _ in stops):
+                continue
+            if importer.op_name(user) in importer.GEMMS:
+                why = "a GEMM, whose input it is"
+            else:
+                why = refusals.get(user, "it reads a value computed from "
+                                   "this GEMM's output outside the "
+                                   "partition")
+            stops.append((user, why))
+    return stops
 
 
 def _view_shapes(graph, outputs, result_shapes):
@@ -428,45 +491,66 @@ def _compile_partition(partition, options, compile_only):
                                       views)
 
 
+def _append(graph, last, op, *args, **kwargs):
+    """A call of ATen `op` inserted after `last`, with the value it makes
+    (computed on the operands' fake values) as its meta, as the graph's
+    other nodes have, so that later partitions can read it."""
+    with graph.inserting_after(last):
+        node = graph.call_function(op, args, kwargs)
+    node.meta["val"] = op(*torch.fx.node.map_arg(
+        args, lambda arg: arg.meta["val"]), **kwargs)
+    return node
+
+
+def _dense_rows(graph, node, last):
+    """Input `node` as the library reads it, appended after `last`: a
+    [rows, features] matrix over its leading dimensions, copied first
+    where its strides are not those of a contiguous tensor (a slice of the
+    sequence, `hidden[:, 0]`, a transpose, an expand) or not known to be."""
+    meta = importer.tensor_meta(node)
+    if not is_contiguous_or_false(meta):
+        node = last = _append(graph, last, torch.ops.aten.clone.default,
+                              node, memory_format=torch.contiguous_format)
+    if meta.dim() > 2:
+        node = _append(graph, last, torch.ops.aten.view.default, node,
+                       [-1, meta.shape[-1]])
+    return node
+
+
 def _replace(graph, key, inputs, outputs, broadcasts, slices, views,
              members):
-    """The call of the library after the partition's last op; the users of
-    its results are put in order after it (fuse_graph's sort). Single-value
-    inputs are broadcast to the per-column vectors the library takes, and
-    the rows of weights and vectors it takes apart follow the inputs as
-    views (copies where a view would not be 16-byte aligned); the
-    library's [batch, values per row] results are viewed as the outputs'
-    shapes."""
+    """Inserts (and returns) the call of the library after the partition's
+    last op; the users of
+    its results are put in order after it (fuse_graph's sort). Inputs are
+    passed as dense [rows, features] matrices (_dense_rows), single values
+    broadcast to the per-column vectors the library takes, and the rows of
+    weights and vectors it takes apart follow the inputs as views (copies
+    where a view would not be 16-byte aligned); the library's [batch,
+    values per row] results are viewed as the outputs' shapes."""
     order = {node: index for index, node in enumerate(graph.nodes)}
     last = max(members, key=order.__getitem__)
     arguments = []
     for node in inputs:
         if node in broadcasts:
-            with graph.inserting_after(last):
-                vector = graph.call_function(torch.ops.aten.expand.default,
-                                             (node, [broadcasts[node]]))
-            with graph.inserting_after(vector):
-                node = graph.call_function(torch.ops.aten.clone.default,
-                                           (vector,),
-                                           {"memory_format":
-                                            torch.contiguous_format})
-            last = node
-        arguments.append(node)
+            vector = _append(graph, last, torch.ops.aten.expand.default,
+                             node, [broadcasts[node]])
+            argument = _append(graph, vector, torch.ops.aten.clone.default,
+                               vector, memory_format=torch.contiguous_format)
+        else:
+            argument = _dense_rows(graph, node, last)
+        if argument is not node:
+            last = argument
+        arguments.append(argument)
     for node, start, stop, copied in slices:
-        with graph.inserting_after(last):
-            last = graph.call_function(torch.ops.aten.slice.Tensor,
-                                       (node, 0, start, stop))
+        last = _append(graph, last, torch.ops.aten.slice.Tensor, node, 0,
+                       start, stop)
         if copied:
-            with graph.inserting_after(last):
-                last = graph.call_function(torch.ops.aten.clone.default,
-                                           (last,))
+            last = _append(graph, last, torch.ops.aten.clone.default, last)
         arguments.append(last)
-    with graph.inserting_after(last):
-        call = graph.call_function(torch.ops.fusion.run.default,
-                                   (key, arguments))
+    call = _append(graph, last, torch.ops.fusion.run.default, key,
+                   arguments)
     for index, (output, view) in enumerate(zip(outputs, views)):
-        with graph.inserting_after(call):
-            item = graph.call_function(operator.getitem, (call, index))
+        item = _append(graph, call, operator.getitem, call, index)
         result = item
         if view is not None:
             with graph.inserting_after(item):
@@ -475,24 +559,43 @@ def _replace(graph, key, inputs, outputs, broadcasts, slices, views,
         result.meta = dict(output.meta)
         output.replace_all_uses_with(
             result, delete_user_cb=lambda user: user not in (item, result))
+    return call
 
 
-def fuse_graph(gm, options=None, compile_only=False):
+# The matrix products of ATen graphs that fusion's census lists.
+_MATMULS = ("aten.addmm.default", "aten.mm.default", "aten.bmm.default",
+            "aten.baddbmm.default")
+
+
+def _report(gemm, graph_index):
+    a, b = (importer.tensor_meta(arg) for arg in gemm.args[-2:])
+    shape = (a.shape[-2], a.shape[-1], b.shape[-1]) \
+        if a is not None and b is not None else ("?", "?", "?")
+    return GemmReport(graph_index, gemm.name, importer.op_name(gemm),
+                      importer.where(gemm), shape)
+
+
+def fuse_graph(gm, options=None, compile_only=False, graph_index=0):
     """Replaces each fusible partition of the ATen graph `gm` by a call of
-    its compiled library; returns the partitions' member nodes' op names
-    (for tests and logs). A partition fusion fails to compile is left to
-    PyTorch with a FusionBackendWarning."""
+    its compiled library; returns a GemmReport of each GEMM of the graph.
+    A partition fusion fails to compile is left to PyTorch with a
+    FusionBackendWarning."""
     options = options or {}
     graph = gm.graph
     numbers = _numbers(gm)
-    fused = []
+    reports = []
+    owners = {}  # node -> the GEMM whose fused partition took it
     for gemm in list(graph.nodes):
+        if importer.op_name(gemm) not in _MATMULS or gemm.graph is not graph:
+            continue
+        report = _report(gemm, graph_index)
+        reports.append(report)
         if importer.op_name(gemm) not in ("aten.addmm.default",
-                                      "aten.mm.default"):
+                                          "aten.mm.default"):
+            report.reason = "a batched product (attention's, or a bmm the " \
+                "model wrote): fusion fuses linear layers"
             continue
-        if gemm.graph is not graph:
-            continue
-        partition = _grow(gemm, list(graph.nodes), numbers)
+        partition = _grow(gemm, list(graph.nodes), numbers, report)
         if partition is None:
             continue
         try:
@@ -500,32 +603,44 @@ def fuse_graph(gm, options=None, compile_only=False):
         except LibraryNotCachedError as error:
             # Fusion would fuse it: the user learns why it runs as PyTorch.
             _left_to_pytorch(gemm, error)
+            report.reason = str(error)
             continue
-        except UnsupportedOperationError:
+        except UnsupportedOperationError as error:
+            report.reason = str(error)
             continue  # Left to PyTorch.
         except Exception as error:  # noqa: BLE001 (fusion's bug)
             _left_to_pytorch(gemm, error)
+            report.reason = f"{type(error).__name__}: {error}"
             continue
-        fused.append([importer.op_name(n) for n in partition.members])
+        report.members = [importer.op_name(n) for n in partition.members]
+        report.fused = [importer.op_name(n) for n in partition.fused()]
+        owners.update((n, gemm.name) for n in partition.fused())
         if compiled is None:
             continue
         # Convex (_grow): the readers of its results can all follow the
         # call, which the sort below puts them after.
-        _replace(graph, *compiled, partition.members)
+        owners[_replace(graph, *compiled, partition.members)] = gemm.name
         for node in reversed(partition.members):
             if not node.users:
                 graph.erase_node(node)
+    for report in reports:
+        report.stopped = [
+            (importer.op_name(node), importer.where(node),
+             f"it is fused after {owners[node]}" if node in owners else why)
+            for node, why in report.stopped]
     for node in reversed(list(numbers)):
         if not node.users:
             graph.erase_node(node)  # folded into every reader
     stable_topological_sort(gm)  # A new graph: gm.graph, not `graph`.
     gm.graph.lint()
     gm.recompile()
-    return fused
+    return reports
 
 
 # The partitions fused by the last compile in this process, for tests.
 last_fused = []
+# Each forward graph's GemmReports, while explain() compiles.
+_census = None
 
 
 # Ops that run best as PyTorch's own kernels where fusion does not import
@@ -538,8 +653,11 @@ last_fused = []
 # stays whole too (max_pool2d_with_indices, avg_pool2d, adaptive_max_pool2d,
 # _adaptive_avg_pool2d: the 1-D functions are 2-D pools of a view), which
 # the importer takes where the windows are contiguous groups of features.
+# Scaled-dot-product attention stays PyTorch's fused kernel (flash or
+# memory-efficient attention), not its decomposition's batched GEMMs and
+# softmax.
 _KEPT_WHOLE = ("dropout", "_backward", "embedding", "convolution", "pool",
-               "aten::norm")
+               "aten::norm", "scaled_dot_product")
 
 
 def _inductor_decompositions():
@@ -585,15 +703,19 @@ def _forward_compiler(options, gm, example_inputs):
     global last_fused
     saved = copy.deepcopy(gm.graph)
     try:
-        last_fused = fuse_graph(
-            gm, options, compile_only=options.get("compile_only", False))
+        reports = fuse_graph(
+            gm, options, compile_only=options.get("compile_only", False),
+            graph_index=len(_census or ()))
     except Exception as error:  # noqa: BLE001 (fusion's bug: PyTorch runs it)
         warnings.warn(f"fusion left the whole graph to PyTorch: "
                       f"{type(error).__name__}: {error}",
                       FusionBackendWarning, stacklevel=2)
         gm.graph = saved
         gm.recompile()
-        last_fused = []
+        reports = []
+    last_fused = [report.members for report in reports if report.members]
+    if _census is not None:
+        _census.append(reports)
     compiled = _run_rest(options, gm, example_inputs)
     keys = [node.args[0] for node in gm.graph.nodes
             if node.target is torch.ops.fusion.run.default]
@@ -614,8 +736,10 @@ def _release(keys):
 
 def _run_rest(options, gm, example_inputs):
     """The graph's other ops as PyTorch's ATen kernels, or compiled by
-    inductor (which calls fusion::run as an extern kernel)."""
-    if options.get("fallback", "eager") == "inductor":
+    inductor (which calls fusion::run as an extern kernel); when only
+    compiling fusion's libraries, the graph as PyTorch runs it."""
+    if options.get("fallback", "eager") == "inductor" and \
+            not options.get("compile_only"):
         from torch._inductor.compile_fx import compile_fx_inner
         return compile_fx_inner(_decomposed_leftovers(gm, example_inputs),
                                 example_inputs)
@@ -639,8 +763,11 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
     if options.get("fallback", "eager") not in ("eager", "inductor"):
         raise UnsupportedOperationError(
             f"fusion backend option fallback={options['fallback']!r}: "
-            f"'eager' (default) or 'inductor'")
+            f"'inductor' (the default for GPU targets) or 'eager' (for "
+            f"the CPU target)")
     _check_options(options, example_inputs)
+    options.setdefault("fallback", _default_fallback(options,
+                                                     example_inputs))
     partition = {}
     if options.get("fallback") == "inductor":
         # Inductor's partitioner: the backward recomputes what inductor
@@ -655,3 +782,23 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
         bw_compiler=functools.partial(_run_rest, options),
         decompositions=_decompositions(options.get("fallback")),
         **partition)(gm, example_inputs)
+
+
+def explain(model, *args, options=None, **kwargs):
+    """What `torch.compile(model, backend="fusion", options=options)` fuses
+    when called on `args` and `kwargs` (as the model is: its train/eval
+    mode, gradients enabled or not): every GEMM of its forward graphs, the
+    ops fused with it, and where and why fusion stopped (a Census; print
+    it). The model runs once; dynamo's caches are reset first, as
+    torch._dynamo.explain does."""
+    global _census
+    torch._dynamo.reset()
+    _census = []
+    try:
+        torch.compile(model, backend="fusion", options=options)(*args,
+                                                                **kwargs)
+        return Census(report for graph in _census for report in graph)
+    finally:
+        _census = None
+        torch._dynamo.reset()
+

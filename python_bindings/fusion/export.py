@@ -16,7 +16,7 @@ import torch
 import torch.nn as nn
 from torch.export.graph_signature import InputKind, OutputKind
 
-from .importer import (ROW_VIEWS, UNDECOMPOSED, Importer, constant_readers,
+from .importer import (UNDECOMPOSED, Importer, constant_readers,
                        folds_as_number, op_name, where)
 from .errors import UnsupportedOperationError
 
@@ -108,26 +108,6 @@ def _export(module, example_inputs, training):
     finally:
         for m, mode in modes.items():
             m.training = mode
-
-
-def _flattened_input(node):
-    """The [batch, features] view of a user input of rank > 2: its users
-    must all flatten its leading dimensions (they become one)."""
-    shape = node.meta["val"].shape
-    # Shape queries (of a symbolic batch) read no data.
-    users = [u for u in node.users if op_name(u) != "aten.sym_size.int"]
-    for user in users:
-        if op_name(user) not in ROW_VIEWS or user.meta["val"].dim() != 2 or \
-                user.meta["val"].shape[1] != shape[-1]:
-            raise UnsupportedOperationError(
-                f"input {node.name} has shape {tuple(shape)}: fusion "
-                f"flattens the leading dimensions of inputs of rank > 2 into "
-                f"the batch, and needs them used as [batch, {shape[-1]}] "
-                f"only, not by {op_name(user)} ({where(user)})")
-    for user in users[1:]:
-        user.replace_all_uses_with(users[0])
-        node.graph.erase_node(user)
-    return users[0]
 
 
 def import_module(module, example_inputs, *, training, name="forward"):
@@ -306,10 +286,7 @@ def _graph_inputs(ep, module, needed):
         if argument.kind == "constant" or \
                 not any(user in needed for user in node.users):
             continue
-        if argument.kind == "input" and node.meta["val"].dim() > 2:
-            inputs.append((argument, _flattened_input(node)))
-        else:
-            inputs.append((argument, node))
+        inputs.append((argument, node))
     return graph_arguments, inputs, constants, numbers
 
 
@@ -345,6 +322,9 @@ def _batch_norm_name(node):
     return stack[-1][0] if stack else node.name
 
 
-def has_batch_norm(module):
-    return any(isinstance(m, nn.modules.batchnorm._BatchNorm)
-               for m in module.modules())
+def mode_dependent_modules(module):
+    """The submodules whose forward differs in train() and eval() mode:
+    batch norms and dropouts (of a probability above 0)."""
+    return [m for m in module.modules()
+            if isinstance(m, nn.modules.batchnorm._BatchNorm) or
+            (isinstance(m, nn.modules.dropout._DropoutNd) and m.p > 0)]

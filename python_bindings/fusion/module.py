@@ -12,7 +12,8 @@ from . import runtime
 from .cache import LIBRARY, LIBRARY_FILES, compiled_library
 from .dtypes import ELEMENT_TYPES, TORCH_DTYPES
 from .errors import FusionRuntimeError, UnsupportedOperationError
-from .export import Argument, Result, has_batch_norm, import_module
+from .export import (Argument, Result, import_module,
+                     mode_dependent_modules)
 from .options import check_names, compiler_text, describe
 
 MANIFEST = "fusion_module.json"
@@ -61,14 +62,13 @@ class CompiledModule(torch.nn.Module):
         self._children = [(parent._modules, child_name, child)
                           for parent in original.modules()
                           for child_name, child in parent._modules.items()]
-        self._batch_norms = [m for m in original.modules()
-                             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+        self._mode_dependent = mode_dependent_modules(original)
         self._entries = {mode: _Entry.from_manifest(entry)
                          for mode, entry in manifest["entries"].items()}
         # Each output's dimensions after the inputs' leading ones (the
         # library returns [batch, their product]).
         self._output_shapes = manifest.get("output_shapes") or \
-            functions["train"].output_shapes
+            next(iter(functions.values())).output_shapes
         self._output_widths = [math.prod(tail)
                                for tail in self._output_shapes]
         self._plain_outputs = all(len(tail) == 1
@@ -99,7 +99,12 @@ class CompiledModule(torch.nn.Module):
                     f"{type(value).__name__}")
         self._check_unchanged()
         mode = self._mode()
-        entry = self._entries[mode]
+        entry = self._entries.get(mode)
+        if entry is None:
+            raise FusionRuntimeError(
+                f"{self._manifest['module']} was compiled without its "
+                f"{mode}() mode, which fusion refused: "
+                f"{self._manifest['refused'][mode]}")
         # Inputs of rank > 2 flatten their leading dimensions into the batch.
         leading = inputs[0].shape[:-1] if inputs and inputs[0].dim() else ()
         inputs = tuple(x.reshape(-1, x.shape[-1]) if x.dim() > 2 else x
@@ -186,13 +191,14 @@ class CompiledModule(torch.nn.Module):
                 f"the library holds the old values: compile the module again")
 
     def _mode(self):
-        """"train" or "eval": the batch norms' mode now, not at compile time,
-        as the module's own forward would use."""
-        modes = {m.training for m in self._batch_norms}
+        """"train" or "eval": the mode of the batch norms and dropouts now,
+        not at compile time, as the module's own forward would use."""
+        modes = {m.training for m in self._mode_dependent}
         if len(modes) > 1:
             raise FusionRuntimeError(
-                "the module's batch norms are partly in train() and partly in "
-                "eval() mode; a compiled module runs them all in one mode")
+                "the module's batch norms and dropouts are partly in train() "
+                "and partly in eval() mode; a compiled module runs them all "
+                "in one mode")
         return "eval" if modes == {False} else "train"
 
     def _check_batch_statistics(self, entry, batch):
@@ -378,16 +384,30 @@ def load(path, module):
                           str(path))
 
 
-def _import(module, example_inputs):
-    """The module's forward as fusion functions, by mode ("train", and
-    "eval" if batch norms make it differ)."""
-    modes = ("train", "eval") if has_batch_norm(module) else ("train",)
-    functions = {mode: import_module(module, example_inputs,
-                                     training=mode == "train",
-                                     name=f"forward_{mode}")
-                 for mode in modes}
-    functions.setdefault("eval", functions["train"])
-    return functions
+def _import(module, example_inputs, any_mode=False):
+    """The module's forward as fusion functions by mode ("train", and
+    "eval" where batch norms or dropouts make it differ), and why fusion
+    refused a mode (dropout in train() mode), which the compiled module
+    refuses to run in: not the mode the module is in now (unless
+    `any_mode`: then one of them)."""
+    modal = mode_dependent_modules(module)
+    if not modal:
+        function = import_module(module, example_inputs, training=True,
+                                 name="forward_train")
+        return {"train": function, "eval": function}, {}
+    now = "train" if any(m.training for m in modal) else "eval"
+    functions, refused = {}, {}
+    for mode in ("train", "eval"):
+        try:
+            functions[mode] = import_module(module, example_inputs,
+                                            training=mode == "train",
+                                            name=f"forward_{mode}")
+        except UnsupportedOperationError as error:
+            if mode == now and not any_mode or \
+                    any_mode and not functions and mode == "eval":
+                raise
+            refused[mode] = str(error)
+    return functions, refused
 
 
 def _programs(functions):
@@ -420,7 +440,7 @@ def _check_same_ops(path, manifest, module):
                             device=device)
                 for shape, element in manifest["example_inputs"]]
     try:
-        functions = _import(module, examples)
+        functions, refused = _import(module, examples, any_mode=True)
     except UnsupportedOperationError as error:
         raise FusionRuntimeError(
             f"{path} was compiled from other ops than this "
@@ -490,14 +510,16 @@ def compile(module, example_inputs, **options):
         options = {**options, "target": default_target(
             devices[0] if devices else torch.device("cpu"))}
     text = compiler_text(options)
-    functions = _import(module, example_inputs)
+    functions, refused = _import(module, example_inputs)
     programs = _programs(functions)
+    first = next(iter(functions.values()))
     files = compiled_library(programs, text)
     manifest = {"entries": _manifest_entries(functions),
                 "inputs": len(example_inputs),
-                "output_structure": functions["train"].output_structure,
-                "output_ranks": functions["train"].output_ranks,
-                "output_shapes": functions["train"].output_shapes,
+                "refused": refused,
+                "output_structure": first.output_structure,
+                "output_ranks": first.output_ranks,
+                "output_shapes": first.output_shapes,
                 "target": text["target"],
                 "precision": text["precision"] or "fp32",
                 "module": type(module).__name__,

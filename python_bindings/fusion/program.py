@@ -4,7 +4,9 @@ it is IR.
 A Program is plain data (JSON): its arguments' shapes, element types and
 value numbers, its ops on numbered values, and its results. The ops:
 
-- {"op": "linear", "operands": [x, weight, bias or null]}
+- {"op": "linear", "operands": [x, weight, bias or null]}, with
+  "weight_layout": "in_out" where the weight is stored [in_features,
+  out_features] (`x @ w`, GPT-2's Conv1D; else nn.Linear's [out, in])
 - {"op": "elementwise", "operands": [x, *columns, *rows], "columns": C,
   "body": [...]}: y[m, n] = body(x[m, n], columns[i][n],
   rows[j][m, n // (N / G_j)]), a row operand being a [M, G_j] value (G_j
@@ -63,9 +65,11 @@ class Program:
                                        "dtype": element, "value": value})
         return value
 
-    def linear(self, x, weight, bias, location):
-        return self._op({"op": "linear", "operands": [x, weight, bias]},
-                        location)
+    def linear(self, x, weight, bias, location, weight_layout="out_in"):
+        record = {"op": "linear", "operands": [x, weight, bias]}
+        if weight_layout != "out_in":
+            record["weight_layout"] = weight_layout
+        return self._op(record, location)
 
     def _pure_op(self, record, location):
         key = json.dumps(record, sort_keys=True)
@@ -275,7 +279,9 @@ def build(programs):
             operands = [get(i) for i in op["operands"]]
             results = op["results"]
             if op["op"] == "linear":
-                values[results[0]] = f.linear(*operands, loc=loc)
+                values[results[0]] = f.linear(
+                    *operands, weight_layout=op.get("weight_layout", "out_in"),
+                    loc=loc)
             elif op["op"] in ("elementwise", "reduce"):
                 count = op.get("columns", len(operands) - 1)
                 columns, rows = operands[1:1 + count], operands[1 + count:]

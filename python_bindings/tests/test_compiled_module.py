@@ -65,6 +65,57 @@ def test_batch_norms_in_different_modes_refused():
         compiled(torch.randn(4, 6))
 
 
+class ResidualBlock(nn.Module):
+    """A transformer's post-norm residual block, with dropout."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Linear(16, 16)
+        self.drop = nn.Dropout(0.1)
+        self.norm = nn.LayerNorm(16)
+
+    def forward(self, x):
+        return self.norm(x + self.drop(self.dense(x)))
+
+
+def test_dropout_module_compiled_in_eval_runs_and_refuses_train():
+    """Compiled in eval(), a module with dropout runs in eval() (KernelBench
+    66's case) and refuses train() mode, whose dropout fusion refused, at
+    the call, naming the op."""
+    model = ResidualBlock().eval()
+    compiled = fusion.compile(model, (torch.randn(2, 5, 16),), target="cpu")
+    x = torch.randn(3, 4, 16)
+    reference = ResidualBlock()
+    reference.load_state_dict(model.state_dict())
+    expected = reference.double().eval()(x.double())
+    assert torch.allclose(compiled(x).double(), expected, rtol=1e-5,
+                          atol=1e-5)
+    model.train()
+    with pytest.raises(fusion.FusionRuntimeError,
+                       match="without its train.* mode.*native_dropout"):
+        compiled(x)
+
+
+def test_dropout_module_compiled_in_train_is_refused():
+    with pytest.raises(fusion.UnsupportedOperationError,
+                       match="native_dropout"):
+        fusion.compile(ResidualBlock().train(), (torch.randn(2, 5, 16),),
+                       target="cpu")
+
+
+def test_rank_3_input_read_as_residual_and_strided():
+    """A [batch, sequence, features] input read by the residual add as well
+    as by the linear layer, called with a transposed (strided) tensor."""
+    model = ResidualBlock().eval()
+    compiled = fusion.compile(model, (torch.randn(2, 5, 16),), target="cpu")
+    x = torch.randn(7, 3, 16).transpose(0, 1)
+    reference = ResidualBlock()
+    reference.load_state_dict(model.state_dict())
+    expected = reference.double().eval()(x.double())
+    assert torch.allclose(compiled(x).double(), expected, rtol=1e-5,
+                          atol=1e-5)
+
+
 @pytest.mark.parametrize("structure", [tuple, list])
 def test_returns_the_module_output_structure(structure):
     class Model(nn.Module):

@@ -274,13 +274,15 @@ class MLPBlock(nn.Module):
 
 
 def test_transformer_mlp_block(fused_graphs):
-    """The up projection and its GELU fuse; the layer norm stays one
-    PyTorch kernel (not decomposed), the rest runs as PyTorch."""
+    """The up projection and its GELU fuse, and the down projection with
+    the residual, a [batch, sequence, features] input read as [rows,
+    features]; the layer norm stays one PyTorch kernel (not decomposed)."""
     model = MLPBlock()
     x = torch.randn(2, 7, 16)
     assert compiled_error(model, x) <= 1e-5
     assert [ops[1:4] for ops in fusion.dynamo.last_fused] == [
-        ["aten.addmm.default", "aten.view.default", "aten.gelu.default"]]
+        ["aten.addmm.default", "aten.view.default", "aten.gelu.default"],
+        ["aten.addmm.default", "aten.view.default", "aten.add.Tensor"]]
     assert "aten.native_layer_norm.default" in fused_graphs[0]
 
 
@@ -294,7 +296,7 @@ def test_inductor_compiles_the_rest():
                              options={"fallback": "inductor"})
     with torch.no_grad():
         compiled(torch.randn(2, 7, 16))
-    assert len(fusion.dynamo.last_fused) == 1
+    assert len(fusion.dynamo.last_fused) == 2  # up + GELU, down + residual
     # With gradients the GEMM's output, saved for GELU's backward, leaves
     # the partition as an intermediate result: the layer still fuses (GELU
     # as inductor's decomposition).
@@ -302,8 +304,8 @@ def test_inductor_compiles_the_rest():
     x_twin = x.detach().clone().requires_grad_()
     out = compiled(x)
     reference = twin(x_twin)
-    (fused,) = fusion.dynamo.last_fused
-    assert {"aten.addmm.default", "aten.erf.default"} <= set(fused)
+    up, _ = fusion.dynamo.last_fused
+    assert {"aten.addmm.default", "aten.erf.default"} <= set(up)
     assert relative_error(out, reference) <= 1e-5
     out.square().sum().backward()
     reference.square().sum().backward()
@@ -322,7 +324,7 @@ def test_inductor_rest_in_bf16():
     with torch.no_grad():
         out = compiled(x.to(torch.bfloat16))
         reference = model.double()(x.double())
-    assert len(fusion.dynamo.last_fused) == 1
+    assert len(fusion.dynamo.last_fused) == 2
     assert relative_error(out, reference) <= 2e-2
 
 
@@ -821,3 +823,58 @@ def test_pool_indices_stay_with_pytorch():
     (fused,) = fusion.dynamo.last_fused
     assert "aten.gelu.default" in fused
     assert not [op for op in fused if "pool" in op]
+
+
+class GemmForm(nn.Module):
+    """A layer written as one of the GEMM forms users write, then GELU:
+    `addmm(b, x, w)` with w stored [in_features, out_features] (GPT-2's
+    Conv1D), `x @ w`, addmm with alpha and beta, and F.linear."""
+
+    def __init__(self, form):
+        super().__init__()
+        self.form = form
+        self.weight = nn.Parameter(torch.randn(16, 24) / 4)  # [in, out]
+        self.linear_weight = nn.Parameter(torch.randn(24, 16) / 4)
+        self.bias = nn.Parameter(torch.randn(24))
+
+    def forward(self, x):
+        flat = x.reshape(-1, 16)
+        if self.form == "conv1d":
+            y = torch.addmm(self.bias, flat, self.weight)
+        elif self.form == "matmul":
+            y = x @ self.weight
+        elif self.form == "scaled_addmm":
+            y = torch.addmm(self.bias, flat, self.weight, beta=0.5,
+                            alpha=-2.0)
+        elif self.form == "scaled_linear_addmm":
+            y = torch.addmm(self.bias, flat, self.linear_weight.t(),
+                            beta=0.0, alpha=3.0)
+        else:
+            y = F.linear(x, self.linear_weight, self.bias)
+        return F.gelu(y.reshape(*x.shape[:-1], 24))
+
+
+@pytest.mark.parametrize("form", ["conv1d", "matmul", "scaled_addmm",
+                                  "scaled_linear_addmm", "linear"])
+def test_gemm_forms_fuse(form):
+    """Each form fuses with its GELU and matches float64; the weight stored
+    [in_features, out_features] is read as it is (no transpose in the
+    partition's graph)."""
+    torch._dynamo.reset()
+    model = GemmForm(form)
+    x = torch.randn(3, 5, 16)
+    assert compiled_error(model, x) <= 1e-5
+    (fused,) = fusion.dynamo.last_fused
+    assert "aten.gelu.default" in fused
+    if form in ("conv1d", "matmul"):
+        assert fused[0] in ("aten.addmm.default", "aten.mm.default")
+
+
+@pytest.mark.parametrize("form", ["conv1d", "scaled_addmm"])
+def test_gemm_forms_through_fusion_compile(form):
+    model = GemmForm(form)
+    x = torch.randn(3, 5, 16)
+    compiled = fusion.compile(model, (x,), target="cpu")
+    with torch.no_grad():
+        assert relative_error(compiled(x), model.double()(x.double())) \
+            <= 1e-5

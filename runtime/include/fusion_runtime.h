@@ -58,6 +58,9 @@ enum {
   FUSION_PRECISION_BF16 = 2,
   FUSION_PRECISION_F16 = 3
 };
+/* How a GEMM's weight is stored (WeightLayout in FusionAttrs.td):
+ * [N, K] (torch.nn.Linear's) or [K, N] (x @ w). */
+enum { FUSION_WEIGHT_OUT_IN = 0, FUSION_WEIGHT_IN_OUT = 1 };
 
 /* `bytes` of device memory at `ptr`, 16-byte aligned, on the stream's device.
  */
@@ -71,11 +74,12 @@ int32_t __fusion_rt_free(void *stream, void *ptr);
 int32_t __fusion_rt_copy(void *stream, void *dst, const void *src,
                          int64_t bytes);
 /* out[M, N] = alpha * x[M, K] * w[N, K]^T (+ bias[N]), all `dtype`, products
- * in `precision`, f32 accumulation. */
+ * in `precision`, f32 accumulation; w stored [K, N] (x * w) where
+ * `weight_layout` is FUSION_WEIGHT_IN_OUT. */
 int32_t __fusion_rt_gemm(void *stream, int32_t dtype, int32_t precision,
-                         int64_t m, int64_t n, int64_t k, const void *x,
-                         const void *w, const void *bias, float alpha,
-                         void *out);
+                         int32_t weight_layout, int64_t m, int64_t n, int64_t k,
+                         const void *x, const void *w, const void *bias,
+                         float alpha, void *out);
 /* Encodes into `map` (128 bytes, 64-byte aligned) the TMA tensor map of the
  * row-major [rows, columns] matrix of `dtype` at `base`, read in boxes of
  * boxRows x boxColumns, 128-byte swizzled, zeros past its edges. */

@@ -50,8 +50,10 @@ struct Plan {
   size_t workspaceBytes = 0;
 };
 
+/// Device, dtype, precision, weight layout, M, N, K, whether there is a
+/// bias.
 using PlanKey =
-    std::tuple<int, int32_t, int32_t, int64_t, int64_t, int64_t, bool>;
+    std::tuple<int, int32_t, int32_t, int32_t, int64_t, int64_t, int64_t, bool>;
 
 std::mutex mutex;
 std::map<int, DeviceState> devices;
@@ -93,9 +95,14 @@ int32_t getDevice(int device, DeviceState *&state) {
 }
 
 int32_t makePlan(cublasLtHandle_t handle, const PlanKey &key, Plan &plan) {
-  auto [device, dtype, precision, m, n, k, hasBias] = key;
+  auto [device, dtype, precision, weightLayout, m, n, k, hasBias] = key;
   cudaDataType_t type = dataType(dtype);
-  cublasOperation_t transposed = CUBLAS_OP_T, plain = CUBLAS_OP_N;
+  // Column-major, as cuBLAS sees them: out^T [N, M] = w' [N, K] x^T [K, M],
+  // where w' is an [N, K] weight read transposed (its [K, N] column-major
+  // view) or a [K, N] one read as it is (an [N, K] column-major matrix).
+  bool weightInOut = weightLayout == FUSION_WEIGHT_IN_OUT;
+  cublasOperation_t weightOperation = weightInOut ? CUBLAS_OP_N : CUBLAS_OP_T,
+                    plain = CUBLAS_OP_N;
   bool biasEpilogue = hasBias && dtype == FUSION_F32;
   cublasLtEpilogue_t epilogue =
       biasEpilogue ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
@@ -105,7 +112,7 @@ int32_t makePlan(cublasLtHandle_t handle, const PlanKey &key, Plan &plan) {
           "cublasLtMatmulDescCreate"))
     return status;
   cublasLtMatmulDescSetAttribute(plan.operation, CUBLASLT_MATMUL_DESC_TRANSA,
-                                 &transposed, sizeof(transposed));
+                                 &weightOperation, sizeof(weightOperation));
   cublasLtMatmulDescSetAttribute(plan.operation, CUBLASLT_MATMUL_DESC_TRANSB,
                                  &plain, sizeof(plain));
   cublasLtMatmulDescSetAttribute(plan.operation, CUBLASLT_MATMUL_DESC_EPILOGUE,
@@ -114,9 +121,10 @@ int32_t makePlan(cublasLtHandle_t handle, const PlanKey &key, Plan &plan) {
     cublasLtMatmulDescSetAttribute(plan.operation,
                                    CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &type,
                                    sizeof(type));
-  if (int32_t status =
-          checkCublas(cublasLtMatrixLayoutCreate(&plan.a, type, k, n, k),
-                      "cublasLtMatrixLayoutCreate"))
+  if (int32_t status = checkCublas(
+          weightInOut ? cublasLtMatrixLayoutCreate(&plan.a, type, n, k, n)
+                      : cublasLtMatrixLayoutCreate(&plan.a, type, k, n, k),
+          "cublasLtMatrixLayoutCreate"))
     return status;
   if (int32_t status =
           checkCublas(cublasLtMatrixLayoutCreate(&plan.b, type, k, m, k),
@@ -159,8 +167,9 @@ int32_t makePlan(cublasLtHandle_t handle, const PlanKey &key, Plan &plan) {
 } // namespace
 
 extern "C" int32_t __fusion_rt_gemm(void *stream, int32_t dtype,
-                                    int32_t precision, int64_t m, int64_t n,
-                                    int64_t k, const void *x, const void *w,
+                                    int32_t precision, int32_t weightLayout,
+                                    int64_t m, int64_t n, int64_t k,
+                                    const void *x, const void *w,
                                     const void *bias, float alpha, void *out) {
   if (m <= 0 || n <= 0)
     return FUSION_SUCCESS;
@@ -171,7 +180,8 @@ extern "C" int32_t __fusion_rt_gemm(void *stream, int32_t dtype,
   DeviceState *device;
   if (int32_t status = getDevice(guard.device(), device))
     return status;
-  PlanKey key{guard.device(), dtype, precision, m, n, k, bias != nullptr};
+  PlanKey key{guard.device(), dtype, precision, weightLayout, m, n, k,
+              bias != nullptr};
   auto it = plans.find(key);
   if (it == plans.end()) {
     Plan plan;

@@ -31,7 +31,8 @@ sys.path.insert(1, str(ROOT / "python_bindings" / "tests"))
 import report  # noqa: E402
 import timers  # noqa: E402
 
-SUITE_NAMES = ("workloads", "family", "models", "host-overhead")
+SUITE_NAMES = ("workloads", "family", "models", "transformers",
+               "host-overhead")
 
 
 def parse(argv=None):
@@ -59,7 +60,8 @@ def parse(argv=None):
                         help="family: the precisions timed (prepared: "
                         "fp32,tf32,bf16)")
     parser.add_argument("--models", default=None,
-                        help="family: the models, ';'-separated")
+                        help="family, transformers: the models, "
+                        "';'-separated")
     parser.add_argument("--strategies", default="auto",
                         help="family: fusion's strategies, the first "
                         "the one the ratios take")

@@ -13,6 +13,10 @@ family: the epilogue family's bench models (tests/gpu/family.py) through
 models: workloads A, B and an MLP block as nn.Modules through
     torch.compile(backend="fusion") (also captured in a CUDA graph),
     fusion.compile, the bare library call and fusion + inductor;
+transformers: the transformer zoo (tests/transformer_zoo.py, its "bench"
+    size) through torch.compile(backend="fusion"), by default (inductor
+    compiles the rest) and with fallback="eager", from the library cache,
+    each first call checked against float64, against eager and inductor;
 host-overhead: host time per call at tiny shapes (`host_overhead`).
 """
 import copy
@@ -215,6 +219,66 @@ def models(args, measure):
             rows, failures)
 
 
+TRANSFORMER_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+
+def _transformer_error(out, reference):
+    return ((out.double() - reference).norm() / reference.norm()).item()
+
+
+def transformers(args, measure):
+    import transformer_zoo
+    from gpu.helpers import LIBRARY_BOUNDS
+    from model_fuzz import EAGER_ERROR_FACTOR
+    rows, failures = [], []
+    names = args.models.split(";") if args.models else \
+        sorted(transformer_zoo.MODELS)
+    for name in names:
+        for pname in args.precisions.split(","):
+            if pname not in TRANSFORMER_DTYPES:
+                continue
+            precision_setup("fp32")
+            dtype = TRANSFORMER_DTYPES[pname]
+            model, inputs = transformer_zoo.make(name, "bench")
+            model = model.eval().to(device="cuda", dtype=dtype)
+            inputs = {k: v.to(device="cuda", dtype=dtype)
+                      if v.is_floating_point() else v.cuda()
+                      for k, v in inputs.items()}
+            calls = {}
+            with torch.no_grad():
+                eager = model(**inputs).last_hidden_state
+                reference = copy.deepcopy(model).double()(**{
+                    k: v.double() if v.is_floating_point() else v
+                    for k, v in inputs.items()}).last_hidden_state
+                bound = LIBRARY_BOUNDS[pname] + EAGER_ERROR_FACTOR * \
+                    _transformer_error(eager, reference)
+                for key, fallback in (("fusion (default)", "inductor"),
+                                      ("fusion, eager rest", "eager")):
+                    torch._dynamo.reset()
+                    fast = torch.compile(model, backend="fusion",
+                                         options={"fallback": fallback})
+                    error = _transformer_error(
+                        fast(**inputs).last_hidden_state, reference)
+                    if not error <= bound:
+                        failures.append(f"{name} {pname} {key}: error "
+                                        f"{error:.3g} > {bound:.1e}")
+                    calls[key] = lambda f=fast: f(**inputs)
+                calls["eager"] = lambda: model(**inputs)
+                for mode in compile_modes(args):
+                    inductor = compiled_inductor(model, mode)
+                    inductor(**inputs)
+                    calls[compile_key(mode)] = lambda c=inductor: c(**inputs)
+                del reference
+                times = {key: measure(fn) for key, fn in calls.items()}
+                torch._dynamo.reset()
+            rows.append(((name, pname), times))
+            print(f"timed {name} {pname}", flush=True)
+            del model, calls
+            torch.cuda.empty_cache()
+    return ("transformers (torch.compile, 4 layers, hidden 2048, 8 x 1024 "
+            "tokens)", "fusion (default)", rows, failures)
+
+
 def host_overhead(args, host_time):
     """Host us per call: the artifacts' libraries through ctypes (bf16
     a_513x129 at M = 1: the multi-target library and the sm_90 one), and
@@ -257,4 +321,4 @@ def host_overhead(args, host_time):
 
 
 SUITES = {"workloads": workloads, "family": family_suite, "models": models,
-          "host-overhead": host_overhead}
+          "transformers": transformers, "host-overhead": host_overhead}

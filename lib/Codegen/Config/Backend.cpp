@@ -20,10 +20,10 @@ int64_t mlir::fusion::getWgmmaBlockN(MmaKind mma, int64_t n) {
 
 /// The width of `op`'s wgmma tiles.
 int64_t mlir::fusion::getWgmmaBlockN(FusedLinearOp op) {
-  auto weightType = op.getWeight().getType();
-  return getWgmmaBlockN(getRequiredMmaKind(weightType.getElementType(),
-                                           op.getComputePrecision()),
-                        weightType.getDimSize(0));
+  return getWgmmaBlockN(
+      getRequiredMmaKind(op.getWeight().getType().getElementType(),
+                         op.getComputePrecision()),
+      op.getOutFeatures());
 }
 
 /// Whether reductions read `op`'s output after it is written: a GEMM of
@@ -42,15 +42,20 @@ bool mlir::fusion::isFp32(FusedLinearOp op) {
          op.getComputePrecision() == Precision::fp32;
 }
 
+/// Whether `op`'s weight is stored [out_features, in_features], the one
+/// layout the generated kernels read (K-major, as tf32 wgmma needs its B).
+static bool readsOutInWeight(FusedLinearOp op) {
+  return op.getWeightLayout() == WeightLayout::out_in;
+}
+
 /// Whether the wgmma kernel computes `op` on `chip`: its MMA kind, and K
 /// rows of whole 16-byte chunks (TMA's strides).
 static bool wgmmaComputes(FusedLinearOp op, const ChipInfo &chip) {
   Type elementType = op.getWeight().getType().getElementType();
-  return chip.hasWgmma &&
+  return chip.hasWgmma && readsOutInWeight(op) &&
          isWgmmaKind(
              getRequiredMmaKind(elementType, op.getComputePrecision())) &&
-         hasChunkAlignedRows(elementType,
-                             op.getWeight().getType().getDimSize(1));
+         hasChunkAlignedRows(elementType, op.getInFeatures());
 }
 
 /// The instructions an element of `op`'s epilogue roughly takes: about 20
@@ -138,10 +143,8 @@ static bool isWgmmaCandidate(FusedLinearOp op, const ChipInfo &chip,
   bool fp32 = isFp32(op);
   if (!wgmmaComputes(op, chip) || (fp32 && fp32Math == Fp32Math::simt))
     return false;
-  auto weightType = op.getWeight().getType();
-  return fp32 ||
-         hasLineAlignedRows(weightType.getElementType(),
-                            weightType.getDimSize(1));
+  return fp32 || hasLineAlignedRows(op.getWeight().getType().getElementType(),
+                                    op.getInFeatures());
 }
 
 GemmBackend mlir::fusion::selectBackend(FusedLinearOp op,
@@ -177,8 +180,9 @@ GemmBackend mlir::fusion::selectBackend(FusedLinearOp op,
         (fp32 || (!isWrittenForReductions(op, getWgmmaBlockN(op)) &&
                   !hasCostlyFunction(op))))
       return GemmBackend::wgmma;
-    return fp32 && generated == GemmBackend::mma_sync ? GemmBackend::mma_sync
-                                                      : GemmBackend::cublaslt;
+    return fp32 && generated == GemmBackend::mma_sync && readsOutInWeight(op)
+               ? GemmBackend::mma_sync
+               : GemmBackend::cublaslt;
   }
   llvm_unreachable("unknown strategy");
 }

@@ -38,7 +38,7 @@ static SmallVector<BatchGemmConfigAttr>
 selectNarrowerTiles(FusedLinearOp op, const ChipInfo &chip,
                     GemmConfigAttr &wider, bool splitRows,
                     std::optional<int64_t> tileSpan) {
-  int64_t n = op.getWeight().getType().getDimSize(0);
+  int64_t n = op.getOutFeatures();
   SmallVector<BatchGemmConfigAttr> entries;
   for (;;) {
     int64_t rowTiles =
@@ -72,7 +72,7 @@ selectNarrowerTiles(FusedLinearOp op, const ChipInfo &chip,
 static void addSwappedTiles(FusedLinearOp op, const ChipInfo &chip,
                             GemmConfigAttr wider,
                             SmallVectorImpl<BatchGemmConfigAttr> &entries) {
-  int64_t n = op.getWeight().getType().getDimSize(0);
+  int64_t n = op.getOutFeatures();
   SmallVector<int64_t, 2> swappedRows;
   int64_t swappedN = 64;
   if (static_cast<int64_t>(llvm::divideCeil(n, 64)) <= chip.smCount) {
@@ -99,7 +99,7 @@ static SmallVector<BatchGemmConfigAttr>
 splitSmallBatches(FusedLinearOp op, const GemmSelection &selection,
                   ArrayRef<BatchGemmConfigAttr> entries,
                   std::optional<int64_t> tileSpan) {
-  int64_t n = op.getWeight().getType().getDimSize(0);
+  int64_t n = op.getOutFeatures();
   SmallVector<BatchGemmConfigAttr> split;
   int64_t previousRows = 0;
   for (BatchGemmConfigAttr entry : entries) {

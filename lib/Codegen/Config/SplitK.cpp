@@ -36,14 +36,12 @@ GemmConfigAttr mlir::fusion::withSplitK(FusedLinearOp op,
       config.isClustered() || config.splitsK() ||
       (tileSpan && *tileSpan % 8 != 0))
     return config;
-  auto weightType = op.getWeight().getType();
-  int64_t tiles =
-      llvm::divideCeil(rows, config.getBlockM()) *
-      llvm::divideCeil(weightType.getDimSize(0), config.getBlockN());
+  int64_t tiles = llvm::divideCeil(rows, config.getBlockM()) *
+                  llvm::divideCeil(op.getOutFeatures(), config.getBlockN());
   if (2 * tiles > chip.smCount)
     return config;
-  int64_t kSlices =
-      countKSlices(weightType.getElementType(), weightType.getDimSize(1));
+  int64_t kSlices = countKSlices(op.getWeight().getType().getElementType(),
+                                 op.getInFeatures());
   for (int64_t splitK = 4; splitK >= 2; splitK /= 2) {
     if (splitK > selection.options.maxSplitK || splitK * tiles > chip.smCount ||
         kSlices % splitK != 0 || kSlices / splitK < *minSlices)

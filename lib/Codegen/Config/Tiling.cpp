@@ -162,9 +162,8 @@ GemmConfigAttr mlir::fusion::selectConfig(FusedLinearOp op,
   if (backend == GemmBackend::cublaslt)
     return GemmConfigAttr::get(context, backend);
 
-  auto weightType = op.getWeight().getType();
-  Type elementType = weightType.getElementType();
-  int64_t n = weightType.getDimSize(0), k = weightType.getDimSize(1);
+  Type elementType = op.getWeight().getType().getElementType();
+  int64_t n = op.getOutFeatures(), k = op.getInFeatures();
   std::optional<MmaKind> mma;
   if (backend == GemmBackend::mma_sync || backend == GemmBackend::wgmma)
     mma = getRequiredMmaKind(elementType, op.getComputePrecision());

@@ -24,6 +24,13 @@ static LogicalResult verifyGemmConfig(FusedLinearOp op, GemmConfigAttr config) {
     return success();
   Type elementType = op.getWeight().getType().getElementType();
   Precision precision = op.getComputePrecision();
+  if (op.getWeightLayout() != WeightLayout::out_in)
+    return op.emitOpError("a generated GEMM (")
+           << stringifyGemmBackend(config.getBackend())
+           << ") reads a weight stored [out_features, in_features]; this one "
+              "is stored "
+           << stringifyWeightLayout(op.getWeightLayout())
+           << " ([in_features, out_features]): cuBLASLt computes it";
   if (config.getBackend() == GemmBackend::simt &&
       !(elementType.isF32() && precision == Precision::fp32))
     return op.emitOpError("a simt GEMM computes f32 tensors in fp32 only, "
@@ -35,7 +42,7 @@ static LogicalResult verifyGemmConfig(FusedLinearOp op, GemmConfigAttr config) {
            << stringifyMmaKind(*config.getMma()) << " does not compute "
            << elementType << " tensors in " << stringifyPrecision(precision)
            << " precision (that is " << stringifyMmaKind(required) << ")";
-  int64_t k = op.getWeight().getType().getDimSize(1);
+  int64_t k = op.getInFeatures();
   if (config.isWgmma() && !hasChunkAlignedRows(elementType, k))
     return op.emitOpError("a wgmma GEMM loads rows of x and w with TMA, "
                           "whose rows must be multiples of 16 bytes; K = ")

@@ -27,6 +27,8 @@ static_assert(FUSION_PRECISION_FP32 == static_cast<int>(Precision::fp32) &&
               FUSION_PRECISION_TF32 == static_cast<int>(Precision::tf32) &&
               FUSION_PRECISION_BF16 == static_cast<int>(Precision::bf16) &&
               FUSION_PRECISION_F16 == static_cast<int>(Precision::f16));
+static_assert(FUSION_WEIGHT_OUT_IN == static_cast<int>(WeightLayout::out_in) &&
+              FUSION_WEIGHT_IN_OUT == static_cast<int>(WeightLayout::in_out));
 
 /// The declaration of the runtime function `name`, added on first use.
 LLVM::LLVMFuncOp lookupOrDeclare(Operation *from, RewriterBase &rewriter,
@@ -147,6 +149,7 @@ struct LowerGemm : OpRewritePattern<fusion_rt::GemmOp> {
         op.getStream(),
         i32Constant(rewriter, loc, static_cast<int32_t>(op.getElementType())),
         i32Constant(rewriter, loc, static_cast<int32_t>(op.getPrecision())),
+        i32Constant(rewriter, loc, static_cast<int32_t>(op.getWeightLayout())),
         op.getRows(),
         i64Constant(rewriter, loc, op.getN()),
         i64Constant(rewriter, loc, op.getK()),

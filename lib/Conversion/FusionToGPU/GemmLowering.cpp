@@ -14,8 +14,8 @@ GemmKernelProblem GemmLowering::getGemmProblem(FusedLinearOp op) {
   RankedTensorType weightType = tensorType(op.getWeight());
   GemmKernelProblem problem;
   problem.elementType = weightType.getElementType();
-  problem.n = weightType.getDimSize(0);
-  problem.k = weightType.getDimSize(1);
+  problem.n = op.getOutFeatures();
+  problem.k = op.getInFeatures();
   problem.alpha = op.getAlpha().convertToDouble();
   problem.hasBias = static_cast<bool>(op.getBias());
   problem.columnTypes.assign(op.getEpilogueOperands().size(),
@@ -179,9 +179,8 @@ void GemmLowering::emitCublasFusedLinear(FusedLinearOp op,
                                          ElementwiseOpInterface after) {
   Buffer x = buffers.lookup(op.getInput());
   Buffer out = buffers.lookup(op.getResult());
-  RankedTensorType weightType = tensorType(op.getWeight());
-  Type elementType = weightType.getElementType();
-  int64_t n = weightType.getDimSize(0), k = weightType.getDimSize(1);
+  Type elementType = tensorType(op.getWeight()).getElementType();
+  int64_t n = op.getOutFeatures(), k = op.getInFeatures();
   Value bias = op.getBias() ? buffers.lookup(op.getBias()).ptr : nullPtr();
   // cuBLASLt's GEMM (alpha x w^T + bias) writes the op's first matrix whose
   // epilogue value that is: an intermediate before the result, which a
@@ -201,7 +200,8 @@ void GemmLowering::emitCublasFusedLinear(FusedLinearOp op,
   checkStatus(fusion_rt::GemmOp::create(
       b, loc, i32Type,
       ElementTypeAttr::get(context, *getElementTypeKind(elementType)),
-      PrecisionAttr::get(context, op.getComputePrecision()), stream, x.ptr,
+      PrecisionAttr::get(context, op.getComputePrecision()),
+      op.getWeightLayoutAttr(), stream, x.ptr,
       buffers.lookup(op.getWeight()).ptr, bias, gemmOut.ptr, x.rows,
       b.getI64IntegerAttr(n), b.getI64IntegerAttr(k),
       b.getF32FloatAttr(op.getAlpha().convertToDouble())));

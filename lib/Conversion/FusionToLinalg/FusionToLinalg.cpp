@@ -184,8 +184,11 @@ public:
   /// verifier allows them). The products are summed in kGemmLanes
   /// interleaved partial sums, added at the end, as vectorized BLAS and the
   /// tensor cores do: the error of one running sum over K grows with K, an
-  /// fp32 GEMM's does not as fast.
-  Value gemm(Value x, Value w, Precision precision) {
+  /// fp32 GEMM's does not as fast. A weight of layout `in_out` is read
+  /// through its transpose.
+  Value gemm(Value x, Value w, WeightLayout layout, Precision precision) {
+    if (layout == WeightLayout::in_out)
+      w = transpose(w);
     RankedTensorType xType = getType(x);
     int64_t chunks = llvm::divideCeil(xType.getDimSize(1), kGemmLanes);
     Value lanesOfX = toLanes(x, chunks), lanesOfW = toLanes(w, chunks);
@@ -224,6 +227,18 @@ public:
         [&](OpBuilder &nb, Location nl, ValueRange args) {
           return arith::AddFOp::create(nb, nl, args[1], args[0]).getResult();
         });
+  }
+
+  /// The [K, N] matrix `w` as [N, K].
+  Value transpose(Value w) {
+    RankedTensorType type = getType(w);
+    auto transposedType = RankedTensorType::get(
+        {type.getDimSize(1), type.getDimSize(0)}, type.getElementType());
+    Value empty = tensor::EmptyOp::create(b, loc, transposedType, ValueRange());
+    return linalg::TransposeOp::create(b, loc, w, empty,
+                                       ArrayRef<int64_t>{1, 0})
+        .getResult()
+        .front();
   }
 
   /// The [rows, K] matrix `matrix` as [rows, chunks, kGemmLanes], K padded
@@ -420,8 +435,9 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                                 PatternRewriter &rewriter) const override {
     ReferenceEmitter emit(rewriter, op.getLoc());
     Type elementType = op.getType().getElementType();
-    Value result = emit.gemm(op.getInput(), op.getWeight(),
-                             FusedLinearOp::getDefaultPrecision(elementType));
+    Value result =
+        emit.gemm(op.getInput(), op.getWeight(), op.getWeightLayout(),
+                  FusedLinearOp::getDefaultPrecision(elementType));
     if (Value bias = op.getBias())
       result = emit.mapMatrix(
           result, bias,
@@ -513,8 +529,8 @@ struct LowerFusedLinear : OpRewritePattern<FusedLinearOp> {
   LogicalResult matchAndRewrite(FusedLinearOp op,
                                 PatternRewriter &rewriter) const override {
     ReferenceEmitter emit(rewriter, op.getLoc());
-    Value acc =
-        emit.gemm(op.getInput(), op.getWeight(), op.getComputePrecision());
+    Value acc = emit.gemm(op.getInput(), op.getWeight(), op.getWeightLayout(),
+                          op.getComputePrecision());
 
     SmallVector<Value> columns;
     Value bias = op.getBias();

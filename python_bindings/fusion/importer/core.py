@@ -12,8 +12,8 @@ from ..program import Program
 from .expressions import Chain, Expr, Vectors
 from .nodes import (BATCH_NORMS, COLUMN_SLICES, CONSTANTS, EXPANDS,
                     FLOAT_CONVERSIONS, GEMMS, NORMALIZATIONS, POOLS,
-                    REDUCTIONS, STRUCTURAL, TRANSPOSES, VIEWS, int_size,
-                    linear_operands, location, op_name, row_split,
+                    REDUCTIONS, STRUCTURAL, TRANSPOSES, VIEWS, gemm_scales,
+                    int_size, linear_operands, location, op_name, row_split,
                     static_size, tensor_meta, unsupported, where)
 
 
@@ -43,6 +43,8 @@ class ImporterCore:
         # Linear layer results: program value -> (x, weight node, bias node
         # or None, first row of the weight's input that they take).
         self._linears = {}
+        # Those whose weight is stored [in_features, out_features].
+        self._in_out_linears = set()
         # Program values of another dtype than the model's: a batch norm's
         # batch statistics (float32 on GPUs) -> their dtype's name.
         self._other_dtypes = {}
@@ -59,7 +61,7 @@ class ImporterCore:
         self._input_nodes = {}
 
     def _weights(self):
-        """Inputs used as the [N, K] weight of a GEMM (so of static shape)."""
+        """Inputs used as a GEMM's weight (so of static shape)."""
         weights = set()
         for node in self.nodes:
             gemm = self._gemm_operands(node)
@@ -68,17 +70,20 @@ class ImporterCore:
         return weights
 
     def _gemm_operands(self, node):
-        """(x, weight [N, K], bias or None) of a GEMM node, else None."""
+        """(x, weight, bias or None, the weight's layout: "out_in", [N, K],
+        or "in_out", [K, N]) of a GEMM node, else None."""
         if op_name(node) == "aten.linear.default":
             return node.args[0], node.args[1], \
-                node.args[2] if len(node.args) > 2 else None
+                node.args[2] if len(node.args) > 2 else None, "out_in"
         if op_name(node) not in ("aten.addmm.default", "aten.mm.default"):
             return None
-        x, transposed, bias = linear_operands(node)
-        if transposed not in self.nodes:
+        x, operand, bias, layout = linear_operands(node)
+        if layout == "in_out":
+            return x, operand, bias, layout
+        if operand not in self.nodes:
             unsupported(node, "the GEMM's transposed weight is computed "
                         "outside the partition")
-        return x, transposed.args[0], bias
+        return x, operand.args[0], bias, layout
 
     # Types.
     def _element(self, node, what):
@@ -126,19 +131,24 @@ class ImporterCore:
                 f"input {node.name} has shape {tuple(meta.shape)}, with no "
                 f"features: PyTorch computes its empty result "
                 f"({where(node)})")
-        shape = [static_size(d) for d in meta.shape]
-        if meta.dim() == 2 and node not in self.weights:
-            shape[0] = None  # The batch, free at run time.
+        if node in self.weights and meta.dim() != 2:
+            raise UnsupportedOperationError(
+                f"weight {node.name} has shape {tuple(meta.shape)}; a "
+                f"GEMM's weight is a matrix ({where(node)})")
+        # [..., features]: a matrix whose rows are the leading dimensions
+        # flattened (free at run time), which the caller passes as
+        # [rows, features] (a view, or a copy where the strides are not
+        # those of a contiguous tensor).
+        shape = [static_size(meta.shape[-1])]
+        if node in self.weights:
+            shape.insert(0, static_size(meta.shape[0]))
+        elif meta.dim() >= 2:
+            shape.insert(0, None)
         if None in shape[1:] or (meta.dim() == 1 and shape[0] is None):
             raise UnsupportedOperationError(
                 f"input {node.name} has dynamic feature sizes "
-                f"{tuple(meta.shape)}: only the batch may vary "
+                f"{tuple(meta.shape)}: only the leading dimensions may vary "
                 f"({where(node)})")
-        if meta.dim() not in (1, 2):
-            raise UnsupportedOperationError(
-                f"input {node.name} has shape {tuple(meta.shape)}; fusion "
-                f"computes on [batch, features] matrices and [features] "
-                f"vectors ({where(node)})")
         value = self.program.argument(shape, element)
         self._input_nodes[value] = node
         self.values[node] = value if meta.dim() == 1 or node in \
@@ -217,22 +227,42 @@ class ImporterCore:
 
     # Ops.
     def _gemm(self, node):
-        x, weight, bias = self._gemm_operands(node)
+        x, weight, bias, layout = self._gemm_operands(node)
         w_meta = tensor_meta(weight)
         if weight not in self.values or w_meta is None or w_meta.dim() != 2:
             unsupported(node, "the weight must be an input of the model")
         out_features, in_features = w_meta.shape
+        if layout == "in_out":
+            in_features, out_features = out_features, in_features
         chain, shape, _ = self._chain(x, node)
         if chain.width != in_features or int_size(shape[-1]) != in_features:
             unsupported(node, f"its input has shape {shape}, the weight "
                         f"{in_features} input features")
         self._element(node, op_name(node))
         x_value = self.materialize(chain, x)
+        alpha, beta = gemm_scales(node)
+        scaled = (alpha, beta) != (1.0, 1.0)
+        if beta == 0:
+            bias = None  # addmm ignores the bias then (NaNs included).
         value = self.program.linear(
             x_value, self.values[weight],
-            self._vector(bias, node, out_features), location(node))
-        self._linears[value] = (x_value, weight, bias, 0)
-        self.values[node] = Chain(value, width=out_features)
+            None if scaled else self._vector(bias, node, out_features),
+            location(node), layout)
+        self._linears[value] = (x_value, weight, None if scaled else bias, 0)
+        if layout != "out_in":
+            self._in_out_linears.add(value)
+        result = Chain(value, width=out_features)
+        if scaled:
+            # alpha * (x @ w) + beta * bias, as addmm computes it: in the
+            # epilogue, which the fused op's alpha and bias take again.
+            result = self._number(result, "aten.mul.Tensor", alpha, node)
+            if bias is not None:
+                self._vector(bias, node, out_features)
+                column = Expr("aten.mul.Tensor", [
+                    self._column(bias, node, out_features), beta], [])
+                result = self._join("aten.add.Tensor", [result, column],
+                                    node=node)
+        self.values[node] = result
 
     def result_problem(self, output):
         """Why the imported value `output` cannot be a result, or None."""

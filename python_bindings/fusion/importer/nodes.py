@@ -244,27 +244,39 @@ def folds_as_number(tensor, readers):
 
 
 def linear_operands(node):
-    """(x, transposed weight, bias or None) of an addmm or mm node that
-    computes a linear layer, x @ weight.t() + bias: the one GEMM pattern of
-    the importer and of torch.compile's partitioner. Refuses other GEMMs
-    by name."""
+    """(x, the GEMM's weight operand, bias or None, the weight's layout) of
+    an addmm or mm node that computes a linear layer: x @ weight.t() + bias,
+    the operand a transpose of an [out_features, in_features] weight
+    ("out_in", nn.Linear's), or x @ weight + bias, the operand the weight
+    itself, stored [in_features, out_features] ("in_out": `x @ w`,
+    GPT-2's Conv1D): the GEMM patterns of the importer and of
+    torch.compile's partitioner. Refuses other GEMMs by name."""
     if op_name(node) == "aten.addmm.default":
         bias, x, transposed = node.args[:3]
-        if node.kwargs.get("beta", 1) != 1 or \
-                node.kwargs.get("alpha", 1) != 1:
-            unsupported(node, "addmm with alpha or beta other than 1")
     elif op_name(node) == "aten.mm.default":
         (x, transposed), bias = node.args[:2], None
     else:
         unsupported(node, "not a GEMM")
-    if not isinstance(transposed, torch.fx.Node) or \
-            op_name(transposed) not in TRANSPOSES:
-        unsupported(node, "the GEMM's second operand must be a transposed "
-                    "[out_features, in_features] weight, as linear's")
+    if not isinstance(transposed, torch.fx.Node):
+        unsupported(node, "its second operand is not a tensor")
+    if op_name(transposed) not in TRANSPOSES:
+        if transposed.op not in ("placeholder", "get_attr"):
+            unsupported(node, "its second operand is neither a weight (an "
+                        "input of the graph) nor a transposed one")
+        return x, transposed, bias, "in_out"
     if op_name(transposed) == "aten.permute.default" and \
             list(transposed.args[1]) != [1, 0]:
         unsupported(transposed, "only a 2-D transpose")
-    return x, transposed, bias
+    return x, transposed, bias, "out_in"
+
+
+def gemm_scales(node):
+    """(alpha, beta) of an addmm node (beta * bias + alpha * x @ w), (1, 1)
+    for other GEMMs."""
+    if op_name(node) != "aten.addmm.default":
+        return 1.0, 1.0
+    return (float(node.kwargs.get("alpha", 1)),
+            float(node.kwargs.get("beta", 1)))
 
 
 def computes(node):

@@ -50,6 +50,11 @@ class ViewImports:
         if chain.root not in self._linears:
             unsupported(user, f"fusion slices the features of a linear "
                         f"layer's output, not those of {source.name}")
+        if chain.root in self._in_out_linears:
+            unsupported(user, f"fusion slices the features of a linear "
+                        f"layer whose weight is stored [out_features, "
+                        f"in_features], not those of {source.name}'s "
+                        f"[in_features, out_features] one")
         key = (chain.root, start, stop)
         if key not in self._pieces:
             x, weight, bias, first = self._linears[chain.root]

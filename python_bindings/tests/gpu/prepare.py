@@ -38,8 +38,10 @@ def groups():
     from gpu import family, frontend, intermediates
     import gpu.test_math as math_checks
     import gpu.test_reductions as reductions
+    import gpu.test_transformers as transformers_checks
     import gpu.test_zoo as zoo_checks
     table = {}
+    table.update(transformers_checks.PREPARE)
     table.update(zoo_checks.PREPARE)
     table.update(math_checks.PREPARE)
     table.update(reductions.PREPARE)
@@ -51,7 +53,8 @@ def groups():
 
 GROUPS = ("zoo", "zoo-tf32-bf16", "table", "special-values", "remainders",
           "trigonometry", "special-functions", "tile-reductions", "row-batches",
-          "intermediates", "frontend", "family-bench", "saved")
+          "intermediates", "frontend", "family-bench", "transformers",
+          "transformers-bench", "saved")
 __doc__ += ", ".join(GROUPS) + "."
 
 

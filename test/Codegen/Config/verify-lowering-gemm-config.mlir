@@ -159,3 +159,18 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
     return %0 : tensor<?x48xf32>
   }
 }
+
+// -----
+
+// A hand-written generated config for a weight stored [in_features,
+// out_features].
+module attributes {fusion.target = #fusion.target<sm_90>} {
+  func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x48xbf16>) -> tensor<?x48xbf16> {
+    // expected-error @+1 {{'fusion.fused_linear' op a generated GEMM (wgmma) reads a weight stored [out_features, in_features]; this one is stored in_out ([in_features, out_features]): cuBLASLt computes it}}
+    %0 = fusion.fused_linear %x, %w weight_layout in_out epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>>} : (tensor<?x64xbf16>, tensor<64x48xbf16>) -> tensor<?x48xbf16>
+    return %0 : tensor<?x48xbf16>
+  }
+}

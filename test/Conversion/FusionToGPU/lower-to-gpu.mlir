@@ -126,6 +126,22 @@ func.func @gemm_only(%x: tensor<4x8xbf16>, %w: tensor<16x8xbf16>) -> tensor<4x16
 
 // -----
 
+// A weight stored [in_features, out_features]: cuBLASLt reads it as it is
+// (its layout on the runtime op; N and K from the layout).
+// CHECK-LABEL: llvm.func @gemm_in_out(
+// CHECK: fusion_rt.cublaslt_gemm <bf16> in <bf16> weight_layout <in_out>, %{{.*}}, rows %{{.*}}, n 16, k 8, alpha 1.000000e+00 : i32
+// CHECK-NOT: fusion_rt.launch
+// CHECK: llvm.return
+func.func @gemm_in_out(%x: tensor<4x8xbf16>, %w: tensor<8x16xbf16>) -> tensor<4x16xbf16> {
+  %0 = fusion.fused_linear %x, %w weight_layout in_out epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
+  return %0 : tensor<4x16xbf16>
+}
+
+// -----
+
 // Training batch norm: statistics, finalize, normalize kernels; batch >= 2.
 // CHECK-LABEL: llvm.func @batch_norm(
 // CHECK: fusion_rt.check_size "batch" %{{.*}} at_least 2 : i32

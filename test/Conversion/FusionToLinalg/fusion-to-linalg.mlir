@@ -51,6 +51,19 @@ func.func @linear_whole_lanes(%x: tensor<?x32xf32>, %w: tensor<4x32xf32>) -> ten
 
 // -----
 
+// A weight stored [in_features, out_features] is read through its transpose.
+// CHECK-LABEL: func.func @linear_in_out
+// CHECK-SAME: (%[[X:.*]]: tensor<?x32xf32>, %[[W:.*]]: tensor<32x4xf32>)
+// CHECK: %[[T:.*]] = linalg.transpose ins(%[[W]] : tensor<32x4xf32>) outs(%{{.*}} : tensor<4x32xf32>) permutation = [1, 0]
+// CHECK: tensor.expand_shape %[[T]] {{\[}}[0], [1, 2]] output_shape [4, 2, 16] : tensor<4x32xf32> into tensor<4x2x16xf32>
+// CHECK-NOT: fusion.
+func.func @linear_in_out(%x: tensor<?x32xf32>, %w: tensor<32x4xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.linear %x, %w weight_layout in_out : tensor<?x32xf32>, tensor<32x4xf32> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
 // Unfused half-precision ops compute in f32 and round their result.
 // CHECK-LABEL: func.func @mul_scalar_bf16
 // CHECK: linalg.generic

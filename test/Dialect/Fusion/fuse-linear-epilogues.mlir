@@ -523,3 +523,22 @@ func.func @batch_norm_after_rows(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>,
       : (tensor<?x4xf32>) -> tensor<?x4xf32>
   return %2 : tensor<?x4xf32>
 }
+
+// -----
+
+// A weight stored [in_features, out_features] keeps its layout through the
+// fusion, a batch norm's stage included.
+// CHECK-LABEL: func.func @linear_in_out_gelu_batch_norm
+// CHECK: %[[F:.*]]:3 = fusion.fused_linear %{{.*}}, %{{.*}} bias(%{{.*}}) weight_layout in_out epilogue {
+// CHECK: } batch_norm <training
+// CHECK-NOT: fusion.linear
+func.func @linear_in_out_gelu_batch_norm(%x: tensor<?x8xf32>, %w: tensor<8x4xf32>, %b: tensor<4xf32>,
+                                         %g: tensor<4xf32>, %beta: tensor<4xf32>, %rm: tensor<4xf32>,
+                                         %rv: tensor<4xf32>)
+    -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = fusion.linear %x, %w, %b weight_layout in_out : tensor<?x8xf32>, tensor<8x4xf32>, tensor<4xf32> -> tensor<?x4xf32>
+  %1 = fusion.leaky_relu %0, negative_slope = 0.5 : tensor<?x4xf32>
+  %y:3 = fusion.batch_norm %1, <training, epsilon = 1.0e-05, momentum = 0.1> weight(%g) bias(%beta) running_stats(%rm, %rv)
+      : (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y#0, %y#1, %y#2 : tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>
+}

@@ -9,6 +9,31 @@ func.func @linear_in_features(%x: tensor<?x1024xf32>, %w: tensor<256x512xf32>) {
 
 // -----
 
+// A weight stored [in_features, out_features]: its first dimension is K.
+func.func @linear_in_out_in_features(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{weight in_features 4 (stored [in_features, out_features]) does not match input K 8}}
+  %0 = fusion.linear %x, %w weight_layout in_out : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @linear_in_out_result_columns(%x: tensor<?x8xf32>, %w: tensor<8x4xf32>) {
+  // expected-error @+1 {{result has 8 columns but the weight has out_features 4}}
+  %0 = fusion.linear %x, %w weight_layout in_out : tensor<?x8xf32>, tensor<8x4xf32> -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @linear_unknown_weight_layout(%x: tensor<?x8xf32>, %w: tensor<8x4xf32>) {
+  // expected-error @+1 {{unknown weight layout 'k_n' (expected out_in or in_out)}}
+  %0 = fusion.linear %x, %w weight_layout k_n : tensor<?x8xf32>, tensor<8x4xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
 func.func @linear_dynamic_k(%x: tensor<?x?xf32>, %w: tensor<4x8xf32>) {
   // expected-error @+1 {{input 'tensor<?x?xf32>' must have a static column dimension}}
   %0 = fusion.linear %x, %w : tensor<?x?xf32>, tensor<4x8xf32> -> tensor<?x4xf32>

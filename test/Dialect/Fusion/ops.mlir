@@ -12,6 +12,21 @@ func.func @linear(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>)
   return %0, %1 : tensor<?x4xf32>, tensor<?x4xf32>
 }
 
+// A weight stored [in_features, out_features] (x @ w): the layout is printed,
+// nn.Linear's default is not.
+// CHECK-LABEL: func.func @linear_in_out
+func.func @linear_in_out(%x: tensor<?x8xf32>, %w: tensor<8x4xf32>, %b: tensor<4xf32>)
+    -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  // CHECK: fusion.linear %{{.*}}, %{{.*}}, %{{.*}} weight_layout in_out : tensor<?x8xf32>, tensor<8x4xf32>, tensor<4xf32> -> tensor<?x4xf32>
+  %0 = fusion.linear %x, %w, %b weight_layout in_out : tensor<?x8xf32>, tensor<8x4xf32>, tensor<4xf32> -> tensor<?x4xf32>
+  // CHECK: fusion.fused_linear %{{.*}}, %{{.*}} weight_layout in_out epilogue
+  %1 = fusion.fused_linear %x, %w weight_layout in_out epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x8xf32>, tensor<8x4xf32>) -> tensor<?x4xf32>
+  return %0, %1 : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
 // CHECK-LABEL: func.func @linear_static_bf16
 func.func @linear_static_bf16(%x: tensor<3x8xbf16>, %w: tensor<4x8xbf16>) -> tensor<3x4xbf16> {
   // CHECK: fusion.linear {{.*}} : tensor<3x8xbf16>, tensor<4x8xbf16> -> tensor<3x4xbf16>

@@ -122,8 +122,18 @@ static void nameScalarRegionArguments(Block &block, unsigned columns,
 }
 
 /// The shape rules shared by `linear` and `fused_linear`.
+/// The weight's (out_features, in_features) as its layout stores them.
+static std::pair<int64_t, int64_t> weightFeatures(Value weight,
+                                                  WeightLayout layout) {
+  auto type = cast<RankedTensorType>(weight.getType());
+  if (layout == WeightLayout::in_out)
+    return {type.getDimSize(1), type.getDimSize(0)};
+  return {type.getDimSize(0), type.getDimSize(1)};
+}
+
 static LogicalResult verifyLinear(Operation *op, Value input, Value weight,
-                                  Value bias, Type resultType) {
+                                  WeightLayout layout, Value bias,
+                                  Type resultType) {
   auto inputType = cast<RankedTensorType>(input.getType());
   auto weightType = cast<RankedTensorType>(weight.getType());
   auto outType = cast<RankedTensorType>(resultType);
@@ -138,12 +148,15 @@ static LogicalResult verifyLinear(Operation *op, Value input, Value weight,
     return op->emitOpError()
            << "weight element type " << weightType.getElementType()
            << " does not match the input element type " << elementType;
+  auto [outFeatures, weightIn] = weightFeatures(weight, layout);
   int64_t inFeatures = inputType.getDimSize(1);
-  if (weightType.getDimSize(1) != inFeatures)
-    return op->emitOpError()
-           << "weight in_features " << weightType.getDimSize(1)
-           << " does not match input K " << inFeatures;
-  int64_t outFeatures = weightType.getDimSize(0);
+  if (weightIn != inFeatures) {
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "weight in_features " << weightIn;
+    if (layout == WeightLayout::in_out)
+      diag << " (stored [in_features, out_features])";
+    return diag << " does not match input K " << inFeatures;
+  }
   if (failed(verifyColumnVector(op, "bias", bias, outFeatures, elementType)))
     return failure();
   if (outType.getElementType() != elementType)
@@ -394,8 +407,16 @@ static bool isExactly(FloatAttr attr, double value) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult LinearOp::verify() {
-  return verifyLinear(*this, getInput(), getWeight(), getBias(),
-                      getResult().getType());
+  return verifyLinear(*this, getInput(), getWeight(), getWeightLayout(),
+                      getBias(), getResult().getType());
+}
+
+int64_t LinearOp::getOutFeatures() {
+  return weightFeatures(getWeight(), getWeightLayout()).first;
+}
+
+int64_t LinearOp::getInFeatures() {
+  return weightFeatures(getWeight(), getWeightLayout()).second;
 }
 
 //===----------------------------------------------------------------------===//
@@ -730,12 +751,12 @@ Value BatchNormOp::getBatchInvStd() { return firstOrNull(getBatchStats(), 1); }
 //===----------------------------------------------------------------------===//
 
 void FusedLinearOp::build(OpBuilder &builder, OperationState &state,
-                          Value input, Value weight, Value bias) {
+                          Value input, Value weight, Value bias,
+                          WeightLayout weightLayout) {
   auto inputType = cast<RankedTensorType>(input.getType());
-  auto weightType = cast<RankedTensorType>(weight.getType());
-  auto resultType =
-      RankedTensorType::get({inputType.getDimSize(0), weightType.getDimSize(0)},
-                            inputType.getElementType());
+  auto resultType = RankedTensorType::get(
+      {inputType.getDimSize(0), weightFeatures(weight, weightLayout).first},
+      inputType.getElementType());
   build(builder, state, resultType, /*intermediates=*/TypeRange(),
         /*updated_running_stats=*/TypeRange(), /*batch_stats=*/TypeRange(),
         input, weight, bias,
@@ -744,7 +765,9 @@ void FusedLinearOp::build(OpBuilder &builder, OperationState &state,
         /*bn_bias=*/Value(), /*running_mean=*/Value(),
         /*running_var=*/Value(), /*precision=*/PrecisionAttr(),
         /*alpha=*/builder.getF64FloatAttr(1.0),
-        /*batch_norm=*/BatchNormConfigAttr());
+        /*batch_norm=*/BatchNormConfigAttr(),
+        /*weight_layout=*/
+        WeightLayoutAttr::get(builder.getContext(), weightLayout));
   OpBuilder::InsertionGuard guard(builder);
   Region *epilogue = state.regions.front().get();
   Block *body = builder.createBlock(epilogue, {}, {builder.getF32Type()},
@@ -770,6 +793,26 @@ static ParseResult parsePrecisionKeyword(OpAsmParser &parser,
 static void printPrecisionKeyword(OpAsmPrinter &printer, Operation *,
                                   PrecisionAttr precision) {
   printer << stringifyPrecision(precision.getValue());
+}
+
+/// `weight_layout in_out`: the layout as a bare keyword.
+static ParseResult parseWeightLayoutKeyword(OpAsmParser &parser,
+                                            WeightLayoutAttr &layout) {
+  StringRef keyword;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<WeightLayout> value = symbolizeWeightLayout(keyword);
+  if (!value)
+    return parser.emitError(loc) << "unknown weight layout '" << keyword
+                                 << "' (expected out_in or in_out)";
+  layout = WeightLayoutAttr::get(parser.getContext(), *value);
+  return success();
+}
+
+static void printWeightLayoutKeyword(OpAsmPrinter &printer, Operation *,
+                                     WeightLayoutAttr layout) {
+  printer << stringifyWeightLayout(layout.getValue());
 }
 
 /// Splits the vector results `vectors` of a batch norm of `config` (null:
@@ -911,9 +954,17 @@ static bool holdsExactly(Precision precision, Type elementType) {
   return precision == FusedLinearOp::getDefaultPrecision(elementType);
 }
 
+int64_t FusedLinearOp::getOutFeatures() {
+  return weightFeatures(getWeight(), getWeightLayout()).first;
+}
+
+int64_t FusedLinearOp::getInFeatures() {
+  return weightFeatures(getWeight(), getWeightLayout()).second;
+}
+
 LogicalResult FusedLinearOp::verify() {
-  if (failed(verifyLinear(*this, getInput(), getWeight(), getBias(),
-                          getResult().getType())))
+  if (failed(verifyLinear(*this, getInput(), getWeight(), getWeightLayout(),
+                          getBias(), getResult().getType())))
     return failure();
   auto resultType = cast<RankedTensorType>(getResult().getType());
   Type elementType = resultType.getElementType();

@@ -25,7 +25,8 @@ struct ConvertLinearToFusedLinear : OpRewritePattern<LinearOp> {
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
     auto fused = FusedLinearOp::create(rewriter, op.getLoc(), op.getInput(),
-                                       op.getWeight(), op.getBias());
+                                       op.getWeight(), op.getBias(),
+                                       op.getWeightLayout());
     if (f32Precision && op.getType().getElementType().isF32())
       fused.setPrecision(f32Precision);
     rewriter.replaceOp(op, fused.getResult());
@@ -131,7 +132,7 @@ static void growProducer(FusedLinearOp producer, Operation *consumer,
       producer.getInput(), producer.getWeight(), producer.getBias(),
       producer.getEpilogueOperands(), producer.getEpilogueRows(), bn.weight,
       bn.bias, bn.runningMean, bn.runningVar, producer.getPrecisionAttr(),
-      producer.getAlphaAttr(), bn.config);
+      producer.getAlphaAttr(), bn.config, producer.getWeightLayoutAttr());
   rewriter.inlineRegionBefore(producer.getEpilogue(), grown.getEpilogue(),
                               grown.getEpilogue().end());
   rewriter.setInsertionPoint(yield);

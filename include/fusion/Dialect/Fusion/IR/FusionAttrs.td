@@ -103,6 +103,21 @@ def Fusion_ElementTypeAttr : EnumAttr<Fusion_Dialect, Fusion_ElementType,
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Fusion_WeightLayout : I32EnumAttr<"WeightLayout",
+    "how a GEMM's weight is stored: `out_in`, `[out_features, in_features]` "
+    "row-major (torch.nn.Linear's: y = x w^T); `in_out`, `[in_features, "
+    "out_features]` (y = x w: `x @ w`, `addmm(b, x, w)`, GPT-2's Conv1D)", [
+      I32EnumAttrCase<"out_in", 0>,
+      I32EnumAttrCase<"in_out", 1>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::fusion";
+}
+
+def Fusion_WeightLayoutAttr : EnumAttr<Fusion_Dialect, Fusion_WeightLayout,
+                                      "weight_layout"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def Fusion_GemmStrategy : I32EnumAttr<"GemmStrategy",
     "how fusion-select-gemm-config chooses the backend of a fused GEMM", [
       I32EnumAttrCase<"cublas", 0>,

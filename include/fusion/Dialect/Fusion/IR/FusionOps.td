@@ -17,23 +17,36 @@ def Fusion_LinearOp : Fusion_Op<"linear", [Pure]> {
   let summary = "y = x * w^T (+ b), as torch.nn.Linear";
   let description = [{
     `y[m, n] = sum_k x[m, k] * w[n, k] (+ b[n])`. The weight has
-    `torch.nn.Linear`'s layout `[out_features, in_features]`. For `bf16`/`f16`
-    tensors the sum is accumulated in f32 and rounded once.
+    `torch.nn.Linear`'s layout `[out_features, in_features]`, or with
+    `weight_layout in_out` the layout `[in_features, out_features]` of a
+    weight multiplied as it is stored (`x @ w`, GPT-2's `Conv1D`):
+    `y[m, n] = sum_k x[m, k] * w[k, n]`. For `bf16`/`f16` tensors the sum is
+    accumulated in f32 and rounded once.
 
     ```mlir
     %y = fusion.linear %x, %w, %b
         : tensor<?x512xf32>, tensor<256x512xf32>, tensor<256xf32>
         -> tensor<?x256xf32>
+    %z = fusion.linear %x, %v weight_layout in_out
+        : tensor<?x512xf32>, tensor<512x256xf32> -> tensor<?x256xf32>
     ```
   }];
   let arguments = (ins Fusion_Matrix:$input, Fusion_Matrix:$weight,
-                       Optional<Fusion_Vector>:$bias);
+                       Optional<Fusion_Vector>:$bias,
+                       DefaultValuedAttr<Fusion_WeightLayoutAttr,
+                                         "WeightLayout::out_in">:$weight_layout);
   let results = (outs Fusion_Matrix:$result);
   let assemblyFormat = [{
-    $input `,` $weight (`,` $bias^)? attr-dict
+    $input `,` $weight (`,` $bias^)?
+    (`weight_layout` custom<WeightLayoutKeyword>($weight_layout)^)? attr-dict
     `:` type($input) `,` type($weight) (`,` type($bias)^)? `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// N and K, as the weight's layout says.
+    int64_t getOutFeatures();
+    int64_t getInFeatures();
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -306,7 +319,8 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
   let description = [{
     The single op that a fused chain becomes. Semantics, per element:
 
-    1. `acc[m, n] = alpha * sum_k x[m, k] * w[n, k] (+ bias[n])`, products
+    1. `acc[m, n] = alpha * sum_k x[m, k] * w[n, k] (+ bias[n])` (`w[k, n]`
+       with `weight_layout in_out`, as `fusion.linear`'s), products
        in the GEMM `precision`, accumulation in f32; `alpha` (default 1) is
        the GEMM's scalar multiplier, as in cuBLAS.
     2. `e[m, n] = epilogue(acc[m, n], c_0[n], ..., c_j[n], r_0[m, n / (N /
@@ -389,7 +403,9 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
                        Optional<Fusion_Vector>:$running_var,
                        OptionalAttr<Fusion_PrecisionAttr>:$precision,
                        DefaultValuedAttr<F64Attr, "1.0">:$alpha,
-                       OptionalAttr<Fusion_BatchNormConfigAttr>:$batch_norm);
+                       OptionalAttr<Fusion_BatchNormConfigAttr>:$batch_norm,
+                       DefaultValuedAttr<Fusion_WeightLayoutAttr,
+                                         "WeightLayout::out_in">:$weight_layout);
   let results = (outs Fusion_Matrix:$result,
                       Variadic<Fusion_Matrix>:$intermediates,
                       Variadic<Fusion_Vector>:$updated_running_stats,
@@ -397,6 +413,7 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
   let regions = (region SizedRegion<1>:$epilogue);
   let assemblyFormat = [{
     $input `,` $weight (`bias` `(` $bias^ `)`)?
+    (`weight_layout` custom<WeightLayoutKeyword>($weight_layout)^)?
     (`precision` custom<PrecisionKeyword>($precision)^)?
     (`alpha` $alpha^)?
     `epilogue` (`(` $epilogue_operands^ `)`)?
@@ -417,9 +434,13 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
   let builders = [
     // A fused linear with an identity epilogue and no batch-norm stage.
     OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight,
-                   "::mlir::Value":$bias)>
+                   "::mlir::Value":$bias,
+                   CArg<"WeightLayout", "WeightLayout::out_in">:$weightLayout)>
   ];
   let extraClassDeclaration = [{
+    /// N and K, as the weight's layout says.
+    int64_t getOutFeatures();
+    int64_t getInFeatures();
     /// The precision the GEMM must be computed in, the default applied.
     Precision getComputePrecision();
     /// The element-type default of `getComputePrecision`.

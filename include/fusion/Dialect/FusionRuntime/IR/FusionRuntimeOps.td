@@ -106,15 +106,20 @@ def FusionRuntime_GemmOp : FusionRuntime_Op<"cublaslt_gemm"> {
   let description = [{
     `out[M, N] = alpha * x[M, K] * w[N, K]^T (+ bias[N])`, all tensors of
     `element_type`, products in `precision`, f32 accumulation, on `stream`;
-    `bias` may be a null pointer. `rows` is M.
+    `bias` may be a null pointer. `rows` is M. With `weight_layout in_out`
+    the weight is stored `[K, N]`: `out = alpha * x * w (+ bias)`.
 
     ```mlir
     %status = fusion_rt.cublaslt_gemm f32 in tf32, %stream, %x, %w, %bias,
         %out, rows %m, n 256, k 512, alpha 1.0 : i32
+    %status2 = fusion_rt.cublaslt_gemm f32 in tf32 weight_layout in_out,
+        %stream, %x, %v, %bias, %out, rows %m, n 256, k 512, alpha 1.0 : i32
     ```
   }];
   let arguments = (ins Fusion_ElementTypeAttr:$element_type,
                        Fusion_PrecisionAttr:$precision,
+                       DefaultValuedAttr<Fusion_WeightLayoutAttr,
+                           "::mlir::fusion::WeightLayout::out_in">:$weight_layout,
                        LLVM_DefaultPointer:$stream, LLVM_DefaultPointer:$x,
                        LLVM_DefaultPointer:$w, LLVM_DefaultPointer:$bias,
                        LLVM_DefaultPointer:$out, I64:$rows,
@@ -123,7 +128,8 @@ def FusionRuntime_GemmOp : FusionRuntime_Op<"cublaslt_gemm"> {
                        F32Attr:$alpha);
   let results = (outs I32:$status);
   let assemblyFormat = [{
-    $element_type `in` $precision `,` $stream `,` $x `,` $w `,` $bias `,`
+    $element_type `in` $precision
+    (`weight_layout` $weight_layout^)? `,` $stream `,` $x `,` $w `,` $bias `,`
     $out `,` `rows` $rows `,` `n` $n `,` `k` $k `,` `alpha` $alpha
     attr-dict `:` type($status)
   }];

@@ -1,0 +1,49 @@
+"""What the torch.compile backend fused: a report per GEMM of its graphs
+(fusion.explain's answer)."""
+import dataclasses
+
+
+@dataclasses.dataclass
+class GemmReport:
+    """One GEMM of a compiled graph: its partition's ops (`members`: the
+    weight's transpose where the GEMM reads one, the GEMM, then the ops
+    `fused` with it), else why nothing fused (`reason`), and where fusion
+    stopped (`stopped`: (op, line, why) of each op reading the partition
+    from outside)."""
+    graph: int
+    name: str
+    op: str
+    where: str
+    shape: tuple
+    members: list = dataclasses.field(default_factory=list)
+    fused: list = dataclasses.field(default_factory=list)
+    reason: str = ""
+    stopped: list = dataclasses.field(default_factory=list)
+
+    def __str__(self):
+        m, k, n = (str(d) for d in self.shape)
+        head = f"graph {self.graph} {self.name} ({self.op}, {m}x{k} @ " \
+            f"{k}x{n}, {self.where}): "
+        head += f"fused with {', '.join(_short(op) for op in self.fused)}" \
+            if self.fused else f"not fused: {self.reason}"
+        return "\n".join([head] + [f"    stopped at {_short(op)} ({line}): "
+                                   f"{why}"
+                                   for op, line, why in self.stopped])
+
+
+def _short(op):
+    """`aten.add.Tensor` as `add`."""
+    parts = op.split(".")
+    return parts[1] if len(parts) == 3 and parts[0] == "aten" else op
+
+
+class Census(list):
+    """The GemmReports of a model's compiled graphs, in graph order."""
+
+    @property
+    def fused(self):
+        return [report for report in self if report.members]
+
+    def __str__(self):
+        return "\n".join([f"{len(self.fused)} of {len(self)} GEMMs fused"] +
+                         [str(report) for report in self])

@@ -1,0 +1,103 @@
+"""Hugging Face transformers (transformer_zoo.py, the "small" size) through
+torch.compile(backend="fusion") on the GPU, from the library cache (sm_90),
+in fp32 and bf16, eval and training mode, against a float64 eager copy:
+within the precision's bound plus EAGER_ERROR_FACTOR times eager's own
+error (the model fuzzer's rule), and no partition left to PyTorch by an
+error (FusionBackendWarning)."""
+import copy
+import warnings
+
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+
+import fusion  # noqa: E402
+import fusion.dynamo  # noqa: E402
+import transformer_zoo  # noqa: E402
+from gpu.helpers import LIBRARY_BOUNDS, TARGET, precision_setup  # noqa: E402
+from model_fuzz import EAGER_ERROR_FACTOR  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+SIZE = "small"
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+CASES = [(name, precision, training)
+         for name in sorted(transformer_zoo.MODELS)
+         for precision in DTYPES for training in (False, True)]
+
+
+def relative_error(out, reference):
+    return ((out.double() - reference).norm() / reference.norm()).item()
+
+
+def model_of(name, precision, training, device):
+    model, inputs = transformer_zoo.make(name, SIZE)
+    model = model.train(training).to(device=device, dtype=DTYPES[precision])
+    inputs = {k: v.to(device=device, dtype=DTYPES[precision])
+              if v.is_floating_point() else v.to(device)
+              for k, v in inputs.items()}
+    return model, inputs
+
+
+@pytest.mark.parametrize("name,precision,training", CASES)
+def test_transformer(library_cache, within, sm90, name, precision,
+                     training):
+    precision_setup("fp32")
+    model, inputs = model_of(name, precision, training, "cuda")
+    reference = copy.deepcopy(model).double()
+    reference_inputs = {k: v.double() if v.is_floating_point() else v
+                        for k, v in inputs.items()}
+    torch._dynamo.reset()
+    with torch.set_grad_enabled(training), warnings.catch_warnings():
+        warnings.simplefilter("error", fusion.FusionBackendWarning)
+        out = torch.compile(model, backend="fusion")(**inputs)
+        eager = model(**inputs)
+        expected = reference(**reference_inputs)
+    assert fusion.dynamo.last_fused, "nothing fused"
+    expected = expected.last_hidden_state
+    bound = LIBRARY_BOUNDS[precision] + EAGER_ERROR_FACTOR * relative_error(
+        eager.last_hidden_state, expected)
+    within(relative_error(out.last_hidden_state, expected), bound,
+           f"{name} {precision} {'train' if training else 'eval'}")
+
+
+def prepare():
+    """The cases' libraries, compiled for sm_90 from CPU tensors."""
+    for name, precision, training in CASES:
+        def compile_one(name=name, precision=precision, training=training):
+            model, inputs = model_of(name, precision, training, "cpu")
+            torch._dynamo.reset()
+            with torch.set_grad_enabled(training):
+                torch.compile(model, backend="fusion", options={
+                    "target": TARGET, "compile_only": True})(**inputs)
+        yield (f"transformers {name} {precision} "
+               f"{'train' if training else 'eval'}", compile_one)
+
+
+def prepare_bench():
+    """The transformers bench suite's libraries (scripts/bench/suites.py:
+    the "bench" size, eval, fp32 and bf16, by default and with
+    fallback="inductor"), compiled from a model on the meta device (no
+    memory, no arithmetic: the graphs do not depend on the device)."""
+    for name in sorted(transformer_zoo.MODELS):
+        for precision in DTYPES:
+            for fallback in ("eager", "inductor"):
+                def compile_one(name=name, precision=precision,
+                                fallback=fallback):
+                    model, inputs = transformer_zoo.make(name, "bench")
+                    model = model.eval().to(device="meta",
+                                            dtype=DTYPES[precision])
+                    inputs = {k: v.to(device="meta", dtype=DTYPES[precision])
+                              if v.is_floating_point() else v.to("meta")
+                              for k, v in inputs.items()}
+                    torch._dynamo.reset()
+                    with torch.no_grad():
+                        torch.compile(model, backend="fusion", options={
+                            "target": TARGET, "compile_only": True,
+                            "fallback": fallback})(**inputs)
+                yield (f"transformers bench {name} {precision} {fallback}",
+                       compile_one)
+
+
+PREPARE = {"transformers": prepare, "transformers-bench": prepare_bench}

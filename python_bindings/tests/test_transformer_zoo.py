@@ -1,0 +1,130 @@
+"""Hugging Face transformers (transformer_zoo.py, random weights, the
+"tiny" size) through torch.compile(backend="fusion") on the CPU target:
+outputs and gradients against a float64 eager copy, what fuses (the
+committed census, docs/census.md, which test_census holds the compiler
+to), and fusion.explain."""
+import copy
+import pathlib
+import warnings
+
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+
+import fusion  # noqa: E402
+import fusion.dynamo  # noqa: E402
+import transformer_zoo  # noqa: E402
+
+CENSUS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "census.md"
+
+
+def relative_error(out, reference):
+    return ((out.double() - reference.double()).norm() /
+            reference.double().norm()).item()
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["eval", "train"])
+@pytest.mark.parametrize("name", sorted(transformer_zoo.MODELS))
+def test_outputs_and_gradients_match_float64(name, training):
+    torch._dynamo.reset()
+    model, inputs = transformer_zoo.make(name)
+    model.train(training)
+    reference = copy.deepcopy(model).double()
+    reference_inputs = {k: v.double() if v.is_floating_point() else v
+                        for k, v in inputs.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fusion.FusionBackendWarning)
+        with torch.set_grad_enabled(training):
+            out = torch.compile(model, backend="fusion")(**inputs)
+    expected = reference(**reference_inputs)
+    assert relative_error(out.last_hidden_state,
+                          expected.last_hidden_state) <= 1e-5
+    if training:
+        # A random projection of the output (the sum of squares of a layer
+        # norm's output hardly depends on anything).
+        projection = torch.randn(out.last_hidden_state.shape,
+                                 dtype=torch.float64)
+        (out.last_hidden_state * projection).sum().backward()
+        (expected.last_hidden_state * projection).sum().backward()
+        # Gradients that are 0 in exact arithmetic (a key's bias, which
+        # softmax cancels) are rounding noise in float32: each is compared
+        # relative to at least 1e-3 of the whole gradient's norm.
+        total = torch.stack([q.grad.norm() for q in reference.parameters()
+                             if q.grad is not None]).norm()
+        for (path, p), q in zip(model.named_parameters(),
+                                reference.parameters()):
+            if q.grad is None:  # The pooler's (torch.compile: zeros).
+                assert p.grad is None or not p.grad.any(), path
+                continue
+            error = (p.grad.double() - q.grad).norm()
+            assert error <= 1e-5 * max(q.grad.norm(), 1e-3 * total), path
+
+
+def _committed_census():
+    """The committed census's code blocks, by section title."""
+    sections, title, block, inside = {}, None, [], False
+    for line in CENSUS.read_text().splitlines():
+        if line.startswith("## "):
+            title = line[3:]
+        elif line == "```":
+            if inside:
+                sections[title] = "\n".join(block)
+            block, inside = [], not inside
+        elif inside:
+            block.append(line)
+    return sections
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["eval", "train"])
+@pytest.mark.parametrize("name", sorted(transformer_zoo.MODELS))
+def test_census(name, training):
+    """What fuses is what docs/census.md says (scripts/census.py writes
+    it): a change in what fuses updates the committed census."""
+    title = f"{name}, {'training step' if training else 'eval'}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        census = transformer_zoo.census(name, training=training)
+    assert census == _committed_census()[title], \
+        "run scripts/census.py and commit docs/census.md"
+
+
+def test_explain_names_each_gemm_and_why():
+    """BERT: the attention output projection fuses its residual add and
+    layer norm; the query's projection stops at the heads' permute; the
+    attention scores stay PyTorch's scaled-dot-product attention, not
+    batched GEMMs."""
+    model, inputs = transformer_zoo.make("bert")
+    model.eval()
+    with torch.no_grad():
+        census = fusion.explain(model, **inputs)
+    assert len(census) == 13  # 2 x (q, k, v, output, 2 FFN) + the pooler
+    assert all(report.op == "aten.addmm.default" for report in census)
+    output = next(r for r in census if "modeling_bert.py:290" in r.where)
+    assert {"aten.add.Tensor",
+            "aten.native_layer_norm.default"} <= set(output.fused)
+    query = census[0]
+    assert not query.fused and query.reason
+    assert query.stopped[0][0] == "aten.permute.default"
+    assert "graph 0 addmm" in str(census)
+
+
+def test_non_contiguous_inputs_are_copied_in_the_graph():
+    """The pooler reads hidden[:, 0], a strided slice: the partition's
+    graph copies it (no runtime error), and the result matches."""
+    class Pooler(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.dense = torch.nn.Linear(16, 16)
+
+        def forward(self, hidden):
+            return torch.tanh(self.dense(hidden[:, 0]))
+
+    torch._dynamo.reset()
+    model = Pooler()
+    hidden = torch.randn(3, 5, 16)
+    with torch.no_grad():
+        out = torch.compile(model, backend="fusion")(hidden)
+        expected = copy.deepcopy(model).double()(hidden.double())
+    assert fusion.dynamo.last_fused
+    assert relative_error(out, expected) <= 1e-5

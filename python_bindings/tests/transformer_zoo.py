@@ -1,0 +1,102 @@
+"""Hugging Face transformer models from configs (random weights, nothing
+downloaded): what the real-model tests, the census (scripts/census.py) and
+the transformer benchmark suite run.
+
+`make(name, size)` returns (model, inputs): a `transformers` model class
+built from a config of `SIZES[size]`, and the keyword inputs of one forward
+call (token ids, or images for ViT). Dropout probabilities are 0, so that a
+training-mode forward is deterministic and comparable with float64, and
+the decoders keep no key/value cache (one forward over the whole
+sequence, as in training or a prompt's prefill)."""
+import torch
+
+SIZES = {
+    # On the CPU in CI.
+    "tiny": dict(layers=2, hidden=64, heads=4, batch=2, tokens=8),
+    # The GPU check's (tests/gpu/test_transformers.py).
+    "small": dict(layers=2, hidden=256, heads=4, batch=2, tokens=50),
+    # The GPU benchmark's (issue 65: 4 layers, hidden 2048, 8 x 1024 tokens).
+    "bench": dict(layers=4, hidden=2048, heads=16, batch=8, tokens=1024),
+}
+
+VOCABULARY = 512
+
+
+def _token_ids(size):
+    return {"input_ids": torch.randint(0, VOCABULARY,
+                                       (size["batch"], size["tokens"]))}
+
+
+def _bert(size):
+    from transformers import BertConfig, BertModel
+    config = BertConfig(
+        hidden_size=size["hidden"], num_hidden_layers=size["layers"],
+        num_attention_heads=size["heads"],
+        intermediate_size=4 * size["hidden"], vocab_size=VOCABULARY,
+        max_position_embeddings=size["tokens"], hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0)
+    return BertModel(config), _token_ids(size)
+
+
+def _gpt2(size):
+    from transformers import GPT2Config, GPT2Model
+    config = GPT2Config(
+        n_embd=size["hidden"], n_layer=size["layers"], n_head=size["heads"],
+        vocab_size=VOCABULARY, n_positions=size["tokens"],
+        bos_token_id=0, eos_token_id=0, resid_pdrop=0.0, embd_pdrop=0.0,
+        attn_pdrop=0.0, use_cache=False)
+    return GPT2Model(config), _token_ids(size)
+
+
+def _llama(size):
+    from transformers import LlamaConfig, LlamaModel
+    config = LlamaConfig(
+        hidden_size=size["hidden"], num_hidden_layers=size["layers"],
+        num_attention_heads=size["heads"],
+        num_key_value_heads=size["heads"] // 2,
+        intermediate_size=3 * size["hidden"], vocab_size=VOCABULARY,
+        max_position_embeddings=size["tokens"], bos_token_id=0,
+        eos_token_id=0, pad_token_id=0, use_cache=False)
+    return LlamaModel(config), _token_ids(size)
+
+
+def _vit(size):
+    from transformers import ViTConfig, ViTModel
+    # Patches of 16 pixels: as many as the tokens, less the class token.
+    side = 16 * max(1, int((size["tokens"] - 1) ** 0.5))
+    config = ViTConfig(
+        hidden_size=size["hidden"], num_hidden_layers=size["layers"],
+        num_attention_heads=size["heads"],
+        intermediate_size=4 * size["hidden"], image_size=side,
+        patch_size=16, hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0)
+    return ViTModel(config), {
+        "pixel_values": torch.randn(size["batch"], 3, side, side)}
+
+
+MODELS = {"bert": _bert, "gpt2": _gpt2, "llama": _llama, "vit": _vit}
+
+
+def make(name, size="tiny", seed=0):
+    """(model, keyword inputs) of zoo model `name` at size `size`."""
+    torch.manual_seed(seed)
+    model, inputs = MODELS[name](SIZES[size])
+    return model, inputs
+
+
+def last_hidden_state(outputs):
+    return outputs.last_hidden_state
+
+
+def census(name, size="tiny", training=False):
+    """fusion.explain's census of zoo model `name` (eval mode, no
+    gradients; or a training step's forward), with the transformers
+    package's path cut from the lines it names."""
+    import transformers
+
+    import fusion
+    model, inputs = make(name, size)
+    model.train(training)
+    with torch.set_grad_enabled(training):
+        text = str(fusion.explain(model, **inputs))
+    return text.replace(str(transformers.__path__[0]) + "/", "transformers/")
