@@ -1,6 +1,7 @@
 //===- FusionOps.cpp - fusion ops: verifiers, folders, builders -----------===//
 
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Dialect/Fusion/IR/EnumKeywords.h"
 #include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -775,19 +776,11 @@ void FusedLinearOp::build(OpBuilder &builder, OperationState &state,
   YieldOp::create(builder, state.location, body->getArgument(0));
 }
 
-/// `precision tf32`: the precision as a bare keyword.
+/// `precision tf32`, `weight_layout in_out`: the case as a bare keyword.
 static ParseResult parsePrecisionKeyword(OpAsmParser &parser,
                                          PrecisionAttr &precision) {
-  StringRef keyword;
-  SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseKeyword(&keyword))
-    return failure();
-  std::optional<Precision> value = symbolizePrecision(keyword);
-  if (!value)
-    return parser.emitError(loc) << "unknown precision '" << keyword
-                                 << "' (expected fp32, tf32, bf16 or f16)";
-  precision = PrecisionAttr::get(parser.getContext(), *value);
-  return success();
+  return parseEnumAttrKeyword(parser, precision, "precision",
+                              "fp32, tf32, bf16 or f16");
 }
 
 static void printPrecisionKeyword(OpAsmPrinter &printer, Operation *,
@@ -795,19 +788,10 @@ static void printPrecisionKeyword(OpAsmPrinter &printer, Operation *,
   printer << stringifyPrecision(precision.getValue());
 }
 
-/// `weight_layout in_out`: the layout as a bare keyword.
 static ParseResult parseWeightLayoutKeyword(OpAsmParser &parser,
                                             WeightLayoutAttr &layout) {
-  StringRef keyword;
-  SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseKeyword(&keyword))
-    return failure();
-  std::optional<WeightLayout> value = symbolizeWeightLayout(keyword);
-  if (!value)
-    return parser.emitError(loc) << "unknown weight layout '" << keyword
-                                 << "' (expected out_in or in_out)";
-  layout = WeightLayoutAttr::get(parser.getContext(), *value);
-  return success();
+  return parseEnumAttrKeyword(parser, layout, "weight layout",
+                              "out_in or in_out");
 }
 
 static void printWeightLayoutKeyword(OpAsmPrinter &printer, Operation *,

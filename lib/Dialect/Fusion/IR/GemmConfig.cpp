@@ -1,6 +1,7 @@
 //===- GemmConfig.cpp - what a #fusion.gemm_config may say ----------------===//
 
 #include "fusion/Dialect/Fusion/IR/GemmConfig.h"
+#include "fusion/Dialect/Fusion/IR/EnumKeywords.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -214,22 +215,6 @@ struct GemmConfigFields {
   int64_t clusterM = 1, splitK = 1;
   WgmmaOperands operands = WgmmaOperands::x_w;
 };
-
-/// A keyword naming a case of an enum, into `value`.
-template <typename EnumT>
-ParseResult parseEnumKeyword(AsmParser &parser, EnumT &value, StringRef what,
-                             StringRef expected) {
-  StringRef name;
-  SMLoc nameLoc = parser.getCurrentLocation();
-  if (parser.parseKeyword(&name))
-    return failure();
-  std::optional<EnumT> symbol = symbolizeEnum<EnumT>(name);
-  if (!symbol)
-    return parser.emitError(nameLoc) << "unknown " << what << " '" << name
-                                     << "' (expected " << expected << ")";
-  value = *symbol;
-  return success();
-}
 
 /// Two extents, MxN.
 ParseResult parseExtentPair(AsmParser &parser, int64_t &first,
