@@ -96,6 +96,18 @@ def test_dropout_module_compiled_in_eval_runs_and_refuses_train():
         compiled(x)
 
 
+def test_dropout_module_saved_and_loaded_keeps_its_refused_mode(tmp_path):
+    model = ResidualBlock().eval()
+    x = torch.randn(3, 4, 16)
+    fusion.compile(model, (x,), target="cpu").save(tmp_path / "block")
+    loaded = fusion.load(tmp_path / "block", model)
+    assert torch.allclose(loaded(x), model(x), rtol=1e-5, atol=1e-5)
+    model.train()
+    with pytest.raises(fusion.FusionRuntimeError,
+                       match="without its train.* mode.*native_dropout"):
+        loaded(x)
+
+
 def test_dropout_module_compiled_in_train_is_refused():
     with pytest.raises(fusion.UnsupportedOperationError,
                        match="native_dropout"):
