@@ -95,34 +95,37 @@ def _run_fake(key, args):
             for shape, dtype in results]
 
 
+def _target(options, device):
+    """The compile target: the option, else that of `device`."""
+    return options.get("target") or default_target(device)
+
+
 def _compile_options(options, device):
     """fusion-compile's options for the backend's `options` (the target by
     default that of `device`)."""
-    return compiler_text({**options, "target": options.get("target") or
-                          default_target(device)})
+    return compiler_text({**options, "target": _target(options, device)})
 
 
-def _default_fallback(options, example_inputs):
+def _inputs_device(example_inputs):
+    return next((t.device for t in example_inputs
+                 if isinstance(t, torch.Tensor)), torch.device("cpu"))
+
+
+def _default_fallback(options, device):
     """"inductor" where fusion compiles for a GPU (the faster on the
     transformer zoo, docs/benchmarks.md), "eager" for the CPU target (the
     reference lowering, which tests run)."""
-    target = options.get("target") or default_target(
-        next((t.device for t in example_inputs
-              if isinstance(t, torch.Tensor)), torch.device("cpu")))
-    return "eager" if target == "cpu" else "inductor"
+    return "eager" if _target(options, device) == "cpu" else "inductor"
 
 
-def _check_options(options, example_inputs):
+def _check_options(options, device):
     """Refuses bad options before any graph is compiled (whether or not
     anything fuses), where the compiler is there to say which."""
     try:
         from ._fusion import check_compile_options
     except ImportError:
         return  # Cached libraries only: a bad option finds none.
-    devices = [t.device for t in example_inputs
-               if isinstance(t, torch.Tensor)]
-    check_compile_options(**_compile_options(
-        options, devices[0] if devices else torch.device("cpu")))
+    check_compile_options(**_compile_options(options, device))
 
 
 class _Partition:
@@ -520,8 +523,8 @@ def _dense_rows(graph, node, last):
 def _replace(graph, key, inputs, outputs, broadcasts, slices, views,
              members):
     """Inserts (and returns) the call of the library after the partition's
-    last op; the users of
-    its results are put in order after it (fuse_graph's sort). Inputs are
+    last op; the users of its results are put in order after it
+    (fuse_graph's sort). Inputs are
     passed as dense [rows, features] matrices (_dense_rows), single values
     broadcast to the per-column vectors the library takes, and the rows of
     weights and vectors it takes apart follow the inputs as views (copies
@@ -738,8 +741,7 @@ def _run_rest(options, gm, example_inputs):
     """The graph's other ops as PyTorch's ATen kernels, or compiled by
     inductor (which calls fusion::run as an extern kernel); when only
     compiling fusion's libraries, the graph as PyTorch runs it."""
-    if options.get("fallback", "eager") == "inductor" and \
-            not options.get("compile_only"):
+    if options["fallback"] == "inductor" and not options.get("compile_only"):
         from torch._inductor.compile_fx import compile_fx_inner
         return compile_fx_inner(_decomposed_leftovers(gm, example_inputs),
                                 example_inputs)
@@ -760,16 +762,16 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
         raise UnsupportedOperationError(
             f"unknown fusion backend options {sorted(unknown)} (known: "
             f"{', '.join(PACKAGE_OPTIONS)}, fallback, compile_only)")
-    if options.get("fallback", "eager") not in ("eager", "inductor"):
+    device = _inputs_device(example_inputs)
+    options.setdefault("fallback", _default_fallback(options, device))
+    if options["fallback"] not in ("eager", "inductor"):
         raise UnsupportedOperationError(
             f"fusion backend option fallback={options['fallback']!r}: "
             f"'inductor' (the default for GPU targets) or 'eager' (for "
             f"the CPU target)")
-    _check_options(options, example_inputs)
-    options.setdefault("fallback", _default_fallback(options,
-                                                     example_inputs))
+    _check_options(options, device)
     partition = {}
-    if options.get("fallback") == "inductor":
+    if options["fallback"] == "inductor":
         # Inductor's partitioner: the backward recomputes what inductor
         # fuses into its kernels rather than keeping it, so fewer of the
         # fused op's values are kept as activations.
@@ -780,7 +782,7 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
     return aot_autograd(
         fw_compiler=functools.partial(_forward_compiler, options),
         bw_compiler=functools.partial(_run_rest, options),
-        decompositions=_decompositions(options.get("fallback")),
+        decompositions=_decompositions(options["fallback"]),
         **partition)(gm, example_inputs)
 
 
