@@ -53,7 +53,7 @@ from torch._prims_common import is_contiguous_or_false
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.fx.passes.tools_common import stable_topological_sort
 
-from . import importer
+from . import graph_rewrites, importer
 from .cache import compiled_library, library_key
 from .census import Census, GemmReport
 from .dtypes import ELEMENT_TYPES, TORCH_DTYPES
@@ -770,6 +770,9 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
             f"'inductor' (the default for GPU targets) or 'eager' (for "
             f"the CPU target)")
     _check_options(options, device)
+    # Before AOTAutograd traces SDPA: a mask it sees sends it to the math
+    # path.
+    graph_rewrites.drop_constant_true_attention_masks(gm)
     partition = {}
     if options["fallback"] == "inductor":
         # Inductor's partitioner: the backward recomputes what inductor

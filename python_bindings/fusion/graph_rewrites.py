@@ -1,0 +1,191 @@
+"""Rewrites of the graph dynamo hands the backend, before AOTAutograd traces
+it (so they hold for the inductor and eager fallbacks alike).
+
+`drop_constant_true_attention_masks`: under torch.compile, transformers
+cannot look at a mask's values, so it builds BERT's and ViT's all-true
+mask in the graph and passes it to scaled_dot_product_attention, which
+then takes its math path instead of a fused kernel, 2x slower than eager
+(docs/known-issues.md). A mask the graph computes from constants alone is
+evaluated here; all true (boolean) or all zero (additive) is no mask."""
+import operator
+
+import torch
+import torch.fx
+from torch._subclasses.fake_tensor import unset_fake_temporarily
+from torch.fx.experimental.symbolic_shapes import statically_known_true
+from torch.fx.node import map_aggregate
+
+# The first is F.scaled_dot_product_attention, as dynamo records it.
+_SDPA = (torch._C._nn.scaled_dot_product_attention,
+         torch.ops.aten.scaled_dot_product_attention.default)
+# Ops that only repeat their first operand's values: transformers expands
+# its mask to the batch, a graph input where the batch is dynamic.
+_BROADCASTS = ("expand", "expand_as", "broadcast_to")
+# Ops whose values are not a function of their operands (by name, so that
+# the method, function and ATen spellings all match).
+_RANDOM = ("rand", "dropout", "bernoulli", "multinomial", "normal",
+           "poisson", "uniform", "exponential", "cauchy", "geometric",
+           "empty", "seed")
+_IN_PLACE = {operator.setitem, operator.delitem, operator.iadd,
+             operator.isub, operator.imul, operator.itruediv,
+             operator.ifloordiv, operator.imod, operator.ipow,
+             operator.imatmul, operator.iand, operator.ior, operator.ixor,
+             operator.ilshift, operator.irshift}
+
+
+def drop_constant_true_attention_masks(gm):
+    """Passes `attn_mask=None` to each scaled_dot_product_attention of `gm`
+    whose mask the graph computes from constants alone (no graph input,
+    attribute, random or in-place op) and which is all true or all zero
+    and broadcast within the attention's [..., L, S]. Returns how many it
+    dropped; on any doubt or error a call is left as it is."""
+    dropped, verdicts, unused = 0, {}, set()
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target not in _SDPA:
+            continue
+        mask = _argument(node, 3, "attn_mask")
+        if not isinstance(mask, torch.fx.Node):
+            continue
+        try:
+            if mask not in verdicts:
+                verdicts[mask] = _constant_no_op_mask(gm, mask)
+            nodes = verdicts[mask]
+            if nodes is None or not _droppable(node, mask):
+                continue
+        except Exception:  # The model must run: keep the mask.
+            continue
+        if "attn_mask" in node.kwargs:
+            node.update_kwarg("attn_mask", None)
+        else:
+            node.update_arg(3, None)
+        unused |= nodes
+        dropped += 1
+    if dropped:
+        # Only the masks' own nodes: the graph's DCE counts method calls as
+        # pure, in-place ones too (x.add_(1) with no user).
+        for node in reversed(list(gm.graph.nodes)):
+            if node in unused and not node.users:
+                gm.graph.erase_node(node)
+        gm.recompile()
+    return dropped
+
+
+def _argument(node, index, name, default=None):
+    if name in node.kwargs:
+        return node.kwargs[name]
+    return node.args[index] if len(node.args) > index else default
+
+
+def _value(node):
+    """The node's tensor as dynamo traced it (a fake tensor)."""
+    value = node.meta.get("example_value", node.meta.get("val"))
+    if not isinstance(value, torch.Tensor):
+        raise ValueError(f"no traced value for {node}")
+    return value
+
+
+def _droppable(attention, mask):
+    """Whether dropping the mask leaves eager's result: no error eager would
+    raise (is_causal with a mask, a float mask of another dtype) and no
+    shape the mask's broadcast gives the output."""
+    query = _value(_argument(attention, 0, "query"))
+    key = _value(_argument(attention, 1, "key"))
+    traced = _value(mask)
+    if _argument(attention, 5, "is_causal", False) is not False or \
+            traced.dtype not in (torch.bool, query.dtype):
+        return False
+    scores = (*query.shape[:-1], key.shape[-2])
+    if traced.dim() > min(4, len(scores)):
+        return False
+    return all(statically_known_true(m == 1) or statically_known_true(m == s)
+               for m, s in zip(reversed(traced.shape), reversed(scores)))
+
+
+def _constant_no_op_mask(gm, mask):
+    """The mask's nodes (its broadcasts and what they broadcast) if the
+    graph computes it from constants alone and it is all true or all zero;
+    else None."""
+    chain, base = [mask], mask
+    while (base.op == "call_method" and base.target in _BROADCASTS or
+           base.op == "call_function" and base.target is torch.broadcast_to):
+        base = base.args[0]
+        if not isinstance(base, torch.fx.Node):
+            return None
+        chain.append(base)
+    nodes, stack = set(), [base]
+    while stack:
+        node = stack.pop()
+        if node in nodes:
+            continue
+        # Inputs and attributes may change between calls; modules are
+        # opaque.
+        if node.op not in ("call_function", "call_method") or \
+                _random(node) or _mutates(node):
+            return None
+        nodes.add(node)
+        stack.extend(node.all_input_nodes)
+    # A mutation after the mask is computed (of a view of it) counts too.
+    if any(_mutates(user) for node in nodes.union(chain)
+           for user in node.users):
+        return None
+    value = _evaluate(gm, nodes, base)
+    traced = _value(mask)
+    if not isinstance(value, torch.Tensor) or value.dtype != traced.dtype:
+        return None
+    if value.dtype == torch.bool:
+        no_op = bool(value.all())
+    else:
+        no_op = value.is_floating_point() and not bool(value.any())
+    return nodes.union(chain) if no_op else None
+
+
+def _name(node):
+    if isinstance(node.target, str):
+        return node.target
+    return getattr(node.target, "__name__", str(node.target))
+
+
+def _random(node):
+    target = node.target
+    if isinstance(target, torch._ops.OpOverload) and \
+            torch.Tag.nondeterministic_seeded in target.tags:
+        return True
+    return any(word in _name(node).lower() for word in _RANDOM)
+
+
+def _mutates(node):
+    target, name = node.target, _name(node)
+    if isinstance(target, torch._ops.OpOverload):
+        return target._schema.is_mutable
+    return (target in _IN_PLACE or "out" in node.kwargs or
+            name in ("__setitem__", "__delitem__") or
+            name.startswith("__i") or
+            name.endswith("_") and not name.endswith("__"))
+
+
+def _evaluate(gm, nodes, result):
+    """Runs `nodes` (in graph order) for `result`'s value, on the devices
+    the graph names where this machine has them, else on the CPU (a
+    compile without the GPU)."""
+    interpreter = torch.fx.Interpreter(gm, garbage_collect_values=False)
+    with unset_fake_temporarily(), torch.no_grad():
+        for node in gm.graph.nodes:
+            if node not in nodes:
+                continue
+            args, kwargs = interpreter.fetch_args_kwargs_from_env(node)
+            kwargs = dict(kwargs)
+            if kwargs.get("device") is not None:
+                kwargs["device"] = torch.device(kwargs["device"])
+            args, kwargs = map_aggregate((args, kwargs), _usable_device)
+            interpreter.env[node] = getattr(interpreter, node.op)(
+                node.target, args, kwargs)
+    return interpreter.env[result]
+
+
+def _usable_device(value):
+    if not isinstance(value, torch.device) or value.type in ("cpu", "meta"):
+        return value
+    backend = getattr(torch, value.type, None)
+    if backend is not None and backend.is_available():
+        return value
+    return torch.device("cpu")

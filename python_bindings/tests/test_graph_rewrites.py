@@ -1,0 +1,238 @@
+"""fusion/graph_rewrites.py: attention masks the dynamo graph proves all
+true (or all zero, additive) are dropped before AOTAutograd traces
+scaled_dot_product_attention; any other mask is kept, and outputs are
+eager's either way."""
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import fusion.dynamo  # noqa: F401 (registers the backend)
+import fusion.graph_rewrites as graph_rewrites
+from fusion.graph_rewrites import drop_constant_true_attention_masks
+
+
+def _masks(gm):
+    """The attn_mask of each scaled_dot_product_attention call of `gm`."""
+    return [n.kwargs.get("attn_mask", n.args[3] if len(n.args) > 3 else None)
+            for n in gm.graph.nodes
+            if n.op == "call_function" and
+            n.target is torch._C._nn.scaled_dot_product_attention]
+
+
+def _rewritten(model, *inputs, dynamic_batch=False):
+    """(the dynamo graph after the rewrite, how many masks it dropped), and
+    the rewritten graph's output, which must be eager's."""
+    torch._dynamo.reset()
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append((gm, drop_constant_true_attention_masks(gm)))
+        return gm.forward
+
+    if dynamic_batch:
+        for x in inputs:
+            torch._dynamo.mark_dynamic(x, 0)
+    out = torch.compile(model, backend=backend, fullgraph=True)(*inputs)
+    torch.testing.assert_close(out, model(*inputs))
+    (gm, dropped), = graphs
+    return gm, dropped
+
+
+def _check_fusion_backend(model, *inputs):
+    torch._dynamo.reset()
+    expected = model(*inputs)
+    out = torch.compile(copy.deepcopy(model), backend="fusion")(*inputs)
+    torch.testing.assert_close(out, expected)
+
+
+def _qkv(batch=2, heads=3, length=5, features=8):
+    return [torch.randn(batch, heads, length, features) for _ in range(3)]
+
+
+class Attention(torch.nn.Module):
+    """scaled_dot_product_attention with the mask `make_mask(q, k)`, passed
+    by keyword or positionally."""
+
+    def __init__(self, make_mask, keyword=True):
+        super().__init__()
+        self.make_mask, self.keyword = make_mask, keyword
+
+    def forward(self, q, k, v):
+        mask = self.make_mask(q, k)
+        if self.keyword:
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return F.scaled_dot_product_attention(q, k, v, mask)
+
+
+def _ones(q, k):
+    return torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool,
+                      device=q.device)
+
+
+def _transformers_like(q, k):
+    # transformers' sdpa_mask for a bidirectional model with no padding.
+    rows = torch.arange(q.shape[-2], device=q.device) + 0
+    return (rows[None, None, :, None] >= 0).expand(
+        q.shape[0], -1, q.shape[-2], k.shape[-2])
+
+
+def _zeros(q, k):
+    return torch.zeros(1, 1, q.shape[-2], k.shape[-2], dtype=q.dtype)
+
+
+DROPPED = {"ones": _ones, "transformers_like": _transformers_like,
+           "additive_zeros": _zeros}
+
+
+@pytest.mark.parametrize("keyword", [True, False], ids=["kwarg", "positional"])
+@pytest.mark.parametrize("name", sorted(DROPPED))
+def test_constant_no_op_masks_are_dropped(name, keyword):
+    model = Attention(DROPPED[name], keyword)
+    gm, dropped = _rewritten(model, *_qkv())
+    assert dropped == 1
+    assert _masks(gm) == [None]
+    # The mask's own nodes went with it.
+    assert not any(n.target in (torch.ones, torch.zeros, torch.arange)
+                   for n in gm.graph.nodes)
+    _check_fusion_backend(model, *_qkv())
+
+
+def test_mask_expanded_to_a_dynamic_batch_is_dropped():
+    """What is broadcast is constant; the batch it is broadcast to is a
+    graph input (SymInt)."""
+    gm, dropped = _rewritten(Attention(_transformers_like), *_qkv(),
+                             dynamic_batch=True)
+    assert any(n.op == "placeholder" and
+               isinstance(n.meta.get("example_value"), torch.SymInt)
+               for n in gm.graph.nodes)
+    assert dropped == 1 and _masks(gm) == [None]
+
+
+def _one_false(q, k):
+    length, keys = q.shape[-2], k.shape[-2]
+    return (torch.arange(length * keys) != 3).view(length, keys)
+
+
+def _minus_infinity(q, k):
+    positions = torch.arange(q.shape[-2] * k.shape[-2]).view(q.shape[-2], -1)
+    return torch.where(positions == 5, float("-inf"), 0.0)
+
+
+def _written_into(q, k):
+    # All true when built; the in-place write makes one false.
+    mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool)
+    mask[0, 1] = False
+    return mask
+
+
+def _random(q, k):
+    # All true, but random: not evaluated at compile time.
+    return torch.rand(q.shape[-2], k.shape[-2]) >= 0
+
+
+KEPT = {"one_false": _one_false, "minus_infinity": _minus_infinity,
+        "written_into": _written_into, "random": _random}
+
+
+@pytest.mark.parametrize("name", sorted(KEPT))
+def test_other_constant_masks_are_kept(name):
+    model = Attention(KEPT[name])
+    gm, dropped = _rewritten(model, *_qkv())
+    assert dropped == 0
+    assert isinstance(_masks(gm)[0], torch.fx.Node)
+    _check_fusion_backend(model, *_qkv())
+
+
+class InputMask(torch.nn.Module):
+    def forward(self, q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+def test_mask_from_an_input_is_kept():
+    """All true in this call, but an input: the next call's may not be."""
+    q, k, v = _qkv()
+    mask = torch.ones(5, 5, dtype=torch.bool)
+    gm, dropped = _rewritten(InputMask(), q, k, v, mask)
+    assert dropped == 0
+    assert _masks(gm)[0].op == "placeholder"
+    mask[0, 0] = False
+    _check_fusion_backend(InputMask(), q, k, v, mask)
+
+
+def test_mask_that_broadcasts_the_output_is_kept():
+    """A mask with a batch dimension the 3-d query lacks: eager raises, so
+    dropping it would change what the model does."""
+    def batched(q, k):
+        return torch.ones(2, q.shape[0], q.shape[-2], k.shape[-2],
+                          dtype=torch.bool)
+
+    torch._dynamo.reset()
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(drop_constant_true_attention_masks(gm))
+        return gm.forward
+
+    q = torch.randn(3, 5, 8)
+    with pytest.raises(Exception):
+        torch.compile(Attention(batched), backend=backend)(q, q, q)
+    assert graphs == [0]
+
+
+def test_a_failure_keeps_the_mask(monkeypatch):
+    def fail(*args):
+        raise RuntimeError("evaluation failed")
+
+    monkeypatch.setattr(graph_rewrites, "_evaluate", fail)
+    model = Attention(_ones)
+    gm, dropped = _rewritten(model, *_qkv())
+    assert dropped == 0 and isinstance(_masks(gm)[0], torch.fx.Node)
+    _check_fusion_backend(model, *_qkv())
+
+
+def test_a_device_this_machine_lacks_is_evaluated_on_the_cpu():
+    """A graph traced for a GPU, compiled where there is none
+    (compile_only): the mask's ops run on the CPU."""
+    torch._dynamo.reset()
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch.compile(Attention(_ones), backend=backend)(*_qkv())
+    gm, = graphs
+    ones, = [n for n in gm.graph.nodes if n.target is torch.ones]
+    ones.update_kwarg("device", torch.device("cuda", 0))
+    assert drop_constant_true_attention_masks(gm) == 1
+    assert _masks(gm) == [None]
+
+
+@pytest.mark.parametrize("name", ["bert", "vit"])
+def test_transformers_mask_is_dropped(name, monkeypatch):
+    """transformers 5 builds BERT's and ViT's mask in the graph (all true:
+    `arange(L)[None, None, :, None] >= 0` expanded to [B, 1, L, S]); the
+    fusion backend hands AOTAutograd their attention without it."""
+    pytest.importorskip("transformers")
+    import transformer_zoo
+    rewrites = []
+
+    def spy(gm):
+        dropped = drop_constant_true_attention_masks(gm)
+        rewrites.append((dropped, _masks(gm)))
+        return dropped
+
+    monkeypatch.setattr(graph_rewrites, "drop_constant_true_attention_masks",
+                        spy)
+    torch._dynamo.reset()
+    model, inputs = transformer_zoo.make(name)
+    model.eval()
+    with torch.no_grad():
+        out = torch.compile(model, backend="fusion")(**inputs)
+        expected = model(**inputs)
+    layers = model.config.num_hidden_layers
+    assert rewrites == [(layers, [None] * layers)]
+    torch.testing.assert_close(out.last_hidden_state,
+                               expected.last_hidden_state)
