@@ -19,13 +19,21 @@ class GemmReport:
     fused: list = dataclasses.field(default_factory=list)
     reason: str = ""
     stopped: list = dataclasses.field(default_factory=list)
+    # The GEMM whose partition computes this one as its dual GEMM (one
+    # GEMM of their shared input), if one does.
+    dual_of: str = ""
 
     def __str__(self):
         m, k, n = (str(d) for d in self.shape)
         head = f"graph {self.graph} {self.name} ({self.op}, {m}x{k} @ " \
             f"{k}x{n}, {self.where}): "
-        head += f"fused with {', '.join(_short(op) for op in self.fused)}" \
-            if self.fused else f"not fused: {self.reason}"
+        if self.dual_of:
+            head += f"fused into {self.dual_of}'s GEMM, which reads their " \
+                "shared input once"
+        elif self.fused:
+            head += f"fused with {', '.join(_short(op) for op in self.fused)}"
+        else:
+            head += f"not fused: {self.reason}"
         return "\n".join([head] + [f"    stopped at {_short(op)} ({line}): "
                                    f"{why}"
                                    for op, line, why in self.stopped])
@@ -42,7 +50,8 @@ class Census(list):
 
     @property
     def fused(self):
-        return [report for report in self if report.members]
+        return [report for report in self
+                if report.members or report.dual_of]
 
     def __str__(self):
         return "\n".join([f"{len(self.fused)} of {len(self)} GEMMs fused"] +

@@ -271,6 +271,32 @@ def _pulled(arg, members, numbers, compute=True):
     return sorted(taken, key=order.__getitem__)
 
 
+def _shared_input_gemm(arg, gemm, members):
+    """The nodes to take into `gemm`'s partition with outside operand
+    `arg` where it is (through views) another GEMM of the same input, of
+    the same weight layout, that nothing else reads: the other GEMM's weight
+    transpose (where it reads one), the GEMM and the views, in graph order;
+    else none. The compiler makes the two one dual GEMM (a gated MLP's gate
+    and up projections), which reads the input once."""
+    chain = [arg]
+    while importer.op_name(chain[-1]) in importer.VIEWS:
+        chain.append(chain[-1].args[0])
+    other = chain[-1]
+    if other is gemm or other in members or \
+            importer.op_name(other) not in importer.GEMMS or \
+            any(len(node.users) != 1 for node in chain):
+        return []
+    try:
+        x, _, _, layout = importer.linear_operands(gemm)
+        other_x, operand, _, other_layout = importer.linear_operands(other)
+    except UnsupportedOperationError:
+        return []
+    if other_x is not x or other_layout != layout:
+        return []
+    taken = ([operand] if layout == "out_in" else []) + list(reversed(chain))
+    return [n for n in taken if n not in members]
+
+
 def _downstream(node):
     seen, stack = set(), [node]
     while stack:
@@ -354,8 +380,10 @@ def _grow(gemm, order, numbers, report):
         for compute in (True, False):
             pulled = []
             for arg in outside:
-                pulled += [p for p in _pulled(arg, members, numbers, compute)
-                           if p not in pulled]
+                taken = _pulled(arg, members, numbers, compute)
+                if compute and not taken:
+                    taken = _shared_input_gemm(arg, gemm, members)
+                pulled += [p for p in taken if p not in pulled]
             if pulled not in choices:
                 choices.append(pulled)
         for pulled in choices:
@@ -578,6 +606,31 @@ def _report(gemm, graph_index):
                       importer.where(gemm), shape)
 
 
+def _owned_by(node, owner):
+    """Why a partition stopped at `node`, which `owner`'s partition took."""
+    if importer.op_name(node) in importer.GEMMS:
+        return f"it is computed in {owner}'s GEMM, as its dual"
+    return f"it is fused after {owner}"
+
+
+def _merge_identical_views(graph):
+    """Makes views of one value with the same arguments one node (two
+    linears of one input each view it apart): a partition then writes
+    that value once, and the GEMMs reading it share an input (the dual
+    GEMM's condition)."""
+    seen = {}
+    for node in list(graph.nodes):
+        if node.op != "call_function" or \
+                importer.op_name(node) not in importer.VIEWS:
+            continue
+        key = (node.target, str(node.args), str(node.kwargs))
+        if key in seen:
+            node.replace_all_uses_with(seen[key])
+            graph.erase_node(node)
+        else:
+            seen[key] = node
+
+
 def fuse_graph(gm, options=None, compile_only=False, graph_index=0):
     """Replaces each fusible partition of the ATen graph `gm` by a call of
     its compiled library; returns a GemmReport of each GEMM of the graph.
@@ -585,14 +638,17 @@ def fuse_graph(gm, options=None, compile_only=False, graph_index=0):
     FusionBackendWarning."""
     options = options or {}
     graph = gm.graph
+    _merge_identical_views(graph)
     numbers = _numbers(gm)
     reports = []
     owners = {}  # node -> the GEMM whose fused partition took it
-    for gemm in list(graph.nodes):
-        if importer.op_name(gemm) not in _MATMULS or gemm.graph is not graph:
-            continue
-        report = _report(gemm, graph_index)
+    matmuls = [(node, _report(node, graph_index)) for node in graph.nodes
+               if importer.op_name(node) in _MATMULS]
+    for gemm, report in matmuls:
         reports.append(report)
+        if gemm in owners:
+            report.dual_of = owners[gemm]
+            continue  # Another partition's dual GEMM.
         if importer.op_name(gemm) not in ("aten.addmm.default",
                                           "aten.mm.default"):
             report.reason = "a batched product (attention's, or a bmm the " \
@@ -629,7 +685,7 @@ def fuse_graph(gm, options=None, compile_only=False, graph_index=0):
     for report in reports:
         report.stopped = [
             (importer.op_name(node), importer.where(node),
-             f"it is fused after {owners[node]}" if node in owners else why)
+             _owned_by(node, owners[node]) if node in owners else why)
             for node, why in report.stopped]
     for node in reversed(list(numbers)):
         if not node.users:

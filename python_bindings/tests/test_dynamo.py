@@ -2,6 +2,7 @@
 PyTorch, the dynamic batch, the disk cache across processes, train/eval
 modes with running statistics, gradients against eager, rank-3 inputs and
 CUDA-graph capture."""
+import copy
 import os
 import subprocess
 import sys
@@ -878,3 +879,37 @@ def test_gemm_forms_through_fusion_compile(form):
     with torch.no_grad():
         assert relative_error(compiled(x), model.double()(x.double())) \
             <= 1e-5
+
+
+class GatedMLP(nn.Module):
+    """Llama's MLP: down(silu(gate(x)) * up(x)), the gate and up
+    projections two GEMMs of one input."""
+
+    def __init__(self, hidden=16, intermediate=24):
+        super().__init__()
+        self.gate = nn.Linear(hidden, intermediate, bias=False)
+        self.up = nn.Linear(hidden, intermediate)
+        self.down = nn.Linear(intermediate, hidden, bias=False)
+
+    def forward(self, x):
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+
+
+def test_shared_input_gemm_joins_the_partition_reading_it():
+    """The up projection, which only the gate's partition reads, is
+    computed in it (the compiler makes the two one dual GEMM), in eval;
+    a training step's forward writes the up projection for the backward,
+    so there it stays apart. Outputs match float64 either way."""
+    model = GatedMLP()
+    x = torch.randn(2, 5, 16)
+    with torch.no_grad():
+        census = fusion.explain(model, x, options={"target": "cpu"})
+    torch._dynamo.reset()
+    assert compiled_error(copy.deepcopy(model), x) <= 1e-5
+    (gate, up, down) = census
+    assert up.dual_of == gate.name and "aten.addmm.default" in gate.fused
+    assert "fused into" in str(up)
+    torch._dynamo.reset()
+    census = fusion.explain(model, x, options={"target": "cpu"})
+    assert not any(report.dual_of for report in census)
+

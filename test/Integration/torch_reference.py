@@ -86,6 +86,10 @@ def epilogue(function):
     return model
 
 
+def gated_tanh(x, wg, wu, bu):
+    return [torch.tanh(F.linear(x, wg)) * F.linear(x, wu, bu)]
+
+
 MODELS = {
     # (model, indices of the arguments used as running variances)
     "workload_a": (linear_leaky(2.0, 0.1), []),
@@ -109,6 +113,7 @@ MODELS = {
     "gelu_tanh": (epilogue(lambda z: F.gelu(z, approximate="tanh")), []),
     "softplus": (epilogue(F.softplus), []),
     "elu": (epilogue(F.elu), []),
+    "gated_tanh": (gated_tanh, []),
 }
 
 

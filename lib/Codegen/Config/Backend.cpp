@@ -20,6 +20,9 @@ int64_t mlir::fusion::getWgmmaBlockN(MmaKind mma, int64_t n) {
 
 /// The width of `op`'s wgmma tiles.
 int64_t mlir::fusion::getWgmmaBlockN(FusedLinearOp op) {
+  // A dual GEMM's two sets of accumulators: m64n128 each.
+  if (op.getDualWeight())
+    return 128;
   return getWgmmaBlockN(
       getRequiredMmaKind(op.getWeight().getType().getElementType(),
                          op.getComputePrecision()),
@@ -152,6 +155,15 @@ GemmBackend mlir::fusion::selectBackend(FusedLinearOp op,
   const ChipInfo &chip = selection.chip;
   const SelectGemmConfigOptions &options = selection.options;
   bool fp32 = isFp32(op);
+  // A dual GEMM: the wgmma kernel where it computes one (not 3xTF32); any
+  // other backend's config makes the selection split it into two GEMMs.
+  if (op.getDualWeight() && !fp32 &&
+      (options.strategy == GemmStrategy::wgmma
+           ? wgmmaComputes(op, chip)
+           : options.strategy == GemmStrategy::Auto &&
+                 isWgmmaCandidate(op, chip, options.fp32Math) &&
+                 !hasCostlyFunction(op)))
+    return GemmBackend::wgmma;
   GemmBackend generated = fp32 && options.fp32Math == Fp32Math::simt
                               ? GemmBackend::simt
                               : GemmBackend::mma_sync;

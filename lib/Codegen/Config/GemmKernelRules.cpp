@@ -11,7 +11,7 @@ using namespace mlir::fusion;
 GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
                                       int64_t elementBytes,
                                       int64_t columnVectors, bool columnMoments,
-                                      bool normalizes) {
+                                      bool normalizes, bool dualWeight) {
   GemmSharedLayout layout;
   // 8 elements of padding a row: the 8 rows one accumulator store of a warp
   // touches start 4 (16-bit types) or 8 (f32) banks apart, so the pairs of
@@ -20,7 +20,8 @@ GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
   int64_t staging =
       config.getBlockM() * layout.stagingRowElements * elementBytes;
   int64_t stageBytes =
-      (config.getBlockM() + config.getBlockN()) * kGemmRowBytes;
+      (config.getBlockM() + config.getBlockN() * (dualWeight ? 2 : 1)) *
+      kGemmRowBytes;
   int64_t pipeline = config.getStages() * stageBytes;
   // 3xTF32: the remainders of each stage's shared-memory operand, whose
   // rows are the wgmmas' N.
@@ -61,6 +62,15 @@ GemmSharedLayout GemmSharedLayout::of(GemmConfigAttr config,
   return layout;
 }
 
+bool mlir::fusion::computesDualWeight(GemmConfigAttr config) {
+  if (!config.isWgmma() || config.isWgmmaSplit() || config.swapsOperands() ||
+      config.splitsK())
+    return false;
+  int64_t accumulators =
+      config.getWgmmaRowsPerWarpgroup() / 64 * config.getWgmmaN() / 2;
+  return 2 * accumulators <= kMaxDualAccumulators;
+}
+
 ElementwiseOpInterface mlir::fusion::getNormalizedEpilogue(Operation *op) {
   auto after = dyn_cast_or_null<ElementwiseOpInterface>(op->getNextNode());
   Value normalized = op->getResult(0);
@@ -91,9 +101,9 @@ GemmSharedLayout mlir::fusion::getGemmSharedLayout(FusedLinearOp op,
   int64_t elementBytes =
       op.getWeight().getType().getElementType().getIntOrFloatBitWidth() / 8;
   BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
-  return GemmSharedLayout::of(config, elementBytes, vectors,
-                              batchNorm && batchNorm.isTraining(),
-                              normalizesBatchNorm);
+  return GemmSharedLayout::of(
+      config, elementBytes, vectors, batchNorm && batchNorm.isTraining(),
+      normalizesBatchNorm, static_cast<bool>(op.getDualWeight()));
 }
 
 GemmSharedLayout mlir::fusion::getGemmSharedLayout(FusedLinearOp op,

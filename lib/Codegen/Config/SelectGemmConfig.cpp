@@ -217,6 +217,47 @@ static void configureGeneratedGemm(FusedLinearOp op,
   lowering.setOn(op);
 }
 
+/// Splits the dual GEMM of `op` into a GEMM of its own, before `op`, whose
+/// result `op`'s epilogue reads as a row operand where it read the dual
+/// accumulator; returns that GEMM. The dual product is then stored in the
+/// element type: in 16 bits a rounding the register form does not make.
+static FusedLinearOp splitDualWeight(FusedLinearOp op) {
+  OpBuilder builder(op);
+  auto dualGemm =
+      FusedLinearOp::create(builder, op.getLoc(), op.getInput(),
+                            op.getDualWeight(), Value(), op.getWeightLayout());
+  dualGemm.setPrecisionAttr(op.getPrecisionAttr());
+  BlockArgument dual = op.getDualAccumulator();
+  dual.replaceAllUsesWith(op.addEpilogueRow(dualGemm.getResult()));
+  op.getEpilogueBlock().eraseArgument(dual.getArgNumber());
+  op.getDualWeightMutable().clear();
+  return dualGemm;
+}
+
+/// Selects `op`'s lowering; false where no config fits it (diagnosed).
+static bool selectLowering(FusedLinearOp op, const GemmSelection &selection) {
+  GemmConfigAttr config =
+      selectConfig(op, selection, selectBackend(op, selection));
+  if (!config)
+    return false;
+  if (op.getDualWeight()) {
+    // One config for every batch: the dual GEMM's wgmma kernel, or, where
+    // the backend computes no dual GEMM, two GEMMs.
+    if (computesDualWeight(config)) {
+      draftGemmConfigs(op, config, {}, [](GemmConfigAttr fitting, int64_t) {
+        return fitting;
+      }).setOn(op);
+      return true;
+    }
+    return selectLowering(splitDualWeight(op), selection) &&
+           selectLowering(op, selection);
+  }
+  if (!config.isGenerated())
+    return succeeded(configureLibraryGemm(op, selection, config));
+  configureGeneratedGemm(op, selection, config);
+  return true;
+}
+
 void SelectGemmConfigPass::runOnOperation() {
   ModuleOp module = getOperation();
   auto checkExtents = [&](StringRef name, ArrayRef<int64_t> extents) {
@@ -248,16 +289,8 @@ void SelectGemmConfigPass::runOnOperation() {
   WalkResult result = module.walk([&](FusedLinearOp op) {
     if (LoweringAttr::of(op))
       return WalkResult::advance();
-    GemmConfigAttr config =
-        selectConfig(op, selection, selectBackend(op, selection));
-    if (!config)
-      return WalkResult::interrupt();
-    if (!config.isGenerated())
-      return failed(configureLibraryGemm(op, selection, config))
-                 ? WalkResult::interrupt()
-                 : WalkResult::advance();
-    configureGeneratedGemm(op, selection, config);
-    return WalkResult::advance();
+    return selectLowering(op, selection) ? WalkResult::advance()
+                                         : WalkResult::interrupt();
   });
   // What was kept (written by hand) and what was chosen, against the
   // kernels and the chip.

@@ -116,10 +116,10 @@ ConfigShape getWarpTiledShape(GemmBackend backend, std::optional<MmaKind> mma,
 }
 
 /// The wgmma kernel's tile, schedule, cluster and operand order.
-ConfigShape getWgmmaShape(FusedLinearOp op, MmaKind mma, int64_t n,
+ConfigShape getWgmmaShape(FusedLinearOp op, MmaKind mma,
                           const SelectGemmConfigOptions &options) {
   ConfigShape shape;
-  shape.blockN = getWgmmaBlockN(mma, n);
+  shape.blockN = getWgmmaBlockN(op);
   shape.warpsM = 8;
   shape.warpsN = 1;
   // Row reductions staged in the ring keep the cooperative schedule and
@@ -130,8 +130,11 @@ ConfigShape getWgmmaShape(FusedLinearOp op, MmaKind mma, int64_t n,
   // A ping-pong consumer's tile is its warpgroup's alone: 128x128 (two
   // m64n128 wgmmas a K step, CUTLASS's ping-pong tile; measured as fast as
   // 64x256 on the H100), in 32 KiB stages; 3xTF32's x parts in registers
-  // cover 64 rows (64x128).
-  if (options.schedule == WgmmaSchedule::pingpong && !stagesTile) {
+  // cover 64 rows (64x128). A dual GEMM stays cooperative: a ping-pong
+  // consumer's whole tile would hold twice its accumulators
+  // (computesDualWeight).
+  if (options.schedule == WgmmaSchedule::pingpong && !stagesTile &&
+      !op.getDualWeight()) {
     shape.schedule = options.schedule;
     shape.blockM = mma == MmaKind::tf32x3 ? 64 : 128;
     shape.blockN = std::min<int64_t>(shape.blockN, 128);
@@ -168,7 +171,7 @@ GemmConfigAttr mlir::fusion::selectConfig(FusedLinearOp op,
   if (backend == GemmBackend::mma_sync || backend == GemmBackend::wgmma)
     mma = getRequiredMmaKind(elementType, op.getComputePrecision());
   ConfigShape shape = backend == GemmBackend::wgmma
-                          ? getWgmmaShape(op, *mma, n, options)
+                          ? getWgmmaShape(op, *mma, options)
                           : getWarpTiledShape(backend, mma, elementType, n, k);
   if (!options.tile.empty()) {
     shape.blockM = options.tile[0];

@@ -230,11 +230,33 @@ verifyEpilogueBatchNorm(FusedLinearOp op, GemmConfigAttr config,
   return success();
 }
 
+/// The checks of a dual GEMM's lowering: one config for every batch (no
+/// batch configs, tile reductions or split_k) of a kernel that computes
+/// dual GEMMs (computesDualWeight).
+static LogicalResult verifyDualGemmLowering(FusedLinearOp op,
+                                            LoweringAttr lowering) {
+  GemmConfigAttr config = lowering.getGemm();
+  if (!computesDualWeight(config))
+    return op.emitOpError("a dual GEMM (dual_weight) is computed by a wgmma "
+                          "kernel of operands = x_w, not 3xTF32, without "
+                          "split_k, its two sets of accumulators at most ")
+           << kMaxDualAccumulators
+           << " a thread (cooperative 128x128 tiles); this config is not "
+              "one: fusion-select-gemm-config splits the dual GEMM into two "
+              "for other configs";
+  if (!lowering.getBatches().empty() || lowering.getTileReductions())
+    return op.emitOpError("a dual GEMM takes one config for every batch, "
+                          "without batch configs or tile reductions");
+  return success();
+}
+
 LogicalResult mlir::fusion::verifyLoweringConfig(FusedLinearOp op) {
   LoweringAttr lowering = LoweringAttr::of(op);
   if (!lowering)
     return success();
   GemmConfigAttr config = lowering.getGemm();
+  if (op.getDualWeight() && failed(verifyDualGemmLowering(op, lowering)))
+    return failure();
   if (failed(verifyGemmConfig(op, config)))
     return failure();
   TileReductionsAttr tiles = lowering.getTileReductions();

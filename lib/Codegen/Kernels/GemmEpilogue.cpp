@@ -16,7 +16,7 @@ GemmSharedLayout GemmKernelProblem::sharedLayout() const {
   int64_t vectors = (hasBias ? 1 : 0) + columnTypes.size() +
                     (batchNorm ? batchNorm->afterColumnTypes.size() : 0);
   return GemmSharedLayout::of(config, elementBytes(elementType), vectors,
-                              statistics, batchNorm.has_value());
+                              statistics, batchNorm.has_value(), dualWeight);
 }
 
 GemmEpilogueArguments
@@ -260,6 +260,8 @@ struct GemmEpilogueEmitter::RunWalk {
         v = arith::AddFOp::create(b, loc, v, columnValues.front());
       SmallVector<Value> operands(columnValues.drop_front(e.args.bias ? 1 : 0));
       llvm::append_range(operands, rowValues[i][j]);
+      if (!run.dualValues.empty())
+        operands.push_back(run.dualValues[j]);
       results.push_back(e.p.epilogue(b, loc, v, operands));
       for (auto [values, fn] : llvm::zip(intermediateValues, e.p.intermediates))
         values.back().push_back(fn(b, loc, v, operands));

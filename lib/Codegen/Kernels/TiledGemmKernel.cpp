@@ -630,6 +630,8 @@ void TiledGemmEmitter::emit(gpu::GPUFuncOp kernel) {
 Kernel mlir::fusion::buildTiledGemmKernel(OpBuilder &builder, Location loc,
                                           StringRef name,
                                           const GemmKernelProblem &problem) {
+  assert(!problem.dualWeight &&
+         "a dual GEMM's config is a wgmma one (verifyDualGemmLowering)");
   OpBuilder::InsertionGuard insertion(builder);
   Type type = problem.elementType;
   int64_t n = problem.n, k = problem.k;

@@ -118,6 +118,8 @@ void WgmmaGemmEmitter::emit(gpu::GPUFuncOp func, LaunchContract &launch) {
     ring.initBarriers();
     nvgpu::TmaPrefetchOp::create(b, loc, kernel.xMap, Value());
     nvgpu::TmaPrefetchOp::create(b, loc, kernel.wMap, Value());
+    if (kernel.dualMap)
+      nvgpu::TmaPrefetchOp::create(b, loc, kernel.dualMap, Value());
     if (kernel.residualMap)
       nvgpu::TmaPrefetchOp::create(b, loc, kernel.residualMap, Value());
     // The peers' multicasts, stores and arrivals find the barriers
@@ -177,6 +179,15 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
       0, {RowExpr::rows(), RowExpr::constant(k)}, type, config.getBlockM(),
       tileK));
   SmallVector<int64_t> tensorMapArgs{0, 1, 2};
+  if (problem.dualWeight) {
+    // The dual weight, the last launch operand, in w's boxes.
+    tensorMapArgs.push_back(argTypes.size());
+    argTypes.push_back(ptr);
+    launch.arguments.push_back(KernelArgument::tensorMap(
+        problem.dualWeightOperand(),
+        {RowExpr::constant(n), RowExpr::constant(k)}, type,
+        {config.getBlockN() / config.getClusterM(), tileK}));
+  }
   if (std::optional<unsigned> residual = wgmma::residualThroughRing(problem)) {
     // The residual matrix, a launch operand among the epilogue's (its
     // memref argument stays), also as a tensor map in x's boxes, the kernel

@@ -31,6 +31,7 @@ GemmKernelProblem GemmLowering::getGemmProblem(FusedLinearOp op) {
     problem.intermediates.push_back(epilogueFn(op, i));
   BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
   problem.statistics = batchNorm && batchNorm.isTraining();
+  problem.dualWeight = static_cast<bool>(op.getDualWeight());
   return problem;
 }
 
@@ -49,6 +50,10 @@ SmallVector<Value> GemmLowering::getGemmOperands(FusedLinearOp op,
   operands.append(bufferPtrs(intermediates));
   operands.append(bufferPtrs(op.getEpilogueOperands()));
   operands.append(bufferPtrs(op.getEpilogueRows()));
+  // The last launch operand (GemmKernelProblem::dualWeightOperand): a dual
+  // GEMM has no statistics or partials after it.
+  if (Value dual = op.getDualWeight())
+    operands.push_back(buffers.lookup(dual).ptr);
   return operands;
 }
 

@@ -539,6 +539,12 @@ struct LowerFusedLinear : OpRewritePattern<FusedLinearOp> {
     llvm::append_range(columns, op.getEpilogueOperands());
     double alpha = op.getAlpha().convertToDouble();
     Block &epilogue = op.getEpilogueBlock();
+    // The dual GEMM's accumulators, an f32 matrix the epilogue reads as its
+    // last row operand.
+    SmallVector<Value> rows(op.getEpilogueRows());
+    if (Value dual = op.getDualWeight())
+      rows.push_back(emit.gemm(op.getInput(), dual, op.getWeightLayout(),
+                               op.getComputePrecision()));
     // The epilogue's yielded value `index` over the matrix (a generic op
     // each: the reference favours plain IR over sharing the epilogue).
     auto epilogueValue = [&](unsigned index) {
@@ -559,7 +565,7 @@ struct LowerFusedLinear : OpRewritePattern<FusedLinearOp> {
               nb.clone(bodyOp, mapping);
             return mapping.lookup(op.getEpilogueYield().getValues()[index]);
           },
-          op.getEpilogueRows());
+          rows);
     };
     Value result = epilogueValue(0);
     Type elementType = op.getResult().getType().getElementType();

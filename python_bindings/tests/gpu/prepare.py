@@ -36,12 +36,14 @@ FAMILY_BENCH = {"sizes": [(1024, 8192, 8192)],
 def groups():
     """name -> a function yielding (label, compile) pairs."""
     from gpu import family, frontend, intermediates
+    import gpu.test_dual_gemm as dual_gemm_checks
     import gpu.test_math as math_checks
     import gpu.test_reductions as reductions
     import gpu.test_transformers as transformers_checks
     import gpu.test_zoo as zoo_checks
     table = {}
     table.update(transformers_checks.PREPARE)
+    table.update(dual_gemm_checks.PREPARE)
     table.update(zoo_checks.PREPARE)
     table.update(math_checks.PREPARE)
     table.update(reductions.PREPARE)
@@ -54,7 +56,7 @@ def groups():
 GROUPS = ("zoo", "zoo-tf32-bf16", "table", "special-values", "remainders",
           "trigonometry", "special-functions", "tile-reductions", "row-batches",
           "intermediates", "frontend", "family-bench", "transformers",
-          "transformers-bench", "saved")
+          "transformers-bench", "dual-gemm", "saved")
 __doc__ += ", ".join(GROUPS) + "."
 
 

@@ -204,6 +204,37 @@ func.func @drop_unused_epilogue_operand(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>
 
 // -----
 
+// An unread dual accumulator: the dual GEMM goes too.
+// CHECK-LABEL: func.func @drop_unused_dual_weight
+// CHECK: fusion.fused_linear %{{.*}}, %{{.*}} epilogue {
+// CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32):
+// CHECK: } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+func.func @drop_unused_dual_weight(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>,
+                                   %w2: tensor<4x8xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.fused_linear %x, %w dual_weight(%w2) epilogue {
+  ^bb0(%acc: f32, %dual: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// A read dual accumulator stays (the negative case).
+// CHECK-LABEL: func.func @keep_used_dual_weight
+// CHECK: fusion.fused_linear %{{.*}}, %{{.*}} dual_weight(%{{.*}}) epilogue {
+func.func @keep_used_dual_weight(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>,
+                                 %w2: tensor<4x8xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.fused_linear %x, %w dual_weight(%w2) epilogue {
+  ^bb0(%acc: f32, %dual: f32):
+    %1 = arith.mulf %acc, %dual : f32
+    fusion.yield %1 : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @keep_used_epilogue_operands
 // CHECK: fusion.fused_linear %{{.*}}, %{{.*}} epilogue(%{{.*}}, %{{.*}}) {
 func.func @keep_used_epilogue_operands(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>,

@@ -415,7 +415,7 @@ func.func @fused_linear_bn_weight_size(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>,
 // -----
 
 func.func @fused_linear_region_arity(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %s: tensor<4xf32>) {
-  // expected-error @+1 {{epilogue has 1 arguments but expects 2 (the accumulator, one per epilogue operand and one per row operand)}}
+  // expected-error @+1 {{epilogue has 1 arguments but expects 2 (the accumulator, one per epilogue operand, one per row operand and the dual accumulator)}}
   %0 = fusion.fused_linear %x, %w epilogue(%s) {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
@@ -990,7 +990,7 @@ func.func @fused_rows_groups(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %r: tenso
 // -----
 
 func.func @fused_rows_arguments(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %r: tensor<?x4xf32>) {
-  // expected-error @+1 {{'fusion.fused_linear' op epilogue has 1 arguments but expects 2 (the accumulator, one per epilogue operand and one per row operand)}}
+  // expected-error @+1 {{'fusion.fused_linear' op epilogue has 1 arguments but expects 2 (the accumulator, one per epilogue operand, one per row operand and the dual accumulator)}}
   %0 = fusion.fused_linear %x, %w epilogue rows(%r) {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
@@ -1037,4 +1037,37 @@ func.func @no_input_features(%x: tensor<?x0xf32>, %w: tensor<8x0xf32>) -> tensor
   // expected-error @+1 {{'fusion.linear' op input 'tensor<?x0xf32>' has a zero-sized dimension}}
   %0 = fusion.linear %x, %w : tensor<?x0xf32>, tensor<8x0xf32> -> tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @dual_weight_type(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %w2: tensor<5x8xf32>) {
+  // expected-error @+1 {{dual_weight has type 'tensor<5x8xf32>' but must have the weight's type 'tensor<4x8xf32>'}}
+  %0 = fusion.fused_linear %x, %w dual_weight(%w2) epilogue {
+  ^bb0(%acc: f32, %dual: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<5x8xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @dual_weight_batch_norm(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %w2: tensor<4x8xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>) {
+  // expected-error @+1 {{a dual GEMM has no batch_norm stage}}
+  %0 = fusion.fused_linear %x, %w dual_weight(%w2) epilogue {
+  ^bb0(%acc: f32, %dual: f32):
+    fusion.yield %acc : f32
+  } batch_norm <inference, epsilon = 1.0e-05, momentum = 0.1> running_stats(%rm, %rv) : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @dual_weight_region_arity(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %w2: tensor<4x8xf32>) {
+  // expected-error @+1 {{epilogue has 1 arguments but expects 2}}
+  %0 = fusion.fused_linear %x, %w dual_weight(%w2) epilogue {
+  ^bb0(%acc: f32):
+    fusion.yield %acc : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
+  return
 }

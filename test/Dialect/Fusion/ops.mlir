@@ -207,6 +207,23 @@ func.func @fused_linear_inference_f16(%x: tensor<16x8xf16>, %w: tensor<4x8xf16>,
   return %y : tensor<16x4xf16>
 }
 
+// A dual GEMM: the dual accumulator is the epilogue's last argument.
+// CHECK-LABEL: func.func @fused_linear_dual_weight
+// CHECK: fusion.fused_linear %{{.*}}, %{{.*}} dual_weight(%{{.*}}) epilogue(%{{.*}}) rows(%{{.*}}) {
+// CHECK-NEXT: ^bb0(%acc: f32, %col: f32, %row: f32, %dual: f32):
+// CHECK: } : (tensor<?x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4xbf16>, tensor<?x1xbf16>) -> tensor<?x4xbf16>
+func.func @fused_linear_dual_weight(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>, %w2: tensor<4x8xbf16>,
+                                    %c: tensor<4xbf16>, %r: tensor<?x1xbf16>) -> tensor<?x4xbf16> {
+  %y = fusion.fused_linear %x, %w dual_weight(%w2) epilogue(%c) rows(%r) {
+  ^bb0(%acc: f32, %col: f32, %row: f32, %dual: f32):
+    %0 = arith.mulf %acc, %dual : f32
+    %1 = arith.addf %0, %col : f32
+    %2 = arith.subf %1, %row : f32
+    fusion.yield %2 : f32
+  } : (tensor<?x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4xbf16>, tensor<?x1xbf16>) -> tensor<?x4xbf16>
+  return %y : tensor<?x4xbf16>
+}
+
 // CHECK-LABEL: func.func @relu
 // CHECK: fusion.relu %{{.*}} : tensor<?x4xbf16>
 func.func @relu(%x: tensor<?x4xbf16>) -> tensor<?x4xbf16> {

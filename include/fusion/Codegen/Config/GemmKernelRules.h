@@ -54,11 +54,12 @@ struct GemmSharedLayout {
   int64_t footprint() const { return total + staticBytes; }
   /// For `config` on elements of `elementBytes`, with `columnVectors`
   /// per-column vectors (bias and epilogue operands), whether the
-  /// epilogue takes column moments (a training batch norm) and whether it
-  /// normalizes by them (#fusion.epilogue_batch_norm).
+  /// epilogue takes column moments (a training batch norm), whether it
+  /// normalizes by them (#fusion.epilogue_batch_norm) and whether its
+  /// stages hold a dual weight's tile after w's.
   static GemmSharedLayout of(GemmConfigAttr config, int64_t elementBytes,
                              int64_t columnVectors, bool columnMoments,
-                             bool normalizes);
+                             bool normalizes, bool dualWeight);
 };
 
 /// Whether a kernel of `config` takes column moments from its accumulators
@@ -78,6 +79,18 @@ inline int64_t getWgmmaBarrierCount(GemmConfigAttr config) {
   return (config.isWgmmaSplit() ? 3 : 2) * config.getStages() + 1 +
          (config.isPingpong() ? 1 : 0) + (config.splitsK() ? 2 : 0);
 }
+
+/// The accumulators a consumer thread of a dual GEMM's wgmma kernel may
+/// hold, both GEMMs' (a 128x128 cooperative tile's: 64 each), beside the
+/// epilogue's values in its 232 registers.
+constexpr int64_t kMaxDualAccumulators = 128;
+
+/// Whether a kernel of `config` computes a dual GEMM (a fused_linear with a
+/// dual_weight): the wgmma kernel, multiplying x's rows by both weights'
+/// tiles of each stage from shared memory (operands = x_w, not 3xTF32,
+/// whose split parts would double again), without split_k, its two sets of
+/// accumulators within kMaxDualAccumulators.
+bool computesDualWeight(GemmConfigAttr config);
 
 /// The MMA kind a generated kernel must use for tensors of `elementType` in
 /// `precision`: 16-bit tensors multiply natively (their products are exact

@@ -24,6 +24,11 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
       compute (docs/architecture.md, "Reductions from the GEMM's tiles"):
       the kernel then writes partials per span of S columns, and the
       output only if the program's elementwise steps read it.
+    - A dual GEMM (`dual_weight`) gets the wgmma kernel's dual config
+      (cooperative 128x128 tiles, one config for every batch) where the
+      strategy gives it the wgmma kernel and that computes it (not 3xTF32);
+      elsewhere it is split into two fused_linear ops, the dual product a
+      row operand of the other's epilogue, each then selected as usual.
 
     `strategy` picks the backend: `cublas` (cuBLASLt + epilogue kernels),
     `tiled` (a generated kernel: `mma_sync` with the MMA kind the op's types

@@ -112,6 +112,9 @@ struct GemmTile {
 struct AccumulatorRun {
   int64_t row, column;
   SmallVector<Value> values;
+  /// A dual GEMM's accumulators of the same outputs (GemmKernelProblem::
+  /// dualWeight), else empty.
+  SmallVector<Value> dualValues;
 };
 
 class GemmEpilogueEmitter : IndexEmitter {

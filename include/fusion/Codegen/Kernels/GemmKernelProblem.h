@@ -111,6 +111,19 @@ struct GemmKernelProblem {
     return (statistics && !takesColumnMomentsInRegisters(config)) ||
            (!rowReductions.empty() && !reducesRowsInRegisters());
   }
+  /// A dual GEMM (wgmma kernels): x.w2^T beside x.w^T, whose accumulators
+  /// the epilogue takes as its last operand. w2 is the launch operand
+  /// after all the others (dualWeightOperand).
+  bool dualWeight = false;
+
+  /// The launch operand of the dual weight: past x, w, bias, the output,
+  /// the intermediates, the columns and the row operands (a dual GEMM
+  /// takes no statistics, batch norm or row reductions).
+  unsigned dualWeightOperand() const {
+    return 2 + hasBias + storesOutput + intermediates.size() +
+           columnTypes.size() + rowGroups.size();
+  }
+
   /// The spans along N: the columns of each [M, spans] partial matrix.
   int64_t partialColumns() const {
     return countPartialColumns(n, reductionSpan);

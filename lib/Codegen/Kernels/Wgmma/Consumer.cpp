@@ -109,15 +109,20 @@ void WgmmaConsumer::emitEpilogue(GemmEpilogueEmitter &epilogue, Value acc) {
   for (int64_t rowBlock = 0; rowBlock < kernel.rowBlocks(); ++rowBlock)
     for (int64_t j = 0; j < c.getWgmmaN() / 8; ++j)
       for (int64_t half = 0; half < 2; ++half) {
-        SmallVector<Value> pair;
-        for (int64_t e = 0; e < 2; ++e)
-          pair.push_back(LLVM::ExtractValueOp::create(
-              b, loc, acc,
-              rowBlock * kernel.blockAccumulators() + 4 * j + 2 * half + e));
+        SmallVector<Value> pair, dualPair;
+        int64_t first =
+            rowBlock * kernel.blockAccumulators() + 4 * j + 2 * half;
+        for (int64_t e = 0; e < 2; ++e) {
+          pair.push_back(LLVM::ExtractValueOp::create(b, loc, acc, first + e));
+          // A dual GEMM's accumulators of the same outputs.
+          if (kernel.dual())
+            dualPair.push_back(LLVM::ExtractValueOp::create(
+                b, loc, acc, kernel.accumulators() + first + e));
+        }
         int64_t row = 64 * rowBlock + 8 * half, column = 8 * j;
         if (swapped)
           std::swap(row, column);
-        runs.push_back({row, column, pair});
+        runs.push_back({row, column, pair, dualPair});
       }
   if (swapped)
     epilogue.emit(wgmmaColumn, wgmmaRow, runs);

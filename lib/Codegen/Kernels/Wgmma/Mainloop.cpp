@@ -31,7 +31,7 @@ Value WgmmaMainloop::descriptor(Value low, int64_t bytes) {
 }
 
 Value WgmmaMainloop::wgmma(Value acc, int64_t rowBlock, Value aDescriptor,
-                           Value bDescriptor, bool fromZero) {
+                           Value bDescriptor, bool fromZero, bool dual) {
   MLIRContext *context = b.getContext();
   NVVM::WGMMATypes type = NVVM::WGMMATypes::tf32;
   int64_t k = 8;
@@ -49,10 +49,12 @@ Value WgmmaMainloop::wgmma(Value acc, int64_t rowBlock, Value aDescriptor,
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
         NVVM::MMALayout::col, /*satfinite=*/nullptr);
   };
-  // A single row block's accumulators are all of the kernel.thread's.
-  if (kernel.rowBlocks() == 1)
+  // A single row block's accumulators are all of the kernel.thread's (but
+  // for a dual GEMM's).
+  if (kernel.totalAccumulators() == kernel.blockAccumulators())
     return multiply(acc);
-  int64_t first = rowBlock * kernel.blockAccumulators();
+  int64_t first = (dual ? kernel.accumulators() : 0) +
+                  rowBlock * kernel.blockAccumulators();
   Value blockAcc = LLVM::PoisonOp::create(b, loc, kernel.blockAccumulatorType);
   for (int64_t i = 0; i < kernel.blockAccumulators(); ++i)
     blockAcc = LLVM::InsertValueOp::create(
@@ -80,6 +82,8 @@ Value WgmmaMainloop::multiplyStage(Value acc, Value stage, bool fromZero,
   Value bTile = descriptorLow(ring.sharedOperandOffset(stage));
   Value bLow =
       kernel.split() ? descriptorLow(ring.remainderOffset(stage)) : Value();
+  Value dualTile =
+      kernel.dual() ? descriptorLow(ring.dualOffset(stage)) : Value();
   // The accumulators (zeros of a tile's first slice) and the register
   // parts are written before the fence that orders those writes before the
   // wgmmas.
@@ -100,9 +104,13 @@ Value WgmmaMainloop::multiplyStage(Value acc, Value stage, bool fromZero,
       acc = wgmmaRegisterA(acc, high, at(bTile), false);
       continue;
     }
-    for (int64_t rowBlock = 0; rowBlock < kernel.rowBlocks(); ++rowBlock)
+    for (int64_t rowBlock = 0; rowBlock < kernel.rowBlocks(); ++rowBlock) {
       acc = wgmma(acc, rowBlock, at(a, rowBlock * 64 * kGemmRowBytes),
                   at(bTile), first);
+      if (dualTile)
+        acc = wgmma(acc, rowBlock, at(a, rowBlock * 64 * kGemmRowBytes),
+                    at(dualTile), first, /*dual=*/true);
+    }
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   return acc;
@@ -134,7 +142,7 @@ void WgmmaMainloop::splitStage(Value stage, Value splitter) {
 
 Value WgmmaMainloop::passThrough(StringRef ptx, Value acc,
                                  MutableArrayRef<Value> operands) {
-  int64_t count = acc ? kernel.accumulators() : 0;
+  int64_t count = acc ? kernel.totalAccumulators() : 0;
   SmallVector<Value> values;
   for (int64_t i = 0; i < count; ++i)
     values.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));

@@ -70,7 +70,7 @@ void WgmmaProducer::emit() {
           b, loc, lastRows,
           mul(sub(kernel.rows, position.rowBase), kGemmRowBytes),
           idx(c.getBlockM() * kGemmRowBytes));
-      Value bytes = add(xBytes, c.getBlockN() * kGemmRowBytes);
+      Value bytes = add(xBytes, ring.weightRows() * kGemmRowBytes);
       // The previous tile's epilogue stages its output in the ring.
       if (kernel.stagesInRing())
         guarded(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
@@ -107,21 +107,26 @@ void WgmmaProducer::emit() {
         }
         // Clusters: this block's share of w's kernel.rows, into both blocks.
         int64_t shareRows = c.getBlockN() / c.getClusterM();
-        Value wRow = position.columnBase, wOffset = ring.bOffset(stage);
-        Value multicast;
-        if (c.isClustered()) {
-          Value share = mul(kernel.clusterRank, shareRows);
-          wRow = add(wRow, share);
-          wOffset = add(wOffset, mul(share, kGemmRowBytes));
-          multicast = arith::ConstantOp::create(
-              b, loc, b.getI16IntegerAttr((1 << c.getClusterM()) - 1));
-        }
-        nvgpu::TmaAsyncLoadOp::create(
-            b, loc,
-            kernel.sharedView(wOffset, {shareRows, kernel.tileK},
-                              kernel.elementType),
-            kernel.barriers, kernel.wMap, ValueRange{k, wRow},
-            ring.fullBarrier(stage), multicast, Value());
+        auto loadWeight = [&](Value map, Value offset) {
+          Value wRow = position.columnBase;
+          Value multicast;
+          if (c.isClustered()) {
+            Value share = mul(kernel.clusterRank, shareRows);
+            wRow = add(wRow, share);
+            offset = add(offset, mul(share, kGemmRowBytes));
+            multicast = arith::ConstantOp::create(
+                b, loc, b.getI16IntegerAttr((1 << c.getClusterM()) - 1));
+          }
+          nvgpu::TmaAsyncLoadOp::create(
+              b, loc,
+              kernel.sharedView(offset, {shareRows, kernel.tileK},
+                                kernel.elementType),
+              kernel.barriers, map, ValueRange{k, wRow},
+              ring.fullBarrier(stage), multicast, Value());
+        };
+        loadWeight(kernel.wMap, ring.bOffset(stage));
+        if (kernel.dualMap)
+          loadWeight(kernel.dualMap, ring.dualOffset(stage));
       });
       if (kernel.residualMap)
         operands.loadResidualSlices(firstSlice, position);

@@ -15,17 +15,17 @@ using namespace mlir::fusion::wgmma;
 bool wgmma::takesRowOperandFromRing(const GemmKernelProblem &p) {
   GemmConfigAttr c = p.config;
   int64_t tileK = kGemmRowBytes / elementBytes(p.elementType);
-  return p.inputRowOperand && elementBytes(p.elementType) == 2 && p.n == p.k &&
-         !c.swapsOperands() && !c.splitsK() && p.n % c.getBlockN() == 0 &&
-         c.getBlockN() % tileK == 0;
+  return p.inputRowOperand && !p.dualWeight &&
+         elementBytes(p.elementType) == 2 && p.n == p.k && !c.swapsOperands() &&
+         !c.splitsK() && p.n % c.getBlockN() == 0 && c.getBlockN() % tileK == 0;
 }
 
 std::optional<unsigned> wgmma::residualThroughRing(const GemmKernelProblem &p) {
   GemmConfigAttr c = p.config;
   int64_t tileK = kGemmRowBytes / elementBytes(p.elementType);
   if (c.isPingpong() || c.isClustered() || c.splitsK() || c.swapsOperands() ||
-      p.readsStagedTile() || takesRowOperandFromRing(p) || p.n % 8 != 0 ||
-      c.getBlockN() % tileK != 0)
+      p.readsStagedTile() || takesRowOperandFromRing(p) || p.dualWeight ||
+      p.n % 8 != 0 || c.getBlockN() % tileK != 0)
     return std::nullopt;
   for (auto [operand, groups] : llvm::enumerate(p.rowGroups))
     if (groups == p.n)
@@ -74,7 +74,7 @@ void WgmmaKernel::setUp(gpu::GPUFuncOp kernel) {
   setUpThreadRoles();
   setUpSharedMemory();
   accumulatorType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(accumulators(), b.getF32Type()));
+      b.getContext(), SmallVector<Type>(totalAccumulators(), b.getF32Type()));
   blockAccumulatorType = LLVM::LLVMStructType::getLiteral(
       b.getContext(), SmallVector<Type>(blockAccumulators(), b.getF32Type()));
 }
@@ -98,10 +98,14 @@ void WgmmaKernel::takeArguments(gpu::GPUFuncOp kernel) {
   xLastRowsMap = cast(args[2], mapType(c.getBlockM()));
   // Each block of a cluster loads its share of w's tile.
   wMap = cast(args[1], mapType(c.getBlockN() / c.getClusterM()));
+  // The maps after x's last-rows map: the dual weight's or the residual's
+  // (which a dual GEMM does not take through the ring).
+  unsigned maps = 3;
+  if (p.dualWeight)
+    dualMap = cast(args[maps++], mapType(c.getBlockN() / c.getClusterM()));
   if (residualThroughRing(p))
-    residualMap = cast(args[3], mapType(c.getBlockM()));
-  epilogueArgs =
-      GemmEpilogueArguments::take(p, args.drop_front(residualMap ? 4 : 3));
+    residualMap = cast(args[maps++], mapType(c.getBlockM()));
+  epilogueArgs = GemmEpilogueArguments::take(p, args.drop_front(maps));
 }
 
 void WgmmaKernel::setUpThreadRoles() {

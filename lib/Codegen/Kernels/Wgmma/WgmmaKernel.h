@@ -130,6 +130,12 @@ public:
   /// A thread's accumulators of one row block, and of all of them.
   int64_t blockAccumulators() const { return c.getWgmmaN() / 2; }
   int64_t accumulators() const { return rowBlocks() * blockAccumulators(); }
+  /// A dual GEMM's (GemmKernelProblem::dualWeight) accumulators follow the
+  /// thread's others in one struct, as many again.
+  bool dual() const { return p.dualWeight; }
+  int64_t totalAccumulators() const {
+    return accumulators() * (dual() ? 2 : 1);
+  }
   /// Shared memory that one proxy (generic loads and stores, or the async
   /// proxy of TMA and wgmma) wrote or read is next accessed by the other.
   void fenceSharedProxies();
@@ -167,6 +173,8 @@ public:
   /// shows the tile's). The residual's tensor map where
   /// residualThroughRing (else null).
   Value xMap, xLastRowsMap, wMap, residualMap, barriers, shared;
+  /// The dual weight's tensor map (a dual GEMM; else null), in w's boxes.
+  Value dualMap;
   /// The low word of the descriptor of the ring's origin (descriptorLow).
   Value originDescriptorLow;
   /// The thread's index in the block, and among the consumers; its
@@ -283,16 +291,22 @@ public:
   void clusterBarrier();
 
   /// Byte offsets of stage buffers (from the aligned origin): x's, then
-  /// w's (3xTF32: then a buffer of remainders a stage).
+  /// w's (a dual GEMM: each followed by the dual weight's; 3xTF32: then a
+  /// buffer of remainders a stage).
   Value aOffset(Value stage) {
     return mul(stage, c.getBlockM() * kGemmRowBytes);
   }
   Value bOffset(Value stage) {
-    return add(mul(stage, c.getBlockN() * kGemmRowBytes),
+    return add(mul(stage, weightRows() * kGemmRowBytes),
                c.getStages() * c.getBlockM() * kGemmRowBytes);
   }
+  Value dualOffset(Value stage) {
+    return add(bOffset(stage), c.getBlockN() * kGemmRowBytes);
+  }
+  /// The weight rows of a stage: w's tile, and the dual weight's.
+  int64_t weightRows() const { return c.getBlockN() * (kernel.dual() ? 2 : 1); }
   int64_t stageBytes() const {
-    return (c.getBlockM() + c.getBlockN()) * kGemmRowBytes;
+    return (c.getBlockM() + weightRows()) * kGemmRowBytes;
   }
   /// The operand whose rows the consumer warpgroups split and read into
   /// registers (3xTF32): x's tile, or w's with swapped operands.
@@ -422,9 +436,10 @@ private:
   /// when `fromZero`.
   Value multiplyStage(Value acc, Value stage, bool fromZero,
                       MutableArrayRef<Value> registerParts = {});
-  /// The wgmma of row block `rowBlock` into its accumulators of `acc`.
+  /// The wgmma of row block `rowBlock` into its accumulators of `acc`
+  /// (`dual`: the dual GEMM's).
   Value wgmma(Value acc, int64_t rowBlock, Value a, Value bDescriptor,
-              bool fromZero);
+              bool fromZero, bool dual = false);
   /// `acc` passed through inline PTX `ptx` (with side effects), which LLVM
   /// keeps in order with the wgmma ops: the accumulators' reads and writes
   /// cannot move across it. The NVVM wait and fence ops have no operands,

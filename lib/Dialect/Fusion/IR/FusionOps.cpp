@@ -760,7 +760,7 @@ void FusedLinearOp::build(OpBuilder &builder, OperationState &state,
       inputType.getElementType());
   build(builder, state, resultType, /*intermediates=*/TypeRange(),
         /*updated_running_stats=*/TypeRange(), /*batch_stats=*/TypeRange(),
-        input, weight, bias,
+        input, weight, bias, /*dual_weight=*/Value(),
         /*epilogue_operands=*/ValueRange(), /*epilogue_rows=*/ValueRange(),
         /*bn_weight=*/Value(),
         /*bn_bias=*/Value(), /*running_mean=*/Value(),
@@ -925,8 +925,11 @@ void FusedLinearOp::getAsmBlockArgumentNames(Region &region,
     return;
   setNameFn(block.getArgument(0), "acc");
   unsigned columns = getEpilogueOperands().size();
+  unsigned rows = getEpilogueRows().size();
   for (BlockArgument arg : block.getArguments().drop_front())
-    setNameFn(arg, arg.getArgNumber() <= columns ? "col" : "row");
+    setNameFn(arg, arg.getArgNumber() <= columns          ? "col"
+                   : arg.getArgNumber() <= columns + rows ? "row"
+                                                          : "dual");
 }
 
 /// Whether a half-precision tensor can be fed to a GEMM of `precision`
@@ -965,6 +968,14 @@ LogicalResult FusedLinearOp::verify() {
   if (getBatchNormAttr() && !getEpilogueRows().empty())
     return emitOpError("a batch_norm stage needs an epilogue without row "
                        "operands");
+  if (Value dual = getDualWeight()) {
+    if (dual.getType() != getWeight().getType())
+      return emitOpError() << "dual_weight has type " << dual.getType()
+                           << " but must have the weight's type "
+                           << getWeight().getType();
+    if (getBatchNormAttr())
+      return emitOpError("a dual GEMM has no batch_norm stage");
+  }
   for (auto [index, intermediate] : llvm::enumerate(getIntermediates()))
     if (intermediate.getType() != resultType)
       return emitOpError() << "intermediate result #" << index << " has type "
@@ -1000,11 +1011,13 @@ LogicalResult FusedLinearOp::verify() {
 LogicalResult FusedLinearOp::verifyRegions() {
   ScalarRegionKind kind{"epilogue", "a fused_linear epilogue",
                         "fused_linear epilogue",
-                        "the accumulator, one per epilogue operand and one "
-                        "per row operand"};
-  return verifyScalarRegion(
-      *this, getEpilogueBlock(),
-      1 + getEpilogueOperands().size() + getEpilogueRows().size(), kind);
+                        "the accumulator, one per epilogue operand, one "
+                        "per row operand and the dual accumulator"};
+  return verifyScalarRegion(*this, getEpilogueBlock(),
+                            1 + getEpilogueOperands().size() +
+                                getEpilogueRows().size() +
+                                (getDualWeight() ? 1 : 0),
+                            kind);
 }
 
 BlockArgument FusedLinearOp::addEpilogueColumn(Value vector) {
@@ -1015,9 +1028,18 @@ BlockArgument FusedLinearOp::addEpilogueColumn(Value vector) {
 }
 
 BlockArgument FusedLinearOp::addEpilogueRow(Value matrix) {
+  unsigned position =
+      1 + getEpilogueOperands().size() + getEpilogueRows().size();
   getEpilogueRowsMutable().append(matrix);
-  return getEpilogueBlock().addArgument(Float32Type::get(getContext()),
-                                        matrix.getLoc());
+  return getEpilogueBlock().insertArgument(
+      position, Float32Type::get(getContext()), matrix.getLoc());
+}
+
+BlockArgument FusedLinearOp::getDualAccumulator() {
+  if (!getDualWeight())
+    return BlockArgument();
+  Block &body = getEpilogueBlock();
+  return body.getArgument(body.getNumArguments() - 1);
 }
 
 namespace {
@@ -1042,9 +1064,14 @@ struct DropUnusedEpilogueOperands : OpRewritePattern<FusedLinearOp> {
     for (auto [index, operand] : llvm::enumerate(op.getEpilogueRows()))
       if (!unused.test(index + 1 + columns))
         keptRows.push_back(operand);
+    // An unread dual accumulator: the dual GEMM is not computed.
+    BlockArgument dual = op.getDualAccumulator();
+    bool dropsDual = dual && unused.test(dual.getArgNumber());
     rewriter.modifyOpInPlace(op, [&] {
       op.getEpilogueOperandsMutable().assign(keptColumns);
       op.getEpilogueRowsMutable().assign(keptRows);
+      if (dropsDual)
+        op.getDualWeightMutable().clear();
       body.eraseArguments(unused);
     });
     return success();

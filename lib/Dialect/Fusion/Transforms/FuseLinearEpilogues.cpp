@@ -3,6 +3,7 @@
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -130,9 +131,10 @@ static void growProducer(FusedLinearOp producer, Operation *consumer,
       rewriter, rewriter.getFusedLoc({producer.getLoc(), consumer->getLoc()}),
       matrixType, intermediateTypes, bn.updatedRunningStats, bn.batchStats,
       producer.getInput(), producer.getWeight(), producer.getBias(),
-      producer.getEpilogueOperands(), producer.getEpilogueRows(), bn.weight,
-      bn.bias, bn.runningMean, bn.runningVar, producer.getPrecisionAttr(),
-      producer.getAlphaAttr(), bn.config, producer.getWeightLayoutAttr());
+      producer.getDualWeight(), producer.getEpilogueOperands(),
+      producer.getEpilogueRows(), bn.weight, bn.bias, bn.runningMean,
+      bn.runningVar, producer.getPrecisionAttr(), producer.getAlphaAttr(),
+      bn.config, producer.getWeightLayoutAttr());
   rewriter.inlineRegionBefore(producer.getEpilogue(), grown.getEpilogue(),
                               grown.getEpilogue().end());
   rewriter.setInsertionPoint(yield);
@@ -233,6 +235,86 @@ struct AbsorbBatchNormIntoStage : OpRewritePattern<BatchNormOp> {
   }
 };
 
+/// fused_linear(x, w) reading as a row operand the result of another
+/// fused_linear(x, w2) of the same input, weight type, layout and precision
+/// that nothing else reads -> one dual GEMM (dual_weight w2), which reads x
+/// once: the other's alpha, bias and epilogue apply to the dual
+/// accumulator inside this epilogue, the result rounded to the element type
+/// as storing it would have.
+struct AbsorbSharedInputGemmAsDual : OpRewritePattern<FusedLinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// Whether `other` can become `op`'s dual GEMM.
+  static bool isDualCandidate(FusedLinearOp op, FusedLinearOp other) {
+    return other && other != op && other.getInput() == op.getInput() &&
+           other.getWeight().getType() == op.getWeight().getType() &&
+           other.getWeightLayout() == op.getWeightLayout() &&
+           other.getComputePrecision() == op.getComputePrecision() &&
+           !other.getDualWeight() && !other.getBatchNormAttr() &&
+           other.getEpilogueRows().empty() &&
+           other.getIntermediates().empty() && other.getResult().hasOneUse();
+  }
+
+  LogicalResult matchAndRewrite(FusedLinearOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getDualWeight() || op.getBatchNormAttr())
+      return rewriter.notifyMatchFailure(op, "has a dual GEMM or batch norm");
+    auto rows = op.getEpilogueRows();
+    auto found = llvm::find_if(rows, [&](Value row) {
+      return isDualCandidate(op, row.getDefiningOp<FusedLinearOp>());
+    });
+    if (found == rows.end())
+      return rewriter.notifyMatchFailure(
+          op, "no row operand is a GEMM of the same input read only here");
+    unsigned index = std::distance(rows.begin(), found);
+    auto other = (*found).getDefiningOp<FusedLinearOp>();
+    Block &body = op.getEpilogueBlock();
+    BlockArgument rowArg =
+        body.getArgument(1 + op.getEpilogueOperands().size() + index);
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getDualWeightMutable().assign(other.getWeight());
+      SmallVector<Value> columns;
+      if (Value bias = other.getBias())
+        columns.push_back(op.addEpilogueColumn(bias));
+      for (Value column : other.getEpilogueOperands())
+        columns.push_back(op.addEpilogueColumn(column));
+      Value dual = body.addArgument(rewriter.getF32Type(), other.getLoc());
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(&body);
+      Location loc = other.getLoc();
+      Value value = dual;
+      double alpha = other.getAlpha().convertToDouble();
+      if (alpha != 1.0)
+        value = arith::MulFOp::create(
+            rewriter, loc, value,
+            arith::ConstantOp::create(rewriter, loc,
+                                      rewriter.getF32FloatAttr(alpha)));
+      ArrayRef<Value> operands(columns);
+      if (other.getBias()) {
+        value = arith::AddFOp::create(rewriter, loc, value, operands.front());
+        operands = operands.drop_front();
+      }
+      Block &otherBody = other.getEpilogueBlock();
+      IRMapping mapping;
+      mapping.map(otherBody.getArgument(0), value);
+      mapping.map(otherBody.getArguments().drop_front(), operands);
+      for (Operation &inner : otherBody.without_terminator())
+        rewriter.clone(inner, mapping);
+      value = mapping.lookupOrDefault(other.getEpilogueYield().getValue());
+      Type element = other.getResult().getType().getElementType();
+      if (element.isBF16() || element.isF16())
+        value = arith::ExtFOp::create(
+            rewriter, loc, rewriter.getF32Type(),
+            arith::TruncFOp::create(rewriter, loc, element, value).getResult());
+      rowArg.replaceAllUsesWith(value);
+      body.eraseArgument(rowArg.getArgNumber());
+      op.getEpilogueRowsMutable().erase(index);
+    });
+    rewriter.eraseOp(other);
+    return success();
+  }
+};
+
 struct FuseLinearEpiloguesPass
     : fusion::impl::FuseLinearEpiloguesBase<FuseLinearEpiloguesPass> {
   using FuseLinearEpiloguesBase::FuseLinearEpiloguesBase;
@@ -260,6 +342,6 @@ struct FuseLinearEpiloguesPass
 void mlir::fusion::populateFuseLinearEpiloguesPatterns(
     RewritePatternSet &patterns, std::optional<Precision> f32Precision) {
   patterns.add<ConvertLinearToFusedLinear>(patterns.getContext(), f32Precision);
-  patterns.add<AbsorbElementwiseIntoEpilogue, AbsorbBatchNormIntoStage>(
-      patterns.getContext());
+  patterns.add<AbsorbElementwiseIntoEpilogue, AbsorbBatchNormIntoStage,
+               AbsorbSharedInputGemmAsDual>(patterns.getContext());
 }

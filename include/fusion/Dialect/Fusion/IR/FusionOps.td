@@ -375,6 +375,13 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
        (yielding `e` again returns the batch norm's input), so that the GEMM
        output is not written for them and read back.
 
+    6. With a `dual_weight` w2 (a dual GEMM, as CUTLASS's), the GEMM also
+       computes `dual[m, n] = sum_k x[m, k] * w2[n, k]` (w2 of the weight's
+       type and layout; no alpha, no bias: the epilogue adds those), in the
+       same precision, and the epilogue takes it as its last argument: two
+       projections of one input (a gated MLP's gate and up) become one GEMM
+       that reads x once and writes neither product. No batch-norm stage.
+
     The epilogue, the batch-norm stage and the final rounding are computed in
     f32. `precision` defaults to the element type's own: `fp32` for `f32`
     (PyTorch's default, TF32 off), `bf16` for `bf16`, `f16` for `f16`.
@@ -395,6 +402,7 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
   let arguments = (ins Fusion_Matrix:$input,
                        Fusion_Matrix:$weight,
                        Optional<Fusion_Vector>:$bias,
+                       Optional<Fusion_Matrix>:$dual_weight,
                        Variadic<Fusion_Vector>:$epilogue_operands,
                        Variadic<Fusion_Matrix>:$epilogue_rows,
                        Optional<Fusion_Vector>:$bn_weight,
@@ -413,6 +421,7 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
   let regions = (region SizedRegion<1>:$epilogue);
   let assemblyFormat = [{
     $input `,` $weight (`bias` `(` $bias^ `)`)?
+    (`dual_weight` `(` $dual_weight^ `)`)?
     (`weight_layout` custom<WeightLayoutKeyword>($weight_layout)^)?
     (`precision` custom<PrecisionKeyword>($precision)^)?
     (`alpha` $alpha^)?
@@ -446,6 +455,9 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
     /// The element-type default of `getComputePrecision`.
     static Precision getDefaultPrecision(::mlir::Type elementType);
     ::mlir::Block &getEpilogueBlock() { return getEpilogue().front(); }
+    /// The epilogue's argument for the dual GEMM's accumulator (the last),
+    /// or null without a dual weight.
+    ::mlir::BlockArgument getDualAccumulator();
     YieldOp getEpilogueYield();
     /// Appends an epilogue (column) operand or a row operand and returns the
     /// epilogue's block argument for it, placed after those of its kind.

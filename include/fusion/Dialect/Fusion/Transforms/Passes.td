@@ -80,6 +80,16 @@ def FuseLinearEpilogues : Pass<"fusion-fuse-linear-epilogues"> {
     compute an elementwise op that alone reads its output in its
     normalizing pass.
 
+    Two GEMMs of one input become one dual GEMM: where a fused op reads as
+    a row operand the result of another fused op of the same input (weight
+    type, layout and precision), which nothing else reads and which has no
+    row operands, intermediates or batch norm of its own, that op's weight
+    becomes the `dual_weight` and its alpha, bias and epilogue are applied
+    to the dual accumulator in the reading op's epilogue (rounded to the
+    element type, as the stored matrix was). A gated MLP's
+    `act(x w_g^T) * (x w_u^T)` is then one GEMM that reads x once and writes
+    neither product.
+
     Worked example (`fusion-opt --fusion-fuse-linear-epilogues`):
 
     ```mlir
