@@ -32,6 +32,8 @@ class GemmReport:
                 "shared input once"
         elif self.fused:
             head += f"fused with {', '.join(_short(op) for op in self.fused)}"
+        elif self.members:
+            head += f"computed alone: {self.reason}"
         else:
             head += f"not fused: {self.reason}"
         return "\n".join([head] + [f"    stopped at {_short(op)} ({line}): "
@@ -51,7 +53,7 @@ class Census(list):
     @property
     def fused(self):
         return [report for report in self
-                if report.members or report.dual_of]
+                if report.fused or report.dual_of]
 
     def __str__(self):
         return "\n".join([f"{len(self.fused)} of {len(self)} GEMMs fused"] +

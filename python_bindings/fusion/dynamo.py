@@ -337,9 +337,28 @@ def _without(members, node):
     return [m for m in members if m not in gone]
 
 
-def _grow(gemm, order, numbers, report):
-    """The partition of `gemm`, or None when nothing fuses after it (why,
-    and why each op reading it stayed outside, go into `report`)."""
+def _runs_faster_alone(gemm, options):
+    """Whether fusion computes `gemm` faster than PyTorch even with nothing
+    fused after it: f32 in fp32 precision on a GPU, reading an [out, in]
+    weight, which the generated kernels multiply with 3xTF32 (fp32-accurate,
+    about 2x cuBLAS's SGEMM); cuBLASLt's SGEMM (an [in, out] weight, the
+    cublas strategy, simt math) is PyTorch's own."""
+    meta = importer.tensor_meta(gemm)
+    try:
+        layout = importer.linear_operands(gemm)[3]
+    except UnsupportedOperationError:
+        return False
+    target = options.get("target") or default_target(meta.device)
+    return meta.dtype == torch.float32 and layout == "out_in" and \
+        target != "cpu" and options.get("precision") in (None, "", "fp32") \
+        and options.get("strategy") in (None, "auto", "tiled", "wgmma") and \
+        options.get("fp32_math") in (None, "tf32x3")
+
+
+def _grow(gemm, order, numbers, report, alone=False):
+    """The partition of `gemm`, or None when nothing fuses after it and it
+    does not run faster `alone` (why, and why each op reading it stayed
+    outside, go into `report`)."""
     try:
         x, operand, _, layout = importer.linear_operands(gemm)
     except UnsupportedOperationError as error:
@@ -426,8 +445,11 @@ def _grow(gemm, order, numbers, report):
     report.stopped = _stops(partition, refusals)
     computing = [n for n in partition.fused() if importer.computes(n)]
     if not computing:
-        report.reason = "nothing after it that fusion computes"
-        return None
+        if not alone:
+            report.reason = "nothing after it that fusion computes"
+            return None
+        report.reason = "nothing after it that fusion computes, but " \
+            "fusion's 3xTF32 GEMM is about 2x cuBLAS's SGEMM"
     if not _is_convex(partition):
         report.reason = "a value outside the partition both reads its " \
             "results and is read by it: no single call replaces it"
@@ -654,7 +676,8 @@ def fuse_graph(gm, options=None, compile_only=False, graph_index=0):
             report.reason = "a batched product (attention's, or a bmm the " \
                 "model wrote): fusion fuses linear layers"
             continue
-        partition = _grow(gemm, list(graph.nodes), numbers, report)
+        partition = _grow(gemm, list(graph.nodes), numbers, report,
+                          _runs_faster_alone(gemm, options))
         if partition is None:
             continue
         try:

@@ -913,3 +913,25 @@ def test_shared_input_gemm_joins_the_partition_reading_it():
     census = fusion.explain(model, x, options={"target": "cpu"})
     assert not any(report.dual_of for report in census)
 
+
+def test_a_gemm_alone_is_fusions_only_where_3xtf32_beats_sgemm():
+    """A linear layer with nothing to fuse after it: fusion computes it
+    alone for a GPU target in f32 (3xTF32), not for the CPU, in bf16 or
+    in tf32 precision."""
+    model = nn.Linear(64, 48)
+
+    def alone(dtype, **options):
+        torch._dynamo.reset()
+        x = torch.randn(8, 64, dtype=dtype)
+        with torch.no_grad():
+            (report,) = fusion.explain(model.to(dtype), x, options={
+                "compile_only": True, **options})
+        return bool(report.members)
+
+    assert alone(torch.float32, target="sm_90")
+    assert "computed alone" in str(fusion.explain(
+        model.float(), torch.randn(8, 64), options={
+            "target": "sm_90", "compile_only": True}))
+    assert not alone(torch.float32, target="cpu")
+    assert not alone(torch.bfloat16, target="sm_90")
+    assert not alone(torch.float32, target="sm_90", precision="tf32")

@@ -32,7 +32,7 @@ import report  # noqa: E402
 import timers  # noqa: E402
 
 SUITE_NAMES = ("workloads", "family", "models", "transformers",
-               "host-overhead")
+               "transformers-train", "host-overhead")
 
 
 def parse(argv=None):

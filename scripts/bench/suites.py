@@ -17,6 +17,8 @@ transformers: the transformer zoo (tests/transformer_zoo.py, its "bench"
     size) through torch.compile(backend="fusion"), by default (inductor
     compiles the rest) and with fallback="eager", from the library cache,
     each first call checked against float64, against eager and inductor;
+transformers-train: a bf16 training step of the same models
+    (`transformers_train`);
 host-overhead: host time per call at tiny shapes (`host_overhead`).
 """
 import copy
@@ -279,6 +281,51 @@ def transformers(args, measure):
             "tokens)", "fusion (default)", rows, failures)
 
 
+def transformers_train(args, measure):
+    """A training step of each zoo model (the "bench" size, dropout 0):
+    forward, the mean of the last hidden state as the loss, backward and
+    AdamW's step, through torch.compile(backend="fusion") (inductor
+    compiling the rest and the backward), against eager and inductor;
+    bf16 alone (the issue's target). The numbers of training are the GPU
+    check's (test_transformers, train mode)."""
+    import transformer_zoo
+    rows = []
+    names = args.models.split(";") if args.models else \
+        sorted(transformer_zoo.MODELS)
+    if "bf16" not in args.precisions.split(","):
+        return ("transformers training step", "fusion (default)", rows, [])
+    for name in names:
+        precision_setup("fp32")
+        model, inputs = transformer_zoo.make(name, "bench")
+        model = model.train().to(device="cuda", dtype=torch.bfloat16)
+        inputs = {k: v.to(device="cuda", dtype=torch.bfloat16)
+                  if v.is_floating_point() else v.cuda()
+                  for k, v in inputs.items()}
+        calls = {}
+        for key, backend in (("fusion (default)", "fusion"),
+                             ("eager", None), ("torch.compile", "inductor")):
+            torch._dynamo.reset()
+            copied = copy.deepcopy(model)
+            forward = torch.compile(copied, backend=backend) \
+                if backend else copied
+            optimizer = torch.optim.AdamW(copied.parameters(), lr=1e-5)
+
+            def step(forward=forward, optimizer=optimizer):
+                optimizer.zero_grad(set_to_none=True)
+                forward(**inputs).last_hidden_state.float().mean().backward()
+                optimizer.step()
+            step()
+            calls[key] = step
+        times = {key: measure(fn) for key, fn in calls.items()}
+        torch._dynamo.reset()
+        rows.append(((name, "bf16"), times))
+        print(f"timed {name} bf16 training step", flush=True)
+        del model, calls
+        torch.cuda.empty_cache()
+    return ("transformers training step (torch.compile, 4 layers, hidden "
+            "2048, 8 x 1024 tokens, AdamW)", "fusion (default)", rows, [])
+
+
 def host_overhead(args, host_time):
     """Host us per call: the artifacts' libraries through ctypes (bf16
     a_513x129 at M = 1: the multi-target library and the sm_90 one), and
@@ -321,4 +368,6 @@ def host_overhead(args, host_time):
 
 
 SUITES = {"workloads": workloads, "family": family_suite, "models": models,
-          "transformers": transformers, "host-overhead": host_overhead}
+          "transformers": transformers,
+          "transformers-train": transformers_train,
+          "host-overhead": host_overhead}

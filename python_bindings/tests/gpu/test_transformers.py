@@ -76,9 +76,9 @@ def prepare():
 
 
 def prepare_bench():
-    """The transformers bench suite's libraries (scripts/bench/suites.py:
+    """The transformers bench suites' libraries (scripts/bench/suites.py:
     the "bench" size, eval, fp32 and bf16, by default and with
-    fallback="inductor"), compiled from a model on the meta device (no
+    fallback="inductor"; a bf16 training step's forward), compiled from a model on the meta device (no
     memory, no arithmetic: the graphs do not depend on the device)."""
     for name in sorted(transformer_zoo.MODELS):
         for precision in DTYPES:
@@ -98,6 +98,17 @@ def prepare_bench():
                             "fallback": fallback})(**inputs)
                 yield (f"transformers bench {name} {precision} {fallback}",
                        compile_one)
+        # The bench's bf16 training step (transformers-train): its forward.
+        def compile_training(name=name):
+            model, inputs = transformer_zoo.make(name, "bench")
+            model = model.train().to(device="meta", dtype=torch.bfloat16)
+            inputs = {k: v.to(device="meta", dtype=torch.bfloat16)
+                      if v.is_floating_point() else v.to("meta")
+                      for k, v in inputs.items()}
+            torch._dynamo.reset()
+            torch.compile(model, backend="fusion", options={
+                "target": TARGET, "compile_only": True})(**inputs)
+        yield f"transformers bench {name} bf16 train", compile_training
 
 
 PREPARE = {"transformers": prepare, "transformers-bench": prepare_bench}
