@@ -660,6 +660,7 @@ def fuse_graph(gm, options=None, compile_only=False, graph_index=0):
     FusionBackendWarning."""
     options = options or {}
     graph = gm.graph
+    graph_rewrites.rewrite_einsum_gemms(gm)
     _merge_identical_views(graph)
     numbers = _numbers(gm)
     reports = []

@@ -1,12 +1,18 @@
 """Rewrites of the graph dynamo hands the backend, before AOTAutograd traces
-it (so they hold for the inductor and eager fallbacks alike).
+it (so they hold for the inductor and eager fallbacks alike), and of the
+ATen graphs it hands the forward compiler.
 
 `drop_constant_true_attention_masks`: under torch.compile, transformers
 cannot look at a mask's values, so it builds BERT's and ViT's all-true
 mask in the graph and passes it to scaled_dot_product_attention, which
 then takes its math path instead of a fused kernel, 2x slower than eager
 (docs/known-issues.md). A mask the graph computes from constants alone is
-evaluated here; all true (boolean) or all zero (additive) is no mask."""
+evaluated here; all true (boolean) or all zero (additive) is no mask.
+
+`rewrite_einsum_gemms`: an einsum that is a linear layer reaches the ATen
+graph as a batched product of a batch of one between permutes and views;
+as an `mm` of the input's rows and the weight it fuses like `F.linear`."""
+import math
 import operator
 
 import torch
@@ -189,3 +195,157 @@ def _usable_device(value):
     if backend is not None and backend.is_available():
         return value
     return torch.device("cpu")
+
+
+# Ops that only move or repeat their first operand's elements, whose
+# effect on a matrix _replay_layout works out on indices.
+_LAYOUT_OPS = ("aten.view.default", "aten._unsafe_view.default",
+               "aten.reshape.default", "aten.unsqueeze.default",
+               "aten.squeeze.dim", "aten.squeeze.dims", "aten.permute.default",
+               "aten.transpose.int", "aten.t.default", "aten.clone.default")
+
+
+def _op_name(node):
+    return str(node.target) if node.op == "call_function" else ""
+
+
+def _static_shape(node):
+    value = node.meta.get("val")
+    if not isinstance(value, torch.Tensor) or \
+            not all(isinstance(d, int) for d in value.shape):
+        return None
+    return tuple(value.shape)
+
+
+def _layout_source(node):
+    """The tensor `node` moves the elements of, through layout ops, and
+    those ops (source first)."""
+    chain = []
+    while _op_name(node) in _LAYOUT_OPS and \
+            isinstance(node.args[0], torch.fx.Node):
+        chain.append(node)
+        node = node.args[0]
+    return node, chain[::-1]
+
+
+def _replay_layout(chain, shape):
+    """Where each element of the result of `chain` comes from: the ops run
+    on the indices of a tensor of `shape` (outside the fake mode)."""
+    value = torch.arange(math.prod(shape)).reshape(shape)
+    for node in chain:
+        value = node.target(value, *node.args[1:], **node.kwargs)
+    return value
+
+
+def rewrite_einsum_gemms(gm):
+    """Makes each batched product of a batch of one (`einsum("bsk,nk->bsn",
+    x, w)` and its kin: PyTorch decomposes an einsum into `bmm` between
+    permutes and views) an `mm` of x's rows and the weight, the form of
+    `x @ w.t()` (or `x @ w`) that fusion's partitioner takes as a linear
+    layer, with a view of the result where the product's users read it.
+    Only where the operands' index maps prove it: x's rows in order, the
+    weight itself or its transpose. Returns how many it rewrote."""
+    rewritten = 0
+    for bmm in list(gm.graph.nodes):
+        if _op_name(bmm) != "aten.bmm.default":
+            continue
+        try:
+            replaced = _bmm_as_mm(gm.graph, bmm)
+        except Exception:  # The graph must run: leave the product as it is.
+            continue
+        rewritten += bool(replaced)
+        # The product and the layout ops only it read, now unread.
+        for node in reversed(list(gm.graph.nodes)):
+            if node in replaced and not node.users:
+                gm.graph.erase_node(node)
+    if rewritten:
+        gm.recompile()
+    return rewritten
+
+
+def _weight_transposed(x_chain, x_shape, w_chain, w_shape, mkn):
+    """Whether the product's second operand is the weight transposed
+    (True) or as stored (False), its first x's rows in order; None where
+    the index maps show another layout."""
+    m, k, n = mkn
+    with unset_fake_temporarily():
+        rows = torch.arange(m * k).reshape(1, m, k)
+        if not torch.equal(_replay_layout(x_chain, x_shape), rows):
+            return None
+        weight = _replay_layout(w_chain, w_shape)
+        indices = torch.arange(k * n)
+        if w_shape == (n, k) and torch.equal(
+                weight, indices.reshape(n, k).t().unsqueeze(0)):
+            return True
+        if w_shape == (k, n) and torch.equal(
+                weight, indices.reshape(k, n).unsqueeze(0)):
+            return False
+    return None
+
+
+def _bmm_as_mm(graph, bmm):
+    """The nodes `bmm` no longer needs once replaced (an empty set where
+    it is left as it is)."""
+    a, b = bmm.args
+    shapes = [_static_shape(n) for n in (a, b, bmm)]
+    if None in shapes or shapes[2][0] != 1:
+        return set()
+    (_, m, k), (_, _, n) = shapes[0], shapes[1]
+    x, x_chain = _layout_source(a)
+    w, w_chain = _layout_source(b)
+    x_shape, w_shape = _static_shape(x), _static_shape(w)
+    if x_shape is None or w_shape is None or len(w_shape) != 2 or \
+            x_shape[-1] != k:
+        return set()
+    transposed = _weight_transposed(x_chain, x_shape, w_chain, w_shape,
+                                    (m, k, n))
+    if transposed is None:
+        return set()
+    aten = torch.ops.aten
+    with graph.inserting_before(bmm):
+        # A reshape: x's rows are in order, but x may be strided.
+        matrix = graph.call_function(aten.reshape.default, (x, [m, k]))
+        operand = graph.call_function(aten.permute.default, (w, [1, 0])) \
+            if transposed else w
+        product = graph.call_function(aten.mm.default, (matrix, operand))
+        result = graph.call_function(aten.view.default, (product, [1, m, n]))
+    for node, value in ((matrix, (m, k)), (product, (m, n)),
+                        (result, (1, m, n))):
+        node.meta = {"val": bmm.meta["val"].new_empty(value),
+                     "stack_trace": bmm.meta.get("stack_trace")}
+    if transposed:
+        operand.meta = {"val": w.meta["val"].t()}
+    bmm.replace_all_uses_with(result)
+    return {bmm, *x_chain, *w_chain, *_collapse_reshapes(graph, result,
+                                                         product)}
+
+
+def _collapse_reshapes(graph, start, product):
+    """Replaces the longest run of layout ops after `start` (each its
+    predecessor's only user) that only reshapes the [M, N] `product` in
+    row-major order by one view of it: the decomposed einsum's views and
+    permutes of size-1 dimensions, which the importer does not read
+    through. Returns the ops it replaced."""
+    chain, node = [], start
+    while len(node.users) == 1:
+        user = next(iter(node.users))
+        if _op_name(user) not in _LAYOUT_OPS or user.args[0] is not node:
+            break
+        chain.append(user)
+        node = user
+    m, n = _static_shape(product)
+    for end in range(len(chain), 0, -1):
+        last = chain[end - 1]
+        shape = _static_shape(last)
+        with unset_fake_temporarily():
+            if shape is None or not torch.equal(
+                    _replay_layout(chain[:end], (1, m, n)),
+                    torch.arange(m * n).reshape(shape)):
+                continue
+        with graph.inserting_before(last):
+            view = graph.call_function(torch.ops.aten.view.default,
+                                       (product, list(shape)))
+        view.meta = dict(last.meta)
+        last.replace_all_uses_with(view)
+        return [start] + chain[:end]
+    return []

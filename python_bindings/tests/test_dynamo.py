@@ -935,3 +935,72 @@ def test_a_gemm_alone_is_fusions_only_where_3xtf32_beats_sgemm():
     assert not alone(torch.float32, target="cpu")
     assert not alone(torch.bfloat16, target="sm_90")
     assert not alone(torch.float32, target="sm_90", precision="tf32")
+
+
+class EinsumForm(nn.Module):
+    """A linear layer written as an einsum, then a bias and GELU."""
+
+    def __init__(self, equation, weight_shape):
+        super().__init__()
+        self.equation = equation
+        self.weight = nn.Parameter(torch.randn(weight_shape) / 4)
+        self.bias = nn.Parameter(torch.randn(24))
+
+    def forward(self, x):
+        if self.equation.startswith("mk"):
+            flat = torch.einsum(self.equation, x.reshape(-1, 16), self.weight)
+            y = flat.reshape(*x.shape[:-1], 24)
+        else:
+            y = torch.einsum(self.equation, x, self.weight)
+        return F.gelu(y + self.bias)
+
+
+@pytest.mark.parametrize("equation,weight_shape", [
+    ("bsk,nk->bsn", (24, 16)), ("mk,nk->mn", (24, 16)),
+    ("bsk,kn->bsn", (16, 24))])
+def test_einsum_forms_fuse(equation, weight_shape):
+    """PyTorch decomposes each into a batched product of a batch of one
+    between permutes and views; fusion reads it as the linear layer it is
+    (an mm of x's rows and the weight, transposed or as stored), fuses the
+    bias and GELU after it, and matches float64."""
+    model = EinsumForm(equation, weight_shape)
+    x = torch.randn(3, 5, 16)
+    assert compiled_error(model, x) <= 1e-5
+    (fused,) = fusion.dynamo.last_fused
+    assert fused[fused.index("aten.mm.default") + 1:].count(
+        "aten.gelu.default") == 1
+
+
+class BatchedEinsum(nn.Module):
+    def forward(self, a, b):
+        return F.gelu(torch.einsum("bij,bjk->bik", a, b))
+
+
+def test_batched_einsum_stays_a_batched_product():
+    """A product of a batch of two matrices each (attention's kind) is no
+    linear layer: left as it is, and right."""
+    a, b = torch.randn(2, 5, 16), torch.randn(2, 16, 24)
+    compiled = torch.compile(BatchedEinsum(), backend="fusion")
+    with torch.no_grad():
+        out = compiled(a, b)
+    assert fusion.dynamo.last_fused == []
+    assert relative_error(out, BatchedEinsum()(a.double(), b.double())) \
+        <= 1e-5
+
+
+class SharedWeight(nn.Module):
+    """One linear layer applied twice: its weight shared by two GEMMs."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(16, 16)
+
+    def forward(self, x):
+        return F.gelu(self.layer(F.relu(self.layer(x))))
+
+
+def test_shared_weight_fuses_in_each_gemm():
+    model = SharedWeight()
+    x = torch.randn(3, 5, 16)
+    assert compiled_error(model, x) <= 1e-5
+    assert len(fusion.dynamo.last_fused) == 2

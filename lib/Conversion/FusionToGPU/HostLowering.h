@@ -32,7 +32,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace mlir::fusion::host {
@@ -47,14 +46,7 @@ inline RankedTensorType tensorType(Value value) {
 inline ScalarFn epilogueFn(FusedLinearOp op, unsigned index = 0) {
   return
       [op, index](OpBuilder &builder, Location, Value acc, ValueRange columns) {
-        FusedLinearOp fused = op;
-        Block &body = fused.getEpilogueBlock();
-        IRMapping mapping;
-        mapping.map(body.getArgument(0), acc);
-        mapping.map(body.getArguments().drop_front(), columns);
-        for (Operation &bodyOp : body.without_terminator())
-          builder.clone(bodyOp, mapping);
-        return mapping.lookup(fused.getEpilogueYield().getValues()[index]);
+        return FusedLinearOp(op).cloneEpilogue(builder, acc, columns, index);
       };
 }
 

@@ -6,7 +6,6 @@
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
 #include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
 
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::fusion {
@@ -538,7 +537,6 @@ struct LowerFusedLinear : OpRewritePattern<FusedLinearOp> {
       columns.push_back(bias);
     llvm::append_range(columns, op.getEpilogueOperands());
     double alpha = op.getAlpha().convertToDouble();
-    Block &epilogue = op.getEpilogueBlock();
     // The dual GEMM's accumulators, an f32 matrix the epilogue reads as its
     // last row operand.
     SmallVector<Value> rows(op.getEpilogueRows());
@@ -557,13 +555,8 @@ struct LowerFusedLinear : OpRewritePattern<FusedLinearOp> {
                                             buildF32Constant(nb, nl, alpha));
             if (bias)
               value = arith::AddFOp::create(nb, nl, value, operands.front());
-            IRMapping mapping;
-            mapping.map(epilogue.getArgument(0), value);
-            mapping.map(epilogue.getArguments().drop_front(),
-                        operands.drop_front(bias ? 1 : 0));
-            for (Operation &bodyOp : epilogue.without_terminator())
-              nb.clone(bodyOp, mapping);
-            return mapping.lookup(op.getEpilogueYield().getValues()[index]);
+            return op.cloneEpilogue(nb, value,
+                                    operands.drop_front(bias ? 1 : 0), index);
           },
           rows);
     };

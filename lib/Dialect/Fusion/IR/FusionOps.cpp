@@ -1035,6 +1035,17 @@ BlockArgument FusedLinearOp::addEpilogueRow(Value matrix) {
       position, Float32Type::get(getContext()), matrix.getLoc());
 }
 
+Value FusedLinearOp::cloneEpilogue(OpBuilder &builder, Value acc,
+                                   ValueRange operands, unsigned index) {
+  Block &body = getEpilogueBlock();
+  IRMapping mapping;
+  mapping.map(body.getArgument(0), acc);
+  mapping.map(body.getArguments().drop_front(), operands);
+  for (Operation &op : body.without_terminator())
+    builder.clone(op, mapping);
+  return mapping.lookupOrDefault(getEpilogueYield().getValues()[index]);
+}
+
 BlockArgument FusedLinearOp::getDualAccumulator() {
   if (!getDualWeight())
     return BlockArgument();

@@ -3,7 +3,6 @@
 #include "fusion/Dialect/Fusion/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -294,13 +293,7 @@ struct AbsorbSharedInputGemmAsDual : OpRewritePattern<FusedLinearOp> {
         value = arith::AddFOp::create(rewriter, loc, value, operands.front());
         operands = operands.drop_front();
       }
-      Block &otherBody = other.getEpilogueBlock();
-      IRMapping mapping;
-      mapping.map(otherBody.getArgument(0), value);
-      mapping.map(otherBody.getArguments().drop_front(), operands);
-      for (Operation &inner : otherBody.without_terminator())
-        rewriter.clone(inner, mapping);
-      value = mapping.lookupOrDefault(other.getEpilogueYield().getValue());
+      value = other.cloneEpilogue(rewriter, value, operands);
       Type element = other.getResult().getType().getElementType();
       if (element.isBF16() || element.isF16())
         value = arith::ExtFOp::create(

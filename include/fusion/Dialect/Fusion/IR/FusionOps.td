@@ -458,6 +458,12 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
     /// The epilogue's argument for the dual GEMM's accumulator (the last),
     /// or null without a dual weight.
     ::mlir::BlockArgument getDualAccumulator();
+    /// Clones the epilogue's ops at `builder`'s insertion point, its
+    /// accumulator bound to `acc` and its other arguments to `operands`
+    /// (in order); returns the clone of yielded value `index`.
+    ::mlir::Value cloneEpilogue(::mlir::OpBuilder &builder, ::mlir::Value acc,
+                                ::mlir::ValueRange operands,
+                                unsigned index = 0);
     YieldOp getEpilogueYield();
     /// Appends an epilogue (column) operand or a row operand and returns the
     /// epilogue's block argument for it, placed after those of its kind.
