@@ -21,6 +21,8 @@ from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 from torch.fx.node import map_aggregate
 
+from . import importer
+
 # The first is F.scaled_dot_product_attention, as dynamo records it.
 _SDPA = (torch._C._nn.scaled_dot_product_attention,
          torch.ops.aten.scaled_dot_product_attention.default)
@@ -197,22 +199,19 @@ def _usable_device(value):
     return torch.device("cpu")
 
 
-# Ops that only move or repeat their first operand's elements, whose
-# effect on a matrix _replay_layout works out on indices.
-_LAYOUT_OPS = ("aten.view.default", "aten._unsafe_view.default",
-               "aten.reshape.default", "aten.unsqueeze.default",
-               "aten.squeeze.dim", "aten.squeeze.dims", "aten.permute.default",
-               "aten.transpose.int", "aten.t.default", "aten.clone.default")
+# Ops that only move their first operand's elements, whose effect on a
+# matrix _replay_layout works out on indices.
+_LAYOUT_OPS = importer.VIEWS | importer.TRANSPOSES | {
+    "aten.transpose.int", "aten.clone.default"}
 
 
 def _op_name(node):
-    return str(node.target) if node.op == "call_function" else ""
+    return importer.op_name(node) if node.op == "call_function" else ""
 
 
 def _static_shape(node):
-    value = node.meta.get("val")
-    if not isinstance(value, torch.Tensor) or \
-            not all(isinstance(d, int) for d in value.shape):
+    value = importer.tensor_meta(node)
+    if value is None or not all(isinstance(d, int) for d in value.shape):
         return None
     return tuple(value.shape)
 

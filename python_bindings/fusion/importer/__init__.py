@@ -46,9 +46,10 @@ from .elementwise import ElementwiseImports
 from .normalizations import NormalizationImports
 from .nodes import (BATCH_NORMS, CONSTANTS, EXPANDS, FLOAT_CONVERSIONS,
                     GEMMS, NORMALIZATIONS, POOLS, REDUCTIONS, ROW_VIEWS,
-                    STRUCTURAL, UNDECOMPOSED, VIEWS, check_formula,
-                    computes, constant_readers, folds_as_number, int_size,
-                    linear_operands, location, op_name, tensor_meta, where)
+                    STRUCTURAL, TRANSPOSES, UNDECOMPOSED, VIEWS,
+                    check_formula, computes, constant_readers,
+                    folds_as_number, int_size, linear_operands, location,
+                    op_name, tensor_meta, where)
 from .operands import OperandImports
 from .pools import PoolImports
 from .reductions import ReductionImports

@@ -89,6 +89,16 @@ static FailureOr<FusedLinearOp> claimProducer(Value value, Operation *consumer,
       consumer, "its other operands come after the input's other users");
 }
 
+/// `value` (f32) as a matrix of `element` holds it: rounded to 16 bits and
+/// back where `element` is bf16 or f16 (storing and loading it).
+static Value roundAsStored(PatternRewriter &rewriter, Location loc, Value value,
+                           Type element) {
+  if (!element.isBF16() && !element.isF16())
+    return value;
+  Value rounded = arith::TruncFOp::create(rewriter, loc, element, value);
+  return arith::ExtFOp::create(rewriter, loc, value.getType(), rounded);
+}
+
 /// A batch-norm stage's operands, config and statistics results' types.
 struct BatchNormStage {
   Value weight, bias, runningMean, runningVar;
@@ -182,12 +192,8 @@ struct AbsorbElementwiseIntoEpilogue
         bool stored = llvm::any_of(matrix.getUsers(), [&](Operation *user) {
           return user != op.getOperation();
         });
-        if (!stored || !(element.isBF16() || element.isF16()))
-          return value;
-        Value rounded =
-            arith::TruncFOp::create(rewriter, op.getLoc(), element, value);
-        return Value(arith::ExtFOp::create(rewriter, op.getLoc(),
-                                           value.getType(), rounded));
+        return stored ? roundAsStored(rewriter, op.getLoc(), value, element)
+                      : value;
       };
       SmallVector<Value> columns, rows;
       for (Value operand : op.getColumnOperands())
@@ -294,12 +300,8 @@ struct AbsorbSharedInputGemmAsDual : OpRewritePattern<FusedLinearOp> {
         operands = operands.drop_front();
       }
       value = other.cloneEpilogue(rewriter, value, operands);
-      Type element = other.getResult().getType().getElementType();
-      if (element.isBF16() || element.isF16())
-        value = arith::ExtFOp::create(
-            rewriter, loc, rewriter.getF32Type(),
-            arith::TruncFOp::create(rewriter, loc, element, value).getResult());
-      rowArg.replaceAllUsesWith(value);
+      rowArg.replaceAllUsesWith(roundAsStored(
+          rewriter, loc, value, other.getResult().getType().getElementType()));
       body.eraseArgument(rowArg.getArgNumber());
       op.getEpilogueRowsMutable().erase(index);
     });
