@@ -196,6 +196,9 @@ case "$step" in
     PYTHONPATH="$package" "$root/.venv/bin/python" \
       "$root/python_bindings/tests/gpu/prepare.py" "$dir" --jobs "$jobs" \
       ${groups:+--groups "$groups"}
+    # The fusion::run operator, built against the same PyTorch as the GPU
+    # machine's (the package's one native part at run time).
+    cp "$package/fusion/_torch_ops.so" "$dir/"
     # pytest for a GPU machine without it (pure Python).
     rm -rf "$dir/pylib" && mkdir -p "$dir/pylib"
     site="$("$root/.venv/bin/python" -c 'import pathlib, pytest
@@ -279,6 +282,7 @@ print(pathlib.Path(pytest.__file__).parents[1])')"
     cp "$root/include/fusion/Compiler/CompileOptions.def" \
       "$work/package/fusion/compile_options.def"
     [ -f "$dir/compiler_id" ] && cp "$dir/compiler_id" "$work/package/fusion/"
+    cp "$dir/_torch_ops.so" "$work/package/fusion/"
     pythonpath="$work/package"
     python3 -c "import pytest" 2>/dev/null || pythonpath+=":$dir/pylib"
     # The checks in $jobs processes sharing the device, each its share

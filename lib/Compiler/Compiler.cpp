@@ -1,6 +1,7 @@
 //===- Compiler.cpp - fusion module to GPU shared library -----------------===//
 
 #include "fusion/Compiler/Compiler.h"
+#include "fusion/Compiler/PackedEntries.h"
 #include "fusion/Compiler/TargetVariants.h"
 #include "fusion/Dialect/Fusion/IR/EntryPoints.h"
 
@@ -38,6 +39,8 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
+
+#include "fusion_runtime.h"
 #include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
@@ -524,7 +527,8 @@ static LogicalResult compileForCpu(ModuleOp module, ModuleOp signatures,
   reference.addPass(createInlinerPass());
   reference.addPass(createSymbolDCEPass());
   buildLowerToCpuPipeline(reference);
-  if (failed(reference.run(module)))
+  if (failed(reference.run(module)) ||
+      failed(addPackedCpuEntries(module, signatures)))
     return failure();
   if (options.emit == EmitKind::MLIR)
     return writeModule(module, outputPath);
@@ -581,8 +585,10 @@ static LogicalResult compileForGpus(ModuleOp module, ModuleOp signatures,
     targets.push_back(target);
   }
   SmallVector<std::string> entries;
-  for (func::FuncOp func : getEntryPoints(signatures))
+  for (func::FuncOp func : getEntryPoints(signatures)) {
     entries.push_back(func.getName().str());
+    entries.push_back((func.getName() + FUSION_PACKED_ENTRY_SUFFIX).str());
+  }
   if (failed(buildVariantDispatchers(*library, entries, targets)) ||
       failed(buildLibrary(*library, outputPath, cudaPath, /*gpu=*/true)))
     return failure();

@@ -84,6 +84,8 @@ void fusion::buildKernelsToNVVMPipeline(OpPassManager &pm) {
   kernels.addPass(fusion::createExpandRemainders());
   kernels.addPass(fusion::createExpandTrigonometry());
   kernels.addPass(fusion::createOutlinePowers());
+  // Before the divisions take mish's quotient.
+  kernels.addPass(fusion::createExpandTanh());
   // While loops are scf ops: a divisor defined outside a loop is the
   // loop's invariant.
   kernels.addPass(fusion::createExpandDivisions());

@@ -48,7 +48,11 @@ def _short(op):
 
 
 class Census(list):
-    """The GemmReports of a model's compiled graphs, in graph order."""
+    """The GemmReports of a model's compiled graphs, in graph order, and
+    the GEMM precision of their f32 chains (`precision`, the backend's
+    option or the default it resolved)."""
+
+    precision = None
 
     @property
     def fused(self):
@@ -56,5 +60,8 @@ class Census(list):
                 if report.fused or report.dual_of]
 
     def __str__(self):
-        return "\n".join([f"{len(self.fused)} of {len(self)} GEMMs fused"] +
-                         [str(report) for report in self])
+        head = f"{len(self.fused)} of {len(self)} GEMMs fused"
+        # fp32 is the default of every target: the head names another.
+        if self.precision not in (None, "fp32"):
+            head += f", f32 GEMMs in {self.precision} precision"
+        return "\n".join([head] + [str(report) for report in self])

@@ -24,16 +24,28 @@ torch.compile, FX graphs and CUDA graph capture see as one op. The batch
 dimension is dynamic.
 
 Options (`torch.compile(..., options={...})`): fusion.compile's compile
-options (fusion/options.py; "target" by default the inputs' device's),
-"fallback" ("inductor", the default for GPU targets: inductor compiles
-the other ops and the backward, calling fusion::run as an extern kernel,
-with its own decompositions, batch norms' forwards excepted, which fusion
-takes whole, and its partitioner; "eager", the default for the CPU
-target: they run as PyTorch's ATen kernels; on the transformer zoo the
-inductor fallback is the faster, docs/benchmarks.md), and
-"compile_only" (compile and
-cache the libraries, for example for another machine's target, but run the
-graph as PyTorch would).
+options (fusion/options.py; "target" by default the inputs' device's,
+"precision" as below), "fallback" ("inductor", the default for GPU
+targets: inductor compiles the other ops and the backward, calling
+fusion::run as an extern kernel, with its own decompositions, batch norms'
+forwards excepted, which fusion takes whole, and its partitioner; "eager",
+the default for the CPU target: they run as PyTorch's ATen kernels; on the
+transformer zoo the inductor fallback is the faster, docs/benchmarks.md),
+and "compile_only" (compile and cache the libraries, for example for
+another machine's target, but run the graph as PyTorch would).
+
+Where the options name no "precision" (or ""), the GEMM precision of f32
+chains follows PyTorch's float32 matmul setting for GPU targets, as
+inductor's GEMMs do: "highest" (`torch.set_float32_matmul_precision`'s
+default) gives "fp32", fp32-accurate (3xTF32 on the tensor cores); "high"
+and "medium" (or `torch.backends.cuda.matmul.allow_tf32 = True`) give
+"tf32". For the CPU target it is "fp32" whatever the setting, as PyTorch's
+CPU matmuls are (fusion's tf32 there only rounds the operands). The
+setting is read when a graph compiles (dynamo compiles the graph again
+when it changes) and is part of its libraries' cache keys: compile_only
+caches for the setting the run will have. bf16 and f16 chains compute the
+same either way; fusion.compile's default stays "fp32"; fusion.explain's
+census names a precision other than fp32.
 """
 import collections
 import contextlib
@@ -53,7 +65,7 @@ from torch._prims_common import is_contiguous_or_false
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.fx.passes.tools_common import stable_topological_sort
 
-from . import graph_rewrites, importer
+from . import graph_rewrites, importer, runtime
 from .cache import compiled_library, library_key
 from .census import Census, GemmReport
 from .dtypes import ELEMENT_TYPES, TORCH_DTYPES
@@ -71,20 +83,8 @@ ENTRY = "fused"
 _LIBRARIES = {}
 _CALLERS = collections.Counter()
 
-_library = torch.library.Library("fusion", "DEF")
-_library.define("run(str key, Tensor[] args) -> Tensor[]")
-
-
-def _run(key, args):
-    # The partition's graph passes dense rows (_dense_rows).
-    return _LIBRARIES[key][0].call(ENTRY, args)
-
-
-_library.impl("run", _run, "CPU")
-_library.impl("run", _run, "CUDA")
-
-
-@torch.library.register_fake("fusion::run")
+# fusion::run itself is C++ (python_bindings/TorchOperator.cpp, loaded by
+# fusion/runtime.py): tracing needs only the shapes of its results.
 def _run_fake(key, args):
     library, results = _LIBRARIES[key]
     entry = library.entries[ENTRY]
@@ -93,6 +93,10 @@ def _run_fake(key, args):
     return [args[0].new_empty([batch if d is None else d for d in shape],
                               dtype=TORCH_DTYPES[dtype])
             for shape, dtype in results]
+
+
+if runtime.HAS_OPERATOR:
+    torch.library.register_fake("fusion::run")(_run_fake)
 
 
 def _target(options, device):
@@ -116,6 +120,21 @@ def _default_fallback(options, device):
     transformer zoo, docs/benchmarks.md), "eager" for the CPU target (the
     reference lowering, which tests run)."""
     return "eager" if _target(options, device) == "cpu" else "inductor"
+
+
+def _default_precision(options, device):
+    """The GEMM precision of f32 chains where the options name none. For a
+    GPU target, PyTorch's float32 matmul setting, read as inductor reads
+    it: tf32 where torch.backends.cuda.matmul.fp32_precision is "tf32"
+    (torch.set_float32_matmul_precision("high") or "medium",
+    torch.backends.cuda.matmul.allow_tf32 = True), else fp32 ("highest",
+    PyTorch's default). For the CPU target, fp32: PyTorch's CPU matmuls
+    stay fp32 under "high", and fusion's tf32 there only rounds the
+    operands (the GPU kernels' reference), gaining no speed."""
+    if _target(options, device) == "cpu":
+        return "fp32"
+    tf32 = torch.backends.cuda.matmul.fp32_precision == "tf32"
+    return "tf32" if tf32 else "fp32"
 
 
 def _check_options(options, device):
@@ -537,7 +556,8 @@ def _compile_partition(partition, options, compile_only):
         results = [(shape, ELEMENT_TYPES[meta.dtype])
                    for shape, meta in zip(imported.result_shapes,
                                           map(importer.tensor_meta, outputs))]
-        _LIBRARIES[key] = (_open_library(files, "a fusion partition"),
+        _LIBRARIES[key] = (_open_library(files, "a fusion partition",
+                                         {ENTRY: key}),
                            results)
     return None if compile_only else (key, inputs, outputs,
                                       imported.broadcasts, imported.slices,
@@ -722,6 +742,9 @@ def fuse_graph(gm, options=None, compile_only=False, graph_index=0):
 
 # The partitions fused by the last compile in this process, for tests.
 last_fused = []
+# That compile's backend options, with the defaults it resolved (the
+# precision, the fallback).
+last_options = {}
 # Each forward graph's GemmReports, while explain() compiles.
 _census = None
 
@@ -783,7 +806,7 @@ def _decomposed_leftovers(gm, example_inputs):
 
 
 def _forward_compiler(options, gm, example_inputs):
-    global last_fused
+    global last_fused, last_options
     saved = copy.deepcopy(gm.graph)
     try:
         reports = fuse_graph(
@@ -797,6 +820,7 @@ def _forward_compiler(options, gm, example_inputs):
         gm.recompile()
         reports = []
     last_fused = [report.members for report in reports if report.members]
+    last_options = dict(options)
     if _census is not None:
         _census.append(reports)
     compiled = _run_rest(options, gm, example_inputs)
@@ -849,6 +873,11 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
             f"fusion backend option fallback={options['fallback']!r}: "
             f"'inductor' (the default for GPU targets) or 'eager' (for "
             f"the CPU target)")
+    if not options.get("precision"):
+        # Resolved once per graph, so that the cache key and
+        # _runs_faster_alone see it; dynamo guards on the setting, so a
+        # change compiles the graph again.
+        options["precision"] = _default_precision(options, device)
     _check_options(options, device)
     # Before AOTAutograd traces SDPA: a mask it sees sends it to the math
     # path.
@@ -882,7 +911,10 @@ def explain(model, *args, options=None, **kwargs):
     try:
         torch.compile(model, backend="fusion", options=options)(*args,
                                                                 **kwargs)
-        return Census(report for graph in _census for report in graph)
+        census = Census(report for graph in _census for report in graph)
+        if _census:
+            census.precision = last_options["precision"]
+        return census
     finally:
         _census = None
         torch._dynamo.reset()

@@ -330,7 +330,7 @@ def _read_library(directory):
             for name in LIBRARY_FILES}
 
 
-def _open_library(files, source):
+def _open_library(files, source, keys=None):
     """The library loaded from a private copy, removed once loaded (the
     loaded code needs no file): no temporary folder is left behind, and a
     library saved again at a path never aliases the one loaded from it
@@ -339,7 +339,7 @@ def _open_library(files, source):
         for name, data in files.items():
             (pathlib.Path(directory) / name).write_bytes(data)
         try:
-            return runtime.Library(pathlib.Path(directory) / LIBRARY)
+            return runtime.Library(pathlib.Path(directory) / LIBRARY, keys)
         except OSError as error:  # The temporary path would only confuse.
             raise FusionRuntimeError(
                 f"cannot load the library of {source}: "

@@ -1,14 +1,15 @@
-"""Runs fusion-compiled libraries on PyTorch tensors, through ctypes.
+"""Runs fusion-compiled libraries on PyTorch tensors.
 
-Pure Python: works on a machine with PyTorch (and CUDA, for GPU libraries)
-but without the compiler. A library's signature file (`<library>.json`)
-gives each entry point's inputs and outputs; `Library.call` checks the
+Works on a machine with PyTorch (and CUDA, for GPU libraries) but without
+the compiler. A library's signature file (`<library>.json`) gives each entry
+point's inputs and outputs; `Library` registers each entry point with the
+operator `fusion::run` (python_bindings/TorchOperator.cpp), which checks the
 tensors against it, allocates the outputs, and runs the entry point on the
-tensors' device and that device's current CUDA stream.
+tensors' device and that device's current CUDA stream, in C++.
 """
 import ctypes
+import itertools
 import json
-import math
 import pathlib
 
 import torch
@@ -18,23 +19,75 @@ from .errors import FusionRuntimeError
 from .dtypes import TORCH_DTYPES
 
 
-_INVALID = object()
+def _load_operator():
+    """The operator fusion::run and the registry of the entry points it
+    calls (python_bindings/TorchOperator.cpp), built beside this module;
+    None in a source tree without the build (its options and importer
+    still work there)."""
+    path = pathlib.Path(__file__).with_name("_torch_ops.so")
+    if not path.exists():
+        return None
+    operator = ctypes.CDLL(str(path))
+    operator.fusion_torch_register.restype = ctypes.c_char_p
+    operator.fusion_torch_register.argtypes = [
+        ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32,
+        ctypes.c_int32, ctypes.POINTER(ctypes.c_int64), ctypes.c_int64,
+        ctypes.POINTER(ctypes.c_int64), ctypes.c_int64]
+    operator.fusion_torch_unregister.argtypes = [ctypes.c_char_p]
+    return operator
+
+
+_OPERATOR = _load_operator()
+HAS_OPERATOR = _OPERATOR is not None
+# The element types as fusion_runtime.h numbers them (FUSION_F32, ...).
+_ELEMENT_CODES = {"f32": 0, "bf16": 1, "f16": 2}
+_keys = itertools.count()
 _dlclose = ctypes.CDLL(None).dlclose
 _dlclose.argtypes = [ctypes.c_void_p]
 
 
+def _specs(tensors):
+    """The operator's specs of signature tensors: element type, rank,
+    sizes (-1: the batch)."""
+    flat = []
+    for spec in tensors:
+        flat += [_ELEMENT_CODES[spec["dtype"]], len(spec["shape"])]
+        flat += [-1 if d is None else d for d in spec["shape"]]
+    return (ctypes.c_int64 * len(flat))(*flat), len(tensors)
+
+
 class Library:
-    def __init__(self, path):
+    """A compiled library's entry points, each registered with fusion::run
+    under a key (`keys`: {entry point: key}, else unique ones)."""
+
+    def __init__(self, path, keys=None):
+        if not HAS_OPERATOR:
+            raise FusionRuntimeError(
+                "fusion::run (_torch_ops.so) is not beside fusion/runtime.py:"
+                " build fusion (scripts/build.sh) to run its libraries")
         self.path = pathlib.Path(path)
         signature = json.loads(self.path.with_suffix(".json").read_text())
         self.target = signature["target"]
         self.entries = {e["name"]: e for e in signature["entry_points"]}
+        # The C ABI through ctypes too: the floor a benchmark compares the
+        # operator's path with, and the raw calls of the GPU checks.
         self._lib = ctypes.CDLL(str(self.path))
         if self.is_gpu:
             self._lib.fusion_last_error_message.restype = ctypes.c_char_p
         self._functions = {}
-        self._inputs = {}
-        self._outputs = {}
+        self.keys = {}
+        keys = keys or {}
+        for name, entry in self.entries.items():
+            key = keys.get(name) or \
+                f"{self.path.name}:{name}:{next(_keys)}"
+            error = _OPERATOR.fusion_torch_register(
+                key.encode(), str(self.path).encode(), name.encode(),
+                self.is_gpu, bool(entry["batch"]), *_specs(entry["inputs"]),
+                *_specs(entry["outputs"]))
+            if error is not None:
+                self.close()
+                raise OSError(error.decode())
+            self.keys[name] = key
 
     def close(self):
         """Unloads the library (after the device finished what it runs);
@@ -43,6 +96,9 @@ class Library:
             return
         if self.is_gpu and torch.cuda.is_initialized():
             torch.cuda.synchronize()
+        for key in self.keys.values():
+            _OPERATOR.fusion_torch_unregister(key.encode())
+        self.keys = {}
         handle, self._lib, self._functions = self._lib._handle, None, {}
         _dlclose(handle)
 
@@ -51,11 +107,12 @@ class Library:
         return self.target != "cpu"
 
     def _function(self, name):
+        """Entry point `name` of the C ABI (GPU: stream, batch if dynamic,
+        then a pointer a tensor), through ctypes."""
         if name not in self._functions:
             fn = getattr(self._lib, name)
             fn.restype = ctypes.c_int32 if self.is_gpu else None
             if self.is_gpu:
-                # Plain integers in: no ctypes objects built per call.
                 entry = self.entries[name]
                 fn.argtypes = [ctypes.c_void_p] + \
                     [ctypes.c_int64] * bool(entry["batch"]) + \
@@ -71,145 +128,7 @@ class Library:
         if name not in self.entries:
             raise FusionRuntimeError(
                 f"{self.path.name} has no entry point {name!r}")
-        entry = self.entries[name]
-        if len(inputs) != len(entry["inputs"]):
-            raise FusionRuntimeError(
-                f"{name} takes {len(entry['inputs'])} tensors, got "
-                f"{len(inputs)}")
-        batch = self._batch_if_valid(name, inputs)
-        if batch is _INVALID:
-            # The slow path says what is wrong.
-            self._check_device(name, inputs)
-            batch = None
-            for spec, tensor in zip(entry["inputs"], inputs):
-                batch = self._check_tensor(name, spec, tensor, batch)
-            if entry["batch"] and batch is None:
-                raise FusionRuntimeError(
-                    f"{name}: no input gives the batch size")
-        device = inputs[0].device
-        outputs = [torch.empty([batch if d is None else d for d in shape],
-                               dtype=dtype, device=device)
-                   for shape, dtype in self._output_specs(name)]
-        if batch == 0:
-            # No rows, nothing to run (the GPU entry points refuse them);
-            # statistics of the empty batch are NaN, as its mean is
-            # (CompiledModule leaves running statistics alone, as PyTorch).
-            for (shape, _), tensor in zip(self._output_specs(name), outputs):
-                if None not in shape:
-                    tensor.fill_(math.nan)
-            return outputs
-        if self.is_gpu:
-            self._call_gpu(name, entry, batch, device, inputs, outputs)
-        else:
-            self._call_cpu(name, inputs, outputs)
-        return outputs
-
-    def _batch_if_valid(self, name, inputs):
-        """The batch size when every tensor matches the signature (one
-        device of the library's kind, dtypes, shapes, contiguity), else
-        _INVALID: the per-call check, kept lean."""
-        if not inputs:
-            return _INVALID
-        device = inputs[0].device
-        if device.type != ("cuda" if self.is_gpu else "cpu"):
-            return _INVALID
-        batch = None
-        for (dtype, shape), tensor in zip(self._input_specs(name), inputs):
-            if tensor.dtype != dtype or tensor.device != device or \
-                    not tensor.is_contiguous():
-                return _INVALID
-            sizes = tensor.shape
-            if len(sizes) != len(shape):
-                return _INVALID
-            for want, got in zip(shape, sizes):
-                if want is None:
-                    if batch is None:
-                        batch = got
-                    elif got != batch:
-                        return _INVALID
-                elif want != got:
-                    return _INVALID
-        if batch is None and self.entries[name]["batch"]:
-            return _INVALID
-        return batch
-
-    def _input_specs(self, name):
-        if name not in self._inputs:
-            self._inputs[name] = [
-                (TORCH_DTYPES[spec["dtype"]], tuple(spec["shape"]))
-                for spec in self.entries[name]["inputs"]]
-        return self._inputs[name]
-
-    def _output_specs(self, name):
-        if name not in self._outputs:
-            self._outputs[name] = [
-                (tuple(spec["shape"]), TORCH_DTYPES[spec["dtype"]])
-                for spec in self.entries[name]["outputs"]]
-        return self._outputs[name]
-
-    def _check_device(self, name, inputs):
-        devices = {t.device for t in inputs}
-        if len(devices) != 1:
-            raise FusionRuntimeError(
-                f"{name}: all tensors must be on one device, got "
-                f"{sorted(map(str, devices))}")
-        device = devices.pop()
-        wanted = "cuda" if self.is_gpu else "cpu"
-        if device.type != wanted:
-            raise FusionRuntimeError(
-                f"{name}: {self.path.name} runs on {wanted} tensors, got "
-                f"{device}")
-        return device
-
-    @staticmethod
-    def _check_tensor(name, spec, tensor, batch):
-        where = f"{name}: input {spec['index']}"
-        dtype = TORCH_DTYPES[spec["dtype"]]
-        if tensor.dtype != dtype:
-            raise FusionRuntimeError(
-                f"{where} must be {dtype}, got {tensor.dtype}")
-        if tensor.dim() != len(spec["shape"]):
-            raise FusionRuntimeError(
-                f"{where} must have {len(spec['shape'])} dimensions, got "
-                f"shape {tuple(tensor.shape)}")
-        for dim, (want, got) in enumerate(zip(spec["shape"], tensor.shape)):
-            if want is None:
-                if batch is not None and got != batch:
-                    raise FusionRuntimeError(
-                        f"{where} has batch size {got}, other inputs {batch}")
-                batch = got
-            elif want != got:
-                raise FusionRuntimeError(
-                    f"{where} must have size {want} in dimension {dim}, got "
-                    f"shape {tuple(tensor.shape)}")
-        if not tensor.is_contiguous():
-            raise FusionRuntimeError(f"{where} must be contiguous")
-        return batch
-
-    def _call_gpu(self, name, entry, batch, device, inputs, outputs):
-        # The raw stream and device queries are PyTorch's fast ones (as
-        # inductor's generated code uses).
-        stream = torch._C._cuda_getCurrentRawStream(device.index)
-        args = [stream] + ([batch] if entry["batch"] else []) + \
-            [t.data_ptr() for t in inputs + outputs]
-        # The library runs on its stream's device; the default stream (NULL)
-        # is the current device's, so that device must be current.
-        if device.index == torch._C._cuda_getDevice():
-            status = self._function(name)(*args)
-        else:
-            with torch.cuda.device(device):
-                status = self._function(name)(*args)
-        if status != 0:
-            message = self._lib.fusion_last_error_message().decode()
-            raise FusionRuntimeError(f"{name}: status {status}: {message}")
-
-    def _call_cpu(self, name, inputs, outputs):
-        # Each tensor as an MLIR memref descriptor: allocated and aligned
-        # pointers, offset, sizes, strides.
-        args = []
-        for tensor in inputs + outputs:
-            pointer = ctypes.c_void_p(tensor.data_ptr())
-            args += [pointer, pointer, ctypes.c_int64(0)]
-            args += [ctypes.c_int64(s) for s in tensor.shape]
-            args += [ctypes.c_int64(s) for s in tensor.stride()]
-        self._function(name)(*args)
+        try:
+            return torch.ops.fusion.run.default(self.keys[name], inputs)
+        except RuntimeError as error:
+            raise FusionRuntimeError(str(error)) from None

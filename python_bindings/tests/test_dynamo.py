@@ -937,6 +937,116 @@ def test_a_gemm_alone_is_fusions_only_where_3xtf32_beats_sgemm():
     assert not alone(torch.float32, target="sm_90", precision="tf32")
 
 
+@pytest.fixture
+def matmul_precision():
+    """torch.set_float32_matmul_precision for this test alone."""
+    saved = torch.get_float32_matmul_precision()
+    try:
+        yield torch.set_float32_matmul_precision
+    finally:
+        torch.set_float32_matmul_precision(saved)
+
+
+@pytest.fixture
+def library_precisions(monkeypatch):
+    """The precision of each library the backend looks up, as its cache
+    key holds it."""
+    precisions = []
+    original = fusion.dynamo.library_key
+
+    def observe(programs, options):
+        precisions.append(options["precision"])
+        return original(programs, options)
+
+    monkeypatch.setattr(fusion.dynamo, "library_key", observe)
+    return precisions
+
+
+def compile_for_sm90(**options):
+    """Compiles (only) a fusible f32 layer for sm_90."""
+    model = nn.Sequential(nn.Linear(64, 48), nn.GELU())
+    with torch.no_grad():
+        torch.compile(model, backend="fusion", options={
+            "target": "sm_90", "compile_only": True, **options})(
+            torch.randn(8, 64))
+
+
+@pytest.mark.parametrize("setting,precision", [
+    ("highest", "fp32"), ("high", "tf32"), ("medium", "tf32")])
+def test_gpu_precision_follows_pytorchs_matmul_setting(
+        matmul_precision, library_precisions, setting, precision):
+    """Without a precision option, f32 chains for a GPU are computed as
+    inductor's GEMMs would be: fp32-accurate under "highest", tf32 under
+    "high" and "medium"."""
+    matmul_precision(setting)
+    compile_for_sm90()
+    assert library_precisions == [precision]
+    assert fusion.dynamo.last_options["precision"] == precision
+
+
+def test_allow_tf32_is_the_high_setting(matmul_precision,
+                                        library_precisions):
+    """PyTorch's older switch sets the same precision, so it counts too."""
+    matmul_precision("highest")
+    torch.backends.cuda.matmul.allow_tf32 = True
+    compile_for_sm90()
+    assert library_precisions == ["tf32"]
+
+
+@pytest.mark.parametrize("setting,precision", [
+    ("high", "fp32"), ("highest", "tf32"), ("high", "bf16")])
+def test_precision_option_wins_over_the_setting(
+        matmul_precision, library_precisions, setting, precision):
+    """The user's precision option is taken as it is, either way."""
+    matmul_precision(setting)
+    compile_for_sm90(precision=precision)
+    assert library_precisions == [precision]
+
+
+def test_a_changed_setting_compiles_the_graph_again(matmul_precision,
+                                                    library_precisions):
+    """The setting is read when a graph compiles; dynamo guards on it, so
+    the compiled graph does not keep the old precision."""
+    matmul_precision("highest")
+    compiled = torch.compile(nn.Sequential(nn.Linear(64, 48), nn.GELU()),
+                             backend="fusion", options={
+                                 "target": "sm_90", "compile_only": True})
+    x = torch.randn(8, 64)
+    with torch.no_grad():
+        compiled(x)
+        matmul_precision("high")
+        compiled(x)
+    assert library_precisions == ["fp32", "tf32"]
+
+
+def test_cpu_target_stays_fp32_under_high(matmul_precision,
+                                          library_precisions):
+    """PyTorch's CPU matmuls stay fp32 under "high"; so do fusion's, whose
+    tf32 there would only round the operands."""
+    matmul_precision("high")
+    model = nn.Sequential(nn.Linear(64, 48), nn.GELU())
+    assert compiled_error(model, torch.randn(8, 64)) <= 1e-5
+    assert library_precisions == ["fp32"]
+
+
+def test_explain_names_a_precision_other_than_fp32(matmul_precision):
+    """Under "high" a linear layer alone is cuBLAS's (fusion's tf32 GEMM
+    is no faster), and the census says in which precision it compiled."""
+    model, x = nn.Linear(64, 48), torch.randn(8, 64)
+    options = {"target": "sm_90", "compile_only": True}
+    matmul_precision("high")
+    with torch.no_grad():
+        census = fusion.explain(model, x, options=options)
+    assert census.precision == "tf32" and not census[0].members
+    assert str(census).startswith(
+        "0 of 1 GEMMs fused, f32 GEMMs in tf32 precision\n")
+    matmul_precision("highest")
+    with torch.no_grad():
+        census = fusion.explain(model, x, options=options)
+    assert census.precision == "fp32" and census[0].members
+    assert str(census).startswith("0 of 1 GEMMs fused\n")
+
+
 class EinsumForm(nn.Module):
     """A linear layer written as an einsum, then a bias and GELU."""
 

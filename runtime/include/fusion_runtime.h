@@ -20,6 +20,19 @@
  * The function returns FUSION_SUCCESS or another fusion_status; then
  * fusion_last_error_message() tells what failed on this thread. Nothing
  * aborts the host process.
+ *
+ * Each entry point also has a packed form, for callers that pass a runtime
+ * number of buffers (PyTorch's fusion::run operator):
+ *
+ *   int32_t NAME_packed(void *stream, int64_t batch, void *const *buffers,
+ *                       uint32_t flags);
+ *
+ * - `batch` is always there (ignored where every dimension is static);
+ * - `buffers` holds the inputs' then the outputs' pointers;
+ * - `flags` may hold FUSION_CALL_BUFFERS_CHECKED: the caller vouches that
+ *   every buffer is non-null, 16-byte aligned, large enough and on the
+ *   stream's device, so the call asks the driver nothing about them (NAME
+ *   checks each with two driver queries).
  *===----------------------------------------------------------------------===*/
 
 #ifndef FUSION_RUNTIME_H
@@ -40,6 +53,10 @@ typedef enum fusion_status {
   /* cuBLASLt failed or has no algorithm for the GEMM. */
   FUSION_ERROR_CUBLAS = 3,
 } fusion_status;
+
+/* The suffix of an entry point's packed form, and its flags. */
+#define FUSION_PACKED_ENTRY_SUFFIX "_packed"
+enum { FUSION_CALL_BUFFERS_CHECKED = 1 };
 
 /* The message of the last failure on the calling thread ("" if none). */
 const char *fusion_last_error_message(void);

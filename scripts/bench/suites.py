@@ -329,7 +329,8 @@ def transformers_train(args, measure):
 def host_overhead(args, host_time):
     """Host us per call: the artifacts' libraries through ctypes (bf16
     a_513x129 at M = 1: the multi-target library and the sm_90 one), and
-    the tiny 8x64x64 model through each front end."""
+    the tiny 8x64x64 model through each front end, and its library through
+    the fusion::run operator alone."""
     results = {}
     for label, sub in (("C ABI, multi-target library", ""),
                        ("C ABI, sm_90 library", "sm_90")):
@@ -354,7 +355,12 @@ def host_overhead(args, host_time):
         inductor = torch.compile(copy.deepcopy(model))
         inductor(x)
         linear = model.linear
+        entry = compiled._entries[compiled._mode()]
+        key = compiled._library.keys[entry.name]
+        arguments = compiled._arguments(entry, (x,))
         cases = {"bare C ABI call (ctypes)": bare_call(compiled, (x,)),
+                 "fusion::run operator (C++)": lambda: torch.ops.fusion.run(
+                     key, arguments),
                  "fusion.compile module": lambda: compiled(x),
                  "torch.compile(backend=fusion)": lambda: dynamo(x),
                  "CUDA graph replay (dynamo)": captured(lambda: dynamo(x)),

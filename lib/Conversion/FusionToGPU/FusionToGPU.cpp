@@ -19,6 +19,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
+#include "fusion_runtime.h"
+
 namespace mlir::fusion {
 #define GEN_PASS_DEF_CONVERTFUSIONTOGPU
 #include "fusion/Conversion/Passes.h.inc"
@@ -42,7 +44,13 @@ private:
   /// The host function of the entry point, its failure path (which frees
   /// the workspace) and the insertion point in its entry block.
   void createHostFunction();
-  /// Checks the batch and every buffer; returns the outputs' pointers.
+  /// The bodies of the entry point's two forms, which call `host`: the
+  /// unpacked form's with no flags (every buffer checked), the packed
+  /// form's with its buffers from the table.
+  void emitUnpackedEntry(LLVM::LLVMFuncOp unpacked);
+  void emitPackedEntry(LLVM::LLVMFuncOp packed, bool dynamic);
+  /// Checks the batch, and every buffer unless the call's flags say its
+  /// caller did; returns the outputs' pointers.
   SmallVector<Value> checkArguments();
   /// Plans the workspace (intermediates, tile reductions' partials, batch
   /// norms' scratch) and allocates it.
@@ -151,8 +159,20 @@ void HostEmitter::createHostFunction() {
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(func);
-    host = LLVM::LLVMFuncOp::create(
+    // The C ABI's two forms first (fusion_runtime.h), then the body they
+    // call, whose parameters are the unpacked form's and the call's flags.
+    auto unpacked = LLVM::LLVMFuncOp::create(
         b, loc, entryName, LLVM::LLVMFunctionType::get(i32Type, params));
+    auto packed = LLVM::LLVMFuncOp::create(
+        b, loc, entryName + FUSION_PACKED_ENTRY_SUFFIX,
+        LLVM::LLVMFunctionType::get(i32Type,
+                                    {ptrType, i64Type, ptrType, i32Type}));
+    params.push_back(i32Type);
+    host = LLVM::LLVMFuncOp::create(
+        b, loc, "__fusion_body_" + entryName,
+        LLVM::LLVMFunctionType::get(i32Type, params), LLVM::Linkage::Internal);
+    emitUnpackedEntry(unpacked);
+    emitPackedEntry(packed, dynamic);
   }
   Block *entry = host.addEntryBlock(b);
   failureBlock = new Block();
@@ -171,6 +191,33 @@ void HostEmitter::createHostFunction() {
   LLVM::ReturnOp::create(b, loc, failureStatus);
 }
 
+void HostEmitter::emitUnpackedEntry(LLVM::LLVMFuncOp unpacked) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(unpacked.addEntryBlock(b));
+  SmallVector<Value> args(unpacked.getArguments());
+  args.push_back(c32(0));
+  LLVM::ReturnOp::create(b, loc,
+                         LLVM::CallOp::create(b, loc, host, args).getResult());
+}
+
+void HostEmitter::emitPackedEntry(LLVM::LLVMFuncOp packed, bool dynamic) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(packed.addEntryBlock(b));
+  SmallVector<Value> args{packed.getArgument(0)};
+  if (dynamic)
+    args.push_back(packed.getArgument(1));
+  Value table = packed.getArgument(2);
+  for (int64_t index = 0, count = func.getNumArguments() + func.getNumResults();
+       index < count; ++index) {
+    Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType, table,
+                                     ArrayRef<LLVM::GEPArg>{index});
+    args.push_back(LLVM::LoadOp::create(b, loc, ptrType, slot));
+  }
+  args.push_back(packed.getArgument(3));
+  LLVM::ReturnOp::create(b, loc,
+                         LLVM::CallOp::create(b, loc, host, args).getResult());
+}
+
 SmallVector<Value> HostEmitter::checkArguments() {
   Block &body = func.getBody().front();
   bool needsTwoRows = llvm::any_of(body, [](Operation &op) {
@@ -184,26 +231,44 @@ SmallVector<Value> HostEmitter::checkArguments() {
   if (batch)
     checkStatus(fusion_rt::CheckSizeOp::create(b, loc, i32Type, "batch", batch,
                                                needsTwoRows ? 2 : 1));
-  ValueRange pointers = host.getArguments().drop_front(batch ? 2 : 1);
+  ValueRange pointers =
+      host.getArguments().drop_front(batch ? 2 : 1).drop_back();
+  SmallVector<std::pair<std::string, Value>> checks; // (name, bytes)
   for (auto [index, arg] : llvm::enumerate(func.getArguments())) {
-    Value ptr = pointers[index];
-    buffers[arg] = {ptr, rowsOf(arg)};
-    checkStatus(fusion_rt::CheckBufferOp::create(
-        b, loc, i32Type, ("input #" + Twine(index)).str(), ptr,
-        bytesOf(arg, rowsOf(arg)), stream));
+    buffers[arg] = {pointers[index], rowsOf(arg)};
+    checks.push_back(
+        {("input #" + Twine(index)).str(), bytesOf(arg, rowsOf(arg))});
   }
   SmallVector<Value> outputs;
   for (auto [index, result] :
        llvm::enumerate(body.getTerminator()->getOperands())) {
     Value ptr = pointers[func.getNumArguments() + index];
     outputs.push_back(ptr);
-    checkStatus(fusion_rt::CheckBufferOp::create(
-        b, loc, i32Type, ("output #" + Twine(index)).str(), ptr,
-        bytesOf(result, rowsOf(result)), stream));
+    checks.push_back(
+        {("output #" + Twine(index)).str(), bytesOf(result, rowsOf(result))});
     // An op result returned here is computed straight into the output.
     if (!isa<BlockArgument>(result) && !buffers.count(result))
       buffers[result] = {ptr, rowsOf(result)};
   }
+  // The driver's queries of each buffer, unless the caller vouches for them
+  // (FUSION_CALL_BUFFERS_CHECKED: PyTorch's tensors, checked against the
+  // signature before the call).
+  Value flags = host.getArguments().back();
+  Value vouched = LLVM::ICmpOp::create(
+      b, loc, LLVM::ICmpPredicate::ne,
+      LLVM::AndOp::create(b, loc, flags, c32(FUSION_CALL_BUFFERS_CHECKED)),
+      c32(0));
+  Block *start = b.getBlock();
+  b.setInsertionPointToStart(createJoinBlock());
+  Block *checking = b.getBlock();
+  for (auto [check, ptr] : llvm::zip_equal(checks, pointers))
+    checkStatus(fusion_rt::CheckBufferOp::create(b, loc, i32Type, check.first,
+                                                 ptr, check.second, stream));
+  Block *checked = createJoinBlock();
+  LLVM::BrOp::create(b, loc, checked);
+  b.setInsertionPointToEnd(start);
+  LLVM::CondBrOp::create(b, loc, vouched, checked, checking);
+  b.setInsertionPointToStart(checked);
   return outputs;
 }
 

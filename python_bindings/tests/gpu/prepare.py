@@ -54,9 +54,10 @@ def groups():
 
 
 GROUPS = ("zoo", "zoo-tf32-bf16", "table", "special-values", "remainders",
-          "trigonometry", "special-functions", "tile-reductions", "row-batches",
-          "intermediates", "frontend", "family-bench", "transformers",
-          "transformers-bench", "dual-gemm", "saved")
+          "trigonometry", "special-functions", "activations",
+          "tile-reductions", "row-batches", "intermediates", "frontend",
+          "family-bench", "transformers", "transformers-bench", "dual-gemm",
+          "saved")
 __doc__ += ", ".join(GROUPS) + "."
 
 

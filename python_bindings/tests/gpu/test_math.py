@@ -18,7 +18,8 @@ GEMM precision computes bf16 x exactly, the epilogue adds the bias in f32):
   the Bessel functions J and Y, of the larger of the value and their
   oscillation's amplitude sqrt(2 / (pi x)): their errors are absolute near
   zeros), and their special values (zeros, poles, infinities, NaN) against
-  PyTorch's.
+  PyTorch's; the same of the activations whose formula the lowering
+  rewrites (mish).
 """
 import math
 
@@ -205,57 +206,69 @@ FUNCTIONS = {
     "polygamma_3": (lambda x: torch.polygamma(3, x), (-20, 20), 24),
 }
 OSCILLATING = {"bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1"}
-GROUP = FEATURES // len(FUNCTIONS)
+# Activations whose formula the GPU lowering rewrites: mish's
+# tanh(softplus(x)) as n / (n + 2) (fusion-expand-tanh).
+ACTIVATIONS = {
+    "mish": (torch.nn.functional.mish, (-30, 30), 5),
+}
 SPECIAL = [0.0, INF, -INF, NAN, 1.0, 2.0, -2.0, 8.0, -0.5, 0.5, 1e30, -1e30]
 
 
-def specials():
+def group_width(table):
+    return FEATURES // len(table)
+
+
+def specials(table=FUNCTIONS):
     """(column, value) of each group's special values."""
-    return [(j * GROUP + GROUP - len(SPECIAL) + i, v)
-            for j in range(len(FUNCTIONS)) for i, v in enumerate(SPECIAL)]
+    width = group_width(table)
+    return [(j * width + width - len(SPECIAL) + i, v)
+            for j in range(len(table)) for i, v in enumerate(SPECIAL)]
 
 
-def function_bias():
+def function_bias(table=FUNCTIONS):
     generator = torch.Generator().manual_seed(1)
     values = (torch.rand(FEATURES, generator=generator) - 0.5) * 0.01
-    for column, value in specials():
+    for column, value in specials(table):
         values[column] = value
     return values
 
 
-def function_inputs():
+def function_inputs(table=FUNCTIONS):
     """Column group j holds function j's arguments: x drawn from its range
     (bf16 values), each group's last columns 0 (their special values come
     from the bias: the GEMM would spread infinities over their row)."""
     generator = torch.Generator().manual_seed(0)
+    width = group_width(table)
     x = torch.zeros(ROWS, FEATURES)
-    for j, (_, (low, high), _) in enumerate(FUNCTIONS.values()):
-        x[:, j * GROUP:(j + 1) * GROUP] = low + (high - low) * torch.rand(
-            ROWS, GROUP, generator=generator)
+    for j, (_, (low, high), _) in enumerate(table.values()):
+        x[:, j * width:(j + 1) * width] = low + (high - low) * torch.rand(
+            ROWS, width, generator=generator)
     x = x.to(torch.bfloat16).float()
-    for column, _ in specials():
+    for column, _ in specials(table):
         x[:, column] = 0.0
     return x
 
 
-def function_layer(name):
-    function = FUNCTIONS[name][0]
-    return IdentityLayer(lambda y, _: function(y), bias=function_bias())
+def function_layer(name, table=FUNCTIONS):
+    function = table[name][0]
+    return IdentityLayer(lambda y, _: function(y), bias=function_bias(table))
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
-@pytest.mark.parametrize("name", list(FUNCTIONS))
-def test_special_function(library_cache, within, sm90, name, strategy):
-    function, _, bound = FUNCTIONS[name]
-    j = list(FUNCTIONS).index(name)
-    x = function_inputs().cuda()
-    special_columns = [c for c, _ in specials()]
-    y = (x + function_bias().cuda()).double()
+def check_function(within, name, strategy, table):
+    """Function `name` of `table` against float64 in ulps (of the
+    oscillation's amplitude where larger), and its special values against
+    PyTorch's."""
+    function, _, bound = table[name]
+    width = group_width(table)
+    j = list(table).index(name)
+    x = function_inputs(table).cuda()
+    special_columns = [c for c, _ in specials(table)]
+    y = (x + function_bias(table).cuda()).double()
     with torch.no_grad():
-        model = function_layer(name).cuda()
+        model = function_layer(name, table).cuda()
         theirs = model(x)
         out = compiled(model, x, strategy)(x)
-    columns = [c for c in range(j * GROUP, (j + 1) * GROUP)
+    columns = [c for c in range(j * width, (j + 1) * width)
                if c not in special_columns]
     exact = function(y[:, columns])
     finite = exact.abs() < 3e38
@@ -263,7 +276,7 @@ def test_special_function(library_cache, within, sm90, name, strategy):
         2 / (math.pi * y[:, columns].abs().clamp(min=1)))) \
         if name in OSCILLATING else None
     worst = ulps(out[:, columns], exact, magnitude)[finite].max().item()
-    own = [c for c in special_columns if j * GROUP <= c < (j + 1) * GROUP]
+    own = [c for c in special_columns if j * width <= c < (j + 1) * width]
     a, b = out[0, own], theirs[0, own]
     close = torch.isclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
     assert close.all(), (f"special values at {y[0, own][~close].tolist()}:"
@@ -272,14 +285,29 @@ def test_special_function(library_cache, within, sm90, name, strategy):
     within(worst, bound, "max ulps")
 
 
-def prepare_special_functions():
-    for name in FUNCTIONS:
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("name", list(FUNCTIONS))
+def test_special_function(library_cache, within, sm90, name, strategy):
+    check_function(within, name, strategy, FUNCTIONS)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_activation(library_cache, within, sm90, name, strategy):
+    check_function(within, name, strategy, ACTIVATIONS)
+
+
+def prepare_table(table, label):
+    for name in table:
         for strategy in STRATEGIES:
-            yield (f"special function {name} {strategy}",
+            yield (f"{label} {name} {strategy}",
                    lambda name=name, strategy=strategy: compiled(
-                       function_layer(name), function_inputs(), strategy))
+                       function_layer(name, table), function_inputs(table),
+                       strategy))
 
 
 PREPARE = {"remainders": prepare_remainders,
            "trigonometry": prepare_trigonometry,
-           "special-functions": prepare_special_functions}
+           "special-functions": lambda: prepare_table(FUNCTIONS,
+                                                      "special function"),
+           "activations": lambda: prepare_table(ACTIVATIONS, "activation")}

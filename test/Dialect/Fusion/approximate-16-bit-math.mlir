@@ -1,7 +1,8 @@
-// fusion-approximate-16-bit-math: the erfs, exps, sines, cosines and divisions of fused_linear,
-// elementwise and reduce ops whose results are bf16 or f16 take
-// fastmath<afn>; other math, ops with f32 results and an op already marked
-// keep what they have.
+// fusion-approximate-16-bit-math: the erfs, exps, sines, cosines and
+// divisions of fused_linear, elementwise and reduce ops whose results are
+// bf16 or f16, and their tanhs where results are bf16, take fastmath<afn>;
+// other math, f16 results' tanh, ops with f32 results and an op already
+// marked keep what they have.
 // RUN: fusion-opt %s --split-input-file --fusion-approximate-16-bit-math | FileCheck %s
 // fusion-optimize runs it unless told not to (fusion-compile --math16=exact).
 // RUN: fusion-opt %s --split-input-file --fusion-optimize | FileCheck %s --check-prefix=OPTIMIZE
@@ -13,13 +14,17 @@
 // EXACT-NOT: fastmath<afn>
 // EXACT-LABEL: func.func @f32_results
 
-// gelu's erf in a bf16 epilogue, an erf, an exp, a quotient, a sine and a
-// cosine in an f16 elementwise body, and an exp in a bf16 reduction's map:
-// all approximate; tanh, tan and log stay exact.
+// gelu's erf and a tanh in a bf16 epilogue, an erf, an exp, a quotient, a
+// sine and a cosine in an f16 elementwise body, and an exp in a bf16
+// reduction's map: all approximate; the f16 body's tanh, tan and log stay
+// exact.
 // CHECK-LABEL: func.func @sixteen_bit_results
 // CHECK: fusion.fused_linear
 // CHECK: %[[S:.*]] = arith.mulf
 // CHECK-NEXT: math.erf %[[S]] fastmath<afn> : f32
+// CHECK: %[[A:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: %[[G:.*]] = arith.mulf %[[A]], %{{.*}} : f32
+// CHECK-NEXT: math.tanh %[[G]] fastmath<afn> : f32
 // CHECK: fusion.elementwise
 // CHECK-NEXT: ^bb0(%[[V:.*]]: f32):
 // CHECK-NEXT: %[[E:.*]] = math.erf %[[V]] fastmath<afn> : f32
@@ -44,7 +49,8 @@ func.func @sixteen_bit_results(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>, %h: t
     %p = arith.addf %e, %one : f32
     %a = arith.mulf %acc, %half : f32
     %g = arith.mulf %a, %p : f32
-    fusion.yield %g : f32
+    %th = math.tanh %g : f32
+    fusion.yield %th : f32
   } : (tensor<?x8xbf16>, tensor<4x8xbf16>) -> tensor<?x4xbf16>
   %z = fusion.elementwise %h : tensor<?x4xf16> {
   ^bb0(%v: f32):

@@ -441,7 +441,7 @@ func.func @fused_linear_region_reciprocal_without_nans(%x: tensor<?x8xf32>, %w: 
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     %one = arith.constant 1.0 : f32
-    // expected-error @+1 {{'arith.divf' op has fastmath<nnan,afn> but in a fused_linear epilogue only arith.divf, math.erf, math.exp, math.sin and math.cos may carry fastmath flags, and only afn}}
+    // expected-error @+1 {{'arith.divf' op has fastmath<nnan,afn> but in a fused_linear epilogue only arith.divf, math.erf, math.exp, math.sin, math.cos and math.tanh may carry fastmath flags, and only afn}}
     %r = arith.divf %one, %acc fastmath<nnan,afn> : f32
     fusion.yield %r : f32
   } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
@@ -454,7 +454,7 @@ func.func @fused_linear_region_quotient_with_contraction(%x: tensor<?x8xf32>, %w
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     %two = arith.constant 2.0 : f32
-    // expected-error @+1 {{'arith.divf' op has fastmath<contract> but in a fused_linear epilogue only arith.divf, math.erf, math.exp, math.sin and math.cos may carry fastmath flags, and only afn}}
+    // expected-error @+1 {{'arith.divf' op has fastmath<contract> but in a fused_linear epilogue only arith.divf, math.erf, math.exp, math.sin, math.cos and math.tanh may carry fastmath flags, and only afn}}
     %q = arith.divf %two, %acc fastmath<contract> : f32
     fusion.yield %q : f32
   } : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
@@ -466,7 +466,7 @@ func.func @fused_linear_region_quotient_with_contraction(%x: tensor<?x8xf32>, %w
 func.func @elementwise_approximate_log(%y: tensor<?x4xf32>) {
   %0 = fusion.elementwise %y : tensor<?x4xf32> {
   ^bb0(%v: f32):
-    // expected-error @+1 {{'math.log' op has fastmath<afn> but in an elementwise body only arith.divf, math.erf, math.exp, math.sin and math.cos may carry fastmath flags, and only afn}}
+    // expected-error @+1 {{'math.log' op has fastmath<afn> but in an elementwise body only arith.divf, math.erf, math.exp, math.sin, math.cos and math.tanh may carry fastmath flags, and only afn}}
     %e = math.log %v fastmath<afn> : f32
     fusion.yield %e : f32
   }
@@ -480,7 +480,7 @@ func.func @elementwise_approximate_log(%y: tensor<?x4xf32>) {
 func.func @elementwise_approximate_tangent(%y: tensor<?x4xbf16>) {
   %0 = fusion.elementwise %y : tensor<?x4xbf16> {
   ^bb0(%v: f32):
-    // expected-error @+1 {{'math.tan' op has fastmath<afn> but in an elementwise body only arith.divf, math.erf, math.exp, math.sin and math.cos may carry fastmath flags, and only afn}}
+    // expected-error @+1 {{'math.tan' op has fastmath<afn> but in an elementwise body only arith.divf, math.erf, math.exp, math.sin, math.cos and math.tanh may carry fastmath flags, and only afn}}
     %e = math.tan %v fastmath<afn> : f32
     fusion.yield %e : f32
   }
@@ -492,7 +492,7 @@ func.func @elementwise_approximate_tangent(%y: tensor<?x4xbf16>) {
 func.func @elementwise_erf_without_infinities(%y: tensor<?x4xbf16>) {
   %0 = fusion.elementwise %y : tensor<?x4xbf16> {
   ^bb0(%v: f32):
-    // expected-error @+1 {{'math.erf' op has fastmath<ninf,afn> but in an elementwise body only arith.divf, math.erf, math.exp, math.sin and math.cos may carry fastmath flags, and only afn}}
+    // expected-error @+1 {{'math.erf' op has fastmath<ninf,afn> but in an elementwise body only arith.divf, math.erf, math.exp, math.sin, math.cos and math.tanh may carry fastmath flags, and only afn}}
     %e = math.erf %v fastmath<ninf,afn> : f32
     fusion.yield %e : f32
   }

@@ -105,7 +105,7 @@ func.func @disallowed(%x: f32) -> f32 {
 func.func @fastmath(%x: f32) -> f32 {
   %0 = fusion.special "f"(%x) : (f32) -> f32 {
   ^bb0(%a: f32):
-    // expected-error @+1 {{'math.log' op has fastmath<fast> but in a special function's body only arith.divf, math.erf, math.exp, math.sin and math.cos may carry fastmath flags, and only afn}}
+    // expected-error @+1 {{'math.log' op has fastmath<fast> but in a special function's body only arith.divf, math.erf, math.exp, math.sin, math.cos and math.tanh may carry fastmath flags, and only afn}}
     %l = math.log %a fastmath<fast> : f32
     fusion.yield %l : f32
   }

@@ -16,6 +16,17 @@
 // CHECK: llvm.func @model(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64,
 // CHECK-NOT: llvm.func @model__tensors
 // CHECK-NOT: gpu.
+// Its packed form (fusion_runtime.h): each buffer's dense row-major
+// descriptor from the table, the batch its first size, strides from the
+// sizes.
+// CHECK-LABEL: llvm.func @model_packed(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %[[BATCH:[a-z0-9]+]]: i64, %[[TABLE:[a-z0-9]+]]: !llvm.ptr, %{{.*}}: i32) -> i32
+// CHECK: %[[XS:.*]] = llvm.getelementptr %[[TABLE]][0]
+// CHECK-NEXT: %[[X:.*]] = llvm.load %[[XS]] : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[OS:.*]] = llvm.getelementptr %[[TABLE]][2]
+// CHECK-NEXT: %[[O:.*]] = llvm.load %[[OS]] : !llvm.ptr -> !llvm.ptr
+// CHECK: llvm.call @model(%[[X]], %[[X]], %{{.*}}, %[[BATCH]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[O]], %[[O]], %{{.*}}, %[[BATCH]],
+// CHECK: llvm.return %{{.*}} : i32
 // CHECK-NOT: __fusion_rt
 
 // JSON: "target": "cpu"

@@ -14,8 +14,9 @@
 
 // SYMBOLS-DAG: T __fusion_rt_select_variant
 // SYMBOLS-DAG: T linear_leaky_relu{{$}}
-// SYMBOLS-DAG: t linear_leaky_relu__sm_80
-// SYMBOLS-DAG: t linear_leaky_relu__sm_90
+// SYMBOLS-DAG: T linear_leaky_relu_packed{{$}}
+// SYMBOLS-DAG: t __fusion_body_linear_leaky_relu__sm_80
+// SYMBOLS-DAG: t __fusion_body_linear_leaky_relu__sm_90
 
 // JSON: "target": "sm_80,sm_90"
 

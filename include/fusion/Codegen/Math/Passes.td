@@ -115,6 +115,38 @@ def ExpandOnePlusExp
                            "::mlir::math::MathDialect"];
 }
 
+def ExpandTanh : Pass<"fusion-expand-tanh", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Compute mish's `tanh(softplus(x))` as one rational function "
+                "of `exp(x)`, and an approximate `tanh` as `tanh.approx.f32`";
+  let description = [{
+    Mish is `x tanh(softplus(x))`, which PyTorch decomposes into an `exp`,
+    a `log1p` and a `tanh`: three of libdevice's functions an element, in
+    a GEMM epilogue with the tensor cores idle. With `e = exp(x)`,
+    `tanh(log(1 + e)) = ((1 + e)^2 - 1) / ((1 + e)^2 + 1) = n / (n + 2)`,
+    `n = e (e + 2)`: one `exp` and one division. For `x > 20`, where `n`
+    would overflow, the result is 1, as `tanh` of softplus's threshold
+    branch is in f32. The terms are positive, so the form loses nothing
+    to cancellation: a few units in the last place in f32 across the
+    range (NaN stays NaN, `-inf` gives 0, `+inf` gives 1). The `exp` and the
+    division keep the `tanh`'s fastmath flags (`afn` where results are
+    16-bit).
+
+    An approximate f32 `tanh` (`fastmath<afn>`, which
+    `fusion-approximate-16-bit-math` sets where results are bf16) is PTX's
+    `tanh.approx.f32`, one instruction: maximum relative error 2^-11,
+    4 times below half a unit in the last place of bf16 (libdevice's
+    `tanhf` takes about 20 instructions an element).
+
+    Matched: an f32 `math.tanh` of `math.log1p(math.exp(x))`, or of
+    `select(x > T, x, log1p(exp(x)))` with a constant `T >= 10` (softplus's
+    threshold, 20 by default); an f32 `math.tanh` with `afn`. Other
+    `tanh`s keep libdevice's.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def ExpandRemainders : Pass<"fusion-expand-remainders"> {
   let summary = "Compute f32 remainders (C's fmod) of quotients below 2^20 "
                 "without a branch an element";

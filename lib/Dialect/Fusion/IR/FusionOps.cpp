@@ -359,8 +359,8 @@ static LogicalResult verifyScalarRegion(Operation *owner, Block &body,
     // GPUs rcp.approx.f32 for a reciprocal, 1 ulp, and div.full.f32 for a
     // quotient, 2 ulps, both over the whole range), as sigmoid's reciprocal
     // is; erf and exp too, within about 1e-5 relative, and sin and cos
-    // within 2^-21 absolute on [-pi, pi] (for results rounded to 16 bits:
-    // fusion-approximate-16-bit-math).
+    // within 2^-21 absolute on [-pi, pi], tanh within 2^-11 relative (for
+    // results rounded to 16 bits: fusion-approximate-16-bit-math).
     if (auto fastMath = dyn_cast<arith::ArithFastMathInterface>(op)) {
       // Ops built without the attribute (arith's builders leave it unset)
       // carry no flags.
@@ -368,16 +368,16 @@ static LogicalResult verifyScalarRegion(Operation *owner, Block &body,
       arith::FastMathFlags flags =
           attr ? attr.getValue() : arith::FastMathFlags::none;
       arith::FastMathFlags allowed =
-          isa<arith::DivFOp, math::ErfOp, math::ExpOp, math::SinOp,
-              math::CosOp>(op)
+          isa<arith::DivFOp, math::ErfOp, math::ExpOp, math::SinOp, math::CosOp,
+              math::TanhOp>(op)
               ? arith::FastMathFlags::afn
               : arith::FastMathFlags::none;
       if (arith::bitEnumContainsAny(flags, ~allowed))
         return op.emitOpError()
                << "has fastmath<" << arith::stringifyFastMathFlags(flags)
                << "> but in " << kind.phrase
-               << " only arith.divf, math.erf, math.exp, math.sin and "
-                  "math.cos may carry fastmath flags, and only afn";
+               << " only arith.divf, math.erf, math.exp, math.sin, math.cos "
+                  "and math.tanh may carry fastmath flags, and only afn";
     }
     if (isa<arith::TruncFOp, arith::ExtFOp>(op) &&
         failed(verifyRoundingTo16Bits(op, kind)))

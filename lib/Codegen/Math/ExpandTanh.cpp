@@ -1,0 +1,118 @@
+//===- ExpandTanh.cpp - mish's tanh(softplus(x)) and approximate tanh -----===//
+
+#include "fusion/Codegen/Math/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::fusion {
+#define GEN_PASS_DEF_EXPANDTANH
+#include "fusion/Codegen/Math/Passes.h.inc"
+} // namespace mlir::fusion
+
+using namespace mlir;
+using namespace mlir::fusion;
+
+namespace {
+
+/// Past this x, tanh(x) rounds to 1 in f32 (tanh(9.02) = 1 - 2^-25).
+constexpr float kTanhIsOne = 10.0f;
+/// The guard of the rational form: below it e^x (e^x + 2) stays finite.
+constexpr float kRationalLimit = 20.0f;
+
+/// `x` where `value` is log1p(exp(x)).
+static Value getSoftplusArgument(Value value) {
+  auto log1p = value.getDefiningOp<math::Log1pOp>();
+  if (!log1p)
+    return Value();
+  auto exp = log1p.getOperand().getDefiningOp<math::ExpOp>();
+  return exp ? exp.getOperand() : Value();
+}
+
+/// `x` where `value` is softplus(x), as PyTorch decomposes it: log1p(exp(x)),
+/// or x > T ? x : log1p(exp(x)) with a threshold T >= kTanhIsOne, past
+/// which tanh(x) is 1.
+static Value getSoftplusOf(Value value) {
+  if (Value x = getSoftplusArgument(value))
+    return x;
+  auto select = value.getDefiningOp<arith::SelectOp>();
+  if (!select)
+    return Value();
+  auto compare = select.getCondition().getDefiningOp<arith::CmpFOp>();
+  FloatAttr threshold;
+  Value x = getSoftplusArgument(select.getFalseValue());
+  if (!compare || !x || select.getTrueValue() != x ||
+      compare.getPredicate() != arith::CmpFPredicate::OGT ||
+      compare.getLhs() != x ||
+      !matchPattern(compare.getRhs(), m_Constant(&threshold)) ||
+      !(threshold.getValue().convertToFloat() >= kTanhIsOne))
+    return Value();
+  return x;
+}
+
+/// tanh(softplus(x)) (mish's) -> n / (n + 2), n = e (e + 2), e = exp(x):
+/// tanh(log(1 + e)) = ((1 + e)^2 - 1) / ((1 + e)^2 + 1). One exp and one
+/// division instead of an exp, a log1p and a tanh; x > 20 (where n would
+/// overflow, and tanh is 1) gives 1.
+struct RationalTanhOfSoftplus : OpRewritePattern<math::TanhOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(math::TanhOp tanh,
+                                PatternRewriter &rewriter) const override {
+    Value x = getSoftplusOf(tanh.getOperand());
+    if (!tanh.getType().isF32() || !x)
+      return failure();
+    Location loc = tanh.getLoc();
+    auto f32 = [&](float value) -> Value {
+      return arith::ConstantOp::create(rewriter, loc,
+                                       rewriter.getF32FloatAttr(value));
+    };
+    Value two = f32(2.0f);
+    Value e = math::ExpOp::create(rewriter, loc, x, tanh.getFastmath());
+    Value n = arith::MulFOp::create(
+        rewriter, loc, e, arith::AddFOp::create(rewriter, loc, e, two));
+    Value rational = arith::DivFOp::create(
+        rewriter, loc, n, arith::AddFOp::create(rewriter, loc, n, two),
+        tanh.getFastmath());
+    Value large = arith::CmpFOp::create(
+        rewriter, loc, arith::CmpFPredicate::OGT, x, f32(kRationalLimit));
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(tanh, large, f32(1.0f),
+                                                 rational);
+    return success();
+  }
+};
+
+/// An approximate f32 tanh (`afn`) -> PTX's tanh.approx.f32, one MUFU
+/// instruction instead of libdevice's tanhf.
+struct ApproximateTanh : OpRewritePattern<math::TanhOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(math::TanhOp tanh,
+                                PatternRewriter &rewriter) const override {
+    if (!tanh.getType().isF32() ||
+        !arith::bitEnumContainsAll(tanh.getFastmath(),
+                                   arith::FastMathFlags::afn))
+      return failure();
+    rewriter.replaceOpWithNewOp<LLVM::InlineAsmOp>(
+        tanh, tanh.getType(), ValueRange{tanh.getOperand()},
+        "tanh.approx.f32 $0, $1;", "=f,f", /*has_side_effects=*/false,
+        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(rewriter.getContext(),
+                                  LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
+    return success();
+  }
+};
+
+struct ExpandTanhPass : fusion::impl::ExpandTanhBase<ExpandTanhPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    // The rational form first: a tanh of softplus takes no approximation.
+    patterns.add<RationalTanhOfSoftplus>(&getContext(), /*benefit=*/2);
+    patterns.add<ApproximateTanh>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,272 @@
+//===- TorchOperator.cpp - fusion::run, PyTorch's call of a library -------===//
+//
+// The operator `fusion::run(str key, Tensor[] args) -> Tensor[]` that
+// torch.compile's graphs and fusion.compile's modules call: it checks the
+// tensors against the entry point's signature (what PyTorch knows: device,
+// dtype, sizes, contiguity, alignment), allocates the outputs and calls the
+// entry point's packed form (fusion_runtime.h) on the current stream, with
+// no Python on the way. The Python package registers each entry point it
+// loads under a key (fusion_torch_register, through ctypes), and
+// torch.library's fake kernel (fusion/dynamo.py) gives the outputs' shapes
+// to tracing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusion_runtime.h"
+
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/library.h>
+
+#include <dlfcn.h>
+
+#include <cmath>
+#include <memory>
+#include <shared_mutex>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+using PackedEntry = int32_t (*)(void *stream, int64_t batch,
+                                void *const *buffers, uint32_t flags);
+using LastErrorMessage = const char *(*)();
+
+/// A tensor of an entry point's signature; a size of -1 is the batch.
+struct TensorSpec {
+  c10::ScalarType dtype;
+  std::vector<int64_t> sizes;
+};
+
+/// One registered entry point of a loaded library.
+struct Entry {
+  std::string name, library;
+  void *handle = nullptr;
+  PackedEntry packed = nullptr;
+  LastErrorMessage lastError = nullptr;
+  bool gpu = false, batch = false;
+  std::vector<TensorSpec> inputs, outputs;
+
+  ~Entry() {
+    if (handle)
+      dlclose(handle);
+  }
+};
+
+std::shared_mutex registryMutex;
+std::unordered_map<std::string, std::shared_ptr<Entry>> registry;
+thread_local std::string registerError;
+
+std::shared_ptr<Entry> lookup(const std::string &key) {
+  std::shared_lock<std::shared_mutex> lock(registryMutex);
+  auto found = registry.find(key);
+  TORCH_CHECK(found != registry.end(), "fusion::run: no library is loaded as ",
+              key);
+  return found->second;
+}
+
+/// The element types of fusion_runtime.h.
+c10::ScalarType toScalarType(int64_t element) {
+  switch (element) {
+  case FUSION_F32:
+    return c10::ScalarType::Float;
+  case FUSION_BF16:
+    return c10::ScalarType::BFloat16;
+  case FUSION_F16:
+    return c10::ScalarType::Half;
+  default:
+    throw std::invalid_argument("unknown element type " +
+                                std::to_string(element));
+  }
+}
+
+/// Python's spelling of a dtype and a shape, as the errors of the Python
+/// package's checks read.
+std::string dtypeName(c10::ScalarType type) {
+  return "torch." + c10::getDtypeNames(type).first;
+}
+std::string shapeName(c10::IntArrayRef sizes) {
+  std::ostringstream os;
+  os << "(";
+  for (size_t i = 0; i < sizes.size(); ++i)
+    os << (i ? ", " : "") << sizes[i];
+  os << (sizes.size() == 1 ? ",)" : ")");
+  return os.str();
+}
+
+/// `count` specs from `data`: each its element type, rank and sizes.
+std::vector<TensorSpec> readSpecs(const int64_t *data, int64_t count) {
+  std::vector<TensorSpec> specs;
+  for (int64_t i = 0; i < count; ++i) {
+    TensorSpec spec{toScalarType(data[0]), {}};
+    spec.sizes.assign(data + 2, data + 2 + data[1]);
+    data += 2 + data[1];
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+/// The batch size of `args`, after checking each against its spec and the
+/// device, where every input matches; else throws what does not.
+int64_t checkInputs(const Entry &entry, const at::TensorList &args,
+                    c10::Device device) {
+  const std::string &name = entry.name;
+  int64_t batch = -1;
+  for (size_t index = 0; index < args.size(); ++index) {
+    const at::Tensor &tensor = args[index];
+    const TensorSpec &spec = entry.inputs[index];
+    std::string where = name + ": input " + std::to_string(index);
+    TORCH_CHECK(tensor.device() == device, name,
+                ": all tensors must be on one device, got ", device, " and ",
+                tensor.device());
+    TORCH_CHECK(tensor.scalar_type() == spec.dtype, where, " must be ",
+                dtypeName(spec.dtype), ", got ",
+                dtypeName(tensor.scalar_type()));
+    c10::IntArrayRef sizes = tensor.sizes();
+    TORCH_CHECK(sizes.size() == spec.sizes.size(), where, " must have ",
+                spec.sizes.size(), " dimensions, got shape ", shapeName(sizes));
+    for (size_t dim = 0; dim < sizes.size(); ++dim) {
+      if (spec.sizes[dim] >= 0) {
+        TORCH_CHECK(sizes[dim] == spec.sizes[dim], where, " must have size ",
+                    spec.sizes[dim], " in dimension ", dim, ", got shape ",
+                    shapeName(sizes));
+        continue;
+      }
+      TORCH_CHECK(batch < 0 || sizes[dim] == batch, where, " has batch size ",
+                  sizes[dim], ", other inputs ", batch);
+      batch = sizes[dim];
+    }
+    TORCH_CHECK(tensor.is_contiguous(), where, " must be contiguous");
+  }
+  TORCH_CHECK(!entry.batch || batch >= 0, name,
+              ": no input gives the batch size");
+  return batch;
+}
+
+/// The entry point's outputs for batch `batch`; for a batch of no rows
+/// (nothing to run: the GPU entry points refuse it), the outputs of static
+/// size are NaN, as the statistics of an empty batch are.
+std::vector<at::Tensor> allocateOutputs(const Entry &entry, int64_t batch,
+                                        c10::Device device) {
+  std::vector<at::Tensor> outputs;
+  outputs.reserve(entry.outputs.size());
+  for (const TensorSpec &spec : entry.outputs) {
+    std::vector<int64_t> sizes(spec.sizes);
+    bool dynamic = false;
+    for (int64_t &size : sizes)
+      if (size < 0) {
+        size = batch;
+        dynamic = true;
+      }
+    at::Tensor output =
+        at::empty(sizes, at::TensorOptions().dtype(spec.dtype).device(device));
+    if (batch == 0 && !dynamic)
+      output.fill_(NAN);
+    outputs.push_back(std::move(output));
+  }
+  return outputs;
+}
+
+/// Calls the entry point's packed form on `buffers` for `batch` on the
+/// current stream of `device`.
+void callEntry(const Entry &entry, int64_t batch, c10::Device device,
+               const std::vector<void *> &buffers) {
+  if (!entry.gpu) {
+    entry.packed(nullptr, batch, buffers.data(), FUSION_CALL_BUFFERS_CHECKED);
+    return;
+  }
+  for (size_t index = 0; index < buffers.size(); ++index)
+    TORCH_CHECK(
+        reinterpret_cast<uintptr_t>(buffers[index]) % 16 == 0, entry.name, ": ",
+        index < entry.inputs.size() ? "input " : "output ",
+        index < entry.inputs.size() ? index : index - entry.inputs.size(),
+        " is not 16-byte aligned");
+  // The library runs on its stream's device, which must be current for
+  // the legacy default stream.
+  c10::cuda::CUDAGuard guard(device);
+  void *stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
+  int32_t status =
+      entry.packed(stream, batch, buffers.data(), FUSION_CALL_BUFFERS_CHECKED);
+  TORCH_CHECK(status == FUSION_SUCCESS, entry.name, ": status ", status, ": ",
+              entry.lastError ? entry.lastError() : "");
+}
+
+std::vector<at::Tensor> run(c10::string_view key, at::TensorList args) {
+  std::shared_ptr<Entry> entry = lookup(std::string(key));
+  TORCH_CHECK(args.size() == entry->inputs.size(), entry->name, " takes ",
+              entry->inputs.size(), " tensors, got ", args.size());
+  TORCH_CHECK(!args.empty(), entry->name, ": no input gives the device");
+  c10::Device device = args[0].device();
+  TORCH_CHECK(device.is_cuda() == entry->gpu, entry->name, ": ", entry->library,
+              " runs on ", entry->gpu ? "cuda" : "cpu", " tensors, got ",
+              device);
+  int64_t batch = checkInputs(*entry, args, device);
+  std::vector<at::Tensor> outputs = allocateOutputs(*entry, batch, device);
+  if (batch == 0)
+    return outputs;
+  std::vector<void *> buffers;
+  buffers.reserve(args.size() + outputs.size());
+  for (const at::Tensor &tensor : args)
+    buffers.push_back(const_cast<void *>(tensor.const_data_ptr()));
+  for (at::Tensor &tensor : outputs)
+    buffers.push_back(tensor.mutable_data_ptr());
+  callEntry(*entry, batch < 0 ? 0 : batch, device, buffers);
+  return outputs;
+}
+
+} // namespace
+
+TORCH_LIBRARY(fusion, m) { m.def("run(str key, Tensor[] args) -> Tensor[]"); }
+
+TORCH_LIBRARY_IMPL(fusion, CPU, m) { m.impl("run", &run); }
+TORCH_LIBRARY_IMPL(fusion, CUDA, m) { m.impl("run", &run); }
+
+/// The package's registration of entry point `entry` of the library at
+/// `path` as `key` (ctypes): the library's target ("cpu" or a GPU's),
+/// whether a batch size is passed, and its inputs' and outputs' specs, each
+/// its element type (fusion_runtime.h), rank and sizes (-1: the batch).
+/// Null, or why it failed.
+extern "C" const char *
+fusion_torch_register(const char *key, const char *path, const char *entry,
+                      int32_t gpu, int32_t batch, const int64_t *inputs,
+                      int64_t inputCount, const int64_t *outputs,
+                      int64_t outputCount) {
+  try {
+    auto registered = std::make_shared<Entry>();
+    registered->name = entry;
+    registered->library = path;
+    registered->library =
+        registered->library.substr(registered->library.rfind('/') + 1);
+    registered->gpu = gpu != 0;
+    registered->batch = batch != 0;
+    registered->inputs = readSpecs(inputs, inputCount);
+    registered->outputs = readSpecs(outputs, outputCount);
+    registered->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!registered->handle)
+      throw std::runtime_error(dlerror());
+    std::string symbol = std::string(entry) + FUSION_PACKED_ENTRY_SUFFIX;
+    registered->packed = reinterpret_cast<PackedEntry>(
+        dlsym(registered->handle, symbol.c_str()));
+    if (!registered->packed)
+      throw std::runtime_error(std::string(path) + " has no " + symbol +
+                               " (compiled by an older fusion?)");
+    registered->lastError = reinterpret_cast<LastErrorMessage>(
+        dlsym(registered->handle, "fusion_last_error_message"));
+    std::unique_lock<std::shared_mutex> lock(registryMutex);
+    registry[key] = std::move(registered);
+    return nullptr;
+  } catch (const std::exception &error) {
+    registerError = error.what();
+    return registerError.c_str();
+  }
+}
+
+/// Forgets `key`; the library is unloaded once no call holds it.
+extern "C" void fusion_torch_unregister(const char *key) {
+  std::unique_lock<std::shared_mutex> lock(registryMutex);
+  registry.erase(key);
+}

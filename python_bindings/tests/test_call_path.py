@@ -1,0 +1,163 @@
+"""The call path of a compiled partition: fusion::run is a C++ operator
+(python_bindings/TorchOperator.cpp), so a call of a torch.compile'd graph
+runs no Python of the package, and a fusion.compile'd module's no more than
+its forward's own; the operator's checks refuse bad tensors by name."""
+import sys
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import fusion
+import fusion.dynamo
+from fusion import runtime
+
+
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
+PACKAGE = str(runtime.__file__).rsplit("/", 1)[0]
+
+
+class TwoLayers(nn.Module):
+    """The issue's tiny layer: 8 x 64 -> 64, gelu, twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Linear(64, 64)
+        self.second = nn.Linear(64, 64)
+
+    def forward(self, x):
+        return F.gelu(self.second(F.gelu(self.first(x))))
+
+
+def package_frames(call):
+    """The Python functions of the fusion package that `call()` runs."""
+    frames = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename.startswith(PACKAGE):
+            frames.append(f"{frame.f_code.co_filename.rsplit('/', 1)[1]}:"
+                          f"{frame.f_code.co_name}")
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return frames
+
+
+def test_torch_compile_call_runs_no_package_python():
+    torch.manual_seed(0)
+    model = TwoLayers().eval()
+    compiled = torch.compile(model, backend="fusion",
+                             options={"target": "cpu", "fallback": "eager"})
+    x = torch.randn(8, 64)
+    with torch.no_grad():
+        compiled(x)
+        assert len(fusion.dynamo.last_fused) == 2
+        assert package_frames(lambda: compiled(x)) == []
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5,
+                                   atol=1e-5)
+
+
+def test_compiled_module_call_runs_only_its_forward():
+    """fusion.compile's module: its forward checks the module and its
+    inputs in Python (36 frames for two layers: 21 of them generator
+    expressions of _check_unchanged), then calls the operator straight from
+    runtime.Library.call. The count is pinned so that any growth shows."""
+    torch.manual_seed(0)
+    model = TwoLayers().eval()
+    compiled = fusion.compile(model, (torch.randn(8, 64),), target="cpu")
+    x = torch.randn(8, 64)
+    compiled(x)
+    frames = package_frames(lambda: compiled(x))
+    assert [f for f in frames if f.startswith("runtime.py")] == \
+        ["runtime.py:call"]
+    assert len(frames) <= 36, frames
+
+
+@pytest.fixture
+def entry(monkeypatch):
+    """The key and signature of a compiled partition's entry point."""
+    keys = []
+    original = fusion.dynamo.fuse_graph
+
+    def observe(gm, *args, **kwargs):
+        fused = original(gm, *args, **kwargs)
+        keys.extend(n.args[0] for n in gm.graph.nodes
+                    if n.target is torch.ops.fusion.run.default)
+        return fused
+
+    monkeypatch.setattr(fusion.dynamo, "fuse_graph", observe)
+    torch.manual_seed(0)
+    compiled = torch.compile(TwoLayers().eval(), backend="fusion",
+                             options={"target": "cpu", "fallback": "eager"})
+    with torch.no_grad():
+        compiled(torch.randn(8, 64))
+    library = fusion.dynamo._LIBRARIES[keys[0]][0]
+    yield keys[0], library.entries[fusion.dynamo.ENTRY]
+    del compiled
+
+
+def good_inputs(signature, batch=5):
+    return [torch.randn([batch if d is None else d for d in spec["shape"]])
+            for spec in signature["inputs"]]
+
+
+def test_operator_runs_any_batch(entry):
+    key, signature = entry
+    for batch in (1, 5, 33):
+        outputs = torch.ops.fusion.run(key, good_inputs(signature, batch))
+        assert outputs[0].shape[0] == batch
+        assert torch.isfinite(outputs[0]).all()
+
+
+def replaced(inputs, index, tensor):
+    return inputs[:index] + [tensor] + inputs[index + 1:]
+
+
+def test_operator_refuses_bad_tensors_by_name(entry):
+    key, signature = entry
+    run = torch.ops.fusion.run
+    inputs = good_inputs(signature)
+    rows = [i for i, spec in enumerate(signature["inputs"])
+            if spec["shape"][0] is None]
+    assert rows, "the partition takes its batch's rows"
+    x = rows[0]
+    with pytest.raises(RuntimeError, match=r"fused takes \d+ tensors, got 1"):
+        run(key, inputs[:1])
+    with pytest.raises(RuntimeError,
+                       match=f"input {x} must be torch.float32, got "
+                             f"torch.float64"):
+        run(key, replaced(inputs, x, inputs[x].double()))
+    strided = torch.randn(inputs[x].shape[1], 5).t()
+    with pytest.raises(RuntimeError, match=f"input {x} must be contiguous"):
+        run(key, replaced(inputs, x, strided))
+    with pytest.raises(RuntimeError,
+                       match=f"input {x} must have 2 dimensions, got shape "
+                             r"\(320,\)"):
+        run(key, replaced(inputs, x, inputs[x].flatten()))
+    narrow = torch.randn(5, inputs[x].shape[1] + 1)
+    with pytest.raises(RuntimeError,
+                       match=f"input {x} must have size 64 in dimension 1"):
+        run(key, replaced(inputs, x, narrow))
+    if len(rows) > 1:
+        with pytest.raises(RuntimeError, match="has batch size 4, other "
+                                               "inputs 5"):
+            run(key, replaced(inputs, rows[1], inputs[rows[1]][:4]))
+    with pytest.raises(RuntimeError, match="no library is loaded as nothing"):
+        run("nothing", inputs)
+    if torch.cuda.is_available():
+        with pytest.raises(RuntimeError, match="runs on cpu tensors"):
+            run(key, [t.cuda() for t in inputs])
+
+
+def test_closed_library_is_unregistered(entry):
+    key, signature = entry
+    library = fusion.dynamo._LIBRARIES[key][0]
+    library.close()
+    with pytest.raises(RuntimeError, match="no library is loaded as"):
+        torch.ops.fusion.run(key, good_inputs(signature))
+    with pytest.raises(fusion.FusionRuntimeError, match="was unloaded"):
+        library.call(fusion.dynamo.ENTRY, good_inputs(signature))
