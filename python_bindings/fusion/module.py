@@ -30,6 +30,13 @@ class _Entry:
     # argument i (copied if `copy`).
     slices: list
 
+    def __post_init__(self):
+        # What a call may skip: writing running statistics back, and
+        # preparing the library's arguments.
+        self.writes_back = any(r.kind != "output" for r in self.results)
+        self.plain_arguments = not self.slices and \
+            not any(a.broadcast for a in self.arguments)
+
     @classmethod
     def from_manifest(cls, entry):
         return cls(entry["name"], [Argument(**a) for a in entry["arguments"]],
@@ -158,16 +165,23 @@ class CompiledModule(torch.nn.Module):
         return [o.reshape(-1, width) for o, width in zip(
             list(outputs)[len(outputs) - count:], self._output_widths)]
 
+    def _unchanged(self):
+        # Plain loops: the check runs at every call.
+        for children, name, child in self._children:
+            if children.get(name) is not child:
+                return False
+        for _, attributes, count, constants in self._captured_checks:
+            if len(attributes) != count:
+                return False
+            for key, value in constants:
+                if attributes.get(key, _MISSING) != value:
+                    return False
+        return True
+
     def _check_unchanged(self):
         """Refuses to run if the module's submodules or constants differ from
         those the library was compiled from."""
-        unchanged = all(children.get(name) is child
-                        for children, name, child in self._children) and all(
-            len(attributes) == count and
-            all(attributes.get(key, _MISSING) == value
-                for key, value in constants)
-            for _, attributes, count, constants in self._captured_checks)
-        if unchanged:
+        if self._unchanged():
             return
         now = dict(self.original.named_modules())
         changes = []
@@ -230,6 +244,8 @@ class CompiledModule(torch.nn.Module):
     def _write_back(self, entry, outputs, batch):
         """The forward outputs among the library's results; the updated
         running statistics go into the batch norms, as PyTorch's do."""
+        if not entry.writes_back:
+            return outputs
         values = []
         updated = set()
         with torch.no_grad():
@@ -261,6 +277,8 @@ def _library_inputs(entry, tensors):
     """The library's arguments: single values broadcast to the vectors it
     takes, then the rows of weights and vectors it takes apart (views, or
     copies where a view would not be 16-byte aligned)."""
+    if entry.plain_arguments:
+        return tensors
     def rows(i, start, stop, copy):
         view = tensors[i][start:stop]
         return view.clone() if copy else view
