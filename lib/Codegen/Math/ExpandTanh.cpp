@@ -82,8 +82,52 @@ struct RationalTanhOfSoftplus : OpRewritePattern<math::TanhOp> {
   }
 };
 
+/// 1 + tanh(y) (gelu's tanh form) -> 2 / (1 + exp(-2y)), and 1 - tanh(y)
+/// -> 2 / (1 + exp(2y)): the sum cancels where tanh(y) nears -1 (or 1),
+/// the quotient keeps every digit. One exp and a division; the exp and the
+/// division keep the tanh's fastmath flags.
+struct OnePlusTanh : OpRewritePattern<math::TanhOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(math::TanhOp tanh,
+                                PatternRewriter &rewriter) const override {
+    if (!tanh.getType().isF32() || !tanh->hasOneUse())
+      return failure();
+    Operation *user = *tanh->getUsers().begin();
+    float sign;
+    if (auto add = dyn_cast<arith::AddFOp>(user);
+        add && matchPattern(add.getLhs() == tanh.getResult() ? add.getRhs()
+                                                             : add.getLhs(),
+                            m_OneFloat()))
+      sign = -2.0f;
+    else if (auto sub = dyn_cast<arith::SubFOp>(user);
+             sub && sub.getRhs() == tanh.getResult() &&
+             matchPattern(sub.getLhs(), m_OneFloat()))
+      sign = 2.0f;
+    else
+      return failure();
+    Location loc = tanh.getLoc();
+    rewriter.setInsertionPoint(user);
+    auto f32 = [&](float value) -> Value {
+      return arith::ConstantOp::create(rewriter, loc,
+                                       rewriter.getF32FloatAttr(value));
+    };
+    Value e = math::ExpOp::create(
+        rewriter, loc,
+        arith::MulFOp::create(rewriter, loc, tanh.getOperand(), f32(sign)),
+        tanh.getFastmath());
+    Value quotient = arith::DivFOp::create(
+        rewriter, loc, f32(2.0f),
+        arith::AddFOp::create(rewriter, loc, f32(1.0f), e), tanh.getFastmath());
+    rewriter.replaceOp(user, quotient);
+    rewriter.eraseOp(tanh);
+    return success();
+  }
+};
+
 /// An approximate f32 tanh (`afn`) -> PTX's tanh.approx.f32, one MUFU
-/// instruction instead of libdevice's tanhf.
+/// instruction instead of libdevice's tanhf; not where a sum or difference
+/// reads it, whose cancellation would magnify its relative error.
 struct ApproximateTanh : OpRewritePattern<math::TanhOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -91,7 +135,10 @@ struct ApproximateTanh : OpRewritePattern<math::TanhOp> {
                                 PatternRewriter &rewriter) const override {
     if (!tanh.getType().isF32() ||
         !arith::bitEnumContainsAll(tanh.getFastmath(),
-                                   arith::FastMathFlags::afn))
+                                   arith::FastMathFlags::afn) ||
+        llvm::any_of(tanh->getUsers(), [](Operation *user) {
+          return isa<arith::AddFOp, arith::SubFOp>(user);
+        }))
       return failure();
     rewriter.replaceOpWithNewOp<LLVM::InlineAsmOp>(
         tanh, tanh.getType(), ValueRange{tanh.getOperand()},
@@ -107,8 +154,9 @@ struct ApproximateTanh : OpRewritePattern<math::TanhOp> {
 struct ExpandTanhPass : fusion::impl::ExpandTanhBase<ExpandTanhPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    // The rational form first: a tanh of softplus takes no approximation.
-    patterns.add<RationalTanhOfSoftplus>(&getContext(), /*benefit=*/2);
+    // The exact forms first: a tanh they rewrite takes no approximation.
+    patterns.add<RationalTanhOfSoftplus, OnePlusTanh>(&getContext(),
+                                                      /*benefit=*/2);
     patterns.add<ApproximateTanh>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -1,9 +1,11 @@
 // fusion-expand-tanh: mish's tanh(softplus(x)), log1p(exp(x)) or
 // PyTorch's thresholded form (x > T ? x : log1p(exp(x)), T >= 10), becomes
 // n / (n + 2) with n = e (e + 2), e = exp(x), and 1 past x = 20, the exp
-// and the division keeping the tanh's fastmath flags; an f32 tanh with
-// afn becomes tanh.approx.f32. A threshold below 10, a select of another
-// value, a log of exp, and an exact tanh of anything else are left alone.
+// and the division keeping the tanh's fastmath flags; gelu's 1 + tanh(y)
+// becomes 2 / (1 + exp(-2y)) (1 - tanh(y): exp(2y)); an f32 tanh with afn
+// that no sum reads becomes tanh.approx.f32. A threshold below 10, a select
+// of another value, a log of exp, and an exact tanh of anything else are
+// left alone.
 // RUN: fusion-opt %s --split-input-file --pass-pipeline="builtin.module(gpu.module(fusion-expand-tanh))" | FileCheck %s
 
 // CHECK-LABEL: gpu.func @mish(
@@ -96,5 +98,60 @@ gpu.module @kernels {
     %lz = math.log1p %ez : f64
     %tz = math.tanh %lz : f64
     gpu.return %t, %t2, %t3, %tz : f32, f32, f32, f64
+  }
+}
+
+// -----
+
+// gelu's tanh form: 1 + tanh(y) -> 2 / (1 + exp(-2y)) (either order of the
+// sum), 1 - tanh(y) -> 2 / (1 + exp(2y)), with the tanh's flags.
+// CHECK-LABEL: gpu.func @one_plus_tanh(
+// CHECK-SAME: %[[Y:[^:]*]]: f32
+// CHECK-DAG: %[[M2:.*]] = arith.constant -2.000000e+00 : f32
+// CHECK-DAG: %[[P2:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[A:.*]] = arith.mulf %[[Y]], %[[M2]] : f32
+// CHECK-NEXT: %[[E:.*]] = math.exp %[[A]] fastmath<afn> : f32
+// CHECK-NEXT: %[[D:.*]] = arith.addf %[[E]], %[[ONE]] : f32
+// CHECK-NEXT: %[[Q:.*]] = arith.divf %[[P2]], %[[D]] fastmath<afn> : f32
+// CHECK: %[[B:.*]] = arith.mulf %[[Y]], %[[M2]] : f32
+// CHECK-NEXT: %[[E2:.*]] = math.exp %[[B]] : f32
+// CHECK: %[[C:.*]] = arith.mulf %[[Y]], %[[P2]] : f32
+// CHECK-NEXT: %[[E3:.*]] = math.exp %[[C]] : f32
+// CHECK-NOT: tanh
+// CHECK: gpu.return %[[Q]]
+gpu.module @kernels {
+  gpu.func @one_plus_tanh(%y: f32) -> (f32, f32, f32) {
+    %one = arith.constant 1.0 : f32
+    %t = math.tanh %y fastmath<afn> : f32
+    %s = arith.addf %one, %t : f32
+    %t2 = math.tanh %y : f32
+    %s2 = arith.addf %t2, %one : f32
+    %t3 = math.tanh %y : f32
+    %d = arith.subf %one, %t3 : f32
+    gpu.return %s, %s2, %d : f32, f32, f32
+  }
+}
+
+// -----
+
+// Not rewritten: a tanh with two users, added to another value, subtracted
+// from 1 the other way; an approximate tanh that a sum reads stays exact.
+// CHECK-LABEL: gpu.func @kept(
+// CHECK-COUNT-3: math.tanh %{{.*}} : f32
+// CHECK: math.tanh %{{.*}} fastmath<afn> : f32
+// CHECK-NOT: inline_asm
+gpu.module @kernels {
+  gpu.func @kept(%y: f32, %z: f32) -> (f32, f32, f32, f32, f32) {
+    %one = arith.constant 1.0 : f32
+    %t = math.tanh %y : f32
+    %s = arith.addf %one, %t : f32
+    %t2 = math.tanh %z : f32
+    %s2 = arith.addf %t2, %y : f32
+    %t3 = math.tanh %y : f32
+    %d = arith.subf %t3, %one : f32
+    %t4 = math.tanh %z fastmath<afn> : f32
+    %s4 = arith.addf %t4, %z : f32
+    gpu.return %s, %t, %s2, %d, %s4 : f32, f32, f32, f32, f32
   }
 }

@@ -116,8 +116,9 @@ def ExpandOnePlusExp
 }
 
 def ExpandTanh : Pass<"fusion-expand-tanh", "::mlir::gpu::GPUModuleOp"> {
-  let summary = "Compute mish's `tanh(softplus(x))` as one rational function "
-                "of `exp(x)`, and an approximate `tanh` as `tanh.approx.f32`";
+  let summary = "Compute mish's `tanh(softplus(x))` and gelu's `1 + tanh(y)` "
+                "as rational functions of one `exp`, and an approximate "
+                "`tanh` as `tanh.approx.f32`";
   let description = [{
     Mish is `x tanh(softplus(x))`, which PyTorch decomposes into an `exp`,
     a `log1p` and a `tanh`: three of libdevice's functions an element, in
@@ -131,16 +132,24 @@ def ExpandTanh : Pass<"fusion-expand-tanh", "::mlir::gpu::GPUModuleOp"> {
     division keep the `tanh`'s fastmath flags (`afn` where results are
     16-bit).
 
+    gelu's tanh form is `x / 2 (1 + tanh(y))`: `1 + tanh(y)` is
+    `2 / (1 + exp(-2y))` (and `1 - tanh(y)` is `2 / (1 + exp(2y))`), which
+    keeps every digit where the sum would cancel (tanh(y) near -1, gelu's
+    negative side), with one exp and one division.
+
     An approximate f32 `tanh` (`fastmath<afn>`, which
     `fusion-approximate-16-bit-math` sets where results are bf16) is PTX's
     `tanh.approx.f32`, one instruction: maximum relative error 2^-11,
     4 times below half a unit in the last place of bf16 (libdevice's
-    `tanhf` takes about 20 instructions an element).
+    `tanhf` takes about 20 instructions an element). Not where a sum or a
+    difference reads the `tanh`: its cancellation would magnify that
+    error past bf16's.
 
     Matched: an f32 `math.tanh` of `math.log1p(math.exp(x))`, or of
     `select(x > T, x, log1p(exp(x)))` with a constant `T >= 10` (softplus's
-    threshold, 20 by default); an f32 `math.tanh` with `afn`. Other
-    `tanh`s keep libdevice's.
+    threshold, 20 by default); an f32 `math.tanh` whose one user adds it to
+    1.0 or subtracts it from 1.0; an f32 `math.tanh` with `afn` that no
+    `arith.addf` or `arith.subf` reads. Other `tanh`s keep libdevice's.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::arith::ArithDialect",
