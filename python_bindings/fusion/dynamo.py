@@ -805,6 +805,22 @@ def _decomposed_leftovers(gm, example_inputs):
             *example_inputs)
 
 
+def _inductor_ready(gm, example_inputs):
+    """`gm` as inductor's own flow hands graphs to compile_fx_inner: the
+    batch norms fusion left decomposed, and random ops (dropout's
+    aten.rand in training) in inductor's forms, which its joint-graph
+    passes make before partitioning (its lowering refuses aten.rand)."""
+    from torch._guards import detect_fake_mode
+    from torch._inductor.fx_passes.replace_random import replace_random_passes
+    from torch._inductor.virtualized import V
+    gm = _decomposed_leftovers(gm, example_inputs)
+    fake_mode = detect_fake_mode(example_inputs)
+    with V.set_fake_mode(fake_mode) if fake_mode else contextlib.nullcontext():
+        if replace_random_passes(gm):
+            gm.recompile()
+    return gm
+
+
 def _forward_compiler(options, gm, example_inputs):
     global last_fused, last_options
     saved = copy.deepcopy(gm.graph)
@@ -863,7 +879,7 @@ def _run_rest(options, gm, example_inputs):
     if options["fallback"] == "inductor" and \
             not options.get("compile_only") and not _only_fusion_calls(gm):
         from torch._inductor.compile_fx import compile_fx_inner
-        return compile_fx_inner(_decomposed_leftovers(gm, example_inputs),
+        return compile_fx_inner(_inductor_ready(gm, example_inputs),
                                 example_inputs)
     return make_boxed_func(gm.forward)
 

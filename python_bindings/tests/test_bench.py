@@ -125,3 +125,31 @@ def test_one_table_per_timer():
     assert "## models, fusion = fusion dynamo throughput" in text
     assert "| A | tf32 | 1.000 | 3.000 | 3.00 |" in text
     assert "| A | tf32 | 2.000 | 4.000 | 2.00 |" in text
+
+
+def test_summary_has_geomeans_and_slower_counts_by_precision():
+    rows = [(("9_Matmul", "fp32", 1), {"fusion": 1.0, "eager": 4.0,
+                                       "torch.compile": 2.0}),
+            (("12_Gemm", "fp32", 1), {"fusion": 2.0, "eager": 2.0,
+                                      "torch.compile": 1.0}),
+            (("9_Matmul", "bf16", 1), {"fusion": 1.0, "eager": 0.5,
+                                       "torch.compile": 3.0}),
+            # A problem that failed: no times, counted nowhere.
+            (("14_Gemm", "bf16", "-"), {})]
+    lines = report.summary(rows, "fusion", 1).splitlines()
+    assert lines[0] == ("| precision | timed | geomean eager / fusion | "
+                        "geomean torch.compile / fusion | slower than "
+                        "eager | slower than torch.compile |")
+    # eager: 4 and 1 (geomean 2); torch.compile: 2 and 0.5 (geomean 1).
+    assert lines[2] == "| fp32 | 2 | 2.00 | 1.00 | 0 of 2 | 1 of 2 |"
+    assert lines[3] == "| bf16 | 1 | 0.50 | 3.00 | 1 of 1 | 0 of 1 |"
+
+
+def test_kernelbench_tables_are_followed_by_the_summary():
+    rows = [(("12_Gemm", "tf32", 1),
+             {"fusion": {"cold-l2": 1.0}, "eager": {"cold-l2": 3.0}})]
+    text = run.render("kernelbench", "kernelbench", "fusion", rows,
+                      ["cold-l2"], lambda title, timer: f"## {title}")
+    assert "| problem | precision | fused | fusion ms | eager ms |" in text
+    assert "| 12_Gemm | tf32 | 1 | 1.000 | 3.000 | 3.00 |" in text
+    assert "| tf32 | 1 | 3.00 | 0 of 1 |" in text

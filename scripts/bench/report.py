@@ -3,6 +3,7 @@ compiler commit of the artifacts (their BUILD_INFO) and the timer; times
 in ms per call and fusion's ratios against eager PyTorch, torch.compile
 and the raw cuBLAS GEMM of the same shape and precision."""
 import datetime
+import math
 import pathlib
 
 # The reference columns each table's ratios divide by: (key, label).
@@ -60,3 +61,37 @@ def table(rows, fusion_key, labels=("case", "M x K x N", "precision"),
         lines.append("| " + " | ".join(list(map(str, cells)) + values) +
                      " |")
     return "\n".join(lines)
+
+
+def summary(rows, fusion_key, group_cell=-1):
+    """A markdown table, for each group of `rows` (by their label cell
+    `group_cell`, the precision), of the problems fusion was timed on, the
+    geometric mean of each reference's ratio to fusion's time, and on how
+    many of them fusion was the slower (a ratio below 1)."""
+    groups = {}
+    for cells, times in rows:
+        groups.setdefault(cells[group_cell], []).append(times)
+    keys = {k for _, times in rows for k in times}
+    references = [(k, label) for k, label in REFERENCES if k in keys]
+    header = ["precision", "timed"] + \
+        [f"geomean {label}" for _, label in references] + \
+        [f"slower than {k}" for k, _ in references]
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "---|" * len(header)]
+    for group, timed in groups.items():
+        values = [str(sum(1 for t in timed if t.get(fusion_key)))]
+        slower = []
+        for key, _ in references:
+            ratios = [r for r in (ratio(t.get(key), t.get(fusion_key))
+                                  for t in timed) if r]
+            values.append(cell(geomean(ratios), 2))
+            slower.append(f"{sum(r < 1 for r in ratios)} of {len(ratios)}")
+        lines.append("| " + " | ".join([str(group)] + values + slower) +
+                     " |")
+    return "\n".join(lines)
+
+
+def geomean(values):
+    if not values:
+        return None
+    return math.exp(sum(math.log(v) for v in values) / len(values))

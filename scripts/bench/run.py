@@ -9,7 +9,11 @@ shape and precision.
     python3 scripts/bench/run.py --artifacts DIR --suite SUITE[,SUITE]
         [--timer throughput|cold-l2|both] [--out FILE]
 
-Suites (suites.py): workloads, family, models, host-overhead (or all).
+Suites (suites.py): workloads, family, models, transformers,
+transformers-train, kernelbench, host-overhead (or all). kernelbench also
+prints, per timer, the geometric means of eager's and torch.compile's
+ratios to fusion by precision and the number of problems where fusion is
+the slower.
 Timers (timers.py): throughput, CUDA events around back-to-back calls
 after warm-up, median of rounds; cold-l2, KernelBench's protocol, L2
 flushed before each single timed call, median of 50 calls.
@@ -32,7 +36,15 @@ import report  # noqa: E402
 import timers  # noqa: E402
 
 SUITE_NAMES = ("workloads", "family", "models", "transformers",
-               "transformers-train", "host-overhead")
+               "transformers-train", "kernelbench", "host-overhead")
+# The label cells of each suite's rows (the others': case, M x K x N,
+# precision).
+LABELS = {"models": ("model", "precision"),
+          "transformers": ("model", "precision"),
+          "transformers-train": ("model", "precision"),
+          "kernelbench": ("problem", "precision", "fused")}
+# The suites whose tables are followed by the ratios' summary by precision.
+SUMMARIZED = ("kernelbench",)
 
 
 def parse(argv=None):
@@ -45,7 +57,8 @@ def parse(argv=None):
     parser.add_argument("--timer", default="both",
                         choices=timers.TIMERS + ("both",))
     parser.add_argument("--precisions", default="fp32,tf32,bf16",
-                        help="workloads, models: the precisions timed")
+                        help="workloads, models, transformers, "
+                        "kernelbench: the precisions timed")
     parser.add_argument("--compile-modes", default="default",
                         help="torch.compile modes timed, comma-separated "
                         "(e.g. default,max-autotune-no-cudagraphs; none)")
@@ -61,7 +74,8 @@ def parse(argv=None):
                         "fp32,tf32,bf16)")
     parser.add_argument("--models", default=None,
                         help="family, transformers: the models, "
-                        "';'-separated")
+                        "';'-separated; kernelbench: the problems, numbers "
+                        "or names (e.g. 12,33,99)")
     parser.add_argument("--strategies", default="auto",
                         help="family: fusion's strategies, the first "
                         "the one the ratios take")
@@ -113,14 +127,17 @@ def split_by_timer(rows, names):
 
 
 def render(suite, title, fusion_key, rows, names, heading):
-    labels = ("model", "precision") if suite == "models" else \
-        ("case", "M x K x N", "precision")
+    labels = LABELS.get(suite, ("case", "M x K x N", "precision"))
     parts = []
     for timer, timer_rows in split_by_timer(rows, names).items():
         parts.append(heading(f"{title}, fusion = {fusion_key}", timer))
         parts.append("")
         parts.append(report.table(timer_rows, fusion_key, labels))
         parts.append("")
+        if suite in SUMMARIZED:
+            parts.append(report.summary(timer_rows, fusion_key,
+                                        labels.index("precision")))
+            parts.append("")
     return "\n".join(parts)
 
 

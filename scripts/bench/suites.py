@@ -19,9 +19,17 @@ transformers: the transformer zoo (tests/transformer_zoo.py, its "bench"
     each first call checked against float64, against eager and inductor;
 transformers-train: a bf16 training step of the same models
     (`transformers_train`);
+kernelbench: KernelBench's level-2 GEMM problems (tests/gpu/kernelbench.py,
+    their sizes, training mode as KernelBench runs them) through
+    torch.compile(backend="fusion") from the library cache, each first
+    call checked against float64, against eager and inductor
+    (`kernelbench`);
 host-overhead: host time per call at tiny shapes (`host_overhead`).
 """
 import copy
+import re
+import traceback
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -326,6 +334,116 @@ def transformers_train(args, measure):
             "2048, 8 x 1024 tokens, AdamW)", "fusion (default)", rows, [])
 
 
+def kernelbench(args, measure):
+    """Each KernelBench problem (--models: numbers or names, ';' or ','
+    separated; default all) in each of --precisions, as KernelBench runs
+    it (training mode, under torch.no_grad(), its sizes): eager, inductor
+    and fusion (options target sm_90 and the precision), fusion's first
+    call checked against float64 (test_kernelbench's bound). What fails is
+    recorded (a failure; the row without that time) and the rest goes
+    on."""
+    from gpu import kernelbench as problems
+    names = re.split(r"[;,]", args.models) if args.models else None
+    rows, failures = [], []
+    for problem in problems.selected(names):
+        for pname in args.precisions.split(","):
+            if pname not in problems.PRECISIONS:
+                continue
+            what = f"{problem.name} {pname}"
+            fused, times = "-", {}
+            try:
+                fused, times = _kernelbench_case(problems, problem, pname,
+                                                 args, measure, failures)
+            except Exception as error:  # noqa: BLE001 (recorded, go on)
+                failures.append(_failed(what, error))
+            finally:
+                precision_setup("fp32")
+                torch._dynamo.reset()
+                torch.cuda.empty_cache()
+            rows.append(((problem.name, pname, fused), times))
+            print(f"timed {what}", flush=True)
+    return ("KernelBench level 2, GEMM problems (torch.compile, "
+            "KernelBench's sizes, training mode)", "fusion", rows, failures)
+
+
+def _failed(what, error):
+    """The failure's line (its traceback printed)."""
+    print(f"FAILED {what}:\n{traceback.format_exc()}", flush=True)
+    first = (str(error).strip().splitlines() or [""])[0]
+    return f"{what}: {type(error).__name__}: {first[:200]}"
+
+
+def _kernelbench_case(problems, problem, pname, args, measure, failures):
+    """(the partitions fusion fused, {key: {timer: ms}}) of one problem in
+    one precision; `failures` gets what failed (a compile, a first call
+    beyond its bound, a graph fusion left to PyTorch, a timing)."""
+    what = f"{problem.name} {pname}"
+    precision_setup(pname)
+    torch.manual_seed(0)
+    model, inputs = problems.model_and_inputs(problem, pname, True, "cuda")
+    calls = {"eager": lambda: model(*inputs)}
+    fused = "-"
+    with torch.no_grad():
+        # Inductor first: its compile resets dynamo, which would have
+        # fusion's graph compiled again.
+        for mode in compile_modes(args):
+            try:
+                inductor = compiled_inductor(model, mode)
+                inductor(*inputs)
+                calls[compile_key(mode)] = lambda c=inductor: c(*inputs)
+            except Exception as error:  # noqa: BLE001 (recorded, go on)
+                failures.append(_failed(f"{what} {compile_key(mode)}",
+                                        error))
+        try:
+            calls["fusion"], fused = _kernelbench_fusion(
+                problems, problem, pname, model, inputs, failures)
+        except Exception as error:  # noqa: BLE001 (recorded, go on)
+            failures.append(_failed(f"{what} fusion", error))
+        times = {}
+        for key, fn in calls.items():
+            try:
+                times[key] = measure(fn)
+            except Exception as error:  # noqa: BLE001 (recorded, go on)
+                failures.append(_failed(f"{what} {key}", error))
+    return fused, times
+
+
+def _kernelbench_fusion(problems, problem, pname, model, inputs, failures):
+    """fusion's call of `model` and the partitions it fused, compiled for
+    the timed training mode after its first call is checked against
+    float64 (in eval mode where a dropout would leave no reference)."""
+    what = f"{problem.name} {pname}"
+    fast = torch.compile(model, backend="fusion",
+                         options=problems.fusion_options(pname))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", fusion.FusionBackendWarning)
+        try:
+            model.train(problems.check_mode(problem))
+            _kernelbench_check(problems, what, pname, model, inputs, fast,
+                               failures)
+            model.train(True)
+            fast(*inputs)  # Compiled for training mode, if not yet.
+        finally:
+            model.train(True)
+            failures += [f"{what}: {w.message}" for w in caught if
+                         issubclass(w.category, fusion.FusionBackendWarning)]
+    return (lambda: fast(*inputs)), len(fusion.dynamo.last_fused)
+
+
+def _kernelbench_check(problems, what, pname, model, inputs, fast,
+                       failures):
+    """`fast`'s first call against float64, within the bound of the
+    precision and eager's own error."""
+    reference = problems.float64_copy(model)
+    eager = problems.call_error(model, model, inputs, reference)
+    error = problems.call_error(fast, model, inputs, reference)
+    bound = problems.bound(pname, eager)
+    print(f"{what}: error {error:.3g} (eager {eager:.3g}, bound "
+          f"{bound:.2g})", flush=True)
+    if not error <= bound:
+        failures.append(f"{what}: error {error:.3g} > {bound:.2g}")
+
+
 def host_overhead(args, host_time):
     """Host us per call: the artifacts' libraries through ctypes (bf16
     a_513x129 at M = 1: the multi-target library and the sm_90 one), and
@@ -376,4 +494,4 @@ def host_overhead(args, host_time):
 SUITES = {"workloads": workloads, "family": family_suite, "models": models,
           "transformers": transformers,
           "transformers-train": transformers_train,
-          "host-overhead": host_overhead}
+          "kernelbench": kernelbench, "host-overhead": host_overhead}

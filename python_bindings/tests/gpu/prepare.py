@@ -35,7 +35,7 @@ FAMILY_BENCH = {"sizes": [(1024, 8192, 8192)],
 
 def groups():
     """name -> a function yielding (label, compile) pairs."""
-    from gpu import family, frontend, intermediates
+    from gpu import family, frontend, intermediates, kernelbench
     import gpu.test_dual_gemm as dual_gemm_checks
     import gpu.test_math as math_checks
     import gpu.test_reductions as reductions
@@ -50,6 +50,7 @@ def groups():
     table["intermediates"] = intermediates.prepare
     table["frontend"] = lambda: iter([("frontend models", frontend.prepare)])
     table["family-bench"] = lambda: family.prepare(**FAMILY_BENCH)
+    table["kernelbench"] = kernelbench.prepare
     return table
 
 
@@ -57,7 +58,7 @@ GROUPS = ("zoo", "zoo-tf32-bf16", "table", "special-values", "remainders",
           "trigonometry", "special-functions", "activations",
           "tile-reductions", "row-batches", "intermediates", "frontend",
           "family-bench", "transformers", "transformers-bench", "dual-gemm",
-          "saved")
+          "kernelbench", "saved")
 __doc__ += ", ".join(GROUPS) + "."
 
 
