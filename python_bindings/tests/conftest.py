@@ -72,6 +72,24 @@ def fresh_dynamo(tmp_path, monkeypatch):
     torch._dynamo.reset()
 
 
+@pytest.fixture
+def fusion_run_keys(monkeypatch):
+    """The keys of the fusion::run calls of the graphs the backend compiles
+    while the test runs, in order."""
+    import fusion.dynamo
+    keys = []
+    original = fusion.dynamo.fuse_graph
+
+    def observe(gm, *args, **kwargs):
+        fused = original(gm, *args, **kwargs)
+        keys.extend(n.args[0] for n in gm.graph.nodes
+                    if n.target is torch.ops.fusion.run.default)
+        return fused
+
+    monkeypatch.setattr(fusion.dynamo, "fuse_graph", observe)
+    return keys
+
+
 @pytest.fixture(autouse=True, scope="session")
 def private_library_cache(tmp_path_factory):
     """The tests compile into a cache of their own, never the user's."""

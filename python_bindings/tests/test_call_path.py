@@ -86,18 +86,9 @@ def test_compiled_module_call_runs_only_its_forward():
 
 
 @pytest.fixture
-def entry(monkeypatch):
+def entry(fusion_run_keys):
     """The key and signature of a compiled partition's entry point."""
-    keys = []
-    original = fusion.dynamo.fuse_graph
-
-    def observe(gm, *args, **kwargs):
-        fused = original(gm, *args, **kwargs)
-        keys.extend(n.args[0] for n in gm.graph.nodes
-                    if n.target is torch.ops.fusion.run.default)
-        return fused
-
-    monkeypatch.setattr(fusion.dynamo, "fuse_graph", observe)
+    keys = fusion_run_keys
     torch.manual_seed(0)
     compiled = torch.compile(TwoLayers().eval(), backend="fusion",
                              options={"target": "cpu", "fallback": "eager"})

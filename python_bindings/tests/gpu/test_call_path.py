@@ -16,19 +16,10 @@ pytestmark = pytest.mark.gpu
 
 
 @pytest.fixture
-def tiny(library_cache, sm90, monkeypatch):
+def tiny(library_cache, sm90, fusion_run_keys):
     """The tiny model compiled by torch.compile(backend="fusion") from the
     cache, fp32, and the key of its partition's fusion::run call."""
-    keys = []
-    original = fusion.dynamo.fuse_graph
-
-    def observe(gm, *args, **kwargs):
-        fused = original(gm, *args, **kwargs)
-        keys.extend(n.args[0] for n in gm.graph.nodes
-                    if n.target is torch.ops.fusion.run.default)
-        return fused
-
-    monkeypatch.setattr(fusion.dynamo, "fuse_graph", observe)
+    keys = fusion_run_keys
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.manual_seed(0)
     _, make, shape, _ = frontend.tiny()
