@@ -52,6 +52,10 @@ private:
   /// Checks the batch, and every buffer unless the call's flags say its
   /// caller did; returns the outputs' pointers.
   SmallVector<Value> checkArguments();
+  /// Each buffer's check_buffer of `checks` ((name, bytes) a pointer of
+  /// `pointers`), skipped where the call's flags vouch for them.
+  void emitBufferChecks(ArrayRef<std::pair<std::string, Value>> checks,
+                        ValueRange pointers);
   /// Plans the workspace (intermediates, tile reductions' partials, batch
   /// norms' scratch) and allocates it.
   LogicalResult planWorkspace();
@@ -250,6 +254,12 @@ SmallVector<Value> HostEmitter::checkArguments() {
     if (!isa<BlockArgument>(result) && !buffers.count(result))
       buffers[result] = {ptr, rowsOf(result)};
   }
+  emitBufferChecks(checks, pointers);
+  return outputs;
+}
+
+void HostEmitter::emitBufferChecks(
+    ArrayRef<std::pair<std::string, Value>> checks, ValueRange pointers) {
   // The driver's queries of each buffer, unless the caller vouches for them
   // (FUSION_CALL_BUFFERS_CHECKED: PyTorch's tensors, checked against the
   // signature before the call).
@@ -269,7 +279,6 @@ SmallVector<Value> HostEmitter::checkArguments() {
   b.setInsertionPointToEnd(start);
   LLVM::CondBrOp::create(b, loc, vouched, checked, checking);
   b.setInsertionPointToStart(checked);
-  return outputs;
 }
 
 LogicalResult HostEmitter::planWorkspace() {
