@@ -564,6 +564,12 @@ def _compile_partition(partition, options, compile_only):
                                       views)
 
 
+# The meta key of the nodes that make up a fusion::run call: the call, its
+# results' items and its arguments' preparation (copies to dense rows,
+# single values broadcast).
+_CALL_PART = "fusion_call_part"
+
+
 def _append(graph, last, op, *args, **kwargs):
     """A call of ATen `op` inserted after `last`, with the value it makes
     (computed on the operands' fake values) as its meta, as the graph's
@@ -572,6 +578,7 @@ def _append(graph, last, op, *args, **kwargs):
         node = graph.call_function(op, args, kwargs)
     node.meta["val"] = op(*torch.fx.node.map_arg(
         args, lambda arg: arg.meta["val"]), **kwargs)
+    node.meta[_CALL_PART] = True
     return node
 
 
@@ -629,7 +636,7 @@ def _replace(graph, key, inputs, outputs, broadcasts, slices, views,
             with graph.inserting_after(item):
                 result = graph.call_function(torch.ops.aten.view.default,
                                              (item, view))
-        result.meta = dict(output.meta)
+        result.meta = dict(output.meta, **{_CALL_PART: True})
         output.replace_all_uses_with(
             result, delete_user_cb=lambda user: user not in (item, result))
     return call
@@ -862,12 +869,12 @@ _FREE_OPS = importer.VIEWS | importer.TRANSPOSES | importer.EXPANDS
 
 
 def _only_fusion_calls(gm):
-    """Whether the graph computes nothing but fusion::run calls: inductor
-    would only wrap them, at its wrapper's host time a call (the H200's
-    tiny layer: 80 us through inductor's wrapper, eager's 60)."""
-    return all(node.op != "call_function" or
-               node.target in (torch.ops.fusion.run.default, operator.getitem)
-               or importer.op_name(node) in _FREE_OPS
+    """Whether the graph computes nothing but fusion::run calls (and their
+    arguments' copies, one ATen kernel each): inductor would only wrap
+    them, at its wrapper's host time a call (the H200's tiny layer: 80 us
+    through inductor's wrapper, eager's 60)."""
+    return all(node.op != "call_function" or node.meta.get(_CALL_PART) or
+               importer.op_name(node) in _FREE_OPS
                for node in gm.graph.nodes)
 
 

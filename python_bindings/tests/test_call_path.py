@@ -178,25 +178,47 @@ def inductor_calls(monkeypatch):
     return graphs
 
 
-def test_inductor_fallback_skips_a_graph_left_empty(inductor_calls):
-    """A graph that fusion takes whole runs without inductor's wrapper (its
-    host time a call); one with ops left keeps inductor for them."""
+class MinSubtract(nn.Module):
+    """KernelBench 68's: a single value (a 0-d parameter), which the call
+    broadcasts to the per-column vector the library takes."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(64, 64)
+        self.constant = nn.Parameter(torch.tensor(0.25))
+
+    def forward(self, x):
+        return torch.min(self.linear(x), self.constant) - self.constant
+
+
+@pytest.mark.parametrize("make", [TwoLayers, MinSubtract],
+                         ids=["layers", "broadcast single value"])
+def test_inductor_fallback_skips_a_graph_left_empty(inductor_calls, make):
+    """A graph that fusion takes whole (its call's arguments' copies
+    included) runs without inductor's wrapper (its host time a call)."""
     torch.manual_seed(0)
     x = torch.randn(8, 64)
-    options = {"target": "cpu", "fallback": "inductor"}
-    whole = TwoLayers().eval()
+    whole = make().eval()
     with torch.no_grad():
-        out = torch.compile(whole, backend="fusion", options=options)(x)
+        out = torch.compile(whole, backend="fusion", options={
+            "target": "cpu", "fallback": "inductor"})(x)
         torch.testing.assert_close(out, whole(x), rtol=1e-5, atol=1e-5)
-        assert inductor_calls == []
-        torch._dynamo.reset()
+    assert inductor_calls == []
 
-        class CumulativeAfter(TwoLayers):
-            def forward(self, x):
-                return torch.cumsum(super().forward(x), dim=-1)
 
-        rest = CumulativeAfter().eval()
-        out = torch.compile(rest, backend="fusion", options=options)(x)
+class CumulativeAfter(TwoLayers):
+    def forward(self, x):
+        return torch.cumsum(super().forward(x), dim=-1)
+
+
+def test_inductor_fallback_compiles_what_is_left(inductor_calls):
+    """A graph with an op fusion leaves keeps inductor for it."""
+    torch.manual_seed(0)
+    x = torch.randn(8, 64)
+    rest = CumulativeAfter().eval()
+    with torch.no_grad():
+        out = torch.compile(rest, backend="fusion", options={
+            "target": "cpu", "fallback": "inductor"})(x)
         torch.testing.assert_close(out, rest(x), rtol=1e-4, atol=1e-4)
     assert len(inductor_calls) == 1
     assert any("cumsum" in op for op in inductor_calls[0]), inductor_calls
