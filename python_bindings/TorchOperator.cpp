@@ -69,19 +69,16 @@ std::shared_ptr<Entry> lookup(const std::string &key) {
   return found->second;
 }
 
-/// The element types of fusion_runtime.h.
-c10::ScalarType toScalarType(int64_t element) {
-  switch (element) {
-  case FUSION_F32:
+/// The element types by the names every layer spells them with (the
+/// dialect's ElementType, the signature files', fusion/dtypes.py's).
+c10::ScalarType toScalarType(const std::string &name) {
+  if (name == "f32")
     return c10::ScalarType::Float;
-  case FUSION_BF16:
+  if (name == "bf16")
     return c10::ScalarType::BFloat16;
-  case FUSION_F16:
+  if (name == "f16")
     return c10::ScalarType::Half;
-  default:
-    throw std::invalid_argument("unknown element type " +
-                                std::to_string(element));
-  }
+  throw std::invalid_argument("unknown element type " + name);
 }
 
 /// Python's spelling of a dtype and a shape, as the errors of the Python
@@ -98,13 +95,20 @@ std::string shapeName(c10::IntArrayRef sizes) {
   return os.str();
 }
 
-/// `count` specs from `data`: each its element type, rank and sizes.
-std::vector<TensorSpec> readSpecs(const int64_t *data, int64_t count) {
+/// The specs of `text`: "TYPE:SIZE,SIZE;..." a tensor each (a size of -1
+/// is the batch).
+std::vector<TensorSpec> readSpecs(const std::string &text) {
   std::vector<TensorSpec> specs;
-  for (int64_t i = 0; i < count; ++i) {
-    TensorSpec spec{toScalarType(data[0]), {}};
-    spec.sizes.assign(data + 2, data + 2 + data[1]);
-    data += 2 + data[1];
+  std::istringstream tensors(text);
+  std::string tensor, size;
+  while (std::getline(tensors, tensor, ';')) {
+    size_t colon = tensor.find(':');
+    if (colon == std::string::npos)
+      throw std::invalid_argument("bad tensor spec " + tensor);
+    TensorSpec spec{toScalarType(tensor.substr(0, colon)), {}};
+    std::istringstream sizes(tensor.substr(colon + 1));
+    while (std::getline(sizes, size, ','))
+      spec.sizes.push_back(std::stoll(size));
     specs.push_back(std::move(spec));
   }
   return specs;
@@ -226,15 +230,13 @@ TORCH_LIBRARY_IMPL(fusion, CPU, m) { m.impl("run", &run); }
 TORCH_LIBRARY_IMPL(fusion, CUDA, m) { m.impl("run", &run); }
 
 /// The package's registration of entry point `entry` of the library at
-/// `path` as `key` (ctypes): the library's target ("cpu" or a GPU's),
-/// whether a batch size is passed, and its inputs' and outputs' specs, each
-/// its element type (fusion_runtime.h), rank and sizes (-1: the batch).
-/// Null, or why it failed.
-extern "C" const char *
-fusion_torch_register(const char *key, const char *path, const char *entry,
-                      int32_t gpu, int32_t batch, const int64_t *inputs,
-                      int64_t inputCount, const int64_t *outputs,
-                      int64_t outputCount) {
+/// `path` as `key` (ctypes): whether it is a GPU library, whether a batch
+/// size is passed, and its inputs' and outputs' specs (readSpecs). Null,
+/// or why it failed.
+extern "C" const char *fusion_torch_register(const char *key, const char *path,
+                                             const char *entry, int32_t gpu,
+                                             int32_t batch, const char *inputs,
+                                             const char *outputs) {
   try {
     auto registered = std::make_shared<Entry>();
     registered->name = entry;
@@ -243,8 +245,8 @@ fusion_torch_register(const char *key, const char *path, const char *entry,
         registered->library.substr(registered->library.rfind('/') + 1);
     registered->gpu = gpu != 0;
     registered->batch = batch != 0;
-    registered->inputs = readSpecs(inputs, inputCount);
-    registered->outputs = readSpecs(outputs, outputCount);
+    registered->inputs = readSpecs(inputs);
+    registered->outputs = readSpecs(outputs);
     registered->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!registered->handle)
       throw std::runtime_error(dlerror());

@@ -16,8 +16,6 @@ import torch
 
 from .errors import FusionRuntimeError
 
-from .dtypes import TORCH_DTYPES
-
 
 def _load_operator():
     """The operator fusion::run and the registry of the entry points it
@@ -31,29 +29,25 @@ def _load_operator():
     operator.fusion_torch_register.restype = ctypes.c_char_p
     operator.fusion_torch_register.argtypes = [
         ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32,
-        ctypes.c_int32, ctypes.POINTER(ctypes.c_int64), ctypes.c_int64,
-        ctypes.POINTER(ctypes.c_int64), ctypes.c_int64]
+        ctypes.c_int32, ctypes.c_char_p, ctypes.c_char_p]
     operator.fusion_torch_unregister.argtypes = [ctypes.c_char_p]
     return operator
 
 
 _OPERATOR = _load_operator()
 HAS_OPERATOR = _OPERATOR is not None
-# The element types as fusion_runtime.h numbers them (FUSION_F32, ...).
-_ELEMENT_CODES = {"f32": 0, "bf16": 1, "f16": 2}
 _keys = itertools.count()
 _dlclose = ctypes.CDLL(None).dlclose
 _dlclose.argtypes = [ctypes.c_void_p]
 
 
 def _specs(tensors):
-    """The operator's specs of signature tensors: element type, rank,
-    sizes (-1: the batch)."""
-    flat = []
-    for spec in tensors:
-        flat += [_ELEMENT_CODES[spec["dtype"]], len(spec["shape"])]
-        flat += [-1 if d is None else d for d in spec["shape"]]
-    return (ctypes.c_int64 * len(flat))(*flat), len(tensors)
+    """The operator's text of signature tensors: "TYPE:SIZE,SIZE;..." (a
+    size of -1: the batch)."""
+    return ";".join(
+        spec["dtype"] + ":" +
+        ",".join(str(-1 if d is None else d) for d in spec["shape"])
+        for spec in tensors).encode()
 
 
 class Library:
@@ -82,8 +76,8 @@ class Library:
                 f"{self.path.name}:{name}:{next(_keys)}"
             error = _OPERATOR.fusion_torch_register(
                 key.encode(), str(self.path).encode(), name.encode(),
-                self.is_gpu, bool(entry["batch"]), *_specs(entry["inputs"]),
-                *_specs(entry["outputs"]))
+                self.is_gpu, bool(entry["batch"]), _specs(entry["inputs"]),
+                _specs(entry["outputs"]))
             if error is not None:
                 self.close()
                 raise OSError(error.decode())
