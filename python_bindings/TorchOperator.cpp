@@ -240,9 +240,8 @@ extern "C" const char *fusion_torch_register(const char *key, const char *path,
   try {
     auto registered = std::make_shared<Entry>();
     registered->name = entry;
-    registered->library = path;
-    registered->library =
-        registered->library.substr(registered->library.rfind('/') + 1);
+    std::string library = path;
+    registered->library = library.substr(library.rfind('/') + 1);
     registered->gpu = gpu != 0;
     registered->batch = batch != 0;
     registered->inputs = readSpecs(inputs);

@@ -367,9 +367,8 @@ def _runs_faster_alone(gemm, options):
         layout = importer.linear_operands(gemm)[3]
     except UnsupportedOperationError:
         return False
-    target = options.get("target") or default_target(meta.device)
     return meta.dtype == torch.float32 and layout == "out_in" and \
-        target != "cpu" and options.get("precision") in (None, "", "fp32") \
+        _target(options, meta.device) != "cpu" and options.get("precision") in (None, "", "fp32") \
         and options.get("strategy") in (None, "auto", "tiled", "wgmma") and \
         options.get("fp32_math") in (None, "tf32x3")
 
