@@ -45,19 +45,22 @@ bool mlir::fusion::isFp32(FusedLinearOp op) {
          op.getComputePrecision() == Precision::fp32;
 }
 
-/// Whether `op`'s weight is stored [out_features, in_features], the one
-/// layout the generated kernels read (K-major, as tf32 wgmma needs its B).
+/// Whether `op`'s weight is stored [out_features, in_features], the
+/// layout every generated kernel reads (K-major).
 static bool readsOutInWeight(FusedLinearOp op) {
   return op.getWeightLayout() == WeightLayout::out_in;
 }
 
-/// Whether the wgmma kernel computes `op` on `chip`: its MMA kind, and K
-/// rows of whole 16-byte chunks (TMA's strides).
+/// Whether the wgmma kernel computes `op` on `chip`: its MMA kind, K rows
+/// of whole 16-byte chunks (TMA's strides), and a weight it reads (stored
+/// in_out: 16-bit, see whyNotInOutWeight).
 static bool wgmmaComputes(FusedLinearOp op, const ChipInfo &chip) {
   Type elementType = op.getWeight().getType().getElementType();
-  return chip.hasWgmma && readsOutInWeight(op) &&
-         isWgmmaKind(
-             getRequiredMmaKind(elementType, op.getComputePrecision())) &&
+  MmaKind mma = getRequiredMmaKind(elementType, op.getComputePrecision());
+  bool readsWeight = readsOutInWeight(op) ||
+                     ((mma == MmaKind::bf16 || mma == MmaKind::f16) &&
+                      hasChunkAlignedRows(elementType, op.getOutFeatures()));
+  return chip.hasWgmma && readsWeight && isWgmmaKind(mma) &&
          hasChunkAlignedRows(elementType, op.getInFeatures());
 }
 

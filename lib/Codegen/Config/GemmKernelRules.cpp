@@ -146,6 +146,30 @@ mlir::fusion::getRowReductionSpan(int64_t blockN, Type elementType, int64_t n,
   return std::nullopt;
 }
 
+std::string mlir::fusion::whyNotInOutWeight(GemmConfigAttr config,
+                                            Type elementType, int64_t n) {
+  if (!config.isWgmma())
+    return "only the wgmma kernel reads one";
+  std::optional<MmaKind> mma = config.getMma();
+  if (mma != MmaKind::bf16 && mma != MmaKind::f16)
+    return ("wgmma reads " + stringifyMmaKind(mma.value_or(MmaKind::tf32)) +
+            " operands K-major only, not N-major")
+        .str();
+  int64_t boxColumns =
+      kGemmRowBytes / (elementType.getIntOrFloatBitWidth() / 8);
+  int64_t share = config.getBlockN() / config.getClusterM();
+  if (share % boxColumns != 0)
+    return ("each block loads its " + Twine(share) +
+            " columns of w's tile in boxes of " + Twine(boxColumns) +
+            " columns")
+        .str();
+  if (!hasChunkAlignedRows(elementType, n))
+    return ("its rows of N = " + Twine(n) +
+            " elements are not multiples of 16 bytes (TMA's strides)")
+        .str();
+  return {};
+}
+
 MmaKind mlir::fusion::getRequiredMmaKind(Type elementType,
                                          Precision precision) {
   if (elementType.isBF16())

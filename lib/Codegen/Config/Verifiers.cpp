@@ -24,13 +24,6 @@ static LogicalResult verifyGemmConfig(FusedLinearOp op, GemmConfigAttr config) {
     return success();
   Type elementType = op.getWeight().getType().getElementType();
   Precision precision = op.getComputePrecision();
-  if (op.getWeightLayout() != WeightLayout::out_in)
-    return op.emitOpError("a generated GEMM (")
-           << stringifyGemmBackend(config.getBackend())
-           << ") reads a weight stored [out_features, in_features]; this one "
-              "is stored "
-           << stringifyWeightLayout(op.getWeightLayout())
-           << " ([in_features, out_features]): cuBLASLt computes it";
   if (config.getBackend() == GemmBackend::simt &&
       !(elementType.isF32() && precision == Precision::fp32))
     return op.emitOpError("a simt GEMM computes f32 tensors in fp32 only, "
@@ -42,6 +35,16 @@ static LogicalResult verifyGemmConfig(FusedLinearOp op, GemmConfigAttr config) {
            << stringifyMmaKind(*config.getMma()) << " does not compute "
            << elementType << " tensors in " << stringifyPrecision(precision)
            << " precision (that is " << stringifyMmaKind(required) << ")";
+  if (op.getWeightLayout() == WeightLayout::in_out) {
+    std::string why =
+        whyNotInOutWeight(config, elementType, op.getOutFeatures());
+    if (!why.empty())
+      return op.emitOpError("a generated GEMM (")
+             << stringifyGemmBackend(config.getBackend())
+             << ") cannot read this weight stored in_out ([in_features, "
+                "out_features]): "
+             << why;
+  }
   int64_t k = op.getInFeatures();
   if (config.isWgmma() && !hasChunkAlignedRows(elementType, k))
     return op.emitOpError("a wgmma GEMM loads rows of x and w with TMA, "

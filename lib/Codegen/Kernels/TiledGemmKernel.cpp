@@ -632,6 +632,8 @@ Kernel mlir::fusion::buildTiledGemmKernel(OpBuilder &builder, Location loc,
                                           const GemmKernelProblem &problem) {
   assert(!problem.dualWeight &&
          "a dual GEMM's config is a wgmma one (verifyDualGemmLowering)");
+  assert(problem.weightLayout == WeightLayout::out_in &&
+         "an in_out weight's config is a wgmma one (whyNotInOutWeight)");
   OpBuilder::InsertionGuard insertion(builder);
   Type type = problem.elementType;
   int64_t n = problem.n, k = problem.k;

@@ -71,7 +71,11 @@
 // warpgroups need no barrier in the main loop (docs/known-issues.md).
 //
 // Both operands are K-contiguous, the layout wgmma reads without transpose
-// (tf32 has no other).
+// (tf32 has no other), but for a 16-bit w stored [K, N] (`weight_layout
+// in_out`, GPT-2's Conv1D): TMA loads its tile in boxes of a K slice's rows
+// by 128 bytes of N (64 columns), which wgmma reads N-major (imm-trans-b,
+// or imm-trans-a with swapped operands): the descriptor's leading byte
+// offset steps from one box to the next along N, a K step 16 rows down.
 //
 // The parts (ring, tile scheduler, main loop, row operands, split-K,
 // producer, consumer) are in Wgmma/, each a class (Wgmma/WgmmaKernel.h).
@@ -171,9 +175,20 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
   launch.arguments.push_back(
       KernelArgument::tensorMap(0, {RowExpr::rows(), RowExpr::constant(k)},
                                 type, {config.getBlockM(), tileK}));
-  launch.arguments.push_back(KernelArgument::tensorMap(
-      1, {RowExpr::constant(n), RowExpr::constant(k)}, type,
-      {config.getBlockN() / config.getClusterM(), tileK}));
+  // w (and the dual weight): [N, K] in boxes of a block's share of the
+  // tile's rows by a K slice; stored in_out, [K, N] in boxes of a K slice's
+  // rows by 128 bytes of N, the producer loading a share's boxes one by
+  // one.
+  auto weightMap = [&](unsigned operand) {
+    if (problem.weightLayout == WeightLayout::in_out)
+      return KernelArgument::tensorMap(
+          operand, {RowExpr::constant(k), RowExpr::constant(n)}, type,
+          {tileK, tileK});
+    return KernelArgument::tensorMap(
+        operand, {RowExpr::constant(n), RowExpr::constant(k)}, type,
+        {config.getBlockN() / config.getClusterM(), tileK});
+  };
+  launch.arguments.push_back(weightMap(1));
   argTypes.push_back(ptr);
   launch.arguments.push_back(KernelArgument::lastBlockRowTensorMap(
       0, {RowExpr::rows(), RowExpr::constant(k)}, type, config.getBlockM(),
@@ -183,10 +198,7 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
     // The dual weight, the last launch operand, in w's boxes.
     tensorMapArgs.push_back(argTypes.size());
     argTypes.push_back(ptr);
-    launch.arguments.push_back(KernelArgument::tensorMap(
-        problem.dualWeightOperand(),
-        {RowExpr::constant(n), RowExpr::constant(k)}, type,
-        {config.getBlockN() / config.getClusterM(), tileK}));
+    launch.arguments.push_back(weightMap(problem.dualWeightOperand()));
   }
   if (std::optional<unsigned> residual = wgmma::residualThroughRing(problem)) {
     // The residual matrix, a launch operand among the epilogue's (its

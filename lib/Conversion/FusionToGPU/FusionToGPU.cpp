@@ -211,7 +211,7 @@ void HostEmitter::emitPackedEntry(LLVM::LLVMFuncOp packed, bool dynamic) {
   if (dynamic)
     args.push_back(packed.getArgument(1));
   Value table = packed.getArgument(2);
-  for (int64_t index = 0, count = func.getNumArguments() + func.getNumResults();
+  for (int32_t index = 0, count = func.getNumArguments() + func.getNumResults();
        index < count; ++index) {
     Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType, table,
                                      ArrayRef<LLVM::GEPArg>{index});

@@ -32,6 +32,7 @@ GemmKernelProblem GemmLowering::getGemmProblem(FusedLinearOp op) {
   BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
   problem.statistics = batchNorm && batchNorm.isTraining();
   problem.dualWeight = static_cast<bool>(op.getDualWeight());
+  problem.weightLayout = op.getWeightLayout();
   return problem;
 }
 

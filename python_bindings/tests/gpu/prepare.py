@@ -40,10 +40,12 @@ def groups():
     import gpu.test_math as math_checks
     import gpu.test_reductions as reductions
     import gpu.test_transformers as transformers_checks
+    import gpu.test_weight_layout as weight_layout_checks
     import gpu.test_zoo as zoo_checks
     table = {}
     table.update(transformers_checks.PREPARE)
     table.update(dual_gemm_checks.PREPARE)
+    table.update(weight_layout_checks.PREPARE)
     table.update(zoo_checks.PREPARE)
     table.update(math_checks.PREPARE)
     table.update(reductions.PREPARE)
@@ -58,7 +60,7 @@ GROUPS = ("zoo", "zoo-tf32-bf16", "table", "special-values", "remainders",
           "trigonometry", "special-functions", "activations",
           "tile-reductions", "row-batches", "intermediates", "frontend",
           "family-bench", "transformers", "transformers-bench", "dual-gemm",
-          "kernelbench", "saved")
+          "weight-layout", "kernelbench", "saved")
 __doc__ += ", ".join(GROUPS) + "."
 
 

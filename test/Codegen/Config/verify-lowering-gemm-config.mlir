@@ -162,11 +162,67 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
 
 // -----
 
-// A hand-written generated config for a weight stored [in_features,
-// out_features].
+// Hand-written generated configs for a weight stored [in_features,
+// out_features] (N-major): only the wgmma kernel reads one, ...
 module attributes {fusion.target = #fusion.target<sm_90>} {
   func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x48xbf16>) -> tensor<?x48xbf16> {
-    // expected-error @+1 {{'fusion.fused_linear' op a generated GEMM (wgmma) reads a weight stored [out_features, in_features]; this one is stored in_out ([in_features, out_features]): cuBLASLt computes it}}
+    // expected-error @+1 {{'fusion.fused_linear' op a generated GEMM (mma_sync) cannot read this weight stored in_out ([in_features, out_features]): only the wgmma kernel reads one}}
+    %0 = fusion.fused_linear %x, %w weight_layout in_out epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = bf16, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>>} : (tensor<?x64xbf16>, tensor<64x48xbf16>) -> tensor<?x48xbf16>
+    return %0 : tensor<?x48xbf16>
+  }
+}
+
+// -----
+
+// ... of 16-bit operands (tf32's wgmma reads K-major only) ...
+module attributes {fusion.target = #fusion.target<sm_90>} {
+  func.func @f(%x: tensor<?x64xf32>, %w: tensor<64x48xf32>) -> tensor<?x48xf32> {
+    // expected-error @+1 {{'fusion.fused_linear' op a generated GEMM (wgmma) cannot read this weight stored in_out ([in_features, out_features]): wgmma reads tf32 operands K-major only, not N-major}}
+    %0 = fusion.fused_linear %x, %w weight_layout in_out precision tf32 epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>} : (tensor<?x64xf32>, tensor<64x48xf32>) -> tensor<?x48xf32>
+    return %0 : tensor<?x48xf32>
+  }
+}
+
+// -----
+
+// ... whose blocks each load whole boxes of 64 columns (a cluster of 2
+// splits a 64-column tile into 32 each) ...
+module attributes {fusion.target = #fusion.target<sm_90>} {
+  func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x48xbf16>) -> tensor<?x48xbf16> {
+    // expected-error @+1 {{'fusion.fused_linear' op a generated GEMM (wgmma) cannot read this weight stored in_out ([in_features, out_features]): each block loads its 32 columns of w's tile in boxes of 64 columns}}
+    %0 = fusion.fused_linear %x, %w weight_layout in_out epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x64, warps = 8x1, stages = 4, group_m = 8, cluster = 2>>} : (tensor<?x64xbf16>, tensor<64x48xbf16>) -> tensor<?x48xbf16>
+    return %0 : tensor<?x48xbf16>
+  }
+}
+
+// -----
+
+// ... from rows of N of whole 16-byte chunks (TMA's strides).
+module attributes {fusion.target = #fusion.target<sm_90>} {
+  func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x44xbf16>) -> tensor<?x44xbf16> {
+    // expected-error @+1 {{'fusion.fused_linear' op a generated GEMM (wgmma) cannot read this weight stored in_out ([in_features, out_features]): its rows of N = 44 elements are not multiples of 16 bytes (TMA's strides)}}
+    %0 = fusion.fused_linear %x, %w weight_layout in_out epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>>} : (tensor<?x64xbf16>, tensor<64x44xbf16>) -> tensor<?x44xbf16>
+    return %0 : tensor<?x44xbf16>
+  }
+}
+
+// -----
+
+// The wgmma kernel reads a 16-bit one (no diagnostic).
+module attributes {fusion.target = #fusion.target<sm_90>} {
+  func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x48xbf16>) -> tensor<?x48xbf16> {
     %0 = fusion.fused_linear %x, %w weight_layout in_out epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32

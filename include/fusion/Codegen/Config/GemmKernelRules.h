@@ -16,6 +16,8 @@
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
 #include "fusion/Dialect/Fusion/IR/GemmConfig.h"
 
+#include <string>
+
 namespace mlir::fusion {
 
 /// TMA's 128-byte swizzle repeats every 8 rows of 128 bytes: a wgmma
@@ -91,6 +93,16 @@ constexpr int64_t kMaxDualAccumulators = 128;
 /// whose split parts would double again), without split_k, its two sets of
 /// accumulators within kMaxDualAccumulators.
 bool computesDualWeight(GemmConfigAttr config);
+
+/// Why a kernel of `config` cannot read a weight stored [in_features,
+/// out_features] (`weight_layout in_out`, N contiguous) of `elementType`
+/// with N columns; empty if it can. Only the wgmma kernel reads one: TMA
+/// loads w's tile in boxes of 128 bytes of N by a K slice's rows, and
+/// wgmma reads them N-major (imm-trans), which it does for 16-bit operands
+/// alone (tf32's are K-major only). Each block's share of the tile is whole
+/// boxes, and w's rows of N are whole 16-byte chunks (TMA's strides).
+std::string whyNotInOutWeight(GemmConfigAttr config, Type elementType,
+                              int64_t n);
 
 /// The MMA kind a generated kernel must use for tensors of `elementType` in
 /// `precision`: 16-bit tensors multiply natively (their products are exact

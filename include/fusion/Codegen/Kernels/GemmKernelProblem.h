@@ -115,6 +115,9 @@ struct GemmKernelProblem {
   /// the epilogue takes as its last operand. w2 is the launch operand
   /// after all the others (dualWeightOperand).
   bool dualWeight = false;
+  /// How w (and the dual weight) is stored: `in_out`, [K, N] (GPT-2's
+  /// Conv1D), the wgmma kernel reads N-major (whyNotInOutWeight).
+  WeightLayout weightLayout = WeightLayout::out_in;
 
   /// The launch operand of the dual weight: past x, w, bias, the output,
   /// the intermediates, the columns and the row operands (a dual GEMM

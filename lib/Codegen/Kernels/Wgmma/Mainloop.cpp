@@ -12,11 +12,25 @@ using namespace mlir;
 using namespace mlir::fusion;
 using namespace mlir::fusion::wgmma;
 
-Value WgmmaMainloop::descriptorLow(Value offset) {
+Value WgmmaMainloop::descriptorLow(Value offset, bool nMajor) {
   Value units = arith::ShRUIOp::create(
       b, loc, arith::IndexCastUIOp::create(b, loc, b.getI32Type(), offset),
       kernel.i32(4));
-  return arith::AddIOp::create(b, loc, kernel.originDescriptorLow, units);
+  Value low = arith::AddIOp::create(b, loc, kernel.originDescriptorLow, units);
+  if (!nMajor)
+    return low;
+  // The leading byte offset (bits 16-29, in 16-byte units; the origin's is
+  // 1) of an N-major matrix: from one box of 128 bytes of N to the next
+  // (CUTLASS's canonical MN-major 128-byte-swizzled layout; the stride
+  // byte offset steps 8 rows of K, as it steps 8 rows of N K-major).
+  int64_t leading = kernel.weightBoxBytes() / kGemmChunkBytes;
+  return arith::AddIOp::create(b, loc, low, kernel.i32((leading - 1) << 16));
+}
+
+int64_t WgmmaMainloop::kStepBytes(bool nMajor) const {
+  // K-major: 32 bytes along the rows; N-major: a K step's rows.
+  return nMajor ? kMmaKBytes / elementBytes(kernel.elementType) * kGemmRowBytes
+                : kMmaKBytes;
 }
 
 Value WgmmaMainloop::descriptor(Value low, int64_t bytes) {
@@ -46,8 +60,10 @@ Value WgmmaMainloop::wgmma(Value acc, int64_t rowBlock, Value aDescriptor,
         NVVM::MMAShapeAttr::get(context, 64, c.getWgmmaN(), k), type, type,
         NVVM::WGMMATypes::f32,
         fromZero ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
-        NVVM::MMALayout::col, /*satfinite=*/nullptr);
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+        weightIsA() ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+        weightIsB() ? NVVM::MMALayout::row : NVVM::MMALayout::col,
+        /*satfinite=*/nullptr);
   };
   // A single row block's accumulators are all of the kernel.thread's (but
   // for a dual GEMM's).
@@ -74,24 +90,30 @@ Value WgmmaMainloop::multiplyStage(Value acc, Value stage, bool fromZero,
   // kernel.rows all. Swapped operands: the kernel.consumer's kernel.rows of w,
   // x's kernel.rows all.
   bool swapped = c.swapsOperands();
+  // (N-major w: a row block of 64 of its columns is one box, 64 rows of
+  // 128 bytes either way.)
   Value a =
       descriptorLow(add(swapped ? ring.bOffset(stage) : ring.aOffset(stage),
-                        mul(kernel.consumerFirstRow(), kGemmRowBytes)));
+                        mul(kernel.consumerFirstRow(), kGemmRowBytes)),
+                    weightIsA());
   assert((!kernel.split() || kernel.rowBlocks() == 1) &&
          "3xTF32 parts of 64 kernel.rows");
-  Value bTile = descriptorLow(ring.sharedOperandOffset(stage));
+  assert((!kernel.split() || !kernel.weightNMajor()) &&
+         "tf32 operands are K-major");
+  Value bTile = descriptorLow(ring.sharedOperandOffset(stage), weightIsB());
   Value bLow =
       kernel.split() ? descriptorLow(ring.remainderOffset(stage)) : Value();
-  Value dualTile =
-      kernel.dual() ? descriptorLow(ring.dualOffset(stage)) : Value();
+  Value dualTile = kernel.dual()
+                       ? descriptorLow(ring.dualOffset(stage), weightIsB())
+                       : Value();
   // The accumulators (zeros of a tile's first slice) and the register
   // parts are written before the fence that orders those writes before the
   // wgmmas.
   acc = passThrough("", acc, registerParts);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t step = 0; step < kGemmRowBytes / kMmaKBytes; ++step) {
-    auto at = [&](Value low, int64_t bytes = 0) {
-      return descriptor(low, step * kMmaKBytes + bytes);
+    auto at = [&](Value low, int64_t bytes = 0, bool nMajor = false) {
+      return descriptor(low, step * kStepBytes(nMajor) + bytes);
     };
     bool first = fromZero && step == 0;
     if (kernel.split()) {
@@ -105,11 +127,12 @@ Value WgmmaMainloop::multiplyStage(Value acc, Value stage, bool fromZero,
       continue;
     }
     for (int64_t rowBlock = 0; rowBlock < kernel.rowBlocks(); ++rowBlock) {
-      acc = wgmma(acc, rowBlock, at(a, rowBlock * 64 * kGemmRowBytes),
-                  at(bTile), first);
+      Value bAt = at(bTile, 0, weightIsB());
+      Value aAt = at(a, rowBlock * 64 * kGemmRowBytes, weightIsA());
+      acc = wgmma(acc, rowBlock, aAt, bAt, first);
       if (dualTile)
-        acc = wgmma(acc, rowBlock, at(a, rowBlock * 64 * kGemmRowBytes),
-                    at(dualTile), first, /*dual=*/true);
+        acc = wgmma(acc, rowBlock, aAt, at(dualTile, 0, weightIsB()), first,
+                    /*dual=*/true);
     }
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);

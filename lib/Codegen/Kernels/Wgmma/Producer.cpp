@@ -117,12 +117,27 @@ void WgmmaProducer::emit() {
             multicast = arith::ConstantOp::create(
                 b, loc, b.getI16IntegerAttr((1 << c.getClusterM()) - 1));
           }
-          nvgpu::TmaAsyncLoadOp::create(
-              b, loc,
-              kernel.sharedView(offset, {shareRows, kernel.tileK},
-                                kernel.elementType),
-              kernel.barriers, map, ValueRange{k, wRow},
-              ring.fullBarrier(stage), multicast, Value());
+          if (!kernel.weightNMajor()) {
+            nvgpu::TmaAsyncLoadOp::create(
+                b, loc,
+                kernel.sharedView(offset, {shareRows, kernel.tileK},
+                                  kernel.elementType),
+                kernel.barriers, map, ValueRange{k, wRow},
+                ring.fullBarrier(stage), multicast, Value());
+            return;
+          }
+          // Stored [K, N]: the share's boxes of tileK columns, each the K
+          // slice's rows of them, one after another (a column of w takes
+          // 128 bytes of the stage either way).
+          for (int64_t box = 0; box < shareRows / kernel.tileK; ++box)
+            nvgpu::TmaAsyncLoadOp::create(
+                b, loc,
+                kernel.sharedView(add(offset, box * kernel.weightBoxBytes()),
+                                  {kernel.tileK, kernel.tileK},
+                                  kernel.elementType),
+                kernel.barriers, map,
+                ValueRange{add(wRow, box * kernel.tileK), k},
+                ring.fullBarrier(stage), multicast, Value());
         };
         loadWeight(kernel.wMap, ring.bOffset(stage));
         if (kernel.dualMap)

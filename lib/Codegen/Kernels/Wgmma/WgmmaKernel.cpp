@@ -96,13 +96,16 @@ void WgmmaKernel::takeArguments(gpu::GPUFuncOp kernel) {
   };
   xMap = cast(args[0], mapType(c.getBlockM()));
   xLastRowsMap = cast(args[2], mapType(c.getBlockM()));
-  // Each block of a cluster loads its share of w's tile.
-  wMap = cast(args[1], mapType(c.getBlockN() / c.getClusterM()));
+  // Each block of a cluster loads its share of w's tile (stored [K, N]: in
+  // boxes of a K slice's rows).
+  int64_t weightBoxRows =
+      weightNMajor() ? tileK : c.getBlockN() / c.getClusterM();
+  wMap = cast(args[1], mapType(weightBoxRows));
   // The maps after x's last-rows map: the dual weight's or the residual's
   // (which a dual GEMM does not take through the ring).
   unsigned maps = 3;
   if (p.dualWeight)
-    dualMap = cast(args[maps++], mapType(c.getBlockN() / c.getClusterM()));
+    dualMap = cast(args[maps++], mapType(weightBoxRows));
   if (residualThroughRing(p))
     residualMap = cast(args[maps++], mapType(c.getBlockM()));
   epilogueArgs = GemmEpilogueArguments::take(p, args.drop_front(maps));

@@ -144,6 +144,11 @@ public:
   void setMaxRegisters(int32_t count, NVVM::SetMaxRegisterAction action);
   /// 3xTF32 (the register operand split into tf32 parts).
   bool split() const { return c.isWgmmaSplit(); }
+  /// w (and the dual weight) stored [K, N]: each stage holds w's tile as
+  /// boxes of tileK columns of N (weightBoxBytes each), K slice rows of 128
+  /// bytes, which the wgmmas read N-major.
+  bool weightNMajor() const { return p.weightLayout == WeightLayout::in_out; }
+  int64_t weightBoxBytes() const { return tileK * kGemmRowBytes; }
   /// Where the epilogue stages its output tile: the ring, which the
   /// producer then leaves alone until its release.
   bool stagesInRing() const { return p.readsStagedTile(); }
@@ -422,8 +427,14 @@ private:
   Value wgmmaRegisterA(Value acc, ValueRange aParts, Value bDescriptor,
                        bool fromZero);
   /// The low word (i32) of the wgmma descriptor of the matrix at byte
-  /// `offset` (index) from the ring's origin.
-  Value descriptorLow(Value offset);
+  /// `offset` (index) from the ring's origin; `nMajor`: w's tile stored
+  /// [K, N] (WgmmaKernel::weightNMajor).
+  Value descriptorLow(Value offset, bool nMajor = false);
+  /// The bytes from one K step's matrix to the next in a stage.
+  int64_t kStepBytes(bool nMajor) const;
+  /// Whether w's N-major tile is the wgmmas' A (swapped operands) or B.
+  bool weightIsA() const { return kernel.weightNMajor() && c.swapsOperands(); }
+  bool weightIsB() const { return kernel.weightNMajor() && !c.swapsOperands(); }
   /// The wgmma descriptor (i64) of the K-major, 128-byte-swizzled matrix
   /// `bytes` past the one whose low word is `low`: the stage's words are
   /// computed once and each K step adds to the low word alone (CUTLASS's
