@@ -358,16 +358,20 @@ def _without(members, node):
 
 def _runs_faster_alone(gemm, options):
     """Whether fusion computes `gemm` faster than PyTorch even with nothing
-    fused after it: f32 in fp32 precision on a GPU, reading an [out, in]
-    weight, which the generated kernels multiply with 3xTF32 (fp32-accurate,
-    about 2x cuBLAS's SGEMM); cuBLASLt's SGEMM (an [in, out] weight, the
-    cublas strategy, simt math) is PyTorch's own."""
+    fused after it: f32 in fp32 precision on a GPU, which the generated
+    kernels multiply with 3xTF32 (fp32-accurate, about 2x cuBLAS's SGEMM);
+    an [in, out] weight the wgmma kernel's splitters transpose where its
+    rows of N and x's of K are whole 16-byte chunks (TMA's strides), else
+    cuBLASLt's SGEMM computes it, PyTorch's own (as for the cublas strategy
+    and simt math)."""
     meta = importer.tensor_meta(gemm)
     try:
-        layout = importer.linear_operands(gemm)[3]
+        x, _, _, layout = importer.linear_operands(gemm)
     except UnsupportedOperationError:
         return False
-    return meta.dtype == torch.float32 and layout == "out_in" and \
+    chunks = layout == "out_in" or (
+        meta.shape[-1] % 4 == 0 and importer.tensor_meta(x).shape[-1] % 4 == 0)
+    return meta.dtype == torch.float32 and chunks and \
         _target(options, meta.device) != "cpu" and options.get("precision") in (None, "", "fp32") \
         and options.get("strategy") in (None, "auto", "tiled", "wgmma") and \
         options.get("fp32_math") in (None, "tf32x3")

@@ -937,6 +937,30 @@ def test_a_gemm_alone_is_fusions_only_where_3xtf32_beats_sgemm():
     assert not alone(torch.float32, target="sm_90", precision="tf32")
 
 
+class InOutGemm(nn.Module):
+    """x @ W with W stored [in, out] (GPT-2's Conv1D), N columns."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(64, n))
+
+    def forward(self, x):
+        return x @ self.weight
+
+
+@pytest.mark.parametrize("n,alone", [(48, True), (50, False)])
+def test_an_in_out_gemm_alone_is_fusions_where_its_rows_are_tma_strides(
+        n, alone):
+    """An [in, out] weight with nothing to fuse: 3xTF32's splitters
+    transpose it where its rows of N are 16-byte chunks (48 f32), else
+    cuBLASLt's SGEMM, PyTorch's own, computes it (50)."""
+    torch._dynamo.reset()
+    with torch.no_grad():
+        (report,) = fusion.explain(InOutGemm(n), torch.randn(8, 64), options={
+            "target": "sm_90", "compile_only": True})
+    assert bool(report.members) == alone, str(report)
+
+
 @pytest.fixture
 def matmul_precision():
     """torch.set_float32_matmul_precision for this test alone."""

@@ -53,12 +53,13 @@ static bool readsOutInWeight(FusedLinearOp op) {
 
 /// Whether the wgmma kernel computes `op` on `chip`: its MMA kind, K rows
 /// of whole 16-byte chunks (TMA's strides), and a weight it reads (stored
-/// in_out: 16-bit, see whyNotInOutWeight).
+/// in_out: 16-bit or 3xTF32, see whyNotInOutWeight).
 static bool wgmmaComputes(FusedLinearOp op, const ChipInfo &chip) {
   Type elementType = op.getWeight().getType().getElementType();
   MmaKind mma = getRequiredMmaKind(elementType, op.getComputePrecision());
   bool readsWeight = readsOutInWeight(op) ||
-                     ((mma == MmaKind::bf16 || mma == MmaKind::f16) &&
+                     ((mma == MmaKind::bf16 || mma == MmaKind::f16 ||
+                       mma == MmaKind::tf32x3) &&
                       hasChunkAlignedRows(elementType, op.getOutFeatures()));
   return chip.hasWgmma && readsWeight && isWgmmaKind(mma) &&
          hasChunkAlignedRows(elementType, op.getInFeatures());

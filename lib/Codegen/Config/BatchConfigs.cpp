@@ -12,11 +12,12 @@ using namespace mlir;
 using namespace mlir::fusion;
 
 /// `wider`'s config with `tiling`'s tiles and the deepest pipeline that
-/// fits; null where none does.
+/// fits; null where none does, or where it cannot read the op's weight
+/// (3xTF32's swapped tiles, an in_out one).
 static GemmConfigAttr buildTilingConfig(FusedLinearOp op, const ChipInfo &chip,
                                         GemmConfigAttr wider,
                                         const Tiling &tiling) {
-  return withDeepestPipeline(
+  GemmConfigAttr config = withDeepestPipeline(
       op, chip, std::max(tiling.maxStages, wider.getStages()),
       [&](int64_t stageCount) {
         return GemmConfigAttr::getChecked(
@@ -28,6 +29,12 @@ static GemmConfigAttr buildTilingConfig(FusedLinearOp op, const ChipInfo &chip,
             tiling.swapped ? WgmmaOperands::w_x : wider.getOperands(),
             /*splitK=*/int64_t(1));
       });
+  if (config && op.getWeightLayout() == WeightLayout::in_out &&
+      !whyNotInOutWeight(config, op.getWeight().getType().getElementType(),
+                         op.getOutFeatures())
+           .empty())
+    return {};
+  return config;
 }
 
 /// Batches of at most `rowTiles` block rows, whose tiles of `wider` leave

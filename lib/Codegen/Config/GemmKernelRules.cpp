@@ -151,10 +151,14 @@ std::string mlir::fusion::whyNotInOutWeight(GemmConfigAttr config,
   if (!config.isWgmma())
     return "only the wgmma kernel reads one";
   std::optional<MmaKind> mma = config.getMma();
-  if (mma != MmaKind::bf16 && mma != MmaKind::f16)
-    return ("wgmma reads " + stringifyMmaKind(mma.value_or(MmaKind::tf32)) +
-            " operands K-major only, not N-major")
-        .str();
+  if (mma == MmaKind::tf32)
+    return "wgmma reads tf32 operands K-major only, not N-major (3xTF32's "
+           "splitters transpose w's stages; tf32 has none)";
+  if (mma == MmaKind::tf32x3 && config.swapsOperands())
+    return "3xTF32 with swapped operands splits w's tile in registers, which "
+           "it loads K-major only";
+  if (mma != MmaKind::bf16 && mma != MmaKind::f16 && mma != MmaKind::tf32x3)
+    return "the wgmma kernel computes no other MMA kind";
   int64_t boxColumns =
       kGemmRowBytes / (elementType.getIntOrFloatBitWidth() / 8);
   int64_t share = config.getBlockN() / config.getClusterM();

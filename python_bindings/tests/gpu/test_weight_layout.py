@@ -1,13 +1,15 @@
 """Weights stored [in_features, out_features] (GPT-2's Conv1D,
 `addmm(b, x, W)`, `weight_layout in_out`) in the wgmma kernel on the GPU:
-TMA loads w's tile in boxes of 64 columns of N, which the wgmmas read
-N-major. Through torch.compile(backend="fusion") from the library cache
-(sm_90), the default strategy: the plain kernel (128x256 tiles), small
-batches' swapped operands (w's tile the wgmmas' A), the opt-in cluster
-(each block multicasts its boxes) and ping-pong schedules, and a gated MLP
-whose two in_out projections are one dual GEMM. Ragged shapes (N = 200 and
-136 against 256-column tiles: 136 leaves a box wholly past N; batches of 7,
-333 and 1000 rows), outputs against a float64 eager copy."""
+TMA loads w's tile in boxes of 128 bytes of N, which the wgmmas read
+N-major (16 bits) or 3xTF32's splitters transpose (fp32). Through
+torch.compile(backend="fusion") from the library cache (sm_90), the
+default strategy: the plain kernel, small batches' swapped operands (16
+bits: w's tile the wgmmas' A), the opt-in cluster (each block multicasts
+its boxes) and ping-pong schedules, and a gated MLP whose two in_out
+projections are one dual GEMM (bf16; two GEMMs in fp32). Ragged shapes
+(N = 200 and 136 against 128- and 256-column tiles: 136 leaves a box
+wholly past N; batches of 7, 333 and 1000 rows), outputs against a
+float64 eager copy."""
 import copy
 
 import pytest
@@ -50,11 +52,13 @@ class GatedInOut(torch.nn.Module):
 MODELS = {"conv1d_gelu": Conv1DGelu, "gated": GatedInOut}
 CASES = (
     [("conv1d_gelu", precision, n, rows, {})
-     for precision in ("bf16", "f16") for n in (200, 136)
+     for precision in ("bf16", "f16", "fp32") for n in (200, 136)
      for rows in (7, 333, 1000)]
     + [("conv1d_gelu", "bf16", 200, 1000, {"cluster": 2}),
-       ("conv1d_gelu", "bf16", 200, 1000, {"schedule": "pingpong"})]
-    + [("gated", "bf16", 200, rows, {}) for rows in (7, 333, 1000)])
+       ("conv1d_gelu", "bf16", 200, 1000, {"schedule": "pingpong"}),
+       ("conv1d_gelu", "fp32", 200, 1000, {"schedule": "pingpong"})]
+    + [("gated", precision, 200, rows, {})
+       for precision in ("bf16", "fp32") for rows in (7, 333, 1000)])
 
 
 def case_id(case):

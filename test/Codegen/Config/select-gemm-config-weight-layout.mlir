@@ -1,39 +1,42 @@
 // A weight stored [in_features, out_features] (weight_layout in_out): the
-// wgmma kernel reads a 16-bit one N-major, so the strategies that choose
-// (auto, wgmma) take it for bf16 and f16; f32 tensors (tf32 and 3xTF32 read
-// K-major only) and rows of N not 16-byte multiples take cuBLASLt; the
-// tiled kernels read none, so strategy=tiled's config is refused.
+// wgmma kernel reads a 16-bit one N-major and 3xTF32's splitters transpose
+// an f32 one, so the strategies that choose (auto, wgmma) take it for bf16,
+// f16 and fp32 (whose small batches get no swapped tiles: those split w in
+// registers); tf32 (K-major only) and rows of N not 16-byte multiples take
+// cuBLASLt; the tiled kernels read none, so strategy=tiled's config is
+// refused.
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="target=sm_90" | FileCheck %s --check-prefix=AUTO
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=wgmma target=sm_90" | FileCheck %s --check-prefix=WGMMA
 // RUN: fusion-opt %s --split-input-file --verify-diagnostics --fusion-select-gemm-config="strategy=tiled"
 
 // AUTO-LABEL: func.func @fp32_in_out
-// AUTO: fusion.lowering = #fusion.lowering<gemm = <cublaslt>
+// AUTO: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32x3, tile = 128x128, {{.*}}batches = [#fusion.batch_gemm_config<max_rows = {{[0-9]+}}, #fusion.gemm_config<wgmma, mma = tf32x3, tile = 64x64,
+// AUTO-NOT: w_x
 // WGMMA-LABEL: func.func @fp32_in_out
-// WGMMA: fusion.lowering = #fusion.lowering<gemm = <cublaslt>
-func.func @fp32_in_out(%x: tensor<?x64xf32>, %w: tensor<64x48xf32>) -> tensor<?x48xf32> {
+// WGMMA: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32x3
+func.func @fp32_in_out(%x: tensor<?x256xf32>, %w: tensor<256x200xf32>) -> tensor<?x200xf32> {
   // expected-error @+1 {{'fusion.fused_linear' op a generated GEMM (mma_sync) cannot read this weight stored in_out ([in_features, out_features]): only the wgmma kernel reads one}}
   %0 = fusion.fused_linear %x, %w weight_layout in_out epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } : (tensor<?x64xf32>, tensor<64x48xf32>) -> tensor<?x48xf32>
-  return %0 : tensor<?x48xf32>
+  } : (tensor<?x256xf32>, tensor<256x200xf32>) -> tensor<?x200xf32>
+  return %0 : tensor<?x200xf32>
 }
 
 // -----
 
-// The same op with nn.Linear's layout takes the generated kernels (the
-// negative case of the rule).
+// The same op with nn.Linear's layout also takes swapped tiles for its
+// small batches (the negative case of the rule).
 // AUTO-LABEL: func.func @fp32_out_in
-// AUTO: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32x3
+// AUTO: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32x3, {{.*}}operands = w_x
 // WGMMA-LABEL: func.func @fp32_out_in
 // WGMMA: fusion.lowering = #fusion.lowering<gemm = <wgmma
-func.func @fp32_out_in(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+func.func @fp32_out_in(%x: tensor<?x256xf32>, %w: tensor<200x256xf32>) -> tensor<?x200xf32> {
   %0 = fusion.fused_linear %x, %w epilogue {
   ^bb0(%acc: f32):
     fusion.yield %acc : f32
-  } : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
-  return %0 : tensor<?x48xf32>
+  } : (tensor<?x256xf32>, tensor<200x256xf32>) -> tensor<?x200xf32>
+  return %0 : tensor<?x200xf32>
 }
 
 // -----

@@ -177,15 +177,30 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
 
 // -----
 
-// ... of 16-bit operands (tf32's wgmma reads K-major only) ...
+// ... of 16-bit operands or 3xTF32's (tf32's wgmma reads K-major only;
+// 3xTF32's splitters transpose w's stages) ...
 module attributes {fusion.target = #fusion.target<sm_90>} {
   func.func @f(%x: tensor<?x64xf32>, %w: tensor<64x48xf32>) -> tensor<?x48xf32> {
-    // expected-error @+1 {{'fusion.fused_linear' op a generated GEMM (wgmma) cannot read this weight stored in_out ([in_features, out_features]): wgmma reads tf32 operands K-major only, not N-major}}
+    // expected-error @+1 {{'fusion.fused_linear' op a generated GEMM (wgmma) cannot read this weight stored in_out ([in_features, out_features]): wgmma reads tf32 operands K-major only, not N-major (3xTF32's splitters transpose w's stages; tf32 has none)}}
     %0 = fusion.fused_linear %x, %w weight_layout in_out precision tf32 epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
     } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>} : (tensor<?x64xf32>, tensor<64x48xf32>) -> tensor<?x48xf32>
     return %0 : tensor<?x48xf32>
+  }
+}
+
+// -----
+
+// ... not with swapped operands, whose 3xTF32 splits w in registers ...
+module attributes {fusion.target = #fusion.target<sm_90>} {
+  func.func @f(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>) -> tensor<?x64xf32> {
+    // expected-error @+1 {{'fusion.fused_linear' op a generated GEMM (wgmma) cannot read this weight stored in_out ([in_features, out_features]): 3xTF32 with swapped operands splits w's tile in registers, which it loads K-major only}}
+    %0 = fusion.fused_linear %x, %w weight_layout in_out epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 4, group_m = 8, operands = w_x>>} : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
+    return %0 : tensor<?x64xf32>
   }
 }
 
@@ -220,7 +235,20 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
 
 // -----
 
-// The wgmma kernel reads a 16-bit one (no diagnostic).
+// The wgmma kernel reads a 16-bit one and 3xTF32's x_w tiles an f32 one
+// (no diagnostic).
+module attributes {fusion.target = #fusion.target<sm_90>} {
+  func.func @f(%x: tensor<?x64xf32>, %w: tensor<64x48xf32>) -> tensor<?x48xf32> {
+    %0 = fusion.fused_linear %x, %w weight_layout in_out epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>} : (tensor<?x64xf32>, tensor<64x48xf32>) -> tensor<?x48xf32>
+    return %0 : tensor<?x48xf32>
+  }
+}
+
+// -----
+
 module attributes {fusion.target = #fusion.target<sm_90>} {
   func.func @f(%x: tensor<?x64xbf16>, %w: tensor<64x48xbf16>) -> tensor<?x48xbf16> {
     %0 = fusion.fused_linear %x, %w weight_layout in_out epilogue {

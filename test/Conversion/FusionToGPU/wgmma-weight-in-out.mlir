@@ -83,3 +83,35 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
     return %0 : tensor<?x200xbf16>
   }
 }
+
+// -----
+
+// 3xTF32 (tf32 wgmma reads K-major only): TMA loads f32 boxes of 32 K rows
+// by 32 columns (128 bytes), and the producer's 64 splitters transpose each
+// 4 KiB box in place as they split it: 16 element loads each, a named
+// barrier of the 64 (id 3), then four 16-byte stores of high parts over the
+// box and four of remainders into the remainder buffer, per box (4 boxes of
+// the 128 columns). The wgmmas then read w K-major: no leading byte offset
+// of boxes.
+// CHECK-LABEL: gpu.func @split_0_gemm(
+// CHECK: builtin.unrealized_conversion_cast %arg1 : !llvm.ptr to !nvgpu.tensormap.descriptor<tensor = memref<32x32xf32
+// CHECK-COUNT-16: memref.load %{{.*}} : memref<4096xf32, #gpu.address_space<workgroup>>
+// CHECK-NOT: vector.store
+// CHECK: nvvm.barrier id = %c3_i32 number_of_threads = %c64_i32
+// CHECK-COUNT-8: vector.store
+// CHECK-COUNT-16: memref.load
+// CHECK-NOT: vector.store
+// CHECK: nvvm.barrier id = %c3_i32{{.*}} number_of_threads = %c64_i32
+// CHECK-COUNT-2: nvvm.barrier id = %c3_i32
+// CHECK-NOT: nvvm.barrier id = %c3_i32
+// CHECK-NOT: c33488896_i32
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32
+module attributes {fusion.target = #fusion.target<sm_90>} {
+  func.func @split(%x: tensor<?x256xf32>, %w: tensor<256x200xf32>) -> tensor<?x200xf32> {
+    %0 = fusion.fused_linear %x, %w weight_layout in_out epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32x3, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>} : (tensor<?x256xf32>, tensor<256x200xf32>) -> tensor<?x200xf32>
+    return %0 : tensor<?x200xf32>
+  }
+}

@@ -97,10 +97,13 @@ bool computesDualWeight(GemmConfigAttr config);
 /// Why a kernel of `config` cannot read a weight stored [in_features,
 /// out_features] (`weight_layout in_out`, N contiguous) of `elementType`
 /// with N columns; empty if it can. Only the wgmma kernel reads one: TMA
-/// loads w's tile in boxes of 128 bytes of N by a K slice's rows, and
-/// wgmma reads them N-major (imm-trans), which it does for 16-bit operands
-/// alone (tf32's are K-major only). Each block's share of the tile is whole
-/// boxes, and w's rows of N are whole 16-byte chunks (TMA's strides).
+/// loads w's tile in boxes of 128 bytes of N by a K slice's rows, which
+/// wgmma reads N-major (imm-trans) for 16-bit operands; tf32's it reads
+/// K-major only, so 3xTF32's splitters transpose each stage's boxes as
+/// they split them (not with swapped operands: w's parts then come from
+/// registers), and tf32 reads none. Each block's share of the tile is
+/// whole boxes, and w's rows of N are whole 16-byte chunks (TMA's
+/// strides).
 std::string whyNotInOutWeight(GemmConfigAttr config, Type elementType,
                               int64_t n);
 

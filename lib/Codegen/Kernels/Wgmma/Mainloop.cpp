@@ -98,8 +98,6 @@ Value WgmmaMainloop::multiplyStage(Value acc, Value stage, bool fromZero,
                     weightIsA());
   assert((!kernel.split() || kernel.rowBlocks() == 1) &&
          "3xTF32 parts of 64 kernel.rows");
-  assert((!kernel.split() || !kernel.weightNMajor()) &&
-         "tf32 operands are K-major");
   Value bTile = descriptorLow(ring.sharedOperandOffset(stage), weightIsB());
   Value bLow =
       kernel.split() ? descriptorLow(ring.remainderOffset(stage)) : Value();
@@ -140,6 +138,8 @@ Value WgmmaMainloop::multiplyStage(Value acc, Value stage, bool fromZero,
 }
 
 void WgmmaMainloop::splitStage(Value stage, Value splitter) {
+  if (kernel.weightNMajor())
+    return splitTransposedStage(stage, splitter);
   // Each splitter takes 16-byte chunks of the kernel.shared-memory operand's
   // tile; the kernel.layout does not matter. The high part (splitTf32) is
   // written over the tile, the low part to the same offset of the remainder
@@ -158,6 +158,53 @@ void WgmmaMainloop::splitStage(Value stage, Value splitter) {
     auto [high, remainder] = splitTf32(b, loc, x);
     vector::StoreOp::create(b, loc, high, tile, element);
     vector::StoreOp::create(b, loc, remainder, low, element);
+  }
+  // wgmma reads kernel.shared memory through the async proxy.
+  kernel.fenceSharedProxies();
+}
+
+void WgmmaMainloop::splitTransposedStage(Value stage, Value splitter) {
+  // A box of 32 K rows by 32 columns of N (4 KiB) takes the bytes that its
+  // 32 rows of w take K-major, so each box transposes in place: every
+  // splitter reads its 16 elements, the splitters meet, then each writes
+  // their high parts K-major over the box and their remainders to the same
+  // offsets of the remainder buffer. Splitter s takes row s / 2 of the
+  // K-major box, K elements [16 (s % 2), 16 (s % 2) + 16). Both layouts are
+  // swizzled alike: 16-byte chunk c of row r lies at chunk c ^ (r % 8).
+  assert(kernel.tileK == 32 && kSplitters == 64 && "f32 boxes of 32 x 32");
+  constexpr int64_t boxSide = 32, perSplitter = 16;
+  Type f32 = b.getF32Type();
+  int64_t boxes = c.getWgmmaN() / boxSide;
+  Value tile = kernel.sharedView(ring.sharedOperandOffset(stage),
+                                 {boxes * boxSide * boxSide}, f32);
+  Value low = kernel.sharedView(ring.remainderOffset(stage),
+                                {boxes * boxSide * boxSide}, f32);
+  Value row = div(splitter, 2);
+  Value firstK = mul(rem(splitter, 2), perSplitter);
+  auto vectorType = VectorType::get({4}, f32);
+  for (int64_t box = 0; box < boxes; ++box) {
+    int64_t base = box * boxSide * boxSide;
+    SmallVector<Value> elements;
+    for (int64_t i = 0; i < perSplitter; ++i) {
+      // Element (k, row) of the N-major box: K row k = firstK + i (k % 8 =
+      // i % 8, firstK being a multiple of 16), column `row`.
+      Value chunk = arith::XOrIOp::create(b, loc, div(row, 4), idx(i % 8));
+      Value at = add(add(mul(firstK, boxSide), mul(chunk, 4)),
+                     add(rem(row, 4), base + i * boxSide));
+      elements.push_back(memref::LoadOp::create(b, loc, tile, at));
+    }
+    NVVM::BarrierOp::create(b, loc, Type(), kernel.i32(kSplitterBarrier),
+                            kernel.i32(kSplitters), {}, Value());
+    for (int64_t chunk = 0; chunk < perSplitter / 4; ++chunk) {
+      Value x = vector::FromElementsOp::create(
+          b, loc, vectorType, ArrayRef<Value>(elements).slice(4 * chunk, 4));
+      Value swizzled = arith::XOrIOp::create(b, loc, add(div(firstK, 4), chunk),
+                                             rem(row, 8));
+      Value at = add(add(mul(row, boxSide), mul(swizzled, 4)), base);
+      auto [high, remainder] = splitTf32(b, loc, x);
+      vector::StoreOp::create(b, loc, high, tile, at);
+      vector::StoreOp::create(b, loc, remainder, low, at);
+    }
   }
   // wgmma reads kernel.shared memory through the async proxy.
   kernel.fenceSharedProxies();

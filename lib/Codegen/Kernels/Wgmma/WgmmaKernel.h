@@ -51,6 +51,9 @@ constexpr int64_t kSlicesPerSum = 2;
 /// 3xTF32: the producer warpgroup's last two warps split w's stages (its
 /// first thread issues the loads); the consumers only wait for them.
 constexpr int64_t kSplitters = 64;
+/// The named barrier of the splitters, after the consumers' (a ping-pong
+/// kernel's two).
+constexpr int32_t kSplitterBarrier = 3;
 
 /// Whether the epilogue's row operand that is x (N = K) comes from the
 /// ring: x's rows of the K slices [columnBase, columnBase + blockN) are the
@@ -146,7 +149,8 @@ public:
   bool split() const { return c.isWgmmaSplit(); }
   /// w (and the dual weight) stored [K, N]: each stage holds w's tile as
   /// boxes of tileK columns of N (weightBoxBytes each), K slice rows of 128
-  /// bytes, which the wgmmas read N-major.
+  /// bytes, which the wgmmas read N-major (16 bits) or 3xTF32's splitters
+  /// transpose (splitTransposedStage).
   bool weightNMajor() const { return p.weightLayout == WeightLayout::in_out; }
   int64_t weightBoxBytes() const { return tileK * kGemmRowBytes; }
   /// Where the epilogue stages its output tile: the ring, which the
@@ -417,6 +421,9 @@ public:
   void splitStage(Value stage, Value splitter);
 
 private:
+  /// splitStage of a w stored [K, N]: each box of the stage transposed to
+  /// K-major as it is split.
+  void splitTransposedStage(Value stage, Value splitter);
   /// emitMainLoop for 3xTF32.
   Value emitSplitMainLoop(Value firstSlice);
   /// Register A: this thread's fragments of the consumer's 64 rows of x in
@@ -432,9 +439,13 @@ private:
   Value descriptorLow(Value offset, bool nMajor = false);
   /// The bytes from one K step's matrix to the next in a stage.
   int64_t kStepBytes(bool nMajor) const;
-  /// Whether w's N-major tile is the wgmmas' A (swapped operands) or B.
-  bool weightIsA() const { return kernel.weightNMajor() && c.swapsOperands(); }
-  bool weightIsB() const { return kernel.weightNMajor() && !c.swapsOperands(); }
+  /// Whether the wgmmas read w's tile N-major (stored [K, N], not
+  /// transposed by 3xTF32's splitters), as their A (swapped operands) or B.
+  bool readsWeightNMajor() const {
+    return kernel.weightNMajor() && !kernel.split();
+  }
+  bool weightIsA() const { return readsWeightNMajor() && c.swapsOperands(); }
+  bool weightIsB() const { return readsWeightNMajor() && !c.swapsOperands(); }
   /// The wgmma descriptor (i64) of the K-major, 128-byte-swizzled matrix
   /// `bytes` past the one whose low word is `low`: the stage's words are
   /// computed once and each K step adds to the low word alone (CUTLASS's
