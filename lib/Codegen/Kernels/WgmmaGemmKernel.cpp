@@ -76,6 +76,8 @@
 // by 128 bytes of N (64 columns), which wgmma reads N-major (imm-trans-b,
 // or imm-trans-a with swapped operands): the descriptor's leading byte
 // offset steps from one box to the next along N, a K step 16 rows down.
+// An f32 one's boxes (32 x 32) 3xTF32's splitters transpose in place as
+// they split them, so that its wgmmas read w K-major.
 //
 // The parts (ring, tile scheduler, main loop, row operands, split-K,
 // producer, consumer) are in Wgmma/, each a class (Wgmma/WgmmaKernel.h).
