@@ -1,7 +1,8 @@
 """A random-model differential fuzzer of fusion's model family (issue 68).
 
 `generate(seed)` writes a random PyTorch model of the family fusion compiles
-(one or two nn.Linear layers, each followed by a random chain of elementwise
+(one or two linear layers, nn.Linear's or GPT-2's Conv1D form with the
+weight stored [in, out], each followed by a random chain of elementwise
 ops, row reductions, softmaxes, norms, gates and residual adds) as the
 SOURCE TEXT of a class, plus how its inputs are made. Keeping the model as
 text makes every case print itself as a standalone reproducer
@@ -109,6 +110,8 @@ SINGULAR_POINTS = {
 # The generator's chunk of a layer's features, and the same pieces copied
 # (_Run.chunks_copied).
 CHUNK = "a, b = h.chunk(2, -1)"
+# The share of linear layers written as GPT-2's Conv1D (weight [in, out]).
+CONV1D_SHARE = 0.25
 CHUNK_COPIED = "a, b = (t.contiguous() for t in h.chunk(2, -1))"
 
 # ---------------------------------------------------------------------------
@@ -404,8 +407,11 @@ class _Builder:
     keepdim=False reduction removed it (then only elementwise steps
     follow)."""
 
-    def __init__(self, rng, rank, in_features):
+    def __init__(self, rng, rank, in_features, form_rng=None):
         self.rng = rng
+        # How each linear layer is written (forms): its own stream, so that
+        # a seed's model computes the same numbers whatever form it takes.
+        self.form_rng = form_rng or random.Random(0)
         self.rank = rank
         self.init = []
         self.body = []
@@ -449,7 +455,21 @@ class _Builder:
         bias = self.rng.random() < 0.8
         self.init.append(f"self.lin{index} = nn.Linear({self.features}, "
                          f"{out_features}, bias={bias})")
-        self.set(f"self.lin{index}(h)" if index else f"self.lin{index}(x)")
+        source = "h" if index else "x"
+        if self.form_rng.random() < CONV1D_SHARE:
+            # GPT-2's Conv1D: the same weight stored [in, out] and
+            # multiplied as it is (addmm, or matmul for rank > 2).
+            self.init.append(f"self.lin{index}.weight = nn.Parameter(self."
+                             f"lin{index}.weight.detach().t().contiguous())")
+            weight, bias_value = f"self.lin{index}.weight", \
+                f"self.lin{index}.bias"
+            if bias and self.rank == 2:
+                self.set(f"torch.addmm({bias_value}, {source}, {weight})")
+            else:
+                self.set(f"{source} @ {weight}" +
+                         (f" + {bias_value}" if bias else ""))
+        else:
+            self.set(f"self.lin{index}({source})")
         self.body.append(f"y{index} = h")
         self.features = out_features
         self.centred = False
@@ -675,7 +695,8 @@ def generate(seed):
     rank = rng.choices([2, 3, 4], [50, 35, 15])[0]
     inner = tuple(rng.randint(1, 5) for _ in range(rank - 2))
     in_features = _features(rng)
-    builder = _Builder(rng, rank, in_features)
+    builder = _Builder(rng, rank, in_features,
+                       form_rng=random.Random(f"{seed} forms"))
     for layer in range(2):
         builder.linear(layer)
         builder.chain()
