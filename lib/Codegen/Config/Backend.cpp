@@ -58,8 +58,7 @@ static bool wgmmaComputes(FusedLinearOp op, const ChipInfo &chip) {
   Type elementType = op.getWeight().getType().getElementType();
   MmaKind mma = getRequiredMmaKind(elementType, op.getComputePrecision());
   bool readsWeight = readsOutInWeight(op) ||
-                     ((mma == MmaKind::bf16 || mma == MmaKind::f16 ||
-                       mma == MmaKind::tf32x3) &&
+                     (readsInOutWeight(mma) &&
                       hasChunkAlignedRows(elementType, op.getOutFeatures()));
   return chip.hasWgmma && readsWeight && isWgmmaKind(mma) &&
          hasChunkAlignedRows(elementType, op.getInFeatures());

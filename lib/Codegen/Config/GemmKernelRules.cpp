@@ -150,15 +150,15 @@ std::string mlir::fusion::whyNotInOutWeight(GemmConfigAttr config,
                                             Type elementType, int64_t n) {
   if (!config.isWgmma())
     return "only the wgmma kernel reads one";
-  std::optional<MmaKind> mma = config.getMma();
-  if (mma == MmaKind::tf32)
+  // A wgmma config's MMA kind is one of bf16, f16, tf32 and tf32x3 (its
+  // attribute's verifier).
+  MmaKind mma = *config.getMma();
+  if (!readsInOutWeight(mma))
     return "wgmma reads tf32 operands K-major only, not N-major (3xTF32's "
            "splitters transpose w's stages; tf32 has none)";
   if (mma == MmaKind::tf32x3 && config.swapsOperands())
     return "3xTF32 with swapped operands splits w's tile in registers, which "
            "it loads K-major only";
-  if (mma != MmaKind::bf16 && mma != MmaKind::f16 && mma != MmaKind::tf32x3)
-    return "the wgmma kernel computes no other MMA kind";
   int64_t boxColumns =
       kGemmRowBytes / (elementType.getIntOrFloatBitWidth() / 8);
   int64_t share = config.getBlockN() / config.getClusterM();

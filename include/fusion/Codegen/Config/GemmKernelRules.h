@@ -106,6 +106,11 @@ bool computesDualWeight(GemmConfigAttr config);
 /// strides).
 std::string whyNotInOutWeight(GemmConfigAttr config, Type elementType,
                               int64_t n);
+/// Whether a wgmma kernel of MMA kind `mma` reads a weight stored in_out
+/// (the kinds whyNotInOutWeight allows, whatever the config).
+inline bool readsInOutWeight(MmaKind mma) {
+  return mma == MmaKind::bf16 || mma == MmaKind::f16 || mma == MmaKind::tf32x3;
+}
 
 /// The MMA kind a generated kernel must use for tensors of `elementType` in
 /// `precision`: 16-bit tensors multiply natively (their products are exact
