@@ -92,11 +92,12 @@ int32_t __fusion_rt_copy(void *stream, void *dst, const void *src,
                          int64_t bytes);
 /* out[M, N] = alpha * x[M, K] * w[N, K]^T (+ bias[N]), all `dtype`, products
  * in `precision`, f32 accumulation; w stored [K, N] (x * w) where
- * `weight_layout` is FUSION_WEIGHT_IN_OUT. */
+ * `weight_layout` is FUSION_WEIGHT_IN_OUT; out's rows `out_stride` (>= N)
+ * elements apart (columns of a wider matrix: a grouped GEMM's part). */
 int32_t __fusion_rt_gemm(void *stream, int32_t dtype, int32_t precision,
                          int32_t weight_layout, int64_t m, int64_t n, int64_t k,
                          const void *x, const void *w, const void *bias,
-                         float alpha, void *out);
+                         float alpha, void *out, int64_t out_stride);
 /* Encodes into `map` (128 bytes, 64-byte aligned) the TMA tensor map of the
  * row-major [rows, columns] matrix of `dtype` at `base`, read in boxes of
  * boxRows x boxColumns, 128-byte swizzled, zeros past its edges. */

@@ -51,9 +51,9 @@ struct Plan {
 };
 
 /// Device, dtype, precision, weight layout, M, N, K, whether there is a
-/// bias.
-using PlanKey =
-    std::tuple<int, int32_t, int32_t, int32_t, int64_t, int64_t, int64_t, bool>;
+/// bias, the output's row stride.
+using PlanKey = std::tuple<int, int32_t, int32_t, int32_t, int64_t, int64_t,
+                           int64_t, bool, int64_t>;
 
 std::mutex mutex;
 std::map<int, DeviceState> devices;
@@ -95,7 +95,8 @@ int32_t getDevice(int device, DeviceState *&state) {
 }
 
 int32_t makePlan(cublasLtHandle_t handle, const PlanKey &key, Plan &plan) {
-  auto [device, dtype, precision, weightLayout, m, n, k, hasBias] = key;
+  auto [device, dtype, precision, weightLayout, m, n, k, hasBias, outStride] =
+      key;
   cudaDataType_t type = dataType(dtype);
   // Column-major, as cuBLAS sees them: out^T [N, M] = w' [N, K] x^T [K, M],
   // where w' is an [N, K] weight read transposed (its [K, N] column-major
@@ -130,9 +131,9 @@ int32_t makePlan(cublasLtHandle_t handle, const PlanKey &key, Plan &plan) {
           checkCublas(cublasLtMatrixLayoutCreate(&plan.b, type, k, m, k),
                       "cublasLtMatrixLayoutCreate"))
     return status;
-  if (int32_t status =
-          checkCublas(cublasLtMatrixLayoutCreate(&plan.c, type, n, m, n),
-                      "cublasLtMatrixLayoutCreate"))
+  if (int32_t status = checkCublas(
+          cublasLtMatrixLayoutCreate(&plan.c, type, n, m, outStride),
+          "cublasLtMatrixLayoutCreate"))
     return status;
   if (hasBias && !biasEpilogue)
     if (int32_t status = checkCublas(
@@ -170,9 +171,14 @@ extern "C" int32_t __fusion_rt_gemm(void *stream, int32_t dtype,
                                     int32_t precision, int32_t weightLayout,
                                     int64_t m, int64_t n, int64_t k,
                                     const void *x, const void *w,
-                                    const void *bias, float alpha, void *out) {
+                                    const void *bias, float alpha, void *out,
+                                    int64_t outStride) {
   if (m <= 0 || n <= 0)
     return FUSION_SUCCESS;
+  if (outStride < n)
+    return fail(FUSION_ERROR_INVALID_ARGUMENT,
+                "a GEMM's output rows of " + std::to_string(n) +
+                    " columns are " + std::to_string(outStride) + " apart");
   DeviceGuard guard(stream);
   if (guard.status() != FUSION_SUCCESS)
     return guard.status();
@@ -180,8 +186,8 @@ extern "C" int32_t __fusion_rt_gemm(void *stream, int32_t dtype,
   DeviceState *device;
   if (int32_t status = getDevice(guard.device(), device))
     return status;
-  PlanKey key{guard.device(), dtype, precision, weightLayout, m, n, k,
-              bias != nullptr};
+  PlanKey key{guard.device(),  dtype,    precision, weightLayout, m, n, k,
+              bias != nullptr, outStride};
   auto it = plans.find(key);
   if (it == plans.end()) {
     Plan plan;

@@ -23,10 +23,15 @@ int64_t mlir::fusion::getWgmmaBlockN(FusedLinearOp op) {
   // A dual GEMM's two sets of accumulators: m64n128 each.
   if (op.getDualWeight())
     return 128;
-  return getWgmmaBlockN(
+  int64_t blockN = getWgmmaBlockN(
       getRequiredMmaKind(op.getWeight().getType().getElementType(),
                          op.getComputePrecision()),
       op.getOutFeatures());
+  // A grouped GEMM's tiles each lie within one part of its weight.
+  SmallVector<int64_t> parts = getWeightPartWidths(op);
+  while (blockN > kNarrowestWgmmaBlockN && !tilesWithinParts(parts, blockN))
+    blockN /= 2;
+  return blockN;
 }
 
 /// Whether reductions read `op`'s output after it is written: a GEMM of
@@ -61,7 +66,9 @@ static bool wgmmaComputes(FusedLinearOp op, const ChipInfo &chip) {
                      (readsInOutWeight(mma) &&
                       hasChunkAlignedRows(elementType, op.getOutFeatures()));
   return chip.hasWgmma && readsWeight && isWgmmaKind(mma) &&
-         hasChunkAlignedRows(elementType, op.getInFeatures());
+         hasChunkAlignedRows(elementType, op.getInFeatures()) &&
+         tilesWithinParts(getWeightPartWidths(op), kNarrowestWgmmaBlockN) &&
+         (!op.getWeightConcat() || !op.getDualWeight());
 }
 
 /// The instructions an element of `op`'s epilogue roughly takes: about 20
@@ -195,7 +202,8 @@ GemmBackend mlir::fusion::selectBackend(FusedLinearOp op,
         (fp32 || (!isWrittenForReductions(op, getWgmmaBlockN(op)) &&
                   !hasCostlyFunction(op))))
       return GemmBackend::wgmma;
-    return fp32 && generated == GemmBackend::mma_sync && readsOutInWeight(op)
+    return fp32 && generated == GemmBackend::mma_sync && readsOutInWeight(op) &&
+                   !op.getWeightConcat()
                ? GemmBackend::mma_sync
                : GemmBackend::cublaslt;
   }

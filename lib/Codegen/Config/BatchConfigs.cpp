@@ -34,6 +34,11 @@ static GemmConfigAttr buildTilingConfig(FusedLinearOp op, const ChipInfo &chip,
                          op.getOutFeatures())
            .empty())
     return {};
+  SmallVector<int64_t> parts = getWeightPartWidths(op);
+  if (config && !parts.empty() &&
+      !whyNotWeightParts(config, parts, static_cast<bool>(op.getDualWeight()))
+           .empty())
+    return {};
   return config;
 }
 

@@ -146,6 +146,38 @@ mlir::fusion::getRowReductionSpan(int64_t blockN, Type elementType, int64_t n,
   return std::nullopt;
 }
 
+SmallVector<int64_t> mlir::fusion::getWeightPartWidths(FusedLinearOp op) {
+  SmallVector<int64_t> widths;
+  if (ConcatOp concat = op.getWeightConcat())
+    for (Value part : concat.getInputs())
+      widths.push_back(
+          cast<RankedTensorType>(part.getType()).getDimSize(concat.getDim()));
+  return widths;
+}
+
+bool mlir::fusion::tilesWithinParts(ArrayRef<int64_t> widths, int64_t blockN) {
+  // The last part's end is N, where any tile may end.
+  for (size_t part = 0; part + 1 < widths.size(); ++part)
+    if (widths[part] % blockN != 0)
+      return false;
+  return true;
+}
+
+std::string mlir::fusion::whyNotWeightParts(GemmConfigAttr config,
+                                            ArrayRef<int64_t> widths,
+                                            bool dual) {
+  if (!config.isWgmma())
+    return "only the wgmma kernel (a TMA map a part) and cuBLASLt (a GEMM a "
+           "part) read one";
+  if (dual)
+    return "a dual GEMM's weights are read whole";
+  if (!tilesWithinParts(widths, config.getBlockN()))
+    return ("its parts do not start at whole tiles of " +
+            Twine(config.getBlockN()) + " columns")
+        .str();
+  return {};
+}
+
 std::string mlir::fusion::whyNotInOutWeight(GemmConfigAttr config,
                                             Type elementType, int64_t n) {
   if (!config.isWgmma())

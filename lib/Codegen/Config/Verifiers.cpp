@@ -45,6 +45,15 @@ static LogicalResult verifyGemmConfig(FusedLinearOp op, GemmConfigAttr config) {
                 "out_features]): "
              << why;
   }
+  SmallVector<int64_t> parts = getWeightPartWidths(op);
+  if (!parts.empty()) {
+    std::string why =
+        whyNotWeightParts(config, parts, static_cast<bool>(op.getDualWeight()));
+    if (!why.empty())
+      return op.emitOpError("a generated GEMM (")
+             << stringifyGemmBackend(config.getBackend())
+             << ") cannot read this weight in parts (a concat): " << why;
+  }
   int64_t k = op.getInFeatures();
   if (config.isWgmma() && !hasChunkAlignedRows(elementType, k))
     return op.emitOpError("a wgmma GEMM loads rows of x and w with TMA, "

@@ -54,12 +54,15 @@ GemmEpilogueArguments::take(const GemmKernelProblem &problem,
   for (const GemmRowReduction &reduction : problem.rowReductions)
     for (unsigned i = 0; i < reduction.partialCount(); ++i)
       args.partials.push_back(kernelArgs[next++]);
+  if (problem.biasInParts)
+    for (size_t i = 1; i < problem.weightParts.size(); ++i)
+      args.biasParts.push_back(kernelArgs[next++]);
   return args;
 }
 
-void mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
-                                      SmallVectorImpl<Type> &argTypes,
-                                      LaunchContract &launch) {
+unsigned mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
+                                          SmallVectorImpl<Type> &argTypes,
+                                          LaunchContract &launch) {
   unsigned operand = 2;
   Type type = problem.elementType;
   int64_t n = problem.n;
@@ -71,8 +74,11 @@ void mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
         KernelArgument::descriptor(operand++, std::move(extents)));
   };
   RowExpr rows = RowExpr::rows();
+  auto addVector = [&](int64_t size, Type elementType) {
+    addMemRef({size}, elementType, {RowExpr::constant(size)});
+  };
   if (problem.hasBias)
-    addMemRef({n}, type, {RowExpr::constant(n)});
+    addVector(problem.biasInParts ? problem.partWidth(0) : n, type);
   if (problem.storesOutput)
     addMemRef({dynamic, n}, type, {rows, RowExpr::constant(n)});
   for (size_t i = 0; i < problem.intermediates.size(); ++i)
@@ -103,6 +109,9 @@ void mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
       addMemRef({dynamic, problem.partialColumns()},
                 Float32Type::get(type.getContext()),
                 {rows, RowExpr::constant(problem.partialColumns())});
+  if (problem.biasInParts)
+    for (size_t i = 1; i < problem.weightParts.size(); ++i)
+      addVector(problem.partWidth(i), type);
   // A block a tile; clusters take whole clusters' tiles (rasterizeGemmTile),
   // and with split_k each block of a cluster a share of one tile's K.
   int64_t cluster = config.getClusterM();
@@ -111,6 +120,7 @@ void mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
                        config.getClusterSize() * countColumnTiles(config, n));
   launch.blockSize = config.getThreads();
   launch.dynamicSharedBytes = problem.sharedLayout().total;
+  return operand;
 }
 
 GemmTilePosition mlir::fusion::rasterizeGemmTile(OpBuilder &b, Location loc,
@@ -185,7 +195,9 @@ void GemmEpilogueEmitter::loadColumnConstants() {
     Value safe = select(ok, globalColumn, idx(0));
     auto store = [&] {
       for (auto [i, source] : llvm::enumerate(sources)) {
-        Value v = widen(memref::LoadOp::create(b, loc, source, safe));
+        Value v = i == 0 && !args.biasParts.empty()
+                      ? loadBiasInParts(globalColumn)
+                      : widen(memref::LoadOp::create(b, loc, source, safe));
         memref::StoreOp::create(b, loc, select(ok, v, f32(0.0)),
                                 columnConstants, ValueRange{idx(i), column});
       }
@@ -195,6 +207,21 @@ void GemmEpilogueEmitter::loadColumnConstants() {
     else
       guarded(lessThan(column, idx(c.getBlockN())), store);
   }
+}
+
+Value GemmEpilogueEmitter::loadBiasInParts(Value column) {
+  Value value = f32(0.0);
+  for (size_t part = 0; part < p.weightParts.size(); ++part) {
+    Value source = part == 0 ? args.bias : args.biasParts[part - 1];
+    int64_t first = p.partOffset(part);
+    Value inPart = both(lessThan(column, idx(first + p.partWidth(part))),
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                              column, idx(first)));
+    Value local = select(inPart, sub(column, first), idx(0));
+    value = select(inPart, widen(memref::LoadOp::create(b, loc, source, local)),
+                   value);
+  }
+  return value;
 }
 
 /// emit's walk over the runs: each run's results from its accumulators,

@@ -123,9 +123,7 @@ void WgmmaGemmEmitter::emit(gpu::GPUFuncOp func, LaunchContract &launch) {
   guarded(equal(kernel.thread, 0), [&] {
     ring.initBarriers();
     nvgpu::TmaPrefetchOp::create(b, loc, kernel.xMap, Value());
-    nvgpu::TmaPrefetchOp::create(b, loc, kernel.wMap, Value());
-    if (kernel.dualMap)
-      nvgpu::TmaPrefetchOp::create(b, loc, kernel.dualMap, Value());
+    kernel.prefetchWeightMaps();
     if (kernel.residualMap)
       nvgpu::TmaPrefetchOp::create(b, loc, kernel.residualMap, Value());
     // The peers' multicasts, stores and arrivals find the barriers
@@ -181,16 +179,17 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
   // tile's rows by a K slice; stored in_out, [K, N] in boxes of a K slice's
   // rows by 128 bytes of N, the producer loading a share's boxes one by
   // one.
-  auto weightMap = [&](unsigned operand) {
+  // A grouped GEMM's parts of w: a map a part, of its columns.
+  auto weightMap = [&](unsigned operand, int64_t columns) {
     if (problem.weightLayout == WeightLayout::in_out)
       return KernelArgument::tensorMap(
-          operand, {RowExpr::constant(k), RowExpr::constant(n)}, type,
+          operand, {RowExpr::constant(k), RowExpr::constant(columns)}, type,
           {tileK, tileK});
     return KernelArgument::tensorMap(
-        operand, {RowExpr::constant(n), RowExpr::constant(k)}, type,
+        operand, {RowExpr::constant(columns), RowExpr::constant(k)}, type,
         {config.getBlockN() / config.getClusterM(), tileK});
   };
-  launch.arguments.push_back(weightMap(1));
+  launch.arguments.push_back(weightMap(1, problem.partWidth(0)));
   argTypes.push_back(ptr);
   launch.arguments.push_back(KernelArgument::lastBlockRowTensorMap(
       0, {RowExpr::rows(), RowExpr::constant(k)}, type, config.getBlockM(),
@@ -200,7 +199,7 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
     // The dual weight, the last launch operand, in w's boxes.
     tensorMapArgs.push_back(argTypes.size());
     argTypes.push_back(ptr);
-    launch.arguments.push_back(weightMap(problem.dualWeightOperand()));
+    launch.arguments.push_back(weightMap(problem.dualWeightOperand(), n));
   }
   if (std::optional<unsigned> residual = wgmma::residualThroughRing(problem)) {
     // The residual matrix, a launch operand among the epilogue's (its
@@ -215,7 +214,18 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
         operand, {RowExpr::rows(), RowExpr::constant(n)}, type,
         {config.getBlockM(), tileK}));
   }
-  completeGemmLaunch(problem, argTypes, launch);
+  size_t mapsEnd = argTypes.size();
+  unsigned operand = completeGemmLaunch(problem, argTypes, launch);
+  // The maps of w's parts past the first, the last launch operands, are
+  // kernel arguments after the other maps (a map's place is its
+  // argument's number among the lowered kernel's).
+  for (size_t part = 1; part < problem.weightParts.size(); ++part) {
+    size_t at = mapsEnd + part - 1;
+    tensorMapArgs.push_back(at);
+    argTypes.insert(argTypes.begin() + at, ptr);
+    launch.arguments.insert(launch.arguments.begin() + at,
+                            weightMap(operand++, problem.partWidth(part)));
+  }
   // A tile staged in the ring holds the producer back until its epilogue
   // is done, so the block's next tile gains no overlap; one block a tile
   // measured the same and leaves the balance to the block scheduler.

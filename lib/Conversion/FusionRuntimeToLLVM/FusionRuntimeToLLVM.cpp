@@ -158,7 +158,8 @@ struct LowerGemm : OpRewritePattern<fusion_rt::GemmOp> {
         op.getBias(),
         LLVM::ConstantOp::create(rewriter, loc, rewriter.getF32Type(),
                                  op.getAlphaAttr()),
-        op.getOut()};
+        op.getOut(),
+        i64Constant(rewriter, loc, op.getOutStride().value_or(op.getN()))};
     replaceWithRuntimeCall(op, rewriter, "__fusion_rt_gemm", operands);
     return success();
   }

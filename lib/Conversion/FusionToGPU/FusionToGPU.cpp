@@ -41,6 +41,9 @@ public:
 
 private:
   LogicalResult checkSupported();
+  /// Whether every use of `concat` reads its parts in place (a grouped
+  /// GEMM's weight and bias); a located error otherwise.
+  LogicalResult checkReadInPlace(ConcatOp concat);
   /// The host function of the entry point, its failure path (which frees
   /// the workspace) and the insertion point in its entry block.
   void createHostFunction();
@@ -66,6 +69,28 @@ private:
   void emitBody();
   void emitElementwise(ElementwiseOpInterface op);
 };
+
+LogicalResult HostEmitter::checkReadInPlace(ConcatOp concat) {
+  for (OpOperand &use : concat->getUses()) {
+    auto fused = dyn_cast<FusedLinearOp>(use.getOwner());
+    bool read = false;
+    if (fused && use.get() == fused.getWeight())
+      read = fused.getWeightConcat() == concat && !fused.getDualWeight();
+    else if (fused && use.get() == fused.getBias() && fused.getWeightConcat())
+      read = getWeightPartWidths(fused) ==
+             SmallVector<int64_t>(
+                 llvm::map_range(concat.getInputs(), [](Value part) {
+                   return cast<RankedTensorType>(part.getType()).getDimSize(0);
+                 }));
+    if (!read)
+      return concat.emitOpError(
+          "is compiled by the GPU backends only as the weight of a "
+          "fused_linear joined along N (not of a dual GEMM), or as its bias "
+          "joined of parts of the weight's widths: the GEMM reads the parts "
+          "in place");
+  }
+  return success();
+}
 
 LogicalResult HostEmitter::checkSupported() {
   auto checkType = [&](Type type, Location where) -> LogicalResult {
@@ -113,10 +138,15 @@ LogicalResult HostEmitter::checkSupported() {
     }
     if (isa<BatchNormOp, ElementwiseOpInterface, ReduceOp, func::ReturnOp>(op))
       return WalkResult::advance();
+    if (auto concat = dyn_cast<ConcatOp>(op)) {
+      if (succeeded(checkReadInPlace(concat)))
+        return WalkResult::advance();
+      return WalkResult::interrupt();
+    }
     op->emitOpError("cannot be compiled by the GPU backends (run "
                     "--fusion-optimize first; only fused_linear, "
-                    "elementwise fusion ops, reduce and batch_norm are "
-                    "supported)");
+                    "elementwise fusion ops, reduce, batch_norm and a "
+                    "grouped GEMM's concat are supported)");
     return WalkResult::interrupt();
   });
   if (walk.wasInterrupted())
@@ -287,6 +317,8 @@ LogicalResult HostEmitter::planWorkspace() {
   SmallVector<std::pair<Value, Value>> intermediates; // (tensor, offset)
   for (Operation &op : func.getBody().front().without_terminator()) {
     opIndex[&op] = index++;
+    if (isa<ConcatOp>(op))
+      continue; // Read in place (checkReadInPlace).
     auto fused = dyn_cast<FusedLinearOp>(op);
     if (fused && failed(planGemmTileReductions(fused)))
       return failure();
@@ -333,6 +365,8 @@ void HostEmitter::emitBody() {
   for (auto it = body.begin(), end = body.without_terminator().end();
        it != end;) {
     Operation &op = *it++;
+    if (isa<ConcatOp>(op))
+      continue;
     if (auto reduce = dyn_cast<ReduceOp>(op)) {
       it = emitRowProgram(reduce, end);
       continue;

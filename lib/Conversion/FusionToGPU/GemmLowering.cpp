@@ -33,7 +33,21 @@ GemmKernelProblem GemmLowering::getGemmProblem(FusedLinearOp op) {
   problem.statistics = batchNorm && batchNorm.isTraining();
   problem.dualWeight = static_cast<bool>(op.getDualWeight());
   problem.weightLayout = op.getWeightLayout();
+  problem.weightParts = getWeightPartWidths(op);
+  problem.biasInParts = op.getWeightConcat() && op.getBiasConcat();
   return problem;
+}
+
+SmallVector<Value> GemmLowering::getWeightParts(FusedLinearOp op) {
+  if (ConcatOp concat = op.getWeightConcat())
+    return concat.getInputs();
+  return {op.getWeight()};
+}
+
+SmallVector<Value> GemmLowering::getBiasParts(FusedLinearOp op) {
+  if (ConcatOp concat = op.getBiasConcat())
+    return concat.getInputs();
+  return {op.getBias()};
 }
 
 SmallVector<Value> GemmLowering::getGemmOperands(FusedLinearOp op,
@@ -42,9 +56,9 @@ SmallVector<Value> GemmLowering::getGemmOperands(FusedLinearOp op,
                                                  Value output,
                                                  ValueRange intermediates) {
   SmallVector<Value> operands{buffers.lookup(op.getInput()).ptr,
-                              buffers.lookup(op.getWeight()).ptr};
+                              buffers.lookup(getWeightParts(op)[0]).ptr};
   if (op.getBias())
-    operands.push_back(buffers.lookup(op.getBias()).ptr);
+    operands.push_back(buffers.lookup(getBiasParts(op)[0]).ptr);
   outputOperand = operands.size();
   if (storesOutput)
     operands.push_back(buffers.lookup(output).ptr);
@@ -146,9 +160,14 @@ void GemmLowering::launchGemmKernels(FusedLinearOp op,
                                      ArrayRef<GemmKernelCase> kernels,
                                      ArrayRef<Value> operands) {
   Value rows = buffers.lookup(op.getInput()).rows;
+  SmallVector<Value> allOperands(operands);
+  if (problem.biasInParts)
+    allOperands.append(bufferPtrs(ValueRange(getBiasParts(op)).drop_front()));
+  if (!problem.weightParts.empty())
+    allOperands.append(bufferPtrs(ValueRange(getWeightParts(op)).drop_front()));
   emitForRows(rows, maxRowsOf(kernels), [&](unsigned i) {
     problem.config = kernels[i].config;
-    launch(buildGemmKernel(op, problem, kernels[i].kind), rows, operands);
+    launch(buildGemmKernel(op, problem, kernels[i].kind), rows, allOperands);
   });
 }
 
@@ -187,7 +206,7 @@ void GemmLowering::emitCublasFusedLinear(FusedLinearOp op,
   Buffer out = buffers.lookup(op.getResult());
   Type elementType = tensorType(op.getWeight()).getElementType();
   int64_t n = op.getOutFeatures(), k = op.getInFeatures();
-  Value bias = op.getBias() ? buffers.lookup(op.getBias()).ptr : nullPtr();
+
   // cuBLASLt's GEMM (alpha x w^T + bias) writes the op's first matrix whose
   // epilogue value that is: an intermediate before the result, which a
   // batch norm normalizes. The epilogue kernels compute the others from it.
@@ -203,14 +222,31 @@ void GemmLowering::emitCublasFusedLinear(FusedLinearOp op,
     gemmMatrix = 0;
   Buffer gemmOut = gemmMatrix ? buffers.lookup(matrices[*gemmMatrix]) : out;
   MLIRContext *context = b.getContext();
-  checkStatus(fusion_rt::GemmOp::create(
-      b, loc, i32Type,
-      ElementTypeAttr::get(context, *getElementTypeKind(elementType)),
-      PrecisionAttr::get(context, op.getComputePrecision()),
-      op.getWeightLayoutAttr(), stream, x.ptr,
-      buffers.lookup(op.getWeight()).ptr, bias, gemmOut.ptr, x.rows,
-      b.getI64IntegerAttr(n), b.getI64IntegerAttr(k),
-      b.getF32FloatAttr(op.getAlpha().convertToDouble())));
+  // A grouped GEMM: each part of the weight (and of the bias) into its
+  // columns of the output.
+  SmallVector<Value> weights = getWeightParts(op), biases = getBiasParts(op);
+  int64_t column = 0;
+  auto atColumn = [&](Value vector) {
+    return column ? offsetPtr(vector, c64(column * elementBytes(elementType)))
+                  : vector;
+  };
+  for (auto [part, weight] : llvm::enumerate(weights)) {
+    int64_t columns = tensorType(weight).getDimSize(
+        op.getWeightLayout() == WeightLayout::in_out ? 1 : 0);
+    Value bias = !op.getBias()        ? nullPtr()
+                 : biases.size() == 1 ? atColumn(buffers.lookup(biases[0]).ptr)
+                                      : buffers.lookup(biases[part]).ptr;
+    checkStatus(fusion_rt::GemmOp::create(
+        b, loc, i32Type,
+        ElementTypeAttr::get(context, *getElementTypeKind(elementType)),
+        PrecisionAttr::get(context, op.getComputePrecision()),
+        op.getWeightLayoutAttr(), stream, x.ptr, buffers.lookup(weight).ptr,
+        bias, atColumn(gemmOut.ptr), x.rows, b.getI64IntegerAttr(columns),
+        b.getI64IntegerAttr(k),
+        b.getF32FloatAttr(op.getAlpha().convertToDouble()),
+        weights.size() > 1 ? b.getI64IntegerAttr(n) : IntegerAttr()));
+    column += columns;
+  }
 
   ExtraOutputs extra;
   for (unsigned i = 1; i < matrices.size(); ++i) {

@@ -352,7 +352,14 @@ private:
   /// The generated GEMM kernel of `problem` (its config's backend).
   Kernel buildGemmKernel(FusedLinearOp op, const GemmKernelProblem &problem,
                          StringRef kind);
-  /// Launches `problem`'s kernel of the case of `kernels` the batch takes.
+  /// The tensors `op` reads as its weight and as its bias (null without
+  /// one): their parts where a concat joins them (a grouped GEMM, which
+  /// reads them in place), else the one tensor.
+  SmallVector<Value> getWeightParts(FusedLinearOp op);
+  SmallVector<Value> getBiasParts(FusedLinearOp op);
+  /// Launches `problem`'s kernel of the case of `kernels` the batch takes;
+  /// the parts of a grouped GEMM's bias and weight past the first follow
+  /// `operands`.
   void launchGemmKernels(FusedLinearOp op, GemmKernelProblem problem,
                          ArrayRef<GemmKernelCase> kernels,
                          ArrayRef<Value> operands);

@@ -448,6 +448,33 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
   }
 };
 
+/// The inputs inserted one after another into an empty tensor (static
+/// shapes, which the verifier asks for).
+struct LowerConcat : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConcatOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    Location loc = op.getLoc();
+    Value joined = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                           type.getElementType());
+    int64_t rank = type.getRank(), dim = op.getDim(), offset = 0;
+    for (Value input : op.getInputs()) {
+      auto inputType = cast<RankedTensorType>(input.getType());
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes,
+          strides(rank, rewriter.getIndexAttr(1));
+      offsets[dim] = rewriter.getIndexAttr(offset);
+      for (int64_t size : inputType.getShape())
+        sizes.push_back(rewriter.getIndexAttr(size));
+      joined = tensor::InsertSliceOp::create(rewriter, loc, input, joined,
+                                             offsets, sizes, strides);
+      offset += inputType.getDimSize(dim);
+    }
+    rewriter.replaceOp(op, joined);
+    return success();
+  }
+};
+
 struct LowerElementwise : OpInterfaceRewritePattern<ElementwiseOpInterface> {
   using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
   LogicalResult matchAndRewrite(ElementwiseOpInterface op,
@@ -617,7 +644,6 @@ struct ConvertFusionToLinalgPass
 } // namespace
 
 void mlir::fusion::populateFusionToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerLinear, LowerElementwise, LowerReduce, LowerBatchNorm,
-               LowerFusedLinear>(
-      patterns.getContext());
+  patterns.add<LowerLinear, LowerConcat, LowerElementwise, LowerReduce,
+               LowerBatchNorm, LowerFusedLinear>(patterns.getContext());
 }

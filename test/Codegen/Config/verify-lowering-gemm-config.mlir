@@ -258,3 +258,33 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
     return %0 : tensor<?x48xbf16>
   }
 }
+// -----
+
+// Hand-written generated configs for a weight joined of parts (a grouped
+// GEMM): only the wgmma kernel reads one in place ...
+module attributes {fusion.target = #fusion.target<sm_90>} {
+  func.func @f(%x: tensor<?x64xbf16>, %a: tensor<256x64xbf16>, %b: tensor<128x64xbf16>) -> tensor<?x384xbf16> {
+    %w = fusion.concat %a, %b dim 0 : (tensor<256x64xbf16>, tensor<128x64xbf16>) -> tensor<384x64xbf16>
+    // expected-error @+1 {{'fusion.fused_linear' op a generated GEMM (mma_sync) cannot read this weight in parts (a concat): only the wgmma kernel (a TMA map a part) and cuBLASLt (a GEMM a part) read one}}
+    %0 = fusion.fused_linear %x, %w epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.lowering = #fusion.lowering<gemm = <mma_sync, mma = bf16, tile = 128x128, warps = 2x4, stages = 3, group_m = 8>>} : (tensor<?x64xbf16>, tensor<384x64xbf16>) -> tensor<?x384xbf16>
+    return %0 : tensor<?x384xbf16>
+  }
+}
+
+// -----
+
+// ... whose tiles each lie within one part.
+module attributes {fusion.target = #fusion.target<sm_90>} {
+  func.func @f(%x: tensor<?x64xbf16>, %a: tensor<128x64xbf16>, %b: tensor<256x64xbf16>) -> tensor<?x384xbf16> {
+    %w = fusion.concat %a, %b dim 0 : (tensor<128x64xbf16>, tensor<256x64xbf16>) -> tensor<384x64xbf16>
+    // expected-error @+1 {{'fusion.fused_linear' op a generated GEMM (wgmma) cannot read this weight in parts (a concat): its parts do not start at whole tiles of 256 columns}}
+    %0 = fusion.fused_linear %x, %w epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>>} : (tensor<?x64xbf16>, tensor<384x64xbf16>) -> tensor<?x384xbf16>
+    return %0 : tensor<?x384xbf16>
+  }
+}

@@ -3,7 +3,7 @@
 
 // CHECK-DAG: llvm.func @__fusion_rt_launch(!llvm.ptr, !llvm.ptr, i64, i64, i32, i32, i32, !llvm.ptr, !llvm.ptr) -> i32
 // CHECK-DAG: llvm.mlir.global internal constant @__fusion_kernel_name_scale("scale\00")
-// CHECK-DAG: llvm.func @__fusion_rt_gemm(!llvm.ptr, i32, i32, i32, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, f32, !llvm.ptr) -> i32
+// CHECK-DAG: llvm.func @__fusion_rt_gemm(!llvm.ptr, i32, i32, i32, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, f32, !llvm.ptr, i64) -> i32
 // CHECK-LABEL: llvm.func @host(
 // CHECK-SAME: %[[STREAM:[a-z0-9]+]]: !llvm.ptr, %[[ROWS:[a-z0-9]+]]: i64, %[[X:[a-z0-9]+]]: !llvm.ptr, %[[W:[a-z0-9]+]]: !llvm.ptr, %[[OUT:[a-z0-9]+]]: !llvm.ptr)
 // The runtime's codes: bf16 is 1, tf32 precision 1, nn.Linear's weight
@@ -14,10 +14,13 @@
 // CHECK-DAG: %[[N:.*]] = llvm.mlir.constant(16 : i64) : i64
 // CHECK-DAG: %[[K:.*]] = llvm.mlir.constant(8 : i64) : i64
 // CHECK-DAG: %[[ALPHA:.*]] = llvm.mlir.constant(-2.500000e-01 : f32) : f32
-// CHECK: %[[GEMM:.*]] = llvm.call @__fusion_rt_gemm(%[[STREAM]], %[[BF16]], %[[TF32]], %[[OUT_IN]], %[[ROWS]], %[[N]], %[[K]], %[[X]], %[[W]], %{{.*}}, %[[ALPHA]], %[[OUT]])
+// The output's rows are N apart unless out_stride says otherwise.
+// CHECK: %[[STRIDE:.*]] = llvm.mlir.constant(16 : i64) : i64
+// CHECK: %[[GEMM:.*]] = llvm.call @__fusion_rt_gemm(%[[STREAM]], %[[BF16]], %[[TF32]], %[[OUT_IN]], %[[ROWS]], %[[N]], %[[K]], %[[X]], %[[W]], %{{.*}}, %[[ALPHA]], %[[OUT]], %[[STRIDE]])
 // A weight stored [K, N]: layout 1 (after f32's 0 and fp32's 0).
 // CHECK: %[[IN_OUT:.*]] = llvm.mlir.constant(1 : i32) : i32
-// CHECK: llvm.call @__fusion_rt_gemm(%[[STREAM]], %{{.*}}, %{{.*}}, %[[IN_OUT]], %[[ROWS]], %{{.*}}, %{{.*}}, %[[X]], %[[W]], %{{.*}}, %{{.*}}, %[[OUT]])
+// CHECK: %[[WIDE:.*]] = llvm.mlir.constant(24 : i64) : i64
+// CHECK: llvm.call @__fusion_rt_gemm(%[[STREAM]], %{{.*}}, %{{.*}}, %[[IN_OUT]], %[[ROWS]], %{{.*}}, %{{.*}}, %[[X]], %[[W]], %{{.*}}, %{{.*}}, %[[OUT]], %[[WIDE]])
 // Two arguments: an array of two pointers, each to a slot holding one.
 // CHECK: %[[TWO:.*]] = llvm.mlir.constant(2 : i64) : i64
 // CHECK: %[[ARGS:.*]] = llvm.alloca %[[TWO]] x !llvm.ptr
@@ -47,7 +50,7 @@ module attributes {gpu.container_module} {
   llvm.func @host(%stream: !llvm.ptr, %rows: i64, %x: !llvm.ptr, %w: !llvm.ptr, %out: !llvm.ptr) -> i32 {
     %null = llvm.mlir.zero : !llvm.ptr
     %s0 = fusion_rt.cublaslt_gemm <bf16> in <tf32>, %stream, %x, %w, %null, %out, rows %rows, n 16, k 8, alpha -0.25 : i32
-    %s0b = fusion_rt.cublaslt_gemm <f32> in <fp32> weight_layout <in_out>, %stream, %x, %w, %null, %out, rows %rows, n 8, k 16, alpha 1.0 : i32
+    %s0b = fusion_rt.cublaslt_gemm <f32> in <fp32> weight_layout <in_out>, %stream, %x, %w, %null, %out, rows %rows, n 8, k 16, alpha 1.0 out_stride 24 : i32
     %s1 = fusion_rt.launch @kernels::@scale grid(%rows, %rows) block 128 shared 1024 stream(%stream) args(%out, %rows : !llvm.ptr, i64) : i32
     %s2 = fusion_rt.launch @kernels::@scale grid(%rows, %rows) block 128 shared 1024 persistent stream(%stream) args(%out, %rows : !llvm.ptr, i64) : i32
     %s3 = fusion_rt.launch @kernels::@waits grid(%rows, %rows) block 128 shared 0 overlap_predecessor stream(%stream) : i32

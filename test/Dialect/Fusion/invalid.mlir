@@ -1071,3 +1071,51 @@ func.func @dual_weight_region_arity(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %w
   } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
   return
 }
+
+// -----
+
+func.func @concat_one_input(%a: tensor<64x32xf32>) {
+  // expected-error @+1 {{'fusion.concat' op needs at least two inputs, got 1}}
+  %0 = fusion.concat %a dim 0 : (tensor<64x32xf32>) -> tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @concat_dynamic(%a: tensor<?x32xf32>, %b: tensor<?x32xf32>) {
+  // expected-error @+1 {{'fusion.concat' op result must be a static 1-D or 2-D tensor of f32, bf16 or f16, got 'tensor<?x32xf32>'}}
+  %0 = fusion.concat %a, %b dim 0 : (tensor<?x32xf32>, tensor<?x32xf32>) -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @concat_dim(%a: tensor<64xf32>, %b: tensor<16xf32>) {
+  // expected-error @+1 {{'fusion.concat' op dim 1 is not a dimension of rank 1}}
+  %0 = fusion.concat %a, %b dim 1 : (tensor<64xf32>, tensor<16xf32>) -> tensor<80xf32>
+  return
+}
+
+// -----
+
+func.func @concat_element_type(%a: tensor<64x32xf32>, %b: tensor<16x32xbf16>) {
+  // expected-error @+1 {{'fusion.concat' op input 1 must be a static tensor of the result's rank and element type, got 'tensor<16x32xbf16>'}}
+  %0 = fusion.concat %a, %b dim 0 : (tensor<64x32xf32>, tensor<16x32xbf16>) -> tensor<80x32xf32>
+  return
+}
+
+// -----
+
+func.func @concat_other_dimension(%a: tensor<64x32xf32>, %b: tensor<16x16xf32>) {
+  // expected-error @+1 {{'fusion.concat' op input 1 has 16 in dimension 1, the result 32}}
+  %0 = fusion.concat %a, %b dim 0 : (tensor<64x32xf32>, tensor<16x16xf32>) -> tensor<80x32xf32>
+  return
+}
+
+// -----
+
+func.func @concat_joined(%a: tensor<64x32xf32>, %b: tensor<16x32xf32>) {
+  // expected-error @+1 {{'fusion.concat' op the inputs join 80 in dimension 0, the result has 96}}
+  %0 = fusion.concat %a, %b dim 0 : (tensor<64x32xf32>, tensor<16x32xf32>) -> tensor<96x32xf32>
+  return
+}

@@ -329,3 +329,17 @@ func.func @fused_linear_rows(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>,
   } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }
+
+// CHECK-LABEL: func.func @concat
+func.func @concat(%a: tensor<64x32xbf16>, %b: tensor<16x32xbf16>,
+                  %c: tensor<32x8xf32>, %d: tensor<32x24xf32>,
+                  %u: tensor<64xbf16>, %v: tensor<16xbf16>)
+    -> (tensor<80x32xbf16>, tensor<32x32xf32>, tensor<80xbf16>) {
+  // CHECK: fusion.concat %{{.*}}, %{{.*}} dim 0 : (tensor<64x32xbf16>, tensor<16x32xbf16>) -> tensor<80x32xbf16>
+  %0 = fusion.concat %a, %b dim 0 : (tensor<64x32xbf16>, tensor<16x32xbf16>) -> tensor<80x32xbf16>
+  // CHECK: fusion.concat %{{.*}}, %{{.*}} dim 1 : (tensor<32x8xf32>, tensor<32x24xf32>) -> tensor<32x32xf32>
+  %1 = fusion.concat %c, %d dim 1 : (tensor<32x8xf32>, tensor<32x24xf32>) -> tensor<32x32xf32>
+  // CHECK: fusion.concat %{{.*}}, %{{.*}} dim 0 : (tensor<64xbf16>, tensor<16xbf16>) -> tensor<80xbf16>
+  %2 = fusion.concat %u, %v dim 0 : (tensor<64xbf16>, tensor<16xbf16>) -> tensor<80xbf16>
+  return %0, %1, %2 : tensor<80x32xbf16>, tensor<32x32xf32>, tensor<80xbf16>
+}

@@ -106,6 +106,19 @@ bool computesDualWeight(GemmConfigAttr config);
 /// strides).
 std::string whyNotInOutWeight(GemmConfigAttr config, Type elementType,
                               int64_t n);
+/// The columns of each part of `op`'s weight where it is a concat of them
+/// along N (FusedLinearOp::getWeightConcat: a grouped GEMM), in order;
+/// empty otherwise.
+SmallVector<int64_t> getWeightPartWidths(FusedLinearOp op);
+/// Why a kernel of `config` cannot read a weight in parts of `widths`
+/// columns in place; empty if it can. Only the wgmma kernel reads one: a
+/// TMA map a part, each tile's from the part that holds its columns, so
+/// the parts must start at whole tiles; not beside a dual weight.
+std::string whyNotWeightParts(GemmConfigAttr config, ArrayRef<int64_t> widths,
+                              bool dual);
+/// Whether a tile `blockN` wide lies within one part of `widths` wherever it
+/// starts at a multiple of `blockN`.
+bool tilesWithinParts(ArrayRef<int64_t> widths, int64_t blockN);
 /// Whether a wgmma kernel of MMA kind `mma` reads a weight stored in_out
 /// (the kinds whyNotInOutWeight allows, whatever the config).
 inline bool readsInOutWeight(MmaKind mma) {

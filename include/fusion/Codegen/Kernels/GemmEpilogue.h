@@ -36,6 +36,8 @@ struct GemmEpilogueArguments {
   Value bnWeight, bnBias, runningMean, runningVar, newMean, newVar;
   Value batchMean, batchInvStd;
   SmallVector<Value> afterColumns;
+  /// The bias's parts past the first (GemmKernelProblem::biasInParts).
+  SmallVector<Value> biasParts;
 
   /// An [M, ...] argument, whose first dimension is the row count.
   Value rowsOperand() const { return out ? out : partials.front(); }
@@ -54,10 +56,12 @@ struct GemmEpilogueArguments {
 /// n are at [n * ceil(M / blockM) + r] of `mean` and `m2`.
 /// With a batch norm to normalize, the launch operands past the row
 /// operands are the batch norm's and the after op's columns, in the order
-/// of GemmEpilogueArguments.
-void completeGemmLaunch(const GemmKernelProblem &problem,
-                        SmallVectorImpl<Type> &argTypes,
-                        LaunchContract &launch);
+/// of GemmEpilogueArguments. Then the bias's parts past the first
+/// (GemmKernelProblem::biasInParts). Returns the launch operand after
+/// those it takes.
+unsigned completeGemmLaunch(const GemmKernelProblem &problem,
+                            SmallVectorImpl<Type> &argTypes,
+                            LaunchContract &launch);
 
 /// Where output tile number `tile` of a generated GEMM is: tiles are
 /// numbered in groups of `groupM` block rows that sweep the block columns
@@ -127,6 +131,11 @@ public:
   /// shared memory, where the epilogue finds them. Before the main loop:
   /// the layout keeps them apart from the pipeline.
   void loadColumnConstants();
+  /// The bias of output column `column` (< N) where it is joined of parts
+  /// (GemmKernelProblem::biasInParts), widened to f32: each part's element
+  /// loaded at an index within it, the one of the part holding the column
+  /// kept.
+  Value loadBiasInParts(Value column);
   /// The epilogue on each thread's runs, from its first row and column in
   /// the tile; then the output tile leaves by the tile's output path, and
   /// the statistics and the row reductions' partials are taken from the

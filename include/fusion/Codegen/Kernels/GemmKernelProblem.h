@@ -118,6 +118,26 @@ struct GemmKernelProblem {
   /// How w (and the dual weight) is stored: `in_out`, [K, N] (GPT-2's
   /// Conv1D), the wgmma kernel reads N-major (whyNotInOutWeight).
   WeightLayout weightLayout = WeightLayout::out_in;
+  /// The columns of each part of w where it is several tensors joined along
+  /// N (a grouped GEMM, getWeightPartWidths; wgmma kernels): a TMA map a
+  /// part, each tile loading from the part that holds its columns. Empty: w
+  /// is one tensor. The parts past the first are launch operands after all
+  /// the others, after the bias's parts past its first (`biasInParts`: the
+  /// bias joined of parts of the same widths).
+  SmallVector<int64_t> weightParts;
+  bool biasInParts = false;
+
+  /// The first column of w's part `part`.
+  int64_t partOffset(size_t part) const {
+    int64_t offset = 0;
+    for (size_t i = 0; i < part; ++i)
+      offset += weightParts[i];
+    return offset;
+  }
+  /// The columns of w's part `part` (N without parts).
+  int64_t partWidth(size_t part) const {
+    return weightParts.empty() ? n : weightParts[part];
+  }
 
   /// The launch operand of the dual weight: past x, w, bias, the output,
   /// the intermediates, the columns and the row operands (a dual GEMM

@@ -107,8 +107,7 @@ void WgmmaProducer::emit() {
         }
         // Clusters: this block's share of w's kernel.rows, into both blocks.
         int64_t shareRows = c.getBlockN() / c.getClusterM();
-        auto loadWeight = [&](Value map, Value offset) {
-          Value wRow = position.columnBase;
+        auto loadWeight = [&](Value map, Value wRow, Value offset) {
           Value multicast;
           if (c.isClustered()) {
             Value share = mul(kernel.clusterRank, shareRows);
@@ -139,9 +138,11 @@ void WgmmaProducer::emit() {
                 ValueRange{add(wRow, box * kernel.tileK), k},
                 ring.fullBarrier(stage), multicast, Value());
         };
-        loadWeight(kernel.wMap, ring.bOffset(stage));
+        auto [wMap, wColumn] = kernel.weightMapAt(position.columnBase);
+        loadWeight(wMap, wColumn, ring.bOffset(stage));
         if (kernel.dualMap)
-          loadWeight(kernel.dualMap, ring.dualOffset(stage));
+          loadWeight(kernel.dualMap, position.columnBase,
+                     ring.dualOffset(stage));
       });
       if (kernel.residualMap)
         operands.loadResidualSlices(firstSlice, position);

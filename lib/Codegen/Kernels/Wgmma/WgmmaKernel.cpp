@@ -100,7 +100,8 @@ void WgmmaKernel::takeArguments(gpu::GPUFuncOp kernel) {
   // boxes of a K slice's rows).
   int64_t weightBoxRows =
       weightNMajor() ? tileK : c.getBlockN() / c.getClusterM();
-  wMap = cast(args[1], mapType(weightBoxRows));
+  Type weightMapType = mapType(weightBoxRows);
+  wMap = cast(args[1], weightMapType);
   // The maps after x's last-rows map: the dual weight's or the residual's
   // (which a dual GEMM does not take through the ring).
   unsigned maps = 3;
@@ -108,7 +109,45 @@ void WgmmaKernel::takeArguments(gpu::GPUFuncOp kernel) {
     dualMap = cast(args[maps++], mapType(weightBoxRows));
   if (residualThroughRing(p))
     residualMap = cast(args[maps++], mapType(c.getBlockM()));
+  // The maps of w's parts past the first.
+  if (!p.weightParts.empty()) {
+    weightPartMaps.push_back(args[1]);
+    for (size_t part = 1; part < p.weightParts.size(); ++part)
+      weightPartMaps.push_back(args[maps++]);
+  }
   epilogueArgs = GemmEpilogueArguments::take(p, args.drop_front(maps));
+  this->weightMapType = weightMapType;
+}
+
+std::pair<Value, Value> WgmmaKernel::weightMapAt(Value column) {
+  if (weightPartMaps.empty())
+    return {wMap, column};
+  // Parts start at whole tiles (whyNotWeightParts): the last part whose
+  // first column is at or before `column` holds it.
+  Value map = weightPartMaps.front(), first = idx(0);
+  for (size_t part = 1; part < weightPartMaps.size(); ++part) {
+    Value start = idx(p.partOffset(part));
+    Value past =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, column, start);
+    map = LLVM::SelectOp::create(b, loc, past, weightPartMaps[part], map);
+    first = select(past, start, first);
+  }
+  return {UnrealizedConversionCastOp::create(b, loc, weightMapType, map)
+              .getResult(0),
+          sub(column, first)};
+}
+
+void WgmmaKernel::prefetchWeightMaps() {
+  if (weightPartMaps.empty())
+    nvgpu::TmaPrefetchOp::create(b, loc, wMap, Value());
+  for (Value map : weightPartMaps)
+    nvgpu::TmaPrefetchOp::create(
+        b, loc,
+        UnrealizedConversionCastOp::create(b, loc, weightMapType, map)
+            .getResult(0),
+        Value());
+  if (dualMap)
+    nvgpu::TmaPrefetchOp::create(b, loc, dualMap, Value());
 }
 
 void WgmmaKernel::setUpThreadRoles() {

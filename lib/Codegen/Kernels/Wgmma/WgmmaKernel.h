@@ -184,6 +184,15 @@ public:
   Value xMap, xLastRowsMap, wMap, residualMap, barriers, shared;
   /// The dual weight's tensor map (a dual GEMM; else null), in w's boxes.
   Value dualMap;
+  /// The pointers to the tensor maps of w's parts, w's first (a grouped
+  /// GEMM, GemmKernelProblem::weightParts; else empty).
+  SmallVector<Value> weightPartMaps;
+  /// w's tensor map holding output column `column` (the first of a tile's,
+  /// or of its share of a cluster's tile) and the column's place in it.
+  std::pair<Value, Value> weightMapAt(Value column);
+  Type weightMapType;
+  /// Prefetches w's tensor maps (and the dual weight's).
+  void prefetchWeightMaps();
   /// The low word of the descriptor of the ring's origin (descriptorLow).
   Value originDescriptorLow;
   /// The thread's index in the block, and among the consumers; its

@@ -421,6 +421,45 @@ int64_t LinearOp::getInFeatures() {
 }
 
 //===----------------------------------------------------------------------===//
+// ConcatOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().size() < 2)
+    return emitOpError("needs at least two inputs, got ") << getInputs().size();
+  auto resultType = cast<RankedTensorType>(getResult().getType());
+  int64_t rank = resultType.getRank();
+  if (rank < 1 || rank > 2 || !resultType.hasStaticShape() ||
+      !isa<Float32Type, BFloat16Type, Float16Type>(resultType.getElementType()))
+    return emitOpError("result must be a static 1-D or 2-D tensor of f32, "
+                       "bf16 or f16, got ")
+           << resultType;
+  int64_t dim = getDim();
+  if (dim >= rank)
+    return emitOpError("dim ") << dim << " is not a dimension of rank " << rank;
+  int64_t joined = 0;
+  for (auto [index, input] : llvm::enumerate(getInputs())) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (type.getElementType() != resultType.getElementType() ||
+        type.getRank() != rank || !type.hasStaticShape())
+      return emitOpError("input ")
+             << index << " must be a static tensor of the result's rank and "
+             << "element type, got " << type;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != dim && type.getDimSize(d) != resultType.getDimSize(d))
+        return emitOpError("input ")
+               << index << " has " << type.getDimSize(d) << " in dimension "
+               << d << ", the result " << resultType.getDimSize(d);
+    joined += type.getDimSize(dim);
+  }
+  if (joined != resultType.getDimSize(dim))
+    return emitOpError("the inputs join ")
+           << joined << " in dimension " << dim << ", the result has "
+           << resultType.getDimSize(dim);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // MulScalarOp
 //===----------------------------------------------------------------------===//
 
@@ -947,6 +986,16 @@ int64_t FusedLinearOp::getOutFeatures() {
 
 int64_t FusedLinearOp::getInFeatures() {
   return weightFeatures(getWeight(), getWeightLayout()).second;
+}
+
+ConcatOp FusedLinearOp::getWeightConcat() {
+  auto concat = getWeight().getDefiningOp<ConcatOp>();
+  int64_t nDim = getWeightLayout() == WeightLayout::in_out ? 1 : 0;
+  return concat && concat.getDim() == nDim ? concat : ConcatOp();
+}
+
+ConcatOp FusedLinearOp::getBiasConcat() {
+  return getBias() ? getBias().getDefiningOp<ConcatOp>() : ConcatOp();
 }
 
 LogicalResult FusedLinearOp::verify() {

@@ -50,6 +50,39 @@ def Fusion_LinearOp : Fusion_Op<"linear", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// concat
+//===----------------------------------------------------------------------===//
+
+def Fusion_ConcatOp : Fusion_Op<"concat", [Pure]> {
+  let summary = "tensors joined along one dimension, as torch.cat";
+  let description = [{
+    The inputs, in order, joined along dimension `dim`: all of one element
+    type and rank (1 or 2), static, and equal in every other dimension.
+
+    Its use is to make projections of one input one GEMM (a grouped GEMM:
+    q, k and v; or gate and up): a `fused_linear`'s weight concatenated
+    along N (`dim` 0 for `out_in`, 1 for `in_out`) and its bias (`dim` 0).
+    There the GPU backends read the parts in place, never the joined tensor:
+    the wgmma kernel takes a TMA map of each part, cuBLASLt multiplies each
+    part into its columns of the output. The GPU backends take no other
+    concat (the CPU backend takes any).
+
+    ```mlir
+    %w = fusion.concat %wq, %wk, %wv dim 0
+        : (tensor<64x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>)
+        -> tensor<96x32xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $inputs `dim` $dim attr-dict `:` functional-type($inputs, $result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Elementwise ops
 //===----------------------------------------------------------------------===//
 
@@ -450,6 +483,11 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
     /// N and K, as the weight's layout says.
     int64_t getOutFeatures();
     int64_t getInFeatures();
+    /// The concat that joins the weight's parts along N (a grouped GEMM:
+    /// projections of one input), or null.
+    ConcatOp getWeightConcat();
+    /// The concat that joins the bias's parts, or null.
+    ConcatOp getBiasConcat();
     /// The precision the GEMM must be computed in, the default applied.
     Precision getComputePrecision();
     /// The element-type default of `getComputePrecision`.

@@ -107,7 +107,9 @@ def FusionRuntime_GemmOp : FusionRuntime_Op<"cublaslt_gemm"> {
     `out[M, N] = alpha * x[M, K] * w[N, K]^T (+ bias[N])`, all tensors of
     `element_type`, products in `precision`, f32 accumulation, on `stream`;
     `bias` may be a null pointer. `rows` is M. With `weight_layout in_out`
-    the weight is stored `[K, N]`: `out = alpha * x * w (+ bias)`.
+    the weight is stored `[K, N]`: `out = alpha * x * w (+ bias)`. `out`'s
+    rows are `out_stride` elements apart (default N): a grouped GEMM
+    multiplies each part of its weight into its columns of the output.
 
     ```mlir
     %status = fusion_rt.cublaslt_gemm f32 in tf32, %stream, %x, %w, %bias,
@@ -125,13 +127,14 @@ def FusionRuntime_GemmOp : FusionRuntime_Op<"cublaslt_gemm"> {
                        LLVM_DefaultPointer:$out, I64:$rows,
                        ConfinedAttr<I64Attr, [IntPositive]>:$n,
                        ConfinedAttr<I64Attr, [IntPositive]>:$k,
-                       F32Attr:$alpha);
+                       F32Attr:$alpha,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$out_stride);
   let results = (outs I32:$status);
   let assemblyFormat = [{
     $element_type `in` $precision
     (`weight_layout` $weight_layout^)? `,` $stream `,` $x `,` $w `,` $bias `,`
     $out `,` `rows` $rows `,` `n` $n `,` `k` $k `,` `alpha` $alpha
-    attr-dict `:` type($status)
+    (`out_stride` $out_stride^)? attr-dict `:` type($status)
   }];
 }
 
