@@ -389,6 +389,36 @@ public:
     });
   }
 
+  ValueHandle concat(const std::vector<ValueHandle> &parts, int64_t dim,
+                     const py::object &loc) {
+    state->checkBuildable();
+    if (parts.empty())
+      throw MLIRError("concat of no tensors");
+    SmallVector<Value> inputs;
+    for (const ValueHandle &part : parts)
+      inputs.push_back(use(part, "concat input"));
+    auto first = cast<RankedTensorType>(inputs.front().getType());
+    if (dim < 0 || dim >= first.getRank())
+      throw MLIRError("dim " + std::to_string(dim) + " is not a dimension of " +
+                      describe(first));
+    // The joined size; the verifier reports parts that do not fit.
+    SmallVector<int64_t> shape(first.getShape());
+    shape[dim] = 0;
+    for (Value input : inputs) {
+      auto type = cast<RankedTensorType>(input.getType());
+      int64_t size = dim < type.getRank() ? type.getDimSize(dim) : 0;
+      shape[dim] =
+          ShapedType::isDynamic(size) || ShapedType::isDynamic(shape[dim])
+              ? ShapedType::kDynamic
+              : shape[dim] + size;
+    }
+    auto resultType = RankedTensorType::get(shape, first.getElementType());
+    return build(loc, [&](OpBuilder &builder, Location location) {
+      return ConcatOp::create(builder, location, resultType, inputs,
+                              builder.getI64IntegerAttr(dim));
+    });
+  }
+
   std::vector<ValueHandle>
   batchNorm(const ValueHandle &x, bool training, double epsilon,
             double momentum, const std::optional<ValueHandle> &weight,
@@ -714,6 +744,10 @@ void mlir::fusion::python::bindIRBuilders(py::module_ &m, ModuleClass &module) {
            "x w^T (+ b) of a weight stored [out_features, in_features] "
            "(out_in), or x w of one stored [in_features, out_features] "
            "(in_out).")
+      .def("concat", &FunctionBuilder::concat, py::arg("parts"), py::arg("dim"),
+           py::arg("loc") = py::none(),
+           "The parts joined along dimension `dim` (fusion.concat: a "
+           "grouped GEMM's weight or bias, which the GEMM reads in place).")
       .def("batch_norm", &FunctionBuilder::batchNorm, py::arg("x"),
            py::arg("training") = true, py::arg("epsilon") = 1e-5,
            py::arg("momentum") = 0.1, py::arg("weight") = py::none(),

@@ -6,10 +6,11 @@ import dataclasses
 @dataclasses.dataclass
 class GemmReport:
     """One GEMM of a compiled graph: its partition's ops (`members`: the
+    concatenations of weights and biases a grouped GEMM reads, the
     weight's transpose where the GEMM reads one, the GEMM, then the ops
-    `fused` with it), else why nothing fused (`reason`), and where fusion
-    stopped (`stopped`: (op, line, why) of each op reading the partition
-    from outside)."""
+    `fused` with it; a group's on its first member's report), else why
+    nothing fused (`reason`), and where fusion stopped (`stopped`: (op,
+    line, why) of each op reading the partition from outside)."""
     graph: int
     name: str
     op: str
@@ -22,6 +23,10 @@ class GemmReport:
     # The GEMM whose partition computes this one as its dual GEMM (one
     # GEMM of their shared input), if one does.
     dual_of: str = ""
+    # The sibling GEMMs (of the same input) computed with this one as one
+    # GEMM of their concatenated weights, if any (torch.compile's option
+    # group_gemms).
+    grouped_with: list = dataclasses.field(default_factory=list)
 
     def __str__(self):
         m, k, n = (str(d) for d in self.shape)
@@ -30,6 +35,9 @@ class GemmReport:
         if self.dual_of:
             head += f"fused into {self.dual_of}'s GEMM, which reads their " \
                 "shared input once"
+        elif self.grouped_with:
+            head += f"grouped with {_and(self.grouped_with)} into one " \
+                "GEMM that reads their shared input once"
         elif self.fused:
             head += f"fused with {', '.join(_short(op) for op in self.fused)}"
         elif self.members:
@@ -39,6 +47,12 @@ class GemmReport:
         return "\n".join([head] + [f"    stopped at {_short(op)} ({line}): "
                                    f"{why}"
                                    for op, line, why in self.stopped])
+
+
+def _and(names):
+    """["a", "b", "c"] as "a, b and c"."""
+    return " and ".join([", ".join(names[:-1]), names[-1]]) \
+        if len(names) > 1 else names[0]
 
 
 def _short(op):
@@ -57,7 +71,7 @@ class Census(list):
     @property
     def fused(self):
         return [report for report in self
-                if report.fused or report.dual_of]
+                if report.fused or report.dual_of or report.grouped_with]
 
     def __str__(self):
         head = f"{len(self.fused)} of {len(self)} GEMMs fused"

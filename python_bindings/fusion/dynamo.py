@@ -31,8 +31,13 @@ fusion::run as an extern kernel, with its own decompositions, batch norms'
 forwards excepted, which fusion takes whole, and its partitioner; "eager",
 the default for the CPU target: they run as PyTorch's ATen kernels; on the
 transformer zoo the inductor fallback is the faster, docs/benchmarks.md),
-and "compile_only" (compile and cache the libraries, for example for
-another machine's target, but run the graph as PyTorch would).
+"compile_only" (compile and cache the libraries, for example for
+another machine's target, but run the graph as PyTorch would) and
+"group_gemms" ("auto", the default, "on" or "off": whether linear layers
+of one input that nothing fuses after, attention's q, k and v
+projections, become one GEMM of their concatenated weights, a
+fusion.concat the GEMM reads in place; "auto" where that beats separate
+GEMMs, see _may_group).
 
 Where the options name no "precision" (or ""), the GEMM precision of f32
 chains follows PyTorch's float32 matmul setting for GPU targets, as
@@ -52,6 +57,7 @@ import contextlib
 import copy
 import functools
 import operator
+import re
 import warnings
 import weakref
 
@@ -153,9 +159,13 @@ class _Partition:
 
     def __init__(self, gemm, transpose, numbers):
         self.gemm = gemm
-        # The weight's transpose (none where the GEMM reads the weight as
-        # it is stored), the GEMM, then the ops fused after it.
-        self.members = [gemm] if transpose is None else [transpose, gemm]
+        # The concatenations of parameters that the GEMM reads as its
+        # weight or bias (fusion.concat, read in place: PyTorch would copy
+        # them every call), the weight's transpose (none where the GEMM
+        # reads the weight as it is stored), the GEMM, then the ops fused
+        # after it.
+        self.members = importer.gemm_concats(gemm) + \
+            ([] if transpose is None else [transpose]) + [gemm]
         self.numbers = numbers
         self.downstream = _downstream(gemm)
 
@@ -303,8 +313,9 @@ def _shared_input_gemm(arg, gemm, members):
     other = chain[-1]
     if other is gemm or other in members or \
             importer.op_name(other) not in importer.GEMMS or \
-            any(len(node.users) != 1 for node in chain):
-        return []
+            any(len(node.users) != 1 for node in chain) or \
+            importer.gemm_concats(gemm) or importer.gemm_concats(other):
+        return []  # A grouped GEMM (fusion.concat) is no dual's half.
     try:
         x, _, _, layout = importer.linear_operands(gemm)
         other_x, operand, _, other_layout = importer.linear_operands(other)
@@ -683,6 +694,301 @@ def _merge_identical_views(graph):
             seen[key] = node
 
 
+# The values of the backend option "group_gemms" (see _may_group).
+GROUP_GEMMS = ("auto", "on", "off")
+# The options of the backend that fusion.compile does not take (those
+# that the compile option table lists aside).
+_BACKEND_OPTIONS = ("fallback", "compile_only", "group_gemms")
+
+
+def _group_mode(options):
+    """The option "group_gemms", "auto" by default."""
+    return options.get("group_gemms") or "auto"
+
+
+def _may_group(gemm, options):
+    """Whether `gemm` may join a group of sibling GEMMs (_group_gemms), by
+    the option "group_gemms": "on" wherever the shapes allow, "off" never,
+    "auto" (the default) where fusion's GEMM reads the concatenated
+    weights in place and beats separate GEMMs: the wgmma kernel (an sm_90
+    target, strategy auto or wgmma; cuBLASLt would run one GEMM a part,
+    as PyTorch does) in bf16 or f16 (one kernel for the group up to 1024
+    rows, 1.25-1.33x a prompt's prefill; cuBLASLt's GEMMs past them,
+    docs/benchmarks.md), or in f32 where fusion computes each member
+    alone anyway (_runs_faster_alone: 3xTF32). Not on the CPU, whose
+    reference lowering gains nothing."""
+    mode = _group_mode(options)
+    if mode != "auto":
+        return mode == "on"
+    meta = importer.tensor_meta(gemm)
+    chips = [re.fullmatch(r"sm_(\d+)a?", chip)
+             for chip in _target(options, meta.device).split(",")]
+    if not all(chip and int(chip.group(1)) >= 90 for chip in chips) or \
+            options.get("strategy") not in (None, "auto", "wgmma"):
+        return False
+    if meta.dtype in (torch.bfloat16, torch.float16):
+        return True
+    return meta.dtype == torch.float32 and _runs_faster_alone(gemm, options)
+
+
+def _group_key(gemm, options):
+    """What sibling GEMMs that one GEMM can compute share: (x, the weights'
+    layout, the dtype, whether they have biases), for a linear layer whose
+    weight and bias are parameters of static shapes, with nothing scaled,
+    that may be grouped (_may_group); else None."""
+    if importer.op_name(gemm) not in ("aten.addmm.default",
+                                      "aten.mm.default") or \
+            importer.gemm_scales(gemm) != (1.0, 1.0):
+        return None
+    try:
+        x, operand, bias, layout = importer.linear_operands(gemm)
+    except UnsupportedOperationError:
+        return None
+    weight = operand.args[0] if layout == "out_in" else operand
+    meta, x_meta, w_meta = (importer.tensor_meta(n)
+                            for n in (gemm, x, weight))
+    if meta is None or x_meta is None or w_meta is None or \
+            not importer.is_graph_input(weight) or x_meta.dim() != 2 or \
+            w_meta.dim() != 2 or \
+            not all(isinstance(d, int) for d in w_meta.shape) or \
+            meta.dtype not in ELEMENT_TYPES or \
+            {x_meta.dtype, w_meta.dtype} != {meta.dtype}:
+        return None
+    if bias is not None:
+        b_meta = importer.tensor_meta(bias)
+        features = w_meta.shape[0 if layout == "out_in" else 1]
+        if not importer.is_graph_input(bias) or b_meta is None or \
+                tuple(b_meta.shape) != (features,) or \
+                b_meta.dtype != meta.dtype:
+            return None
+    if not _may_group(gemm, options):
+        return None
+    return x, layout, meta.dtype, bias is not None
+
+
+def _is_alias(node):
+    """Whether `node` views its first operand's elements (a view, a
+    transpose, a slice; an item of a split), so that its value follows
+    that operand's strides."""
+    if node.op != "call_function":
+        return False
+    if node.target is operator.getitem or \
+            importer.op_name(node) in importer.ROW_VIEWS:
+        return True  # _unsafe_view views too, without saying so.
+    schema = getattr(node.target, "_schema", None)
+    return schema is not None and any(
+        r.alias_info is not None and not r.alias_info.is_write
+        for r in schema.returns)
+
+
+def _restrided(gemm, value):
+    """The values that `gemm`'s output and its views take when the output
+    is `value`, a slice of a wider one: {node: value} of its views, or
+    None where one of them would fail on it (a view that merges strided
+    dimensions), where the graph returns one (a training step's saved
+    value, which the backward graph reads with the strides it was traced
+    with; a view that AOTAutograd may rebuild from its base with them) or
+    a fusion::run call reads one (it takes dense rows)."""
+    values, stack = {gemm: value}, [gemm]
+    while stack:
+        node = stack.pop()
+        for user in node.users:
+            if user.op == "output" or \
+                    importer.op_name(user) == "fusion.run.default":
+                return None
+            if user in values or not _is_alias(user):
+                continue
+            try:
+                values[user] = user.target(*torch.fx.node.map_arg(
+                    user.args, lambda a: values.get(a, a.meta.get("val"))),
+                    **user.kwargs)
+            except Exception:  # noqa: BLE001 (strides a view cannot take)
+                return None
+            stack.append(user)
+    del values[gemm]
+    return values
+
+
+def _group_gemms(graph, candidates, numbers, owners, options,
+                 compile_only):
+    """Makes each group of sibling GEMMs among `candidates` ((gemm,
+    report), in graph order: GEMMs nothing fuses after, or that fusion
+    would compute alone) one GEMM: their input x (attention's q, k and v
+    projections) times the concatenation of their weights along the
+    output features (a fusion.concat, which fusion's GEMM reads in place),
+    plus that of their biases; each member's result is a slice (a view) of
+    its output. Returns the GEMMs grouped."""
+    groups, present = collections.defaultdict(list), set(graph.nodes)
+    for gemm, report in candidates:
+        if gemm not in owners and gemm in present:
+            key = _group_key(gemm, options)
+            if key is not None:
+                groups[key].append((gemm, report))
+    taken, copies = set(), _group_mode(options) == "on"
+    for members in groups.values():
+        while len(members) > 1:
+            rewrite = _group(graph, [gemm for gemm, _ in members], copies)
+            if isinstance(rewrite, int):
+                del members[rewrite]  # A member that cannot be a slice.
+                continue
+            names = [gemm.name for gemm, _ in members]
+            if _compile_group(graph, rewrite, members, numbers, owners,
+                              options, compile_only):
+                taken.update(gemm for gemm, _ in members)
+                for gemm, report in members:
+                    report.grouped_with = [n for n in names
+                                           if n != gemm.name]
+            break
+    return taken
+
+
+class _Group:
+    """The nodes of a group's GEMM, inserted in the graph before its first
+    member: the concatenations, the transpose, the GEMM and each member's
+    slice (or its copy: `slices`, what the member's readers read); and the
+    values each member's views take then."""
+
+    def __init__(self, nodes, gemm, slices, views):
+        self.nodes = nodes
+        self.gemm = gemm
+        self.slices = slices
+        self.views = views
+
+    def undo(self, graph):
+        for node in reversed(self.nodes):
+            graph.erase_node(node)
+
+
+def _group(graph, gemms, copies):
+    """The _Group of `gemms` (siblings: one _group_key), or the index of a
+    member whose views cannot read a slice (_restrided) unless `copies`:
+    then its readers read a contiguous copy of the slice, which has the
+    strides the graph was traced with (a copy that "auto" does not spend,
+    gaining less than it costs)."""
+    aten = torch.ops.aten
+    operands = [importer.linear_operands(gemm) for gemm in gemms]
+    x, first_operand, _, layout = operands[0]
+    weights = [o[1].args[0] if layout == "out_in" else o[1]
+               for o in operands]
+    biases = [o[2] for o in operands if o[2] is not None]
+    dim = 0 if layout == "out_in" else 1
+    widths = [importer.tensor_meta(w).shape[dim] for w in weights]
+    vals = {}
+
+    def value(node):
+        return vals[node] if node in vals else node.meta["val"]
+
+    def add(op, *args, **kwargs):
+        node = graph.call_function(op, args, kwargs)
+        vals[node] = op(*torch.fx.node.map_arg(args, value), **kwargs)
+        node.meta = {"val": vals[node],
+                     "stack_trace": gemms[0].meta.get("stack_trace")}
+        nodes.append(node)
+        return node
+
+    nodes = []
+    with graph.inserting_before(gemms[0]):
+        weight = add(aten.cat.default, weights, dim)
+        bias = add(aten.cat.default, biases, 0) if biases else None
+        if layout == "out_in":
+            # The members' transpose op (permute, or t).
+            weight = add(first_operand.target, weight,
+                         *first_operand.args[1:])
+        gemm = add(aten.addmm.default, bias, x, weight) if biases else \
+            add(aten.mm.default, x, weight)
+        slices, views, start = [], {}, 0
+        for index, (member, width) in enumerate(zip(gemms, widths)):
+            piece = add(aten.slice.Tensor, gemm, 1, start, start + width)
+            start += width
+            restrided = _restrided(member, vals[piece])
+            if restrided is None and copies:
+                piece = add(aten.clone.default, piece,
+                            memory_format=torch.contiguous_format)
+                restrided = {}
+            elif restrided is None:
+                for node in reversed(nodes):
+                    graph.erase_node(node)
+                return index
+            slices.append(piece)
+            views.update(restrided)
+    return _Group(nodes, gemm, slices, views)
+
+
+def _compile_group(graph, group, members, numbers, owners, options,
+                   compile_only):
+    """Compiles the group's GEMM alone and, unless only compiling, makes
+    its members' readers read their slices of its output. Whatever fails,
+    the graph is left as it was: returns whether it compiled."""
+    first, first_report = members[0]
+    report = GemmReport(first_report.graph, group.gemm.name,
+                        importer.op_name(group.gemm), first_report.where,
+                        first_report.shape)
+    partition = _grow(group.gemm, list(graph.nodes), numbers, report,
+                      alone=True)
+    if partition is None or partition.fused():
+        group.undo(graph)
+        return False
+    try:
+        compiled = _compile_partition(partition, options, compile_only)
+    except UnsupportedOperationError:
+        group.undo(graph)
+        return False  # Left to PyTorch, each member as it was.
+    except Exception as error:  # noqa: BLE001 (fusion's bug)
+        _left_to_pytorch(first, error)
+        group.undo(graph)
+        return False
+    first_report.members = [importer.op_name(n) for n in partition.members]
+    if compiled is None:
+        group.undo(graph)  # Only compiling: the graph runs as PyTorch's.
+        return True
+    owners[_replace(graph, *compiled, partition.members)] = first.name
+    for (gemm, _), piece in zip(members, group.slices):
+        gemm.replace_all_uses_with(piece)
+    for node, value in group.views.items():
+        node.meta["val"] = value
+    for gemm, _ in members:
+        transpose = gemm.args[-1]
+        graph.erase_node(gemm)
+        if transpose.op == "call_function" and not transpose.users:
+            graph.erase_node(transpose)
+    for node in reversed(partition.members):
+        if not node.users:
+            graph.erase_node(node)
+    return True
+
+
+def _fuse(graph, partition, report, owners, options, compile_only):
+    """Compiles `partition` (or finds it in the cache) and replaces it by
+    the call of its library; a partition fusion fails to compile is left
+    to PyTorch (why, in `report`)."""
+    gemm = partition.gemm
+    try:
+        compiled = _compile_partition(partition, options, compile_only)
+    except LibraryNotCachedError as error:
+        # Fusion would fuse it: the user learns why it runs as PyTorch.
+        _left_to_pytorch(gemm, error)
+        report.reason = str(error)
+        return
+    except UnsupportedOperationError as error:
+        report.reason = str(error)
+        return  # Left to PyTorch.
+    except Exception as error:  # noqa: BLE001 (fusion's bug)
+        _left_to_pytorch(gemm, error)
+        report.reason = f"{type(error).__name__}: {error}"
+        return
+    report.members = [importer.op_name(n) for n in partition.members]
+    report.fused = [importer.op_name(n) for n in partition.fused()]
+    owners.update((n, gemm.name) for n in partition.fused())
+    if compiled is None:
+        return
+    # Convex (_grow): the readers of its results can all follow the call,
+    # which fuse_graph's sort puts them after.
+    owners[_replace(graph, *compiled, partition.members)] = gemm.name
+    for node in reversed(partition.members):
+        if not node.users:
+            graph.erase_node(node)
+
+
 def fuse_graph(gm, options=None, compile_only=False, graph_index=0):
     """Replaces each fusible partition of the ATen graph `gm` by a call of
     its compiled library; returns a GemmReport of each GEMM of the graph.
@@ -697,6 +1003,13 @@ def fuse_graph(gm, options=None, compile_only=False, graph_index=0):
     owners = {}  # node -> the GEMM whose fused partition took it
     matmuls = [(node, _report(node, graph_index)) for node in graph.nodes
                if importer.op_name(node) in _MATMULS]
+    # The GEMMs a group may take (_group_gemms): those nothing fuses
+    # after, and those that fusion computes alone, whose partitions wait
+    # for the grouping (deferred). Siblings are found before partitions
+    # replace their input.
+    keys = {gemm: _group_key(gemm, options) for gemm, _ in matmuls}
+    siblings = collections.Counter(filter(None, keys.values()))
+    candidates, deferred = [], []
     for gemm, report in matmuls:
         reports.append(report)
         if gemm in owners:
@@ -707,35 +1020,31 @@ def fuse_graph(gm, options=None, compile_only=False, graph_index=0):
             report.reason = "a batched product (attention's, or a bmm the " \
                 "model wrote): fusion fuses linear layers"
             continue
-        partition = _grow(gemm, list(graph.nodes), numbers, report,
-                          _runs_faster_alone(gemm, options))
+        alone = _runs_faster_alone(gemm, options)
+        partition = _grow(gemm, list(graph.nodes), numbers, report, alone)
+        has_siblings = siblings[keys[gemm]] > 1
         if partition is None:
+            if has_siblings:
+                candidates.append((gemm, report))
             continue
-        try:
-            compiled = _compile_partition(partition, options, compile_only)
-        except LibraryNotCachedError as error:
-            # Fusion would fuse it: the user learns why it runs as PyTorch.
-            _left_to_pytorch(gemm, error)
-            report.reason = str(error)
+        if has_siblings and not any(importer.computes(n)
+                                    for n in partition.fused()):
+            candidates.append((gemm, report))
+            deferred.append((gemm, report))
             continue
-        except UnsupportedOperationError as error:
-            report.reason = str(error)
-            continue  # Left to PyTorch.
-        except Exception as error:  # noqa: BLE001 (fusion's bug)
-            _left_to_pytorch(gemm, error)
-            report.reason = f"{type(error).__name__}: {error}"
+        _fuse(graph, partition, report, owners, options, compile_only)
+    taken = _group_gemms(graph, candidates, numbers, owners, options,
+                         compile_only)
+    for gemm, report in deferred:
+        if gemm in taken:
             continue
-        report.members = [importer.op_name(n) for n in partition.members]
-        report.fused = [importer.op_name(n) for n in partition.fused()]
-        owners.update((n, gemm.name) for n in partition.fused())
-        if compiled is None:
-            continue
-        # Convex (_grow): the readers of its results can all follow the
-        # call, which the sort below puts them after.
-        owners[_replace(graph, *compiled, partition.members)] = gemm.name
-        for node in reversed(partition.members):
-            if not node.users:
-                graph.erase_node(node)
+        if gemm in owners:
+            report.dual_of = owners[gemm]
+            continue  # A later partition's dual GEMM.
+        # Grown again: the graph changed since.
+        partition = _grow(gemm, list(graph.nodes), numbers, report, True)
+        if partition is not None:
+            _fuse(graph, partition, report, owners, options, compile_only)
     for report in reports:
         report.stopped = [
             (importer.op_name(node), importer.where(node),
@@ -902,12 +1211,15 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
             f"torch.compile mode {mode!r} with backend 'fusion': capture the "
             f"compiled model in a CUDA graph (torch.cuda.graph) instead")
     options = dict(options or {})
-    unknown = set(options) - set(PACKAGE_OPTIONS) - \
-        {"compile_only", "fallback"}
+    unknown = set(options) - set(PACKAGE_OPTIONS) - set(_BACKEND_OPTIONS)
     if unknown:
         raise UnsupportedOperationError(
             f"unknown fusion backend options {sorted(unknown)} (known: "
-            f"{', '.join(PACKAGE_OPTIONS)}, fallback, compile_only)")
+            f"{', '.join(PACKAGE_OPTIONS + _BACKEND_OPTIONS)})")
+    if _group_mode(options) not in GROUP_GEMMS:
+        raise UnsupportedOperationError(
+            f"fusion backend option group_gemms="
+            f"{options['group_gemms']!r}: {', '.join(GROUP_GEMMS)}")
     device = _inputs_device(example_inputs)
     options.setdefault("fallback", _default_fallback(options, device))
     if options["fallback"] not in ("eager", "inductor"):

@@ -19,6 +19,9 @@ value numbers, its ops on numbered values, and its results. The ops:
   elementwise op's body).
 - {"op": "batch_norm", "operands": [x, weight, bias, running_mean,
   running_var], "training", "epsilon", "momentum"}
+- {"op": "concat", "operands": [arguments...], "dim": d}: arguments (a
+  linear op's weights or biases) concatenated along dimension d, a
+  `fusion.concat` that the linear op reads in place
 
 A body is a list of nodes, operands first: {"fn": "x"}, {"fn": "column",
 "index": i}, {"fn": "row", "index": j}, or {"fn": ATen op name, "args",
@@ -70,6 +73,11 @@ class Program:
         if weight_layout != "out_in":
             record["weight_layout"] = weight_layout
         return self._op(record, location)
+
+    def concat(self, parts, dim, location):
+        """Arguments `parts` concatenated along dimension `dim`."""
+        return self._op({"op": "concat", "operands": list(parts),
+                         "dim": dim}, location)
 
     def _pure_op(self, record, location):
         key = json.dumps(record, sort_keys=True)
@@ -304,6 +312,8 @@ def build(programs):
                     momentum=op["momentum"], weight=weight, bias=bias,
                     running_mean=mean, running_var=var,
                     batch_stats=op.get("batch_stats"), loc=loc)))
+            elif op["op"] == "concat":
+                values[results[0]] = f.concat(operands, op["dim"], loc=loc)
         f.finish([values[i] for i in program.results])
     return module
 

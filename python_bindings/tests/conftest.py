@@ -90,6 +90,22 @@ def fusion_run_keys(monkeypatch):
     return keys
 
 
+@pytest.fixture
+def fused_graphs(monkeypatch):
+    """The ops of each forward graph the backend compiles, after fusion."""
+    import fusion.dynamo
+    graphs = []
+    original = fusion.dynamo.fuse_graph
+
+    def observe(gm, *args, **kwargs):
+        fused = original(gm, *args, **kwargs)
+        graphs.append([str(n.target) for n in gm.graph.nodes])
+        return fused
+
+    monkeypatch.setattr(fusion.dynamo, "fuse_graph", observe)
+    return graphs
+
+
 @pytest.fixture(autouse=True, scope="session")
 def private_library_cache(tmp_path_factory):
     """The tests compile into a cache of their own, never the user's."""

@@ -44,21 +44,6 @@ def library_arguments(monkeypatch):
     return calls
 
 
-@pytest.fixture
-def fused_graphs(monkeypatch):
-    """The ops of each forward graph the backend compiles, after fusion."""
-    graphs = []
-    original = fusion.dynamo.fuse_graph
-
-    def observe(gm, *args, **kwargs):
-        fused = original(gm, *args, **kwargs)
-        graphs.append([str(n.target) for n in gm.graph.nodes])
-        return fused
-
-    monkeypatch.setattr(fusion.dynamo, "fuse_graph", observe)
-    return graphs
-
-
 def relative_error(out, reference):
     return ((out.double() - reference.double()).norm() /
             reference.double().norm()).item()

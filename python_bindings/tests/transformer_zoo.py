@@ -17,6 +17,9 @@ SIZES = {
     "small": dict(layers=2, hidden=256, heads=4, batch=2, tokens=50),
     # The GPU benchmark's (issue 65: 4 layers, hidden 2048, 8 x 1024 tokens).
     "bench": dict(layers=4, hidden=2048, heads=16, batch=8, tokens=1024),
+    # One prompt's prefill at the bench's width (latency: each GEMM a
+    # fraction of a wave).
+    "prefill": dict(layers=4, hidden=2048, heads=16, batch=1, tokens=512),
 }
 
 VOCABULARY = 512

@@ -76,6 +76,9 @@ def parse(argv=None):
                         help="family, transformers: the models, "
                         "';'-separated; kernelbench: the problems, numbers "
                         "or names (e.g. 12,33,99)")
+    parser.add_argument("--transformer-size", default="bench",
+                        help="transformers: the zoo's size (bench: 8 x "
+                        "1024 tokens; prefill: one prompt of 512)")
     parser.add_argument("--strategies", default="auto",
                         help="family: fusion's strategies, the first "
                         "the one the ratios take")

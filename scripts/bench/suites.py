@@ -14,8 +14,9 @@ models: workloads A, B and an MLP block as nn.Modules through
     torch.compile(backend="fusion") (also captured in a CUDA graph),
     fusion.compile, the bare library call and fusion + inductor;
 transformers: the transformer zoo (tests/transformer_zoo.py, its "bench"
-    size) through torch.compile(backend="fusion"), by default (inductor
-    compiles the rest) and with fallback="eager", from the library cache,
+    size, or --transformer-size) through torch.compile(backend="fusion"),
+    by default (inductor compiles the rest), with fallback="eager" and
+    with group_gemms="off", from the library cache,
     each first call checked against float64, against eager and inductor;
 transformers-train: a bf16 training step of the same models
     (`transformers_train`);
@@ -249,7 +250,7 @@ def transformers(args, measure):
                 continue
             precision_setup("fp32")
             dtype = TRANSFORMER_DTYPES[pname]
-            model, inputs = transformer_zoo.make(name, "bench")
+            model, inputs = transformer_zoo.make(name, args.transformer_size)
             model = model.eval().to(device="cuda", dtype=dtype)
             inputs = {k: v.to(device="cuda", dtype=dtype)
                       if v.is_floating_point() else v.cuda()
@@ -262,11 +263,16 @@ def transformers(args, measure):
                     for k, v in inputs.items()}).last_hidden_state
                 bound = LIBRARY_BOUNDS[pname] + EAGER_ERROR_FACTOR * \
                     _transformer_error(eager, reference)
-                for key, fallback in (("fusion (default)", "inductor"),
-                                      ("fusion, eager rest", "eager")):
+                # The default, then with PyTorch's kernels for the rest,
+                # and with shared-input projections (q, k, v) apart.
+                for key, options in (
+                        ("fusion (default)", {"fallback": "inductor"}),
+                        ("fusion, eager rest", {"fallback": "eager"}),
+                        ("fusion, ungrouped", {"fallback": "inductor",
+                                               "group_gemms": "off"})):
                     torch._dynamo.reset()
                     fast = torch.compile(model, backend="fusion",
-                                         options={"fallback": fallback})
+                                         options=options)
                     error = _transformer_error(
                         fast(**inputs).last_hidden_state, reference)
                     if not error <= bound:
@@ -285,8 +291,10 @@ def transformers(args, measure):
             print(f"timed {name} {pname}", flush=True)
             del model, calls
             torch.cuda.empty_cache()
-    return ("transformers (torch.compile, 4 layers, hidden 2048, 8 x 1024 "
-            "tokens)", "fusion (default)", rows, failures)
+    size = transformer_zoo.SIZES[args.transformer_size]
+    return (f"transformers (torch.compile, {size['layers']} layers, hidden "
+            f"{size['hidden']}, {size['batch']} x {size['tokens']} tokens)",
+            "fusion (default)", rows, failures)
 
 
 def transformers_train(args, measure):

@@ -160,6 +160,16 @@ static bool isWgmmaCandidate(FusedLinearOp op, const ChipInfo &chip,
                                     op.getInFeatures());
 }
 
+bool mlir::fusion::isPlainGroupedGemm(FusedLinearOp op) {
+  Block &epilogue = op.getEpilogueBlock();
+  return op.getWeightConcat() &&
+         isa<BFloat16Type, Float16Type>(
+             op.getWeight().getType().getElementType()) &&
+         !op.getBatchNormAttr() && !op.getDualWeight() &&
+         epilogue.getNumArguments() == 1 && op.getIntermediates().empty() &&
+         op.getEpilogueYield().getValues()[0] == epilogue.getArgument(0);
+}
+
 GemmBackend mlir::fusion::selectBackend(FusedLinearOp op,
                                         const GemmSelection &selection) {
   const ChipInfo &chip = selection.chip;
@@ -198,9 +208,11 @@ GemmBackend mlir::fusion::selectBackend(FusedLinearOp op,
     // special functions or hundreds of instructions an element
     // (hasCostlyFunction; the 3xTF32 kernel hides them under its
     // multiplies). Elsewhere only 3xTF32 beats cuBLAS.
+    // A grouped GEMM with nothing fused: cuBLASLt's GEMMs, one a part,
+    // the wgmma kernel for small batches (takesWgmmaForSmallBatches).
     if (isWgmmaCandidate(op, chip, options.fp32Math) &&
         (fp32 || (!isWrittenForReductions(op, getWgmmaBlockN(op)) &&
-                  !hasCostlyFunction(op))))
+                  !hasCostlyFunction(op) && !isPlainGroupedGemm(op))))
       return GemmBackend::wgmma;
     return fp32 && generated == GemmBackend::mma_sync && readsOutInWeight(op) &&
                    !op.getWeightConcat()
@@ -219,5 +231,6 @@ bool mlir::fusion::takesWgmmaForSmallBatches(FusedLinearOp op,
   return options.strategy == GemmStrategy::Auto && options.batchConfigs &&
          !selection.fixesTiling() && !op.getBatchNormAttr() &&
          isWgmmaCandidate(op, chip, options.fp32Math) && !isFp32(op) &&
-         isWrittenForReductions(op, getWgmmaBlockN(op));
+         (isWrittenForReductions(op, getWgmmaBlockN(op)) ||
+          isPlainGroupedGemm(op));
 }

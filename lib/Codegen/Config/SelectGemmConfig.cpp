@@ -94,6 +94,12 @@ static LogicalResult configureLibraryGemm(FusedLinearOp op,
     if (!wgmma)
       return failure();
     batchConfigs = selectBatchConfigs(op, selection, wgmma, std::nullopt);
+    // A plain grouped GEMM's wgmma kernel up to its measured crossover.
+    if (isPlainGroupedGemm(op) &&
+        (batchConfigs.empty() ||
+         batchConfigs.back().getMaxRows() < kGroupedWgmmaMaxRows))
+      batchConfigs.push_back(BatchGemmConfigAttr::get(
+          op.getContext(), kGroupedWgmmaMaxRows, wgmma));
   }
   draftGemmConfigs(op, config, std::move(batchConfigs),
                    [&](GemmConfigAttr fitting, int64_t rows) {

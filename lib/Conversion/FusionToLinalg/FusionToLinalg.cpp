@@ -448,8 +448,11 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
   }
 };
 
-/// The inputs inserted one after another into an empty tensor (static
-/// shapes, which the verifier asks for).
+/// The inputs copied one after another into their slices of an empty
+/// tensor (static shapes, which the verifier asks for). A linalg.copy into
+/// the slice, not an insert_slice of the input: bufferized in place, that
+/// is a loop nest, where a strided slot's memref.copy would call the
+/// runner utilities' memrefCopy, which the libraries do not link.
 struct LowerConcat : OpRewritePattern<ConcatOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConcatOp op,
@@ -466,7 +469,11 @@ struct LowerConcat : OpRewritePattern<ConcatOp> {
       offsets[dim] = rewriter.getIndexAttr(offset);
       for (int64_t size : inputType.getShape())
         sizes.push_back(rewriter.getIndexAttr(size));
-      joined = tensor::InsertSliceOp::create(rewriter, loc, input, joined,
+      Value slot = tensor::ExtractSliceOp::create(rewriter, loc, joined,
+                                                  offsets, sizes, strides);
+      Value copied =
+          linalg::CopyOp::create(rewriter, loc, input, slot).getResult(0);
+      joined = tensor::InsertSliceOp::create(rewriter, loc, copied, joined,
                                              offsets, sizes, strides);
       offset += inputType.getDimSize(dim);
     }

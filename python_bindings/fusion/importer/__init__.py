@@ -29,6 +29,10 @@ Tables keyed by ATen op say what fusion computes:
   elementwise ops broadcast.
 - The GEMM (`addmm`, `mm` with a transposed weight, `linear`) and the batch
   norms (`_native_batch_norm_legit*`).
+- `CONCATS`: a concatenation of parameters that a GEMM reads as its weight
+  (or bias), along the output features, becomes a `fusion.concat` that the
+  GEMM reads in place (torch.compile's partitioner writes sibling
+  projections of one input so: one GEMM of their weights); no other.
 
 Importing is pure Python and produces a `Program` (fusion/program.py), a
 JSON-able description that is the cache key and the saved module's check;
@@ -44,12 +48,13 @@ reads vectors, single values and other chains), and the ops by kind:
 from .core import ImporterCore
 from .elementwise import ElementwiseImports
 from .normalizations import NormalizationImports
-from .nodes import (BATCH_NORMS, CONSTANTS, EXPANDS, FLOAT_CONVERSIONS,
-                    GEMMS, NORMALIZATIONS, POOLS, REDUCTIONS, ROW_VIEWS,
-                    STRUCTURAL, TRANSPOSES, UNDECOMPOSED, VIEWS,
-                    check_formula, computes, constant_readers,
-                    folds_as_number, int_size, linear_operands, location,
-                    op_name, tensor_meta, where)
+from .nodes import (BATCH_NORMS, CONCATS, CONSTANTS, EXPANDS,
+                    FLOAT_CONVERSIONS, GEMMS, NORMALIZATIONS, POOLS,
+                    REDUCTIONS, ROW_VIEWS, STRUCTURAL, TRANSPOSES,
+                    UNDECOMPOSED, VIEWS, check_formula, computes,
+                    constant_readers, folds_as_number, gemm_concats,
+                    gemm_scales, int_size, is_graph_input, linear_operands,
+                    location, op_name, tensor_meta, where)
 from .operands import OperandImports
 from .pools import PoolImports
 from .reductions import ReductionImports

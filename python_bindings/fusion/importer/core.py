@@ -10,11 +10,12 @@ from ..errors import UnsupportedOperationError
 from ..formulas import ELEMENTWISE, ROUND_TO_ELEMENT
 from ..program import Program
 from .expressions import Chain, Expr, Vectors
-from .nodes import (BATCH_NORMS, COLUMN_SLICES, CONSTANTS, EXPANDS,
-                    FLOAT_CONVERSIONS, GEMMS, NORMALIZATIONS, POOLS,
-                    REDUCTIONS, STRUCTURAL, TRANSPOSES, VIEWS, gemm_scales,
-                    int_size, linear_operands, location, op_name, row_split,
-                    static_size, tensor_meta, unsupported, where)
+from .nodes import (BATCH_NORMS, COLUMN_SLICES, CONCATS, CONSTANTS,
+                    EXPANDS, FLOAT_CONVERSIONS, GEMMS, NORMALIZATIONS, POOLS,
+                    REDUCTIONS, STRUCTURAL, TRANSPOSES, VIEWS,
+                    concat_operands, gemm_scales, int_size,
+                    is_input_concat, linear_operands, location, op_name,
+                    row_split, static_size, tensor_meta, unsupported, where)
 
 
 class ImporterCore:
@@ -34,6 +35,10 @@ class ImporterCore:
         self.broadcasts = {}
         self.result_shapes = []   # the library's result shapes, in order
         self.element = None
+        # Inputs concatenated into a GEMM's bias (vectors, never single
+        # values to broadcast), and the concatenations imported.
+        self._concat_parts = set()
+        self._concats = set()
         self.weights = self._weights()
         # Single values: program value -> (node, argument index).
         self._singles = {}
@@ -61,12 +66,19 @@ class ImporterCore:
         self._input_nodes = {}
 
     def _weights(self):
-        """Inputs used as a GEMM's weight (so of static shape)."""
+        """Inputs used as a GEMM's weight (so of static shape), the parts
+        of a concatenated one included."""
         weights = set()
         for node in self.nodes:
             gemm = self._gemm_operands(node)
-            if gemm is not None:
-                weights.add(gemm[1])
+            if gemm is None:
+                continue
+            _, weight, bias, _ = gemm
+            weights.add(weight)
+            if is_input_concat(weight):
+                weights.update(concat_operands(weight)[0])
+            if is_input_concat(bias):
+                self._concat_parts.update(concat_operands(bias)[0])
         return weights
 
     def _gemm_operands(self, node):
@@ -117,7 +129,8 @@ class ImporterCore:
             raise UnsupportedOperationError(
                 f"input {node.name} is not a tensor ({where(node)})")
         element = self._element(node, f"input {node.name}")
-        if meta.numel() == 1 and meta.dim() <= 1 and node not in self.weights:
+        if meta.numel() == 1 and meta.dim() <= 1 and \
+                node not in self.weights and node not in self._concat_parts:
             # A 0-d or (1,) tensor: its caller broadcasts it to the
             # features of the ops that read it (known when one does), a
             # per-column vector.
@@ -244,6 +257,12 @@ class ImporterCore:
         scaled = (alpha, beta) != (1.0, 1.0)
         if beta == 0:
             bias = None  # addmm ignores the bias then (NaNs included).
+        if scaled and bias in self._concats:
+            # The epilogue would read it as a column, which the GPU
+            # backends take only as the GEMM's own bias.
+            unsupported(node, f"a scaled addmm (alpha {alpha}, beta "
+                        f"{beta}) whose bias {bias.name} is a "
+                        f"concatenation")
         value = self.program.linear(
             x_value, self.values[weight],
             None if scaled else self._vector(bias, node, out_features),
@@ -263,6 +282,53 @@ class ImporterCore:
                 result = self._join("aten.add.Tensor", [result, column],
                                     node=node)
         self.values[node] = result
+
+    def _concat(self, node):
+        """A concatenation of inputs of the graph (parameters) that the
+        partition's GEMMs read as their weight or bias, along their output
+        features: a `fusion.concat`, which the GEMM reads in place (the
+        sibling projections that torch.compile's partitioner makes one
+        GEMM). Any other concatenation is refused."""
+        if not is_input_concat(node):
+            unsupported(node)
+        parts, dim = concat_operands(node)
+        rank = tensor_meta(node).dim()
+        readers, inside = [], set(self.nodes)
+        for user in node.users:
+            if user not in inside:
+                continue  # PyTorch's, outside the partition.
+            if op_name(user) in TRANSPOSES:
+                readers += [(r, "out_in") for r in user.users
+                            if r in inside]
+            else:
+                readers.append((user, None))
+        # Along the output features: dimension 0 of an [out, in] weight
+        # and of a bias, 1 of an [in, out] weight.
+        expected, other = set(), not readers
+        for reader, through in readers:
+            gemm = self._gemm_operands(reader) if \
+                op_name(reader) in GEMMS else None
+            if gemm is None:
+                other = True
+            elif gemm[1] is node and (through is None) == (
+                    gemm[3] == "in_out" or
+                    op_name(reader) == "aten.linear.default"):
+                expected.add(1 if gemm[3] == "in_out" else 0)
+            elif gemm[2] is node and through is None:
+                expected.add(0)
+            else:
+                other = True  # x, or a weight transposed twice.
+        if other:
+            unsupported(node, "fusion concatenates parameters that the "
+                        "GEMMs of the partition read as their weight or "
+                        "bias, not other values")
+        if expected != {dim % rank}:
+            unsupported(node, f"it concatenates dimension {dim} of "
+                        f"{rank}-D parameters; fusion concatenates a GEMM's "
+                        f"weights and biases along its output features")
+        self.values[node] = self.program.concat(
+            [self.values[p] for p in parts], dim % rank, location(node))
+        self._concats.add(node)
 
     def result_problem(self, output):
         """Why the imported value `output` cannot be a result, or None."""
@@ -313,6 +379,8 @@ class ImporterCore:
             self._expand(node)
         elif name in COLUMN_SLICES:
             self._column_slice(node)
+        elif name in CONCATS:
+            self._concat(node)
         elif name in FLOAT_CONVERSIONS:
             self._float_conversion(node)
         elif name in CONSTANTS:

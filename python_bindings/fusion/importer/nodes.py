@@ -33,6 +33,11 @@ ROW_VIEWS = {"aten.view.default", "aten._unsafe_view.default",
 
 GEMMS = {"aten.addmm.default", "aten.mm.default", "aten.linear.default"}
 TRANSPOSES = {"aten.permute.default", "aten.t.default"}
+# Concatenations: of graph inputs that a GEMM reads as its weight or bias
+# (the sibling projections torch.compile's partitioner groups into one
+# GEMM, docs/architecture.md), a `fusion.concat` that the GEMM reads in
+# place; the importer refuses any other.
+CONCATS = {"aten.cat.default"}
 BATCH_NORMS = {"aten._native_batch_norm_legit_functional.default",
                "aten._native_batch_norm_legit_no_training.default",
                "aten._native_batch_norm_legit.no_stats"}
@@ -260,14 +265,52 @@ def linear_operands(node):
     if not isinstance(transposed, torch.fx.Node):
         unsupported(node, "its second operand is not a tensor")
     if op_name(transposed) not in TRANSPOSES:
-        if transposed.op not in ("placeholder", "get_attr"):
+        if not is_graph_input(transposed) and \
+                not is_input_concat(transposed):
             unsupported(node, "its second operand is neither a weight (an "
-                        "input of the graph) nor a transposed one")
+                        "input of the graph, or a concatenation of such) "
+                        "nor a transposed one")
         return x, transposed, bias, "in_out"
     if op_name(transposed) == "aten.permute.default" and \
             list(transposed.args[1]) != [1, 0]:
         unsupported(transposed, "only a 2-D transpose")
     return x, transposed, bias, "out_in"
+
+
+def is_graph_input(node):
+    """Whether `node` is an input of the graph (a parameter, a buffer, a
+    forward input): a placeholder or an attribute."""
+    return isinstance(node, torch.fx.Node) and \
+        node.op in ("placeholder", "get_attr")
+
+
+def concat_operands(node):
+    """(parts, dim) of an `aten.cat` node."""
+    parts = node.args[0]
+    dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
+    return list(parts), dim
+
+
+def is_input_concat(node):
+    """Whether `node` concatenates inputs of the graph alone (weights or
+    biases), which a GEMM can read in place."""
+    if not isinstance(node, torch.fx.Node) or op_name(node) not in CONCATS:
+        return False
+    parts, _ = concat_operands(node)
+    return len(parts) >= 2 and all(is_graph_input(p) for p in parts)
+
+
+def gemm_concats(node):
+    """The concatenations of graph inputs that GEMM `node` reads as its
+    weight (through its transpose, for an [out, in] weight) or its bias:
+    the `fusion.concat` ops its partition holds, in graph order (none
+    where it is no linear layer)."""
+    try:
+        _, operand, bias, layout = linear_operands(node)
+    except UnsupportedOperationError:
+        return []
+    weight = operand.args[0] if layout == "out_in" else operand
+    return [n for n in (weight, bias) if is_input_concat(n)]
 
 
 def gemm_scales(node):

@@ -58,6 +58,13 @@ class ViewImports:
         key = (chain.root, start, stop)
         if key not in self._pieces:
             x, weight, bias, first = self._linears[chain.root]
+            if weight in self._concats or bias in self._concats:
+                # Its pieces are PyTorch's views of the one GEMM's output
+                # (a grouped GEMM's q, k and v), not GEMMs of their own.
+                unsupported(user, f"fusion slices the features of a linear "
+                            f"layer whose weight and bias are inputs, not "
+                            f"those of {source.name}, whose weight or bias "
+                            f"is a concatenation")
             value = self.program.linear(
                 x, self._rows_of(weight, first + start, first + stop),
                 None if bias is None else

@@ -37,6 +37,7 @@ def groups():
     """name -> a function yielding (label, compile) pairs."""
     from gpu import family, frontend, intermediates, kernelbench
     import gpu.test_dual_gemm as dual_gemm_checks
+    import gpu.test_grouped_gemm as grouped_gemm_checks
     import gpu.test_math as math_checks
     import gpu.test_reductions as reductions
     import gpu.test_transformers as transformers_checks
@@ -45,6 +46,7 @@ def groups():
     table = {}
     table.update(transformers_checks.PREPARE)
     table.update(dual_gemm_checks.PREPARE)
+    table.update(grouped_gemm_checks.PREPARE)
     table.update(weight_layout_checks.PREPARE)
     table.update(zoo_checks.PREPARE)
     table.update(math_checks.PREPARE)
@@ -60,7 +62,7 @@ GROUPS = ("zoo", "zoo-tf32-bf16", "table", "special-values", "remainders",
           "trigonometry", "special-functions", "activations",
           "tile-reductions", "row-batches", "intermediates", "frontend",
           "family-bench", "transformers", "transformers-bench", "dual-gemm",
-          "weight-layout", "kernelbench", "saved")
+          "transformers-prefill", "grouped-gemm", "weight-layout", "kernelbench", "saved")
 __doc__ += ", ".join(GROUPS) + "."
 
 

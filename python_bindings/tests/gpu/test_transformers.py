@@ -75,17 +75,20 @@ def prepare():
                f"{'train' if training else 'eval'}", compile_one)
 
 
-def prepare_bench():
+def prepare_bench(size="bench", precisions=tuple(DTYPES), training=True):
     """The transformers bench suites' libraries (scripts/bench/suites.py:
-    the "bench" size, eval, fp32 and bf16, by default and with
-    fallback="inductor"; a bf16 training step's forward), compiled from a model on the meta device (no
+    the "bench" size, eval, fp32 and bf16, with fallback="eager" and
+    "inductor", and the latter with group_gemms="off"; a bf16 training
+    step's forward), compiled from a model on the meta device (no
     memory, no arithmetic: the graphs do not depend on the device)."""
+    variants = ({"fallback": "eager"}, {"fallback": "inductor"},
+                {"fallback": "inductor", "group_gemms": "off"})
     for name in sorted(transformer_zoo.MODELS):
-        for precision in DTYPES:
-            for fallback in ("eager", "inductor"):
+        for precision in precisions:
+            for variant in variants:
                 def compile_one(name=name, precision=precision,
-                                fallback=fallback):
-                    model, inputs = transformer_zoo.make(name, "bench")
+                                variant=variant):
+                    model, inputs = transformer_zoo.make(name, size)
                     model = model.eval().to(device="meta",
                                             dtype=DTYPES[precision])
                     inputs = {k: v.to(device="meta", dtype=DTYPES[precision])
@@ -95,9 +98,11 @@ def prepare_bench():
                     with torch.no_grad():
                         torch.compile(model, backend="fusion", options={
                             "target": TARGET, "compile_only": True,
-                            "fallback": fallback})(**inputs)
-                yield (f"transformers bench {name} {precision} {fallback}",
-                       compile_one)
+                            **variant})(**inputs)
+                yield (f"transformers {size} {name} {precision} "
+                       f"{' '.join(variant.values())}", compile_one)
+        if not training:
+            continue
         # The bench's bf16 training step (transformers-train): its forward.
         def compile_training(name=name):
             model, inputs = transformer_zoo.make(name, "bench")
@@ -111,4 +116,6 @@ def prepare_bench():
         yield f"transformers bench {name} bf16 train", compile_training
 
 
-PREPARE = {"transformers": prepare, "transformers-bench": prepare_bench}
+PREPARE = {"transformers": prepare, "transformers-bench": prepare_bench,
+           "transformers-prefill": lambda: prepare_bench(
+               "prefill", ("bf16",), training=False)}

@@ -40,6 +40,16 @@ bool isFp32(FusedLinearOp op);
 /// and of `op`'s.
 int64_t getWgmmaBlockN(MmaKind mma, int64_t n);
 int64_t getWgmmaBlockN(FusedLinearOp op);
+/// Whether `op` is a grouped GEMM (a weight of parts) of 16-bit tensors
+/// with nothing fused but a bias: `auto` gives it cuBLASLt's GEMMs, one a
+/// part, and the wgmma kernel, one for the group, for batches of at most
+/// kGroupedWgmmaMaxRows rows.
+bool isPlainGroupedGemm(FusedLinearOp op);
+/// The batches up to which a plain grouped GEMM takes the wgmma kernel:
+/// measured on the H200 (q, k and v of hidden 2048, bf16), one kernel for
+/// the group took 0.17-0.4x the time of three cuBLAS GEMMs at 128 and 512
+/// rows, the same at 2048, 1.04x at 8192 (docs/benchmarks.md).
+constexpr int64_t kGroupedWgmmaMaxRows = 1024;
 /// The backend the strategy gives `op`.
 GemmBackend selectBackend(FusedLinearOp op, const GemmSelection &selection);
 /// Whether `auto` gives `op` the wgmma kernels for small batches beside
