@@ -100,7 +100,7 @@ void WgmmaKernel::takeArguments(gpu::GPUFuncOp kernel) {
   // boxes of a K slice's rows).
   int64_t weightBoxRows =
       weightNMajor() ? tileK : c.getBlockN() / c.getClusterM();
-  Type weightMapType = mapType(weightBoxRows);
+  weightMapType = mapType(weightBoxRows);
   wMap = cast(args[1], weightMapType);
   // The maps after x's last-rows map: the dual weight's or the residual's
   // (which a dual GEMM does not take through the ring).
@@ -116,7 +116,6 @@ void WgmmaKernel::takeArguments(gpu::GPUFuncOp kernel) {
       weightPartMaps.push_back(args[maps++]);
   }
   epilogueArgs = GemmEpilogueArguments::take(p, args.drop_front(maps));
-  this->weightMapType = weightMapType;
 }
 
 std::pair<Value, Value> WgmmaKernel::weightMapAt(Value column) {

@@ -190,6 +190,7 @@ public:
   /// w's tensor map holding output column `column` (the first of a tile's,
   /// or of its share of a cluster's tile) and the column's place in it.
   std::pair<Value, Value> weightMapAt(Value column);
+  /// The type of w's tensor maps (and its parts').
   Type weightMapType;
   /// Prefetches w's tensor maps (and the dual weight's).
   void prefetchWeightMaps();
