@@ -112,6 +112,10 @@ SINGULAR_POINTS = {
 CHUNK = "a, b = h.chunk(2, -1)"
 # The share of linear layers written as GPT-2's Conv1D (weight [in, out]).
 CONV1D_SHARE = 0.25
+# The share of the others written as sibling linears of one input (q, k,
+# v), their outputs joined: what torch.compile's partitioner groups into
+# one GEMM (option group_gemms).
+SIBLINGS_SHARE = 0.2
 CHUNK_COPIED = "a, b = (t.contiguous() for t in h.chunk(2, -1))"
 
 # ---------------------------------------------------------------------------
@@ -267,8 +271,10 @@ def run(path, mode):
         compiled = torch.compile(subject, backend="fusion",
                                  options={"target": TARGET, **OPTIONS})
     else:
-        compiled = fusion.compile(subject, (xs[0].to(device),),
-                                  target=TARGET, **OPTIONS)
+        compiled = fusion.compile(
+            subject, (xs[0].to(device),), target=TARGET,
+            **{k: v for k, v in OPTIONS.items()
+               if k not in fusion.dynamo._BACKEND_OPTIONS})
     for call, x in enumerate(xs):
         with torch.set_grad_enabled(mode == "train"):
             want, have = ref(x.double()), eager(x.to(device))
@@ -407,11 +413,14 @@ class _Builder:
     keepdim=False reduction removed it (then only elementwise steps
     follow)."""
 
-    def __init__(self, rng, rank, in_features, form_rng=None):
+    def __init__(self, rng, rank, in_features, form_rng=None,
+                 sibling_rng=None):
         self.rng = rng
         # How each linear layer is written (forms): its own stream, so that
-        # a seed's model computes the same numbers whatever form it takes.
+        # a seed's model computes the same numbers whatever form it takes;
+        # the sibling form another, so that the Conv1D forms stay.
         self.form_rng = form_rng or random.Random(0)
+        self.sibling_rng = sibling_rng or random.Random(0)
         self.rank = rank
         self.init = []
         self.body = []
@@ -468,12 +477,34 @@ class _Builder:
             else:
                 self.set(f"{source} @ {weight}" +
                          (f" + {bias_value}" if bias else ""))
+        elif out_features >= 2 and \
+                self.sibling_rng.random() < SIBLINGS_SHARE:
+            self.siblings(index, source, out_features, bias)
         else:
             self.set(f"self.lin{index}({source})")
         self.body.append(f"y{index} = h")
         self.features = out_features
         self.centred = False
         self.saved.append((f"y{index}", out_features))
+
+    def siblings(self, index, source, out_features, bias):
+        """Layer `index` as 2 or 3 linears of `source` (its weight's and
+        bias's row blocks, copied: the same numbers), their outputs joined
+        along the features, as attention's q, k and v are computed."""
+        count = min(self.sibling_rng.choice([2, 3]), out_features)
+        cuts = sorted(self.sibling_rng.sample(range(1, out_features),
+                                              count - 1))
+        sizes = [b - a for a, b in zip([0] + cuts, cuts + [out_features])]
+        for name, parts in (("weight", "weights"), ("bias", "biases")):
+            if name == "weight" or bias:
+                self.init.append(
+                    f"self.lin{index}_{parts} = nn.ParameterList(nn."
+                    f"Parameter(p.detach().clone()) for p in self.lin{index}"
+                    f".{name}.split({sizes}))")
+        calls = [f"F.linear({source}, self.lin{index}_weights[{i}]" +
+                 (f", self.lin{index}_biases[{i}])" if bias else ")")
+                 for i in range(count)]
+        self.set(f"torch.cat([{', '.join(calls)}], -1)")
 
     def unary(self):
         self.set(self.rng.choice(UNARY)(self.rng))
@@ -696,7 +727,8 @@ def generate(seed):
     inner = tuple(rng.randint(1, 5) for _ in range(rank - 2))
     in_features = _features(rng)
     builder = _Builder(rng, rank, in_features,
-                       form_rng=random.Random(f"{seed} forms"))
+                       form_rng=random.Random(f"{seed} forms"),
+                       sibling_rng=random.Random(f"{seed} siblings"))
     for layer in range(2):
         builder.linear(layer)
         builder.chain()
@@ -997,6 +1029,10 @@ def _compile(path, module, example, target, options):
     if path == "torch.compile":
         return torch.compile(module, backend="fusion",
                              options={"target": target, **options})
+    # The torch.compile backend's own options (group_gemms) are not
+    # fusion.compile's.
+    options = {k: v for k, v in options.items()
+               if k not in fusion.dynamo._BACKEND_OPTIONS}
     return fusion.compile(module, (example,), target=target, **options)
 
 

@@ -37,6 +37,26 @@ def test_random_models():
             pytrace=False)
 
 
+# Seeds whose models hold sibling linears of one input (the generator's
+# sibling form): the first eight of 0:200.
+SIBLING_SEEDS = [1, 4, 8, 19, 27, 29, 31, 47]
+
+
+@pytest.mark.fuzz
+def test_random_models_with_grouped_gemms():
+    """The sibling layers through torch.compile with group_gemms="on": the
+    partitioner's grouping rewrite on random models (their chains after
+    the joined outputs, ranks 2 to 4, training steps) stays within the
+    fuzzer's bounds."""
+    assert all("F.linear" in model_fuzz.generate(seed).source
+               for seed in SIBLING_SEEDS)
+    results = model_fuzz.fuzz(SIBLING_SEEDS, model_fuzz.Settings(
+        isolate=True, jobs=JOBS, options={"group_gemms": "on"}))
+    failing = [r for r in results if model_fuzz.failures(r)]
+    assert not failing, "\n".join(model_fuzz.failure_line(r)
+                                   for r in failing)
+
+
 class CentredOneFeature(nn.Module):
     def __init__(self):
         super().__init__()
