@@ -418,9 +418,10 @@ class _Builder:
         self.rng = rng
         # How each linear layer is written (forms): its own stream, so that
         # a seed's model computes the same numbers whatever form it takes;
-        # the sibling form another, so that the Conv1D forms stay.
+        # the sibling form another (None: none), so that the Conv1D forms
+        # stay.
         self.form_rng = form_rng or random.Random(0)
-        self.sibling_rng = sibling_rng or random.Random(0)
+        self.sibling_rng = sibling_rng
         self.rank = rank
         self.init = []
         self.body = []
@@ -477,7 +478,7 @@ class _Builder:
             else:
                 self.set(f"{source} @ {weight}" +
                          (f" + {bias_value}" if bias else ""))
-        elif out_features >= 2 and \
+        elif out_features >= 2 and self.sibling_rng and \
                 self.sibling_rng.random() < SIBLINGS_SHARE:
             self.siblings(index, source, out_features, bias)
         else:
@@ -718,17 +719,19 @@ def _batches(rng, inner, batch_norm):
     return sizes
 
 
-def generate(seed):
+def generate(seed, siblings=True):
     """The case of `seed`: the same model and inputs for a seed on every
     machine and target (only random.Random(seed) and torch's seeded CPU
-    generators decide them)."""
+    generators decide them); without `siblings`, no layer takes the
+    sibling form (the models of the runs before it)."""
     rng = random.Random(seed)
     rank = rng.choices([2, 3, 4], [50, 35, 15])[0]
     inner = tuple(rng.randint(1, 5) for _ in range(rank - 2))
     in_features = _features(rng)
     builder = _Builder(rng, rank, in_features,
                        form_rng=random.Random(f"{seed} forms"),
-                       sibling_rng=random.Random(f"{seed} siblings"))
+                       sibling_rng=random.Random(f"{seed} siblings")
+                       if siblings else None)
     for layer in range(2):
         builder.linear(layer)
         builder.chain()
