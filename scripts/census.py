@@ -20,20 +20,32 @@ HEADER = """# Census of the transformer zoo
 
 What `torch.compile(model, backend="fusion")` fuses in each model of
 `python_bindings/tests/transformer_zoo.py` (transformers 5.17, the "tiny"
-size, on the CPU target): every GEMM of the forward graphs, the ops fused
-after it, or why none, and the ops that read the fused values from outside
-(where fusion stopped, and why). Written by `scripts/census.py`;
+size), on the CPU target and for sm_90 (the H100's and H200's libraries,
+compiled without a GPU: there the q, k and v projections are one grouped
+GEMM): every GEMM of the forward graphs, the ops fused after it, or why
+none, and the ops that read the fused values from outside (where fusion
+stopped, and why). Written by `scripts/census.py`;
 `test_transformer_zoo.py::test_census` fails when it differs from what the
 compiler does.
 """
 
+# The targets of the census: the CPU's (no suffix), sm_90's.
+TARGETS = (None, "sm_90")
+
+
+def title(name, training, target):
+    """A section's title (test_transformer_zoo.py's too)."""
+    mode = "training step" if training else "eval"
+    return f"{name}, {mode}" + (f", {target}" if target else "")
+
 
 def sections():
-    for name in sorted(transformer_zoo.MODELS):
-        for training in (False, True):
-            mode = "training step" if training else "eval"
-            yield f"## {name}, {mode}", transformer_zoo.census(
-                name, training=training)
+    for target in TARGETS:
+        for name in sorted(transformer_zoo.MODELS):
+            for training in (False, True):
+                yield f"## {title(name, training, target)}", \
+                    transformer_zoo.census(name, training=training,
+                                           target=target)
 
 
 def main():

@@ -91,15 +91,17 @@ def last_hidden_state(outputs):
     return outputs.last_hidden_state
 
 
-def census(name, size="tiny", training=False):
+def census(name, size="tiny", training=False, target=None):
     """fusion.explain's census of zoo model `name` (eval mode, no
-    gradients; or a training step's forward), with the transformers
-    package's path cut from the lines it names."""
+    gradients; or a training step's forward) for `target` (the CPU's by
+    default; a GPU's compiles its libraries without running them), with
+    the transformers package's path cut from the lines it names."""
     import transformers
 
     import fusion
     model, inputs = make(name, size)
     model.train(training)
+    options = {"target": target, "compile_only": True} if target else None
     with torch.set_grad_enabled(training):
-        text = str(fusion.explain(model, **inputs))
+        text = str(fusion.explain(model, **inputs, options=options))
     return text.replace(str(transformers.__path__[0]) + "/", "transformers/")
