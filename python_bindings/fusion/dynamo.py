@@ -826,6 +826,8 @@ def _group_gemms(graph, candidates, numbers, owners, options,
                 groups[key].append((gemm, report))
     taken, copies = set(), _group_mode(options) == "on"
     for members in groups.values():
+        if not copies:
+            members = _tile_aligned(members)
         while len(members) > 1:
             rewrite = _group(graph, [gemm for gemm, _ in members], copies)
             if isinstance(rewrite, int):
@@ -840,6 +842,27 @@ def _group_gemms(graph, candidates, numbers, owners, options,
                                            if n != gemm.name]
             break
     return taken
+
+
+# The narrowest tile of the wgmma kernel (kNarrowestWgmmaBlockN): a group's
+# parts must start at whole tiles for it to read them in place
+# (whyNotWeightParts), else cuBLASLt runs a GEMM a part, slower than
+# 3xTF32 alone and no faster than PyTorch's GEMMs.
+_NARROWEST_TILE = 64
+
+
+def _tile_aligned(members):
+    """The members of a group under "auto" whose parts the wgmma kernel
+    reads in place: those of whole 64-column tiles, then at most one other
+    (the last part may end anywhere); the others stay apart."""
+    def width(gemm):
+        _, operand, _, layout = importer.linear_operands(gemm)
+        weight = operand.args[0] if layout == "out_in" else operand
+        return importer.tensor_meta(weight).shape[
+            0 if layout == "out_in" else 1]
+    aligned = [m for m in members if width(m[0]) % _NARROWEST_TILE == 0]
+    ragged = [m for m in members if width(m[0]) % _NARROWEST_TILE != 0]
+    return aligned + ragged[:1]
 
 
 class _Group:
@@ -887,7 +910,11 @@ def _group(graph, gemms, copies):
         return node
 
     nodes = []
-    with graph.inserting_before(gemms[0]):
+    # Before the first member in graph order (the members' order is the
+    # parts').
+    members = set(gemms)
+    first = next(node for node in graph.nodes if node in members)
+    with graph.inserting_before(first):
         weight = add(aten.cat.default, weights, dim)
         bias = add(aten.cat.default, biases, 0) if biases else None
         if layout == "out_in":

@@ -325,13 +325,13 @@ def test_a_layer_whose_output_leaves_the_graph(mode, monkeypatch,
     from its base with them) is no strided slice of the group's GEMM:
     "on" gives its readers a contiguous copy of its slice, "auto" (made to
     group on the CPU here) leaves it apart, the copy costing more than
-    grouping gains."""
+    grouping gains; its parts are whole 64-column tiles, as "auto" asks)."""
     monkeypatch.setattr(fusion.dynamo, "_may_group",
                         lambda gemm, options: True)
-    model = ReturnedHeads()
+    model = ReturnedHeads(widths=(64, 64, 64), hidden=64)
     options = {"target": "cpu", "group_gemms": mode}
     with torch.no_grad():
-        census = fusion.explain(model, torch.randn(2, 5, 32),
+        census = fusion.explain(model, torch.randn(2, 5, 64),
                                 options=options)
         q, k, v = (r.name for r in census[:3])
         if mode == "on":
@@ -340,7 +340,7 @@ def test_a_layer_whose_output_leaves_the_graph(mode, monkeypatch,
         else:
             assert grouped(census) == {q: [k], k: [q]}
         torch._dynamo.reset()
-        x = torch.randn(2, 5, 32)
+        x = torch.randn(2, 5, 64)
         out, heads = torch.compile(model, backend="fusion",
                                    options=options)(x)
         expected, expected_heads = copy.deepcopy(model).double()(
@@ -495,3 +495,38 @@ def test_compile_only_for_sm90(dtype, options, groups, built_modules):
                                          "compile_only": True, **options})
     assert len(grouped(census)) == 3 * groups, str(census)
     assert any("fusion.concat" in t for t in built_modules) == groups
+
+
+class Joined(nn.Module):
+    """Linear layers of one input whose outputs a cat joins (fusion fuses
+    nothing after them)."""
+
+    def __init__(self, widths, hidden=64):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(hidden, width)
+                                    for width in widths)
+
+    def forward(self, x):
+        return torch.cat([layer(x) for layer in self.layers], -1)
+
+
+@pytest.mark.parametrize("widths, parts", [
+    ((96, 128, 128), ["128", "128", "96"]),
+    ((96, 100, 128), ["128", "96"])], ids=["one_ragged", "two_ragged"])
+def test_auto_puts_a_ragged_part_last(widths, parts, built_modules):
+    """Under "auto" the wgmma kernel must read the parts in place, so they
+    start at whole 64-column tiles: the one part that is not whole tiles
+    goes last (the last part may end anywhere), another stays apart (it
+    would send the group to cuBLASLt's GEMMs, a part each)."""
+    model = Joined(widths).to(torch.bfloat16)
+    with torch.no_grad():
+        census = fusion.explain(model, torch.randn(16, 64).bfloat16(),
+                                options={"target": "sm_90",
+                                         "compile_only": True})
+    assert len(grouped(census)) == len(parts), str(census)
+    concat = next(line for text in built_modules for line in
+                  text.splitlines() if "fusion.concat" in line and
+                  "x64xbf16" in line)
+    assert [t.split("x")[0] for t in
+            concat.split(": (")[1].split(")")[0].split("tensor<")[1:]] == \
+        parts
