@@ -86,6 +86,21 @@ class Library:
         return lambda: fn(*args)
 
 
+def compile_only_cases(label, cases, make, name):
+    """prepare.py's entries of torch.compile checks: each case's libraries
+    compiled for sm_90 from CPU tensors (`make(case, "cpu")` gives the
+    module, its input and the backend options), named `label` and
+    `name(case)`."""
+    for case in cases:
+        def compile_one(case=case):
+            module, x, options = make(case, "cpu")
+            torch._dynamo.reset()
+            with torch.no_grad():
+                torch.compile(module, backend="fusion", options={
+                    **options, "compile_only": True})(x)
+        yield f"{label} {name(case)}", compile_one
+
+
 def poisoned(shape, dtype=torch.float32, device="cuda"):
     """A tensor of NaN, so that an element a kernel leaves unwritten
     shows."""

@@ -12,7 +12,8 @@ import torch
 
 import fusion
 import fusion.dynamo
-from gpu.helpers import LIBRARY_BOUNDS, PRECISIONS, TARGET, precision_setup
+from gpu.helpers import (LIBRARY_BOUNDS, PRECISIONS, TARGET,
+                         compile_only_cases, precision_setup)
 
 pytestmark = pytest.mark.gpu
 
@@ -65,14 +66,9 @@ def test_gated_mlp(library_cache, within, sm90, precision, rows):
 
 def prepare():
     """The cases' libraries, compiled for sm_90 from CPU tensors."""
-    for precision, rows in CASES:
-        def compile_one(precision=precision, rows=rows):
-            model, x, options = model_of(precision, rows, "cpu")
-            torch._dynamo.reset()
-            with torch.no_grad():
-                torch.compile(model, backend="fusion", options={
-                    **options, "compile_only": True})(x)
-        yield f"dual gemm {precision} {rows} rows", compile_one
+    return compile_only_cases(
+        "dual gemm", CASES, lambda case, device: model_of(*case, device),
+        lambda case: f"{case[0]} {case[1]} rows")
 
 
 PREPARE = {"dual-gemm": prepare}

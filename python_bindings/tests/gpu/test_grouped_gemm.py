@@ -16,7 +16,8 @@ import torch
 
 import fusion
 import fusion.dynamo
-from gpu.helpers import DTYPES, LIBRARY_BOUNDS, TARGET, precision_setup
+from gpu.helpers import (DTYPES, LIBRARY_BOUNDS, TARGET, compile_only_cases,
+                         precision_setup)
 
 pytestmark = pytest.mark.gpu
 
@@ -85,14 +86,7 @@ def test_grouped_projections(library_cache, within, sm90, case):
 
 def prepare():
     """The cases' libraries, compiled for sm_90 from CPU tensors."""
-    for case in CASES:
-        def compile_one(case=case):
-            module, x, options = model_of(case, "cpu")
-            torch._dynamo.reset()
-            with torch.no_grad():
-                torch.compile(module, backend="fusion", options={
-                    **options, "compile_only": True})(x)
-        yield f"grouped {case_id(case)}", compile_one
+    return compile_only_cases("grouped", CASES, model_of, case_id)
 
 
 PREPARE = {"grouped-gemm": prepare}
