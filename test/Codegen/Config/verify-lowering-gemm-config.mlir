@@ -288,3 +288,19 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
     return %0 : tensor<?x384xbf16>
   }
 }
+
+// -----
+
+// ... and not beside a dual weight (whose tile is read whole).
+module attributes {fusion.target = #fusion.target<sm_90>} {
+  func.func @f(%x: tensor<?x64xbf16>, %a: tensor<128x64xbf16>, %b: tensor<128x64xbf16>, %w2: tensor<256x64xbf16>) -> tensor<?x256xbf16> {
+    %w = fusion.concat %a, %b dim 0 : (tensor<128x64xbf16>, tensor<128x64xbf16>) -> tensor<256x64xbf16>
+    // expected-error @+1 {{'fusion.fused_linear' op a generated GEMM (wgmma) cannot read this weight in parts (a concat): a dual GEMM's weights are read whole}}
+    %0 = fusion.fused_linear %x, %w dual_weight(%w2) epilogue {
+    ^bb0(%acc: f32, %dual: f32):
+      %p = arith.mulf %acc, %dual : f32
+      fusion.yield %p : f32
+    } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 128x128, warps = 8x1, stages = 4, group_m = 8>>} : (tensor<?x64xbf16>, tensor<256x64xbf16>, tensor<256x64xbf16>) -> tensor<?x256xbf16>
+    return %0 : tensor<?x256xbf16>
+  }
+}
