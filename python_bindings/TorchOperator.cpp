@@ -5,15 +5,20 @@
 // tensors against the entry point's signature (what PyTorch knows: device,
 // dtype, sizes, contiguity, alignment), allocates the outputs and calls the
 // entry point's packed form (fusion_runtime.h) on the current stream, with
-// no Python on the way. The Python package registers each entry point it
-// loads under a key (fusion_torch_register, through ctypes), and
-// torch.library's fake kernel (fusion/dynamo.py) gives the outputs' shapes
-// to tracing.
+// no Python on the way. `fusion::run_updating(str key, Tensor[] args,
+// Tensor(a!)[] state) -> Tensor[]` is the same call with the outputs that
+// the signature lets update an input (a training batch norm's running
+// statistics) written into that input, the `state` tensors, in place; it
+// takes the other inputs as `args` and returns the other outputs. The Python
+// package registers each entry point it loads under a key
+// (fusion_torch_register, through ctypes), and torch.library's fake kernel
+// (fusion/dynamo.py) gives the outputs' shapes to tracing.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fusion_runtime.h"
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -22,6 +27,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <shared_mutex>
@@ -40,6 +46,8 @@ using LastErrorMessage = const char *(*)();
 struct TensorSpec {
   c10::ScalarType dtype;
   std::vector<int64_t> sizes;
+  /// For an output, the input it may be written into, else -1.
+  int64_t updates = -1;
 };
 
 /// One registered entry point of a loaded library.
@@ -50,6 +58,9 @@ struct Entry {
   LastErrorMessage lastError = nullptr;
   bool gpu = false, batch = false;
   std::vector<TensorSpec> inputs, outputs;
+  /// The inputs that outputs may be written into, ascending: run_updating's
+  /// `state`.
+  std::vector<size_t> stateInputs;
 
   ~Entry() {
     if (handle)
@@ -95,17 +106,23 @@ std::string shapeName(c10::IntArrayRef sizes) {
   return os.str();
 }
 
-/// The specs of `text`: "TYPE:SIZE,SIZE;..." a tensor each (a size of -1
-/// is the batch).
+/// The specs of `text`: "TYPE:SIZE,SIZE[@INPUT];..." a tensor each (a size
+/// of -1 is the batch; an output's INPUT, the input it may be written
+/// into).
 std::vector<TensorSpec> readSpecs(const std::string &text) {
   std::vector<TensorSpec> specs;
   std::istringstream tensors(text);
   std::string tensor, size;
   while (std::getline(tensors, tensor, ';')) {
+    int64_t updates = -1;
+    if (size_t at = tensor.find('@'); at != std::string::npos) {
+      updates = std::stoll(tensor.substr(at + 1));
+      tensor.resize(at);
+    }
     size_t colon = tensor.find(':');
     if (colon == std::string::npos)
       throw std::invalid_argument("bad tensor spec " + tensor);
-    TensorSpec spec{toScalarType(tensor.substr(0, colon)), {}};
+    TensorSpec spec{toScalarType(tensor.substr(0, colon)), {}, updates};
     std::istringstream sizes(tensor.substr(colon + 1));
     while (std::getline(sizes, size, ','))
       spec.sizes.push_back(std::stoll(size));
@@ -151,14 +168,24 @@ int64_t checkInputs(const Entry &entry, const at::TensorList &args,
   return batch;
 }
 
-/// The entry point's outputs for batch `batch`; for a batch of no rows
-/// (nothing to run: the GPU entry points refuse it), the outputs of static
-/// size are NaN, as the statistics of an empty batch are.
+/// The entry point's outputs for batch `batch` on `inputs`, but for those
+/// that `inPlace` writes into their inputs; for a batch of no rows (nothing
+/// to run: the GPU entry points refuse it), the outputs of static size are
+/// NaN, as the statistics of an empty batch are, and an updated input is
+/// unchanged, as PyTorch leaves running statistics on an empty batch.
 std::vector<at::Tensor> allocateOutputs(const Entry &entry, int64_t batch,
-                                        c10::Device device) {
+                                        c10::Device device,
+                                        const std::vector<at::Tensor> &inputs,
+                                        bool inPlace) {
   std::vector<at::Tensor> outputs;
   outputs.reserve(entry.outputs.size());
   for (const TensorSpec &spec : entry.outputs) {
+    if (spec.updates >= 0 && inPlace)
+      continue;
+    if (spec.updates >= 0 && batch == 0) {
+      outputs.push_back(inputs[spec.updates].clone());
+      continue;
+    }
     std::vector<int64_t> sizes(spec.sizes);
     bool dynamic = false;
     for (int64_t &size : sizes)
@@ -199,35 +226,107 @@ void callEntry(const Entry &entry, int64_t batch, c10::Device device,
               entry.lastError ? entry.lastError() : "");
 }
 
+/// Checks that no state tensor of `inputs` (contiguous: checkInputs) shares
+/// memory with another input, which the kernels read while they write the
+/// state.
+void checkStateApart(const Entry &entry,
+                     const std::vector<at::Tensor> &inputs) {
+  for (size_t position = 0; position < entry.stateInputs.size(); ++position) {
+    size_t state = entry.stateInputs[position];
+    for (size_t index = 0; index < inputs.size(); ++index)
+      TORCH_CHECK(index == state ||
+                      at::get_overlap_status(inputs[state], inputs[index]) ==
+                          at::MemOverlapStatus::No,
+                  entry.name, ": state tensor ", position,
+                  " shares memory with input ", index);
+  }
+}
+
+/// Checks `inputs` and calls the entry point, with the outputs that
+/// update an input written into it if `inPlace`; returns the other
+/// outputs (all of them if not `inPlace`).
+std::vector<at::Tensor> runChecked(const Entry &entry,
+                                   const std::vector<at::Tensor> &inputs,
+                                   bool inPlace) {
+  TORCH_CHECK(!inputs.empty(), entry.name, ": no input gives the device");
+  c10::Device device = inputs[0].device();
+  TORCH_CHECK(device.is_cuda() == entry.gpu, entry.name, ": ", entry.library,
+              " runs on ", entry.gpu ? "cuda" : "cpu", " tensors, got ",
+              device);
+  int64_t batch = checkInputs(entry, inputs, device);
+  if (inPlace)
+    checkStateApart(entry, inputs);
+  std::vector<at::Tensor> outputs =
+      allocateOutputs(entry, batch, device, inputs, inPlace);
+  if (batch == 0)
+    return outputs;
+  std::vector<void *> buffers;
+  buffers.reserve(inputs.size() + entry.outputs.size());
+  for (const at::Tensor &tensor : inputs)
+    buffers.push_back(const_cast<void *>(tensor.const_data_ptr()));
+  auto allocated = outputs.begin();
+  for (const TensorSpec &spec : entry.outputs)
+    buffers.push_back(spec.updates >= 0 && inPlace
+                          ? inputs[spec.updates].data_ptr()
+                          : (allocated++)->mutable_data_ptr());
+  callEntry(entry, batch < 0 ? 0 : batch, device, buffers);
+  return outputs;
+}
+
 std::vector<at::Tensor> run(c10::string_view key, at::TensorList args) {
   std::shared_ptr<Entry> entry = lookup(std::string(key));
   TORCH_CHECK(args.size() == entry->inputs.size(), entry->name, " takes ",
               entry->inputs.size(), " tensors, got ", args.size());
-  TORCH_CHECK(!args.empty(), entry->name, ": no input gives the device");
-  c10::Device device = args[0].device();
-  TORCH_CHECK(device.is_cuda() == entry->gpu, entry->name, ": ", entry->library,
-              " runs on ", entry->gpu ? "cuda" : "cpu", " tensors, got ",
-              device);
-  int64_t batch = checkInputs(*entry, args, device);
-  std::vector<at::Tensor> outputs = allocateOutputs(*entry, batch, device);
-  if (batch == 0)
-    return outputs;
-  std::vector<void *> buffers;
-  buffers.reserve(args.size() + outputs.size());
-  for (const at::Tensor &tensor : args)
-    buffers.push_back(const_cast<void *>(tensor.const_data_ptr()));
-  for (at::Tensor &tensor : outputs)
-    buffers.push_back(tensor.mutable_data_ptr());
-  callEntry(*entry, batch < 0 ? 0 : batch, device, buffers);
-  return outputs;
+  return runChecked(*entry, args.vec(), /*inPlace=*/false);
+}
+
+/// `args` with `state` at the entry point's updated inputs.
+std::vector<at::Tensor> joinInputs(const Entry &entry, at::TensorList args,
+                                   at::TensorList state) {
+  TORCH_CHECK(!entry.stateInputs.empty(), entry.name,
+              " updates no input in place: call fusion::run");
+  TORCH_CHECK(state.size() == entry.stateInputs.size(), entry.name, " updates ",
+              entry.stateInputs.size(), " inputs in place, got ", state.size(),
+              " state tensors");
+  TORCH_CHECK(args.size() + state.size() == entry.inputs.size(), entry.name,
+              " takes ", entry.inputs.size() - state.size(),
+              " tensors besides its state, got ", args.size());
+  std::vector<at::Tensor> inputs;
+  inputs.reserve(entry.inputs.size());
+  auto nextArg = args.begin(), nextState = state.begin();
+  auto stateInput = entry.stateInputs.begin();
+  for (size_t index = 0; index < entry.inputs.size(); ++index) {
+    bool isState =
+        stateInput != entry.stateInputs.end() && *stateInput == index;
+    inputs.push_back(isState ? *nextState++ : *nextArg++);
+    stateInput += isState;
+  }
+  return inputs;
+}
+
+std::vector<at::Tensor> runUpdating(c10::string_view key, at::TensorList args,
+                                    at::TensorList state) {
+  std::shared_ptr<Entry> entry = lookup(std::string(key));
+  return runChecked(*entry, joinInputs(*entry, args, state),
+                    /*inPlace=*/true);
 }
 
 } // namespace
 
-TORCH_LIBRARY(fusion, m) { m.def("run(str key, Tensor[] args) -> Tensor[]"); }
+TORCH_LIBRARY(fusion, m) {
+  m.def("run(str key, Tensor[] args) -> Tensor[]");
+  m.def("run_updating(str key, Tensor[] args, Tensor(a!)[] state) -> "
+        "Tensor[]");
+}
 
-TORCH_LIBRARY_IMPL(fusion, CPU, m) { m.impl("run", &run); }
-TORCH_LIBRARY_IMPL(fusion, CUDA, m) { m.impl("run", &run); }
+TORCH_LIBRARY_IMPL(fusion, CPU, m) {
+  m.impl("run", &run);
+  m.impl("run_updating", &runUpdating);
+}
+TORCH_LIBRARY_IMPL(fusion, CUDA, m) {
+  m.impl("run", &run);
+  m.impl("run_updating", &runUpdating);
+}
 
 /// The package's registration of entry point `entry` of the library at
 /// `path` as `key` (ctypes): whether it is a GPU library, whether a batch
@@ -246,6 +345,21 @@ extern "C" const char *fusion_torch_register(const char *key, const char *path,
     registered->batch = batch != 0;
     registered->inputs = readSpecs(inputs);
     registered->outputs = readSpecs(outputs);
+    for (const TensorSpec &output : registered->outputs) {
+      if (output.updates < 0)
+        continue;
+      size_t input = output.updates;
+      if (input >= registered->inputs.size() ||
+          registered->inputs[input].dtype != output.dtype ||
+          registered->inputs[input].sizes != output.sizes ||
+          std::find(registered->stateInputs.begin(),
+                    registered->stateInputs.end(),
+                    input) != registered->stateInputs.end())
+        throw std::invalid_argument("bad in-place output of " +
+                                    std::string(entry));
+      registered->stateInputs.push_back(input);
+    }
+    std::sort(registered->stateInputs.begin(), registered->stateInputs.end());
     registered->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!registered->handle)
       throw std::runtime_error(dlerror());

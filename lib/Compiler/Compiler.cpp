@@ -120,7 +120,7 @@ std::string cpuPrototype(func::FuncOp func) {
 }
 
 /// The C prototype of an entry point of a GPU library (see
-/// fusion_runtime.h).
+/// fusion_runtime.h), naming the input each output may be written into.
 std::string prototype(func::FuncOp func, bool batch) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -130,9 +130,13 @@ std::string prototype(func::FuncOp func, bool batch) {
   for (auto [index, type] : llvm::enumerate(func.getArgumentTypes()))
     os << ", const void *input" << index << " /* "
        << cTypeComment(cast<RankedTensorType>(type)) << " */";
-  for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
+  for (auto [index, type] : llvm::enumerate(func.getResultTypes())) {
     os << ", void *output" << index << " /* "
-       << cTypeComment(cast<RankedTensorType>(type)) << " */";
+       << cTypeComment(cast<RankedTensorType>(type));
+    if (std::optional<unsigned> input = getUpdatedArgument(func, index))
+      os << ", may be input" << *input;
+    os << " */";
+  }
   os << ")";
   return text;
 }
@@ -159,8 +163,14 @@ LogicalResult writeSignatures(ModuleOp module, StringRef libraryPath,
     llvm::json::Array inputs, outputs;
     for (auto [index, type] : llvm::enumerate(func.getArgumentTypes()))
       inputs.push_back(tensorJson(index, cast<RankedTensorType>(type)));
-    for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
-      outputs.push_back(tensorJson(index, cast<RankedTensorType>(type)));
+    for (auto [index, type] : llvm::enumerate(func.getResultTypes())) {
+      llvm::json::Object output =
+          tensorJson(index, cast<RankedTensorType>(type));
+      if (std::optional<unsigned> input =
+              cpu ? std::nullopt : getUpdatedArgument(func, index))
+        output["updates_input"] = *input;
+      outputs.push_back(std::move(output));
+    }
     std::string signature = cpu ? cpuPrototype(func) : prototype(func, batch);
     entries.push_back(llvm::json::Object{{"name", func.getName()},
                                          {"batch", batch},

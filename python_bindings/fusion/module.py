@@ -124,7 +124,8 @@ class CompiledModule(torch.nn.Module):
                 self, mode, entry, leading, *tensors)
         else:
             outputs = self._library.call(entry.name,
-                                         _library_inputs(entry, tensors))
+                                         _library_inputs(entry, tensors),
+                                         in_place=True)
         values = self._write_back(entry, outputs, batch)
         if len(leading) != 1 or not self._plain_outputs:
             values = [v.view(*leading, *tail)
@@ -256,8 +257,10 @@ class CompiledModule(torch.nn.Module):
                 bn = self.original.get_submodule(result.name)
                 # PyTorch leaves the statistics alone on an empty batch (the
                 # library's would be NaN) but still counts it.
-                if batch != 0:
-                    getattr(bn, result.kind).copy_(tensor)
+                # Written in place already where the library could.
+                statistic = getattr(bn, result.kind)
+                if batch != 0 and tensor is not statistic:
+                    statistic.copy_(tensor)
                 if result.name not in updated:
                     updated.add(result.name)
                     bn.num_batches_tracked.add_(1)

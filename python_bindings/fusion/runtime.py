@@ -42,12 +42,21 @@ _dlclose.argtypes = [ctypes.c_void_p]
 
 
 def _specs(tensors):
-    """The operator's text of signature tensors: "TYPE:SIZE,SIZE;..." (a
-    size of -1: the batch)."""
+    """The operator's text of signature tensors: "TYPE:SIZE,SIZE[@INPUT];..."
+    (a size of -1: the batch; INPUT: the input an output may be written
+    into, fusion::run_updating's state)."""
     return ";".join(
         spec["dtype"] + ":" +
-        ",".join(str(-1 if d is None else d) for d in spec["shape"])
+        ",".join(str(-1 if d is None else d) for d in spec["shape"]) +
+        (f"@{spec['updates_input']}" if "updates_input" in spec else "")
         for spec in tensors).encode()
+
+
+def updated_inputs(entry):
+    """{output: the input it may be written into} of a signature's entry
+    point (a training batch norm's running statistics, GPU libraries)."""
+    return {spec["index"]: spec["updates_input"] for spec in entry["outputs"]
+            if "updates_input" in spec}
 
 
 class Library:
@@ -63,6 +72,8 @@ class Library:
         signature = json.loads(self.path.with_suffix(".json").read_text())
         self.target = signature["target"]
         self.entries = {e["name"]: e for e in signature["entry_points"]}
+        self._updates = {name: updated_inputs(entry)
+                         for name, entry in self.entries.items()}
         # The C ABI through ctypes too: the floor a benchmark compares the
         # operator's path with, and the raw calls of the GPU checks.
         self._lib = ctypes.CDLL(str(self.path))
@@ -115,14 +126,27 @@ class Library:
             self._functions[name] = fn
         return self._functions[name]
 
-    def call(self, name, inputs):
-        """Runs entry point `name` on `inputs`; returns its output tensors."""
+    def call(self, name, inputs, in_place=False):
+        """Runs entry point `name` on `inputs`; returns its output tensors.
+        With `in_place`, the outputs that may update an input
+        (updated_inputs: a training batch norm's running statistics) are
+        written into it (fusion::run_updating), and that input is the
+        output returned."""
         if self._lib is None:
             raise FusionRuntimeError(f"{self.path.name} was unloaded")
         if name not in self.entries:
             raise FusionRuntimeError(
                 f"{self.path.name} has no entry point {name!r}")
         try:
-            return torch.ops.fusion.run.default(self.keys[name], inputs)
+            updates = in_place and self._updates[name]
+            if not updates:
+                return torch.ops.fusion.run.default(self.keys[name], inputs)
+            state = [inputs[i] for i in sorted(updates.values())]
+            rest = iter(torch.ops.fusion.run_updating.default(
+                self.keys[name],
+                [t for i, t in enumerate(inputs)
+                 if i not in updates.values()], state))
+            return [inputs[updates[i]] if i in updates else next(rest)
+                    for i in range(len(self.entries[name]["outputs"]))]
         except RuntimeError as error:
             raise FusionRuntimeError(str(error)) from None

@@ -2,6 +2,7 @@
 (python_bindings/TorchOperator.cpp), so a call of a torch.compile'd graph
 runs no Python of the package, and a fusion.compile'd module's no more than
 its forward's own; the operator's checks refuse bad tensors by name."""
+import operator
 import sys
 
 import pytest
@@ -222,3 +223,214 @@ def test_inductor_fallback_compiles_what_is_left(inductor_calls):
         torch.testing.assert_close(out, rest(x), rtol=1e-4, atol=1e-4)
     assert len(inductor_calls) == 1
     assert any("cumsum" in op for op in inductor_calls[0]), inductor_calls
+
+
+class LinearBatchNorm(nn.Module):
+    """A training batch norm after a linear layer (KernelBench 33's form):
+    its running statistics and count are buffers the call updates."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(64, 32)
+        self.bn = nn.BatchNorm1d(32, momentum=0.2)
+
+    def forward(self, x):
+        return self.bn(self.linear(x))
+
+
+def test_training_batch_norm_graph_skips_inductor(inductor_calls):
+    """A training batch norm's buffers are copied into in the graph
+    (AOTAutograd's keep_inference_input_mutations), not by AOTAutograd's
+    wrapper after it; the copies and the count's increment leave a graph
+    that fusion takes whole without inductor's wrapper, and the buffers
+    end as eager's."""
+    torch.manual_seed(0)
+    model = LinearBatchNorm().train()
+    eager = LinearBatchNorm().train()
+    eager.load_state_dict(model.state_dict())
+    compiled = torch.compile(model, backend="fusion", options={
+        "target": "cpu", "fallback": "inductor"})
+    with torch.no_grad():
+        for _ in range(2):
+            x = torch.randn(16, 64)
+            torch.testing.assert_close(compiled(x), eager(x), rtol=1e-5,
+                                       atol=1e-5)
+    assert inductor_calls == []
+    assert len(fusion.dynamo.last_fused) == 1
+    for name, buffer in eager.named_buffers():
+        torch.testing.assert_close(model.get_buffer(name), buffer,
+                                   rtol=1e-5, atol=1e-6, msg=name)
+
+
+@pytest.fixture
+def batch_norm_entry(fusion_run_keys):
+    """A CPU library of LinearBatchNorm's training partition registered
+    again under a new key with its updated running statistics marked as
+    written into their inputs, as GPU libraries' signatures mark them (CPU
+    libraries do not: their buffers are restrict), to check the operator's
+    plumbing: the key, the signature, and {output: input} of the marks."""
+    torch.manual_seed(0)
+    compiled = torch.compile(LinearBatchNorm().train(), backend="fusion",
+                             options={"target": "cpu", "fallback": "eager"})
+    with torch.no_grad():
+        compiled(torch.randn(16, 64))
+    library = fusion.dynamo._LIBRARIES[fusion_run_keys[0]][0]
+    signature = library.entries[fusion.dynamo.ENTRY]
+    vectors = [s["index"] for s in signature["inputs"] if s["shape"] == [32]]
+    outputs = [dict(s) for s in signature["outputs"]]
+    updates = {1: vectors[-2], 2: vectors[-1]}  # running mean and variance
+    for output, input_index in updates.items():
+        assert outputs[output]["shape"] == [32]
+        outputs[output]["updates_input"] = input_index
+    key = "test batch norm in place"
+    assert runtime._OPERATOR.fusion_torch_register(
+        key.encode(), str(library.path).encode(), b"fused", False, True,
+        runtime._specs(signature["inputs"]),
+        runtime._specs(outputs)) is None
+    yield key, signature, updates
+    runtime._OPERATOR.fusion_torch_unregister(key.encode())
+    del compiled
+
+
+def split_state(inputs, updates):
+    state_inputs = sorted(updates.values())
+    return ([t for i, t in enumerate(inputs) if i not in state_inputs],
+            [inputs[i] for i in state_inputs])
+
+
+def test_updated_inputs_of_an_empty_batch(batch_norm_entry):
+    """No rows: the library is not run; the running statistics stay as
+    they are (PyTorch's batch norm leaves them on an empty batch), in
+    place or as fusion::run's copies."""
+    key, signature, updates = batch_norm_entry
+    inputs = good_inputs(signature, batch=0)
+    before = [t.clone() for t in inputs]
+    outputs = torch.ops.fusion.run(key, inputs)
+    for output, input_index in updates.items():
+        assert torch.equal(outputs[output], inputs[input_index])
+        assert outputs[output].data_ptr() != inputs[input_index].data_ptr()
+    args, state = split_state(inputs, updates)
+    rest = torch.ops.fusion.run_updating(key, args, state)
+    assert len(rest) == len(signature["outputs"]) - len(updates)
+    assert rest[0].shape == (0, 32)
+    assert all(torch.equal(a, b) for a, b in zip(inputs, before))
+
+
+def test_run_updating_refuses_bad_state_by_name(batch_norm_entry, entry):
+    key, signature, updates = batch_norm_entry
+    run_updating = torch.ops.fusion.run_updating
+    inputs = good_inputs(signature)
+    args, state = split_state(inputs, updates)
+    with pytest.raises(RuntimeError, match="updates 2 inputs in place, got "
+                                           "1 state tensors"):
+        run_updating(key, args, state[:1])
+    with pytest.raises(RuntimeError, match=r"takes \d+ tensors besides its "
+                                           r"state, got 1"):
+        run_updating(key, args[:1], state)
+    vector = next(i for i, t in enumerate(args) if t.shape == (32,))
+    with pytest.raises(RuntimeError, match="state tensor 1 shares memory "
+                                           "with input"):
+        run_updating(key, replaced(args, vector, state[1]), state)
+    with pytest.raises(RuntimeError, match="must be contiguous"):
+        run_updating(key, args, [state[0], torch.randn(32, 2)[:, 0]])
+    plain_key, plain_signature = entry
+    with pytest.raises(RuntimeError, match="updates no input in place: "
+                                           "call fusion::run"):
+        run_updating(plain_key, good_inputs(plain_signature), [])
+
+
+def test_bad_in_place_mark_is_refused_at_registration(batch_norm_entry):
+    key, signature, _ = batch_norm_entry
+    library = fusion.dynamo._LIBRARIES
+    path = next(lib.path for lib, _ in library.values())
+    outputs = [dict(s) for s in signature["outputs"]]
+    outputs[1]["updates_input"] = 0  # the rows: another shape
+    error = runtime._OPERATOR.fusion_torch_register(
+        b"bad mark", str(path).encode(), b"fused", False, True,
+        runtime._specs(signature["inputs"]), runtime._specs(outputs))
+    assert error is not None and b"bad in-place output of fused" in error
+
+
+class _SignatureOnly:
+    """A loaded library as _write_state_in_place reads it: its signature."""
+
+    def __init__(self, outputs):
+        self.entries = {fusion.dynamo.ENTRY: {"outputs": outputs}}
+
+
+def state_graph(variant=""):
+    """A graph as AOTAutograd hands a training batch norm's partition over
+    once fused: the call, its results' items, and the copies of the
+    updated running statistics into their inputs; `variant` breaks one
+    condition of writing them in place."""
+    graph = torch.fx.Graph()
+    x, mean, var = (graph.placeholder(name) for name in ("x", "mean", "var"))
+    call = graph.call_function(torch.ops.fusion.run.default,
+                               ("key", [x, mean, var]))
+    call.meta["val"] = [torch.empty(4, 3), torch.empty(3), torch.empty(3)]
+    items = [graph.call_function(operator.getitem, (call, i))
+             for i in range(3)]
+    graph.call_function(torch.ops.aten.copy_.default,
+                        (var if variant == "swapped" else mean, items[1]))
+    graph.call_function(torch.ops.aten.copy_.default,
+                        (mean if variant == "swapped" else var, items[2]))
+    results = [items[0]]
+    if variant == "input read again":
+        results.append(graph.call_function(torch.ops.aten.neg.default,
+                                           (mean,)))
+    if variant == "update returned":
+        results.append(items[1])
+    graph.output(tuple(results))
+    return graph
+
+
+@pytest.mark.parametrize("variant", ["", "swapped", "input read again",
+                                     "update returned", "no marks"])
+def test_state_written_in_place_only_where_safe(monkeypatch, variant):
+    marks = [] if variant == "no marks" else [1, 2]
+    outputs = [dict(index=i, **({"updates_input": i} if i in marks else {}))
+               for i in range(3)]
+    monkeypatch.setitem(fusion.dynamo._LIBRARIES, "key",
+                        (_SignatureOnly(outputs), None))
+    graph = state_graph(variant)
+    before = str(graph)
+    fusion.dynamo._write_state_in_place(graph)
+    graph.lint()
+    if variant:
+        assert str(graph) == before
+        return
+    calls = [n for n in graph.nodes if n.op == "call_function"]
+    assert [str(n.target) for n in calls] == [
+        "fusion.run_updating.default", "<built-in function getitem>"]
+    updating, item = calls
+    assert [[a.name for a in arg] for arg in updating.args[1:]] == \
+        [["x"], ["mean", "var"]]
+    assert item.args == (updating, 0)
+    assert len(updating.meta["val"]) == 1
+
+
+@pytest.mark.parametrize("variant", ["", "count read again", "times two"])
+def test_count_incremented_in_place_only_where_safe(variant):
+    """A graph that runs as PyTorch's ATen adds to a batch norm's count in
+    place (one call) where it copies `count + n` into the count and
+    nothing else reads the sum."""
+    graph = torch.fx.Graph()
+    count = graph.placeholder("count")
+    add = graph.call_function(torch.ops.aten.add.Tensor, (count, 1))
+    if variant == "times two":
+        add = graph.call_function(torch.ops.aten.mul.Tensor, (count, 2))
+    graph.call_function(torch.ops.aten.copy_.default, (count, add))
+    graph.output((add,) if variant == "count read again" else ())
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    before = str(gm.graph)
+    fusion.dynamo._increment_in_place(gm)
+    gm.graph.lint()
+    if variant:
+        assert str(gm.graph) == before
+        return
+    calls = [n for n in gm.graph.nodes if n.op == "call_function"]
+    assert [(str(n.target), n.args) for n in calls] == [
+        ("aten.add_.Tensor", (count, 1))]
+    tensor = torch.tensor(4)
+    gm(tensor)
+    assert int(tensor) == 5

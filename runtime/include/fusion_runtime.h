@@ -15,7 +15,10 @@
  *   order of the entry's arguments and results (shapes and dtypes in the
  *   signature file NAME.json beside the library). Every pointer must be
  *   16-byte aligned and point into a device allocation of the stream's device
- *   that is large enough.
+ *   that is large enough. Outputs do not overlap inputs, but for an output
+ *   whose signature names `"updates_input": I` (the header: "may be inputI"):
+ *   a training batch norm's updated running statistic, which may be
+ *   written into input I's own buffer, passed as both.
  *
  * The function returns FUSION_SUCCESS or another fusion_status; then
  * fusion_last_error_message() tells what failed on this thread. Nothing

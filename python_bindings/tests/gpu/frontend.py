@@ -74,7 +74,11 @@ def prepare():
     same shapes and dtypes: the graphs do not depend on the device."""
     graph_case = ("graph", lambda: WorkloadB(256, 192).eval(), (100, 256),
                   False)
-    for name, make, shape, aot in workloads() + [tiny(), graph_case]:
+    # test_call_path's running statistics written in place.
+    in_place_case = ("B small train", lambda: WorkloadB(256, 192),
+                     (100, 256), False)
+    for name, make, shape, aot in workloads() + [tiny(), graph_case,
+                                                 in_place_case]:
         for pname, dtype, precision, _ in PRECISIONS:
             torch.manual_seed(0)
             model = make().to(dtype)

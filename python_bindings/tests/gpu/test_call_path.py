@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import fusion.dynamo
+import fusion.runtime
 
 from gpu import frontend
 from gpu.helpers import relative_error
@@ -99,3 +100,72 @@ def test_bad_tensors_refused(tiny):
         run(key, half)
     # The operator still runs after refusing.
     assert torch.isfinite(run(key, good)[0]).all()
+
+
+def split_state(inputs, signature):
+    """(args, state, {output: input}) of fusion::run_updating's call on
+    `inputs`, from the signature's updates_input marks."""
+    updates = fusion.runtime.updated_inputs(signature)
+    state_inputs = sorted(updates.values())
+    return ([t for i, t in enumerate(inputs) if i not in state_inputs],
+            [inputs[i] for i in state_inputs], updates)
+
+
+def test_running_statistics_written_in_place(library_cache, sm90, within,
+                                             fusion_run_keys, fused_graphs):
+    """A training batch norm's running statistics (workload B's form,
+    frontend's "B small train") are written by the kernels into the
+    buffers (fusion::run_updating; the graph copies only the count): over
+    ragged batches, the outputs and buffers against float64; the in-place
+    call against fusion::run's, bit for bit; captured in a CUDA graph, each
+    replay updates the buffers again."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.manual_seed(0)
+    model = frontend.WorkloadB(256, 192).cuda()
+    reference = copy.deepcopy(model).double()
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="fusion",
+                             options=frontend.options(""))
+    with torch.no_grad():
+        for batch in (100, 37, 256):
+            x = torch.randn(batch, 256, device="cuda")
+            within(relative_error(compiled(x), reference(x.double())), 1e-5,
+                   f"output, batch {batch}")
+    for name in ("running_mean", "running_var"):
+        within(relative_error(model.bn.get_buffer(name),
+                              reference.bn.get_buffer(name)), 1e-5, name)
+    assert int(model.bn.num_batches_tracked) == 3
+    ops = fused_graphs[0]
+    assert "fusion.run_updating.default" in ops, ops
+    assert ops.count("aten.copy_.default") == 1, ops  # the count's
+
+    key = fusion_run_keys[0]
+    signature = fusion.dynamo._LIBRARIES[key][0].entries[fusion.dynamo.ENTRY]
+    inputs = arguments(signature, 77, torch.randn(77, 256, device="cuda"))
+    args, state, updates = split_state(inputs, signature)
+    assert len(state) == 2
+    expected = torch.ops.fusion.run(key, inputs)
+    rest = torch.ops.fusion.run_updating(key, args, state)
+    kept = [i for i in range(len(expected)) if i not in updates]
+    for index, found in zip(kept, rest):
+        assert torch.equal(found, expected[index]), index
+    for output, input_index in updates.items():
+        assert torch.equal(inputs[input_index], expected[output]), output
+
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        torch.ops.fusion.run_updating(key, args, state)
+    once = torch.ops.fusion.run(key, inputs)
+    twice = torch.ops.fusion.run(key, _with_state(inputs, once, updates))
+    graph.replay()
+    graph.replay()
+    torch.cuda.synchronize()
+    for output, input_index in updates.items():
+        assert torch.equal(inputs[input_index], twice[output]), output
+
+
+def _with_state(inputs, outputs, updates):
+    """`inputs` with each updated input replaced by its update."""
+    by_input = {i: outputs[o] for o, i in updates.items()}
+    return [by_input.get(i, t) for i, t in enumerate(inputs)]
