@@ -101,6 +101,8 @@ void fusion::buildKernelsToNVVMPipeline(OpPassManager &pm) {
   kernels.addPass(createConvertMathToLLVMPass());
   kernels.addPass(createArithToLLVMConversionPass());
   kernels.addPass(createConvertIndexToLLVMPass());
+  // While the wgmma ops are NVVM ops, not yet inline PTX.
+  kernels.addPass(fusion::createOpaqueBf16Widening());
   // NVVM ops built as inline PTX (wgmma, mbarrier waits).
   kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(fusion::createLowerTensorMapArgs());

@@ -3,7 +3,9 @@
 // flight; C7519/C7520: a warpgroup.arrive ptxas had to inject, in a
 // divergent path) and no injected arrive, in every multiply (bf16, tf32,
 // 3xTF32), with an epilogue from the registers and with a training batch
-// norm's column moments taken from them.
+// norm's column moments taken from them, and with reductions from the
+// tiles whose bf16 intermediates LLVM would compute in bf16 arithmetic
+// (fusion-opaque-bf16-widening keeps it f32: none in the PTX).
 // REQUIRES: cuda-toolkit
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma --precision=fp32 -o %t/fp32.ptx
@@ -15,6 +17,12 @@
 // CHECK-DAG: Compiling entry function 'batch_norm_f32_0_gemm'
 // CHECK-DAG: Compiling entry function 'linear_bf16_0_gemm'
 // CHECK-DAG: Compiling entry function 'batch_norm_bf16_0_gemm'
+// CHECK-DAG: Compiling entry function 'sum_of_halves_bf16_0_gemm'
+// CHECK-DAG: Compiling entry function 'row_max_bf16_0_gemm'
+// RUN: FileCheck %s --check-prefix=PTX < %t/tf32.ptx
+// PTX-NOT: {{(mul|add|sub|fma|max|min)(\.rn|\.NaN)?\.bf16 }}
+// PTX: .entry sum_of_halves_bf16_0_gemm(
+// PTX-NOT: {{(mul|add|sub|fma|max|min)(\.rn|\.NaN)?\.bf16 }}
 func.func @linear_f32(%x: tensor<?x1000xf32>, %w: tensor<520x1000xf32>) -> tensor<?x520xf32> {
   %0 = fusion.linear %x, %w : tensor<?x1000xf32>, tensor<520x1000xf32> -> tensor<?x520xf32>
   %1 = fusion.leaky_relu %0, negative_slope = -0.1 : tensor<?x520xf32>
@@ -47,4 +55,28 @@ func.func @batch_norm_bf16(%x: tensor<?x1000xbf16>, %w: tensor<520x1000xbf16>,
       : (tensor<?x520xbf16>, tensor<520xbf16>, tensor<520xbf16>)
       -> (tensor<?x520xbf16>, tensor<520xbf16>, tensor<520xbf16>)
   return %y, %m, %v : tensor<?x520xbf16>, tensor<520xbf16>, tensor<520xbf16>
+}
+
+// KernelBench 14's sum of halves: PyTorch rounds the linear's output and
+// its half to bf16 before summing them.
+func.func @sum_of_halves_bf16(%x: tensor<?x1000xbf16>, %w: tensor<520x1000xbf16>) -> tensor<?x1xbf16> {
+  %0 = fusion.linear %x, %w : tensor<?x1000xbf16>, tensor<520x1000xbf16> -> tensor<?x520xbf16>
+  %1 = fusion.reduce sum %0 : tensor<?x520xbf16> -> tensor<?x1xbf16> {
+  ^bb0(%in: f32):
+    %two = arith.constant 2.000000e+00 : f32
+    %half = arith.divf %in, %two : f32
+    %rounded = arith.truncf %half : f32 to bf16
+    %back = arith.extf %rounded : bf16 to f32
+    fusion.yield %back : f32
+  }
+  return %1 : tensor<?x1xbf16>
+}
+
+func.func @row_max_bf16(%x: tensor<?x1000xbf16>, %w: tensor<520x1000xbf16>) -> tensor<?x1xbf16> {
+  %0 = fusion.linear %x, %w : tensor<?x1000xbf16>, tensor<520x1000xbf16> -> tensor<?x520xbf16>
+  %1 = fusion.reduce max %0 : tensor<?x520xbf16> -> tensor<?x1xbf16> {
+  ^bb0(%in: f32):
+    fusion.yield %in : f32
+  }
+  return %1 : tensor<?x1xbf16>
 }

@@ -61,4 +61,31 @@ def ExternDynamicSharedMemory
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def OpaqueBf16Widening
+    : Pass<"fusion-opaque-bf16-widening", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Widen bf16 to f32 in wgmma kernels by operations LLVM does "
+                "not narrow arithmetic through";
+  let description = [{
+    LLVM's optimizer narrows `fptrunc(op(fpext a, fpext b))` into the
+    16-bit op (`mul.rn.bf16`, `max.NaN.bf16`): exact, but in a kernel that
+    issues wgmma, ptxas then serializes the wgmma pipeline ("(C7514)
+    wgmma.mma_async instructions are serialized due to non wgmma
+    instructions reading accumulator registers"): the whole main loop
+    slowed for an epilogue's rounding (PyTorch's bf16 intermediates: the
+    `x / 2` of a bf16 linear's output, then summed, or a maximum over the
+    features).
+
+    In each `llvm.func` with an `nvvm.wgmma.mma_async`, after
+    `convert-arith-to-llvm`, every `llvm.fpext` from bf16 to f32 (scalars
+    and vectors) becomes its bits shifted into the high half of an i32
+    (`bitcast`, `zext`, `shl 16`, `bitcast`): exact, and the one
+    instruction `cvt.f32.bf16` is, but not an `fpext` to the optimizer, so
+    the arithmetic around it stays f32 and the pipeline asynchronous.
+    Other kernels keep their 16-bit arithmetic. f16 is left as it is: its
+    rounding alone (`cvt.rn.f16.f32` of an accumulator, then
+    `cvt.f32.f16`) draws the same serialization, whatever the arithmetic.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // FUSION_CODEGEN_NVVM_PASSES_TD
