@@ -313,10 +313,15 @@ std::vector<at::Tensor> runUpdating(c10::string_view key, at::TensorList args,
 
 } // namespace
 
+// needs_contiguous_strides: inductor, which calls the operator as an extern
+// kernel, hands it its inputs contiguous (the layouts it picks for its own
+// buffers may differ from the traced ones).
 TORCH_LIBRARY(fusion, m) {
-  m.def("run(str key, Tensor[] args) -> Tensor[]");
+  m.def("run(str key, Tensor[] args) -> Tensor[]",
+        {at::Tag::needs_contiguous_strides});
   m.def("run_updating(str key, Tensor[] args, Tensor(a!)[] state) -> "
-        "Tensor[]");
+        "Tensor[]",
+        {at::Tag::needs_contiguous_strides});
 }
 
 TORCH_LIBRARY_IMPL(fusion, CPU, m) {

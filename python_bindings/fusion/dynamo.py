@@ -3,7 +3,8 @@ compiled by fusion, the rest left to PyTorch.
 
 AOTAutograd lowers each dynamo graph to core ATen (so gradients stay
 PyTorch's: the forward graph it hands over already returns what the backward
-needs). In the forward graph, every GEMM with a transposed-weight operand
+needs). In the forward graph (and in the backward graph, _backward_compiler),
+every GEMM with a transposed-weight operand
 (`linear`) grows into a partition with the ops that follow it and that the
 importer (fusion/importer) takes, tried one by one in graph order: elementwise
 ops, reductions along the features, softmax, layer, group and batch norms,
@@ -21,7 +22,12 @@ batch statistics, which the kernels that finish the norm write. Each
 partition is imported, compiled (or found in the disk cache,
 fusion/cache.py) and called through the custom op `fusion::run`, which
 torch.compile, FX graphs and CUDA graph capture see as one op. The batch
-dimension is dynamic.
+dimension is dynamic. A backward graph is partitioned the same way: each
+data gradient's GEMM (dX = dZ @ W, the weight read in its stored layout)
+takes the derivative of the activation below it, its elementwise ops of
+the forward's saved value pulled in (_pulled), so the epilogue reads the
+saved value once; the weight gradients' GEMMs (their K is the batch) stay
+PyTorch's.
 
 Options (`torch.compile(..., options={...})`): fusion.compile's compile
 options (fusion/options.py; "target" by default the inputs' device's,
@@ -32,7 +38,10 @@ forwards excepted, which fusion takes whole, and its partitioner; "eager",
 the default for the CPU target: they run as PyTorch's ATen kernels; on the
 transformer zoo the inductor fallback is the faster, docs/benchmarks.md),
 "compile_only" (compile and cache the libraries, for example for
-another machine's target, but run the graph as PyTorch would) and
+another machine's target, but run the graph as PyTorch would),
+"fuse_backward" ("auto", the default: the backward graph's GEMMs that
+fusion computes faster than PyTorch even alone, f32 in fp32 precision;
+"on": every one; "off": none) and
 "group_gemms" ("auto", the default, "on" or "off": whether linear layers
 of one input that nothing fuses after, attention's q, k and v
 projections, become one GEMM of their concatenated weights, a
@@ -286,13 +295,17 @@ def _importer(members, numbers, outputs=(), refusals=None):
     return imported
 
 
-def _pulled(arg, members, numbers, compute=True):
+def _pulled(arg, members, numbers, compute=True, reader=None):
     """The nodes to take into the partition with outside operand `arg`, in
     graph order: constants, views of outside vectors and single values, and
     (where `compute`) elementwise ops of those alone (a learned
     temperature's exp), which the importer reads through or computes where
     the partition's values read them; none where `arg` reads anything else
-    (it is an input)."""
+    (it is an input). Given `reader` (the op of the partition that reads
+    `arg`; backward graphs), elementwise ops of outside matrices too (an
+    activation's derivative from the forward's saved value), the matrices
+    staying inputs, where nothing but `reader` and those ops reads them
+    (else they would be computed twice)."""
     taken, stack = [], [arg]
     kinds = importer.VIEWS | importer.EXPANDS | importer.STRUCTURAL
     if compute:
@@ -310,8 +323,13 @@ def _pulled(arg, members, numbers, compute=True):
                       if isinstance(importer.tensor_meta(a), torch.Tensor)]
         else:
             meta = importer.tensor_meta(node)
-            if meta is None or meta.dim() > 1:
+            if meta is None or meta.dim() > 1 and reader is None:
                 return []
+    readers = set(taken) | set(members) | {reader}
+    if reader is not None and any(
+            importer.tensor_meta(node).dim() > 1 and
+            not set(node.users) <= readers for node in taken):
+        return []
     order = {node: index for index, node in enumerate(arg.graph.nodes)}
     return sorted(taken, key=order.__getitem__)
 
@@ -404,10 +422,11 @@ def _runs_faster_alone(gemm, options):
         options.get("fp32_math") in (None, "tf32x3")
 
 
-def _grow(gemm, order, numbers, report, alone=False):
+def _grow(gemm, order, numbers, report, alone=False, backward=False):
     """The partition of `gemm`, or None when nothing fuses after it and it
     does not run faster `alone` (why, and why each op reading it stayed
-    outside, go into `report`)."""
+    outside, go into `report`). In a `backward` graph, elementwise ops of
+    outside matrices are pulled in too (_pulled)."""
     try:
         x, operand, _, layout = importer.linear_operands(gemm)
     except UnsupportedOperationError as error:
@@ -448,7 +467,8 @@ def _grow(gemm, order, numbers, report, alone=False):
         for compute in (True, False):
             pulled = []
             for arg in outside:
-                taken = _pulled(arg, members, numbers, compute)
+                taken = _pulled(arg, members, numbers, compute,
+                                node if backward else None)
                 if compute and not taken:
                     taken = _shared_input_gemm(arg, gemm, members)
                 pulled += [p for p in taken if p not in pulled]
@@ -654,8 +674,11 @@ def _replace(graph, key, inputs, outputs, broadcasts, slices, views,
     for node, start, stop, copied in slices:
         last = _append(graph, last, torch.ops.aten.slice.Tensor, node, 0,
                        start, stop)
-        if copied:
-            last = _append(graph, last, torch.ops.aten.clone.default, last)
+        # Copied where a view would not be 16-byte aligned, or not dense
+        # (rows of a transposed weight: a backward graph's).
+        if copied or not is_contiguous_or_false(last.meta["val"]):
+            last = _append(graph, last, torch.ops.aten.clone.default, last,
+                           memory_format=torch.contiguous_format)
         arguments.append(last)
     call = _append(graph, last, torch.ops.fusion.run.default, key,
                    arguments)
@@ -710,16 +733,24 @@ def _merge_identical_views(graph):
             seen[key] = node
 
 
-# The values of the backend option "group_gemms" (see _may_group).
+# The values of the backend options "group_gemms" (see _may_group) and
+# "fuse_backward" (_backward_compiler), the first the default.
 GROUP_GEMMS = ("auto", "on", "off")
+FUSE_BACKWARD = ("auto", "on", "off")
 # The options of the backend that fusion.compile does not take (those
 # that the compile option table lists aside).
-_BACKEND_OPTIONS = ("fallback", "compile_only", "group_gemms")
+_BACKEND_OPTIONS = ("fallback", "compile_only", "group_gemms",
+                    "fuse_backward")
+
+
+def _option(options, name, values):
+    """The backend option `name` (one of `values`, the first by default)."""
+    return options.get(name) or values[0]
 
 
 def _group_mode(options):
     """The option "group_gemms", "auto" by default."""
-    return options.get("group_gemms") or "auto"
+    return _option(options, "group_gemms", GROUP_GEMMS)
 
 
 def _may_group(gemm, options):
@@ -1032,11 +1063,13 @@ def _fuse(graph, partition, report, owners, options, compile_only):
             graph.erase_node(node)
 
 
-def fuse_graph(gm, options=None, compile_only=False, graph_index=0):
+def fuse_graph(gm, options=None, compile_only=False, graph_index=0,
+               backward=False):
     """Replaces each fusible partition of the ATen graph `gm` by a call of
     its compiled library; returns a GemmReport of each GEMM of the graph.
     A partition fusion fails to compile is left to PyTorch with a
-    FusionBackendWarning."""
+    FusionBackendWarning. Of a `backward` graph, the GEMMs that the option
+    fuse_backward takes, with elementwise ops of outside matrices (_grow)."""
     options = options or {}
     graph = gm.graph
     graph_rewrites.rewrite_einsum_gemms(gm)
@@ -1064,7 +1097,14 @@ def fuse_graph(gm, options=None, compile_only=False, graph_index=0):
                 "model wrote): fusion fuses linear layers"
             continue
         alone = _runs_faster_alone(gemm, options)
-        partition = _grow(gemm, list(graph.nodes), numbers, report, alone)
+        if backward and not alone and \
+                _option(options, "fuse_backward", FUSE_BACKWARD) == "auto":
+            report.reason = "a backward graph's GEMM that fusion's kernels " \
+                "do not compute faster than PyTorch's (fuse_backward " \
+                "'auto': f32 in fp32 precision, 3xTF32; 'on': every one)"
+            continue
+        partition = _grow(gemm, list(graph.nodes), numbers, report, alone,
+                          backward)
         has_siblings = siblings[keys[gemm]] > 1
         if partition is None:
             if has_siblings:
@@ -1085,7 +1125,8 @@ def fuse_graph(gm, options=None, compile_only=False, graph_index=0):
             report.dual_of = owners[gemm]
             continue  # A later partition's dual GEMM.
         # Grown again: the graph changed since.
-        partition = _grow(gemm, list(graph.nodes), numbers, report, True)
+        partition = _grow(gemm, list(graph.nodes), numbers, report, True,
+                          backward)
         if partition is not None:
             _fuse(graph, partition, report, owners, options, compile_only)
     for report in reports:
@@ -1154,8 +1195,10 @@ def _write_state_in_place(graph):
         graph.erase_node(call)
 
 
-# The partitions fused by the last compile in this process, for tests.
+# The partitions fused by the last compile in this process (of a forward
+# graph; of a backward graph), for tests.
 last_fused = []
+last_fused_backward = []
 # That compile's backend options, with the defaults it resolved (the
 # precision, the fallback).
 last_options = {}
@@ -1237,22 +1280,50 @@ def _inductor_ready(gm, example_inputs):
 
 def _forward_compiler(options, gm, example_inputs):
     global last_fused, last_options
-    saved = copy.deepcopy(gm.graph)
-    try:
-        reports = fuse_graph(
-            gm, options, compile_only=options.get("compile_only", False),
-            graph_index=len(_census or ()))
-    except Exception as error:  # noqa: BLE001 (fusion's bug: PyTorch runs it)
-        warnings.warn(f"fusion left the whole graph to PyTorch: "
-                      f"{type(error).__name__}: {error}",
-                      FusionBackendWarning, stacklevel=2)
-        gm.graph = saved
-        gm.recompile()
-        reports = []
+    reports = _fuse_or_leave(gm, options, graph_index=len(_census or ()))
     last_fused = [report.members for report in reports if report.members]
     last_options = dict(options)
     if _census is not None:
         _census.append(reports)
+    return _compiled(options, gm, example_inputs)
+
+
+def _backward_compiler(options, gm, example_inputs):
+    """AOTAutograd's backward graph, its GEMMs' partitions fused as the
+    forward's (elementwise ops of the forward's saved values pulled in:
+    an activation's derivative in the epilogue of the GEMM whose gradient
+    it scales), by the option "fuse_backward": "auto" (the default) those
+    of GEMMs that fusion computes faster than PyTorch even alone (f32 in
+    fp32 precision: 3xTF32, _runs_faster_alone; in bf16, GPT-2's data
+    gradients of [in, out] weights took 1.29x cuBLAS's time, run 100),
+    "on" every one, "off" none."""
+    global last_fused_backward
+    reports = _fuse_or_leave(gm, options, backward=True) if _option(
+        options, "fuse_backward", FUSE_BACKWARD) != "off" else []
+    last_fused_backward = [report.members for report in reports
+                           if report.members]
+    return _compiled(options, gm, example_inputs)
+
+
+def _fuse_or_leave(gm, options, **fuse_options):
+    """fuse_graph's reports on `gm`, or none, the graph left whole to
+    PyTorch with a FusionBackendWarning, where fusion failed on it."""
+    saved = copy.deepcopy(gm.graph)
+    try:
+        return fuse_graph(gm, options,
+                          compile_only=options.get("compile_only", False),
+                          **fuse_options)
+    except Exception as error:  # noqa: BLE001 (fusion's bug: PyTorch runs it)
+        warnings.warn(f"fusion left the whole graph to PyTorch: "
+                      f"{type(error).__name__}: {error}",
+                      FusionBackendWarning, stacklevel=3)
+        gm.graph = saved
+        gm.recompile()
+        return []
+
+
+def _compiled(options, gm, example_inputs):
+    """The graph's call (_run_rest), holding the libraries it calls."""
     compiled = _run_rest(options, gm, example_inputs)
     keys = [node.args[0] for node in gm.graph.nodes
             if importer.op_name(node) in _RUNS]
@@ -1347,10 +1418,12 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
         raise UnsupportedOperationError(
             f"unknown fusion backend options {sorted(unknown)} (known: "
             f"{', '.join(PACKAGE_OPTIONS + _BACKEND_OPTIONS)})")
-    if _group_mode(options) not in GROUP_GEMMS:
-        raise UnsupportedOperationError(
-            f"fusion backend option group_gemms="
-            f"{options['group_gemms']!r}: {', '.join(GROUP_GEMMS)}")
+    for name, values in (("group_gemms", GROUP_GEMMS),
+                         ("fuse_backward", FUSE_BACKWARD)):
+        if _option(options, name, values) not in values:
+            raise UnsupportedOperationError(
+                f"fusion backend option {name}={options[name]!r}: "
+                f"{', '.join(values)}")
     device = _inputs_device(example_inputs)
     options.setdefault("fallback", _default_fallback(options, device))
     if options["fallback"] not in ("eager", "inductor"):
@@ -1381,7 +1454,7 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
     # (_write_state_in_place).
     return aot_autograd(
         fw_compiler=functools.partial(_forward_compiler, options),
-        bw_compiler=functools.partial(_run_rest, options),
+        bw_compiler=functools.partial(_backward_compiler, options),
         decompositions=_decompositions(options["fallback"]),
         keep_inference_input_mutations=True,
         **partition)(gm, example_inputs)

@@ -27,6 +27,35 @@ def _gelu(s, x, approximate="none"):
                  s.add(1.0, s.op("math.erf", s.mul(x, math.sqrt(0.5)))))
 
 
+def _gelu_backward(s, grad, x, approximate="none"):
+    # ATen's GeluBackward: grad times the derivative of gelu at x.
+    if approximate == "tanh":
+        beta, kappa = math.sqrt(2.0 / math.pi), 0.044715
+        x_sq = s.mul(x, x)
+        inner = s.mul(beta, s.add(x, s.mul(kappa, s.mul(x_sq, x))))
+        tanh_inner = s.op("math.tanh", inner)
+        right = s.add(1.0, tanh_inner)
+        right_derivative = s.mul(
+            s.sub(1.0, s.mul(tanh_inner, tanh_inner)),
+            s.mul(beta, s.add(1.0, s.mul(3.0 * kappa, x_sq))))
+        return s.mul(grad, s.add(s.mul(0.5, right),
+                                 s.mul(s.mul(0.5, x), right_derivative)))
+    cdf = s.mul(0.5, s.add(1.0, s.op("math.erf", s.mul(x, math.sqrt(0.5)))))
+    pdf = s.mul(s.op("math.exp", s.mul(-0.5, s.mul(x, x))),
+                1.0 / math.sqrt(2.0 * math.pi))
+    return s.mul(grad, s.add(cdf, s.mul(x, pdf)))
+
+
+def _silu_backward(s, grad, x):
+    sigmoid = _sigmoid(s, x)
+    return s.mul(s.mul(grad, sigmoid),
+                 s.add(1.0, s.mul(x, s.sub(1.0, sigmoid))))
+
+
+def _threshold_backward(s, grad, x, threshold):
+    return s.select(s.cmp("ole", x, threshold), 0.0, grad)
+
+
 def _sigmoid(s, x):
     # PyTorch's formula; its division within 1 ulp (docs/dialect.md).
     return s.approximate_reciprocal(s.add(1.0, s.op("math.exp", s.neg(x))))
@@ -240,6 +269,14 @@ ELEMENTWISE = {
     # x times the approximate reciprocal: the quotient x / (1 + exp(-x))
     # has no branch-free approximation over the whole range.
     "aten.silu.default": lambda s, x: s.mul(x, _sigmoid(s, x)),
+    # Activations' derivatives (backward graphs; ATen's formulas).
+    "aten.threshold_backward.default": _threshold_backward,
+    "aten.gelu_backward.default": _gelu_backward,
+    "aten.silu_backward.default": _silu_backward,
+    "aten.sigmoid_backward.default":
+        lambda s, grad, out: s.mul(s.mul(grad, s.sub(1.0, out)), out),
+    "aten.tanh_backward.default":
+        lambda s, grad, out: s.mul(grad, s.sub(1.0, s.mul(out, out))),
     "aten.tanh.default": _unary("math.tanh"),
     "aten.hardtanh.default":
         lambda s, x, low=-1.0, high=1.0: _clamp(s, x, low, high),

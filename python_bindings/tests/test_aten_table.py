@@ -29,6 +29,18 @@ SAMPLES = {
     "aten.gelu.default": lambda y, v: aten.gelu(y),
     "aten.sigmoid.default": lambda y, v: aten.sigmoid(y),
     "aten.silu.default": lambda y, v: aten.silu(y),
+    # Activations' derivatives (backward graphs): the gradient's part a
+    # function of y too.
+    "aten.threshold_backward.default":
+        lambda y, v: aten.threshold_backward(aten.cos(y), y, 0.1),
+    "aten.gelu_backward.default":
+        lambda y, v: aten.gelu_backward(aten.cos(y), y),
+    "aten.silu_backward.default":
+        lambda y, v: aten.silu_backward(aten.cos(y), y),
+    "aten.sigmoid_backward.default":
+        lambda y, v: aten.sigmoid_backward(aten.cos(y), aten.sigmoid(y)),
+    "aten.tanh_backward.default":
+        lambda y, v: aten.tanh_backward(aten.cos(y), aten.tanh(y)),
     "aten.tanh.default": lambda y, v: aten.tanh(y),
     "aten.hardtanh.default": lambda y, v: aten.hardtanh(y, -0.5, 0.75),
     "aten.elu.default": lambda y, v: aten.elu(y, 1.5, 1.1, 0.9),

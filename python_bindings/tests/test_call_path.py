@@ -86,17 +86,23 @@ def test_compiled_module_call_runs_only_its_forward():
         "module.py:<listcomp>", "module.py:_write_back"], frames
 
 
+def compiled_partition(model, rows, keys):
+    """`model` compiled for the CPU and called once on `rows` rows: the
+    compiled model, and the key and loaded library of its first call."""
+    torch.manual_seed(0)
+    compiled = torch.compile(model, backend="fusion",
+                             options={"target": "cpu", "fallback": "eager"})
+    with torch.no_grad():
+        compiled(torch.randn(rows, 64))
+    return compiled, keys[0], fusion.dynamo._LIBRARIES[keys[0]][0]
+
+
 @pytest.fixture
 def entry(fusion_run_keys):
     """The key and signature of a compiled partition's entry point."""
-    keys = fusion_run_keys
-    torch.manual_seed(0)
-    compiled = torch.compile(TwoLayers().eval(), backend="fusion",
-                             options={"target": "cpu", "fallback": "eager"})
-    with torch.no_grad():
-        compiled(torch.randn(8, 64))
-    library = fusion.dynamo._LIBRARIES[keys[0]][0]
-    yield keys[0], library.entries[fusion.dynamo.ENTRY]
+    compiled, key, library = compiled_partition(TwoLayers().eval(), 8,
+                                                fusion_run_keys)
+    yield key, library.entries[fusion.dynamo.ENTRY]
     del compiled
 
 
@@ -269,12 +275,8 @@ def batch_norm_entry(fusion_run_keys):
     written into their inputs, as GPU libraries' signatures mark them (CPU
     libraries do not: their buffers are restrict), to check the operator's
     plumbing: the key, the signature, and {output: input} of the marks."""
-    torch.manual_seed(0)
-    compiled = torch.compile(LinearBatchNorm().train(), backend="fusion",
-                             options={"target": "cpu", "fallback": "eager"})
-    with torch.no_grad():
-        compiled(torch.randn(16, 64))
-    library = fusion.dynamo._LIBRARIES[fusion_run_keys[0]][0]
+    compiled, _, library = compiled_partition(LinearBatchNorm().train(), 16,
+                                              fusion_run_keys)
     signature = library.entries[fusion.dynamo.ENTRY]
     vectors = [s["index"] for s in signature["inputs"] if s["shape"] == [32]]
     outputs = [dict(s) for s in signature["outputs"]]

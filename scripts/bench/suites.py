@@ -301,7 +301,9 @@ def transformers_train(args, measure):
     """A training step of each zoo model (the "bench" size, dropout 0):
     forward, the mean of the last hidden state as the loss, backward and
     AdamW's step, through torch.compile(backend="fusion") (inductor
-    compiling the rest and the backward), against eager and inductor;
+    compiling the rest; the backward as fuse_backward's default has it,
+    and with every backward GEMM fused, fuse_backward="on"), against eager
+    and inductor;
     bf16 alone (the issue's target). The numbers of training are the GPU
     check's (test_transformers, train mode)."""
     import transformer_zoo
@@ -318,11 +320,15 @@ def transformers_train(args, measure):
                   if v.is_floating_point() else v.cuda()
                   for k, v in inputs.items()}
         calls = {}
-        for key, backend in (("fusion (default)", "fusion"),
-                             ("eager", None), ("torch.compile", "inductor")):
+        for key, backend, options in (
+                ("fusion (default)", "fusion", None),
+                ("fusion, backward fused", "fusion",
+                 {"fuse_backward": "on"}),
+                ("eager", None, None), ("torch.compile", "inductor", None)):
             torch._dynamo.reset()
             copied = copy.deepcopy(model)
-            forward = torch.compile(copied, backend=backend) \
+            forward = torch.compile(copied, backend=backend,
+                                    options=options) \
                 if backend else copied
             optimizer = torch.optim.AdamW(copied.parameters(), lr=1e-5)
 

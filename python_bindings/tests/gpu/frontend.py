@@ -98,10 +98,11 @@ def prepare():
             print(f"prepared {name} {pname}: {fusion.dynamo.last_fused}",
                   flush=True)
             if pname == "fp32" and not name.startswith("graph"):
-                # The training step's forward graph (with gradients).
+                # The training step's forward and backward graphs.
                 torch._dynamo.reset()
                 torch.compile(model, backend="fusion", options=options(
-                    precision, compile_only=True))(x.requires_grad_())
+                    precision, compile_only=True))(
+                        x.requires_grad_()).sum().backward()
                 print(f"prepared {name} training step: "
                       f"{fusion.dynamo.last_fused}", flush=True)
 

@@ -3,8 +3,11 @@ torch.compile(backend="fusion") on the GPU, from the library cache (sm_90),
 in fp32 and bf16, eval and training mode, against a float64 eager copy:
 within the precision's bound plus EAGER_ERROR_FACTOR times eager's own
 error (the model fuzzer's rule), and no partition left to PyTorch by an
-error (FusionBackendWarning)."""
+error (FusionBackendWarning); in training mode the gradients of every
+parameter too (the backward graph goes through fusion: in fp32 its GEMMs
+are fusion's, fuse_backward's default)."""
 import copy
+import functools
 import warnings
 
 import pytest
@@ -48,18 +51,36 @@ def test_transformer(library_cache, within, sm90, name, precision,
     reference = copy.deepcopy(model).double()
     reference_inputs = {k: v.double() if v.is_floating_point() else v
                         for k, v in inputs.items()}
+    compiled = copy.deepcopy(model)
     torch._dynamo.reset()
     with torch.set_grad_enabled(training), warnings.catch_warnings():
         warnings.simplefilter("error", fusion.FusionBackendWarning)
-        out = torch.compile(model, backend="fusion")(**inputs)
+        out = torch.compile(compiled, backend="fusion")(**inputs)
         eager = model(**inputs)
         expected = reference(**reference_inputs)
+        if training:
+            grads = [gradients(m, o) for m, o in
+                     ((compiled, out), (model, eager), (reference, expected))]
     assert fusion.dynamo.last_fused, "nothing fused"
-    expected = expected.last_hidden_state
-    bound = LIBRARY_BOUNDS[precision] + EAGER_ERROR_FACTOR * relative_error(
-        eager.last_hidden_state, expected)
-    within(relative_error(out.last_hidden_state, expected), bound,
-           f"{name} {precision} {'train' if training else 'eval'}")
+    what = f"{name} {precision} {'train' if training else 'eval'}"
+    errors = [(out.last_hidden_state, eager.last_hidden_state,
+               expected.last_hidden_state)]
+    if training:
+        errors.append(grads)
+    for found, eager_value, expected_value in errors:
+        bound = LIBRARY_BOUNDS[precision] + \
+            EAGER_ERROR_FACTOR * relative_error(eager_value, expected_value)
+        within(relative_error(found, expected_value), bound, what)
+
+
+def gradients(model, out):
+    """The gradients of every parameter of `model` for the loss
+    last_hidden_state.mean() of its output `out`, as one vector; zeros
+    for a parameter the loss does not reach (the pooler's: None eagerly,
+    zeros from a compiled graph, which returns the pooler's output too)."""
+    out.last_hidden_state.float().mean().backward()
+    return torch.cat([(torch.zeros_like(p) if p.grad is None else p.grad)
+                      .flatten().double() for p in model.parameters()])
 
 
 def prepare():
@@ -69,8 +90,10 @@ def prepare():
             model, inputs = model_of(name, precision, training, "cpu")
             torch._dynamo.reset()
             with torch.set_grad_enabled(training):
-                torch.compile(model, backend="fusion", options={
+                out = torch.compile(model, backend="fusion", options={
                     "target": TARGET, "compile_only": True})(**inputs)
+                if training:  # The backward graph's libraries too.
+                    out.last_hidden_state.float().mean().backward()
         yield (f"transformers {name} {precision} "
                f"{'train' if training else 'eval'}", compile_one)
 
@@ -103,17 +126,23 @@ def prepare_bench(size="bench", precisions=tuple(DTYPES), training=True):
                        f"{' '.join(variant.values())}", compile_one)
         if not training:
             continue
-        # The bench's bf16 training step (transformers-train): its forward.
-        def compile_training(name=name):
+        # The bench's bf16 training step (transformers-train): its forward
+        # and backward graphs, the backward as fuse_backward's default has
+        # it and every GEMM of it fused.
+        def compile_training(name=name, fuse_backward="auto"):
             model, inputs = transformer_zoo.make(name, "bench")
             model = model.train().to(device="meta", dtype=torch.bfloat16)
             inputs = {k: v.to(device="meta", dtype=torch.bfloat16)
                       if v.is_floating_point() else v.to("meta")
                       for k, v in inputs.items()}
             torch._dynamo.reset()
-            torch.compile(model, backend="fusion", options={
-                "target": TARGET, "compile_only": True})(**inputs)
+            out = torch.compile(model, backend="fusion", options={
+                "target": TARGET, "compile_only": True,
+                "fuse_backward": fuse_backward})(**inputs)
+            out.last_hidden_state.float().mean().backward()
         yield f"transformers bench {name} bf16 train", compile_training
+        yield (f"transformers bench {name} bf16 train, backward fused",
+               functools.partial(compile_training, name, "on"))
 
 
 PREPARE = {"transformers": prepare, "transformers-bench": prepare_bench,
