@@ -255,9 +255,9 @@ class CompiledModule(torch.nn.Module):
                     values.append(tensor)
                     continue
                 bn = self.original.get_submodule(result.name)
-                # PyTorch leaves the statistics alone on an empty batch (the
-                # library's would be NaN) but still counts it.
-                # Written in place already where the library could.
+                # Written in place already where the library could; PyTorch
+                # leaves the statistics alone on an empty batch but still
+                # counts it.
                 statistic = getattr(bn, result.kind)
                 if batch != 0 and tensor is not statistic:
                     statistic.copy_(tensor)
