@@ -57,6 +57,26 @@ def test_random_models_with_grouped_gemms():
                                    for r in failing)
 
 
+# Seeds whose training steps take the backward graph through fusion with
+# fuse_backward="on" (the CPU's default, "auto", leaves it to PyTorch):
+# the first twelve, and 29 (a transposed weight's rows taken apart in a
+# backward graph: copied dense since 2026-11-29).
+BACKWARD_SEEDS = list(range(12)) + [29]
+
+
+@pytest.mark.fuzz
+def test_random_models_with_fused_backward():
+    """Random models' training steps with every backward GEMM fused: the
+    partitioner on AOTAutograd's backward graphs (data gradients with the
+    derivatives after them, saved values' ops pulled in) stays within the
+    fuzzer's bounds."""
+    results = model_fuzz.fuzz(BACKWARD_SEEDS, model_fuzz.Settings(
+        isolate=True, jobs=JOBS, options={"fuse_backward": "on"}))
+    failing = [r for r in results if model_fuzz.failures(r)]
+    assert not failing, "\n".join(model_fuzz.failure_line(r)
+                                   for r in failing)
+
+
 class CentredOneFeature(nn.Module):
     def __init__(self):
         super().__init__()
