@@ -102,7 +102,7 @@ void fusion::buildKernelsToNVVMPipeline(OpPassManager &pm) {
   kernels.addPass(createArithToLLVMConversionPass());
   kernels.addPass(createConvertIndexToLLVMPass());
   // While the wgmma ops are NVVM ops, not yet inline PTX.
-  kernels.addPass(fusion::createOpaqueBf16Widening());
+  kernels.addPass(fusion::createOpaqueHalfConversions());
   // NVVM ops built as inline PTX (wgmma, mbarrier waits).
   kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(fusion::createLowerTensorMapArgs());

@@ -4,8 +4,10 @@
 // divergent path) and no injected arrive, in every multiply (bf16, tf32,
 // 3xTF32), with an epilogue from the registers and with a training batch
 // norm's column moments taken from them, and with reductions from the
-// tiles whose bf16 intermediates LLVM would compute in bf16 arithmetic
-// (fusion-opaque-bf16-widening keeps it f32: none in the PTX).
+// tiles whose 16-bit intermediates LLVM would compute in 16-bit
+// arithmetic, and whose f16 roundings ptxas would fuse into the
+// accumulators' reads (fusion-opaque-half-conversions: the arithmetic
+// stays f32, none in the PTX).
 // REQUIRES: cuda-toolkit
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: fusion-compile %s --emit=ptx --target=sm_90 --strategy=wgmma --precision=fp32 -o %t/fp32.ptx
@@ -19,10 +21,12 @@
 // CHECK-DAG: Compiling entry function 'batch_norm_bf16_0_gemm'
 // CHECK-DAG: Compiling entry function 'sum_of_halves_bf16_0_gemm'
 // CHECK-DAG: Compiling entry function 'row_max_bf16_0_gemm'
+// CHECK-DAG: Compiling entry function 'sum_of_halves_f16_0_gemm'
+// CHECK-DAG: Compiling entry function 'row_max_f16_0_gemm'
 // RUN: FileCheck %s --check-prefix=PTX < %t/tf32.ptx
-// PTX-NOT: {{(mul|add|sub|fma|max|min)(\.rn|\.NaN)?\.bf16 }}
+// PTX-NOT: {{(mul|add|sub|fma|max|min)(\.rn|\.NaN)?\.(bf16|f16) }}
 // PTX: .entry sum_of_halves_bf16_0_gemm(
-// PTX-NOT: {{(mul|add|sub|fma|max|min)(\.rn|\.NaN)?\.bf16 }}
+// PTX-NOT: {{(mul|add|sub|fma|max|min)(\.rn|\.NaN)?\.(bf16|f16) }}
 func.func @linear_f32(%x: tensor<?x1000xf32>, %w: tensor<520x1000xf32>) -> tensor<?x520xf32> {
   %0 = fusion.linear %x, %w : tensor<?x1000xf32>, tensor<520x1000xf32> -> tensor<?x520xf32>
   %1 = fusion.leaky_relu %0, negative_slope = -0.1 : tensor<?x520xf32>
@@ -79,4 +83,26 @@ func.func @row_max_bf16(%x: tensor<?x1000xbf16>, %w: tensor<520x1000xbf16>) -> t
     fusion.yield %in : f32
   }
   return %1 : tensor<?x1xbf16>
+}
+
+func.func @sum_of_halves_f16(%x: tensor<?x1000xf16>, %w: tensor<520x1000xf16>) -> tensor<?x1xf16> {
+  %0 = fusion.linear %x, %w : tensor<?x1000xf16>, tensor<520x1000xf16> -> tensor<?x520xf16>
+  %1 = fusion.reduce sum %0 : tensor<?x520xf16> -> tensor<?x1xf16> {
+  ^bb0(%in: f32):
+    %two = arith.constant 2.000000e+00 : f32
+    %half = arith.divf %in, %two : f32
+    %rounded = arith.truncf %half : f32 to f16
+    %back = arith.extf %rounded : f16 to f32
+    fusion.yield %back : f32
+  }
+  return %1 : tensor<?x1xf16>
+}
+
+func.func @row_max_f16(%x: tensor<?x1000xf16>, %w: tensor<520x1000xf16>) -> tensor<?x1xf16> {
+  %0 = fusion.linear %x, %w : tensor<?x1000xf16>, tensor<520x1000xf16> -> tensor<?x520xf16>
+  %1 = fusion.reduce max %0 : tensor<?x520xf16> -> tensor<?x1xf16> {
+  ^bb0(%in: f32):
+    fusion.yield %in : f32
+  }
+  return %1 : tensor<?x1xf16>
 }

@@ -61,29 +61,39 @@ def ExternDynamicSharedMemory
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
-def OpaqueBf16Widening
-    : Pass<"fusion-opaque-bf16-widening", "::mlir::gpu::GPUModuleOp"> {
-  let summary = "Widen bf16 to f32 in wgmma kernels by operations LLVM does "
-                "not narrow arithmetic through";
+def OpaqueHalfConversions
+    : Pass<"fusion-opaque-half-conversions", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Keep the 16-bit conversions of wgmma kernels from "
+                "serializing their wgmma pipeline";
   let description = [{
-    LLVM's optimizer narrows `fptrunc(op(fpext a, fpext b))` into the
-    16-bit op (`mul.rn.bf16`, `max.NaN.bf16`): exact, but in a kernel that
-    issues wgmma, ptxas then serializes the wgmma pipeline ("(C7514)
-    wgmma.mma_async instructions are serialized due to non wgmma
-    instructions reading accumulator registers"): the whole main loop
-    slowed for an epilogue's rounding (PyTorch's bf16 intermediates: the
-    `x / 2` of a bf16 linear's output, then summed, or a maximum over the
-    features).
+    ptxas keeps the wgmmas of a kernel asynchronous only while no other
+    instruction reads their accumulators within a pipeline stage; else it
+    waits for each one ("(C7514) wgmma.mma_async instructions are
+    serialized due to non wgmma instructions reading accumulator
+    registers"), the whole main loop slowed for an epilogue. Two patterns
+    of 16-bit epilogues (PyTorch's rounded intermediates: the `x / 2` of a
+    linear's output before a sum, a maximum over the features) drew it:
+
+    - LLVM narrows `fptrunc(op(fpext a, fpext b))` into the 16-bit op
+      (`mul.rn.bf16`, `max.NaN.bf16`, exact);
+    - ptxas, in f16, fuses the rounding `cvt.rn.f16.f32` of an accumulator
+      into its reads, whatever follows.
 
     In each `llvm.func` with an `nvvm.wgmma.mma_async`, after
-    `convert-arith-to-llvm`, every `llvm.fpext` from bf16 to f32 (scalars
-    and vectors) becomes its bits shifted into the high half of an i32
-    (`bitcast`, `zext`, `shl 16`, `bitcast`): exact, and the one
-    instruction `cvt.f32.bf16` is, but not an `fpext` to the optimizer, so
-    the arithmetic around it stays f32 and the pipeline asynchronous.
-    Other kernels keep their 16-bit arithmetic. f16 is left as it is: its
-    rounding alone (`cvt.rn.f16.f32` of an accumulator, then
-    `cvt.f32.f16`) draws the same serialization, whatever the arithmetic.
+    `convert-arith-to-llvm`:
+
+    - every `llvm.fpext` from bf16 to f32 becomes its bits shifted into the
+      high half of an i32 (`bitcast`, `zext`, `shl 16`, `bitcast`: exact,
+      the one instruction `cvt.f32.bf16` is), and from f16 PTX's
+      `cvt.f32.f16` as inline assembly: neither is an `fpext` to the
+      optimizer, so the arithmetic after it stays f32;
+    - every `llvm.fptrunc` from f32 to f16 first adds -0.0 in inline PTX
+      (`add.rn.f32`: exact for every value, zeros' signs and NaNs
+      unchanged; one FADD an element), which ptxas does not fold into the
+      rounding.
+
+    Scalars and vectors (lane by lane for the inline PTX). Other kernels
+    keep their 16-bit arithmetic and conversions.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
