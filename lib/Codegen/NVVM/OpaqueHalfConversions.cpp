@@ -1,5 +1,4 @@
-//===- OpaqueHalfConversions.cpp - bf16 widening LLVM keeps as it is
-//--------===//
+//===- OpaqueHalfConversions.cpp - 16-bit conversions of wgmma kernels --===//
 
 #include "fusion/Codegen/NVVM/Passes.h"
 
@@ -36,29 +35,27 @@ Value widenBf16(OpBuilder &b, Location loc, Value value) {
                                  high);
 }
 
-/// An inline PTX instruction of one f32 result and operand, which LLVM
-/// keeps as it is.
+/// The f32 result of inline PTX `text` on `value` (its register
+/// constraint `operand`), which LLVM keeps as it is.
 Value inlinePtx(OpBuilder &b, Location loc, StringRef text, StringRef operand,
-                Value value, Type result) {
+                Value value) {
   return LLVM::InlineAsmOp::create(
-             b, loc, result, ValueRange{value}, text,
-             ("=" + StringRef(result.isF32() ? "f" : "h") + "," + operand)
-                 .str(),
-             /*has_side_effects=*/false, /*is_align_stack=*/false,
-             LLVM::tailcallkind::TailCallKind::None,
+             b, loc, b.getF32Type(), ValueRange{value}, text,
+             ("=f," + operand).str(), /*has_side_effects=*/false,
+             /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
              /*asm_dialect=*/LLVM::AsmDialectAttr(),
              /*operand_attrs=*/ArrayAttr())
       .getResult(0);
 }
 
 /// `fn` applied to each lane of `value` (or to `value`, a scalar), its
-/// results of element type `element`.
-Value eachLane(OpBuilder &b, Location loc, Value value, Type element,
+/// results f32.
+Value eachLane(OpBuilder &b, Location loc, Value value,
                function_ref<Value(Value)> fn) {
   auto vector = dyn_cast<VectorType>(value.getType());
   if (!vector)
     return fn(value);
-  Value result = LLVM::PoisonOp::create(b, loc, vector.clone(element));
+  Value result = LLVM::PoisonOp::create(b, loc, vector.clone(b.getF32Type()));
   for (int64_t lane = 0; lane < vector.getNumElements(); ++lane) {
     Value index = LLVM::ConstantOp::create(b, loc, b.getI32Type(),
                                            b.getI32IntegerAttr(lane));
@@ -71,18 +68,17 @@ Value eachLane(OpBuilder &b, Location loc, Value value, Type element,
 
 /// f16 `value` as f32 through PTX's cvt.f32.f16.
 Value widenF16(OpBuilder &b, Location loc, Value value) {
-  return eachLane(b, loc, value, b.getF32Type(), [&](Value lane) {
+  return eachLane(b, loc, value, [&](Value lane) {
     Value bits = LLVM::BitcastOp::create(b, loc, b.getI16Type(), lane);
-    return inlinePtx(b, loc, "cvt.f32.f16 $0, $1;", "h", bits, b.getF32Type());
+    return inlinePtx(b, loc, "cvt.f32.f16 $0, $1;", "h", bits);
   });
 }
 
 /// f32 `value` plus -0.0 (exact: every value, zeros' signs and NaNs
 /// unchanged) in inline PTX, which neither LLVM nor ptxas folds.
 Value addNegativeZero(OpBuilder &b, Location loc, Value value) {
-  return eachLane(b, loc, value, b.getF32Type(), [&](Value lane) {
-    return inlinePtx(b, loc, "add.rn.f32 $0, $1, 0f80000000;", "f", lane,
-                     b.getF32Type());
+  return eachLane(b, loc, value, [&](Value lane) {
+    return inlinePtx(b, loc, "add.rn.f32 $0, $1, 0f80000000;", "f", lane);
   });
 }
 
