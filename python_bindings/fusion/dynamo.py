@@ -327,7 +327,7 @@ def _pulled(arg, members, numbers, compute=True, reader=None):
                 return []
     readers = set(taken) | set(members) | {reader}
     if reader is not None and any(
-            importer.tensor_meta(node).dim() > 1 and
+            getattr(importer.tensor_meta(node), "ndim", 0) > 1 and
             not set(node.users) <= readers for node in taken):
         return []
     order = {node: index for index, node in enumerate(arg.graph.nodes)}
