@@ -165,3 +165,123 @@ def test_saved_values_ops_pulled_only_where_not_shared(shared):
     pulled = fusion.dynamo._pulled(le, {mm}, {}, True, where)
     assert pulled == ([] if shared else [le])
     assert fusion.dynamo._pulled(le, {mm}, {}, True) == []
+
+
+class SequenceLayers(nn.Module):
+    """A linear layer, GELU and GPT-2's Conv1D ([in, out] weight) on
+    [batch, sequence, features] activations: the backward's weight
+    gradients read views of the saved activations and of the gradients."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Linear(40, 96)
+        self.second_weight = nn.Parameter(torch.randn(96, 24) / 10)
+        self.second_bias = nn.Parameter(torch.randn(24) / 10)
+
+    def forward(self, x):
+        h = F.gelu(self.first(x))
+        return torch.addmm(self.second_bias, h.view(-1, 96),
+                           self.second_weight).view(*x.shape[:-1], 24)
+
+
+@pytest.mark.parametrize("model,shape", [(ThreeLayers("gelu"), (8, 40)),
+                                         (SequenceLayers(), (2, 6, 40))])
+def test_weight_gradients_fused_for_gpu_targets(model, shape):
+    """fp32 for sm_90 ("auto"): every GEMM of the backward graph is fused,
+    the weight gradients (dW = dZ^T @ x, K the batch) included: each data
+    gradient's and each weight gradient's (compiled without running)."""
+    x = torch.randn(*shape, requires_grad=True)
+    torch.compile(model, backend="fusion", options={
+        "target": "sm_90", "compile_only": True})(x).sum().backward()
+    gemms = [members for members in fusion.dynamo.last_fused_backward
+             if "aten.mm.default" in members]
+    parameters = len([p for p in model.parameters() if p.dim() == 2])
+    # A data gradient a layer (the first's, as x requires it) and a
+    # weight gradient a layer.
+    assert len(gemms) == 2 * parameters, fusion.dynamo.last_fused_backward
+
+
+def mm_graph(second, second_meta, transposed=False):
+    """mm(a, b) of placeholder a [8, 16] and b [16, 32]: placeholder p of
+    meta `second_meta` (`transposed`: b is its transpose), or p * 2
+    (`second` "computed")."""
+    graph = torch.fx.Graph()
+    a = graph.placeholder("a")
+    a.meta["val"] = torch.empty(8, 16)
+    b = graph.placeholder("b")
+    b.meta["val"] = second_meta
+    if transposed:
+        b = graph.call_function(torch.ops.aten.t.default, (b,))
+        b.meta["val"] = second_meta.t()
+    if second == "computed":
+        b = graph.call_function(torch.ops.aten.mul.Tensor, (b, 2.0))
+        b.meta["val"] = second_meta * 2
+    mm = graph.call_function(torch.ops.aten.mm.default, (a, b))
+    mm.meta["val"] = torch.empty(8, 32)
+    return mm
+
+
+def test_gemm_reads_computed_static_matrix_in_out():
+    """A matrix the graph computes, of static shape (a weight gradient's
+    saved activation), is read [K, N] as it is."""
+    from fusion import importer
+    mm = mm_graph("computed", torch.empty(16, 32))
+    _, operand, _, layout = importer.linear_operands(mm)
+    assert layout == "in_out" and operand is mm.args[1]
+
+
+def test_gemm_reads_transposed_view_transposed_back_in_place():
+    """t(b) where b is a transposed view of a dense [16, 32] matrix (the
+    forward's saved w.t()) is dense: read "in_out", not b copied for
+    "out_in"; the transpose of a dense weight stays "out_in"."""
+    from fusion import importer
+    mm = mm_graph("input", torch.empty(32, 16), transposed=True)
+    assert importer.linear_operands(mm)[3] == "out_in"
+    mm = mm_graph("input", torch.empty(16, 32).t(), transposed=True)
+    _, operand, _, layout = importer.linear_operands(mm)
+    assert layout == "in_out" and operand is mm.args[1]
+
+
+def test_gemm_refuses_computed_matrix_of_dynamic_shape():
+    """A computed matrix whose K is symbolic (a dynamic batch's weight
+    gradient) is refused: fusion's GEMMs take a static K."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    from fusion import importer
+    from fusion.errors import UnsupportedOperationError
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    size = mode.shape_env.create_unbacked_symint()
+    with mode:
+        dynamic = torch.empty(size, 32)
+    mm = mm_graph("computed", dynamic)
+    with pytest.raises(UnsupportedOperationError,
+                       match="nor a matrix of static shape"):
+        importer.linear_operands(mm)
+
+
+def test_gemm_of_computed_weight_matches_float64():
+    """The forward's GEMM of a weight it computes (w * scale, [in, out]),
+    with GELU after it, fused and within fp32 of float64, on 2-D and 3-D
+    inputs."""
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.randn(40, 24) / 6)
+            self.scale = nn.Parameter(torch.rand(40, 24) + 0.5)
+
+        def forward(self, x):
+            return F.gelu(x @ (self.weight * self.scale))
+
+    torch.manual_seed(0)
+    model = Scaled()
+    reference = copy.deepcopy(model).double()
+    compiled = torch.compile(model, backend="fusion", options={
+        "target": "cpu"})
+    for shape in ((13, 40), (3, 5, 40)):
+        x = torch.randn(*shape, dtype=torch.float64)
+        with torch.no_grad():
+            found, expected = compiled(x.float()), reference(x)
+        assert ((found.double() - expected).norm() / expected.norm()) < 1e-6
+        assert any("aten.gelu.default" in members
+                   for members in fusion.dynamo.last_fused)

@@ -4,6 +4,7 @@ import math
 import re
 
 import torch
+from torch._prims_common import is_contiguous_or_false
 
 from ..dtypes import ELEMENT_TYPES
 from ..errors import UnsupportedOperationError
@@ -255,7 +256,13 @@ def linear_operands(node):
     ("out_in", nn.Linear's), or x @ weight + bias, the operand the weight
     itself, stored [in_features, out_features] ("in_out": `x @ w`,
     GPT-2's Conv1D): the GEMM patterns of the importer and of
-    torch.compile's partitioner. Refuses other GEMMs by name."""
+    torch.compile's partitioner; the operand may also be a matrix the
+    graph computes, of static shape ("in_out": a backward graph's weight
+    gradient, `dZ.t() @ x`, whose K is the batch; a weight the forward
+    computes). A transpose of a transposed view (a backward graph's
+    `t(t(w))`, the forward's saved `w.t()` transposed back) is dense: the
+    GEMM reads it as it is, "in_out", without copying the view's rows.
+    Refuses other GEMMs by name."""
     if op_name(node) == "aten.addmm.default":
         bias, x, transposed = node.args[:3]
     elif op_name(node) == "aten.mm.default":
@@ -264,17 +271,29 @@ def linear_operands(node):
         unsupported(node, "not a GEMM")
     if not isinstance(transposed, torch.fx.Node):
         unsupported(node, "its second operand is not a tensor")
-    if op_name(transposed) not in TRANSPOSES:
+    meta = tensor_meta(transposed)
+    if op_name(transposed) not in TRANSPOSES or \
+            _undoes_transposed_view(transposed):
         if not is_graph_input(transposed) and \
-                not is_input_concat(transposed):
+                not is_input_concat(transposed) and \
+                (meta is None or meta.dim() != 2 or
+                 any(static_size(d) is None for d in meta.shape)):
             unsupported(node, "its second operand is neither a weight (an "
-                        "input of the graph, or a concatenation of such) "
-                        "nor a transposed one")
+                        "input of the graph, or a concatenation of such), "
+                        "a transposed one, nor a matrix of static shape")
         return x, transposed, bias, "in_out"
     if op_name(transposed) == "aten.permute.default" and \
             list(transposed.args[1]) != [1, 0]:
         unsupported(transposed, "only a 2-D transpose")
     return x, transposed, bias, "out_in"
+
+
+def _undoes_transposed_view(transpose):
+    """Whether 2-D transpose `transpose` is dense while its operand is not
+    (the operand a transposed view of a dense matrix)."""
+    meta, operand = tensor_meta(transpose), tensor_meta(transpose.args[0])
+    return meta is not None and operand is not None and meta.dim() == 2 and \
+        is_contiguous_or_false(meta) and not is_contiguous_or_false(operand)
 
 
 def is_graph_input(node):
