@@ -67,6 +67,7 @@ import copy
 import functools
 import operator
 import re
+import types
 import warnings
 import weakref
 
@@ -96,6 +97,18 @@ ENTRY = "fused"
 # and the shapes of its results; and how many compiled graphs call each.
 # A library no compiled graph calls any more is unloaded (_release).
 _LIBRARIES = {}
+# Libraries only compiled (compile_only), by cache key: their signature's
+# entry points (as a library's `entries`) standing in for the library,
+# which is another machine's and not loaded, for fusion::run's fake; and
+# the shapes of its results.
+_SIGNATURES = {}
+
+
+def _library(key):
+    """(library, results) of `key`: loaded, or only compiled."""
+    return _LIBRARIES.get(key) or _SIGNATURES[key]
+
+
 _CALLERS = collections.Counter()
 
 # fusion::run and fusion::run_updating are C++
@@ -104,7 +117,7 @@ _CALLERS = collections.Counter()
 def _run_fake(key, args, updated=()):
     """The results of `key`'s entry point on `args` but for the outputs
     `updated` (of fusion::run_updating: written into its state)."""
-    library, results = _LIBRARIES[key]
+    library, results = _library(key)
     entry = library.entries[ENTRY]
     inputs = [spec for spec in entry["inputs"]
               if spec["index"] not in updated.values()] if updated \
@@ -118,7 +131,7 @@ def _run_fake(key, args, updated=()):
 
 
 def _run_updating_fake(key, args, state):
-    library, _ = _LIBRARIES[key]
+    library, _ = _library(key)
     return _run_fake(key, args,
                      runtime.updated_inputs(library.entries[ENTRY]))
 
@@ -584,9 +597,9 @@ def _view_shapes(graph, outputs, result_shapes):
 
 def _compile_partition(partition, options, compile_only):
     """Compiles the partition (or finds it in the cache) and loads its
-    library; returns (cache key, inputs, outputs, single-value inputs to
-    broadcast, the outputs' view shapes) of the call to make, or None when
-    only compiling."""
+    library (`compile_only`: reads its signature alone, the library being
+    another machine's); returns (cache key, inputs, outputs, single-value
+    inputs to broadcast, the outputs' view shapes) of the call to make."""
     outputs = partition.outputs()
     inputs = partition.inputs()
     imported = importer.Importer(partition.members, inputs, outputs,
@@ -598,20 +611,25 @@ def _compile_partition(partition, options, compile_only):
         options, importer.tensor_meta(partition.gemm).device)
     programs = {ENTRY: program}
     key = library_key(programs, compile_options)
-    if key not in _LIBRARIES:
+    # The shapes of the library's results (the program's, in order).
+    results = [(shape, ELEMENT_TYPES[meta.dtype])
+               for shape, meta in zip(imported.result_shapes,
+                                      map(importer.tensor_meta, outputs))]
+    if compile_only:
+        # The call is put in the graph as a run would (later partitions grow
+        # on that graph: their programs, and keys, must be the run's); the
+        # caller restores the graph PyTorch runs (_fuse_or_leave).
+        if key not in _SIGNATURES:
+            files = compiled_library(programs, compile_options)
+            _SIGNATURES[key] = (types.SimpleNamespace(
+                entries=runtime.entry_points(files["model.json"])), results)
+    elif key not in _LIBRARIES:
         files = compiled_library(programs, compile_options)
-        if compile_only:
-            return None
-        # The shapes of the library's results (the program's, in order).
-        results = [(shape, ELEMENT_TYPES[meta.dtype])
-                   for shape, meta in zip(imported.result_shapes,
-                                          map(importer.tensor_meta, outputs))]
         _LIBRARIES[key] = (_open_library(files, "a fusion partition",
                                          {ENTRY: key}),
                            results)
-    return None if compile_only else (key, inputs, outputs,
-                                      imported.broadcasts, imported.slices,
-                                      views)
+    return (key, inputs, outputs, imported.broadcasts, imported.slices,
+            views)
 
 
 # The meta key of the nodes that make up a fusion::run call: the call, its
@@ -990,8 +1008,8 @@ def _group(graph, gemms, copies):
 
 def _compile_group(graph, group, members, numbers, owners, options,
                    compile_only):
-    """Compiles the group's GEMM alone and, unless only compiling, makes
-    its members' readers read their slices of its output. Whatever fails,
+    """Compiles the group's GEMM alone and makes its members' readers read
+    their slices of its output. Whatever fails,
     the graph is left as it was: returns whether it compiled."""
     first, first_report = members[0]
     report = GemmReport(first_report.graph, group.gemm.name,
@@ -1012,9 +1030,6 @@ def _compile_group(graph, group, members, numbers, owners, options,
         group.undo(graph)
         return False
     first_report.members = [importer.op_name(n) for n in partition.members]
-    if compiled is None:
-        group.undo(graph)  # Only compiling: the graph runs as PyTorch's.
-        return True
     owners[_replace(graph, *compiled, partition.members)] = first.name
     for (gemm, _), piece in zip(members, group.slices):
         gemm.replace_all_uses_with(piece)
@@ -1053,8 +1068,6 @@ def _fuse(graph, partition, report, owners, options, compile_only):
     report.members = [importer.op_name(n) for n in partition.members]
     report.fused = [importer.op_name(n) for n in partition.fused()]
     owners.update((n, gemm.name) for n in partition.fused())
-    if compiled is None:
-        return
     # Convex (_grow): the readers of its results can all follow the call,
     # which fuse_graph's sort puts them after.
     owners[_replace(graph, *compiled, partition.members)] = gemm.name
@@ -1069,7 +1082,10 @@ def fuse_graph(gm, options=None, compile_only=False, graph_index=0,
     its compiled library; returns a GemmReport of each GEMM of the graph.
     A partition fusion fails to compile is left to PyTorch with a
     FusionBackendWarning. Of a `backward` graph, the GEMMs that the option
-    fuse_backward takes, with elementwise ops of outside matrices (_grow)."""
+    fuse_backward takes, with elementwise ops of outside matrices (_grow).
+    `compile_only` replaces them too (by libraries compiled, not loaded),
+    so that each partition grows on the graph a run would have; the
+    caller runs the graph it saved (_fuse_or_leave)."""
     options = options or {}
     graph = gm.graph
     graph_rewrites.rewrite_einsum_gemms(gm)
@@ -1161,7 +1177,7 @@ def _write_state_in_place(graph):
     for call in [node for node in graph.nodes
                  if node.target is torch.ops.fusion.run.default]:
         key, arguments = call.args
-        updates = runtime.updated_inputs(_LIBRARIES[key][0].entries[ENTRY])
+        updates = runtime.updated_inputs(_library(key)[0].entries[ENTRY])
         items = {item.args[1]: item for item in call.users}
         copies = {}
         for output, input_index in updates.items():
@@ -1309,10 +1325,14 @@ def _fuse_or_leave(gm, options, **fuse_options):
     """fuse_graph's reports on `gm`, or none, the graph left whole to
     PyTorch with a FusionBackendWarning, where fusion failed on it."""
     saved = copy.deepcopy(gm.graph)
+    compile_only = options.get("compile_only", False)
     try:
-        return fuse_graph(gm, options,
-                          compile_only=options.get("compile_only", False),
-                          **fuse_options)
+        reports = fuse_graph(gm, options, compile_only=compile_only,
+                             **fuse_options)
+        if compile_only:  # The graph as PyTorch runs it.
+            gm.graph = saved
+            gm.recompile()
+        return reports
     except Exception as error:  # noqa: BLE001 (fusion's bug: PyTorch runs it)
         warnings.warn(f"fusion left the whole graph to PyTorch: "
                       f"{type(error).__name__}: {error}",

@@ -59,6 +59,11 @@ def updated_inputs(entry):
             if "updates_input" in spec}
 
 
+def entry_points(signature):
+    """{name: entry point} of a library's signature (its JSON text)."""
+    return {e["name"]: e for e in json.loads(signature)["entry_points"]}
+
+
 class Library:
     """A compiled library's entry points, each registered with fusion::run
     under a key (`keys`: {entry point: key}, else unique ones)."""
@@ -69,9 +74,9 @@ class Library:
                 "fusion::run (_torch_ops.so) is not beside fusion/runtime.py:"
                 " build fusion (scripts/build.sh) to run its libraries")
         self.path = pathlib.Path(path)
-        signature = json.loads(self.path.with_suffix(".json").read_text())
-        self.target = signature["target"]
-        self.entries = {e["name"]: e for e in signature["entry_points"]}
+        text = self.path.with_suffix(".json").read_text()
+        self.target = json.loads(text)["target"]
+        self.entries = entry_points(text)
         self._updates = {name: updated_inputs(entry)
                          for name, entry in self.entries.items()}
         # The C ABI through ctypes too: the floor a benchmark compares the

@@ -1123,3 +1123,34 @@ def test_shared_weight_fuses_in_each_gemm():
     x = torch.randn(3, 5, 16)
     assert compiled_error(model, x) <= 1e-5
     assert len(fusion.dynamo.last_fused) == 2
+
+
+def library_keys(monkeypatch, options):
+    """The cache keys of the libraries a training step of the tiny Llama
+    (its gated MLP: a dual GEMM whose product a later partition reads)
+    compiles or calls, forward and backward, with `options`."""
+    import transformer_zoo
+    keys = set()
+    original = fusion.dynamo.library_key
+
+    def recording(programs, compile_options):
+        key = original(programs, compile_options)
+        keys.add(key)
+        return key
+    monkeypatch.setattr(fusion.dynamo, "library_key", recording)
+    torch._dynamo.reset()
+    model, inputs = transformer_zoo.make("llama", "tiny")
+    torch.compile(model.train(), backend="fusion", options=options)(
+        **inputs).last_hidden_state.mean().backward()
+    return keys
+
+
+def test_compile_only_compiles_the_libraries_a_run_calls(monkeypatch):
+    """compile_only puts each partition's call in the graph as a run does
+    (then runs the graph it saved), so later partitions grow on the same
+    graph: the libraries it compiles are exactly those a run calls (it
+    compiled programs of ops an earlier partition had taken, and a run
+    on another machine missed the cache)."""
+    options = {"target": "cpu", "fuse_backward": "on"}
+    only = library_keys(monkeypatch, dict(options, compile_only=True))
+    assert only == library_keys(monkeypatch, options)
