@@ -26,8 +26,9 @@ dimension is dynamic. A backward graph is partitioned the same way: each
 data gradient's GEMM (dX = dZ @ W, the weight read in its stored layout)
 takes the derivative of the activation below it, its elementwise ops of
 the forward's saved value pulled in (_pulled), so the epilogue reads the
-saved value once; the weight gradients' GEMMs (their K is the batch) stay
-PyTorch's.
+saved value once; each weight gradient's GEMM (dW = dZ^T @ X, K the batch)
+reads X, a matrix the graph computes, as an [in, out] weight, where the
+graph's shapes are static (a dynamic batch leaves it to PyTorch).
 
 Options (`torch.compile(..., options={...})`): fusion.compile's compile
 options (fusion/options.py; "target" by default the inputs' device's,
@@ -110,6 +111,9 @@ def _library(key):
 
 
 _CALLERS = collections.Counter()
+# The keys each graph being compiled (innermost last) holds loaded until
+# its compiled function does (_holding_libraries).
+_HELD = []
 
 # fusion::run and fusion::run_updating are C++
 # (python_bindings/TorchOperator.cpp, loaded by fusion/runtime.py): tracing
@@ -623,11 +627,15 @@ def _compile_partition(partition, options, compile_only):
             files = compiled_library(programs, compile_options)
             _SIGNATURES[key] = (types.SimpleNamespace(
                 entries=runtime.entry_points(files["model.json"])), results)
-    elif key not in _LIBRARIES:
-        files = compiled_library(programs, compile_options)
-        _LIBRARIES[key] = (_open_library(files, "a fusion partition",
-                                         {ENTRY: key}),
-                           results)
+    else:
+        if key not in _LIBRARIES:
+            files = compiled_library(programs, compile_options)
+            _LIBRARIES[key] = (_open_library(files, "a fusion partition",
+                                             {ENTRY: key}),
+                               results)
+        if _HELD:
+            _HELD[-1].append(key)
+            _CALLERS[key] += 1
     return (key, inputs, outputs, imported.broadcasts, imported.slices,
             views)
 
@@ -1294,6 +1302,23 @@ def _inductor_ready(gm, example_inputs):
     return gm
 
 
+def _holding_libraries(compiler):
+    """`compiler` with the libraries its graph's partitions load or find
+    held loaded until its compiled function holds them (_compiled): an
+    earlier graph that calls one of them too may die meanwhile (its
+    cycles collected during this compile, after a recompile or
+    torch._dynamo.reset()) and would unload it."""
+    @functools.wraps(compiler)
+    def holding(*args, **kwargs):
+        _HELD.append([])
+        try:
+            return compiler(*args, **kwargs)
+        finally:
+            _release(_HELD.pop())
+    return holding
+
+
+@_holding_libraries
 def _forward_compiler(options, gm, example_inputs):
     global last_fused, last_options
     reports = _fuse_or_leave(gm, options, graph_index=len(_census or ()))
@@ -1304,6 +1329,7 @@ def _forward_compiler(options, gm, example_inputs):
     return _compiled(options, gm, example_inputs)
 
 
+@_holding_libraries
 def _backward_compiler(options, gm, example_inputs):
     """AOTAutograd's backward graph, its GEMMs' partitions fused as the
     forward's (elementwise ops of the forward's saved values pulled in:

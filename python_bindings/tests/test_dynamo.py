@@ -1154,3 +1154,28 @@ def test_compile_only_compiles_the_libraries_a_run_calls(monkeypatch):
     options = {"target": "cpu", "fuse_backward": "on"}
     only = library_keys(monkeypatch, dict(options, compile_only=True))
     assert only == library_keys(monkeypatch, options)
+
+
+def test_library_shared_with_a_dying_graph_stays_loaded(monkeypatch):
+    """A graph compiled while an earlier one that calls the same library
+    dies (its cycles collected mid-compile, after torch._dynamo.reset())
+    still finds the library loaded when it runs."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.GELU())
+    x = torch.randn(5, 16)
+    options = {"target": "cpu"}
+    torch.compile(copy.deepcopy(model), backend="fusion",
+                  options=options)(x)
+    earlier = [key for key, count in fusion.dynamo._CALLERS.items()
+               if count > 0]
+    assert earlier
+    run_rest = fusion.dynamo._run_rest
+
+    def earlier_graph_dies(*args):
+        fusion.dynamo._release(earlier)
+        return run_rest(*args)
+    monkeypatch.setattr(fusion.dynamo, "_run_rest", earlier_graph_dies)
+    torch._dynamo.reset()
+    found = torch.compile(copy.deepcopy(model), backend="fusion",
+                          options=options)(x)
+    torch.testing.assert_close(found, model(x), rtol=1e-5, atol=1e-5)
