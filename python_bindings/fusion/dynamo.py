@@ -1485,7 +1485,7 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
     _check_options(options, device)
     # Before AOTAutograd traces SDPA: a mask it sees sends it to the math
     # path.
-    graph_rewrites.drop_constant_true_attention_masks(gm)
+    graph_rewrites.simplify_constant_attention_masks(gm)
     partition = {}
     if options["fallback"] == "inductor":
         # Inductor's partitioner: the backward recomputes what inductor

@@ -2,12 +2,15 @@
 it (so they hold for the inductor and eager fallbacks alike), and of the
 ATen graphs it hands the forward compiler.
 
-`drop_constant_true_attention_masks`: under torch.compile, transformers
+`simplify_constant_attention_masks`: under torch.compile, transformers
 cannot look at a mask's values, so it builds BERT's and ViT's all-true
 mask in the graph and passes it to scaled_dot_product_attention, which
 then takes its math path instead of a fused kernel, 2x slower than eager
-(docs/known-issues.md). A mask the graph computes from constants alone is
-evaluated here; all true (boolean) or all zero (additive) is no mask.
+(docs/known-issues.md); GPT-2's and Llama's causal mask likewise, where
+eager passes `is_causal=True`. A mask the graph computes from constants
+alone is evaluated here; all true (boolean) or all zero (additive) is no
+mask, and the lower triangle of each [L, S] (top left, as `is_causal`'s)
+is `is_causal=True`.
 
 `rewrite_einsum_gemms`: an einsum that is a linear layer reaches the ATen
 graph as a batched product of a batch of one between permutes and views;
@@ -41,13 +44,14 @@ _IN_PLACE = {operator.setitem, operator.delitem, operator.iadd,
              operator.ilshift, operator.irshift}
 
 
-def drop_constant_true_attention_masks(gm):
+def simplify_constant_attention_masks(gm):
     """Passes `attn_mask=None` to each scaled_dot_product_attention of `gm`
     whose mask the graph computes from constants alone (no graph input,
-    attribute, random or in-place op) and which is all true or all zero
-    and broadcast within the attention's [..., L, S]. Returns how many it
-    dropped; on any doubt or error a call is left as it is."""
-    dropped, verdicts, unused = 0, {}, set()
+    attribute, random or in-place op) and which is all true or all zero,
+    or, with `is_causal=True`, the causal one; each broadcast within the
+    attention's [..., L, S]. Returns how many it simplified; on any doubt
+    or error a call is left as it is."""
+    simplified, verdicts, unused = 0, {}, set()
     for node in list(gm.graph.nodes):
         if node.op != "call_function" or node.target not in _SDPA:
             continue
@@ -56,32 +60,38 @@ def drop_constant_true_attention_masks(gm):
             continue
         try:
             if mask not in verdicts:
-                verdicts[mask] = _constant_no_op_mask(gm, mask)
-            nodes = verdicts[mask]
-            if nodes is None or not _droppable(node, mask):
+                verdicts[mask] = _constant_mask_kind(gm, mask)
+            kind, nodes = verdicts[mask]
+            if kind is None or not _droppable(node, mask, kind):
                 continue
         except Exception:  # The model must run: keep the mask.
             continue
-        if "attn_mask" in node.kwargs:
-            node.update_kwarg("attn_mask", None)
-        else:
-            node.update_arg(3, None)
+        _set_argument(node, 3, "attn_mask", None)
+        if kind == "causal":
+            _set_argument(node, 5, "is_causal", True)
         unused |= nodes
-        dropped += 1
-    if dropped:
+        simplified += 1
+    if simplified:
         # Only the masks' own nodes: the graph's DCE counts method calls as
         # pure, in-place ones too (x.add_(1) with no user).
         for node in reversed(list(gm.graph.nodes)):
             if node in unused and not node.users:
                 gm.graph.erase_node(node)
         gm.recompile()
-    return dropped
+    return simplified
 
 
 def _argument(node, index, name, default=None):
     if name in node.kwargs:
         return node.kwargs[name]
     return node.args[index] if len(node.args) > index else default
+
+
+def _set_argument(node, index, name, value):
+    if name in node.kwargs or len(node.args) <= index:
+        node.update_kwarg(name, value)
+    else:
+        node.update_arg(index, value)
 
 
 def _value(node):
@@ -92,10 +102,12 @@ def _value(node):
     return value
 
 
-def _droppable(attention, mask):
-    """Whether dropping the mask leaves eager's result: no error eager would
-    raise (is_causal with a mask, a float mask of another dtype) and no
-    shape the mask's broadcast gives the output."""
+def _droppable(attention, mask, kind):
+    """Whether dropping the mask (`kind` "causal": for is_causal) leaves
+    eager's result: no error eager would raise (is_causal with a mask, a
+    float mask of another dtype), no shape the mask's broadcast gives the
+    output, and a causal mask's [L, S] whole (its value was checked at
+    those sizes)."""
     query = _value(_argument(attention, 0, "query"))
     key = _value(_argument(attention, 1, "key"))
     traced = _value(mask)
@@ -103,22 +115,28 @@ def _droppable(attention, mask):
             traced.dtype not in (torch.bool, query.dtype):
         return False
     scores = (*query.shape[:-1], key.shape[-2])
-    if traced.dim() > min(4, len(scores)):
+    if traced.dim() > min(4, len(scores)) or \
+            kind == "causal" and traced.dim() < 2:
         return False
-    return all(statically_known_true(m == 1) or statically_known_true(m == s)
-               for m, s in zip(reversed(traced.shape), reversed(scores)))
+    whole = 2 if kind == "causal" else 0
+    return all((i >= whole and statically_known_true(m == 1)) or
+               statically_known_true(m == s)
+               for i, (m, s) in enumerate(zip(reversed(traced.shape),
+                                              reversed(scores))))
 
 
-def _constant_no_op_mask(gm, mask):
-    """The mask's nodes (its broadcasts and what they broadcast) if the
-    graph computes it from constants alone and it is all true or all zero;
-    else None."""
+def _constant_mask_kind(gm, mask):
+    """("none", nodes) if the graph computes the mask from constants alone
+    and it is all true or all zero, ("causal", nodes) if it is the lower
+    triangle of each [L, S] (true, or 0 where the rest is -inf), where
+    `nodes` are the mask's (its broadcasts and what they broadcast); else
+    (None, None)."""
     chain, base = [mask], mask
     while (base.op == "call_method" and base.target in _BROADCASTS or
            base.op == "call_function" and base.target is torch.broadcast_to):
         base = base.args[0]
         if not isinstance(base, torch.fx.Node):
-            return None
+            return None, None
         chain.append(base)
     nodes, stack = set(), [base]
     while stack:
@@ -129,22 +147,32 @@ def _constant_no_op_mask(gm, mask):
         # opaque.
         if node.op not in ("call_function", "call_method") or \
                 _random(node) or _mutates(node):
-            return None
+            return None, None
         nodes.add(node)
         stack.extend(node.all_input_nodes)
     # A mutation after the mask is computed (of a view of it) counts too.
     if any(_mutates(user) for node in nodes.union(chain)
            for user in node.users):
-        return None
+        return None, None
     value = _evaluate(gm, nodes, base)
     traced = _value(mask)
     if not isinstance(value, torch.Tensor) or value.dtype != traced.dtype:
-        return None
+        return None, None
     if value.dtype == torch.bool:
-        no_op = bool(value.all())
+        allowed = value
+    elif value.is_floating_point() and \
+            bool(((value == 0) | (value == float("-inf"))).all()):
+        allowed = value == 0
     else:
-        no_op = value.is_floating_point() and not bool(value.any())
-    return nodes.union(chain) if no_op else None
+        return None, None
+    if bool(allowed.all()):
+        return "none", nodes.union(chain)
+    if value.dim() >= 2:
+        rows, columns = value.shape[-2:]
+        causal = torch.ones(rows, columns, dtype=torch.bool).tril()
+        if bool((allowed == causal.to(allowed.device)).all()):
+            return "causal", nodes.union(chain)
+    return None, None
 
 
 def _name(node):
@@ -165,8 +193,11 @@ def _mutates(node):
     target, name = node.target, _name(node)
     if isinstance(target, torch._ops.OpOverload):
         return target._schema.is_mutable
-    return (target in _IN_PLACE or "out" in node.kwargs or
-            name in ("__setitem__", "__delitem__") or
+    if target in _IN_PLACE or "out" in node.kwargs:
+        return True
+    if getattr(target, "__module__", None) in ("operator", "_operator"):
+        return False  # operator.and_, or_: the in-place ones are _IN_PLACE
+    return (name in ("__setitem__", "__delitem__") or
             name.startswith("__i") or
             name.endswith("_") and not name.endswith("__"))
 

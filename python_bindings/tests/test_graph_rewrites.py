@@ -1,7 +1,7 @@
 """fusion/graph_rewrites.py: attention masks the dynamo graph proves all
 true (or all zero, additive) are dropped before AOTAutograd traces
-scaled_dot_product_attention; any other mask is kept, and outputs are
-eager's either way."""
+scaled_dot_product_attention, causal ones become is_causal=True; any
+other mask is kept, and outputs are eager's either way."""
 import copy
 
 import pytest
@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 import fusion.dynamo  # noqa: F401 (registers the backend)
 import fusion.graph_rewrites as graph_rewrites
-from fusion.graph_rewrites import drop_constant_true_attention_masks
+from fusion.graph_rewrites import simplify_constant_attention_masks
 
 
 def _masks(gm):
@@ -28,7 +28,7 @@ def _rewritten(model, *inputs, dynamic_batch=False):
     graphs = []
 
     def backend(gm, example_inputs):
-        graphs.append((gm, drop_constant_true_attention_masks(gm)))
+        graphs.append((gm, simplify_constant_attention_masks(gm)))
         return gm.forward
 
     if dynamic_batch:
@@ -172,7 +172,7 @@ def test_mask_that_broadcasts_the_output_is_kept():
     graphs = []
 
     def backend(gm, example_inputs):
-        graphs.append(drop_constant_true_attention_masks(gm))
+        graphs.append(simplify_constant_attention_masks(gm))
         return gm.forward
 
     q = torch.randn(3, 5, 8)
@@ -206,8 +206,87 @@ def test_a_device_this_machine_lacks_is_evaluated_on_the_cpu():
     gm, = graphs
     ones, = [n for n in gm.graph.nodes if n.target is torch.ones]
     ones.update_kwarg("device", torch.device("cuda", 0))
-    assert drop_constant_true_attention_masks(gm) == 1
+    assert simplify_constant_attention_masks(gm) == 1
     assert _masks(gm) == [None]
+
+
+def _sdpa_calls(gm):
+    return [n for n in gm.graph.nodes if n.op == "call_function" and
+            n.target is torch._C._nn.scaled_dot_product_attention]
+
+
+def _causal_compare(q, k):
+    # transformers' sdpa_mask for a causal model without padding.
+    rows = torch.arange(q.shape[-2], device=q.device)
+    columns = torch.arange(k.shape[-2], device=q.device)
+    return (columns[None, :] <= rows[:, None])[None, None].expand(
+        q.shape[0], 1, -1, -1)
+
+
+def _causal_additive(q, k):
+    lower = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+    return torch.zeros(q.shape[-2], k.shape[-2]).masked_fill(
+        ~lower, float("-inf"))
+
+
+CAUSAL = {"compare": _causal_compare, "additive": _causal_additive}
+
+
+@pytest.mark.parametrize("name", sorted(CAUSAL))
+def test_constant_causal_masks_become_is_causal(name):
+    model = Attention(CAUSAL[name])
+    gm, simplified = _rewritten(model, *_qkv())
+    assert simplified == 1 and _masks(gm) == [None]
+    call, = _sdpa_calls(gm)
+    assert call.kwargs["is_causal"] is True
+    _check_fusion_backend(model, *_qkv())
+
+
+def _causal_shifted(q, k):
+    # The diagonal left out: no is_causal mask.
+    return torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril(-1)
+
+
+def _causal_broadcast_rows(q, k):
+    # One row broadcast over L: [1, S], the causal test needs [L, S].
+    return torch.ones(1, k.shape[-2], dtype=torch.bool).tril()
+
+
+@pytest.mark.parametrize("make_mask", [_causal_shifted,
+                                       _causal_broadcast_rows])
+def test_other_triangular_masks_are_kept(make_mask):
+    model = Attention(make_mask)
+    gm, simplified = _rewritten(model, *_qkv())
+    assert simplified == 0 and isinstance(_masks(gm)[0], torch.fx.Node)
+    _check_fusion_backend(model, *_qkv())
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_transformers_causal_mask_becomes_is_causal(name, monkeypatch):
+    """transformers 5 builds GPT-2's and Llama's causal mask in the graph
+    under torch.compile (eager passes is_causal=True): the fusion backend
+    hands AOTAutograd is_causal=True and no mask."""
+    pytest.importorskip("transformers")
+    import transformer_zoo
+    calls = []
+
+    def spy(gm):
+        simplified = simplify_constant_attention_masks(gm)
+        calls.extend((_masks(gm)[i], c.kwargs.get("is_causal"))
+                     for i, c in enumerate(_sdpa_calls(gm)))
+        return simplified
+
+    monkeypatch.setattr(graph_rewrites, "simplify_constant_attention_masks",
+                        spy)
+    torch._dynamo.reset()
+    model, inputs = transformer_zoo.make(name)
+    model.eval()
+    with torch.no_grad():
+        out = torch.compile(model, backend="fusion")(**inputs)
+        expected = model(**inputs)
+    assert calls == [(None, True)] * model.config.num_hidden_layers
+    torch.testing.assert_close(out.last_hidden_state,
+                               expected.last_hidden_state)
 
 
 @pytest.mark.parametrize("name", ["bert", "vit"])
@@ -220,11 +299,11 @@ def test_transformers_mask_is_dropped(name, monkeypatch):
     rewrites = []
 
     def spy(gm):
-        dropped = drop_constant_true_attention_masks(gm)
+        dropped = simplify_constant_attention_masks(gm)
         rewrites.append((dropped, _masks(gm)))
         return dropped
 
-    monkeypatch.setattr(graph_rewrites, "drop_constant_true_attention_masks",
+    monkeypatch.setattr(graph_rewrites, "simplify_constant_attention_masks",
                         spy)
     torch._dynamo.reset()
     model, inputs = transformer_zoo.make(name)
