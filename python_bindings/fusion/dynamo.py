@@ -1017,8 +1017,8 @@ def _group(graph, gemms, copies):
 def _compile_group(graph, group, members, numbers, owners, options,
                    compile_only):
     """Compiles the group's GEMM alone and makes its members' readers read
-    their slices of its output. Whatever fails,
-    the graph is left as it was: returns whether it compiled."""
+    their slices of its output. Whatever fails, the graph is left as it
+    was: returns whether it compiled."""
     first, first_report = members[0]
     report = GemmReport(first_report.graph, group.gemm.name,
                         importer.op_name(group.gemm), first_report.where,

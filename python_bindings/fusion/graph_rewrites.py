@@ -167,7 +167,10 @@ def _constant_mask_kind(gm, mask):
         return None, None
     if bool(allowed.all()):
         return "none", nodes.union(chain)
-    if value.dim() >= 2:
+    # Causal as the attention reads it: [L, S] not broadcast from a row or
+    # a column (an expanded row of a triangle is no triangle).
+    if value.dim() >= 2 and traced.dim() >= 2 and \
+            tuple(value.shape[-2:]) == tuple(traced.shape[-2:]):
         rows, columns = value.shape[-2:]
         causal = torch.ones(rows, columns, dtype=torch.bool).tril()
         if bool((allowed == causal.to(allowed.device)).all()):

@@ -252,8 +252,15 @@ def _causal_broadcast_rows(q, k):
     return torch.ones(1, k.shape[-2], dtype=torch.bool).tril()
 
 
+def _causal_row_expanded(q, k):
+    # The triangle's first row expanded to [L, S]: no triangle.
+    return torch.ones(1, k.shape[-2], dtype=torch.bool).tril().expand(
+        q.shape[-2], -1)
+
+
 @pytest.mark.parametrize("make_mask", [_causal_shifted,
-                                       _causal_broadcast_rows])
+                                       _causal_broadcast_rows,
+                                       _causal_row_expanded])
 def test_other_triangular_masks_are_kept(make_mask):
     model = Attention(make_mask)
     gm, simplified = _rewritten(model, *_qkv())
@@ -261,19 +268,22 @@ def test_other_triangular_masks_are_kept(make_mask):
     _check_fusion_backend(model, *_qkv())
 
 
-@pytest.mark.parametrize("name", ["gpt2", "llama"])
-def test_transformers_causal_mask_becomes_is_causal(name, monkeypatch):
-    """transformers 5 builds GPT-2's and Llama's causal mask in the graph
-    under torch.compile (eager passes is_causal=True): the fusion backend
-    hands AOTAutograd is_causal=True and no mask."""
+@pytest.mark.parametrize("name,causal", [("bert", False), ("vit", False),
+                                         ("gpt2", True), ("llama", True)])
+def test_transformers_masks_simplified(name, causal, monkeypatch):
+    """transformers 5 builds each model's mask in the graph under
+    torch.compile: BERT's and ViT's all true (`arange(L)[None, None, :,
+    None] >= 0` expanded to [B, 1, L, S]), GPT-2's and Llama's causal
+    (eager passes is_causal=True); the fusion backend hands AOTAutograd
+    every attention without it, the causal ones with is_causal=True."""
     pytest.importorskip("transformers")
     import transformer_zoo
     calls = []
 
     def spy(gm):
         simplified = simplify_constant_attention_masks(gm)
-        calls.extend((_masks(gm)[i], c.kwargs.get("is_causal"))
-                     for i, c in enumerate(_sdpa_calls(gm)))
+        calls.extend((mask, bool(call.kwargs.get("is_causal")))
+                     for mask, call in zip(_masks(gm), _sdpa_calls(gm)))
         return simplified
 
     monkeypatch.setattr(graph_rewrites, "simplify_constant_attention_masks",
@@ -284,34 +294,6 @@ def test_transformers_causal_mask_becomes_is_causal(name, monkeypatch):
     with torch.no_grad():
         out = torch.compile(model, backend="fusion")(**inputs)
         expected = model(**inputs)
-    assert calls == [(None, True)] * model.config.num_hidden_layers
-    torch.testing.assert_close(out.last_hidden_state,
-                               expected.last_hidden_state)
-
-
-@pytest.mark.parametrize("name", ["bert", "vit"])
-def test_transformers_mask_is_dropped(name, monkeypatch):
-    """transformers 5 builds BERT's and ViT's mask in the graph (all true:
-    `arange(L)[None, None, :, None] >= 0` expanded to [B, 1, L, S]); the
-    fusion backend hands AOTAutograd their attention without it."""
-    pytest.importorskip("transformers")
-    import transformer_zoo
-    rewrites = []
-
-    def spy(gm):
-        dropped = simplify_constant_attention_masks(gm)
-        rewrites.append((dropped, _masks(gm)))
-        return dropped
-
-    monkeypatch.setattr(graph_rewrites, "simplify_constant_attention_masks",
-                        spy)
-    torch._dynamo.reset()
-    model, inputs = transformer_zoo.make(name)
-    model.eval()
-    with torch.no_grad():
-        out = torch.compile(model, backend="fusion")(**inputs)
-        expected = model(**inputs)
-    layers = model.config.num_hidden_layers
-    assert rewrites == [(layers, [None] * layers)]
+    assert calls == [(None, causal)] * model.config.num_hidden_layers
     torch.testing.assert_close(out.last_hidden_state,
                                expected.last_hidden_state)
