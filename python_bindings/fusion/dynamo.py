@@ -735,9 +735,12 @@ def _report(gemm, graph_index):
 
 
 def _owned_by(node, owner):
-    """Why a partition stopped at `node`, which `owner`'s partition took."""
+    """Why a partition stopped at `node`, which `owner`'s partition took
+    (or is: the call of its library)."""
     if importer.op_name(node) in importer.GEMMS:
         return f"it is computed in {owner}'s GEMM, as its dual"
+    if node.target is torch.ops.fusion.run.default:
+        return f"an op fused after {owner} reads it"
     return f"it is fused after {owner}"
 
 
@@ -1078,7 +1081,10 @@ def _fuse(graph, partition, report, owners, options, compile_only):
     owners.update((n, gemm.name) for n in partition.fused())
     # Convex (_grow): the readers of its results can all follow the call,
     # which fuse_graph's sort puts them after.
-    owners[_replace(graph, *compiled, partition.members)] = gemm.name
+    call = _replace(graph, *compiled, partition.members)
+    owners[call] = gemm.name
+    # Where the model made it (reports of the partitions it stops).
+    call.meta["stack_trace"] = gemm.meta.get("stack_trace")
     for node in reversed(partition.members):
         if not node.users:
             graph.erase_node(node)
