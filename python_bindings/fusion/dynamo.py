@@ -734,6 +734,13 @@ def _report(gemm, graph_index):
                       importer.where(gemm), shape)
 
 
+def _own(owners, call, gemm):
+    """Records library call `call` as `gemm`'s partition, and where the
+    model made it (for the reports of partitions it stops)."""
+    owners[call] = gemm.name
+    call.meta["stack_trace"] = gemm.meta.get("stack_trace")
+
+
 def _owned_by(node, owner):
     """Why a partition stopped at `node`, which `owner`'s partition took
     (or is: the call of its library)."""
@@ -1041,7 +1048,7 @@ def _compile_group(graph, group, members, numbers, owners, options,
         group.undo(graph)
         return False
     first_report.members = [importer.op_name(n) for n in partition.members]
-    owners[_replace(graph, *compiled, partition.members)] = first.name
+    _own(owners, _replace(graph, *compiled, partition.members), first)
     for (gemm, _), piece in zip(members, group.slices):
         gemm.replace_all_uses_with(piece)
     for node, value in group.views.items():
@@ -1081,10 +1088,7 @@ def _fuse(graph, partition, report, owners, options, compile_only):
     owners.update((n, gemm.name) for n in partition.fused())
     # Convex (_grow): the readers of its results can all follow the call,
     # which fuse_graph's sort puts them after.
-    call = _replace(graph, *compiled, partition.members)
-    owners[call] = gemm.name
-    # Where the model made it (reports of the partitions it stops).
-    call.meta["stack_trace"] = gemm.meta.get("stack_trace")
+    _own(owners, _replace(graph, *compiled, partition.members), gemm)
     for node in reversed(partition.members):
         if not node.users:
             graph.erase_node(node)
