@@ -153,3 +153,45 @@ def test_kernelbench_tables_are_followed_by_the_summary():
     assert "| problem | precision | fused | fusion ms | eager ms |" in text
     assert "| 12_Gemm | tf32 | 1 | 1.000 | 3.000 | 3.00 |" in text
     assert "| tf32 | 1 | 3.00 | 0 of 1 |" in text
+
+
+def test_distributed_bench_runs_on_the_cpu(tmp_path):
+    """distributed.py's own check (`run --cpu`): the tiny GPT-2 trained
+    under DDP and FSDP2 in two processes through fusion's CPU target
+    matches one process on the whole batch, with no library missing."""
+    import os
+    import subprocess
+    environment = dict(os.environ, FUSION_CACHE_DIR=str(tmp_path))
+    table = subprocess.run(
+        [sys.executable, str(BENCH / "distributed.py"), "run", "--cpu",
+         "--size", "tiny", "--rows", "ddp,fsdp2"], env=environment,
+        capture_output=True, text=True, timeout=600, check=True).stdout
+    rows = {cells[0]: cells[1:] for cells in (
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in table.splitlines() if line.startswith("| "))}
+    for label in ("DDP, fusion", "FSDP2, fusion"):
+        ms, _, loss_error, update_error, misses = rows[label]
+        assert float(ms) > 0
+        assert float(loss_error) < 1e-5 and float(update_error) < 1e-4, \
+            rows[label]
+        assert misses == "0"
+
+
+def test_missing_libraries_fail_the_suite():
+    """A partition that ran as PyTorch for want of its library (the
+    artifacts lack a group) makes the suite fail, as its rows would time
+    PyTorch under fusion's name; other warnings are only shown."""
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.warn("fusion left the partition of addmm_1 to PyTorch: "
+                      "LibraryNotCachedError: the library is not in the "
+                      "cache (/cache/14d8)")
+        warnings.warn("an unrelated warning")
+    with pytest.warns(UserWarning, match="an unrelated warning"):
+        assert run.missing_libraries(caught[1:]) == []
+    with pytest.warns(UserWarning, match="an unrelated warning"):
+        failures = run.missing_libraries(caught)
+    assert len(failures) == 1
+    assert failures[0].startswith("1 partitions ran as PyTorch")
+    assert "addmm_1" in failures[0]

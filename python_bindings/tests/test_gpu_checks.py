@@ -30,3 +30,20 @@ def test_nan_is_the_worst():
               "t::test_x[b]": [(9e-6, 1e-5)]}
     (row,) = summary_rows(outcomes, errors)
     assert row[-1] == "nan / 1e-05"
+
+
+def test_skips_print_their_reasons(tmp_path, capsys):
+    """A shard's skipped checks come with their reasons under the table
+    (a library missing from the cache says which)."""
+    import json
+
+    from gpu.summary import main
+    results = tmp_path / "shard-0.json"
+    results.write_text(json.dumps({
+        "outcomes": {"t::test_zoo[gpt2]": "skipped",
+                     "t::test_zoo[bert]": "passed"},
+        "errors": {}, "failures": {},
+        "skips": {"t::test_zoo[gpt2]": "libraries not in the cache: 14d8"}}))
+    assert main([str(results)]) == 0
+    assert "SKIPPED t::test_zoo[gpt2]: libraries not in the cache: 14d8" \
+        in capsys.readouterr().out

@@ -22,9 +22,10 @@ HERE = pathlib.Path(__file__).resolve().parent
 _ERRORS = {}
 _OUTCOMES = {}
 # The nodeids of the tests of this folder; nodeid -> the last line of a
-# failure's report.
+# failure's report; nodeid -> a skip's reason.
 _OURS = set()
 _FAILURES = {}
+_SKIPS = {}
 # Whether the session collected the GPU checks alone.
 _ONLY_OURS = pytest.StashKey[bool]()
 
@@ -189,6 +190,8 @@ def pytest_runtest_logreport(report):
         _OUTCOMES[report.nodeid] = "failed"
     if report.failed:
         _FAILURES[report.nodeid] = str(report.longrepr).splitlines()[-1:]
+    if report.skipped:  # longrepr: (file, line, reason)
+        _SKIPS[report.nodeid] = str(report.longrepr[-1])
 
 
 def pytest_sessionfinish(session):
@@ -196,7 +199,7 @@ def pytest_sessionfinish(session):
     if path:
         pathlib.Path(path).write_text(json.dumps(
             {"outcomes": _OUTCOMES, "errors": _ERRORS,
-             "failures": _FAILURES}))
+             "failures": _FAILURES, "skips": _SKIPS}))
 
 
 def pytest_terminal_summary(terminalreporter, config):

@@ -1,6 +1,6 @@
 """Merges the results of GPU-check processes (pytest --gpu-results FILE,
-one per shard) into the one table, with the failures under it; exits 1
-where a check failed.
+one per shard) into the one table, with the failures and the skips'
+reasons under it; exits 1 where a check failed.
 
     python3 -m gpu.summary FILE...   (PYTHONPATH: python_bindings/tests)
 """
@@ -46,12 +46,13 @@ def format_table(rows):
 
 
 def main(paths):
-    outcomes, errors, failures = {}, {}, {}
+    outcomes, errors, failures, skips = {}, {}, {}, {}
     for path in paths:
         results = json.loads(pathlib.Path(path).read_text())
         outcomes.update(results["outcomes"])
         errors.update(results["errors"])
         failures.update(results["failures"])
+        skips.update(results.get("skips", {}))
     try:
         import torch
         device = torch.cuda.get_device_name()
@@ -61,6 +62,8 @@ def main(paths):
     print(format_table(summary_rows(outcomes, errors)))
     for nodeid, lines in sorted(failures.items()):
         print(f"FAILED {nodeid}: {' '.join(lines)}")
+    for nodeid, reason in sorted(skips.items()):
+        print(f"SKIPPED {nodeid}: {reason[:300]}")
     return 1 if any(o == "failed" for o in outcomes.values()) else 0
 
 
