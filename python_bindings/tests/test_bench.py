@@ -195,3 +195,16 @@ def test_missing_libraries_fail_the_suite():
     assert len(failures) == 1
     assert failures[0].startswith("1 partitions ran as PyTorch")
     assert "addmm_1" in failures[0]
+
+
+def test_each_case_logs_its_times(capsys):
+    """A suite logs each case's times as it goes (a run stopped before its
+    tables leaves them in the log)."""
+    suites = importlib.import_module("suites")
+    suites.timed("gpt2 fp32", {"fusion (default)": {"throughput": 43.571,
+                                                    "cold-l2": 43.81},
+                               "eager": {"throughput": 74.48,
+                                         "cold-l2": 74.55}})
+    assert capsys.readouterr().out == (
+        "timed gpt2 fp32: fusion (default) 43.571 43.810; "
+        "eager 74.480 74.550 ms\n")

@@ -58,6 +58,14 @@ WORKLOAD_LIBRARIES = {"fp32": "workloads_f32_fp32",
 FOLDERS = {"wgmma": "wgmma", "tiled": "tiled", "cublas": "", "simt": "simt"}
 
 
+def timed(case, times):
+    """The case's times as they come ({key: {timer: ms}}), so that a run
+    stopped before its tables still leaves them in the log."""
+    print(f"timed {case}: " + "; ".join(
+        f"{key} " + " ".join(f"{ms:.3f}" for ms in by_timer.values())
+        for key, by_timer in times.items()) + " ms", flush=True)
+
+
 def compile_modes(args):
     return [m for m in args.compile_modes.split(",") if m and m != "none"]
 
@@ -114,7 +122,7 @@ def workloads(args, measure):
                         lambda c=compiled_inductor(model, mode): c(*inputs))
             times = {key: measure(fn) for key, fn in calls.items()}
             rows.append(((label, f"{m}x{k}x{n}", precision), times))
-            print(f"timed {label} {m}x{k}x{n} {precision}", flush=True)
+            timed(f"{label} {m}x{k}x{n} {precision}", times)
     precision_setup("fp32")
     return "workloads (fusion-compile libraries)", fusion_key, rows, []
 
@@ -163,7 +171,7 @@ def family_suite(args, measure):
             torch._dynamo.reset()
             rows.append(((f"{category}: {name}", f"{m}x{k}x{n}", pname),
                          times))
-            print(f"timed {name} {m}x{k}x{n} {pname}", flush=True)
+            timed(f"{name} {m}x{k}x{n} {pname}", times)
     precision_setup("fp32")
     return ("the epilogue family (fusion.compile)", strategies[0], rows,
             failures)
@@ -224,7 +232,7 @@ def models(args, measure):
                 times = {key: measure(fn) for key, fn in calls.items()}
                 torch._dynamo.reset()
             rows.append(((name, pname), times))
-            print(f"timed {name} {pname}", flush=True)
+            timed(f"{name} {pname}", times)
     torch.backends.cuda.matmul.allow_tf32 = False
     return ("models (nn.Modules through the front ends)", "fusion dynamo",
             rows, failures)
@@ -288,7 +296,7 @@ def transformers(args, measure):
                 times = {key: measure(fn) for key, fn in calls.items()}
                 torch._dynamo.reset()
             rows.append(((name, pname), times))
-            print(f"timed {name} {pname}", flush=True)
+            timed(f"{name} {pname}", times)
             del model, calls
             torch.cuda.empty_cache()
     size = transformer_zoo.SIZES[args.transformer_size]
@@ -341,7 +349,7 @@ def transformers_train(args, measure):
         times = {key: measure(fn) for key, fn in calls.items()}
         torch._dynamo.reset()
         rows.append(((name, "bf16"), times))
-        print(f"timed {name} bf16 training step", flush=True)
+        timed(f"{name} bf16 training step", times)
         del model, calls
         torch.cuda.empty_cache()
     return ("transformers training step (torch.compile, 4 layers, hidden "
@@ -375,7 +383,7 @@ def kernelbench(args, measure):
                 torch._dynamo.reset()
                 torch.cuda.empty_cache()
             rows.append(((problem.name, pname, fused), times))
-            print(f"timed {what}", flush=True)
+            timed(what, times)
     return ("KernelBench level 2, GEMM problems (torch.compile, "
             "KernelBench's sizes, training mode)", "fusion", rows, failures)
 
