@@ -2,12 +2,12 @@
 torch.compile(backend="fusion") under DDP (DDPOptimizer's graph pieces) and
 under FSDP2 (each block `fully_shard`ed and compiled), against one GPU.
 
-    distributed.py prepare [--model M --size S]   (the build machine:
-        compile_only, for sm_90, the libraries of every graph a run
-        compiles, into $FUSION_CACHE_DIR)
-    distributed.py run [--model M --size S]       (a machine of 2 GPUs)
-    distributed.py run --cpu ...                  (the same on the CPU,
-        gloo and fusion's CPU target: the script's own check)
+    distributed.py prepare [--model M --size S --dtype D]   (the build
+        machine: compile_only, for sm_90, the libraries of every graph a
+        run compiles, into $FUSION_CACHE_DIR)
+    distributed.py run [--model M --size S --dtype D]   (2 GPUs)
+    distributed.py run --cpu ...   (the same on the CPU, gloo and fusion's
+        CPU target: the script's own check)
 
 The run trains 5 SGD steps (mean squared error against a fixed target)
 per row (`--rows`, ROWS): one GPU's fusion run on the whole batch (the
@@ -53,6 +53,9 @@ TIMED_STEPS = 10
 torch._dynamo.config.automatic_dynamic_shapes = False
 
 
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+
 def make(args, device, rows=None):
     """(model, input ids, target) of the zoo model, `rows` of its batch."""
     import transformer_zoo
@@ -63,11 +66,14 @@ def make(args, device, rows=None):
                          generator=generator)
     if rows is not None:
         ids, target = ids[rows], target[rows]
-    return model.train().to(device), ids.to(device), target.to(device)
+    dtype = DTYPES[args.dtype]
+    return (model.train().to(device=device, dtype=dtype), ids.to(device),
+            target.to(device=device, dtype=dtype))
 
 
 def loss_of(forward, ids, target):
-    return F.mse_loss(forward(input_ids=ids).last_hidden_state, target)
+    return F.mse_loss(forward(input_ids=ids).last_hidden_state.float(),
+                      target.float())
 
 
 CPU_RUN = False  # set by `run --cpu`, in every process
@@ -312,7 +318,7 @@ def run(args):
     set_place(args)
     assert CPU_RUN or torch.cuda.device_count() >= WORLD, "needs 2 GPUs"
     directory = pathlib.Path(tempfile.mkdtemp())
-    print(f"\n{args.model} ({args.size}, fp32, {device()}), batch "
+    print(f"\n{args.model} ({args.size}, {args.dtype}, {device()}), batch "
           f"{2 * half(args)} split in {WORLD}. ms a step at the half batch; "
           f"errors: the largest relative error of a step's loss / of a "
           f"parameter's update after {STEPS} SGD steps, against the "
@@ -395,6 +401,7 @@ def main():
     parser.add_argument("action", choices=("prepare", "run"))
     parser.add_argument("--model", default="gpt2")
     parser.add_argument("--size", default="bench")
+    parser.add_argument("--dtype", choices=DTYPES, default="fp32")
     parser.add_argument("--cpu", action="store_true")
     parser.add_argument("--profile", action="store_true",
                         help="a timed row's kernels (rank 0's)")
