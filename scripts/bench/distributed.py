@@ -41,6 +41,7 @@ import torch.nn.functional as F
 
 import fusion  # noqa: F401  (registers the backend in every process)
 from fusion.errors import FusionBackendWarning
+from run import is_missing_library
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python_bindings" / "tests"))
@@ -150,7 +151,7 @@ def train(model, forward, ids, target):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", FusionBackendWarning)
         *trained, optimizer = _train(model, forward, ids, target)
-    misses = sum("not in the cache" in str(w.message) for w in caught)
+    misses = sum(map(is_missing_library, caught))
     return (*trained, optimizer, misses)
 
 

@@ -153,6 +153,12 @@ def render_host(results, heading):
     return "\n".join(lines + [""])
 
 
+def is_missing_library(warning):
+    """Whether a caught warning is fusion's of a partition left to PyTorch
+    for want of its library in the cache."""
+    return "LibraryNotCachedError" in str(warning.message)
+
+
 def missing_libraries(caught):
     """A failure naming the partitions that ran as PyTorch because their
     libraries were not in the cache (a machine without the compiler: the
@@ -160,7 +166,7 @@ def missing_libraries(caught):
     the other warnings shown as they came."""
     missing = []
     for warning in caught:
-        if "LibraryNotCachedError" in str(warning.message):
+        if is_missing_library(warning):
             missing.append(str(warning.message))
         else:
             warnings.showwarning(warning.message, warning.category,
