@@ -856,6 +856,42 @@ def test_bf16_reductions_import_in_bf16():
     assert ops(f) == ["linear"] + ["reduce"] * 8 + ["elementwise"]
 
 
+class ShiftedByLogsumexp(nn.Module):
+    """`h - logsumexp(h)` of h = x @ w + b (a GEMM, then its bias added)."""
+
+    def __init__(self):
+        super().__init__()
+        generator = torch.Generator().manual_seed(0)
+        self.weight = nn.Parameter(torch.randn(64, 48, generator=generator)
+                                   / 8)
+        self.bias = nn.Parameter(torch.randn(48, generator=generator))
+
+    def forward(self, x):
+        h = x @ self.weight + self.bias
+        return h - torch.logsumexp(h, -1, keepdim=True)
+
+
+def test_bf16_value_whose_float32_copy_is_reduced_is_rounded():
+    """A 16-bit logsumexp reads its input's float32 copy (the decomposition
+    upcasts it): h is rounded where it is computed, so that `h -
+    logsumexp(h)` reads the h the reduction read and is at most 0, as in
+    eager. An unrounded h above its rounded maximum came out positive (the
+    model fuzzer's seed 330, where `floor` of it was one off)."""
+    model = ShiftedByLogsumexp().to(torch.bfloat16)
+    generator = torch.Generator().manual_seed(1)
+    x = (torch.randn(64, 64, generator=generator) * 100).to(torch.bfloat16)
+    f = import_module(model, (x,), training=False)
+    assert "fusion.round_to_element" in body(f.program.data["ops"][-1])
+    for rows in (x, (torch.randn(33, 64, generator=generator) * 100)
+                 .to(torch.bfloat16)):
+        torch._dynamo.reset()
+        got = torch.compile(model, backend="fusion",
+                            options={"target": "cpu"})(rows)
+        assert got.max() <= 0, got.max()
+        # Within an ulp of h, whose values are in the hundreds.
+        torch.testing.assert_close(got, model(rows), rtol=1e-2, atol=1.0)
+
+
 @pytest.mark.parametrize("model", [
     LinearScaleBatchNorm(8, 6),
     nn.Sequential(nn.Linear(8, 6), nn.BatchNorm1d(6))])

@@ -418,7 +418,10 @@ class ImporterCore:
                     ROUND_TO_ELEMENT, [value], [("dtype", self.element)],
                     node)
                 return
-            if name in VIEWS or name in STRUCTURAL:
+            # A reduction of the value's view, or of its float32 copy
+            # (decompositions upcast a 16-bit logsumexp's input), reads it.
+            if name in VIEWS or name in STRUCTURAL or \
+                    name in FLOAT_CONVERSIONS:
                 readers += list(reader.users)
 
     def run(self):
