@@ -28,6 +28,7 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -199,6 +200,35 @@ LogicalResult writeSignatures(ModuleOp module, StringRef libraryPath,
   return success();
 }
 
+/// Defines `__truncsfbf2` (float to bfloat, rounded to nearest even, a NaN
+/// kept quiet), hidden: the x86-64 code generator calls it to store a
+/// bfloat it carried in a float register (a loaded value that crosses
+/// blocks), and libgcc before GCC 13 lacks it, so the library would not
+/// load. Added after the optimizer, which would drop it unused.
+static void defineBfloatTruncation(llvm::Module &module) {
+  constexpr llvm::StringLiteral name = "__truncsfbf2";
+  if (module.getFunction(name))
+    return;
+  llvm::LLVMContext &context = module.getContext();
+  llvm::Type *bfloat = llvm::Type::getBFloatTy(context);
+  auto *function = llvm::Function::Create(
+      llvm::FunctionType::get(bfloat, {llvm::Type::getFloatTy(context)},
+                              /*isVarArg=*/false),
+      llvm::GlobalValue::ExternalLinkage, name, module);
+  function->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "", function));
+  llvm::Value *x = function->getArg(0);
+  llvm::Value *bits = b.CreateBitCast(x, b.getInt32Ty());
+  llvm::Value *high = b.CreateLShr(bits, 16);
+  llvm::Value *rounded = b.CreateLShr(
+      b.CreateAdd(b.CreateAdd(bits, b.getInt32(0x7fff)), b.CreateAnd(high, 1)),
+      16);
+  llvm::Value *quietNan = b.CreateOr(high, 0x40);
+  llvm::Value *result =
+      b.CreateSelect(b.CreateFCmpUNO(x, x), quietNan, rounded);
+  b.CreateRet(b.CreateBitCast(b.CreateTrunc(result, b.getInt16Ty()), bfloat));
+}
+
 /// The host module as an x86-64 object file at `objectPath`.
 LogicalResult emitHostObject(ModuleOp module, StringRef objectPath) {
   llvm::InitializeNativeTarget();
@@ -221,6 +251,7 @@ LogicalResult emitHostObject(ModuleOp module, StringRef objectPath) {
   if (llvm::Error err =
           makeOptimizingTransformer(2, 0, machine.get())(llvmModule.get()))
     return module.emitError() << llvm::toString(std::move(err));
+  defineBfloatTruncation(*llvmModule);
   std::error_code ec;
   llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
   if (ec)

@@ -313,6 +313,36 @@ def test_16_bit_log_sum_exp_of_large_shifted_values():
         assert_same(fusion.compile(model, (x,), target="cpu")(x), want)
 
 
+class ElusOfOneFeature(nn.Module):
+    """The model fuzzer's seed 451: one output feature of an [in, out]
+    weight, its ELUs."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(2, 1))
+        self.bias = nn.Parameter(torch.randn(1))
+
+    def forward(self, x):
+        h = torch.addmm(self.bias, x, self.weight)
+        h = F.elu(h, alpha=0.5) + h
+        return torch.where(h > 0, h, torch.exp(h) - 1)
+
+
+def test_bf16_library_loads_without_libgcc_conversions():
+    """A bf16 value the CPU code carries across blocks is stored through
+    `__truncsfbf2`, which libgcc before GCC 13 lacks: the library defines
+    it (the library failed to load: "undefined symbol: __truncsfbf2")."""
+    model = ElusOfOneFeature().to(torch.bfloat16)
+    x = (torch.randn(11, 2) * 100).to(torch.bfloat16)
+    x[3, 1] = math.nan
+    with torch.no_grad():
+        want = model(x)
+        assert_same(fusion.compile(model, (x,), target="cpu")(x), want,
+                    rtol=1e-2, atol=1e-2)
+        assert_same(through_torch_compile(model)(x), want, rtol=1e-2,
+                    atol=1e-2)
+
+
 class Probabilities(nn.Module):
     def __init__(self, log):
         super().__init__()
