@@ -163,7 +163,7 @@ def missing_libraries(caught):
     """A failure naming the partitions that ran as PyTorch because their
     libraries were not in the cache (a machine without the compiler: the
     artifacts lack a group), so that their rows time PyTorch as fusion;
-    the other warnings shown as they came."""
+    the other warnings shown (after the suite, as caught)."""
     missing = []
     for warning in caught:
         if is_missing_library(warning):
