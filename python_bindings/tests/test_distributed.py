@@ -4,8 +4,8 @@ at its gradient buckets, each piece compiled on its own) and under FSDP2
 CPU (gloo), each its half of every batch, 5 SGD steps; the losses (each
 step's mean over both) and the weights after them match one process's
 eager steps on the whole batches, and the forward's and backward's GEMMs
-went through fusion (issue 67's distributed step, on the CPU target: the
-two-GPU machine was not lent)."""
+went through fusion (issue 67's distributed step, on the CPU target; on
+two GPUs, scripts/bench/distributed.py)."""
 import pathlib
 
 import pytest

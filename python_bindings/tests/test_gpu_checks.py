@@ -47,3 +47,16 @@ def test_skips_print_their_reasons(tmp_path, capsys):
     assert main([str(results)]) == 0
     assert "SKIPPED t::test_zoo[gpt2]: libraries not in the cache: 14d8" \
         in capsys.readouterr().out
+
+
+def test_skip_reasons_of_skips_and_expected_failures():
+    """A skip's report holds (file, line, reason); an expected failure's
+    (xfail, also reported as skipped) holds the failure: its reason is
+    `wasxfail` (indexing that report raised in the hook)."""
+    from types import SimpleNamespace
+
+    from gpu.conftest import skip_reason_of
+    skip = SimpleNamespace(longrepr=("t.py", 3, "Skipped: no CUDA device"))
+    assert skip_reason_of(skip) == "Skipped: no CUDA device"
+    xfail = SimpleNamespace(longrepr=object(), wasxfail="dropout's rand")
+    assert skip_reason_of(xfail) == "expected to fail: dropout's rand"

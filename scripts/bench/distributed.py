@@ -119,13 +119,14 @@ def compiled(model, mode, device_mesh=None, compile_only=False,
     arguments = {"backend": backend} if backend != "fusion" else {
         "backend": backend, "options": options(compile_only)}
 
-    def compile(module):
+    def with_backend(module):
         return torch.compile(module, **arguments) if backend else module
     if spread == "one":
-        return compile(model)
+        return with_backend(model)
     if spread == "ddp":
         from torch.nn.parallel import DistributedDataParallel
-        return compile(DistributedDataParallel(model, device_ids=device_ids))
+        return with_backend(DistributedDataParallel(model,
+                                                    device_ids=device_ids))
     from torch.distributed.fsdp import fully_shard
     reshard = settings.get("reshard_after_forward", True)
     for block in blocks(model):
@@ -150,9 +151,8 @@ def train(model, forward, ids, target):
     partitions that ran as PyTorch instead)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", FusionBackendWarning)
-        *trained, optimizer = _train(model, forward, ids, target)
-    misses = sum(map(is_missing_library, caught))
-    return (*trained, optimizer, misses)
+        trained = _train(model, forward, ids, target)
+    return (*trained, sum(map(is_missing_library, caught)))
 
 
 def _train(model, forward, ids, target):

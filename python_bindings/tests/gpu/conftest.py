@@ -190,8 +190,16 @@ def pytest_runtest_logreport(report):
         _OUTCOMES[report.nodeid] = "failed"
     if report.failed:
         _FAILURES[report.nodeid] = str(report.longrepr).splitlines()[-1:]
-    if report.skipped:  # longrepr: (file, line, reason)
-        _SKIPS[report.nodeid] = str(report.longrepr[-1])
+    if report.skipped:
+        _SKIPS[report.nodeid] = skip_reason_of(report)
+
+
+def skip_reason_of(report):
+    """A skip's reason (its longrepr is (file, line, reason)), or an
+    expected failure's (`wasxfail`; its longrepr is the failure's)."""
+    if isinstance(report.longrepr, tuple):
+        return str(report.longrepr[-1])
+    return f"expected to fail: {getattr(report, 'wasxfail', '')}"
 
 
 def pytest_sessionfinish(session):
