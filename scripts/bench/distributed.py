@@ -22,9 +22,10 @@ timed row's kernels (rank 0's) too.
 
 The preparation traces what a run's fusion rows compile without GPUs
 (the unsplit DDP's graph is one GPU's, the unsharded FSDP2's its blocks'
-as sharded): the one-GPU graphs on the meta device; DDP and FSDP2 as rank 0 of a fake process
-group (torch's `fake` backend: collectives that move nothing) on the CPU,
-whose graphs hold the same GEMMs as the GPU's."""
+as sharded): the one-GPU graphs on the meta device; DDP and FSDP2 as
+rank 0 of a fake process group (torch's `fake` backend: collectives that
+move nothing) on the CPU, whose graphs hold the same GEMMs as the
+GPU's."""
 import argparse
 import os
 import pathlib
