@@ -430,6 +430,14 @@ std::string setCompileOption(CompileOptions &options, StringRef name,
     }
     return invalid("cooperative or pingpong");
   }
+  if (name == "tile-scheduler") {
+    if (std::optional<TileScheduler> scheduler =
+            symbolizeTileScheduler(value)) {
+      options.gemm.tileScheduler = *scheduler;
+      return "";
+    }
+    return invalid("persistent or per_block");
+  }
   if (name == "precision") {
     if (value.empty()) {
       options.precision = std::nullopt;
@@ -534,6 +542,12 @@ mlir::fusion::parseCompileOptions(const CompileOptionText &text,
     error = setCompileOption(options, info.getFlag(), text.*info.field);
     if (!error.empty())
       return failure();
+  }
+  if (options.gemm.tileScheduler == TileScheduler::per_block &&
+      options.gemm.schedule == WgmmaSchedule::pingpong) {
+    error = "tile_scheduler=per_block takes schedule=cooperative (ping-pong's "
+            "consumers take a block's tiles in turn)";
+    return failure();
   }
   return options;
 }

@@ -163,6 +163,19 @@ def test_compile_errors_raise(context, tmp_path):
                        match=r"invalid --cluster='4' \(expected 1 or 2\)"):
         module.compile(str(tmp_path / "f.so"), strategy="wgmma",
                        target="sm_90", cluster="4")
+    with pytest.raises(_fusion.MLIRError,
+                       match=r"invalid --tile-scheduler='dynamic' "
+                       r"\(expected persistent or per_block\)"):
+        module.compile(str(tmp_path / "f.so"), strategy="wgmma",
+                       target="sm_90", tile_scheduler="dynamic")
+    # A block a tile cannot be ping-pong's, whose two consumers take a
+    # block's tiles in turn: refused, not replaced.
+    with pytest.raises(_fusion.MLIRError,
+                       match="tile_scheduler=per_block takes "
+                       "schedule=cooperative"):
+        module.compile(str(tmp_path / "f.so"), strategy="wgmma",
+                       target="sm_90", schedule="pingpong",
+                       tile_scheduler="per_block")
     with pytest.raises(_fusion.MLIRError, match=r"invalid --math16='fast' "
                        r"\(expected approximate or exact\)"):
         module.compile(str(tmp_path / "f.so"), math16="fast")

@@ -9,6 +9,9 @@ under FSDP2 (each block `fully_shard`ed and compiled), against one GPU.
     distributed.py run --cpu ...   (the same on the CPU, gloo and fusion's
         CPU target: the script's own check)
 
+`--options JSON` adds fusion's compile options to every fusion row (give
+the same to `prepare`).
+
 The run trains 5 SGD steps (mean squared error against a fixed target)
 per row (`--rows`, ROWS): one GPU's fusion run on the whole batch (the
 reference), then DDP and FSDP2 each GPU its half of every batch, one GPU
@@ -27,6 +30,7 @@ rank 0 of a fake process group (torch's `fake` backend: collectives that
 move nothing) on the CPU, whose graphs hold the same GEMMs as the
 GPU's."""
 import argparse
+import json
 import os
 import pathlib
 import statistics
@@ -79,12 +83,14 @@ def loss_of(forward, ids, target):
 
 
 CPU_RUN = False  # set by `run --cpu`, in every process
+OPTIONS = {}  # set by `--options`, in every process
 
 
 def options(compile_only=False):
+    """fusion's options: `--options` and the target."""
     if compile_only:
-        return {"target": "sm_90", "compile_only": True}
-    return {"target": "cpu"} if CPU_RUN else {}
+        return {**OPTIONS, "target": "sm_90", "compile_only": True}
+    return {**OPTIONS, "target": "cpu"} if CPU_RUN else dict(OPTIONS)
 
 
 def device(rank=0):
@@ -249,6 +255,7 @@ def half(args):
 def set_place(args, rank=0):
     global CPU_RUN
     CPU_RUN = args.cpu
+    OPTIONS.update(json.loads(args.options))
     if not CPU_RUN:
         torch.cuda.set_device(rank)
 
@@ -383,6 +390,7 @@ def _prepare_distributed(args, mode):
 
 def _prepare(rank, args, what):
     import fusion  # noqa: F401
+    OPTIONS.update(json.loads(args.options))
     if what == "whole":
         _prepare_one(args, None)
     elif what == "half":
@@ -405,6 +413,10 @@ def main():
     parser.add_argument("--size", default="bench")
     parser.add_argument("--dtype", choices=DTYPES, default="fp32")
     parser.add_argument("--cpu", action="store_true")
+    parser.add_argument("--options", default="{}",
+                        help="fusion's compile options (JSON) of every "
+                        "fusion row, e.g. '{\"tile_scheduler\": "
+                        "\"per_block\"}'")
     parser.add_argument("--profile", action="store_true",
                         help="a timed row's kernels (rank 0's)")
     parser.add_argument("--rows", default="one-half,ddp,fsdp2,eager-whole,"

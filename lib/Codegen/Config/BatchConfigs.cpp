@@ -27,7 +27,7 @@ static GemmConfigAttr buildTilingConfig(FusedLinearOp op, const ChipInfo &chip,
             tiling.swapped ? WgmmaSchedule::cooperative : wider.getSchedule(),
             /*clusterM=*/int64_t(1),
             tiling.swapped ? WgmmaOperands::w_x : wider.getOperands(),
-            /*splitK=*/int64_t(1));
+            /*splitK=*/int64_t(1), wider.getTileScheduler());
       });
   if (config && op.getWeightLayout() == WeightLayout::in_out &&
       !whyNotInOutWeight(config, op.getWeight().getType().getElementType(),

@@ -44,6 +44,7 @@ SelectGemmConfigOptions SelectGemmConfigPass::getOptions() const {
   options.stages = stages;
   options.schedule = schedule;
   options.cluster = cluster;
+  options.tileScheduler = tileScheduler;
   options.swapOperands = swapOperands;
   options.batchConfigs = batchConfigs;
   options.maxSplitK = maxSplitK;
@@ -195,7 +196,8 @@ static void configureGeneratedGemm(FusedLinearOp op,
         context, config.getBackend(), config.getMma(), config.getBlockM(),
         config.getBlockN(), config.getWarpsM(), config.getWarpsN(),
         config.getStages(), config.getGroupM(), config.getSchedule(),
-        config.getClusterM(), WgmmaOperands::x_w, config.getSplitK());
+        config.getClusterM(), WgmmaOperands::x_w, config.getSplitK(),
+        config.getTileScheduler());
   SmallVector<BatchGemmConfigAttr> batchConfigs =
       selectGeneratedBatchConfigs(op, selection, config, rowConfig, tiles);
   // Batches of the swapped tiles (the first batch configs) write the
@@ -275,6 +277,13 @@ void SelectGemmConfigPass::runOnOperation() {
   };
   if (!checkExtents("tile", tile) || !checkExtents("warps", warps))
     return signalPassFailure();
+  if (tileScheduler == TileScheduler::per_block &&
+      schedule == WgmmaSchedule::pingpong) {
+    module.emitError() << "option 'tile-scheduler=per_block' takes the "
+                          "cooperative schedule (ping-pong's consumers take "
+                          "a block's tiles in turn)";
+    return signalPassFailure();
+  }
 
   auto target = module->getAttrOfType<TargetAttr>(TargetAttr::getAttrName());
   bool targetGiven = this->target.getNumOccurrences() > 0;

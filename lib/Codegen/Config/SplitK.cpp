@@ -53,7 +53,7 @@ GemmConfigAttr mlir::fusion::withSplitK(FusedLinearOp op,
               config.getBlockM(), config.getBlockN(), config.getWarpsM(),
               config.getWarpsN(), stageCount, config.getGroupM(),
               config.getSchedule(), config.getClusterM(), config.getOperands(),
-              splitK);
+              splitK, config.getTileScheduler());
         });
     if (getGemmSharedLayout(op, split).footprint() <=
         chip.maxSharedBytesPerBlock)

@@ -88,6 +88,7 @@ struct ConfigShape {
   int64_t blockM = 128, blockN = 256, warpsM = 2, warpsN = 4;
   WgmmaSchedule schedule = WgmmaSchedule::cooperative;
   WgmmaOperands operands = WgmmaOperands::x_w;
+  TileScheduler tileScheduler = TileScheduler::persistent;
   int64_t maxStages = 4, clusterM = 1;
 };
 
@@ -143,6 +144,7 @@ ConfigShape getWgmmaShape(FusedLinearOp op, MmaKind mma,
   }
   if (!stagesTile)
     shape.clusterM = options.cluster;
+  shape.tileScheduler = options.tileScheduler;
   // A training batch norm's column moments: with the tile transposed in the
   // accumulators each quad of lanes holds whole columns, which it sums with
   // two shuffles, where the tile's rows take three rounds of transposing
@@ -186,7 +188,8 @@ GemmConfigAttr mlir::fusion::selectConfig(FusedLinearOp op,
     return GemmConfigAttr::getChecked(
         [&] { return op.emitOpError(); }, context, backend, mma, shape.blockM,
         shape.blockN, shape.warpsM, shape.warpsN, stageCount, groupM,
-        shape.schedule, shape.clusterM, shape.operands, /*splitK=*/int64_t(1));
+        shape.schedule, shape.clusterM, shape.operands, /*splitK=*/int64_t(1),
+        shape.tileScheduler);
   };
   if (options.stages)
     return build(options.stages);

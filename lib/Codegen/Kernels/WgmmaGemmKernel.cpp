@@ -2,21 +2,20 @@
 //
 // A persistent kernel: each thread block computes blockM x blockN tiles of
 // out = x.w^T, tile b, b + grid, ... (the runtime launches as many blocks
-// as the GPU holds at once, or one a tile), with 128 + 128 * W threads:
-// warpgroup 0 is the producer, whose first thread streams 128-byte-deep K
-// slices of x and w into a ring of `stages` shared-memory buffers with TMA
-// (the copy engine swizzles them by 128 bytes and fills rows and K past the
-// matrices with zeros; a tile of the batch's last block row loads only the
-// batch's rows, through a second map of x, the rest of its stage holding
-// older rows, whose results the epilogue never stores or reduces), running
-// on into the block's next tile; warpgroups
-// 1..W are the consumers, each multiplying 64 or 128 rows of the tile by
-// all its columns with wgmma straight from shared memory (one m64 wgmma a
-// K step for each 64 rows, each into its own accumulators). Per stage a `full`
-// mbarrier counts the TMA bytes in and an `empty` one the consumers'
-// release; the ring's slices are numbered across the block's tiles.
-// setmaxnreg moves the producer's registers to the consumers'
-// accumulators.
+// as the GPU holds at once, or one a tile: tile_scheduler = per_block), with
+// 128 + 128 * W threads: warpgroup 0 is the producer, whose first thread
+// streams 128-byte-deep K slices of x and w into a ring of `stages`
+// shared-memory buffers with TMA (the copy engine swizzles them by 128 bytes
+// and fills rows and K past the matrices with zeros; a tile of the batch's last
+// block row loads only the batch's rows, through a second map of x, the rest of
+// its stage holding older rows, whose results the epilogue never stores or
+// reduces), running on into the block's next tile; warpgroups 1..W are the
+// consumers, each multiplying 64 or 128 rows of the tile by all its columns
+// with wgmma straight from shared memory (one m64 wgmma a K step for each 64
+// rows, each into its own accumulators). Per stage a `full` mbarrier counts the
+// TMA bytes in and an `empty` one the consumers' release; the ring's slices are
+// numbered across the block's tiles. setmaxnreg moves the producer's registers
+// to the consumers' accumulators.
 //
 // The epilogue writes the output from the accumulators while the producer
 // fills the ring with the next tile; each quad of lanes holds whole rows of
@@ -229,7 +228,7 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
   // A tile staged in the ring holds the producer back until its epilogue
   // is done, so the block's next tile gains no overlap; one block a tile
   // measured the same and leaves the balance to the block scheduler.
-  launch.persistent = !problem.readsStagedTile();
+  launch.persistent = !problem.readsStagedTile() && !config.isPerBlock();
 
   gpu::GPUFuncOp kernel =
       createKernel(builder, loc, name, argTypes, launch.blockSize);

@@ -40,6 +40,7 @@ def groups():
     import gpu.test_grouped_gemm as grouped_gemm_checks
     import gpu.test_math as math_checks
     import gpu.test_reductions as reductions
+    import gpu.test_tile_scheduler as tile_scheduler_checks
     import gpu.test_transformers as transformers_checks
     import gpu.test_weight_layout as weight_layout_checks
     import gpu.test_zoo as zoo_checks
@@ -51,6 +52,7 @@ def groups():
     table.update(zoo_checks.PREPARE)
     table.update(math_checks.PREPARE)
     table.update(reductions.PREPARE)
+    table.update(tile_scheduler_checks.PREPARE)
     table["intermediates"] = intermediates.prepare
     table["frontend"] = lambda: iter([("frontend models", frontend.prepare)])
     table["family-bench"] = lambda: family.prepare(**FAMILY_BENCH)
@@ -62,7 +64,8 @@ GROUPS = ("zoo", "zoo-tf32-bf16", "table", "special-values", "remainders",
           "trigonometry", "special-functions", "activations",
           "tile-reductions", "row-batches", "intermediates", "frontend",
           "family-bench", "transformers", "transformers-bench", "dual-gemm",
-          "transformers-prefill", "grouped-gemm", "weight-layout", "kernelbench", "saved")
+          "transformers-prefill", "grouped-gemm", "weight-layout", "kernelbench",
+          "tile-scheduler", "saved")
 __doc__ += ", ".join(GROUPS) + "."
 
 

@@ -151,7 +151,7 @@ func.func @f(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
 
 // -----
 
-// expected-error @+1 {{unknown GEMM config key 'tiles' (expected mma, tile, warps, stages, group_m, schedule, cluster, operands or split_k)}}
+// expected-error @+1 {{unknown GEMM config key 'tiles' (expected mma, tile, warps, stages, group_m, schedule, cluster, operands, split_k or tile_scheduler)}}
 #config = #fusion.gemm_config<mma_sync, tiles = 128x128>
 
 // -----
@@ -409,3 +409,18 @@ func.func @f(%x: tensor<?x64xbf16>, %w: tensor<48x64xbf16>) -> tensor<?x48xbf16>
   } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 256x256, warps = 8x1, stages = 2, group_m = 8, operands = w_x>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
   return %0 : tensor<?x48xbf16>
 }
+
+// -----
+
+// expected-error @+1 {{tile_scheduler = per_block is a cooperative wgmma kernel's (ping-pong's consumers take a block's tiles in turn)}}
+#config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 4, group_m = 8, schedule = pingpong, tile_scheduler = per_block>
+
+// -----
+
+// expected-error @+1 {{tile_scheduler = per_block is a cooperative wgmma kernel's (ping-pong's consumers take a block's tiles in turn)}}
+#config = #fusion.gemm_config<mma_sync, mma = bf16, tile = 128x128, warps = 2x2, stages = 4, group_m = 8, tile_scheduler = per_block>
+
+// -----
+
+// expected-error @+1 {{unknown tile scheduler 'dynamic' (expected persistent or per_block)}}
+#config = #fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, tile_scheduler = dynamic>

@@ -54,11 +54,14 @@ module attributes {fusion.target = #fusion.target<sm_86>} {
 // CHECK: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 12, group_m = 8, operands = w_x, split_k = 2>
 // CHECK: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 4>
 // CHECK: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 8, group_m = 8>
+// A block a tile is printed, persistent blocks are not.
+// CHECK: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 4, tile_scheduler = per_block>
+// CHECK: fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 8, group_m = 8>
 module attributes {fusion.target = #fusion.target<sm_90>} {
   func.func @wgmma(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>,
                    %xh: tensor<?x64xbf16>, %wh: tensor<48x64xbf16>,
                    %xk: tensor<?x256xbf16>, %wk: tensor<48x256xbf16>)
-      -> (tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>) {
+      -> (tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>) {
     %0 = fusion.fused_linear %xh, %wh epilogue {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
@@ -107,7 +110,15 @@ module attributes {fusion.target = #fusion.target<sm_90>} {
     ^bb0(%acc: f32):
       fusion.yield %acc : f32
     } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 1>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
-    return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11 : tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>
+    %12 = fusion.fused_linear %xk, %wk epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, split_k = 4, tile_scheduler = per_block>>} : (tensor<?x256xbf16>, tensor<48x256xbf16>) -> tensor<?x48xbf16>
+    %13 = fusion.fused_linear %xh, %wh epilogue {
+    ^bb0(%acc: f32):
+      fusion.yield %acc : f32
+    } {fusion.lowering = #fusion.lowering<gemm = <wgmma, mma = bf16, tile = 64x64, warps = 4x1, stages = 8, group_m = 8, tile_scheduler = persistent>>} : (tensor<?x64xbf16>, tensor<48x64xbf16>) -> tensor<?x48xbf16>
+    return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13 : tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xf32>, tensor<?x48xf32>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>, tensor<?x48xbf16>
   }
 }
 

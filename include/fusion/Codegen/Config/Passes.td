@@ -72,7 +72,10 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
     lanes holds whole columns, whose moments it sums without the warps'
     merge); its batch configs keep `x_w`, and batches of one block row get
     one, which the kernel that finishes the batch norm takes.
-    `swap-operands=false` turns this off.
+    `swap-operands=false` turns this off. `tile-scheduler=per_block`
+    launches cooperative wgmma kernels (and their batch configs) with a
+    block a tile instead of persistent blocks (`tile_scheduler =
+    per_block`; not with `schedule=pingpong`).
 
     The batch M is known at run time only. Where a batch of a few block
     rows would leave more than half of the chip's SMs without a tile
@@ -182,6 +185,16 @@ def SelectGemmConfig : Pass<"fusion-select-gemm-config", "::mlir::ModuleOp"> {
                         "cooperative", "together, each its rows of every tile"),
              clEnumValN(::mlir::fusion::WgmmaSchedule::pingpong, "pingpong",
                         "in turn, whole tiles each"))}]>,
+    Option<"tileScheduler", "tile-scheduler",
+           "::mlir::fusion::TileScheduler",
+           /*default=*/"::mlir::fusion::TileScheduler::persistent",
+           "wgmma kernels: how the blocks take their tiles",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::fusion::TileScheduler::persistent,
+                        "persistent", "as many blocks as the GPU holds, each "
+                        "a fixed stride of the tiles"),
+             clEnumValN(::mlir::fusion::TileScheduler::per_block, "per_block",
+                        "a block a tile"))}]>,
     Option<"cluster", "cluster", "int64_t", /*default=*/"1",
            "wgmma kernels: blocks a cluster, which multicast w's tiles (1 "
            "or 2)">,

@@ -62,11 +62,15 @@ static constexpr int64_t kMaxGroupM = 64;
 
 /// The wgmma kernel's schedule fields: swapped operands, clusters,
 /// split-K and ping-pong, each a wgmma kernel's of some schedule.
-static LogicalResult
-verifyWgmmaSchedule(function_ref<InFlightDiagnostic()> emitError,
-                    GemmBackend backend, int64_t warpsM, int64_t warpsN,
-                    WgmmaSchedule schedule, int64_t clusterM,
-                    WgmmaOperands operands, int64_t splitK) {
+static LogicalResult verifyWgmmaSchedule(
+    function_ref<InFlightDiagnostic()> emitError, GemmBackend backend,
+    int64_t warpsM, int64_t warpsN, WgmmaSchedule schedule, int64_t clusterM,
+    WgmmaOperands operands, int64_t splitK, TileScheduler tileScheduler) {
+  if (tileScheduler == TileScheduler::per_block &&
+      (backend != GemmBackend::wgmma || schedule != WgmmaSchedule::cooperative))
+    return emitError() << "tile_scheduler = per_block is a cooperative wgmma "
+                          "kernel's (ping-pong's consumers take a block's "
+                          "tiles in turn)";
   if (operands == WgmmaOperands::w_x &&
       (backend != GemmBackend::wgmma ||
        schedule != WgmmaSchedule::cooperative || clusterM != 1))
@@ -165,9 +169,10 @@ LogicalResult GemmConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, GemmBackend backend,
     std::optional<MmaKind> mma, int64_t blockM, int64_t blockN, int64_t warpsM,
     int64_t warpsN, int64_t stages, int64_t groupM, WgmmaSchedule schedule,
-    int64_t clusterM, WgmmaOperands operands, int64_t splitK) {
+    int64_t clusterM, WgmmaOperands operands, int64_t splitK,
+    TileScheduler tileScheduler) {
   if (failed(verifyWgmmaSchedule(emitError, backend, warpsM, warpsN, schedule,
-                                 clusterM, operands, splitK)))
+                                 clusterM, operands, splitK, tileScheduler)))
     return failure();
   if (backend == GemmBackend::cublaslt) {
     if (mma || blockM || blockN || warpsM || warpsN || stages || groupM)
@@ -214,6 +219,7 @@ struct GemmConfigFields {
   WgmmaSchedule schedule = WgmmaSchedule::cooperative;
   int64_t clusterM = 1, splitK = 1;
   WgmmaOperands operands = WgmmaOperands::x_w;
+  TileScheduler tileScheduler = TileScheduler::persistent;
 };
 
 /// Two extents, MxN.
@@ -259,10 +265,13 @@ ParseResult parseGemmConfigValue(AsmParser &parser, StringRef key, SMLoc keyLoc,
     return parseEnumKeyword(parser, fields.operands, "operands", "x_w or w_x");
   if (key == "split_k")
     return parser.parseInteger(fields.splitK);
+  if (key == "tile_scheduler")
+    return parseEnumKeyword(parser, fields.tileScheduler, "tile scheduler",
+                            "persistent or per_block");
   return parser.emitError(keyLoc)
          << "unknown GEMM config key '" << key
          << "' (expected mma, tile, warps, stages, group_m, schedule, "
-            "cluster, operands or split_k)";
+            "cluster, operands, split_k or tile_scheduler)";
 }
 } // namespace
 
@@ -288,7 +297,7 @@ Attribute GemmConfigAttr::parse(AsmParser &parser, Type) {
       [&] { return parser.emitError(backendLoc); }, parser.getContext(),
       backend, fields.mma, fields.blockM, fields.blockN, fields.warpsM,
       fields.warpsN, fields.stages, fields.groupM, fields.schedule,
-      fields.clusterM, fields.operands, fields.splitK);
+      fields.clusterM, fields.operands, fields.splitK, fields.tileScheduler);
 }
 
 void GemmConfigAttr::print(AsmPrinter &printer) const {
@@ -307,6 +316,9 @@ void GemmConfigAttr::print(AsmPrinter &printer) const {
     printer << ", operands = " << stringifyWgmmaOperands(getOperands());
   if (splitsK())
     printer << ", split_k = " << getSplitK();
+  if (isPerBlock())
+    printer << ", tile_scheduler = "
+            << stringifyTileScheduler(getTileScheduler());
   printer << ">";
 }
 

@@ -158,6 +158,18 @@ def Fusion_WgmmaSchedule : I32EnumAttr<"WgmmaSchedule",
   let cppNamespace = "::mlir::fusion";
 }
 
+def Fusion_TileScheduler : I32EnumAttr<"TileScheduler",
+    "how a wgmma kernel's blocks take their output tiles", [
+      // As many blocks as the GPU holds at once, each a fixed stride of the
+      // tiles (blockIdx, blockIdx + gridDim, ...).
+      I32EnumAttrCase<"persistent", 0>,
+      // A block a tile: the GPU's block scheduler starts each on the next
+      // multiprocessor that frees up.
+      I32EnumAttrCase<"per_block", 1>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::fusion";
+}
+
 def Fusion_WgmmaOperands : I32EnumAttr<"WgmmaOperands",
     "which operand a wgmma kernel's consumer warpgroups split the rows of", [
       // x's: each wgmma multiplies rows of x by all of the tile's w rows, its
@@ -278,6 +290,17 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
       leave most SMs idle (small batches, narrow outputs) then multiply on
       S times as many SMs. The epilogue must not read its tile back.
 
+      `tile_scheduler = per_block` (wgmma, not ping-pong; `persistent`,
+      the default, is not printed): the kernel is launched with a block a
+      tile instead of as many blocks as the GPU holds at once, each
+      striding over a fixed share of the tiles. The GPU's block scheduler
+      then starts each tile on the next multiprocessor that frees up, so
+      that a kernel sharing the GPU with others (NCCL's beside a DDP
+      backward) loses the multiprocessors they hold, not the tiles of the
+      blocks waiting for them; each block pays its own set-up and no tile's
+      epilogue overlaps the next tile's loads. (A kernel whose epilogue
+      stages its tile in the ring is launched so either way.)
+
       A wgmma kernel in 3xTF32 reads x's high and low tf32 parts from
       registers and w's from shared memory, and sums each pair of K slices
       from zero before adding it to the running sums.
@@ -296,7 +319,8 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
     `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8>`,
     `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x128, warps = 4x1, stages = 6, group_m = 8, schedule = pingpong, cluster = 2>`,
     `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, operands = w_x>`,
-    `#fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x, split_k = 2>`
+    `#fusion.gemm_config<wgmma, mma = tf32x3, tile = 16x64, warps = 4x1, stages = 16, group_m = 8, operands = w_x, split_k = 2>`,
+    `#fusion.gemm_config<wgmma, mma = bf16, tile = 128x256, warps = 8x1, stages = 4, group_m = 8, tile_scheduler = per_block>`
   }];
   let parameters = (ins EnumParameter<Fusion_GemmBackend>:$backend,
                         OptionalParameter<"std::optional<MmaKind>">:$mma,
@@ -311,14 +335,17 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
                         DefaultValuedParameter<"int64_t", "1">:$clusterM,
                         DefaultValuedParameter<"WgmmaOperands",
                             "WgmmaOperands::x_w">:$operands,
-                        DefaultValuedParameter<"int64_t", "1">:$splitK);
+                        DefaultValuedParameter<"int64_t", "1">:$splitK,
+                        DefaultValuedParameter<"TileScheduler",
+                            "TileScheduler::persistent">:$tileScheduler);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let builders = [
     AttrBuilder<(ins "GemmBackend":$backend), [{
       return $_get($_ctxt, backend, std::nullopt, 0, 0, 0, 0, 0, 0,
                    WgmmaSchedule::cooperative, int64_t(1),
-                   WgmmaOperands::x_w, int64_t(1));
+                   WgmmaOperands::x_w, int64_t(1),
+                   TileScheduler::persistent);
     }]>
   ];
   let extraClassDeclaration = [{
@@ -349,6 +376,10 @@ def Fusion_GemmConfigAttr : AttrDef<Fusion_Dialect, "GemmConfig"> {
     }
     /// Whether blocks run in clusters that multicast w's tile.
     bool isClustered() const { return getClusterM() > 1; }
+    /// Whether the kernel is launched with a block a tile.
+    bool isPerBlock() const {
+      return getTileScheduler() == TileScheduler::per_block;
+    }
     /// Whether the blocks of a cluster share each tile's K slices.
     bool splitsK() const { return getSplitK() > 1; }
     /// The blocks of a cluster (multicast pairs or K shares).
