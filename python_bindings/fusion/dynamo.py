@@ -1496,6 +1496,7 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
     # Before AOTAutograd traces SDPA: a mask it sees sends it to the math
     # path.
     graph_rewrites.simplify_constant_attention_masks(gm)
+    assumptions = graph_rewrites.share_constant_masks(gm)
     partition = {}
     if options["fallback"] == "inductor":
         # Inductor's partitioner: the backward recomputes what inductor
@@ -1508,12 +1509,13 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
     # Mutated buffers (running statistics) are copied into in the graph, as
     # inductor's flow has them, so that the library writes them in place
     # (_write_state_in_place).
-    return aot_autograd(
+    compiled = aot_autograd(
         fw_compiler=functools.partial(_forward_compiler, options),
         bw_compiler=functools.partial(_backward_compiler, options),
         decompositions=_decompositions(options["fallback"]),
         keep_inference_input_mutations=True,
         **partition)(gm, example_inputs)
+    return assumptions.guarded(compiled) if assumptions else compiled
 
 
 def explain(model, *args, options=None, **kwargs):

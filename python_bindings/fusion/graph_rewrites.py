@@ -12,15 +12,24 @@ alone is evaluated here; all true (boolean) or all zero (additive) is no
 mask, and the lower triangle of each [L, S] (top left, as `is_causal`'s)
 is `is_causal=True`.
 
+`share_constant_masks`: under DDP, dynamo's DDPOptimizer splits the graph
+into pieces at gradient buckets and compiles each alone; the first piece
+builds the mask and passes it to the others, which see it as an input.
+The first piece returns its constant mask as a buffer of its own, and the
+others take an input that is that buffer (checked each call, else they
+run as the graph is) as the constant it holds.
+
 `rewrite_einsum_gemms`: an einsum that is a linear layer reaches the ATen
 graph as a batched product of a batch of one between permutes and views;
 as an `mm` of the input's rows and the weight it fuses like `F.linear`."""
 import math
 import operator
+import weakref
 
 import torch
+import torch._guards
 import torch.fx
-from torch._subclasses.fake_tensor import unset_fake_temporarily
+from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 from torch.fx.node import map_aggregate
 
@@ -79,6 +88,154 @@ def simplify_constant_attention_masks(gm):
                 gm.graph.erase_node(node)
         gm.recompile()
     return simplified
+
+
+# The constant masks pieces of a graph return (share_constant_masks):
+# (kind, the buffer, its version then), the buffer's piece keeping it.
+_SHARED_MASKS = []
+
+
+class Assumptions:
+    """What a piece's rewrite took for granted: buffers it returns unchanged
+    since (version counters), and inputs that are such buffers of a kind;
+    `guarded(compiled)` runs `compiled` where they hold, else the graph as
+    it was."""
+
+    def __init__(self, original):
+        self.original = original
+        self.buffers = []  # (buffer, version)
+        self.inputs = []  # (index, kind)
+
+    def hold(self, args):
+        return all(b._version == v for b, v in self.buffers) and \
+            all(_is_shared_mask(args[i], kind) for i, kind in self.inputs)
+
+    def guarded(self, compiled):
+        def call(*args):
+            fake = next((a for a in args if isinstance(a, FakeTensor)), None)
+            if fake is not None:
+                # DDPOptimizer's trace of the piece's outputs, which must
+                # be fake: a returned buffer is real.
+                return map_aggregate(compiled(*args), lambda value: (
+                    fake.fake_mode.from_tensor(value)
+                    if isinstance(value, torch.Tensor) and
+                    not isinstance(value, FakeTensor) else value))
+            return (compiled if self.hold(args) else self.original)(*args)
+        return call
+
+
+def _is_shared_mask(value, kind):
+    """Whether `value` is a live shared mask of `kind`, unchanged (the same
+    elements, shape, strides, type and device): its values are then the
+    kind's."""
+    for shared_kind, ref, version in _SHARED_MASKS:
+        mask = ref()
+        if mask is not None and shared_kind == kind and \
+                mask._version == version and \
+                isinstance(value, torch.Tensor) and \
+                value.data_ptr() == mask.data_ptr() and \
+                value.shape == mask.shape and \
+                value.stride() == mask.stride() and \
+                value.dtype == mask.dtype and value.device == mask.device:
+            return True
+    return False
+
+
+def _in_ddp_piece():
+    context = torch._guards.TracingContext.try_get()
+    return context is not None and context.ddp_optimizer_ctx is not None
+
+
+def share_constant_masks(gm):
+    """In a piece of DDPOptimizer's split (else nothing): each output the
+    piece computes from constants that is a mask of a kind
+    _constant_mask_kind knows becomes a buffer of `gm` holding its value,
+    shared (_SHARED_MASKS); each scaled_dot_product_attention whose mask is
+    an input that the traced shape and type allow to be a shared mask of a
+    kind drops it as simplify_constant_attention_masks does. Returns the
+    Assumptions to guard the compiled piece with, or None where it made
+    none."""
+    if not _in_ddp_piece():
+        return None
+    assumptions = Assumptions(_copy(gm))
+    _share_returned_masks(gm, assumptions)
+    _drop_passed_masks(gm, assumptions)
+    if not assumptions.buffers and not assumptions.inputs:
+        return None
+    gm.recompile()
+    return assumptions
+
+
+def _copy(gm):
+    """`gm` with a copy of its graph, sharing its parameters and buffers."""
+    graph = torch.fx.Graph()
+    graph.output(graph.graph_copy(gm.graph, {}))
+    return torch.fx.GraphModule(gm, graph)
+
+
+def _share_returned_masks(gm, assumptions):
+    output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    unused = set()
+    for node in list(dict.fromkeys(output.all_input_nodes)):
+        if node.op not in ("call_function", "call_method"):
+            continue
+        try:
+            kind, nodes = _constant_mask_kind(gm, node)
+            if kind is None:
+                continue
+            value = _evaluate(gm, nodes, node)
+            traced = _value(node)
+            if (value.shape, value.stride(), value.dtype, value.device) != \
+                    (traced.shape, traced.stride(), traced.dtype,
+                     traced.device):
+                continue
+        except Exception:  # The model must run: keep the mask.
+            continue
+        name = f"_fusion_shared_mask_{len(assumptions.buffers)}"
+        gm.register_buffer(name, value)
+        # AOTAutograd takes the source of each buffer of a dynamo graph.
+        sources = getattr(gm, "_param_name_to_source", None)
+        if sources is not None:
+            from torch._dynamo.source import ConstantSource
+            sources[name] = ConstantSource(f"__fusion_mask_{id(value)}")
+        with gm.graph.inserting_before(output):
+            constant = gm.graph.get_attr(name)
+        constant.meta = dict(node.meta)
+        output.replace_input_with(node, constant)
+        _SHARED_MASKS[:] = [m for m in _SHARED_MASKS if m[1]() is not None]
+        _SHARED_MASKS.append((kind, weakref.ref(value), value._version))
+        assumptions.buffers.append((value, value._version))
+        unused |= nodes
+    for node in reversed(list(gm.graph.nodes)):
+        if node in unused and not node.users:
+            gm.graph.erase_node(node)
+
+
+def _drop_passed_masks(gm, assumptions):
+    inputs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target not in _SDPA:
+            continue
+        mask = _argument(node, 3, "attn_mask")
+        if mask not in inputs:
+            continue
+        try:
+            traced = _value(mask)
+            kinds = {kind for kind, ref, _ in _SHARED_MASKS
+                     if ref() is not None and
+                     (ref().shape, ref().dtype, ref().device) ==
+                     (traced.shape, traced.dtype, traced.device)}
+            if len(kinds) != 1:
+                continue
+            kind, = kinds
+            if not _droppable(node, mask, kind):
+                continue
+        except Exception:  # The model must run: keep the mask.
+            continue
+        _set_argument(node, 3, "attn_mask", None)
+        if kind == "causal":
+            _set_argument(node, 5, "is_causal", True)
+        assumptions.inputs.append((inputs.index(mask), kind))
 
 
 def _argument(node, index, name, default=None):

@@ -297,3 +297,161 @@ def test_transformers_masks_simplified(name, causal, monkeypatch):
     assert calls == [(None, causal)] * model.config.num_hidden_layers
     torch.testing.assert_close(out.last_hidden_state,
                                expected.last_hidden_state)
+
+
+# ------------------------------- masks passed between DDPOptimizer's pieces
+
+class MaskPiece(torch.nn.Module):
+    """The first piece: builds the causal mask, returns it with x."""
+
+    def forward(self, x, q, k):
+        return x * 2, _causal_compare(q, k)
+
+
+class AttentionPiece(torch.nn.Module):
+    """A later piece: the mask is its input."""
+
+    def forward(self, q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+def _pieces(monkeypatch):
+    """The two pieces compiled as DDPOptimizer's (share_constant_masks on,
+    each guarded), and what each assumed."""
+    monkeypatch.setattr(graph_rewrites, "_in_ddp_piece", lambda: True)
+    torch._dynamo.reset()
+    assumed, graphs = [], []
+
+    def backend(gm, example_inputs):
+        assumptions = graph_rewrites.share_constant_masks(gm)
+        assumed.append(assumptions)
+        graphs.append(gm)
+        return assumptions.guarded(gm.forward) if assumptions else \
+            gm.forward
+
+    first = torch.compile(MaskPiece(), backend=backend, fullgraph=True)
+    second = torch.compile(AttentionPiece(), backend=backend,
+                           fullgraph=True)
+    return first, second, assumed, graphs
+
+
+def test_pieces_share_a_constant_causal_mask(monkeypatch):
+    """The first piece returns its mask as a shared buffer (the same
+    elements every call); the second takes an input that is that buffer
+    as the causal mask: is_causal=True, no mask. Outputs are eager's."""
+    first, second, assumed, graphs = _pieces(monkeypatch)
+    q, k, v = _qkv()
+    x = torch.randn(3)
+    _, mask = first(x, q, k)
+    out = second(q, k, v, mask)
+    torch.testing.assert_close(out, AttentionPiece()(q, k, v,
+                                                     _causal_compare(q, k)))
+    shared, passed = assumed
+    assert len(shared.buffers) == 1 and shared.inputs == []
+    assert passed.buffers == [] and passed.inputs == [(3, "causal")]
+    call, = _sdpa_calls(graphs[1])
+    assert _masks(graphs[1]) == [None] and call.kwargs["is_causal"] is True
+    _, again = first(x * 3, q, k)
+    assert again.data_ptr() == mask.data_ptr()
+
+
+def test_a_mask_that_is_not_the_shared_one_runs_the_piece_as_it_was(
+        monkeypatch):
+    """The second piece given any other mask (another tensor of the same
+    values, a different one) runs its graph with the mask; after the
+    shared buffer is written in place the first piece computes its mask
+    anew, and the second takes that as any other."""
+    first, second, _, _ = _pieces(monkeypatch)
+    q, k, v = _qkv()
+    _, mask = first(torch.randn(3), q, k)
+    second(q, k, v, mask)
+    for other in (mask.clone(), torch.ones_like(mask),
+                  torch.rand(mask.shape) > 0.3):
+        other[..., 0] = True  # Every row attends somewhere.
+        torch.testing.assert_close(second(q, k, v, other),
+                                   AttentionPiece()(q, k, v, other))
+    mask[0, 0, 0, 1] = True  # Written in place: no longer causal.
+    _, fresh = first(torch.randn(3), q, k)
+    assert fresh.data_ptr() != mask.data_ptr()
+    torch.testing.assert_close(fresh, _causal_compare(q, k))
+    torch.testing.assert_close(second(q, k, v, mask),
+                               AttentionPiece()(q, k, v, mask))
+    torch.testing.assert_close(second(q, k, v, fresh),
+                               AttentionPiece()(q, k, v, fresh))
+
+
+def test_outside_ddp_pieces_nothing_is_shared():
+    torch._dynamo.reset()
+    assumed = []
+
+    def backend(gm, example_inputs):
+        assumed.append(graph_rewrites.share_constant_masks(gm))
+        return gm.forward
+
+    q, k, v = _qkv()
+    torch.compile(MaskPiece(), backend=backend)(torch.randn(3), q, k)
+    torch.compile(AttentionPiece(), backend=backend)(
+        q, k, v, _causal_compare(q, k))
+    assert assumed == [None, None]
+
+
+_DDP_SCRIPT = """
+import json, os, sys, tempfile, copy
+import torch, torch.distributed as dist
+import torch.nn.functional as F
+sys.path.insert(0, sys.argv[1])
+import fusion.dynamo, fusion.graph_rewrites as rewrites
+import transformer_zoo
+from torch.nn.parallel import DistributedDataParallel
+assumed = []
+share = rewrites.share_constant_masks
+def spy(gm):
+    assumptions = share(gm)
+    if assumptions:
+        assumed.append((len(assumptions.buffers), assumptions.inputs))
+    return assumptions
+rewrites.share_constant_masks = spy
+dist.init_process_group("gloo", rank=0, world_size=1,
+                        init_method="file://" + tempfile.mktemp())
+model, inputs = transformer_zoo.make("gpt2")
+reference = copy.deepcopy(model)
+# Buckets smaller than a layer: DDPOptimizer splits the graph at each.
+dist._DEFAULT_FIRST_BUCKET_BYTES = 1024
+ddp = DistributedDataParallel(model, bucket_cap_mb=0.01)
+compiled = torch.compile(ddp, backend="fusion", options={"target": "cpu"})
+losses = []
+for forward, module in ((compiled, model), (reference, reference)):
+    loss = forward(**inputs).last_hidden_state.square().mean()
+    loss.backward()
+    losses.append((loss.item(), [p.grad for p in module.parameters()]))
+(loss, grads), (expected, references) = losses
+error = max(((g - r).norm() / r.norm()).item()
+            for g, r in zip(grads, references) if r.norm() > 0)
+print(json.dumps({"assumed": assumed, "loss": abs(loss - expected),
+                  "gradients": error}), flush=True)
+os._exit(0)  # gloo's teardown beside DDP's reducer can deadlock
+"""
+
+
+def test_ddp_pieces_take_the_causal_mask(tmp_path):
+    """GPT-2 (tiny) under DDP, DDPOptimizer splitting it at buckets smaller
+    than a layer: the piece that builds the causal mask shares it and
+    every piece with an attention takes it (is_causal); the loss and
+    every gradient match eager's."""
+    pytest.importorskip("transformers")
+    import json
+    import os
+    import pathlib
+    import subprocess
+    import sys
+    tests = pathlib.Path(__file__).resolve().parent
+    result = subprocess.run(
+        [sys.executable, "-c", _DDP_SCRIPT, str(tests)],
+        env=dict(os.environ, FUSION_CACHE_DIR=str(tmp_path)),
+        capture_output=True, text=True, timeout=600, check=True)
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    buffers = [b for b, _ in report["assumed"]]
+    passed = [i for _, inputs in report["assumed"] for i in inputs]
+    assert sum(buffers) == 1, report
+    assert len(passed) == 2 and all(kind == "causal" for _, kind in passed)
+    assert report["loss"] < 1e-5 and report["gradients"] < 1e-4, report
