@@ -61,12 +61,7 @@ def simplify_constant_attention_masks(gm):
     attention's [..., L, S]. Returns how many it simplified; on any doubt
     or error a call is left as it is."""
     simplified, verdicts, unused = 0, {}, set()
-    for node in list(gm.graph.nodes):
-        if node.op != "call_function" or node.target not in _SDPA:
-            continue
-        mask = _argument(node, 3, "attn_mask")
-        if not isinstance(mask, torch.fx.Node):
-            continue
+    for node, mask in _masked_attentions(gm):
         try:
             if mask not in verdicts:
                 verdicts[mask] = _constant_mask_kind(gm, mask)
@@ -75,9 +70,7 @@ def simplify_constant_attention_masks(gm):
                 continue
         except Exception:  # The model must run: keep the mask.
             continue
-        _set_argument(node, 3, "attn_mask", None)
-        if kind == "causal":
-            _set_argument(node, 5, "is_causal", True)
+        _drop_mask(node, kind)
         unused |= nodes
         simplified += 1
     if simplified:
@@ -213,10 +206,7 @@ def _share_returned_masks(gm, assumptions):
 
 def _drop_passed_masks(gm, assumptions):
     inputs = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    for node in list(gm.graph.nodes):
-        if node.op != "call_function" or node.target not in _SDPA:
-            continue
-        mask = _argument(node, 3, "attn_mask")
+    for node, mask in _masked_attentions(gm):
         if mask not in inputs:
             continue
         try:
@@ -232,10 +222,25 @@ def _drop_passed_masks(gm, assumptions):
                 continue
         except Exception:  # The model must run: keep the mask.
             continue
-        _set_argument(node, 3, "attn_mask", None)
-        if kind == "causal":
-            _set_argument(node, 5, "is_causal", True)
+        _drop_mask(node, kind)
         assumptions.inputs.append((inputs.index(mask), kind))
+
+
+def _masked_attentions(gm):
+    """(call, its mask) of each scaled_dot_product_attention of `gm` that
+    is given a mask the graph computes or takes."""
+    for node in list(gm.graph.nodes):
+        if node.op == "call_function" and node.target in _SDPA:
+            mask = _argument(node, 3, "attn_mask")
+            if isinstance(mask, torch.fx.Node):
+                yield node, mask
+
+
+def _drop_mask(attention, kind):
+    """No mask for `attention`; is_causal for a causal one."""
+    _set_argument(attention, 3, "attn_mask", None)
+    if kind == "causal":
+        _set_argument(attention, 5, "is_causal", True)
 
 
 def _argument(node, index, name, default=None):
