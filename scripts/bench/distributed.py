@@ -9,8 +9,8 @@ under FSDP2 (each block `fully_shard`ed and compiled), against one GPU.
     distributed.py run --cpu ...   (the same on the CPU, gloo and fusion's
         CPU target: the script's own check)
 
-`--options JSON` adds fusion's compile options to every fusion row (give
-the same to `prepare`).
+`--options JSON` adds fusion's compile options to every fusion row, and
+`--bucket-cap-mb` sets DDP's buckets (give both to `prepare` too).
 
 The run trains 5 SGD steps (mean squared error against a fixed target)
 per row (`--rows`, ROWS): one GPU's fusion run on the whole batch (the
@@ -84,6 +84,7 @@ def loss_of(forward, ids, target):
 
 CPU_RUN = False  # set by `run --cpu`, in every process
 OPTIONS = {}  # set by `--options`, in every process
+BUCKET_CAP_MB = [25]  # set by `--bucket-cap-mb`, in every process
 
 
 def options(compile_only=False):
@@ -132,8 +133,8 @@ def compiled(model, mode, device_mesh=None, compile_only=False,
         return with_backend(model)
     if spread == "ddp":
         from torch.nn.parallel import DistributedDataParallel
-        return with_backend(DistributedDataParallel(model,
-                                                    device_ids=device_ids))
+        return with_backend(DistributedDataParallel(
+            model, device_ids=device_ids, bucket_cap_mb=BUCKET_CAP_MB[0]))
     from torch.distributed.fsdp import fully_shard
     reshard = settings.get("reshard_after_forward", True)
     for block in blocks(model):
@@ -255,7 +256,13 @@ def half(args):
 def set_place(args, rank=0):
     global CPU_RUN
     CPU_RUN = args.cpu
+    take_settings(args)
+
+
+def take_settings(args):
+    """`--options` and `--bucket-cap-mb`, in this process."""
     OPTIONS.update(json.loads(args.options))
+    BUCKET_CAP_MB[0] = args.bucket_cap_mb
     if not CPU_RUN:
         torch.cuda.set_device(rank)
 
@@ -390,7 +397,7 @@ def _prepare_distributed(args, mode):
 
 def _prepare(rank, args, what):
     import fusion  # noqa: F401
-    OPTIONS.update(json.loads(args.options))
+    take_settings(args)
     if what == "whole":
         _prepare_one(args, None)
     elif what == "half":
@@ -417,6 +424,9 @@ def main():
                         help="fusion's compile options (JSON) of every "
                         "fusion row, e.g. '{\"tile_scheduler\": "
                         "\"per_block\"}'")
+    parser.add_argument("--bucket-cap-mb", type=float, default=25,
+                        help="DDP's gradient buckets, at which DDPOptimizer "
+                        "splits the graph (give the same to `prepare`)")
     parser.add_argument("--profile", action="store_true",
                         help="a timed row's kernels (rank 0's)")
     parser.add_argument("--rows", default="one-half,ddp,fsdp2,eager-whole,"
