@@ -257,14 +257,14 @@ def set_place(args, rank=0):
     global CPU_RUN
     CPU_RUN = args.cpu
     take_settings(args)
+    if not CPU_RUN:
+        torch.cuda.set_device(rank)
 
 
 def take_settings(args):
     """`--options` and `--bucket-cap-mb`, in this process."""
     OPTIONS.update(json.loads(args.options))
     BUCKET_CAP_MB[0] = args.bucket_cap_mb
-    if not CPU_RUN:
-        torch.cuda.set_device(rank)
 
 
 def _distributed(rank, args, mode, directory):
