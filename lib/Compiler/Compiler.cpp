@@ -543,12 +543,6 @@ mlir::fusion::parseCompileOptions(const CompileOptionText &text,
     if (!error.empty())
       return failure();
   }
-  if (options.gemm.tileScheduler == TileScheduler::per_block &&
-      options.gemm.schedule == WgmmaSchedule::pingpong) {
-    error = "tile_scheduler=per_block takes schedule=cooperative (ping-pong's "
-            "consumers take a block's tiles in turn)";
-    return failure();
-  }
   return options;
 }
 

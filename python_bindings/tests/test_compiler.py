@@ -169,10 +169,11 @@ def test_compile_errors_raise(context, tmp_path):
         module.compile(str(tmp_path / "f.so"), strategy="wgmma",
                        target="sm_90", tile_scheduler="dynamic")
     # A block a tile cannot be ping-pong's, whose two consumers take a
-    # block's tiles in turn: refused, not replaced.
+    # block's tiles in turn: refused (by fusion-select-gemm-config), not
+    # replaced.
     with pytest.raises(_fusion.MLIRError,
-                       match="tile_scheduler=per_block takes "
-                       "schedule=cooperative"):
+                       match="option 'tile-scheduler=per_block' takes the "
+                       "cooperative schedule"):
         module.compile(str(tmp_path / "f.so"), strategy="wgmma",
                        target="sm_90", schedule="pingpong",
                        tile_scheduler="per_block")
