@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TorchOperator.h"
 #include "fusion_runtime.h"
 
 #include <ATen/MemoryOverlap.h>
@@ -140,28 +141,29 @@ int64_t checkInputs(const Entry &entry, const at::TensorList &args,
   for (size_t index = 0; index < args.size(); ++index) {
     const at::Tensor &tensor = args[index];
     const TensorSpec &spec = entry.inputs[index];
-    std::string where = name + ": input " + std::to_string(index);
     TORCH_CHECK(tensor.device() == device, name,
                 ": all tensors must be on one device, got ", device, " and ",
                 tensor.device());
-    TORCH_CHECK(tensor.scalar_type() == spec.dtype, where, " must be ",
-                dtypeName(spec.dtype), ", got ",
+    TORCH_CHECK(tensor.scalar_type() == spec.dtype, name, ": input ", index,
+                " must be ", dtypeName(spec.dtype), ", got ",
                 dtypeName(tensor.scalar_type()));
     c10::IntArrayRef sizes = tensor.sizes();
-    TORCH_CHECK(sizes.size() == spec.sizes.size(), where, " must have ",
-                spec.sizes.size(), " dimensions, got shape ", shapeName(sizes));
+    TORCH_CHECK(sizes.size() == spec.sizes.size(), name, ": input ", index,
+                " must have ", spec.sizes.size(), " dimensions, got shape ",
+                shapeName(sizes));
     for (size_t dim = 0; dim < sizes.size(); ++dim) {
       if (spec.sizes[dim] >= 0) {
-        TORCH_CHECK(sizes[dim] == spec.sizes[dim], where, " must have size ",
-                    spec.sizes[dim], " in dimension ", dim, ", got shape ",
-                    shapeName(sizes));
+        TORCH_CHECK(sizes[dim] == spec.sizes[dim], name, ": input ", index,
+                    " must have size ", spec.sizes[dim], " in dimension ", dim,
+                    ", got shape ", shapeName(sizes));
         continue;
       }
-      TORCH_CHECK(batch < 0 || sizes[dim] == batch, where, " has batch size ",
-                  sizes[dim], ", other inputs ", batch);
+      TORCH_CHECK(batch < 0 || sizes[dim] == batch, name, ": input ", index,
+                  " has batch size ", sizes[dim], ", other inputs ", batch);
       batch = sizes[dim];
     }
-    TORCH_CHECK(tensor.is_contiguous(), where, " must be contiguous");
+    TORCH_CHECK(tensor.is_contiguous(), name, ": input ", index,
+                " must be contiguous");
   }
   TORCH_CHECK(!entry.batch || batch >= 0, name,
               ": no input gives the batch size");
@@ -274,10 +276,7 @@ std::vector<at::Tensor> runChecked(const Entry &entry,
 }
 
 std::vector<at::Tensor> run(c10::string_view key, at::TensorList args) {
-  std::shared_ptr<Entry> entry = lookup(std::string(key));
-  TORCH_CHECK(args.size() == entry->inputs.size(), entry->name, " takes ",
-              entry->inputs.size(), " tensors, got ", args.size());
-  return runChecked(*entry, args.vec(), /*inPlace=*/false);
+  return fusion::torch_ops::runEntry(std::string(key), args.vec());
 }
 
 /// `args` with `state` at the entry point's updated inputs.
@@ -312,6 +311,15 @@ std::vector<at::Tensor> runUpdating(c10::string_view key, at::TensorList args,
 }
 
 } // namespace
+
+std::vector<at::Tensor>
+fusion::torch_ops::runEntry(const std::string &key,
+                            const std::vector<at::Tensor> &inputs) {
+  std::shared_ptr<Entry> entry = lookup(key);
+  TORCH_CHECK(inputs.size() == entry->inputs.size(), entry->name, " takes ",
+              entry->inputs.size(), " tensors, got ", inputs.size());
+  return runChecked(*entry, inputs, /*inPlace=*/false);
+}
 
 // needs_contiguous_strides: inductor, which calls the operator as an extern
 // kernel, hands it its inputs contiguous (the layouts it picks for its own

@@ -17,6 +17,7 @@ from .export import (Argument, Result, import_module,
 from .options import check_names, compiler_text, describe
 
 MANIFEST = "fusion_module.json"
+_module_call = runtime.MODULE_CALL and runtime.MODULE_CALL.call
 
 
 @dataclasses.dataclass
@@ -89,8 +90,53 @@ class CompiledModule(torch.nn.Module):
                     path, _, leaf = argument.name.rpartition(".")
                     self._owners[argument.name] = (
                         original.get_submodule(path), leaf)
+        self._plan = self._call_plan()
+
+    def _call_plan(self):
+        """What the C++ call (python_bindings/ModuleCall.cpp) checks and
+        reads at every call in the common case, or None."""
+        if runtime.MODULE_CALL is None:
+            return None
+        probe = torch.empty(3)
+        return runtime.MODULE_CALL.module_plan(
+            self._manifest["inputs"], self._children,
+            [checks[1:] for checks in self._captured_checks],
+            list(self._mode_dependent), self._plan_entry("train"),
+            self._plan_entry("eval"), self._output_shapes,
+            self._manifest["output_structure"], probe, probe.data_ptr(),
+            probe.numel())
+
+    def _plan_entry(self, mode):
+        """The key of `mode`'s entry point and each argument's source (an
+        input's index, or its owner's __dict__ and name), where the C++
+        call can take it: no batch statistics, nothing to write back or
+        prepare."""
+        entry = self._entries.get(mode)
+        if entry is None or entry.writes_back or entry.batch_statistics \
+                or not entry.plain_arguments \
+                or self._library._updates[entry.name]:
+            return None
+        sources = []
+        for argument in entry.arguments:
+            if argument.kind == "input":
+                sources.append(argument.index)
+                continue
+            owner, leaf = self._owners[argument.name]
+            if hasattr(type(owner), leaf):
+                return None  # getattr reads the class's first.
+            sources.append((vars(owner), leaf))
+        return self._library.keys[entry.name], sources
 
     def forward(self, *inputs, **keyword_inputs):
+        if self._plan is not None and not keyword_inputs:
+            outputs = _module_call(self._plan, *inputs)
+            if outputs is not NotImplemented:
+                return outputs
+        return self._checked_forward(inputs, keyword_inputs)
+
+    def _checked_forward(self, inputs, keyword_inputs):
+        """The forward of every case, and the explanation of each refusal
+        (the C++ call's NotImplemented)."""
         if keyword_inputs:
             raise FusionRuntimeError(
                 f"a compiled module takes its inputs by position, got "

@@ -36,6 +36,12 @@ def _load_operator():
 
 _OPERATOR = _load_operator()
 HAS_OPERATOR = _OPERATOR is not None
+# The same file as a Python extension (python_bindings/ModuleCall.cpp): the
+# C++ call of fusion.compile'd modules.
+if HAS_OPERATOR:
+    from . import _torch_ops as MODULE_CALL
+else:
+    MODULE_CALL = None
 _keys = itertools.count()
 _dlclose = ctypes.CDLL(None).dlclose
 _dlclose.argtypes = [ctypes.c_void_p]

@@ -2,6 +2,7 @@
 (python_bindings/TorchOperator.cpp), so a call of a torch.compile'd graph
 runs no Python of the package, and a fusion.compile'd module's no more than
 its forward's own; the operator's checks refuse bad tensors by name."""
+import contextlib
 import operator
 import sys
 
@@ -62,21 +63,41 @@ def test_torch_compile_call_runs_no_package_python():
                                    atol=1e-5)
 
 
-def test_compiled_module_call_runs_only_its_forward():
-    """fusion.compile's module: its forward checks the module and its
-    inputs in Python, then calls the operator straight from
-    runtime.Library.call. The frames are pinned so that any growth shows."""
+def compiled_two_layers():
     torch.manual_seed(0)
     model = TwoLayers().eval()
-    compiled = fusion.compile(model, (torch.randn(8, 64),), target="cpu")
+    return model, fusion.compile(model, (torch.randn(8, 64),), target="cpu")
+
+
+C_CALL = ["module.py:forward"]
+
+
+def test_compiled_module_call_is_cpp_without_gradients():
+    """fusion.compile's module with no gradient to record: its forward hands
+    the call to C++ (python_bindings/ModuleCall.cpp), which checks the
+    module and reads its parameters as the Python forward does."""
+    model, compiled = compiled_two_layers()
+    x = torch.randn(8, 64)
+    for context in (torch.no_grad, torch.inference_mode):
+        with context():
+            assert package_frames(lambda: compiled(x)) == C_CALL
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-5,
+                                       atol=1e-5)
+
+
+def test_compiled_module_call_with_gradients_runs_its_python_forward():
+    """With gradients (the parameters require them): the autograd.Function
+    whose backward recomputes the module, from the Python forward, which
+    calls the operator straight from runtime.Library.call. The frames are
+    pinned so that any growth shows."""
+    model, compiled = compiled_two_layers()
     x = torch.randn(8, 64)
     compiled(x)
     frames = package_frames(lambda: compiled(x))
-    # With gradients (the parameters require them): the autograd.Function
-    # whose backward recomputes the module. A generator's frames show once
-    # a resumption.
+    # A generator's frames show once a resumption.
     assert frames == [
-        "module.py:forward", "module.py:_check_unchanged",
+        "module.py:forward", "module.py:_checked_forward",
+        "module.py:_check_unchanged",
         "module.py:_unchanged", "module.py:_mode", "module.py:<setcomp>",
         "module.py:<genexpr>", "module.py:<genexpr>",
         "module.py:_check_batch_statistics", "module.py:_arguments",
@@ -84,6 +105,109 @@ def test_compiled_module_call_runs_only_its_forward():
         "module.py:<listcomp>", "module.py:<listcomp>",
         "module.py:_library_inputs", "runtime.py:call",
         "module.py:<listcomp>", "module.py:_write_back"], frames
+
+
+class Marked(torch.Tensor):
+    """A tensor subclass: what it overrides is the Python forward's to
+    honor."""
+
+
+class SeenOps(torch.utils._python_dispatch.TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def test_compiled_module_c_call_reads_parameters_now():
+    """A replaced parameter is read at the call; rank-3 inputs flatten into
+    the batch and the outputs take their leading dimensions back."""
+    model, compiled = compiled_two_layers()
+    model.first.weight = nn.Parameter(torch.randn(64, 64))
+    x = torch.randn(2, 3, 64)
+    with torch.no_grad():
+        assert package_frames(lambda: compiled(x)) == C_CALL
+        out = compiled(x)
+        assert out.shape == (2, 3, 64)
+        torch.testing.assert_close(out, model(x), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["subclass", "dispatch mode", "gradients",
+                                  "keyword"])
+def test_compiled_module_c_call_leaves_to_python(case):
+    """What the Python forward's ops would show to PyTorch (a tensor
+    subclass, an active mode, an input that records gradients, keywords)
+    runs the Python forward."""
+    model, compiled = compiled_two_layers()
+    x = torch.randn(8, 64)
+    call = lambda: compiled(x)  # noqa: E731
+    if case == "subclass":
+        call = lambda: compiled(x.as_subclass(Marked))  # noqa: E731
+    if case == "gradients":
+        x.requires_grad_()
+    if case == "keyword":
+        call = lambda: compiled(x=x)  # noqa: E731
+    mode = SeenOps()
+    recording = torch.enable_grad if case == "gradients" else torch.no_grad
+    with recording(), (mode if case == "dispatch mode"
+                       else contextlib.nullcontext()):
+        if case == "keyword":
+            with pytest.raises(fusion.FusionRuntimeError,
+                               match="keyword arguments x"):
+                call()
+            assert "module.py:_checked_forward" in package_frames(
+                lambda: pytest.raises(fusion.FusionRuntimeError, call))
+            return
+        assert "module.py:_checked_forward" in package_frames(call)
+        out = call()
+    torch.testing.assert_close(out.as_subclass(torch.Tensor),
+                               model(x).detach(), rtol=1e-5, atol=1e-5)
+    if case == "dispatch mode":
+        assert "fusion.run.default" in mode.ops, mode.ops
+
+
+@pytest.mark.parametrize("case, error", [
+    ("dtype", r"input \d must be torch.float32, got torch.float64"),
+    ("count", "forward takes 1 inputs, got 2"),
+    ("constant", r"the module changed after compiling \(first.in_features "
+                 r"64 -> 65\)"),
+    ("submodule", "submodule second \\(Linear\\) was replaced by Linear"),
+    ("closed", "was unloaded"),
+])
+def test_compiled_module_c_call_refusals_explained(case, error):
+    """What the C++ call refuses, the Python forward refuses with its
+    reason."""
+    model, compiled = compiled_two_layers()
+    inputs = (torch.randn(8, 64),)
+    if case == "dtype":
+        inputs = (inputs[0].double(),)
+    if case == "count":
+        inputs *= 2
+    if case == "constant":
+        model.first.in_features = 65
+    if case == "submodule":
+        model.second = nn.Linear(64, 64)
+    if case == "closed":
+        compiled._library.close()
+    with torch.no_grad(), pytest.raises(fusion.FusionRuntimeError,
+                                        match=error):
+        compiled(*inputs)
+
+
+def test_module_plan_refuses_another_tensor_layout():
+    """The C++ call reads torch.Tensor's object as PyTorch lays it out;
+    a probe whose data pointer or size it reads otherwise gets no plan."""
+    _, compiled = compiled_two_layers()
+    probe = torch.empty(3)
+    plan = lambda pointer, size: runtime.MODULE_CALL.module_plan(  # noqa
+        1, [], [], [], None, None, [[64]], "tensor", probe, pointer, size)
+    assert plan(probe.data_ptr(), 3) is not None
+    assert plan(probe.data_ptr() + 4, 3) is None
+    assert plan(probe.data_ptr(), 4) is None
+    assert plan(probe.data_ptr(), 3) is not None
 
 
 def compiled_partition(model, rows, keys):

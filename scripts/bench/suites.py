@@ -502,6 +502,8 @@ def host_overhead(args, host_time):
                  "fusion::run operator (C++)": lambda: torch.ops.fusion.run(
                      key, arguments),
                  "fusion.compile module": lambda: compiled(x),
+                 "fusion.compile module, Python forward":
+                     lambda: compiled._checked_forward((x,), {}),
                  "torch.compile(backend=fusion)": lambda: dynamo(x),
                  "CUDA graph replay (dynamo)": captured(lambda: dynamo(x)),
                  "torch.compile (inductor)": lambda: inductor(x),

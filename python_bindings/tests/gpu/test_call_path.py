@@ -1,12 +1,14 @@
 """fusion::run, the C++ operator that calls a library, on the GPU: the
 tiny model of the front end's checks (prepared by its group, `frontend`)
 at several batch sizes through one library, the operator captured in a CUDA
-graph and replayed on new inputs, and bad tensors refused by name."""
+graph and replayed on new inputs, and bad tensors refused by name; the same
+for the C++ call of a fusion.compile'd module."""
 import copy
 
 import pytest
 import torch
 
+import fusion
 import fusion.dynamo
 import fusion.runtime
 
@@ -100,6 +102,62 @@ def test_bad_tensors_refused(tiny):
         run(key, half)
     # The operator still runs after refusing.
     assert torch.isfinite(run(key, good)[0]).all()
+
+
+@pytest.fixture
+def tiny_module(library_cache, sm90):
+    """The tiny model through fusion.compile from the cache, fp32."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.manual_seed(0)
+    _, make, shape, _ = frontend.tiny()
+    model = make().cuda()
+    compiled = fusion.compile(model, (torch.randn(4, shape[-1],
+                                                  device="cuda"),),
+                              target=frontend.TARGET)
+    return copy.deepcopy(model).double(), compiled
+
+
+def python_forward_ran(*args):
+    raise AssertionError("the Python forward ran")
+
+
+def test_module_call_in_cpp(tiny_module, within, monkeypatch):
+    """A fusion.compile'd module's C++ call: dynamic batch, rank-3 inputs,
+    CUDA-graph capture and replay on new inputs, and the refusals that its
+    Python forward then explains."""
+    reference, compiled = tiny_module
+    checked_forward = compiled._checked_forward
+    monkeypatch.setattr(compiled, "_checked_forward", python_forward_ran)
+    with torch.no_grad():
+        for shape in ((4, 64), (3, 64), (100, 64), (1, 64), (2, 5, 64)):
+            x = torch.randn(*shape, device="cuda")
+            out = compiled(x)
+            assert out.shape == shape
+            within(relative_error(out, reference(x.double())), 1e-5,
+                   f"input {shape}")
+        static = torch.randn(40, 64, device="cuda")
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            captured = compiled(static)
+        static.copy_(torch.randn_like(static))
+        captured.fill_(float("nan"))
+        graph.replay()
+        expected = compiled(static)
+        torch.cuda.synchronize()
+        within(relative_error(captured, expected.double()), 0.0,
+               "replay against a call")
+        monkeypatch.setattr(compiled, "_checked_forward", checked_forward)
+        x = torch.randn(8, 64, device="cuda")
+        misaligned = torch.randn(8 * 64 + 1, device="cuda")[1:].view(8, 64)
+        for bad, error in ((x.cpu(), "runs on cuda tensors, got cpu"),
+                           (misaligned, r"input \d is not 16-byte aligned"),
+                           (x.half(), "must be torch.float32, got "
+                                      "torch.float16")):
+            with pytest.raises(fusion.FusionRuntimeError, match=error):
+                compiled(bad)
+        within(relative_error(compiled(x), reference(x.double())), 1e-5,
+               "a call after the refusals")
 
 
 def split_state(inputs, signature):
