@@ -30,9 +30,11 @@ rank 0 of a fake process group (torch's `fake` backend: collectives that
 move nothing) on the CPU, whose graphs hold the same GEMMs as the
 GPU's."""
 import argparse
+import gzip
 import json
 import os
 import pathlib
+import shutil
 import statistics
 import sys
 import tempfile
@@ -85,6 +87,7 @@ def loss_of(forward, ids, target):
 CPU_RUN = False  # set by `run --cpu`, in every process
 OPTIONS = {}  # set by `--options`, in every process
 BUCKET_CAP_MB = [25]  # set by `--bucket-cap-mb`, in every process
+TRACE_DIR = [None]  # set by `--trace`, in every process
 
 
 def options(compile_only=False):
@@ -209,11 +212,20 @@ def print_profile(label, step, show):
     activity, kind = ((torch.profiler.ProfilerActivity.CPU, "CPU")
                       if CPU_RUN else
                       (torch.profiler.ProfilerActivity.CUDA, "CUDA"))
-    with torch.profiler.profile(activities=[activity]) as profile:
+    activities = [activity]
+    if TRACE_DIR[0] and not CPU_RUN:  # The host's side too.
+        activities.append(torch.profiler.ProfilerActivity.CPU)
+    with torch.profiler.profile(activities=activities) as profile:
         step()
         synchronize()
     if not show:
         return
+    if TRACE_DIR[0]:
+        trace = pathlib.Path(TRACE_DIR[0]) / f"{label}.json"
+        profile.export_chrome_trace(str(trace))
+        with open(trace, "rb") as raw, gzip.open(f"{trace}.gz", "wb") as out:
+            shutil.copyfileobj(raw, out)
+        trace.unlink()
     intervals = sorted((e.time_range.start, e.time_range.end)
                        for e in profile.events() if e.device_type ==
                        getattr(torch.autograd.DeviceType, kind))
@@ -265,6 +277,7 @@ def take_settings(args):
     """`--options` and `--bucket-cap-mb`, in this process."""
     OPTIONS.update(json.loads(args.options))
     BUCKET_CAP_MB[0] = args.bucket_cap_mb
+    TRACE_DIR[0] = args.trace
 
 
 def _distributed(rank, args, mode, directory):
@@ -429,6 +442,9 @@ def main():
                         "splits the graph (give the same to `prepare`)")
     parser.add_argument("--profile", action="store_true",
                         help="a timed row's kernels (rank 0's)")
+    parser.add_argument("--trace", default=None,
+                        help="with --profile: a folder for each profiled "
+                        "row's chrome trace (CPU and CUDA, gzipped)")
     parser.add_argument("--rows", default="one-half,ddp,fsdp2,eager-whole,"
                         "ddp-eager", help=f"after the reference: {list(ROWS)}")
     args = parser.parse_args()
