@@ -49,7 +49,31 @@ def package_frames(call):
     return frames
 
 
+def all_frames(call):
+    """(file name, function) of every Python function `call()` runs."""
+    frames = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            frames.append((frame.f_code.co_filename.rsplit("/", 1)[-1],
+                           frame.f_code.co_name))
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return frames
+
+
+def aot_wrapper_ran(call):
+    return ("runtime_wrappers.py", "runtime_wrapper") in all_frames(call)
+
+
 def test_torch_compile_call_runs_no_package_python():
+    """An inference graph's call: its graph module, called straight (no
+    AOTAutograd runtime wrapper, which would do nothing here), from one
+    frame of the package's."""
     torch.manual_seed(0)
     model = TwoLayers().eval()
     compiled = torch.compile(model, backend="fusion",
@@ -58,9 +82,77 @@ def test_torch_compile_call_runs_no_package_python():
     with torch.no_grad():
         compiled(x)
         assert len(fusion.dynamo.last_fused) == 2
-        assert package_frames(lambda: compiled(x)) == []
+        assert package_frames(lambda: compiled(x)) == ["dynamo.py:call"]
+        assert not aot_wrapper_ran(lambda: compiled(x))
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-5,
                                    atol=1e-5)
+
+
+class ReturnsAnInput(TwoLayers):
+    def forward(self, x):
+        return super().forward(x), x.view(-1)
+
+
+class TwoInputs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(64, 64)
+
+    def forward(self, x, y):
+        return F.gelu(self.linear(x)) + y
+
+
+@pytest.mark.parametrize("case", ["gradients", "autocast", "aliased output",
+                                  "shared input"])
+def test_aot_wrapper_kept_where_it_works(case):
+    """Where AOTAutograd's runtime wrapper has work (gradients to record,
+    autocast to turn off, an output that views an input, inputs sharing
+    memory) the call keeps it, and matches eager."""
+    torch.manual_seed(0)
+    model = (ReturnsAnInput() if case == "aliased output" else
+             TwoInputs() if case == "shared input" else TwoLayers()).eval()
+    compiled = torch.compile(model, backend="fusion",
+                             options={"target": "cpu", "fallback": "eager"})
+    x = torch.randn(8, 64)
+    inputs = (x, x.view(8, 64)) if case == "shared input" else (x,)
+    recording = torch.enable_grad if case == "gradients" else torch.no_grad
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16) \
+        if case == "autocast" else contextlib.nullcontext()
+    with recording(), autocast:
+        compiled(*inputs)
+        assert aot_wrapper_ran(lambda: compiled(*inputs))
+        got, expected = compiled(*inputs), model(*inputs)
+    for g, e in zip(*(v if isinstance(v, tuple) else (v,)
+                      for v in (got, expected))):
+        torch.testing.assert_close(g, e, rtol=2e-2, atol=2e-2)
+    if case == "aliased output":
+        assert got[1]._base is x
+    if case == "gradients":
+        assert got.requires_grad
+        got.sum().backward()
+        assert model.first.weight.grad is not None
+
+
+def test_direct_call_guarded_by_gradient_mode():
+    """A graph compiled without gradients, called with them: dynamo's guard
+    compiles it again with AOTAutograd's training wrapper, which records
+    the gradients."""
+    torch.manual_seed(0)
+    model = TwoLayers().eval()
+    compiled = torch.compile(model, backend="fusion",
+                             options={"target": "cpu", "fallback": "eager"})
+    x = torch.randn(8, 64)
+    with torch.no_grad():
+        assert not compiled(x).requires_grad
+    out = compiled(x)
+    assert out.requires_grad
+    out.sum().backward()
+    reference = TwoLayers().eval()
+    reference.load_state_dict(model.state_dict())
+    reference(x).sum().backward()
+    torch.testing.assert_close(model.first.weight.grad,
+                               reference.first.weight.grad, rtol=1e-4,
+                               atol=1e-5)
 
 
 def compiled_two_layers():
@@ -390,6 +482,25 @@ def test_training_batch_norm_graph_skips_inductor(inductor_calls):
     for name, buffer in eager.named_buffers():
         torch.testing.assert_close(model.get_buffer(name), buffer,
                                    rtol=1e-5, atol=1e-6, msg=name)
+
+
+def test_direct_call_marks_written_buffers():
+    """A training batch norm's graph called without AOTAutograd's wrapper:
+    the running statistics the graph writes are seen as written (their
+    version counters move, as eager's do)."""
+    torch.manual_seed(0)
+    model = LinearBatchNorm().train()
+    compiled = torch.compile(model, backend="fusion", options={
+        "target": "cpu", "fallback": "eager"})
+    x = torch.randn(16, 64)
+    with torch.no_grad():
+        compiled(x)
+        assert not aot_wrapper_ran(lambda: compiled(x))
+        versions = [model.bn.running_mean._version,
+                    model.bn.running_var._version]
+        compiled(x)
+        assert model.bn.running_mean._version > versions[0]
+        assert model.bn.running_var._version > versions[1]
 
 
 @pytest.fixture
