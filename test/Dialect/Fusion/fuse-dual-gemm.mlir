@@ -113,3 +113,26 @@ func.func @other_layout(%x: tensor<?x8xf32>, %w1: tensor<4x8xf32>, %w2: tensor<8
   }
   return %c : tensor<?x4xf32>
 }
+
+// -----
+
+// Negative: a batch norm after a dual GEMM (a gated layer's chunks, then a
+// norm) stays its own op: a dual GEMM has no batch-norm stage.
+// CHECK-LABEL: func.func @dual_then_batch_norm
+// CHECK: %[[F:.*]] = fusion.fused_linear %{{.*}}, %{{.*}} dual_weight(%{{.*}}) epilogue {
+// CHECK-NOT: batch_norm <
+// CHECK: fusion.batch_norm %[[F]], <training
+func.func @dual_then_batch_norm(%x: tensor<?x8xf32>, %w1: tensor<4x8xf32>, %w2: tensor<4x8xf32>,
+                                %g: tensor<4xf32>, %b: tensor<4xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>)
+    -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %a = fusion.linear %x, %w1 : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %c = fusion.linear %x, %w2 : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %h = fusion.elementwise %a rows(%c : tensor<?x4xf32>) : tensor<?x4xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %s = arith.mulf %p, %q : f32
+    fusion.yield %s : f32
+  }
+  %y:3 = fusion.batch_norm %h, <training, epsilon = 1.0e-05, momentum = 0.1> weight(%g) bias(%b) running_stats(%rm, %rv)
+      : (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y#0, %y#1, %y#2 : tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>
+}

@@ -222,6 +222,9 @@ struct AbsorbBatchNormIntoStage : OpRewritePattern<BatchNormOp> {
     if (reads && !reads.getEpilogueRows().empty())
       return rewriter.notifyMatchFailure(
           op, "the statistics kernels read no row operands");
+    if (reads && reads.getDualWeight())
+      return rewriter.notifyMatchFailure(op,
+                                         "a dual GEMM has no batch-norm stage");
     FailureOr<FusedLinearOp> claimed = claimProducer(input, op, rewriter);
     if (failed(claimed))
       return failure();
