@@ -322,10 +322,10 @@ PyObject *call(PyObject *, PyObject *const *args, Py_ssize_t count) {
     return callPlan(*plan, args + 1, count - 1);
   } catch (const NotCommon &) {
   } catch (const PythonError &) {
-    PyErr_Clear();
   } catch (const std::exception &) {
     // A failed check: the Python forward raises it with its context.
   }
+  PyErr_Clear(); // Of a lookup that found nothing, say.
   Py_INCREF(Py_NotImplemented);
   return Py_NotImplemented;
 }

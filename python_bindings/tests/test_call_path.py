@@ -289,6 +289,21 @@ def test_compiled_module_c_call_refusals_explained(case, error):
         compiled(*inputs)
 
 
+def test_compiled_module_c_call_leaves_a_failed_lookup_to_python():
+    """A mode-dependent module without its `training` attribute: the C++
+    call's lookup fails and it declines, and the Python forward raises
+    what Python's lookup raises."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 64), nn.Dropout(0.1)).eval()
+    compiled = fusion.compile(model, (torch.randn(8, 64),), target="cpu")
+    x = torch.randn(8, 64)
+    with torch.no_grad():
+        assert package_frames(lambda: compiled(x)) == C_CALL
+        del model[1].training
+        with pytest.raises(AttributeError, match="training"):
+            compiled(x)
+
+
 def test_module_plan_refuses_another_tensor_layout():
     """The C++ call reads torch.Tensor's object as PyTorch lays it out;
     a probe whose data pointer or size it reads otherwise gets no plan."""
