@@ -1338,27 +1338,26 @@ def _forward_compiler(options, direct, gm, example_inputs):
         _census.append(reports)
     compiled = _compiled(options, gm, example_inputs)
     if _runs_as_graph_module(options, gm):
-        direct.offer(gm, compiled, example_inputs)
+        direct.offer(gm, compiled)
     return compiled
 
 
 class _DirectCall:
     """An inference graph's call without AOTAutograd's runtime wrapper
-    (the tiny layer's call on the build machine: 10.9 us instead of 12.7),
-    where
-    that wrapper would do nothing: the forward compiler offers its graph
-    module, taken if AOTAutograd's metadata of the graph (the tracing
-    context's) says no input is mutated outside the graph, no output
-    aliases an input or another output, and no tokens, random states,
-    subclasses or dynamic outputs need the wrapper; fusion_backend calls
-    it only where dynamo's guards keep gradients and autocast off and the
-    inputs apart (_call_directly)."""
+    where that wrapper would do nothing (the tiny layer's call on the
+    build machine: 10.9 us instead of 12.7). The forward compiler offers
+    its graph module, taken if AOTAutograd's metadata of the graph (the
+    tracing context's) says no input is mutated outside the graph, no
+    output aliases an input or another output, and no tokens, random
+    states, subclasses or dynamic outputs need the wrapper; fusion_backend
+    calls it only where dynamo's guards keep gradients and autocast off
+    and the inputs apart (_call_directly)."""
 
     def __init__(self):
         self.forward = None
         self.arguments = None  # The graph's, AOTAutograd's flat inputs.
 
-    def offer(self, gm, compiled, example_inputs):
+    def offer(self, gm, compiled):
         from torch._functorch._aot_autograd.schemas import (
             OutputType, SubclassCreationMeta)
         context = torch._guards.TracingContext.try_get()
