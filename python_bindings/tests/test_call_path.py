@@ -32,31 +32,13 @@ class TwoLayers(nn.Module):
         return F.gelu(self.second(F.gelu(self.first(x))))
 
 
-def package_frames(call):
-    """The Python functions of the fusion package that `call()` runs."""
-    frames = []
-
-    def profile(frame, event, arg):
-        if event == "call" and frame.f_code.co_filename.startswith(PACKAGE):
-            frames.append(f"{frame.f_code.co_filename.rsplit('/', 1)[1]}:"
-                          f"{frame.f_code.co_name}")
-
-    sys.setprofile(profile)
-    try:
-        call()
-    finally:
-        sys.setprofile(None)
-    return frames
-
-
 def all_frames(call):
-    """(file name, function) of every Python function `call()` runs."""
+    """(file, function) of every Python function `call()` runs."""
     frames = []
 
     def profile(frame, event, arg):
         if event == "call":
-            frames.append((frame.f_code.co_filename.rsplit("/", 1)[-1],
-                           frame.f_code.co_name))
+            frames.append((frame.f_code.co_filename, frame.f_code.co_name))
 
     sys.setprofile(profile)
     try:
@@ -66,8 +48,15 @@ def all_frames(call):
     return frames
 
 
+def package_frames(call):
+    """The Python functions of the fusion package that `call()` runs."""
+    return [f"{file.rsplit('/', 1)[1]}:{name}"
+            for file, name in all_frames(call) if file.startswith(PACKAGE)]
+
+
 def aot_wrapper_ran(call):
-    return ("runtime_wrappers.py", "runtime_wrapper") in all_frames(call)
+    return any(file.endswith("runtime_wrappers.py") and
+               name == "runtime_wrapper" for file, name in all_frames(call))
 
 
 def test_torch_compile_call_runs_no_package_python():
