@@ -5,7 +5,9 @@ second process, or a machine without the compiler, does not compile again.
 The cache lives in $FUSION_CACHE_DIR, by default ~/.cache/fusion; each entry
 is a folder named by its key holding the library and its signature files.
 It holds at most $FUSION_CACHE_MAX_BYTES (default 1 GiB): past that, the
-entries used least recently go first (a hit marks an entry used).
+entries used least recently go first (a hit marks an entry used). With
+$FUSION_CACHE_TRACE set to a folder, each lookup writes its key's text
+there (KEY.json; KEY.miss.json where the cache lacked it).
 """
 import os
 import pathlib
@@ -13,7 +15,7 @@ import shutil
 import tempfile
 
 from .errors import LibraryNotCachedError, UnsupportedOperationError
-from .program import build, cache_key
+from .program import build, cache_key, cache_text
 
 LIBRARY = "model.so"
 # The library and its signature and header files, as the compiler writes them.
@@ -51,12 +53,28 @@ def library_key(programs, options):
     return cache_key(programs, options, compiler_id())
 
 
+def _trace_lookup(key, programs, options, hit):
+    """With $FUSION_CACHE_TRACE set to a folder, each lookup's key text
+    written there (KEY.json, or KEY.miss.json where the cache lacked it):
+    a library prepared on one machine and missed on another shows what
+    differs."""
+    folder = os.environ.get("FUSION_CACHE_TRACE")
+    if not folder:
+        return
+    path = pathlib.Path(folder)
+    path.mkdir(parents=True, exist_ok=True)
+    text = cache_text(programs, options, compiler_id())
+    (path / f"{key}{'' if hit else '.miss'}.json").write_text(text)
+
+
 def compiled_library(programs, options):
     """The library files ({name: bytes}) of `programs` compiled with
     `options`, from the cache or compiled now and cached."""
     key = library_key(programs, options)
     entry = directory() / key
-    if all((entry / name).exists() for name in LIBRARY_FILES):
+    hit = all((entry / name).exists() for name in LIBRARY_FILES)
+    _trace_lookup(key, programs, options, hit)
+    if hit:
         try:
             os.utime(entry)  # Used now: the last to be evicted.
         except OSError:

@@ -318,11 +318,16 @@ def build(programs):
     return module
 
 
-def cache_key(programs, options, compiler_id):
-    """The compiled library's identity: the computation, the compile options
-    and the compiler."""
-    text = json.dumps({"programs": {n: p.without_locations()
+def cache_text(programs, options, compiler_id):
+    """What identifies a compiled library: the computation, the compile
+    options and the compiler (cache_key's text)."""
+    return json.dumps({"programs": {n: p.without_locations()
                                     for n, p in programs.items()},
                        "options": options, "compiler": compiler_id},
                       sort_keys=True)
+
+
+def cache_key(programs, options, compiler_id):
+    """The compiled library's identity, a hash of its cache_text."""
+    text = cache_text(programs, options, compiler_id)
     return hashlib.sha256(text.encode()).hexdigest()[:32]

@@ -3,6 +3,7 @@ PyTorch, the dynamic batch, the disk cache across processes, train/eval
 modes with running statistics, gradients against eager, rank-3 inputs and
 CUDA-graph capture."""
 import copy
+import json
 import os
 import subprocess
 import sys
@@ -135,6 +136,41 @@ def test_library_missing_from_the_cache_warns(monkeypatch):
         out = compiled(x)
     torch.testing.assert_close(out, model(x))
     assert fusion.dynamo.last_fused == []
+
+
+def test_cache_trace_shows_what_a_miss_lacked(monkeypatch, tmp_path):
+    """$FUSION_CACHE_TRACE: each library lookup's key text, a miss's
+    marked, so that a library prepared on one machine and missed on
+    another can be compared with what was prepared."""
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("FUSION_CACHE_TRACE", str(trace))
+    x = torch.randn(8, 16)
+    with torch.no_grad():
+        # A miss compiles (this machine has the compiler), and is traced
+        # as a miss; the second compile of it is a hit.
+        for _ in range(2):
+            torch._dynamo.reset()
+            torch.compile(nn.Sequential(nn.Linear(16, 32), nn.ReLU()),
+                          backend="fusion")(x)
+        torch._dynamo.reset()
+        monkeypatch.delattr(fusion, "_fusion", raising=False)
+        monkeypatch.setitem(sys.modules, "fusion._fusion", None)
+        with pytest.warns(fusion.FusionBackendWarning,
+                          match="is not in the cache"):
+            torch.compile(nn.Sequential(nn.Linear(16, 48), nn.ReLU()),
+                          backend="fusion")(x)
+    hits = sorted(p for p in trace.iterdir()
+                  if not p.name.endswith(".miss.json"))
+    misses = sorted(trace.glob("*.miss.json"))
+    assert len(hits) == 1 and len(misses) == 2, sorted(trace.iterdir())
+    hit = json.loads(hits[0].read_text())
+    assert misses[0].name.replace(".miss", "") == hits[0].name or \
+        misses[1].name.replace(".miss", "") == hits[0].name
+    wide = [json.loads(p.read_text()) for p in misses
+            if p.name.replace(".miss", "") != hits[0].name][0]
+    assert hit["compiler"] == wide["compiler"]
+    assert "[32, 16]" in json.dumps(hit["programs"]) and \
+        "[48, 16]" in json.dumps(wide["programs"])
 
 
 def test_refused_partition_does_not_warn(recwarn):

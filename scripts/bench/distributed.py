@@ -163,7 +163,10 @@ def train(model, forward, ids, target):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", FusionBackendWarning)
         trained = _train(model, forward, ids, target)
-    return (*trained, sum(map(is_missing_library, caught)))
+    missing = [w for w in caught if is_missing_library(w)]
+    for warning in missing[:3]:  # Which partitions, to prepare them.
+        print(f"missing: {str(warning.message)[:600]}", flush=True)
+    return (*trained, len(missing))
 
 
 def _train(model, forward, ids, target):
