@@ -70,6 +70,7 @@ public:
   }
   ~Ref() { Py_XDECREF(object); }
   PyObject *get() const { return object; }
+  PyObject *release() { return std::exchange(object, nullptr); }
   explicit operator bool() const { return object != nullptr; }
 
 private:
@@ -256,9 +257,7 @@ PyObject *wrapOutputs(const ModulePlan &plan,
                : PyList_SetItem(result.get(), index, value)) != 0)
       throw PythonError();
   }
-  PyObject *owned = result.get();
-  Py_INCREF(owned);
-  return owned;
+  return result.release();
 }
 
 /// The forward of `plan` on `inputs`, or NotCommon.
@@ -272,16 +271,17 @@ PyObject *callPlan(const ModulePlan &plan, PyObject *const *inputs,
     throw NotCommon();
   std::vector<at::Tensor> flat;
   flat.reserve(count);
+  std::vector<int64_t> leading; // The first input's, which outputs take.
   bool recordsGradient = c10::GradMode::is_enabled();
   for (Py_ssize_t index = 0; index < count; ++index) {
     const at::Tensor &input = plainTensor(inputs[index]);
     if (input.dim() == 0 || (recordsGradient && input.requires_grad()))
       throw NotCommon();
+    if (index == 0)
+      leading.assign(input.sizes().begin(), input.sizes().end() - 1);
     flat.push_back(input.dim() > 2 ? input.reshape({-1, input.size(-1)})
                                    : input);
   }
-  const at::Tensor &first = plainTensor(inputs[0]);
-  std::vector<int64_t> leading(first.sizes().begin(), first.sizes().end() - 1);
   std::vector<at::Tensor> arguments;
   arguments.reserve(entry->arguments.size());
   for (const ArgumentSource &source : entry->arguments) {
