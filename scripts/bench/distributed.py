@@ -30,11 +30,9 @@ rank 0 of a fake process group (torch's `fake` backend: collectives that
 move nothing) on the CPU, whose graphs hold the same GEMMs as the
 GPU's."""
 import argparse
-import gzip
 import json
 import os
 import pathlib
-import shutil
 import statistics
 import sys
 import tempfile
@@ -223,12 +221,9 @@ def print_profile(label, step, show):
         synchronize()
     if not show:
         return
-    if TRACE_DIR[0]:
-        trace = pathlib.Path(TRACE_DIR[0]) / f"{label}.json"
-        profile.export_chrome_trace(str(trace))
-        with open(trace, "rb") as raw, gzip.open(f"{trace}.gz", "wb") as out:
-            shutil.copyfileobj(raw, out)
-        trace.unlink()
+    if TRACE_DIR[0]:  # torch.profiler gzips a path ending in .gz.
+        profile.export_chrome_trace(
+            str(pathlib.Path(TRACE_DIR[0]) / f"{label}.json.gz"))
     intervals = sorted((e.time_range.start, e.time_range.end)
                        for e in profile.events() if e.device_type ==
                        getattr(torch.autograd.DeviceType, kind))
