@@ -82,7 +82,7 @@ from torch._prims_common import is_contiguous_or_false
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.fx.passes.tools_common import stable_topological_sort
 
-from . import graph_rewrites, importer, runtime
+from . import gpu_metadata, graph_rewrites, importer, runtime
 from .cache import compiled_library, library_key
 from .census import Census, GemmReport
 from .dtypes import ELEMENT_TYPES, TORCH_DTYPES
@@ -1535,6 +1535,15 @@ def _increment_in_place(gm):
     gm.recompile()
 
 
+def _traced_as_on_target(options, device, decompositions):
+    """Where CPU tensors are compiled for a GPU target (compile_only: the
+    libraries prepared here for a GPU machine), the graph traced with the
+    GPU's metadata, so that its programs are the GPU's graphs'."""
+    if device.type == "cpu" and _target(options, device) != "cpu":
+        return gpu_metadata.traced_as_on_gpus(decompositions)
+    return contextlib.nullcontext()
+
+
 @register_backend(name="fusion")
 def fusion_backend(gm, example_inputs, options=None, mode=None):
     """The dynamo backend registered as "fusion"."""
@@ -1584,12 +1593,14 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
     # inductor's flow has them, so that the library writes them in place
     # (_write_state_in_place).
     direct = _DirectCall()
-    compiled = aot_autograd(
-        fw_compiler=functools.partial(_forward_compiler, options, direct),
-        bw_compiler=functools.partial(_backward_compiler, options),
-        decompositions=_decompositions(options["fallback"]),
-        keep_inference_input_mutations=True,
-        **partition)(gm, example_inputs)
+    decompositions = _decompositions(options["fallback"])
+    with _traced_as_on_target(options, device, decompositions):
+        compiled = aot_autograd(
+            fw_compiler=functools.partial(_forward_compiler, options, direct),
+            bw_compiler=functools.partial(_backward_compiler, options),
+            decompositions=decompositions,
+            keep_inference_input_mutations=True,
+            **partition)(gm, example_inputs)
     compiled = _call_directly(direct, gm, example_inputs) or compiled
     return assumptions.guarded(compiled) if assumptions else compiled
 

@@ -6,10 +6,8 @@ statistics against the model in float64 (test_intermediates.py).
 prepare() (build machine) compiles every library the check loads into
 the cache, for sm_90.
 """
-import contextlib
 
 import torch
-import torch._decomp.decompositions as decompositions
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -136,28 +134,6 @@ def as_tuple(out):
     return out if isinstance(out, tuple) else (out,)
 
 
-@contextlib.contextmanager
-def traced_as_on_gpus():
-    """Traces a low-precision training batch norm's batch statistics in
-    float32, as PyTorch's GPU kernels return them (its CPU kernels: in the
-    input's dtype), so that the programs compiled here are those the GPU's
-    graphs import."""
-    helper = decompositions.native_batch_norm_helper
-
-    def as_on_gpus(input, *args, **kwargs):
-        out, mean, invstd, *rest = helper(input, *args, **kwargs)
-        if mean.numel():
-            mean, invstd = mean.float(), invstd.float()
-        return (out, mean, invstd, *rest)
-
-    decompositions.native_batch_norm_helper = as_on_gpus
-    try:
-        yield
-    finally:
-        decompositions.native_batch_norm_helper = helper
-
-
-@traced_as_on_gpus()
 def compile_check(name, pname, strategy):
     """Compiles (into the cache) the libraries of check(name, pname,
     strategy), on CPU tensors of the check's shapes."""

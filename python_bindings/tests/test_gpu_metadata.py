@@ -1,0 +1,103 @@
+"""Libraries compiled on the CPU for a GPU target (compile_only) are the
+GPU's: a 16-bit norm's statistics, and an inference batch norm's saved
+values, are traced with the GPU kernels' dtypes and shapes. The meta
+device follows the GPU's rules, so a graph traced on it imports the
+programs a GPU's graph does."""
+import contextlib
+
+import pytest
+import torch
+import torch.nn as nn
+
+import fusion.dynamo
+
+
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
+
+
+class ResidualNormBlock(nn.Module):
+    """A residual add and layer norm after a linear, then a linear, relu and
+    batch norm: a transformer's output projection and a KernelBench
+    problem, whose partitions end at or grow over the norms."""
+
+    def __init__(self, features=64):
+        super().__init__()
+        self.proj = nn.Linear(features, features)
+        self.norm = nn.LayerNorm(features)
+        self.up = nn.Linear(features, features)
+        self.bn = nn.BatchNorm1d(features)
+
+    def forward(self, x):
+        h = self.norm(x + self.proj(x))
+        return self.bn(torch.relu(self.up(h)))
+
+
+def relative_error(value, reference):
+    return ((value.double() - reference).norm() / reference.norm()).item()
+
+
+def step(dtype, training, compile, device="cpu"):
+    """The output and input gradient of a training step of the block (bf16
+    values, computed in `dtype`, through `compile`), its loss a fixed
+    projection of the output (a batch norm's output sums to zero)."""
+    torch.manual_seed(0)
+    model = ResidualNormBlock().to(device, dtype).train(training)
+    x = torch.randn(32, 64).to(torch.bfloat16).to(device, dtype)
+    x.requires_grad_()
+    projection = torch.randn(32, 64, dtype=torch.float64).to(device)
+    out = compile(model)(x)
+    (out.double() * projection).sum().backward()
+    return out, x.grad
+
+
+def library_keys(monkeypatch, device, fallback, training):
+    """The cache keys of the libraries that compile_only compiles for sm_90
+    from a bf16 training step of the block on `device`; the step's output
+    and input gradient."""
+    keys = set()
+    key_of = fusion.dynamo.library_key
+
+    def recorded(programs, options):
+        keys.add(key_of(programs, options))
+        return key_of(programs, options)
+
+    monkeypatch.setattr(fusion.dynamo, "library_key", recorded)
+    torch._dynamo.reset()
+    options = {"target": "sm_90", "compile_only": True,
+               "fallback": fallback, "fuse_backward": "on"}
+    out, grad = step(torch.bfloat16, training, lambda model: torch.compile(
+        model, backend="fusion", options=options), device)
+    return keys, out, grad
+
+
+@pytest.mark.parametrize("fallback", ["inductor", "eager"])
+@pytest.mark.parametrize("training", [True, False])
+def test_compile_only_on_the_cpu_compiles_the_gpus_libraries(
+        monkeypatch, fallback, training):
+    gpu_keys, *_ = library_keys(monkeypatch, "meta",
+                                fallback, training)
+    cpu_keys, out, grad = library_keys(monkeypatch, "cpu",
+                                       fallback, training)
+    assert len(gpu_keys) >= 2 and cpu_keys == gpu_keys
+    # The CPU run itself computes as PyTorch does: within eager bf16's
+    # error of float64's step (its decomposed norms keep the GPU's float32
+    # statistics).
+    eager = step(torch.bfloat16, training, nn.Identity())
+    exact = step(torch.float64, training, nn.Identity())
+    for value, eager_value, exact_value in zip((out, grad), eager, exact):
+        assert relative_error(value, exact_value) <= \
+            2 * relative_error(eager_value, exact_value) + 1e-3
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_the_cpus_own_metadata_imports_other_programs(monkeypatch, training):
+    """Why the tracing follows the GPU: with the CPU kernels' statistics,
+    some partitions' programs differ from the GPU's (the test above can
+    fail)."""
+    gpu_keys, *_ = library_keys(monkeypatch, "meta",
+                                "inductor", training)
+    monkeypatch.setattr(fusion.dynamo, "_traced_as_on_target",
+                        lambda *args: contextlib.nullcontext())
+    cpu_keys, *_ = library_keys(monkeypatch, "cpu",
+                                "inductor", training)
+    assert cpu_keys != gpu_keys
