@@ -1172,7 +1172,6 @@ def fuse_graph(gm, options=None, compile_only=False, graph_index=0,
         if not node.users:
             graph.erase_node(node)  # folded into every reader
     stable_topological_sort(gm)  # A new graph: gm.graph, not `graph`.
-    _write_state_in_place(gm.graph)
     gm.graph.lint()
     gm.recompile()
     return reports
@@ -1509,9 +1508,13 @@ def _run_rest(options, gm, example_inputs):
     left; when only compiling fusion's libraries, the graph as PyTorch
     runs it."""
     if not _runs_as_graph_module(options, gm):
+        # The running statistics stay copied by the graph: inductor cannot
+        # call fusion::run_updating, whose list of results it cannot
+        # functionalize.
         from torch._inductor.compile_fx import compile_fx_inner
         return compile_fx_inner(_inductor_ready(gm, example_inputs),
                                 example_inputs)
+    _write_state_in_place(gm.graph)
     _increment_in_place(gm)
     return make_boxed_func(gm.forward)
 

@@ -662,6 +662,41 @@ def test_state_written_in_place_only_where_safe(monkeypatch, variant):
     assert len(updating.meta["val"]) == 1
 
 
+@pytest.mark.parametrize("fallback", ["eager", "inductor"])
+def test_state_written_in_place_only_without_inductor(monkeypatch, fallback):
+    """Inductor cannot call fusion::run_updating (a mutating op returning a
+    list, which it cannot functionalize: "NYI: Can't generate
+    FallbackKernel", model fuzzer seed 0 on the GPU, a symbolic batch
+    leaving size arithmetic to inductor), so a graph it compiles keeps
+    fusion::run and the copies into the running statistics."""
+    outputs = [dict(index=i, **({"updates_input": i} if i else {}))
+               for i in range(3)]
+    monkeypatch.setitem(fusion.dynamo._LIBRARIES, "key",
+                        (_SignatureOnly(outputs), None))
+    graph = state_graph()
+    # An op for inductor after the call.
+    result = next(n for n in graph.nodes if n.op == "output")
+    with graph.inserting_before(result):
+        negated = graph.call_function(torch.ops.aten.neg.default,
+                                      (result.args[0][0],))
+    result.args = ((negated,),)
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    compiled = []
+    monkeypatch.setattr(fusion.dynamo, "_inductor_ready", lambda gm, _: gm)
+    monkeypatch.setattr("torch._inductor.compile_fx.compile_fx_inner",
+                        lambda gm, _: compiled.append(gm))
+    fusion.dynamo._run_rest({"fallback": fallback}, gm, [])
+    calls = [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+    if fallback == "inductor":
+        assert compiled == [gm]
+        assert calls.count("fusion.run.default") == 1 and \
+            calls.count("aten.copy_.default") == 2
+    else:
+        assert not compiled
+        assert "fusion.run_updating.default" in calls and \
+            "aten.copy_.default" not in calls
+
+
 @pytest.mark.parametrize("variant", ["", "count read again", "times two"])
 def test_count_incremented_in_place_only_where_safe(variant):
     """A graph that runs as PyTorch's ATen adds to a batch norm's count in
