@@ -321,8 +321,11 @@ def _pulled(arg, members, numbers, compute=True, reader=None):
     (it is an input). Given `reader` (the op of the partition that reads
     `arg`; backward graphs), elementwise ops of outside matrices too (an
     activation's derivative from the forward's saved value), the matrices
-    staying inputs, where nothing but `reader` and those ops reads them
-    (else they would be computed twice)."""
+    staying inputs. Such an op that other ops read too stays in the graph
+    for them (computed twice, in the epilogue and by its other readers'
+    kernels, where it would otherwise be written to memory for the
+    partition to read: GELU's tanh, which both halves of its derivative
+    read); once those readers join the partition, it is computed once."""
     taken, stack = [], [arg]
     kinds = importer.VIEWS | importer.EXPANDS | importer.STRUCTURAL
     if compute:
@@ -342,11 +345,6 @@ def _pulled(arg, members, numbers, compute=True, reader=None):
             meta = importer.tensor_meta(node)
             if meta is None or meta.dim() > 1 and reader is None:
                 return []
-    readers = set(taken) | set(members) | {reader}
-    if reader is not None and any(
-            getattr(importer.tensor_meta(node), "ndim", 0) > 1 and
-            not set(node.users) <= readers for node in taken):
-        return []
     order = {node: index for index, node in enumerate(arg.graph.nodes)}
     return sorted(taken, key=order.__getitem__)
 
@@ -540,7 +538,43 @@ def _grow(gemm, order, numbers, report, alone=False, backward=False):
         report.reason = "a value outside the partition both reads its " \
             "results and is read by it: no single call replaces it"
         return None
+    read_back = _read_back(partition) if backward else []
+    if len(read_back) > 1:
+        # The GEMM's output alone, which one kernel of PyTorch's reads,
+        # moves fewer bytes (a norm's backward, whose row sums stop the
+        # partition halfway: Llama's, 3% slower a bf16 step, run 133).
+        why = f"{len(read_back)} of its results would be read back by " \
+            f"PyTorch's ops ({', '.join(n.name for n in read_back)}), " \
+            f"more memory traffic than the GEMM's output alone"
+        if not alone:
+            report.reason = why
+            return None
+        report.reason = f"only the GEMM (fusion's 3xTF32 GEMM is about 2x " \
+            f"cuBLAS's SGEMM): {why}"
+        partition.members = partition.members[
+            :partition.members.index(partition.gemm) + 1]
     return partition
+
+
+def _read_back(partition):
+    """The partition's matrix results that ops other than GEMMs read
+    (through views), which PyTorch's kernels then read back from memory."""
+    members = set(partition.members)
+
+    def read_by_other_ops(node):
+        for user in node.users:
+            name = importer.op_name(user)
+            if user in members or user.op != "call_function" or \
+                    name in importer.GEMMS:
+                continue
+            if name not in importer.VIEWS | importer.TRANSPOSES or \
+                    read_by_other_ops(user):
+                return True
+        return False
+
+    return [node for node in partition.outputs()
+            if getattr(importer.tensor_meta(node), "ndim", 0) > 1 and
+            read_by_other_ops(node)]
 
 
 def _stops(partition, refusals):
@@ -1413,9 +1447,10 @@ def _backward_compiler(options, gm, example_inputs):
     an activation's derivative in the epilogue of the GEMM whose gradient
     it scales), by the option "fuse_backward": "auto" (the default) those
     of GEMMs that fusion computes faster than PyTorch even alone (f32 in
-    fp32 precision: 3xTF32, _runs_faster_alone; in bf16, GPT-2's data
-    gradients of [in, out] weights took 1.29x cuBLAS's time, run 100),
-    "on" every one, "off" none."""
+    fp32 precision: 3xTF32, _runs_faster_alone; in bf16 "on" measured
+    +0.5% on GPT-2's step and -1.4% on Llama's against inductor's
+    backward, run 134), "on" every one with something to fuse, "off"
+    none."""
     global last_fused_backward
     reports = _fuse_or_leave(gm, options, backward=True) if _option(
         options, "fuse_backward", FUSE_BACKWARD) != "off" else []

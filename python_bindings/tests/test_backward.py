@@ -6,6 +6,7 @@ the input against float64 on ragged batches, with PyTorch's ops for the
 rest (fallback "eager", where the activations' backward ops stay whole) and
 inductor's (which decomposes them)."""
 import copy
+import math
 
 import pytest
 import torch
@@ -29,6 +30,13 @@ ACTIVATIONS = {
 }
 
 
+def gelu_new(x):
+    """GPT-2's GELU, written out as transformers writes it: its backward
+    reads the tanh from two terms, each a product with the gradient."""
+    return 0.5 * x * (1.0 + torch.tanh(
+        math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
 class ThreeLayers(nn.Module):
     """Three linear layers with an activation after the first two: the
     backward's data gradients of the second and third are each followed
@@ -39,7 +47,8 @@ class ThreeLayers(nn.Module):
         self.first = nn.Linear(40, 96)
         self.second = nn.Linear(96, 48)
         self.third = nn.Linear(48, 24)
-        self.activation = ACTIVATIONS[activation][0]
+        self.activation = ACTIVATIONS[activation][0] \
+            if activation in ACTIVATIONS else activation
 
     def forward(self, x):
         return self.third(self.activation(
@@ -157,14 +166,37 @@ def saved_value_graph(shared):
 
 
 @pytest.mark.parametrize("shared", [False, True])
-def test_saved_values_ops_pulled_only_where_not_shared(shared):
+def test_saved_values_ops_pulled_for_backward_readers(shared):
     """An elementwise op of an outside matrix is pulled into a backward
-    partition (its reader given) unless something else reads it, which
-    would compute it twice; never without a reader (forward graphs)."""
+    partition (its reader given), also where something else reads it (it
+    stays in the graph for that reader: computed twice rather than written
+    for the partition to read); never without a reader (forward
+    graphs)."""
     graph, mm, le, where = saved_value_graph(shared)
-    pulled = fusion.dynamo._pulled(le, {mm}, {}, True, where)
-    assert pulled == ([] if shared else [le])
+    assert fusion.dynamo._pulled(le, {mm}, {}, True, where) == [le]
     assert fusion.dynamo._pulled(le, {mm}, {}, True) == []
+
+
+def test_shared_derivative_values_computed_in_the_epilogue():
+    """GPT-2's GELU written out: its derivative's two terms, each a product
+    with the data gradient, read one tanh of the saved value. The tanh is
+    taken into the partition with the first term (the second's ops read it
+    from outside at that point) and the second term joins after: the
+    whole derivative is the epilogue's, the GEMM's output written once."""
+    torch.manual_seed(0)
+    model = ThreeLayers(gelu_new)
+    reference = copy.deepcopy(model).double()
+    compiled = torch.compile(model, backend="fusion", options={
+        "target": "cpu", "fallback": "inductor", "fuse_backward": "on"})
+    for batch in (13, 5):
+        x = torch.randn(batch, 40, dtype=torch.float64)
+        for found, expected in zip(gradients(compiled, x.float()),
+                                   gradients(reference, x)):
+            assert ((found.double() - expected).norm() /
+                    expected.norm()).item() < 1e-5
+    fused = fusion.dynamo.last_fused_backward
+    assert sum("aten.tanh.default" in members and
+               "aten.mm.default" in members for members in fused) == 2, fused
 
 
 class SequenceLayers(nn.Module):
@@ -285,3 +317,45 @@ def test_gemm_of_computed_weight_matches_float64():
         assert ((found.double() - expected).norm() / expected.norm()) < 1e-6
         assert any("aten.gelu.default" in members
                    for members in fusion.dynamo.last_fused)
+
+
+class NormBetween(nn.Module):
+    """An RMS norm between two linear layers: the second's data gradient
+    is followed by the norm's backward, whose weight gradient (a column
+    sum over the batch) and row sums fusion does not compute after it."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Linear(40, 96)
+        self.norm = nn.RMSNorm(96)
+        self.second = nn.Linear(96, 24)
+
+    def forward(self, x):
+        return self.second(self.norm(self.first(x)))
+
+
+@pytest.mark.parametrize("rule", [True, False])
+def test_backward_partition_read_back_by_pytorch_is_left(monkeypatch, rule):
+    """A data gradient's partition that grows halfway into a norm's
+    backward would write two matrices that PyTorch's kernels then read
+    back (Llama's bf16 step, 3% slower): the GEMM's output alone moves
+    fewer bytes, so the partition is left to PyTorch. Without the rule
+    (the control), it fuses the norm's products."""
+    if not rule:
+        monkeypatch.setattr(fusion.dynamo, "_read_back", lambda _: [])
+    torch.manual_seed(0)
+    model = NormBetween()
+    reference = copy.deepcopy(model).double()
+    compiled = torch.compile(model, backend="fusion", options={
+        "target": "cpu", "fallback": "inductor", "fuse_backward": "on"})
+    x = torch.randn(13, 40, dtype=torch.float64)
+    found, expected = (
+        torch.autograd.grad(m(x.to(dtype)).square().sum(),
+                            [p for p in m.parameters()])
+        for m, dtype in ((compiled, torch.float32),
+                         (reference, torch.float64)))
+    for f, e in zip(found, expected):
+        assert ((f.double() - e).norm() / e.norm()).item() < 1e-5
+    norm_fused = [members for members in fusion.dynamo.last_fused_backward
+                  if "aten.pow.Tensor_Scalar" in members]
+    assert bool(norm_fused) == (not rule), fusion.dynamo.last_fused_backward
