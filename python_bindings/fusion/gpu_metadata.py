@@ -2,8 +2,10 @@
 
 A few ATen ops return statistics of another dtype or shape on the CPU than
 on GPUs: a 16-bit layer or batch norm's saved mean and reciprocal deviation
-are float32 on GPUs and 16-bit on the CPU, and an inference batch norm
-saves the running statistics on GPUs and nothing on the CPU. A graph traced
+are float32 on GPUs and 16-bit on the CPU, an inference batch norm saves
+the running statistics on GPUs and nothing on the CPU, and a group norm's
+decomposition folds its affine parameters into a scale and shift on the
+CPU alone (normalizing, then scaling and shifting, on GPUs). A graph traced
 on CPU tensors for a GPU target (`compile_only`, preparing libraries on a
 machine without a GPU) would then import other programs than the GPU's
 graphs, and the GPU machine would miss their libraries. `traced_as_on_gpus`
@@ -60,6 +62,41 @@ def _batch_norm_as_on_gpus(helper):
     return as_on_gpus
 
 
+def _group_norm_as_on_gpus(group_norm):
+    def as_on_gpus(input, weight, bias, batch_size, num_channels,
+                   inner_size, num_groups, eps):
+        if input.device.type != "cpu" or weight is None:
+            return group_norm(input, weight, bias, batch_size, num_channels,
+                              inner_size, num_groups, eps)
+        # On the CPU the reference folds the affine parameters into a scale
+        # and shift per channel; GPUs normalize, then scale and shift, as
+        # it does without a weight (from a float32 input: unrounded).
+        half = input.dtype in _HALF_TYPES
+        out, mean, rstd = group_norm(
+            input.to(torch.float32) if half else input, None, None,
+            batch_size, num_channels, inner_size, num_groups, eps)
+        dims = [0] + list(range(2, input.ndim))
+        out = out * _unsqueezed(weight, dims)
+        if bias is not None:
+            out = out + _unsqueezed(bias, dims)
+        if half:
+            out, mean, rstd = (t.to(input.dtype) for t in (out, mean, rstd))
+        return out, mean, rstd
+    return as_on_gpus
+
+
+def _unsqueezed(vector, dims):
+    for dim in sorted(dims):
+        vector = torch.unsqueeze(vector, dim)
+    return vector
+
+
+_DECOMPOSITIONS_AS_ON_GPUS = {
+    torch.ops.aten.native_layer_norm.default: _layer_norm_as_on_gpus,
+    torch.ops.aten.native_group_norm.default: _group_norm_as_on_gpus,
+}
+
+
 @contextlib.contextmanager
 def traced_as_on_gpus(decomposition_table):
     """While in the context, the layer and batch norms traced from CPU
@@ -67,10 +104,11 @@ def traced_as_on_gpus(decomposition_table):
     through the fake kernels) have the statistics of GPUs."""
     layer_norm = refs.native_layer_norm
     helper = decompositions.native_batch_norm_helper
-    op = torch.ops.aten.native_layer_norm.default
-    originals = {op: decomposition_table[op]} \
-        if op in decomposition_table else {}
-    replaced = {op: _layer_norm_as_on_gpus(fn) for op, fn in originals.items()}
+    originals = {op: decomposition_table[op]
+                 for op in _DECOMPOSITIONS_AS_ON_GPUS
+                 if op in decomposition_table}
+    replaced = {op: _DECOMPOSITIONS_AS_ON_GPUS[op](fn)
+                for op, fn in originals.items()}
     refs.native_layer_norm = _layer_norm_as_on_gpus(layer_norm)
     decompositions.native_batch_norm_helper = _batch_norm_as_on_gpus(helper)
     decomposition_table.update(replaced)

@@ -17,8 +17,9 @@ pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 class ResidualNormBlock(nn.Module):
     """A residual add and layer norm after a linear, then a linear, relu and
-    batch norm: a transformer's output projection and a KernelBench
-    problem, whose partitions end at or grow over the norms."""
+    batch norm, and a linear and group norm: a transformer's output
+    projection and KernelBench problems, whose partitions end at or grow
+    over the norms."""
 
     def __init__(self, features=64):
         super().__init__()
@@ -26,10 +27,12 @@ class ResidualNormBlock(nn.Module):
         self.norm = nn.LayerNorm(features)
         self.up = nn.Linear(features, features)
         self.bn = nn.BatchNorm1d(features)
+        self.down = nn.Linear(features, features)
+        self.groups = nn.GroupNorm(8, features)
 
     def forward(self, x):
         h = self.norm(x + self.proj(x))
-        return self.bn(torch.relu(self.up(h)))
+        return self.groups(self.down(self.bn(torch.relu(self.up(h)))))
 
 
 def relative_error(value, reference):
@@ -50,10 +53,10 @@ def step(dtype, training, compile, device="cpu"):
     return out, x.grad
 
 
-def library_keys(monkeypatch, device, fallback, training):
+def library_keys(monkeypatch, device, fallback, training, dtype):
     """The cache keys of the libraries that compile_only compiles for sm_90
-    from a bf16 training step of the block on `device`; the step's output
-    and input gradient."""
+    from a training step of the block in `dtype` on `device`; the step's
+    output and input gradient."""
     keys = set()
     key_of = fusion.dynamo.library_key
 
@@ -65,39 +68,45 @@ def library_keys(monkeypatch, device, fallback, training):
     torch._dynamo.reset()
     options = {"target": "sm_90", "compile_only": True,
                "fallback": fallback, "fuse_backward": "on"}
-    out, grad = step(torch.bfloat16, training, lambda model: torch.compile(
+    out, grad = step(dtype, training, lambda model: torch.compile(
         model, backend="fusion", options=options), device)
     return keys, out, grad
 
 
+DTYPES = [torch.bfloat16, torch.float32]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["bf16", "fp32"])
 @pytest.mark.parametrize("fallback", ["inductor", "eager"])
 @pytest.mark.parametrize("training", [True, False])
 def test_compile_only_on_the_cpu_compiles_the_gpus_libraries(
-        monkeypatch, fallback, training):
-    gpu_keys, *_ = library_keys(monkeypatch, "meta",
-                                fallback, training)
-    cpu_keys, out, grad = library_keys(monkeypatch, "cpu",
-                                       fallback, training)
-    assert len(gpu_keys) >= 2 and cpu_keys == gpu_keys
-    # The CPU run itself computes as PyTorch does: within eager bf16's
-    # error of float64's step (its decomposed norms keep the GPU's float32
+        monkeypatch, fallback, training, dtype):
+    gpu_keys, *_ = library_keys(monkeypatch, "meta", fallback, training,
+                                dtype)
+    cpu_keys, out, grad = library_keys(monkeypatch, "cpu", fallback,
+                                       training, dtype)
+    assert len(gpu_keys) >= 3 and cpu_keys == gpu_keys
+    # The CPU run itself computes as PyTorch does: within eager's error of
+    # float64's step (its decomposed norms keep the GPU's float32
     # statistics).
-    eager = step(torch.bfloat16, training, nn.Identity())
+    eager = step(dtype, training, nn.Identity())
     exact = step(torch.float64, training, nn.Identity())
     for value, eager_value, exact_value in zip((out, grad), eager, exact):
         assert relative_error(value, exact_value) <= \
             2 * relative_error(eager_value, exact_value) + 1e-3
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=["bf16", "fp32"])
 @pytest.mark.parametrize("training", [True, False])
-def test_the_cpus_own_metadata_imports_other_programs(monkeypatch, training):
-    """Why the tracing follows the GPU: with the CPU kernels' statistics,
-    some partitions' programs differ from the GPU's (the test above can
-    fail)."""
-    gpu_keys, *_ = library_keys(monkeypatch, "meta",
-                                "inductor", training)
+def test_the_cpus_own_metadata_imports_other_programs(monkeypatch, training,
+                                                      dtype):
+    """Why the tracing follows the GPU: with the CPU's statistics (bf16)
+    and its group norm's folded affine parameters (both), some partitions'
+    programs differ from the GPU's (the test above can fail)."""
+    gpu_keys, *_ = library_keys(monkeypatch, "meta", "inductor", training,
+                                dtype)
     monkeypatch.setattr(fusion.dynamo, "_traced_as_on_target",
                         lambda *args: contextlib.nullcontext())
-    cpu_keys, *_ = library_keys(monkeypatch, "cpu",
-                                "inductor", training)
+    cpu_keys, *_ = library_keys(monkeypatch, "cpu", "inductor", training,
+                                dtype)
     assert cpu_keys != gpu_keys
