@@ -27,10 +27,13 @@ class GemmReport:
     # GEMM of their concatenated weights, if any (torch.compile's option
     # group_gemms).
     grouped_with: list = dataclasses.field(default_factory=list)
+    # Of a backward graph (AOTAutograd's, compiled at the first backward).
+    backward: bool = False
 
     def __str__(self):
         m, k, n = (str(d) for d in self.shape)
-        head = f"graph {self.graph} {self.name} ({self.op}, {m}x{k} @ " \
+        kind = "backward graph" if self.backward else "graph"
+        head = f"{kind} {self.graph} {self.name} ({self.op}, {m}x{k} @ " \
             f"{k}x{n}, {self.where}): "
         if self.dual_of:
             head += f"fused into {self.dual_of}'s GEMM, which reads their " \

@@ -81,6 +81,7 @@ from torch._functorch.aot_autograd import make_boxed_func
 from torch._prims_common import is_contiguous_or_false
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.fx.passes.tools_common import stable_topological_sort
+from torch.utils import _pytree as pytree
 
 from . import gpu_metadata, graph_rewrites, importer, runtime
 from .cache import compiled_library, library_key
@@ -760,12 +761,12 @@ _MATMULS = ("aten.addmm.default", "aten.mm.default", "aten.bmm.default",
             "aten.baddbmm.default")
 
 
-def _report(gemm, graph_index):
+def _report(gemm, graph_index, backward):
     a, b = (importer.tensor_meta(arg) for arg in gemm.args[-2:])
     shape = (a.shape[-2], a.shape[-1], b.shape[-1]) \
         if a is not None and b is not None else ("?", "?", "?")
     return GemmReport(graph_index, gemm.name, importer.op_name(gemm),
-                      importer.where(gemm), shape)
+                      importer.where(gemm), shape, backward=backward)
 
 
 def _own(owners, call, gemm):
@@ -1066,7 +1067,7 @@ def _compile_group(graph, group, members, numbers, owners, options,
     first, first_report = members[0]
     report = GemmReport(first_report.graph, group.gemm.name,
                         importer.op_name(group.gemm), first_report.where,
-                        first_report.shape)
+                        first_report.shape, backward=first_report.backward)
     partition = _grow(group.gemm, list(graph.nodes), numbers, report,
                       alone=True)
     if partition is None or partition.fused():
@@ -1145,7 +1146,8 @@ def fuse_graph(gm, options=None, compile_only=False, graph_index=0,
     numbers = _numbers(gm)
     reports = []
     owners = {}  # node -> the GEMM whose fused partition took it
-    matmuls = [(node, _report(node, graph_index)) for node in graph.nodes
+    matmuls = [(node, _report(node, graph_index, backward))
+               for node in graph.nodes
                if importer.op_name(node) in _MATMULS]
     # The GEMMs a group may take (_group_gemms): those nothing fuses
     # after, and those that fusion computes alone, whose partitions wait
@@ -1269,7 +1271,8 @@ last_fused_backward = []
 # That compile's backend options, with the defaults it resolved (the
 # precision, the fallback).
 last_options = {}
-# Each forward graph's GemmReports, while explain() compiles.
+# (whether it is a backward graph, its GemmReports) of each graph compiled
+# while explain() runs.
 _census = None
 
 
@@ -1364,11 +1367,11 @@ def _holding_libraries(compiler):
 @_holding_libraries
 def _forward_compiler(options, direct, gm, example_inputs):
     global last_fused, last_options
-    reports = _fuse_or_leave(gm, options, graph_index=len(_census or ()))
+    reports = _fuse_or_leave(gm, options, graph_index=_graphs_seen(False))
     last_fused = [report.members for report in reports if report.members]
     last_options = dict(options)
     if _census is not None:
-        _census.append(reports)
+        _census.append((False, reports))
     compiled = _compiled(options, gm, example_inputs)
     if _runs_as_graph_module(options, gm):
         direct.offer(gm, compiled)
@@ -1452,11 +1455,19 @@ def _backward_compiler(options, gm, example_inputs):
     backward, run 134), "on" every one with something to fuse, "off"
     none."""
     global last_fused_backward
-    reports = _fuse_or_leave(gm, options, backward=True) if _option(
+    reports = _fuse_or_leave(gm, options, backward=True,
+                             graph_index=_graphs_seen(True)) if _option(
         options, "fuse_backward", FUSE_BACKWARD) != "off" else []
     last_fused_backward = [report.members for report in reports
                            if report.members]
+    if _census is not None:
+        _census.append((True, reports))
     return _compiled(options, gm, example_inputs)
+
+
+def _graphs_seen(backward):
+    """How many forward (or backward) graphs explain() has seen so far."""
+    return sum(1 for seen, _ in _census or () if seen == backward)
 
 
 def _fuse_or_leave(gm, options, **fuse_options):
@@ -1643,20 +1654,39 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
     return assumptions.guarded(compiled) if assumptions else compiled
 
 
-def explain(model, *args, options=None, **kwargs):
+def _backward_from(outputs):
+    """A backward pass from the sum of `outputs`' tensors (nested in
+    tuples, lists, dicts or a transformers ModelOutput) that require
+    gradients."""
+    tensors = [t for t in pytree.tree_leaves(outputs)
+               if isinstance(t, torch.Tensor) and t.requires_grad]
+    if not tensors:
+        raise UnsupportedOperationError(
+            "explain(backward=True): no output requires gradients (call the "
+            "model with gradients enabled and parameters or inputs that "
+            "require them)")
+    sum(t.float().sum() for t in tensors).backward()
+
+
+def explain(model, *args, options=None, backward=False, **kwargs):
     """What `torch.compile(model, backend="fusion", options=options)` fuses
     when called on `args` and `kwargs` (as the model is: its train/eval
     mode, gradients enabled or not): every GEMM of its forward graphs, the
     ops fused with it, and where and why fusion stopped (a Census; print
-    it). The model runs once; dynamo's caches are reset first, as
-    torch._dynamo.explain does."""
+    it). With `backward`, also those of the backward graphs, by a backward
+    pass from the sum of the outputs that require gradients (which writes
+    the parameters' .grad, as a training step's backward would). The model
+    runs once; dynamo's caches are reset first, as torch._dynamo.explain
+    does."""
     global _census
     torch._dynamo.reset()
     _census = []
     try:
-        torch.compile(model, backend="fusion", options=options)(*args,
-                                                                **kwargs)
-        census = Census(report for graph in _census for report in graph)
+        outputs = torch.compile(model, backend="fusion", options=options)(
+            *args, **kwargs)
+        if backward:
+            _backward_from(outputs)
+        census = Census(report for _, graph in _census for report in graph)
         if _census:
             census.precision = last_options["precision"]
         return census

@@ -359,3 +359,25 @@ def test_backward_partition_read_back_by_pytorch_is_left(monkeypatch, rule):
     norm_fused = [members for members in fusion.dynamo.last_fused_backward
                   if "aten.pow.Tensor_Scalar" in members]
     assert bool(norm_fused) == (not rule), fusion.dynamo.last_fused_backward
+
+
+def test_explain_lists_the_backward_graphs_gemms():
+    """fusion.explain(backward=True): the backward graph's GEMMs too, each
+    data gradient fused with the activation's derivative, marked as a
+    backward graph's; without it, the forward graphs' alone."""
+    model = ThreeLayers("gelu")
+    x = torch.randn(8, 40)
+    options = {"target": "cpu", "fallback": "eager", "fuse_backward": "on"}
+    forward = fusion.explain(model, x, options=options)
+    assert forward and not any(report.backward for report in forward)
+    census = fusion.explain(model, x, options=options, backward=True)
+    backward = [report for report in census if report.backward]
+    assert len(census) == len(forward) + len(backward)
+    derivatives = [report for report in backward
+                   if "aten.gelu_backward.default" in report.fused]
+    assert len(derivatives) == 2, str(census)
+    assert all(report.graph == 0 for report in backward)
+    assert "backward graph 0 " in str(census)
+    with torch.no_grad(), pytest.raises(fusion.UnsupportedOperationError,
+                                        match="no output requires"):
+        fusion.explain(model, x, options=options, backward=True)
