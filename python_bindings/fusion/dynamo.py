@@ -554,6 +554,7 @@ def _grow(gemm, order, numbers, report, alone=False, backward=False):
             f"cuBLAS's SGEMM): {why}"
         partition.members = partition.members[
             :partition.members.index(partition.gemm) + 1]
+        report.stopped = _stops(partition, refusals)
     return partition
 
 
@@ -1584,6 +1585,30 @@ def _increment_in_place(gm):
     gm.recompile()
 
 
+# Reductions whose backward hands the gradient to the input's elements
+# equal to the result.
+_COMPARED_REDUCTIONS = ("aten.amax.default", "aten.amin.default",
+                        "aten.max.default", "aten.min.default")
+
+
+def _min_cut_keeping_compared_values(joint_module, joint_inputs, **kwargs):
+    """Inductor's min-cut partition of the joint graph, the inputs of
+    maximum and minimum reductions saved for the backward rather than
+    recomputed there: its comparison of the input with the saved result
+    needs the value the forward reduced to the last bit, and where fusion
+    computed both, inductor's recomputation of the input can differ by an
+    ulp, match no element and give 0/0 (model fuzzer seed 1164: a bf16
+    layer norm's amax)."""
+    from torch._functorch.partitioners import \
+        min_cut_rematerialization_partition
+    from torch.utils.checkpoint import CheckpointPolicy
+    for node in joint_module.graph.nodes:
+        if importer.op_name(node) in _COMPARED_REDUCTIONS:
+            node.args[0].meta["recompute"] = CheckpointPolicy.MUST_SAVE
+    return min_cut_rematerialization_partition(
+        joint_module, joint_inputs, compiler="inductor", **kwargs)
+
+
 def _traced_as_on_target(options, device, decompositions):
     """Where CPU tensors are compiled for a GPU target (compile_only: the
     libraries prepared here for a GPU machine), the graph traced with the
@@ -1634,10 +1659,7 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
         # Inductor's partitioner: the backward recomputes what inductor
         # fuses into its kernels rather than keeping it, so fewer of the
         # fused op's values are kept as activations.
-        from torch._functorch.partitioners import \
-            min_cut_rematerialization_partition
-        partition["partition_fn"] = functools.partial(
-            min_cut_rematerialization_partition, compiler="inductor")
+        partition["partition_fn"] = _min_cut_keeping_compared_values
     # Mutated buffers (running statistics) are copied into in the graph, as
     # inductor's flow has them, so that the library writes them in place
     # (_write_state_in_place).

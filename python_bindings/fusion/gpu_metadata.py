@@ -21,13 +21,9 @@ import torch._refs as refs
 _HALF_TYPES = (torch.bfloat16, torch.float16)
 
 
-def _on_cpu_in_16_bits(input):
-    return input.device.type == "cpu" and input.dtype in _HALF_TYPES
-
-
 def _layer_norm_as_on_gpus(layer_norm):
     def as_on_gpus(input, normalized_shape, weight, bias, eps):
-        if not _on_cpu_in_16_bits(input):
+        if input.device.type != "cpu" or input.dtype not in _HALF_TYPES:
             return layer_norm(input, normalized_shape, weight, bias, eps)
         # The reference computes in float32 and rounds the statistics to the
         # input's type on the CPU alone; from a float32 input it keeps them.
@@ -99,9 +95,9 @@ _DECOMPOSITIONS_AS_ON_GPUS = {
 
 @contextlib.contextmanager
 def traced_as_on_gpus(decomposition_table):
-    """While in the context, the layer and batch norms traced from CPU
-    tensors (through `decomposition_table`, which is updated in place, and
-    through the fake kernels) have the statistics of GPUs."""
+    """While in the context, the layer, batch and group norms traced from
+    CPU tensors (through `decomposition_table`, which is updated in place,
+    and through the fake kernels) are GPUs'."""
     layer_norm = refs.native_layer_norm
     helper = decompositions.native_batch_norm_helper
     originals = {op: decomposition_table[op]
