@@ -697,6 +697,28 @@ def test_state_written_in_place_only_without_inductor(monkeypatch, fallback):
             "aten.copy_.default" not in calls
 
 
+def test_graph_inductor_fails_on_runs_as_aten(monkeypatch):
+    """A graph inductor fails to compile (its assertions, on a graph with
+    fusion's calls) runs as PyTorch's ATen with a FusionBackendWarning,
+    not as an error of the user's call."""
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    graph.output((graph.call_function(torch.ops.aten.neg.default, (x,)),))
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+
+    def failing(gm, example_inputs):
+        raise AssertionError("unexpected group")
+
+    monkeypatch.setattr(fusion.dynamo, "_inductor_ready", lambda gm, _: gm)
+    monkeypatch.setattr("torch._inductor.compile_fx.compile_fx_inner",
+                        failing)
+    with pytest.warns(fusion.FusionBackendWarning,
+                      match="inductor failed .* unexpected group"):
+        compiled = fusion.dynamo._run_rest({"fallback": "inductor"}, gm,
+                                           [torch.ones(3)])
+    torch.testing.assert_close(compiled([torch.ones(3)])[0], -torch.ones(3))
+
+
 @pytest.mark.parametrize("variant", ["", "count read again", "times two"])
 def test_count_incremented_in_place_only_where_safe(variant):
     """A graph that runs as PyTorch's ATen adds to a batch norm's count in
