@@ -322,7 +322,7 @@ def test_gemm_of_computed_weight_matches_float64():
 class NormBetween(nn.Module):
     """An RMS norm between two linear layers: the second's data gradient
     is followed by the norm's backward, whose weight gradient (a column
-    sum over the batch) and row sums fusion does not compute after it."""
+    sum over the batch) fusion does not compute after it."""
 
     def __init__(self):
         super().__init__()
