@@ -313,16 +313,16 @@ def _importer(members, numbers, outputs=(), refusals=None):
     return imported
 
 
-def _pulled(arg, members, numbers, compute=True, reader=None):
+def _pulled(arg, members, numbers, compute=True, backward=False):
     """The nodes to take into the partition with outside operand `arg`, in
     graph order: constants, views of outside vectors and single values, and
     (where `compute`) elementwise ops of those alone (a learned
     temperature's exp), which the importer reads through or computes where
     the partition's values read them; none where `arg` reads anything else
-    (it is an input). Given `reader` (the op of the partition that reads
-    `arg`; backward graphs), elementwise ops of outside matrices too (an
-    activation's derivative from the forward's saved value), the matrices
-    staying inputs. Such an op that other ops read too stays in the graph
+    (it is an input). In `backward` graphs, elementwise ops of outside
+    matrices too (an activation's derivative from the forward's saved
+    value), the matrices staying inputs. Such an op that other ops read
+    too stays in the graph
     for them (computed twice, in the epilogue and by its other readers'
     kernels, where it would otherwise be written to memory for the
     partition to read: GELU's tanh, which both halves of its derivative
@@ -344,7 +344,7 @@ def _pulled(arg, members, numbers, compute=True, reader=None):
                       if isinstance(importer.tensor_meta(a), torch.Tensor)]
         else:
             meta = importer.tensor_meta(node)
-            if meta is None or meta.dim() > 1 and reader is None:
+            if meta is None or meta.dim() > 1 and not backward:
                 return []
     order = {node: index for index, node in enumerate(arg.graph.nodes)}
     return sorted(taken, key=order.__getitem__)
@@ -483,8 +483,7 @@ def _grow(gemm, order, numbers, report, alone=False, backward=False):
         for compute in (True, False):
             pulled = []
             for arg in outside:
-                taken = _pulled(arg, members, numbers, compute,
-                                node if backward else None)
+                taken = _pulled(arg, members, numbers, compute, backward)
                 if compute and not taken:
                     taken = _shared_input_gemm(arg, gemm, members)
                 pulled += [p for p in taken if p not in pulled]

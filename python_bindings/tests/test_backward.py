@@ -166,14 +166,13 @@ def saved_value_graph(shared):
 
 
 @pytest.mark.parametrize("shared", [False, True])
-def test_saved_values_ops_pulled_for_backward_readers(shared):
+def test_saved_values_ops_pulled_in_backward_graphs(shared):
     """An elementwise op of an outside matrix is pulled into a backward
-    partition (its reader given), also where something else reads it (it
-    stays in the graph for that reader: computed twice rather than written
-    for the partition to read); never without a reader (forward
-    graphs)."""
-    graph, mm, le, where = saved_value_graph(shared)
-    assert fusion.dynamo._pulled(le, {mm}, {}, True, where) == [le]
+    partition, also where something else reads it (it stays in the graph
+    for that reader: computed twice rather than written for the partition
+    to read); never in forward graphs."""
+    _, mm, le, _ = saved_value_graph(shared)
+    assert fusion.dynamo._pulled(le, {mm}, {}, True, backward=True) == [le]
     assert fusion.dynamo._pulled(le, {mm}, {}, True) == []
 
 

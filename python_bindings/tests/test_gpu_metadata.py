@@ -61,8 +61,9 @@ def library_keys(monkeypatch, device, fallback, training, dtype):
     key_of = fusion.dynamo.library_key
 
     def recorded(programs, options):
-        keys.add(key_of(programs, options))
-        return key_of(programs, options)
+        key = key_of(programs, options)
+        keys.add(key)
+        return key
 
     monkeypatch.setattr(fusion.dynamo, "library_key", recorded)
     torch._dynamo.reset()
