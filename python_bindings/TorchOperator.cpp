@@ -244,18 +244,41 @@ void checkStateApart(const Entry &entry,
   }
 }
 
+/// `inputs`, each that a GPU entry point reads at an address that is not
+/// 16-byte aligned (its kernels' vector loads) replaced by an aligned copy:
+/// the graphs copy the rows of a weight that would start there, but
+/// inductor removes such a copy as a no-op. A state tensor written in place
+/// cannot be copied (callEntry refuses it).
+std::vector<at::Tensor> alignedInputs(const Entry &entry,
+                                      const std::vector<at::Tensor> &inputs,
+                                      bool inPlace) {
+  std::vector<at::Tensor> aligned(inputs);
+  if (!entry.gpu)
+    return aligned;
+  for (size_t index = 0; index < aligned.size(); ++index) {
+    bool writtenInPlace =
+        inPlace && std::find(entry.stateInputs.begin(), entry.stateInputs.end(), index) !=
+                          entry.stateInputs.end();
+    if (!writtenInPlace &&
+        reinterpret_cast<uintptr_t>(aligned[index].const_data_ptr()) % 16 != 0)
+      aligned[index] = aligned[index].clone();
+  }
+  return aligned;
+}
+
 /// Checks `inputs` and calls the entry point, with the outputs that
 /// update an input written into it if `inPlace`; returns the other
 /// outputs (all of them if not `inPlace`).
 std::vector<at::Tensor> runChecked(const Entry &entry,
-                                   const std::vector<at::Tensor> &inputs,
+                                   const std::vector<at::Tensor> &given,
                                    bool inPlace) {
-  TORCH_CHECK(!inputs.empty(), entry.name, ": no input gives the device");
-  c10::Device device = inputs[0].device();
+  TORCH_CHECK(!given.empty(), entry.name, ": no input gives the device");
+  c10::Device device = given[0].device();
   TORCH_CHECK(device.is_cuda() == entry.gpu, entry.name, ": ", entry.library,
               " runs on ", entry.gpu ? "cuda" : "cpu", " tensors, got ",
               device);
-  int64_t batch = checkInputs(entry, inputs, device);
+  int64_t batch = checkInputs(entry, given, device);
+  std::vector<at::Tensor> inputs = alignedInputs(entry, given, inPlace);
   if (inPlace)
     checkStateApart(entry, inputs);
   std::vector<at::Tensor> outputs =

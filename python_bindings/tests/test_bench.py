@@ -208,3 +208,26 @@ def test_each_case_logs_its_times(capsys):
     assert capsys.readouterr().out == (
         "timed gpt2 fp32: fusion (default) 43.571 43.810; "
         "eager 74.480 74.550 ms\n")
+
+
+def test_step_profile_splits_kernels_by_kind_and_finds_gaps(capsys):
+    """profile_step.py's table from kernels (name, start us, duration us):
+    fusion's kernels are told from cuBLAS's (both have "gemm" in their
+    names), overlapping kernels count once in the busy time, and the gaps
+    between them are the idle time."""
+    profile_step = importlib.import_module("profile_step")
+    assert profile_step.kind_of("fused_0_gemm_rows_le_128") == "fusion"
+    assert profile_step.kind_of("fused_1_rows") == "fusion"
+    assert profile_step.kind_of(
+        "nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NTN") == "cuBLAS GEMM"
+    assert profile_step.kind_of("triton_poi_fused_add_mul_4") == \
+        "inductor (Triton)"
+    assert profile_step.kind_of(
+        "cudnn_generated_fort_native_sdpa_sm90_flash_bprop") == "attention"
+    kernels = [("fused_0_gemm", 0, 100), ("triton_poi_fused_1", 50, 100),
+               ("nvjet_sm90_tst", 200, 100)]
+    profile_step.summarize("case", kernels, steps=1)
+    out = capsys.readouterr().out
+    assert "span 0.300, GPU busy 0.250, idle 0.050 of which 0.050 in 1 " \
+        "gaps over 20 us" in out
+    assert "| fusion | 0.100 |" in out and "| cuBLAS GEMM | 0.100 |" in out

@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Where a transformer-zoo training step's time goes (issue 67's misses):
+the step of transformers-train (forward, the mean of the last hidden
+state, backward, AdamW) under torch.profiler, its GPU time split by kernel
+kind and its idle time (the GPU waiting for the host).
+
+  profile_step.py prepare CACHE [--cases C;...]
+      (build machine) compiles the cases' libraries into CACHE from a
+      model on the meta device, as tests/gpu/prepare.py does.
+  profile_step.py run [--cases C;...] [--steps N] [--trace DIR]
+      (GPU machine, FUSION_CACHE_DIR set) profiles N steps of each case
+      after warm-up and prints one table a case: per step the span, the
+      GPU's busy and idle time, the idle gaps over 20 us, the kernel time
+      by kind, and the longest kernels; with --by-shape, each GEMM op's
+      (PyTorch's, fusion::run's) device time by its input shapes.
+
+A case is MODEL:PRECISION:BACKEND[:FUSE_BACKWARD], e.g. gpt2:bf16:fusion,
+gpt2:fp32:fusion:on, llama:bf16:inductor, gpt2:bf16:eager.
+"""
+import argparse
+import collections
+import pathlib
+import re
+import sys
+
+HERE = pathlib.Path(__file__).resolve()
+sys.path.insert(0, str(HERE.parents[2] / "python_bindings" / "tests"))
+
+import torch  # noqa: E402
+
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+DEFAULT_CASES = ("gpt2:bf16:fusion;gpt2:bf16:inductor;llama:bf16:fusion;"
+                 "llama:bf16:inductor;gpt2:fp32:fusion;gpt2:fp32:eager")
+# Kernel kinds by name, first match wins.
+KINDS = [("fusion", r"^fused_\d+|^\w+_\d+_(gemm|rows|elementwise|epilogue|"
+                    r"batch_norm|moments)"),
+         ("attention", r"flash|fmha|attention|_efficient_attention"),
+         ("cuBLAS GEMM", r"nvjet|sm90_xmma|cutlass|gemm|sgemm|cublas"),
+         ("inductor (Triton)", r"^triton_"),
+         ("optimizer", r"multi_tensor_apply|adam"),
+         ("copies and fills", r"[Cc]opy|fill|memset|Memcpy|Memset|cat"),
+         ("other ATen", r".")]
+TOP_KERNELS = 25
+
+
+def parse_case(text):
+    parts = text.split(":")
+    model, precision, backend = parts[:3]
+    fuse_backward = parts[3] if len(parts) > 3 else None
+    return model, precision, backend, fuse_backward
+
+
+def options_of(backend, fuse_backward, target=None):
+    if backend != "fusion":
+        return None
+    options = {}
+    if fuse_backward:
+        options["fuse_backward"] = fuse_backward
+    if target:
+        options.update(target=target, compile_only=True)
+    return options
+
+
+def make_step(case, device):
+    import fusion.dynamo  # noqa: F401 (registers the backend)
+    import transformer_zoo
+    name, precision, backend, fuse_backward = parse_case(case)
+    model, inputs = transformer_zoo.make(name, "bench")
+    dtype = DTYPES[precision]
+    model = model.train().to(device=device, dtype=dtype)
+    inputs = {k: v.to(device=device, dtype=dtype) if v.is_floating_point()
+              else v.to(device) for k, v in inputs.items()}
+    torch._dynamo.reset()
+    options = options_of(backend, fuse_backward,
+                         "sm_90" if device == "meta" else None)
+    forward = model if backend == "eager" else torch.compile(
+        model, backend=backend, options=options)
+    if device == "meta":
+        def step():
+            forward(**inputs).last_hidden_state.float().mean().backward()
+        return step
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        forward(**inputs).last_hidden_state.float().mean().backward()
+        optimizer.step()
+    return step
+
+
+def prepare(args):
+    import os
+    os.environ["FUSION_CACHE_DIR"] = args.cache
+    for case in args.cases.split(";"):
+        if parse_case(case)[2] != "fusion":
+            continue
+        print(f"compiling {case}", flush=True)
+        make_step(case, "meta")()
+
+
+def kind_of(name):
+    for kind, pattern in KINDS:
+        if re.search(pattern, name):
+            return kind
+    return "other ATen"
+
+
+def busy_intervals(events):
+    """The union of [start, end) intervals, sorted."""
+    merged = []
+    for start, end in sorted(events):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return merged
+
+
+def summarize(case, kernels, steps):
+    """One case's table from its kernels [(name, start_us, dur_us)]."""
+    intervals = busy_intervals((s, s + d) for _, s, d in kernels)
+    span = intervals[-1][1] - intervals[0][0]
+    busy = sum(e - s for s, e in intervals)
+    gaps = [b[0] - a[1] for a, b in zip(intervals, intervals[1:])]
+    long_gaps = [g for g in gaps if g > 20]
+    by_kind = collections.Counter()
+    by_name = collections.Counter()
+    count = collections.Counter()
+    for name, _, duration in kernels:
+        by_kind[kind_of(name)] += duration
+        by_name[name] += duration
+        count[name] += 1
+    print(f"\n### {case} (per step, {steps} steps, ms)\n")
+    print(f"span {span / 1e3 / steps:.3f}, GPU busy {busy / 1e3 / steps:.3f},"
+          f" idle {(span - busy) / 1e3 / steps:.3f} of which "
+          f"{sum(long_gaps) / 1e3 / steps:.3f} in "
+          f"{len(long_gaps) / steps:.0f} gaps over 20 us; "
+          f"{len(kernels) / steps:.0f} kernels\n")
+    print("| kind | ms | share of busy |\n|---|---|---|")
+    for kind, total in by_kind.most_common():
+        print(f"| {kind} | {total / 1e3 / steps:.3f} | "
+              f"{total / max(busy, 1e-9):.1%} |")
+    print("\n| kernel | calls | ms |\n|---|---|---|")
+    for name, total in by_name.most_common(TOP_KERNELS):
+        print(f"| {name[:90]} | {count[name] / steps:.0f} | "
+              f"{total / 1e3 / steps:.3f} |")
+    if long_gaps:
+        print("\nlongest gaps (us): " +
+              ", ".join(f"{g:.0f}" for g in sorted(long_gaps)[-8:]))
+
+
+
+# The ops whose device time by_shape lists: the GEMMs (PyTorch's, and
+# fusion's library calls with what they fused).
+GEMM_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "fusion::run",
+            "fusion::run_updating")
+
+
+def by_shape(case, step, steps):
+    """The device time of each GEMM op by its input shapes (one table),
+    from a second profile with the host's ops (which slows the host, not
+    the kernels)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                 record_shapes=True) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+    rows = [e for e in prof.key_averages(group_by_input_shape=True)
+            if e.key in GEMM_OPS]
+    rows.sort(key=lambda e: -e.device_time_total)
+    print(f"\n#### {case}: GEMM ops by input shapes (per step)\n")
+    print("| op | input shapes | calls | device ms | us a call |\n"
+          "|---|---|---|---|---|")
+    for e in rows:
+        shapes = [tuple(s) for s in e.input_shapes if s]
+        print(f"| {e.key} | {str(shapes)[:80]} | {e.count / steps:.0f} | "
+              f"{e.device_time_total / 1e3 / steps:.3f} | "
+              f"{e.device_time_total / max(e.count, 1):.1f} |")
+
+
+def run(args):
+    from torch.profiler import ProfilerActivity, profile
+    for case in args.cases.split(";"):
+        try:
+            step = make_step(case, "cuda")
+            for _ in range(3):
+                step()
+            torch.cuda.synchronize()
+            start, end = (torch.cuda.Event(enable_timing=True)
+                          for _ in range(2))
+            start.record()
+            for _ in range(5):
+                step()
+            end.record()
+            torch.cuda.synchronize()
+            print(f"\n{case}: {start.elapsed_time(end) / 5:.3f} ms a step "
+                  f"(5 back to back, no profiler)")
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(args.steps):
+                    step()
+                torch.cuda.synchronize()
+            if args.by_shape:
+                by_shape(case, step, args.steps)
+            if args.trace:
+                path = pathlib.Path(args.trace)
+                path.mkdir(parents=True, exist_ok=True)
+                prof.export_chrome_trace(str(
+                    path / (case.replace(":", "_") + ".json")))
+            kernels = [(e.name, e.time_range.start, e.time_range.elapsed_us())
+                       for e in prof.events()
+                       if e.device_type == torch.autograd.DeviceType.CUDA]
+            summarize(case, kernels, args.steps)
+        except Exception as error:  # noqa: BLE001 (reported, go on)
+            print(f"\n### {case}: failed: {type(error).__name__}: "
+                  f"{str(error)[:400]}")
+        torch._dynamo.reset()
+        torch.cuda.empty_cache()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("cache")
+    p.add_argument("--cases", default=DEFAULT_CASES)
+    r = sub.add_parser("run")
+    r.add_argument("--cases", default=DEFAULT_CASES)
+    r.add_argument("--steps", type=int, default=3)
+    r.add_argument("--trace")
+    r.add_argument("--by-shape", action="store_true",
+                   help="also each GEMM op's device time by input shapes")
+    args = parser.parse_args()
+    (prepare if args.command == "prepare" else run)(args)
+
+
+if __name__ == "__main__":
+    main()
