@@ -244,26 +244,33 @@ void checkStateApart(const Entry &entry,
   }
 }
 
-/// `inputs`, each that a GPU entry point reads at an address that is not
-/// 16-byte aligned (its kernels' vector loads) replaced by an aligned copy:
-/// the graphs copy the rows of a weight that would start there, but
-/// inductor removes such a copy as a no-op. A state tensor written in place
-/// cannot be copied (callEntry refuses it).
-std::vector<at::Tensor> alignedInputs(const Entry &entry,
-                                      const std::vector<at::Tensor> &inputs,
-                                      bool inPlace) {
-  std::vector<at::Tensor> aligned(inputs);
-  if (!entry.gpu)
-    return aligned;
-  for (size_t index = 0; index < aligned.size(); ++index) {
-    bool writtenInPlace =
-        inPlace && std::find(entry.stateInputs.begin(), entry.stateInputs.end(), index) !=
-                          entry.stateInputs.end();
-    if (!writtenInPlace &&
-        reinterpret_cast<uintptr_t>(aligned[index].const_data_ptr()) % 16 != 0)
-      aligned[index] = aligned[index].clone();
+/// Whether a GPU entry point reads input `index` of `inputs` at an address
+/// that is not 16-byte aligned (its kernels' vector loads) and may read it
+/// from a copy instead: not a state tensor written in place (callEntry
+/// refuses that one).
+bool readFromCopy(const Entry &entry, const std::vector<at::Tensor> &inputs,
+                  size_t index, bool inPlace) {
+  bool writtenInPlace =
+      inPlace && std::find(entry.stateInputs.begin(), entry.stateInputs.end(),
+                           index) != entry.stateInputs.end();
+  return entry.gpu && !writtenInPlace &&
+         reinterpret_cast<uintptr_t>(inputs[index].const_data_ptr()) % 16 != 0;
+}
+
+/// `inputs`, or, where some are read from a copy (readFromCopy), `copies`
+/// filled with them and those copies: the graphs copy the rows of a weight
+/// that would start unaligned, but inductor removes such a copy as a no-op.
+const std::vector<at::Tensor> &
+alignedInputs(const Entry &entry, const std::vector<at::Tensor> &inputs,
+              bool inPlace, std::vector<at::Tensor> &copies) {
+  for (size_t index = 0; index < inputs.size(); ++index) {
+    if (!readFromCopy(entry, inputs, index, inPlace))
+      continue;
+    if (copies.empty())
+      copies = inputs;
+    copies[index] = inputs[index].clone();
   }
-  return aligned;
+  return copies.empty() ? inputs : copies;
 }
 
 /// Checks `inputs` and calls the entry point, with the outputs that
@@ -278,7 +285,9 @@ std::vector<at::Tensor> runChecked(const Entry &entry,
               " runs on ", entry.gpu ? "cuda" : "cpu", " tensors, got ",
               device);
   int64_t batch = checkInputs(entry, given, device);
-  std::vector<at::Tensor> inputs = alignedInputs(entry, given, inPlace);
+  std::vector<at::Tensor> copies;
+  const std::vector<at::Tensor> &inputs =
+      alignedInputs(entry, given, inPlace, copies);
   if (inPlace)
     checkStateApart(entry, inputs);
   std::vector<at::Tensor> outputs =

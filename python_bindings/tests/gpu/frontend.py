@@ -88,10 +88,14 @@ def prepare():
             with torch.no_grad():
                 torch.compile(model, backend="fusion", options=options(
                     precision, compile_only=True))(x)
-                if name.startswith("MLP"):
+                # MLP: also with inductor compiling the rest; the in-place
+                # case: as its graph module (test_call_path's fallback).
+                other = "inductor" if name.startswith("MLP") else \
+                    "eager" if name == in_place_case[0] else None
+                if other:
                     torch._dynamo.reset()
                     torch.compile(model, backend="fusion", options=options(
-                        precision, compile_only=True, fallback="inductor"))(x)
+                        precision, compile_only=True, fallback=other))(x)
             if aot:
                 fusion.compile(model, (x,), target=TARGET,
                                precision=precision or None)
