@@ -31,15 +31,14 @@ import torch  # noqa: E402
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 DEFAULT_CASES = ("gpt2:bf16:fusion;gpt2:bf16:inductor;llama:bf16:fusion;"
                  "llama:bf16:inductor;gpt2:fp32:fusion;gpt2:fp32:eager")
-# Kernel kinds by name, first match wins.
+# Kernel kinds by name, first match wins; "other ATen" where none does.
 KINDS = [("fusion", r"^fused_\d+|^\w+_\d+_(gemm|rows|elementwise|epilogue|"
                     r"batch_norm|moments)"),
          ("attention", r"flash|fmha|attention|_efficient_attention"),
          ("cuBLAS GEMM", r"nvjet|sm90_xmma|cutlass|gemm|sgemm|cublas"),
          ("inductor (Triton)", r"^triton_"),
          ("optimizer", r"multi_tensor_apply|adam"),
-         ("copies and fills", r"[Cc]opy|fill|memset|Memcpy|Memset|cat"),
-         ("other ATen", r".")]
+         ("copies and fills", r"[Cc]opy|fill|memset|Memcpy|Memset|cat")]
 TOP_KERNELS = 25
 
 
@@ -147,7 +146,6 @@ def summarize(case, kernels, steps):
     if long_gaps:
         print("\nlongest gaps (us): " +
               ", ".join(f"{g:.0f}" for g in sorted(long_gaps)[-8:]))
-
 
 
 # The ops whose device time by_shape lists: the GEMMs (PyTorch's, and
