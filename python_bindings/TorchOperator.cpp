@@ -21,6 +21,7 @@
 
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/record_function.h>
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -294,6 +295,10 @@ std::vector<at::Tensor> runChecked(const Entry &entry,
       allocateOutputs(entry, batch, device, inputs, inPlace);
   if (batch == 0)
     return outputs;
+  // A profiler's scope of the call with its tensors' shapes, which it
+  // records of no tensor list (the operator's); built only when profiling.
+  RECORD_FUNCTION("fusion::call", std::vector<c10::IValue>(inputs.begin(),
+                                                          inputs.end()));
   std::vector<void *> buffers;
   buffers.reserve(inputs.size() + entry.outputs.size());
   for (const at::Tensor &tensor : inputs)

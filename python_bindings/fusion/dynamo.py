@@ -47,7 +47,10 @@ fusion computes faster than PyTorch even alone, f32 in fp32 precision;
 of one input that nothing fuses after, attention's q, k and v
 projections, become one GEMM of their concatenated weights, a
 fusion.concat the GEMM reads in place; "auto" where that beats separate
-GEMMs, see _may_group).
+GEMMs, see _may_group) and "k_major_copies" ("auto", the default, "on" or
+"off": whether a 3xTF32 GEMM reads an [in, out] operand from a K-major
+copy made in the graph, "auto" where x has at least 1024 static rows, see
+_copy_k_major).
 
 Where the options name no "precision" (or ""), the GEMM precision of f32
 chains follows PyTorch's float32 matmul setting for GPU targets, as
@@ -804,19 +807,58 @@ def _merge_identical_views(graph):
             seen[key] = node
 
 
-# The values of the backend options "group_gemms" (see _may_group) and
-# "fuse_backward" (_backward_compiler), the first the default.
+# The values of the backend options "group_gemms" (see _may_group),
+# "fuse_backward" (_backward_compiler) and "k_major_copies"
+# (_copy_k_major), the first the default.
 GROUP_GEMMS = ("auto", "on", "off")
 FUSE_BACKWARD = ("auto", "on", "off")
+K_MAJOR_COPIES = ("auto", "on", "off")
 # The options of the backend that fusion.compile does not take (those
 # that the compile option table lists aside).
 _BACKEND_OPTIONS = ("fallback", "compile_only", "group_gemms",
-                    "fuse_backward")
+                    "fuse_backward", "k_major_copies")
+# The rows of x from which a 3xTF32 GEMM reads an [in, out] operand from a
+# K-major copy (_copy_k_major): the tensor cores read tf32 operands K-major
+# only, and the wgmma kernel's splitters transpose such an operand's stages
+# in shared memory, which took 20-30% longer than the same GEMM reading it
+# [out, in] (docs/benchmarks.md, run 139); the copy, one pass over K x N
+# values, costs less than that from about 600 rows on.
+_K_MAJOR_COPY_MIN_ROWS = 1024
 
 
 def _option(options, name, values):
     """The backend option `name` (one of `values`, the first by default)."""
     return options.get(name) or values[0]
+
+
+def _copy_k_major(graph, options):
+    """Makes each GEMM that fusion computes with 3xTF32 (_runs_faster_alone)
+    read its [in, out] operand w (GPT-2's Conv1D weight; a data gradient's
+    weight, a weight gradient's dZ) from a K-major copy made in the graph,
+    `t(clone(t(w)))`, which linear_operands reads [out, in]: by the backend
+    option "k_major_copies", "auto" (the default) where x's rows are static
+    and at least _K_MAJOR_COPY_MIN_ROWS, "on" wherever, "off" never (the
+    kernel transposes w's stages itself)."""
+    mode = _option(options, "k_major_copies", K_MAJOR_COPIES)
+    if mode == "off":
+        return
+    for gemm in list(graph.nodes):
+        if importer.op_name(gemm) not in ("aten.addmm.default",
+                                          "aten.mm.default") or \
+                not _runs_faster_alone(gemm, options):
+            continue
+        _, operand, _, layout = importer.linear_operands(gemm)
+        rows = importer.int_size(importer.tensor_meta(gemm).shape[0])
+        if layout != "in_out" or (mode == "auto" and (
+                rows is None or rows < _K_MAJOR_COPY_MIN_ROWS)):
+            continue
+        transposed = _append(graph, gemm.prev, torch.ops.aten.permute.default,
+                             operand, [1, 0])
+        copy = _append(graph, transposed, torch.ops.aten.clone.default,
+                       transposed, memory_format=torch.contiguous_format)
+        read = _append(graph, copy, torch.ops.aten.permute.default, copy,
+                       [1, 0])
+        gemm.replace_input_with(operand, read)
 
 
 def _group_mode(options):
@@ -1143,6 +1185,7 @@ def fuse_graph(gm, options=None, compile_only=False, graph_index=0,
     graph = gm.graph
     graph_rewrites.rewrite_einsum_gemms(gm)
     _merge_identical_views(graph)
+    _copy_k_major(graph, options)
     numbers = _numbers(gm)
     reports = []
     owners = {}  # node -> the GEMM whose fused partition took it
@@ -1645,7 +1688,8 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
             f"unknown fusion backend options {sorted(unknown)} (known: "
             f"{', '.join(PACKAGE_OPTIONS + _BACKEND_OPTIONS)})")
     for name, values in (("group_gemms", GROUP_GEMMS),
-                         ("fuse_backward", FUSE_BACKWARD)):
+                         ("fuse_backward", FUSE_BACKWARD),
+                         ("k_major_copies", K_MAJOR_COPIES)):
         if _option(options, name, values) not in values:
             raise UnsupportedOperationError(
                 f"fusion backend option {name}={options[name]!r}: "

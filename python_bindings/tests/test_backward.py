@@ -232,6 +232,90 @@ def test_weight_gradients_fused_for_gpu_targets(model, shape):
     assert len(gemms) == 2 * parameters, fusion.dynamo.last_fused_backward
 
 
+def k_major_graph(rows, dtype=torch.float32):
+    """mm(x, w) of placeholders x [rows, 16] and w [16, 32] (an [in, out]
+    operand) in a graph: the graph and the mm."""
+    graph = torch.fx.Graph()
+    x, w = graph.placeholder("x"), graph.placeholder("w")
+    x.meta["val"] = torch.empty(rows, 16, dtype=dtype)
+    w.meta["val"] = torch.empty(16, 32, dtype=dtype)
+    mm = graph.call_function(torch.ops.aten.mm.default, (x, w))
+    mm.meta["val"] = torch.empty(rows, 32, dtype=dtype)
+    graph.output(mm)
+    return graph, mm
+
+
+@pytest.mark.parametrize("rows,options,copied", [
+    (1024, {}, True),
+    (1023, {}, False),
+    (8, {"k_major_copies": "on"}, True),
+    (1024, {"k_major_copies": "off"}, False),
+    (1024, {"precision": "tf32"}, False),
+    (1024, {"target": "cpu"}, False),
+])
+def test_3xtf32_gemm_reads_in_out_operand_from_k_major_copy(rows, options,
+                                                            copied):
+    """A 3xTF32 GEMM (f32, fp32 precision, a GPU target) reads its [in,
+    out] operand from a K-major copy made in the graph, which
+    linear_operands reads [out, in]: by default where x has at least 1024
+    static rows; "on" wherever, "off" never; not for other precisions or
+    the CPU."""
+    graph, mm = k_major_graph(rows)
+    w = mm.args[1]
+    fusion.dynamo._copy_k_major(graph, {"target": "sm_90", **options})
+    graph.lint()
+    _, operand, _, layout = fusion.importer.linear_operands(mm)
+    if copied:
+        copy = operand.args[0]  # operand: the copy's transpose
+        assert layout == "out_in"
+        assert fusion.importer.op_name(copy) == "aten.clone.default"
+        assert copy.args[0].args[0] is w
+        assert copy.meta["val"].shape == (32, 16)
+        assert copy.meta["val"].is_contiguous()
+    else:
+        assert layout == "in_out" and operand is w
+
+
+def test_bf16_gemm_reads_in_out_operand_in_place():
+    # wgmma reads 16-bit operands N-major itself.
+    graph, mm = k_major_graph(4096, torch.bfloat16)
+    fusion.dynamo._copy_k_major(graph, {"target": "sm_90"})
+    assert fusion.importer.linear_operands(mm)[3] == "in_out"
+
+
+def test_bad_k_major_copies_refused():
+    compiled = torch.compile(ThreeLayers("relu"), backend="fusion", options={
+        "target": "cpu", "k_major_copies": "always"})
+    with pytest.raises(Exception, match="k_major_copies='always': auto, "
+                                        "on, off"):
+        compiled(torch.randn(4, 40))
+
+
+@pytest.mark.parametrize("mode", ["on", "off"])
+def test_k_major_copies_in_a_training_step(monkeypatch, mode):
+    """The step of a Conv1D layer for sm_90 (compiled without running):
+    with "on" every GEMM's library reads its weight [out, in] (the forward's
+    Conv1D weight, the first layer's data gradient's weight and both
+    weight gradients' second operands copied K-major); with "off" those
+    four read it [in, out]."""
+    layouts = []
+    original = fusion.dynamo.library_key
+
+    def recorded(programs, options):
+        layouts.extend(op.get("weight_layout", "out_in")
+                       for program in programs.values()
+                       for op in program.data["ops"] if op["op"] == "linear")
+        return original(programs, options)
+
+    monkeypatch.setattr(fusion.dynamo, "library_key", recorded)
+    x = torch.randn(2, 6, 40, requires_grad=True)
+    torch.compile(SequenceLayers(), backend="fusion", options={
+        "target": "sm_90", "compile_only": True, "k_major_copies": mode})(
+        x).sum().backward()
+    assert len(layouts) == 6, layouts
+    assert layouts.count("in_out") == (0 if mode == "on" else 4), layouts
+
+
 def mm_graph(second, second_meta, transposed=False):
     """mm(a, b) of placeholder a [8, 16] and b [16, 32]: placeholder p of
     meta `second_meta` (`transposed`: b is its transpose), or p * 2

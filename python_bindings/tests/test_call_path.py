@@ -339,6 +339,20 @@ def test_operator_runs_any_batch(entry):
         assert torch.isfinite(outputs[0]).all()
 
 
+def test_profiler_sees_each_call_with_its_shapes(entry):
+    # profile_step.py's --by-shape groups fusion's calls by these shapes.
+    from torch.profiler import ProfilerActivity, profile
+    key, signature = entry
+    inputs = good_inputs(signature, 7)
+    with profile(activities=[ProfilerActivity.CPU],
+                 record_shapes=True) as prof:
+        torch.ops.fusion.run(key, inputs)
+        torch.ops.fusion.run(key, inputs)
+    calls = [e for e in prof.events() if e.name == "fusion::call"]
+    assert [e.input_shapes for e in calls] == [
+        [list(t.shape) for t in inputs]] * 2
+
+
 def replaced(inputs, index, tensor):
     return inputs[:index] + [tensor] + inputs[index + 1:]
 

@@ -14,8 +14,9 @@ kind and its idle time (the GPU waiting for the host).
       by kind, and the longest kernels; with --by-shape, each GEMM op's
       (PyTorch's, fusion::run's) device time by its input shapes.
 
-A case is MODEL:PRECISION:BACKEND[:FUSE_BACKWARD], e.g. gpt2:bf16:fusion,
-gpt2:fp32:fusion:on, llama:bf16:inductor, gpt2:bf16:eager.
+A case is MODEL:PRECISION:BACKEND[:FUSE_BACKWARD][:OPTION=VALUE...], e.g.
+gpt2:bf16:fusion, gpt2:fp32:fusion:on, gpt2:fp32:fusion:k_major_copies=off,
+llama:bf16:inductor, gpt2:bf16:eager.
 """
 import argparse
 import collections
@@ -43,18 +44,19 @@ TOP_KERNELS = 25
 
 
 def parse_case(text):
+    """(model, precision, backend, backend options): the fourth part and
+    those after it are NAME=VALUE options, or a fuse_backward value."""
     parts = text.split(":")
     model, precision, backend = parts[:3]
-    fuse_backward = parts[3] if len(parts) > 3 else None
-    return model, precision, backend, fuse_backward
+    options = dict(part.split("=", 1) if "=" in part
+                   else ("fuse_backward", part) for part in parts[3:])
+    return model, precision, backend, options
 
 
-def options_of(backend, fuse_backward, target=None):
+def options_of(backend, case_options, target=None):
     if backend != "fusion":
         return None
-    options = {}
-    if fuse_backward:
-        options["fuse_backward"] = fuse_backward
+    options = dict(case_options)
     if target:
         options.update(target=target, compile_only=True)
     return options
@@ -63,14 +65,14 @@ def options_of(backend, fuse_backward, target=None):
 def make_step(case, device):
     import fusion.dynamo  # noqa: F401 (registers the backend)
     import transformer_zoo
-    name, precision, backend, fuse_backward = parse_case(case)
+    name, precision, backend, case_options = parse_case(case)
     model, inputs = transformer_zoo.make(name, "bench")
     dtype = DTYPES[precision]
     model = model.train().to(device=device, dtype=dtype)
     inputs = {k: v.to(device=device, dtype=dtype) if v.is_floating_point()
               else v.to(device) for k, v in inputs.items()}
     torch._dynamo.reset()
-    options = options_of(backend, fuse_backward,
+    options = options_of(backend, case_options,
                          "sm_90" if device == "meta" else None)
     forward = model if backend == "eager" else torch.compile(
         model, backend=backend, options=options)
@@ -149,9 +151,9 @@ def summarize(case, kernels, steps):
 
 
 # The ops whose device time by_shape lists: the GEMMs (PyTorch's, and
-# fusion's library calls with what they fused).
-GEMM_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "fusion::run",
-            "fusion::run_updating")
+# fusion's library calls with what they fused: the operator's scope of the
+# call, fusion::call, which records the tensors' shapes).
+GEMM_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "fusion::call")
 
 
 def by_shape(case, step, steps):

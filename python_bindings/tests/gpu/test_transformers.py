@@ -43,9 +43,26 @@ def model_of(name, precision, training, device):
     return model, inputs
 
 
+# The fp32 training steps with every [in, out] operand of a 3xTF32 GEMM
+# read from a K-major copy (the default copies from 1024 rows of x on,
+# more than the small size has): GPT-2's Conv1D weights and every weight
+# gradient's dZ; Llama's data gradients' weights.
+K_MAJOR_CASES = ["gpt2", "llama"]
+K_MAJOR_OPTIONS = {"k_major_copies": "on"}
+
+
 @pytest.mark.parametrize("name,precision,training", CASES)
 def test_transformer(library_cache, within, sm90, name, precision,
                      training):
+    check_transformer(within, name, precision, training)
+
+
+@pytest.mark.parametrize("name", K_MAJOR_CASES)
+def test_transformer_k_major_copies(library_cache, within, sm90, name):
+    check_transformer(within, name, "fp32", True, K_MAJOR_OPTIONS)
+
+
+def check_transformer(within, name, precision, training, options=None):
     precision_setup("fp32")
     model, inputs = model_of(name, precision, training, "cuda")
     reference = copy.deepcopy(model).double()
@@ -55,7 +72,8 @@ def test_transformer(library_cache, within, sm90, name, precision,
     torch._dynamo.reset()
     with torch.set_grad_enabled(training), warnings.catch_warnings():
         warnings.simplefilter("error", fusion.FusionBackendWarning)
-        out = torch.compile(compiled, backend="fusion")(**inputs)
+        out = torch.compile(compiled, backend="fusion",
+                            options=options)(**inputs)
         eager = model(**inputs)
         expected = reference(**reference_inputs)
         if training:
@@ -85,17 +103,23 @@ def gradients(model, out):
 
 def prepare():
     """The cases' libraries, compiled for sm_90 from CPU tensors."""
-    for name, precision, training in CASES:
-        def compile_one(name=name, precision=precision, training=training):
+    cases = [(case, {}) for case in CASES] + \
+        [((name, "fp32", True), K_MAJOR_OPTIONS) for name in K_MAJOR_CASES]
+    for (name, precision, training), options in cases:
+        def compile_one(name=name, precision=precision, training=training,
+                        options=options):
             model, inputs = model_of(name, precision, training, "cpu")
             torch._dynamo.reset()
             with torch.set_grad_enabled(training):
                 out = torch.compile(model, backend="fusion", options={
-                    "target": TARGET, "compile_only": True})(**inputs)
+                    "target": TARGET, "compile_only": True,
+                    **options})(**inputs)
                 if training:  # The backward graph's libraries too.
                     out.last_hidden_state.float().mean().backward()
         yield (f"transformers {name} {precision} "
-               f"{'train' if training else 'eval'}", compile_one)
+               f"{'train' if training else 'eval'}"
+               + "".join(f" {k}={v}" for k, v in options.items()),
+               compile_one)
 
 
 def prepare_bench(size="bench", precisions=tuple(DTYPES), training=True):
