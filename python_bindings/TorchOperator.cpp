@@ -21,8 +21,8 @@
 
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
-#include <ATen/record_function.h>
 #include <ATen/ops/empty.h>
+#include <ATen/record_function.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
@@ -297,8 +297,8 @@ std::vector<at::Tensor> runChecked(const Entry &entry,
     return outputs;
   // A profiler's scope of the call with its tensors' shapes, which it
   // records of no tensor list (the operator's); built only when profiling.
-  RECORD_FUNCTION("fusion::call", std::vector<c10::IValue>(inputs.begin(),
-                                                          inputs.end()));
+  RECORD_FUNCTION("fusion::call",
+                  std::vector<c10::IValue>(inputs.begin(), inputs.end()));
   std::vector<void *> buffers;
   buffers.reserve(inputs.size() + entry.outputs.size());
   for (const at::Tensor &tensor : inputs)
