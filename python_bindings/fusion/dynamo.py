@@ -838,10 +838,12 @@ def _copy_k_major(graph, options):
     `t(clone(t(w)))`, which linear_operands reads [out, in]: by the backend
     option "k_major_copies", "auto" (the default) where x's rows are static
     and at least _K_MAJOR_COPY_MIN_ROWS, "on" wherever, "off" never (the
-    kernel transposes w's stages itself)."""
+    kernel transposes w's stages itself). GEMMs that read one w (a shared
+    weight) read one copy."""
     mode = _option(options, "k_major_copies", K_MAJOR_COPIES)
     if mode == "off":
         return
+    copies = {}  # w -> its copy's transpose
     for gemm in list(graph.nodes):
         if importer.op_name(gemm) not in ("aten.addmm.default",
                                           "aten.mm.default") or \
@@ -852,13 +854,16 @@ def _copy_k_major(graph, options):
         if layout != "in_out" or (mode == "auto" and (
                 rows is None or rows < _K_MAJOR_COPY_MIN_ROWS)):
             continue
-        transposed = _append(graph, gemm.prev, torch.ops.aten.permute.default,
-                             operand, [1, 0])
-        copy = _append(graph, transposed, torch.ops.aten.clone.default,
-                       transposed, memory_format=torch.contiguous_format)
-        read = _append(graph, copy, torch.ops.aten.permute.default, copy,
-                       [1, 0])
-        gemm.replace_input_with(operand, read)
+        if operand not in copies:
+            transposed = _append(graph, gemm.prev,
+                                 torch.ops.aten.permute.default, operand,
+                                 [1, 0])
+            copy = _append(graph, transposed, torch.ops.aten.clone.default,
+                           transposed, memory_format=torch.contiguous_format)
+            copies[operand] = _append(graph, copy,
+                                      torch.ops.aten.permute.default, copy,
+                                      [1, 0])
+        gemm.replace_input_with(operand, copies[operand])
 
 
 def _group_mode(options):

@@ -32,14 +32,16 @@ STRATEGIES = ("cublas", "tiled", "wgmma")
 TARGET = "sm_90"
 
 
-def prepare(seeds, strategies, target=TARGET):
+def prepare(seeds, strategies, target=TARGET, extra=None):
     """Compiles the libraries each seed needs into the cache: torch.compile
     with compile_only (the graph runs as PyTorch on the CPU, the libraries
     are built for `target`) and fusion.compile, in both modes. Prints each
     partition fusion failed to compile (a FusionBackendWarning: on the GPU
     it would run as PyTorch) and fusion.compile's errors other than
-    refusals; returns how many there were."""
+    refusals; returns how many there were. `extra`: more backend
+    options (fusion.compile takes those it knows)."""
     import fusion
+    import fusion.dynamo
     warnings.simplefilter("always", fusion.FusionBackendWarning)
     problems = 0
 
@@ -53,7 +55,8 @@ def prepare(seeds, strategies, target=TARGET):
     for seed in seeds:
         case = model_fuzz.generate(seed)
         for strategy in strategies:
-            options = {"target": target, "strategy": strategy}
+            options = {"target": target, "strategy": strategy,
+                       **(extra or {})}
             for train in (False, True):
                 torch._dynamo.reset()
                 compiled = torch.compile(
@@ -71,7 +74,8 @@ def prepare(seeds, strategies, target=TARGET):
             try:
                 fusion.compile(case.model(),
                                (case.input(0).to(case.torch_dtype),),
-                               **options)
+                               **{k: v for k, v in options.items() if k not
+                                  in fusion.dynamo._BACKEND_OPTIONS})
             except fusion.UnsupportedOperationError:
                 pass  # A refusal: `run` reports it.
             except Exception as error:  # noqa: BLE001
@@ -82,13 +86,14 @@ def prepare(seeds, strategies, target=TARGET):
     return problems
 
 
-def run(seeds, strategies, target=TARGET, jobs=1):
+def run(seeds, strategies, target=TARGET, jobs=1, extra=None):
     """{strategy: [result of model_fuzz.check_seed]}, checked in `jobs`
     worker processes at a time (a crash is a finding)."""
     results = {}
     for strategy in strategies:
         settings = model_fuzz.Settings(target=target,
-                                       options={"strategy": strategy},
+                                       options={"strategy": strategy,
+                                                **(extra or {})},
                                        jobs=jobs)
         started = time.monotonic()
         results[strategy] = model_fuzz.fuzz(seeds, settings)
@@ -116,6 +121,9 @@ def main(argv=None):
     parser.add_argument("--json", help="write the results here (run)")
     parser.add_argument("--jobs", type=int, default=1,
                         help="worker processes at a time (run)")
+    parser.add_argument("--options", type=json.loads, default={},
+                        help="more backend options, JSON (both steps: "
+                             "their libraries differ)")
     args = parser.parse_args(argv)
     os.environ["FUSION_CACHE_DIR"] = os.path.abspath(args.cache)
     # The cache must hold every library: none is evicted while preparing.
@@ -124,8 +132,9 @@ def main(argv=None):
     seeds = model_fuzz._seeds(args.seeds)
     strategies = args.strategies.split(",")
     if args.step == "prepare":
-        return int(prepare(seeds, strategies, args.target) > 0)
-    results = run(seeds, strategies, args.target, args.jobs)
+        return int(prepare(seeds, strategies, args.target,
+                           args.options) > 0)
+    results = run(seeds, strategies, args.target, args.jobs, args.options)
     if args.json:
         with open(args.json, "w") as out:
             json.dump(results, out)

@@ -276,6 +276,19 @@ def test_3xtf32_gemm_reads_in_out_operand_from_k_major_copy(rows, options,
         assert layout == "in_out" and operand is w
 
 
+def test_gemms_of_one_in_out_operand_read_one_copy():
+    graph, mm = k_major_graph(1024)
+    x, w = mm.args
+    with graph.inserting_after(mm):
+        other = graph.call_function(torch.ops.aten.mm.default, (x, w))
+    other.meta["val"] = mm.meta["val"]
+    fusion.dynamo._copy_k_major(graph, {"target": "sm_90"})
+    graph.lint()
+    assert mm.args[1] is other.args[1] and mm.args[1] is not w
+    assert sum(fusion.importer.op_name(n) == "aten.clone.default"
+               for n in graph.nodes) == 1
+
+
 def test_bf16_gemm_reads_in_out_operand_in_place():
     # wgmma reads 16-bit operands N-major itself.
     graph, mm = k_major_graph(4096, torch.bfloat16)
