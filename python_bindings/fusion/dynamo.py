@@ -48,9 +48,9 @@ of one input that nothing fuses after, attention's q, k and v
 projections, become one GEMM of their concatenated weights, a
 fusion.concat the GEMM reads in place; "auto" where that beats separate
 GEMMs, see _may_group) and "k_major_copies" ("auto", the default, "on" or
-"off": whether a 3xTF32 GEMM reads an [in, out] operand from a K-major
-copy made in the graph, "auto" where x has at least 1024 static rows, see
-_copy_k_major).
+"off": whether GEMMs read an [in, out] operand from a K-major copy made
+in the graph, "auto" the 3xTF32 GEMMs where x has at least 1024 static
+rows, "on" every one, see _copy_k_major).
 
 Where the options name no "precision" (or ""), the GEMM precision of f32
 chains follows PyTorch's float32 matmul setting for GPU targets, as
@@ -832,27 +832,31 @@ def _option(options, name, values):
 
 
 def _copy_k_major(graph, options):
-    """Makes each GEMM that fusion computes with 3xTF32 (_runs_faster_alone)
-    read its [in, out] operand w (GPT-2's Conv1D weight; a data gradient's
-    weight, a weight gradient's dZ) from a K-major copy made in the graph,
-    `t(clone(t(w)))`, which linear_operands reads [out, in]: by the backend
-    option "k_major_copies", "auto" (the default) where x's rows are static
-    and at least _K_MAJOR_COPY_MIN_ROWS, "on" wherever, "off" never (the
-    kernel transposes w's stages itself). GEMMs that read one w (a shared
-    weight) read one copy."""
+    """Makes GEMMs read their [in, out] operand w (GPT-2's Conv1D weight; a
+    data gradient's weight, a weight gradient's dZ) from a K-major copy
+    made in the graph, `t(clone(t(w)))`, which linear_operands reads [out,
+    in]: by the backend option "k_major_copies", "auto" (the default) those
+    that fusion computes with 3xTF32 (_runs_faster_alone) where x's rows
+    are static and at least _K_MAJOR_COPY_MIN_ROWS (the kernel transposes
+    w's stages itself below), "on" every GEMM whatever its precision and
+    target (which tests the rewrite on the CPU), "off" none. GEMMs that
+    read one w (a shared weight) read one copy."""
     mode = _option(options, "k_major_copies", K_MAJOR_COPIES)
     if mode == "off":
         return
     copies = {}  # w -> its copy's transpose
     for gemm in list(graph.nodes):
         if importer.op_name(gemm) not in ("aten.addmm.default",
-                                          "aten.mm.default") or \
-                not _runs_faster_alone(gemm, options):
+                                          "aten.mm.default"):
             continue
-        _, operand, _, layout = importer.linear_operands(gemm)
+        try:
+            _, operand, _, layout = importer.linear_operands(gemm)
+        except UnsupportedOperationError:
+            continue
         rows = importer.int_size(importer.tensor_meta(gemm).shape[0])
-        if layout != "in_out" or (mode == "auto" and (
-                rows is None or rows < _K_MAJOR_COPY_MIN_ROWS)):
+        if layout != "in_out" or (mode == "auto" and not (
+                _runs_faster_alone(gemm, options) and rows is not None and
+                rows >= _K_MAJOR_COPY_MIN_ROWS)):
             continue
         if operand not in copies:
             transposed = _append(graph, gemm.prev,

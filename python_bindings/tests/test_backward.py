@@ -252,14 +252,15 @@ def k_major_graph(rows, dtype=torch.float32):
     (1024, {"k_major_copies": "off"}, False),
     (1024, {"precision": "tf32"}, False),
     (1024, {"target": "cpu"}, False),
+    (8, {"target": "cpu", "k_major_copies": "on"}, True),
 ])
 def test_3xtf32_gemm_reads_in_out_operand_from_k_major_copy(rows, options,
                                                             copied):
     """A 3xTF32 GEMM (f32, fp32 precision, a GPU target) reads its [in,
     out] operand from a K-major copy made in the graph, which
     linear_operands reads [out, in]: by default where x has at least 1024
-    static rows; "on" wherever, "off" never; not for other precisions or
-    the CPU."""
+    static rows; "on" every GEMM (the CPU's too), "off" none; "auto" not
+    for other precisions or the CPU."""
     graph, mm = k_major_graph(rows)
     w = mm.args[1]
     fusion.dynamo._copy_k_major(graph, {"target": "sm_90", **options})
@@ -296,21 +297,10 @@ def test_bf16_gemm_reads_in_out_operand_in_place():
     assert fusion.importer.linear_operands(mm)[3] == "in_out"
 
 
-def test_bad_k_major_copies_refused():
-    compiled = torch.compile(ThreeLayers("relu"), backend="fusion", options={
-        "target": "cpu", "k_major_copies": "always"})
-    with pytest.raises(Exception, match="k_major_copies='always': auto, "
-                                        "on, off"):
-        compiled(torch.randn(4, 40))
-
-
-@pytest.mark.parametrize("mode", ["on", "off"])
-def test_k_major_copies_in_a_training_step(monkeypatch, mode):
-    """The step of a Conv1D layer for sm_90 (compiled without running):
-    with "on" every GEMM's library reads its weight [out, in] (the forward's
-    Conv1D weight, the first layer's data gradient's weight and both
-    weight gradients' second operands copied K-major); with "off" those
-    four read it [in, out]."""
+@pytest.fixture
+def linear_layouts(monkeypatch):
+    """The weight layout of each linear op of the libraries compiled while
+    the test runs."""
     layouts = []
     original = fusion.dynamo.library_key
 
@@ -321,6 +311,39 @@ def test_k_major_copies_in_a_training_step(monkeypatch, mode):
         return original(programs, options)
 
     monkeypatch.setattr(fusion.dynamo, "library_key", recorded)
+    return layouts
+
+
+def test_k_major_copies_match_float64(linear_layouts):
+    """The data gradients that fuse the GELU derivative read their [in,
+    out] weight (an nn.Linear's [out, in] weight, dX = dZ @ W) from a copy
+    ("on"; the CPU's reference lowering computes them): gradients against
+    float64 on ragged batches."""
+    error = gradient_errors("gelu", {
+        "target": "cpu", "fallback": "eager", "fuse_backward": "on",
+        "k_major_copies": "on"})
+    assert error < 1e-5
+    assert sum("aten.mm.default" in members
+               for members in fusion.dynamo.last_fused_backward) == 2
+    assert linear_layouts and set(linear_layouts) == {"out_in"}
+
+
+def test_bad_k_major_copies_refused():
+    compiled = torch.compile(ThreeLayers("relu"), backend="fusion", options={
+        "target": "cpu", "k_major_copies": "always"})
+    with pytest.raises(Exception, match="k_major_copies='always': auto, "
+                                        "on, off"):
+        compiled(torch.randn(4, 40))
+
+
+@pytest.mark.parametrize("mode", ["on", "off"])
+def test_k_major_copies_in_a_training_step(linear_layouts, mode):
+    """The step of a Conv1D layer for sm_90 (compiled without running):
+    with "on" every GEMM's library reads its weight [out, in] (the forward's
+    Conv1D weight, the first layer's data gradient's weight and both
+    weight gradients' second operands copied K-major); with "off" those
+    four read it [in, out]."""
+    layouts = linear_layouts
     x = torch.randn(2, 6, 40, requires_grad=True)
     torch.compile(SequenceLayers(), backend="fusion", options={
         "target": "sm_90", "compile_only": True, "k_major_copies": mode})(
