@@ -29,6 +29,9 @@ class GemmReport:
     grouped_with: list = dataclasses.field(default_factory=list)
     # Of a backward graph (AOTAutograd's, compiled at the first backward).
     backward: bool = False
+    # Whether the GEMM reads its [in, out] operand from a K-major copy the
+    # graph makes (the backend option k_major_copies).
+    k_major_copy: bool = False
 
     def __str__(self):
         m, k, n = (str(d) for d in self.shape)
@@ -47,9 +50,11 @@ class GemmReport:
             head += f"computed alone: {self.reason}"
         else:
             head += f"not fused: {self.reason}"
-        return "\n".join([head] + [f"    stopped at {_short(op)} ({line}): "
-                                   f"{why}"
-                                   for op, line, why in self.stopped])
+        copy = ["    reads its [in, out] operand from a K-major copy "
+                "(k_major_copies)"] if self.k_major_copy else []
+        return "\n".join([head] + copy +
+                         [f"    stopped at {_short(op)} ({line}): {why}"
+                          for op, line, why in self.stopped])
 
 
 def _and(names):

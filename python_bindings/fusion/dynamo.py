@@ -769,7 +769,8 @@ def _report(gemm, graph_index, backward):
     shape = (a.shape[-2], a.shape[-1], b.shape[-1]) \
         if a is not None and b is not None else ("?", "?", "?")
     return GemmReport(graph_index, gemm.name, importer.op_name(gemm),
-                      importer.where(gemm), shape, backward=backward)
+                      importer.where(gemm), shape, backward=backward,
+                      k_major_copy=bool(gemm.meta.get(_K_MAJOR_COPY)))
 
 
 def _own(owners, call, gemm):
@@ -824,6 +825,8 @@ _BACKEND_OPTIONS = ("fallback", "compile_only", "group_gemms",
 # [out, in] (docs/benchmarks.md, run 139); the copy, one pass over K x N
 # values, costs less than that from about 600 rows on.
 _K_MAJOR_COPY_MIN_ROWS = 1024
+# The meta key of a GEMM that _copy_k_major made read a copy (its report's).
+_K_MAJOR_COPY = "fusion_k_major_copy"
 
 
 def _option(options, name, values):
@@ -868,6 +871,7 @@ def _copy_k_major(graph, options):
                                       torch.ops.aten.permute.default, copy,
                                       [1, 0])
         gemm.replace_input_with(operand, copies[operand])
+        gemm.meta[_K_MAJOR_COPY] = True
 
 
 def _group_mode(options):

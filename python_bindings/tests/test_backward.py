@@ -314,6 +314,18 @@ def linear_layouts(monkeypatch):
     return layouts
 
 
+def test_explain_names_k_major_copies():
+    census = fusion.explain(SequenceLayers(), torch.randn(2, 6, 40),
+                            options={"target": "cpu",
+                                     "k_major_copies": "on"})
+    copied = [report.name for report in census if report.k_major_copy]
+    assert copied == ["addmm_1"], str(census)
+    assert "from a K-major copy" in str(census)
+    census = fusion.explain(SequenceLayers(), torch.randn(2, 6, 40),
+                            options={"target": "cpu"})
+    assert not any(report.k_major_copy for report in census)
+
+
 def test_k_major_copies_match_float64(linear_layouts):
     """The data gradients that fuse the GELU derivative read their [in,
     out] weight (an nn.Linear's [out, in] weight, dX = dZ @ W) from a copy
