@@ -91,6 +91,22 @@ def fusion_run_keys(monkeypatch):
 
 
 @pytest.fixture
+def library_lookups(monkeypatch):
+    """(programs, compile options) of each library the backend looks up
+    while the test runs, in order."""
+    import fusion.dynamo
+    lookups = []
+    original = fusion.dynamo.library_key
+
+    def observe(programs, options):
+        lookups.append((programs, options))
+        return original(programs, options)
+
+    monkeypatch.setattr(fusion.dynamo, "library_key", observe)
+    return lookups
+
+
+@pytest.fixture
 def fused_graphs(monkeypatch):
     """The ops of each forward graph the backend compiles, after fusion."""
     import fusion.dynamo

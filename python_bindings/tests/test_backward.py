@@ -132,10 +132,11 @@ def test_auto_fuses_backward_where_fusion_is_faster(dtype, fused):
     assert fusion.dynamo.last_fused_backward == []
 
 
-def test_bad_fuse_backward_refused():
+@pytest.mark.parametrize("option", ["fuse_backward", "k_major_copies"])
+def test_bad_backend_option_value_refused(option):
     compiled = torch.compile(ThreeLayers("relu"), backend="fusion", options={
-        "target": "cpu", "fuse_backward": "sometimes"})
-    with pytest.raises(Exception, match="fuse_backward='sometimes': auto, "
+        "target": "cpu", option: "sometimes"})
+    with pytest.raises(Exception, match=f"{option}='sometimes': auto, "
                                         "on, off"):
         compiled(torch.randn(4, 40))
 
@@ -297,21 +298,12 @@ def test_bf16_gemm_reads_in_out_operand_in_place():
     assert fusion.importer.linear_operands(mm)[3] == "in_out"
 
 
-@pytest.fixture
-def linear_layouts(monkeypatch):
-    """The weight layout of each linear op of the libraries compiled while
-    the test runs."""
-    layouts = []
-    original = fusion.dynamo.library_key
-
-    def recorded(programs, options):
-        layouts.extend(op.get("weight_layout", "out_in")
-                       for program in programs.values()
-                       for op in program.data["ops"] if op["op"] == "linear")
-        return original(programs, options)
-
-    monkeypatch.setattr(fusion.dynamo, "library_key", recorded)
-    return layouts
+def linear_layouts(lookups):
+    """The weight layout of each linear op of the libraries looked up
+    (the library_lookups fixture)."""
+    return [op.get("weight_layout", "out_in")
+            for programs, _ in lookups for program in programs.values()
+            for op in program.data["ops"] if op["op"] == "linear"]
 
 
 def test_explain_names_k_major_copies():
@@ -326,7 +318,7 @@ def test_explain_names_k_major_copies():
     assert not any(report.k_major_copy for report in census)
 
 
-def test_k_major_copies_match_float64(linear_layouts):
+def test_k_major_copies_match_float64(library_lookups):
     """The data gradients that fuse the GELU derivative read their [in,
     out] weight (an nn.Linear's [out, in] weight, dX = dZ @ W) from a copy
     ("on"; the CPU's reference lowering computes them): gradients against
@@ -337,29 +329,22 @@ def test_k_major_copies_match_float64(linear_layouts):
     assert error < 1e-5
     assert sum("aten.mm.default" in members
                for members in fusion.dynamo.last_fused_backward) == 2
-    assert linear_layouts and set(linear_layouts) == {"out_in"}
-
-
-def test_bad_k_major_copies_refused():
-    compiled = torch.compile(ThreeLayers("relu"), backend="fusion", options={
-        "target": "cpu", "k_major_copies": "always"})
-    with pytest.raises(Exception, match="k_major_copies='always': auto, "
-                                        "on, off"):
-        compiled(torch.randn(4, 40))
+    layouts = linear_layouts(library_lookups)
+    assert layouts and set(layouts) == {"out_in"}
 
 
 @pytest.mark.parametrize("mode", ["on", "off"])
-def test_k_major_copies_in_a_training_step(linear_layouts, mode):
+def test_k_major_copies_in_a_training_step(library_lookups, mode):
     """The step of a Conv1D layer for sm_90 (compiled without running):
     with "on" every GEMM's library reads its weight [out, in] (the forward's
     Conv1D weight, the first layer's data gradient's weight and both
     weight gradients' second operands copied K-major); with "off" those
     four read it [in, out]."""
-    layouts = linear_layouts
     x = torch.randn(2, 6, 40, requires_grad=True)
     torch.compile(SequenceLayers(), backend="fusion", options={
         "target": "sm_90", "compile_only": True, "k_major_copies": mode})(
         x).sum().backward()
+    layouts = linear_layouts(library_lookups)
     assert len(layouts) == 6, layouts
     assert layouts.count("in_out") == (0 if mode == "on" else 4), layouts
 

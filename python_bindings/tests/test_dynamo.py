@@ -993,18 +993,10 @@ def matmul_precision():
 
 
 @pytest.fixture
-def library_precisions(monkeypatch):
-    """The precision of each library the backend looks up, as its cache
-    key holds it."""
-    precisions = []
-    original = fusion.dynamo.library_key
-
-    def observe(programs, options):
-        precisions.append(options["precision"])
-        return original(programs, options)
-
-    monkeypatch.setattr(fusion.dynamo, "library_key", observe)
-    return precisions
+def library_precisions(library_lookups):
+    """The precision of each library the backend has looked up, as its
+    cache key holds it (a call, after the compilations)."""
+    return lambda: [options["precision"] for _, options in library_lookups]
 
 
 def compile_for_sm90(**options):
@@ -1025,7 +1017,7 @@ def test_gpu_precision_follows_pytorchs_matmul_setting(
     "high" and "medium"."""
     matmul_precision(setting)
     compile_for_sm90()
-    assert library_precisions == [precision]
+    assert library_precisions() == [precision]
     assert fusion.dynamo.last_options["precision"] == precision
 
 
@@ -1035,7 +1027,7 @@ def test_allow_tf32_is_the_high_setting(matmul_precision,
     matmul_precision("highest")
     torch.backends.cuda.matmul.allow_tf32 = True
     compile_for_sm90()
-    assert library_precisions == ["tf32"]
+    assert library_precisions() == ["tf32"]
 
 
 @pytest.mark.parametrize("setting,precision", [
@@ -1045,7 +1037,7 @@ def test_precision_option_wins_over_the_setting(
     """The user's precision option is taken as it is, either way."""
     matmul_precision(setting)
     compile_for_sm90(precision=precision)
-    assert library_precisions == [precision]
+    assert library_precisions() == [precision]
 
 
 def test_a_changed_setting_compiles_the_graph_again(matmul_precision,
@@ -1061,7 +1053,7 @@ def test_a_changed_setting_compiles_the_graph_again(matmul_precision,
         compiled(x)
         matmul_precision("high")
         compiled(x)
-    assert library_precisions == ["fp32", "tf32"]
+    assert library_precisions() == ["fp32", "tf32"]
 
 
 def test_cpu_target_stays_fp32_under_high(matmul_precision,
@@ -1071,7 +1063,7 @@ def test_cpu_target_stays_fp32_under_high(matmul_precision,
     matmul_precision("high")
     model = nn.Sequential(nn.Linear(64, 48), nn.GELU())
     assert compiled_error(model, torch.randn(8, 64)) <= 1e-5
-    assert library_precisions == ["fp32"]
+    assert library_precisions() == ["fp32"]
 
 
 def test_explain_names_a_precision_other_than_fp32(matmul_precision):
