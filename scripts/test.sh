@@ -13,7 +13,9 @@ build="${1:-$root/build}"
 "$root/scripts/check-cycles.py" "$root"
 "$root/scripts/build.sh" "$build"
 cmake --build "$build" --target check-fusion
+# Two processes (pytest-xdist): the suite is mostly one thread a test,
+# and the machine has two cores (about 25 minutes here against 40).
 PYTHONPATH="$build/python_packages" "$root/.venv/bin/python" -m pytest -q \
-  -p no:cacheprovider "$root/python_bindings/tests"
+  -p no:cacheprovider -n 2 "$root/python_bindings/tests"
 # The libFuzzer target for about 2 minutes (skipped when not built).
 "$root/scripts/fuzz.sh" "$build" 110

@@ -77,6 +77,19 @@ def test_random_models_with_fused_backward():
                                    for r in failing)
 
 
+@pytest.mark.fuzz
+def test_random_models_with_k_major_copies():
+    """The same training steps with every GEMM's [in, out] operand read
+    from a K-major copy (k_major_copies="on", which the CPU's reference
+    lowering computes): the rewrite stays within the fuzzer's bounds."""
+    results = model_fuzz.fuzz(BACKWARD_SEEDS[:6], model_fuzz.Settings(
+        isolate=True, jobs=JOBS,
+        options={"fuse_backward": "on", "k_major_copies": "on"}))
+    failing = [r for r in results if model_fuzz.failures(r)]
+    assert not failing, "\n".join(model_fuzz.failure_line(r)
+                                   for r in failing)
+
+
 class CentredOneFeature(nn.Module):
     def __init__(self):
         super().__init__()
