@@ -12,7 +12,8 @@ kind and its idle time (the GPU waiting for the host).
       after warm-up and prints one table a case: per step the span, the
       GPU's busy and idle time, the idle gaps over 20 us, the kernel time
       by kind, and the longest kernels; with --by-shape, each GEMM op's
-      (PyTorch's, fusion::run's) device time by its input shapes.
+      (PyTorch's; fusion's library calls, fusion::call) device time by its
+      input shapes.
 
 A case is MODEL:PRECISION:BACKEND[:FUSE_BACKWARD][:OPTION=VALUE...], e.g.
 gpt2:bf16:fusion, gpt2:fp32:fusion:on, gpt2:fp32:fusion:k_major_copies=off,
