@@ -856,10 +856,10 @@ def _copy_k_major(graph, options):
             _, operand, _, layout = importer.linear_operands(gemm)
         except UnsupportedOperationError:
             continue
-        rows = importer.int_size(importer.tensor_meta(gemm).shape[0])
         if layout != "in_out" or (mode == "auto" and not (
-                _runs_faster_alone(gemm, options) and rows is not None and
-                rows >= _K_MAJOR_COPY_MIN_ROWS)):
+                _runs_faster_alone(gemm, options) and
+                (importer.int_size(importer.tensor_meta(gemm).shape[0]) or 0)
+                >= _K_MAJOR_COPY_MIN_ROWS)):
             continue
         if operand not in copies:
             transposed = _append(graph, gemm.prev,
