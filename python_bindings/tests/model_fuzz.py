@@ -1032,11 +1032,16 @@ def _compile(path, module, example, target, options):
     if path == "torch.compile":
         return torch.compile(module, backend="fusion",
                              options={"target": target, **options})
-    # The torch.compile backend's own options (group_gemms) are not
-    # fusion.compile's.
-    options = {k: v for k, v in options.items()
-               if k not in fusion.dynamo._BACKEND_OPTIONS}
-    return fusion.compile(module, (example,), target=target, **options)
+    return fusion.compile(module, (example,), target=target,
+                          **package_options(options))
+
+
+def package_options(options):
+    """`options` without the torch.compile backend's own (group_gemms,
+    k_major_copies, ...), which fusion.compile does not take."""
+    import fusion.dynamo
+    return {k: v for k, v in options.items()
+            if k not in fusion.dynamo._BACKEND_OPTIONS}
 
 
 def _forward(module, x, train):

@@ -41,7 +41,6 @@ def prepare(seeds, strategies, target=TARGET, extra=None):
     refusals; returns how many there were. `extra`: more backend
     options (fusion.compile takes those it knows)."""
     import fusion
-    import fusion.dynamo
     warnings.simplefilter("always", fusion.FusionBackendWarning)
     problems = 0
 
@@ -74,8 +73,7 @@ def prepare(seeds, strategies, target=TARGET, extra=None):
             try:
                 fusion.compile(case.model(),
                                (case.input(0).to(case.torch_dtype),),
-                               **{k: v for k, v in options.items() if k not
-                                  in fusion.dynamo._BACKEND_OPTIONS})
+                               **model_fuzz.package_options(options))
             except fusion.UnsupportedOperationError:
                 pass  # A refusal: `run` reports it.
             except Exception as error:  # noqa: BLE001

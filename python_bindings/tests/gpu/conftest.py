@@ -28,8 +28,6 @@ _FAILURES = {}
 _SKIPS = {}
 # Whether the session collected the GPU checks alone.
 _ONLY_OURS = pytest.StashKey[bool]()
-# The session's root directory, which nodeids are relative to.
-_ROOT = []
 
 
 def pytest_addoption(parser):
@@ -48,7 +46,6 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    _ROOT[:] = [config.rootpath]
     config.addinivalue_line(
         "markers", "gpu: a GPU correctness check (needs a CUDA device and "
                    "the artifacts of scripts/gpu-check.sh build)")
@@ -182,16 +179,8 @@ def within(request):
     return check
 
 
-def _reports_ours(report):
-    """Whether `report` is of a test of this folder: one collected here,
-    or, under pytest-xdist (whose controller collects nothing; its
-    workers send their reports), one whose nodeid's file is here."""
-    return report.nodeid in _OURS or (
-        bool(_ROOT) and _ours(_ROOT[0] / report.nodeid.split("::")[0]))
-
-
 def pytest_runtest_logreport(report):
-    if not _reports_ours(report):
+    if report.nodeid not in _OURS:
         return
     if report.when == "setup" and not report.passed:
         _OUTCOMES[report.nodeid] = "skipped" if report.skipped else "failed"
