@@ -370,7 +370,7 @@ def _mutates(node):
 def _evaluate(gm, nodes, result):
     """Runs `nodes` (in graph order) for `result`'s value, on the devices
     the graph names where this machine has them, else on the CPU (a
-    compile without the GPU)."""
+    compile without the GPU, or from meta tensors, which hold no values)."""
     interpreter = torch.fx.Interpreter(gm, garbage_collect_values=False)
     with unset_fake_temporarily(), torch.no_grad():
         for node in gm.graph.nodes:
@@ -387,7 +387,7 @@ def _evaluate(gm, nodes, result):
 
 
 def _usable_device(value):
-    if not isinstance(value, torch.device) or value.type in ("cpu", "meta"):
+    if not isinstance(value, torch.device) or value.type == "cpu":
         return value
     backend = getattr(torch, value.type, None)
     if backend is not None and backend.is_available():

@@ -10,6 +10,8 @@ import torch
 import torch.nn as nn
 
 import fusion.dynamo
+import fusion.gpu_metadata
+import fusion.graph_rewrites
 
 
 pytestmark = pytest.mark.usefixtures("fresh_dynamo")
@@ -111,3 +113,69 @@ def test_the_cpus_own_metadata_imports_other_programs(monkeypatch, training,
     cpu_keys, *_ = library_keys(monkeypatch, "cpu", "inductor", training,
                                 dtype)
     assert cpu_keys != gpu_keys
+
+
+def zoo_library_keys(monkeypatch, name, dtype, device):
+    """The cache keys of the libraries that compile_only compiles for sm_90
+    from a training step of the transformer zoo's tiny `name` in `dtype` on
+    `device` (its forward and backward graphs)."""
+    import transformer_zoo
+    keys = set()
+    key_of = fusion.dynamo.library_key
+
+    def recorded(programs, options):
+        key = key_of(programs, options)
+        keys.add(key)
+        return key
+
+    monkeypatch.setattr(fusion.dynamo, "library_key", recorded)
+    model, inputs = transformer_zoo.make(name, "tiny")
+    model = model.train().to(device, dtype)
+    inputs = {k: v.to(device, dtype) if v.is_floating_point()
+              else v.to(device) for k, v in inputs.items()}
+    torch._dynamo.reset()
+    out = torch.compile(model, backend="fusion", options={
+        "target": "sm_90", "compile_only": True})(**inputs)
+    out.last_hidden_state.float().mean().backward()
+    return keys
+
+
+# The encoders: transformers builds their all-true attention mask in the
+# graph, which the mask rewrite must evaluate on meta tensors too, and
+# their q, k and v projections are grouped or not by whether the attention
+# saves them for the backward as they are.
+ENCODERS = ["bert", "vit"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["bf16", "fp32"])
+@pytest.mark.parametrize("name", ENCODERS)
+def test_meta_traces_attention_as_gpus_do(monkeypatch, name, dtype):
+    """A model on the meta device (how the bench's libraries are prepared)
+    compiles the libraries a CPU trace does, whose attention saves q, k
+    and v for the backward as a GPU's fused kernel does (the GPU checks
+    find the CPU's libraries; tests/gpu/test_attention_choice.py compares
+    the meta trace with CUDA's)."""
+    meta_keys = zoo_library_keys(monkeypatch, name, dtype, "meta")
+    cpu_keys = zoo_library_keys(monkeypatch, name, dtype, "cpu")
+    assert len(meta_keys) >= 3 and meta_keys == cpu_keys
+
+
+@pytest.mark.parametrize("disabled", ["attention", "mask"])
+def test_meta_traces_differ_without_attention_or_mask_rewrite(monkeypatch,
+                                                             disabled):
+    """Why both rewrites are needed: with the meta device's own attention
+    (its math path) or with the mask left unevaluated on meta tensors (no
+    fused kernel takes a mask here), BERT's q, k and v projections are
+    grouped on meta tensors and computed apart on GPUs."""
+    cpu_keys = zoo_library_keys(monkeypatch, "bert", torch.float32, "cpu")
+    if disabled == "attention":
+        monkeypatch.setattr(fusion.gpu_metadata, "attention_as_on_gpus",
+                            lambda gm, target: None)
+    else:
+        usable = fusion.graph_rewrites._usable_device
+        monkeypatch.setattr(
+            fusion.graph_rewrites, "_usable_device",
+            lambda value: value if isinstance(value, torch.device) and
+            value.type == "meta" else usable(value))
+    meta_keys = zoo_library_keys(monkeypatch, "bert", torch.float32, "meta")
+    assert meta_keys != cpu_keys
