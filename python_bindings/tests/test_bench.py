@@ -155,6 +155,18 @@ def test_kernelbench_tables_are_followed_by_the_summary():
     assert "| tf32 | 1 | 3.00 | 0 of 1 |" in text
 
 
+def test_kernelbench_training_tables_are_followed_by_the_summary():
+    rows = [(("12_Gemm", "bf16"),
+             {"fusion": {"throughput": 2.0},
+              "torch.compile": {"throughput": 3.0}})]
+    text = run.render("kernelbench-train", "kernelbench training step",
+                      "fusion", rows, ["throughput"],
+                      lambda title, timer: f"## {title}")
+    assert "| problem | precision | fusion ms | torch.compile ms |" in text
+    assert "| 12_Gemm | bf16 | 2.000 | 3.000 | 1.50 |" in text
+    assert "| bf16 | 1 | 1.50 | 0 of 1 |" in text
+
+
 def test_distributed_bench_runs_on_the_cpu(tmp_path):
     """distributed.py's own check (`run --cpu`): the tiny GPT-2 trained
     under DDP and FSDP2 in two processes through fusion's CPU target

@@ -9,9 +9,11 @@ import pytest
 import torch
 import torch.nn as nn
 
+import fusion.cache
 import fusion.dynamo
 import fusion.gpu_metadata
 import fusion.graph_rewrites
+import transformer_zoo
 
 
 pytestmark = pytest.mark.usefixtures("fresh_dynamo")
@@ -55,25 +57,21 @@ def step(dtype, training, compile, device="cpu"):
     return out, x.grad
 
 
-def library_keys(monkeypatch, device, fallback, training, dtype):
+def library_keys(lookups, device, fallback, training, dtype):
     """The cache keys of the libraries that compile_only compiles for sm_90
-    from a training step of the block in `dtype` on `device`; the step's
-    output and input gradient."""
-    keys = set()
-    key_of = fusion.dynamo.library_key
-
-    def recorded(programs, options):
-        key = key_of(programs, options)
-        keys.add(key)
-        return key
-
-    monkeypatch.setattr(fusion.dynamo, "library_key", recorded)
+    from a training step of the block in `dtype` on `device` (`lookups`:
+    the library_lookups fixture); the step's output and input gradient."""
+    start = len(lookups)
     torch._dynamo.reset()
     options = {"target": "sm_90", "compile_only": True,
                "fallback": fallback, "fuse_backward": "on"}
     out, grad = step(dtype, training, lambda model: torch.compile(
         model, backend="fusion", options=options), device)
-    return keys, out, grad
+    return _keys(lookups[start:]), out, grad
+
+
+def _keys(lookups):
+    return {fusion.cache.library_key(*lookup) for lookup in lookups}
 
 
 DTYPES = [torch.bfloat16, torch.float32]
@@ -83,10 +81,10 @@ DTYPES = [torch.bfloat16, torch.float32]
 @pytest.mark.parametrize("fallback", ["inductor", "eager"])
 @pytest.mark.parametrize("training", [True, False])
 def test_compile_only_on_the_cpu_compiles_the_gpus_libraries(
-        monkeypatch, fallback, training, dtype):
-    gpu_keys, *_ = library_keys(monkeypatch, "meta", fallback, training,
+        library_lookups, fallback, training, dtype):
+    gpu_keys, *_ = library_keys(library_lookups, "meta", fallback, training,
                                 dtype)
-    cpu_keys, out, grad = library_keys(monkeypatch, "cpu", fallback,
+    cpu_keys, out, grad = library_keys(library_lookups, "cpu", fallback,
                                        training, dtype)
     assert len(gpu_keys) >= 3 and cpu_keys == gpu_keys
     # The CPU run itself computes as PyTorch does: within eager's error of
@@ -101,43 +99,30 @@ def test_compile_only_on_the_cpu_compiles_the_gpus_libraries(
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["bf16", "fp32"])
 @pytest.mark.parametrize("training", [True, False])
-def test_the_cpus_own_metadata_imports_other_programs(monkeypatch, training,
-                                                      dtype):
+def test_the_cpus_own_metadata_imports_other_programs(
+        monkeypatch, library_lookups, training, dtype):
     """Why the tracing follows the GPU: with the CPU's statistics (bf16)
     and its group norm's folded affine parameters (both), some partitions'
     programs differ from the GPU's (the test above can fail)."""
-    gpu_keys, *_ = library_keys(monkeypatch, "meta", "inductor", training,
+    gpu_keys, *_ = library_keys(library_lookups, "meta", "inductor", training,
                                 dtype)
     monkeypatch.setattr(fusion.dynamo, "_traced_as_on_target",
                         lambda *args: contextlib.nullcontext())
-    cpu_keys, *_ = library_keys(monkeypatch, "cpu", "inductor", training,
+    cpu_keys, *_ = library_keys(library_lookups, "cpu", "inductor", training,
                                 dtype)
     assert cpu_keys != gpu_keys
 
 
-def zoo_library_keys(monkeypatch, name, dtype, device):
+def zoo_library_keys(lookups, name, dtype, device):
     """The cache keys of the libraries that compile_only compiles for sm_90
     from a training step of the transformer zoo's tiny `name` in `dtype` on
-    `device` (its forward and backward graphs)."""
-    import transformer_zoo
-    keys = set()
-    key_of = fusion.dynamo.library_key
-
-    def recorded(programs, options):
-        key = key_of(programs, options)
-        keys.add(key)
-        return key
-
-    monkeypatch.setattr(fusion.dynamo, "library_key", recorded)
-    model, inputs = transformer_zoo.make(name, "tiny")
-    model = model.train().to(device, dtype)
-    inputs = {k: v.to(device, dtype) if v.is_floating_point()
-              else v.to(device) for k, v in inputs.items()}
-    torch._dynamo.reset()
-    out = torch.compile(model, backend="fusion", options={
-        "target": "sm_90", "compile_only": True})(**inputs)
-    out.last_hidden_state.float().mean().backward()
-    return keys
+    `device` (its forward and backward graphs; `lookups`: the
+    library_lookups fixture)."""
+    start = len(lookups)
+    transformer_zoo.compiled_training_step(
+        name, "tiny", dtype, device,
+        {"target": "sm_90", "compile_only": True})
+    return _keys(lookups[start:])
 
 
 # The encoders: transformers builds their all-true attention mask in the
@@ -149,25 +134,26 @@ ENCODERS = ["bert", "vit"]
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["bf16", "fp32"])
 @pytest.mark.parametrize("name", ENCODERS)
-def test_meta_traces_attention_as_gpus_do(monkeypatch, name, dtype):
+def test_meta_traces_attention_as_gpus_do(library_lookups, name, dtype):
     """A model on the meta device (how the bench's libraries are prepared)
     compiles the libraries a CPU trace does, whose attention saves q, k
     and v for the backward as a GPU's fused kernel does (the GPU checks
     find the CPU's libraries; tests/gpu/test_attention_choice.py compares
     the meta trace with CUDA's)."""
-    meta_keys = zoo_library_keys(monkeypatch, name, dtype, "meta")
-    cpu_keys = zoo_library_keys(monkeypatch, name, dtype, "cpu")
+    meta_keys = zoo_library_keys(library_lookups, name, dtype, "meta")
+    cpu_keys = zoo_library_keys(library_lookups, name, dtype, "cpu")
     assert len(meta_keys) >= 3 and meta_keys == cpu_keys
 
 
 @pytest.mark.parametrize("disabled", ["attention", "mask"])
-def test_meta_traces_differ_without_attention_or_mask_rewrite(monkeypatch,
-                                                             disabled):
+def test_meta_traces_differ_without_attention_or_mask_rewrite(
+        monkeypatch, library_lookups, disabled):
     """Why both rewrites are needed: with the meta device's own attention
     (its math path) or with the mask left unevaluated on meta tensors (no
     fused kernel takes a mask here), BERT's q, k and v projections are
     grouped on meta tensors and computed apart on GPUs."""
-    cpu_keys = zoo_library_keys(monkeypatch, "bert", torch.float32, "cpu")
+    cpu_keys = zoo_library_keys(library_lookups, "bert", torch.float32,
+                                "cpu")
     if disabled == "attention":
         monkeypatch.setattr(fusion.gpu_metadata, "attention_as_on_gpus",
                             lambda gm, target: None)
@@ -177,5 +163,6 @@ def test_meta_traces_differ_without_attention_or_mask_rewrite(monkeypatch,
             fusion.graph_rewrites, "_usable_device",
             lambda value: value if isinstance(value, torch.device) and
             value.type == "meta" else usable(value))
-    meta_keys = zoo_library_keys(monkeypatch, "bert", torch.float32, "meta")
+    meta_keys = zoo_library_keys(library_lookups, "bert", torch.float32,
+                                 "meta")
     assert meta_keys != cpu_keys

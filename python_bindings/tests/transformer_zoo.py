@@ -87,6 +87,20 @@ def make(name, size="tiny", seed=0):
     return model, inputs
 
 
+def compiled_training_step(name, size, dtype, device, options):
+    """A training step (forward, the mean of the last hidden state,
+    backward) of zoo model `name` in `dtype` on `device`, through
+    torch.compile(backend="fusion", options=options)."""
+    import fusion.dynamo  # noqa: F401 (registers the backend)
+    model, inputs = make(name, size)
+    model = model.train().to(device, dtype)
+    inputs = {k: v.to(device, dtype) if v.is_floating_point()
+              else v.to(device) for k, v in inputs.items()}
+    torch._dynamo.reset()
+    out = torch.compile(model, backend="fusion", options=options)(**inputs)
+    out.last_hidden_state.float().mean().backward()
+
+
 def last_hidden_state(outputs):
     return outputs.last_hidden_state
 

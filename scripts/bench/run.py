@@ -10,8 +10,9 @@ shape and precision.
         [--timer throughput|cold-l2|both] [--out FILE]
 
 Suites (suites.py): workloads, family, models, transformers,
-transformers-train, kernelbench, host-overhead (or all). kernelbench also
-prints, per timer, the geometric means of eager's and torch.compile's
+transformers-train, kernelbench, kernelbench-train, host-overhead (or
+all). kernelbench and kernelbench-train (the problems' training steps)
+also print, per timer, the geometric means of eager's and torch.compile's
 ratios to fusion by precision and the number of problems where fusion is
 the slower.
 Timers (timers.py): throughput, CUDA events around back-to-back calls
@@ -37,15 +38,17 @@ import report  # noqa: E402
 import timers  # noqa: E402
 
 SUITE_NAMES = ("workloads", "family", "models", "transformers",
-               "transformers-train", "kernelbench", "host-overhead")
+               "transformers-train", "kernelbench", "kernelbench-train",
+               "host-overhead")
 # The label cells of each suite's rows (the others': case, M x K x N,
 # precision).
 LABELS = {"models": ("model", "precision"),
           "transformers": ("model", "precision"),
           "transformers-train": ("model", "precision"),
-          "kernelbench": ("problem", "precision", "fused")}
+          "kernelbench": ("problem", "precision", "fused"),
+          "kernelbench-train": ("problem", "precision")}
 # The suites whose tables are followed by the ratios' summary by precision.
-SUMMARIZED = ("kernelbench",)
+SUMMARIZED = ("kernelbench", "kernelbench-train")
 
 
 def parse(argv=None):

@@ -41,7 +41,7 @@ import fusion.dynamo
 from gpu import family, frontend
 from gpu.helpers import (DTYPES, MODELS, PRECISIONS, TARGET, Library,
                          bare_call, make_inputs, precision_setup,
-                         workload_kind)
+                         relative_error, workload_kind)
 
 # (workload, batch, function): the headline shapes; the GEMM alone (G,
 # identity epilogue) against cuBLAS; and batch 128, whose 128x256 tiles
@@ -466,6 +466,104 @@ def _kernelbench_check(problems, what, pname, model, inputs, fast,
         failures.append(f"{what}: error {error:.3g} > {bound:.2g}")
 
 
+def kernelbench_train(args, measure):
+    """A training step of each KernelBench problem (--models; default all)
+    in each of --precisions that is a training precision (tf32, bf16:
+    issue 67's targets): the forward in training mode, the loss a fixed
+    random projection of the output, the backward and AdamW's step;
+    fusion (the kernelbench suite's options, the backward as fuse_backward's
+    default has it) against eager and torch.compile. Fusion's first step,
+    its output and every parameter's gradient, is checked against float64
+    where the problem has no dropout (whose random mask leaves no
+    reference)."""
+    from gpu import kernelbench as problems
+    names = re.split(r"[;,]", args.models) if args.models else None
+    rows, failures = [], []
+    for problem in problems.selected(names):
+        for pname in args.precisions.split(","):
+            if pname not in problems.TRAINING_PRECISIONS:
+                continue
+            what = f"{problem.name} {pname} training step"
+            times = {}
+            try:
+                times = _kernelbench_step_times(problems, problem, pname,
+                                                measure, failures)
+            except Exception as error:  # noqa: BLE001 (recorded, go on)
+                failures.append(_failed(what, error))
+            finally:
+                precision_setup("fp32")
+                torch._dynamo.reset()
+                torch.cuda.empty_cache()
+            rows.append(((problem.name, pname), times))
+            timed(what, times)
+    return ("KernelBench level 2, GEMM problems, training step (forward, "
+            "backward, AdamW; KernelBench's sizes)", "fusion", rows,
+            failures)
+
+
+def _kernelbench_step_times(problems, problem, pname, measure, failures):
+    what = f"{problem.name} {pname} training step"
+    precision_setup(pname)
+    torch.manual_seed(0)
+    model, inputs = problems.model_and_inputs(problem, pname, True, "cuda")
+    with torch.no_grad():
+        projection = torch.randn_like(model(*inputs), dtype=torch.float32)
+    steps = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", fusion.FusionBackendWarning)
+        for key, backend, options in (
+                ("torch.compile", "inductor", None), ("eager", None, None),
+                ("fusion", "fusion", problems.fusion_options(pname))):
+            torch._dynamo.reset()
+            copied = copy.deepcopy(model)
+            forward = torch.compile(copied, backend=backend,
+                                    options=options) \
+                if backend else copied
+            if key == "fusion" and problems.check_mode(problem):
+                _check_step(problems, what, pname, model, forward, copied,
+                            inputs, projection, failures)
+            optimizer = torch.optim.AdamW(copied.parameters(), lr=1e-5)
+
+            def step(forward=forward, optimizer=optimizer):
+                optimizer.zero_grad(set_to_none=True)
+                (forward(*inputs).float() * projection).sum().backward()
+                optimizer.step()
+            step()
+            steps[key] = step
+        failures += [f"{what}: {w.message}" for w in caught
+                     if issubclass(w.category, fusion.FusionBackendWarning)]
+    return {key: measure(step) for key, step in steps.items()}
+
+
+def _check_step(problems, what, pname, model, forward, copied, inputs,
+                projection, failures):
+    """The first step's output and parameter gradients through `forward`
+    (of `copied`, a copy of `model`) against float64, within the
+    precision's bound plus the kernelbench margin on eager's error."""
+    def gradients(call, module, args):
+        out = call(*args)
+        (out.double() * projection.double()).sum().backward()
+        grads = torch.cat([p.grad.flatten().double()
+                           for p in module.parameters()])
+        for p in module.parameters():
+            p.grad = None
+        return out, grads
+
+    reference = problems.float64_copy(model)
+    exact = gradients(reference, reference, [x.double() for x in inputs])
+    eager_model = copy.deepcopy(model)
+    eager = gradients(eager_model, eager_model, inputs)
+    found = gradients(forward, copied, inputs)
+    error = max(relative_error(f, e, 1e-30) for f, e in zip(found, exact))
+    eager_error = max(relative_error(f, e, 1e-30)
+                      for f, e in zip(eager, exact))
+    bound = problems.bound(pname, eager_error)
+    print(f"{what}: error {error:.3g} (eager {eager_error:.3g}, bound "
+          f"{bound:.2g})", flush=True)
+    if not error <= bound:
+        failures.append(f"{what}: error {error:.3g} > {bound:.2g}")
+
+
 def host_overhead(args, host_time):
     """Host us per call: the artifacts' libraries through ctypes (bf16
     a_513x129 at M = 1: the multi-target library and the sm_90 one), and
@@ -518,4 +616,5 @@ def host_overhead(args, host_time):
 SUITES = {"workloads": workloads, "family": family_suite, "models": models,
           "transformers": transformers,
           "transformers-train": transformers_train,
-          "kernelbench": kernelbench, "host-overhead": host_overhead}
+          "kernelbench": kernelbench, "kernelbench-train": kernelbench_train,
+          "host-overhead": host_overhead}

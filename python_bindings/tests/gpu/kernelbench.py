@@ -696,6 +696,33 @@ def compile_for_cache(problem, precision, training, batch=None):
     precision_setup("fp32")
 
 
+# The precisions of issue 67's targets for the family's training steps.
+TRAINING_PRECISIONS = ("tf32", "bf16")
+
+
+def compile_training_step_for_cache(problem, precision):
+    """Compiles the libraries of `problem`'s training step (its forward in
+    training mode and the backward) for sm_90 into the cache, from a model
+    on the meta device."""
+    precision_setup(precision)
+    model, inputs = model_and_inputs(problem, precision, True, "meta")
+    torch._dynamo.reset()
+    out = torch.compile(model, backend="fusion", options=fusion_options(
+        precision, compile_only=True))(*inputs)
+    out.float().sum().backward()
+    precision_setup("fp32")
+
+
+def prepare_training():
+    """(label, compile) pairs: each problem's training step in each of
+    TRAINING_PRECISIONS (scripts/bench's kernelbench-train suite)."""
+    for problem in PROBLEMS.values():
+        for precision in TRAINING_PRECISIONS:
+            yield (f"kernelbench {problem.name} {precision} training step",
+                   functools.partial(compile_training_step_for_cache,
+                                     problem, precision))
+
+
 def prepare():
     """(label, compile) pairs: each problem's libraries in each precision
     and mode it runs in."""

@@ -57,6 +57,7 @@ def groups():
     table["frontend"] = lambda: iter([("frontend models", frontend.prepare)])
     table["family-bench"] = lambda: family.prepare(**FAMILY_BENCH)
     table["kernelbench"] = kernelbench.prepare
+    table["kernelbench-train"] = kernelbench.prepare_training
     return table
 
 
@@ -65,7 +66,7 @@ GROUPS = ("zoo", "zoo-tf32-bf16", "table", "special-values", "remainders",
           "tile-reductions", "row-batches", "intermediates", "frontend",
           "family-bench", "transformers", "transformers-bench", "dual-gemm",
           "transformers-prefill", "grouped-gemm", "weight-layout", "kernelbench",
-          "tile-scheduler", "saved")
+          "kernelbench-train", "tile-scheduler", "saved")
 __doc__ += ", ".join(GROUPS) + "."
 
 

@@ -11,7 +11,9 @@ import torch.nn.functional as F
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+import fusion.cache
 import fusion.dynamo
+import transformer_zoo
 from fusion.gpu_metadata import _gpu_attention
 
 pytestmark = pytest.mark.gpu
@@ -83,38 +85,24 @@ def test_meta_attention_is_the_gpus(sm90, case, grad):
     assert meta == gpu
 
 
-def library_keys(monkeypatch, name, dtype, device):
+def library_keys(lookups, name, dtype, device):
     """The cache keys a training step of the zoo's tiny `name` looks up,
     compiled for sm_90 from tensors on `device` (compile_only: this machine
     compiles nothing; a missing library is left to PyTorch)."""
-    import transformer_zoo
-    keys = set()
-    key_of = fusion.dynamo.library_key
-
-    def recorded(programs, options):
-        key = key_of(programs, options)
-        keys.add(key)
-        return key
-
-    monkeypatch.setattr(fusion.dynamo, "library_key", recorded)
-    model, inputs = transformer_zoo.make(name, "tiny")
-    model = model.train().to(device, dtype)
-    inputs = {k: v.to(device, dtype) if v.is_floating_point()
-              else v.to(device) for k, v in inputs.items()}
-    torch._dynamo.reset()
+    start = len(lookups)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fusion.FusionBackendWarning)
-        out = torch.compile(model, backend="fusion", options={
-            "target": "sm_90", "compile_only": True})(**inputs)
-        out.last_hidden_state.float().mean().backward()
-    return keys
+        transformer_zoo.compiled_training_step(
+            name, "tiny", dtype, device,
+            {"target": "sm_90", "compile_only": True})
+    return {fusion.cache.library_key(*lookup) for lookup in lookups[start:]}
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16],
                          ids=["fp32", "bf16"])
 @pytest.mark.parametrize("name", ["bert", "vit", "gpt2", "llama"])
-def test_meta_trace_looks_up_the_gpus_libraries(sm90, monkeypatch, name,
+def test_meta_trace_looks_up_the_gpus_libraries(sm90, library_lookups, name,
                                                 dtype):
-    gpu = library_keys(monkeypatch, name, dtype, "cuda")
-    meta = library_keys(monkeypatch, name, dtype, "meta")
+    gpu = library_keys(library_lookups, name, dtype, "cuda")
+    meta = library_keys(library_lookups, name, dtype, "meta")
     assert len(gpu) >= 3 and meta == gpu
