@@ -243,3 +243,17 @@ def test_step_profile_splits_kernels_by_kind_and_finds_gaps(capsys):
     assert "span 0.300, GPU busy 0.250, idle 0.050 of which 0.050 in 1 " \
         "gaps over 20 us" in out
     assert "| fusion | 0.100 |" in out and "| cuBLAS GEMM | 0.100 |" in out
+
+
+def test_step_profile_prepares_a_kernelbench_problems_step(library_lookups,
+                                                           fresh_dynamo):
+    """profile_step.py's kbN cases: KernelBench problem N's training step
+    (its forward in training mode and the backward), compiled for sm_90
+    from the meta device as `prepare` does: problem 12's forward is one
+    program, its GEMM followed by the multiply and leaky ReLU."""
+    profile_step = importlib.import_module("profile_step")
+    profile_step.make_step("kb12:bf16:fusion", "meta")()
+    [(programs, options)] = library_lookups
+    assert options["target"] == "sm_90"
+    assert [op["op"] for op in programs["fused"].data["ops"]] == \
+        ["linear", "elementwise"]

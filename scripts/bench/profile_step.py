@@ -17,7 +17,9 @@ kind and its idle time (the GPU waiting for the host).
 
 A case is MODEL:PRECISION:BACKEND[:FUSE_BACKWARD][:OPTION=VALUE...], e.g.
 gpt2:bf16:fusion, gpt2:fp32:fusion:on, gpt2:fp32:fusion:k_major_copies=off,
-llama:bf16:inductor, gpt2:bf16:eager.
+llama:bf16:inductor, gpt2:bf16:eager; MODEL kbN is KernelBench problem N
+at its size (the loss its output's sum; precisions fp32, tf32, bf16), e.g.
+kb33:bf16:fusion.
 """
 import argparse
 import collections
@@ -65,13 +67,8 @@ def options_of(backend, case_options, target=None):
 
 def make_step(case, device):
     import fusion.dynamo  # noqa: F401 (registers the backend)
-    import transformer_zoo
     name, precision, backend, case_options = parse_case(case)
-    model, inputs = transformer_zoo.make(name, "bench")
-    dtype = DTYPES[precision]
-    model = model.train().to(device=device, dtype=dtype)
-    inputs = {k: v.to(device=device, dtype=dtype) if v.is_floating_point()
-              else v.to(device) for k, v in inputs.items()}
+    model, inputs, loss = _model(name, precision, device)
     torch._dynamo.reset()
     options = options_of(backend, case_options,
                          "sm_90" if device == "meta" else None)
@@ -79,15 +76,52 @@ def make_step(case, device):
         model, backend=backend, options=options)
     if device == "meta":
         def step():
-            forward(**inputs).last_hidden_state.float().mean().backward()
+            loss(forward(**inputs)).backward()
         return step
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
 
     def step():
         optimizer.zero_grad(set_to_none=True)
-        forward(**inputs).last_hidden_state.float().mean().backward()
+        loss(forward(**inputs)).backward()
         optimizer.step()
     return step
+
+
+def _model(name, precision, device):
+    """(model in training mode, its keyword inputs, the loss of its
+    output): zoo model `name` at the bench size, or KernelBench problem N
+    for kbN at its own size, in `precision` (a KernelBench problem's
+    precision set up as its suites do: tf32 too)."""
+    if name.startswith("kb"):
+        from gpu import kernelbench as problems
+        from gpu.helpers import precision_setup
+        problem, = problems.selected([name[2:]])
+        precision_setup(precision)
+        model, inputs = problems.model_and_inputs(problem, precision, True,
+                                                  device)
+        return (_Positional(model),
+                {f"input{i}": x for i, x in enumerate(inputs)},
+                lambda out: out.float().sum())
+    import transformer_zoo
+    model, inputs = transformer_zoo.make(name, "bench")
+    dtype = DTYPES[precision]
+    model = model.train().to(device=device, dtype=dtype)
+    inputs = {k: v.to(device=device, dtype=dtype) if v.is_floating_point()
+              else v.to(device) for k, v in inputs.items()}
+    return model, inputs, \
+        lambda out: out.last_hidden_state.float().mean()
+
+
+class _Positional(torch.nn.Module):
+    """A KernelBench model called with keyword inputs input0, input1, ...
+    (the zoo's calling convention) in their order."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, **inputs):
+        return self.model(*inputs.values())
 
 
 def prepare(args):
