@@ -65,8 +65,14 @@ def no_grad():
 @pytest.fixture
 def fresh_dynamo(tmp_path, monkeypatch):
     """A library cache of the test's own and dynamo's caches emptied before
-    and after it (test files of torch.compile use it for every test)."""
+    and after it (test files of torch.compile use it for every test); the
+    signatures of the libraries compile_only compiled, which the backend
+    keeps for the process, too (a test that observes the compiler would
+    otherwise see nothing compiled where an earlier test, in whatever
+    order pytest-xdist runs them, compiled the same program)."""
+    import fusion.dynamo
     monkeypatch.setenv("FUSION_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(fusion.dynamo, "_SIGNATURES", {})
     torch._dynamo.reset()
     yield
     torch._dynamo.reset()

@@ -65,8 +65,8 @@ GROUPS = ("zoo", "zoo-tf32-bf16", "table", "special-values", "remainders",
           "trigonometry", "special-functions", "activations",
           "tile-reductions", "row-batches", "intermediates", "frontend",
           "family-bench", "transformers", "transformers-bench", "dual-gemm",
-          "transformers-prefill", "grouped-gemm", "weight-layout", "kernelbench",
-          "kernelbench-train", "tile-scheduler", "saved")
+          "transformers-prefill", "grouped-gemm", "weight-layout",
+          "kernelbench", "kernelbench-train", "tile-scheduler", "saved")
 __doc__ += ", ".join(GROUPS) + "."
 
 
