@@ -257,3 +257,39 @@ def test_step_profile_prepares_a_kernelbench_problems_step(library_lookups,
     assert options["target"] == "sm_90"
     assert [op["op"] for op in programs["fused"].data["ops"]] == \
         ["linear", "elementwise"]
+
+
+@pytest.mark.parametrize("suite, cells", [("kernelbench", ("-",)),
+                                          ("kernelbench-train", ())])
+def test_kernelbench_suites_record_each_problem(monkeypatch, suite, cells):
+    """The KernelBench suites' rows: a problem's times as its case gives
+    them; a case that raises is a failure and a row with no times, and the
+    next problem is still timed; precisions the suite does not time are
+    skipped."""
+    import argparse
+    suites = importlib.import_module("suites")
+    calls = []
+
+    def case(problems, problem, pname, *rest):
+        calls.append((problem.number, pname))
+        if problem.number == 12:
+            raise RuntimeError("no library")
+        times = {"fusion": {"throughput": 1.0}}
+        return ("1", times) if suite == "kernelbench" else times
+    monkeypatch.setattr(suites, "_kernelbench_case" if suite == "kernelbench"
+                        else "_kernelbench_step_times", case)
+    args = argparse.Namespace(models="12,14", precisions="fp32,bf16")
+    title, key, rows, failures = suites.SUITES[suite](args, None)
+    timed = ["fp32", "bf16"] if suite == "kernelbench" else ["bf16"]
+    assert calls == [(n, p) for n in (12, 14) for p in timed]
+    names = {12: "12_Gemm_Multiply_LeakyReLU",
+             14: "14_Gemm_Divide_Sum_Scaling"}
+    assert [cells_ for cells_, _ in rows] == [
+        (names[n], p, *(cells if n == 12 else
+                        ("1",) if suite == "kernelbench" else ()))
+        for n in (12, 14) for p in timed]
+    assert [times for _, times in rows] == [
+        {} if n == 12 else {"fusion": {"throughput": 1.0}}
+        for n in (12, 14) for p in timed]
+    assert len(failures) == len(timed) and \
+        all("RuntimeError: no library" in f for f in failures)

@@ -365,27 +365,43 @@ def kernelbench(args, measure):
     recorded (a failure; the row without that time) and the rest goes
     on."""
     from gpu import kernelbench as problems
+
+    def case(problem, pname, failures):
+        fused, times = _kernelbench_case(problems, problem, pname, args,
+                                         measure, failures)
+        return (fused,), times
+    rows, failures = _each_problem(args, problems.PRECISIONS, case, ("-",))
+    return ("KernelBench level 2, GEMM problems (torch.compile, "
+            "KernelBench's sizes, training mode)", "fusion", rows, failures)
+
+
+def _each_problem(args, precisions, case, failed_cells, suffix=""):
+    """(rows, failures) of `case(problem, precision, failures)` -> (cells
+    after the problem's and precision's, {key: {timer: ms}}) over the
+    KernelBench problems of --models (numbers or names, ';' or ','
+    separated; default all) and those of --precisions in `precisions`;
+    a case that raises is recorded (a failure; its row `failed_cells` and
+    no times) and the rest goes on."""
+    from gpu import kernelbench as problems
     names = re.split(r"[;,]", args.models) if args.models else None
     rows, failures = [], []
     for problem in problems.selected(names):
         for pname in args.precisions.split(","):
-            if pname not in problems.PRECISIONS:
+            if pname not in precisions:
                 continue
-            what = f"{problem.name} {pname}"
-            fused, times = "-", {}
+            what = f"{problem.name} {pname}{suffix}"
+            cells, times = failed_cells, {}
             try:
-                fused, times = _kernelbench_case(problems, problem, pname,
-                                                 args, measure, failures)
+                cells, times = case(problem, pname, failures)
             except Exception as error:  # noqa: BLE001 (recorded, go on)
                 failures.append(_failed(what, error))
             finally:
                 precision_setup("fp32")
                 torch._dynamo.reset()
                 torch.cuda.empty_cache()
-            rows.append(((problem.name, pname, fused), times))
+            rows.append(((problem.name, pname, *cells), times))
             timed(what, times)
-    return ("KernelBench level 2, GEMM problems (torch.compile, "
-            "KernelBench's sizes, training mode)", "fusion", rows, failures)
+    return rows, failures
 
 
 def _failed(what, error):
@@ -477,25 +493,12 @@ def kernelbench_train(args, measure):
     where the problem has no dropout (whose random mask leaves no
     reference)."""
     from gpu import kernelbench as problems
-    names = re.split(r"[;,]", args.models) if args.models else None
-    rows, failures = [], []
-    for problem in problems.selected(names):
-        for pname in args.precisions.split(","):
-            if pname not in problems.TRAINING_PRECISIONS:
-                continue
-            what = f"{problem.name} {pname} training step"
-            times = {}
-            try:
-                times = _kernelbench_step_times(problems, problem, pname,
-                                                measure, failures)
-            except Exception as error:  # noqa: BLE001 (recorded, go on)
-                failures.append(_failed(what, error))
-            finally:
-                precision_setup("fp32")
-                torch._dynamo.reset()
-                torch.cuda.empty_cache()
-            rows.append(((problem.name, pname), times))
-            timed(what, times)
+
+    def case(problem, pname, failures):
+        return (), _kernelbench_step_times(problems, problem, pname,
+                                           measure, failures)
+    rows, failures = _each_problem(args, problems.TRAINING_PRECISIONS, case,
+                                   (), " training step")
     return ("KernelBench level 2, GEMM problems, training step (forward, "
             "backward, AdamW; KernelBench's sizes)", "fusion", rows,
             failures)
