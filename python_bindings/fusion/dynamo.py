@@ -1655,24 +1655,34 @@ def _increment_in_place(gm):
 
 
 # Reductions whose backward hands the gradient to the input's elements
-# equal to the result.
+# equal to the result; and the training batch norm (kept whole for fusion
+# under inductor's decompositions), whose backward normalizes its input
+# again with the statistics the forward saved.
 _COMPARED_REDUCTIONS = ("aten.amax.default", "aten.amin.default",
                         "aten.max.default", "aten.min.default")
+_TRAINING_BATCH_NORM = "aten._native_batch_norm_legit_functional.default"
 
 
 def _min_cut_keeping_compared_values(joint_module, joint_inputs, **kwargs):
     """Inductor's min-cut partition of the joint graph, the inputs of
-    maximum and minimum reductions saved for the backward rather than
-    recomputed there: its comparison of the input with the saved result
-    needs the value the forward reduced to the last bit, and where fusion
-    computed both, inductor's recomputation of the input can differ by an
-    ulp, match no element and give 0/0 (model fuzzer seed 1164: a bf16
-    layer norm's amax)."""
+    maximum and minimum reductions and of training batch norms saved for
+    the backward rather than recomputed there, where fusion computed them
+    and inductor would compute them again a rounding apart:
+    - a maximum's backward compares the input with the saved result and
+      needs the value the forward reduced to the last bit: an ulp apart,
+      no element matches and the gradient is 0/0 (model fuzzer seed 1164:
+      a bf16 layer norm's amax);
+    - a batch norm's backward normalizes the input with the saved mean, so
+      that the input's gradient sums to zero over the batch; with the mean
+      of other values it does not, and what reads that sum (a bias added
+      before the norm) gets a gradient of the input gradient's size where
+      it is a rounding error (seed 1816: 780 times eager's error)."""
     from torch._functorch.partitioners import \
         min_cut_rematerialization_partition
     from torch.utils.checkpoint import CheckpointPolicy
     for node in joint_module.graph.nodes:
-        if importer.op_name(node) in _COMPARED_REDUCTIONS:
+        if importer.op_name(node) in _COMPARED_REDUCTIONS or \
+                importer.op_name(node) == _TRAINING_BATCH_NORM:
             node.args[0].meta["recompute"] = CheckpointPolicy.MUST_SAVE
     return min_cut_rematerialization_partition(
         joint_module, joint_inputs, compiler="inductor", **kwargs)

@@ -183,15 +183,21 @@ def test_seeds_after_the_forms(seed):
     assert not [f for f in findings if f.is_failure], findings
 
 
-@pytest.mark.parametrize("seed", [1164, 1211])
+@pytest.mark.parametrize("seed", [1164, 1211, 1816])
 def test_seeds_of_the_inductor_fallback_runs(seed):
-    """Seeds of the runs with fallback="inductor" (seeds 1100:1300): 1164,
-    a bf16 layer norm's amax, whose backward compares the norm's output,
-    recomputed by inductor's min-cut partition, with the maximum fusion
-    computed; an ulp apart, no element matched and every weight gradient
-    was 0/0 (_min_cut_keeping_compared_values saves the compared input).
-    1211, a bf16 group norm's backward graph, which inductor failed to
-    compile ("unexpected group"; it runs as PyTorch's ATen now)."""
+    """Seeds of the runs with fallback="inductor" (seeds 1100:1300, and
+    1800:1900 with the backward fused): 1164, a bf16 layer norm's amax,
+    whose backward compares the norm's output, recomputed by inductor's
+    min-cut partition, with the maximum fusion computed; an ulp apart, no
+    element matched and every weight gradient was 0/0
+    (_min_cut_keeping_compared_values saves the compared input). 1211, a
+    bf16 group norm's backward graph, which inductor failed to compile
+    ("unexpected group"; it runs as PyTorch's ATen now). 1816, a bias
+    added before a bf16 training batch norm, whose gradient (the sum of
+    the norm's input gradient over the batch, zero but for rounding) was
+    780 times eager's error: the backward normalized the input inductor
+    recomputed with the mean fusion's forward computed (the norm's input
+    is saved now)."""
     findings = model_fuzz.check(model_fuzz.generate(seed),
                                 options={"fallback": "inductor"},
                                 stages=[("torch.compile", "train")])
