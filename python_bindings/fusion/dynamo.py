@@ -1734,8 +1734,9 @@ def fusion_backend(gm, example_inputs, options=None, mode=None):
     # path.
     graph_rewrites.simplify_constant_attention_masks(gm)
     assumptions = graph_rewrites.share_constant_masks(gm)
-    if device.type == "meta" and _target(options, device) != "cpu":
-        gpu_metadata.attention_as_on_gpus(gm, _target(options, device))
+    target = _target(options, device)
+    if device.type == "meta" and target != "cpu":
+        gpu_metadata.attention_as_on_gpus(gm, target)
     partition = {}
     if options["fallback"] == "inductor":
         # Inductor's partitioner: the backward recomputes what inductor

@@ -178,24 +178,22 @@ def _gpu_attention(query, key, value, attn_mask=None, dropout_p=0.0,
             break
         if not _ENABLED[backend]():
             continue
-        flash_like = backend == _CUDNN and _cudnn_takes(
-            arguments, attn_mask, dropout_p, enable_gqa, chips)
-        if backend == _FLASH and _flash_takes(
-                arguments, attn_mask, dropout_p, is_causal, enable_gqa,
-                chips):
+        if backend == _EFFICIENT:
+            if _efficient_takes(arguments, attn_mask, enable_gqa):
+                log_sum_exp = torch.is_grad_enabled() and any(
+                    t.requires_grad for t in arguments)
+                return aten._scaled_dot_product_efficient_attention(
+                    query, key, value, None, log_sum_exp, dropout_p,
+                    is_causal, scale=scale)[0]
+        elif backend == _CUDNN and _cudnn_takes(
+                arguments, attn_mask, dropout_p, enable_gqa, chips) or \
+                backend == _FLASH and _flash_takes(
+                    arguments, attn_mask, dropout_p, is_causal, enable_gqa,
+                    chips):
             if query.shape[-1] % 8:
-                break
-            flash_like = True
-        if flash_like:
+                break  # Flash attention pads the head: not modeled.
             return aten._scaled_dot_product_flash_attention(
                 query, key, value, dropout_p, is_causal, scale=scale)[0]
-        if backend == _EFFICIENT and _efficient_takes(arguments, attn_mask,
-                                                      enable_gqa):
-            log_sum_exp = torch.is_grad_enabled() and any(
-                t.requires_grad for t in arguments)
-            return aten._scaled_dot_product_efficient_attention(
-                query, key, value, None, log_sum_exp, dropout_p, is_causal,
-                scale=scale)[0]
     return torch._C._nn.scaled_dot_product_attention(
         query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
         enable_gqa=enable_gqa)
@@ -236,7 +234,7 @@ def _cudnn_takes(arguments, attn_mask, dropout_p, enable_gqa, chips):
 
 
 def _dense_and_unmasked(arguments, attn_mask, enable_gqa):
-    """The checks flash and memory-efficient attention share: 4-D tensors
+    """The checks the fused kernels share: 4-D tensors
     of one dtype, batch and head count, nonempty sequences, unit strides
     along the head dimension; here also no mask and no grouped-query
     attention."""

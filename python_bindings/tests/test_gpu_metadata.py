@@ -113,18 +113,6 @@ def test_the_cpus_own_metadata_imports_other_programs(
     assert cpu_keys != gpu_keys
 
 
-def zoo_library_keys(lookups, name, dtype, device):
-    """The cache keys of the libraries that compile_only compiles for sm_90
-    from a training step of the transformer zoo's tiny `name` in `dtype` on
-    `device` (its forward and backward graphs; `lookups`: the
-    library_lookups fixture)."""
-    start = len(lookups)
-    transformer_zoo.compiled_training_step(
-        name, "tiny", dtype, device,
-        {"target": "sm_90", "compile_only": True})
-    return _keys(lookups[start:])
-
-
 # The encoders: transformers builds their all-true attention mask in the
 # graph, which the mask rewrite must evaluate on meta tensors too, and
 # their q, k and v projections are grouped or not by whether the attention
@@ -140,8 +128,10 @@ def test_meta_traces_attention_as_gpus_do(library_lookups, name, dtype):
     and v for the backward as a GPU's fused kernel does (the GPU checks
     find the CPU's libraries; tests/gpu/test_attention_choice.py compares
     the meta trace with CUDA's)."""
-    meta_keys = zoo_library_keys(library_lookups, name, dtype, "meta")
-    cpu_keys = zoo_library_keys(library_lookups, name, dtype, "cpu")
+    meta_keys = transformer_zoo.training_step_keys(library_lookups, name,
+                                                   dtype, "meta")
+    cpu_keys = transformer_zoo.training_step_keys(library_lookups, name,
+                                                  dtype, "cpu")
     assert len(meta_keys) >= 3 and meta_keys == cpu_keys
 
 
@@ -152,8 +142,8 @@ def test_meta_traces_differ_without_attention_or_mask_rewrite(
     (its math path) or with the mask left unevaluated on meta tensors (no
     fused kernel takes a mask here), BERT's q, k and v projections are
     grouped on meta tensors and computed apart on GPUs."""
-    cpu_keys = zoo_library_keys(library_lookups, "bert", torch.float32,
-                                "cpu")
+    cpu_keys = transformer_zoo.training_step_keys(
+        library_lookups, "bert", torch.float32, "cpu")
     if disabled == "attention":
         monkeypatch.setattr(fusion.gpu_metadata, "attention_as_on_gpus",
                             lambda gm, target: None)
@@ -163,6 +153,6 @@ def test_meta_traces_differ_without_attention_or_mask_rewrite(
             fusion.graph_rewrites, "_usable_device",
             lambda value: value if isinstance(value, torch.device) and
             value.type == "meta" else usable(value))
-    meta_keys = zoo_library_keys(library_lookups, "bert", torch.float32,
-                                 "meta")
+    meta_keys = transformer_zoo.training_step_keys(
+        library_lookups, "bert", torch.float32, "meta")
     assert meta_keys != cpu_keys

@@ -101,6 +101,23 @@ def compiled_training_step(name, size, dtype, device, options):
     out.last_hidden_state.float().mean().backward()
 
 
+def training_step_keys(lookups, name, dtype, device):
+    """The cache keys of the libraries a training step of the tiny `name`
+    in `dtype` looks up, compiled for sm_90 (compile_only) from tensors on
+    `device` (`lookups`: the library_lookups fixture). Where this machine
+    compiles nothing (a GPU machine), a missing library runs as PyTorch:
+    its warning is not shown."""
+    import warnings
+
+    import fusion.cache
+    start = len(lookups)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fusion.FusionBackendWarning)
+        compiled_training_step(name, "tiny", dtype, device,
+                               {"target": "sm_90", "compile_only": True})
+    return {fusion.cache.library_key(*lookup) for lookup in lookups[start:]}
+
+
 def last_hidden_state(outputs):
     return outputs.last_hidden_state
 

@@ -68,7 +68,7 @@ def options_of(backend, case_options, target=None):
 def make_step(case, device):
     import fusion.dynamo  # noqa: F401 (registers the backend)
     name, precision, backend, case_options = parse_case(case)
-    model, inputs, loss = _model(name, precision, device)
+    model, args, kwargs, loss = _model(name, precision, device)
     torch._dynamo.reset()
     options = options_of(backend, case_options,
                          "sm_90" if device == "meta" else None)
@@ -76,22 +76,22 @@ def make_step(case, device):
         model, backend=backend, options=options)
     if device == "meta":
         def step():
-            loss(forward(**inputs)).backward()
+            loss(forward(*args, **kwargs)).backward()
         return step
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
 
     def step():
         optimizer.zero_grad(set_to_none=True)
-        loss(forward(**inputs)).backward()
+        loss(forward(*args, **kwargs)).backward()
         optimizer.step()
     return step
 
 
 def _model(name, precision, device):
-    """(model in training mode, its keyword inputs, the loss of its
-    output): zoo model `name` at the bench size, or KernelBench problem N
-    for kbN at its own size, in `precision` (a KernelBench problem's
-    precision set up as its suites do: tf32 too)."""
+    """(model in training mode, its positional and keyword inputs, the
+    loss of its output): zoo model `name` at the bench size, or KernelBench
+    problem N for kbN at its own size, called as the kernelbench-train
+    suite calls it, in `precision` (set up as its suites do: tf32 too)."""
     if name.startswith("kb"):
         from gpu import kernelbench as problems
         from gpu.helpers import precision_setup
@@ -99,29 +99,15 @@ def _model(name, precision, device):
         precision_setup(precision)
         model, inputs = problems.model_and_inputs(problem, precision, True,
                                                   device)
-        return (_Positional(model),
-                {f"input{i}": x for i, x in enumerate(inputs)},
-                lambda out: out.float().sum())
+        return model, inputs, {}, lambda out: out.float().sum()
     import transformer_zoo
     model, inputs = transformer_zoo.make(name, "bench")
     dtype = DTYPES[precision]
     model = model.train().to(device=device, dtype=dtype)
     inputs = {k: v.to(device=device, dtype=dtype) if v.is_floating_point()
               else v.to(device) for k, v in inputs.items()}
-    return model, inputs, \
+    return model, (), inputs, \
         lambda out: out.last_hidden_state.float().mean()
-
-
-class _Positional(torch.nn.Module):
-    """A KernelBench model called with keyword inputs input0, input1, ...
-    (the zoo's calling convention) in their order."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, **inputs):
-        return self.model(*inputs.values())
 
 
 def prepare(args):

@@ -475,8 +475,14 @@ def _kernelbench_check(problems, what, pname, model, inputs, fast,
     reference = problems.float64_copy(model)
     eager = problems.call_error(model, model, inputs, reference)
     error = problems.call_error(fast, model, inputs, reference)
-    bound = problems.bound(pname, eager)
-    print(f"{what}: error {error:.3g} (eager {eager:.3g}, bound "
+    _within_bound(problems, what, pname, error, eager, failures)
+
+
+def _within_bound(problems, what, pname, error, eager_error, failures):
+    """Logs fusion's error against float64; beyond the precision's bound
+    plus the margin on eager's own error, a failure."""
+    bound = problems.bound(pname, eager_error)
+    print(f"{what}: error {error:.3g} (eager {eager_error:.3g}, bound "
           f"{bound:.2g})", flush=True)
     if not error <= bound:
         failures.append(f"{what}: error {error:.3g} > {bound:.2g}")
@@ -560,11 +566,7 @@ def _check_step(problems, what, pname, model, forward, copied, inputs,
     error = max(relative_error(f, e, 1e-30) for f, e in zip(found, exact))
     eager_error = max(relative_error(f, e, 1e-30)
                       for f, e in zip(eager, exact))
-    bound = problems.bound(pname, eager_error)
-    print(f"{what}: error {error:.3g} (eager {eager_error:.3g}, bound "
-          f"{bound:.2g})", flush=True)
-    if not error <= bound:
-        failures.append(f"{what}: error {error:.3g} > {bound:.2g}")
+    _within_bound(problems, what, pname, error, eager_error, failures)
 
 
 def host_overhead(args, host_time):

@@ -3,7 +3,6 @@ prepared on a machine without a GPU) calls the attention kernel PyTorch's
 CUDA build chooses (fusion.gpu_metadata.attention_as_on_gpus), so that its
 partitions, and the libraries they look up, are the GPU's."""
 import contextlib
-import warnings
 
 import pytest
 import torch
@@ -11,8 +10,6 @@ import torch.nn.functional as F
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-import fusion.cache
-import fusion.dynamo
 import transformer_zoo
 from fusion.gpu_metadata import _gpu_attention
 
@@ -85,24 +82,13 @@ def test_meta_attention_is_the_gpus(sm90, case, grad):
     assert meta == gpu
 
 
-def library_keys(lookups, name, dtype, device):
-    """The cache keys a training step of the zoo's tiny `name` looks up,
-    compiled for sm_90 from tensors on `device` (compile_only: this machine
-    compiles nothing; a missing library is left to PyTorch)."""
-    start = len(lookups)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", fusion.FusionBackendWarning)
-        transformer_zoo.compiled_training_step(
-            name, "tiny", dtype, device,
-            {"target": "sm_90", "compile_only": True})
-    return {fusion.cache.library_key(*lookup) for lookup in lookups[start:]}
-
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16],
                          ids=["fp32", "bf16"])
 @pytest.mark.parametrize("name", ["bert", "vit", "gpt2", "llama"])
 def test_meta_trace_looks_up_the_gpus_libraries(sm90, library_lookups, name,
                                                 dtype):
-    gpu = library_keys(library_lookups, name, dtype, "cuda")
-    meta = library_keys(library_lookups, name, dtype, "meta")
+    gpu = transformer_zoo.training_step_keys(library_lookups, name, dtype,
+                                             "cuda")
+    meta = transformer_zoo.training_step_keys(library_lookups, name, dtype,
+                                              "meta")
     assert len(gpu) >= 3 and meta == gpu
