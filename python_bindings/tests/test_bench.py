@@ -245,6 +245,34 @@ def test_step_profile_splits_kernels_by_kind_and_finds_gaps(capsys):
     assert "| fusion | 0.100 |" in out and "| cuBLAS GEMM | 0.100 |" in out
 
 
+def test_step_profile_splits_the_gaps_by_host_op():
+    """profile_step.py --host: a gap between kernels is split by the host
+    ops overlapping it, each counted under its scope (outer > inner) down
+    to HOST_DEPTH names; ops outside the gaps, and gaps of 20 us or less,
+    count nothing."""
+    import types
+
+    import torch
+    profile_step = importlib.import_module("profile_step")
+    cuda, cpu = torch.autograd.DeviceType.CUDA, torch.autograd.DeviceType.CPU
+
+    def event(name, start, end, device=cpu, parent=None):
+        return types.SimpleNamespace(
+            name=name, device_type=device, cpu_parent=parent,
+            time_range=types.SimpleNamespace(start=start, end=end))
+    step = event("step", 0, 400)
+    backward = event("backward", 120, 180, parent=step)
+    launch = event("launch", 150, 160, parent=backward)
+    deep = event("deep", 150, 155, parent=launch)
+    events = [event("k0", 0, 100, cuda), event("k1", 200, 300, cuda),
+              event("k2", 310, 400, cuda), step, backward, launch, deep,
+              event("late", 210, 220)]
+    time_in, gaps = profile_step.host_in_gaps(events)
+    assert gaps == [(100, 200)]
+    assert time_in == {"step": 100, "step > backward": 60,
+                       "step > backward > launch": 10}
+
+
 def test_step_profile_prepares_a_kernelbench_problems_step(library_lookups,
                                                            fresh_dynamo):
     """profile_step.py's kbN cases: KernelBench problem N's training step

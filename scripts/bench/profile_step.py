@@ -13,7 +13,9 @@ kind and its idle time (the GPU waiting for the host).
       GPU's busy and idle time, the idle gaps over 20 us, the kernel time
       by kind, and the longest kernels; with --by-shape, each GEMM op's
       (PyTorch's; fusion's library calls, fusion::call) device time by its
-      input shapes.
+      input shapes; with --host, what the host ran while the GPU waited:
+      each idle gap's time split by the host's ops overlapping it (their
+      record_function scopes, three levels deep).
 
 A case is MODEL:PRECISION:BACKEND[:FUSE_BACKWARD][:OPTION=VALUE...], e.g.
 gpt2:bf16:fusion, gpt2:fp32:fusion:on, gpt2:fp32:fusion:k_major_copies=off,
@@ -138,13 +140,19 @@ def busy_intervals(events):
     return merged
 
 
+def long_gaps(intervals):
+    """The idle gaps over 20 us between sorted busy `intervals`, as
+    (start, end) pairs."""
+    return [(a[1], b[0]) for a, b in zip(intervals, intervals[1:])
+            if b[0] - a[1] > 20]
+
+
 def summarize(case, kernels, steps):
     """One case's table from its kernels [(name, start_us, dur_us)]."""
     intervals = busy_intervals((s, s + d) for _, s, d in kernels)
     span = intervals[-1][1] - intervals[0][0]
     busy = sum(e - s for s, e in intervals)
-    gaps = [b[0] - a[1] for a, b in zip(intervals, intervals[1:])]
-    long_gaps = [g for g in gaps if g > 20]
+    gaps = [end - start for start, end in long_gaps(intervals)]
     by_kind = collections.Counter()
     by_name = collections.Counter()
     count = collections.Counter()
@@ -155,8 +163,8 @@ def summarize(case, kernels, steps):
     print(f"\n### {case} (per step, {steps} steps, ms)\n")
     print(f"span {span / 1e3 / steps:.3f}, GPU busy {busy / 1e3 / steps:.3f},"
           f" idle {(span - busy) / 1e3 / steps:.3f} of which "
-          f"{sum(long_gaps) / 1e3 / steps:.3f} in "
-          f"{len(long_gaps) / steps:.0f} gaps over 20 us; "
+          f"{sum(gaps) / 1e3 / steps:.3f} in "
+          f"{len(gaps) / steps:.0f} gaps over 20 us; "
           f"{len(kernels) / steps:.0f} kernels\n")
     print("| kind | ms | share of busy |\n|---|---|---|")
     for kind, total in by_kind.most_common():
@@ -166,9 +174,9 @@ def summarize(case, kernels, steps):
     for name, total in by_name.most_common(TOP_KERNELS):
         print(f"| {name[:90]} | {count[name] / steps:.0f} | "
               f"{total / 1e3 / steps:.3f} |")
-    if long_gaps:
+    if gaps:
         print("\nlongest gaps (us): " +
-              ", ".join(f"{g:.0f}" for g in sorted(long_gaps)[-8:]))
+              ", ".join(f"{g:.0f}" for g in sorted(gaps)[-8:]))
 
 
 # The ops whose device time by_shape lists: the GEMMs (PyTorch's, and
@@ -200,6 +208,58 @@ def by_shape(case, step, steps):
               f"{e.device_time_total / max(e.count, 1):.1f} |")
 
 
+HOST_DEPTH = 3
+
+
+def host_path(event):
+    """`event`'s scope from the outermost CPU op down (at most HOST_DEPTH
+    names), or None where it is deeper."""
+    names = []
+    while event is not None:
+        names.append(event.name)
+        event = event.cpu_parent
+    return None if len(names) > HOST_DEPTH else " > ".join(names[::-1])
+
+
+def host_in_gaps(events):
+    """({host op path: us}, the gaps) of profiler `events`: the GPU's idle
+    gaps over 20 us (long_gaps of its kernels) and each one's time split
+    by the host ops overlapping it (a gap is the host late with the next
+    launch), by scope (host_path)."""
+    cuda, cpu = torch.autograd.DeviceType.CUDA, torch.autograd.DeviceType.CPU
+    gaps = long_gaps(busy_intervals((e.time_range.start, e.time_range.end)
+                                    for e in events if e.device_type == cuda))
+    time_in = collections.Counter()
+    for e in events:
+        path = host_path(e) if e.device_type == cpu else None
+        if path is None:
+            continue
+        for a, b in gaps:
+            overlap = min(e.time_range.end, b) - max(e.time_range.start, a)
+            if overlap > 0:
+                time_in[path] += overlap
+    return time_in, gaps
+
+
+def profile_host(case, step, steps):
+    """Where the GPU waited for the host: a second profile with the host's
+    ops, its gaps' time by the host ops during them (one table)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU,
+                             ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+    time_in, gaps = host_in_gaps(prof.events())
+    print(f"\n#### {case}: the host during the GPU's idle gaps "
+          f"({len(gaps) / steps:.0f} gaps, "
+          f"{sum(b - a for a, b in gaps) / 1e3 / steps:.3f} ms a step, "
+          f"under the host profiler)\n")
+    print("| host op (outer > inner) | ms a step in gaps |\n|---|---|")
+    for path, total in time_in.most_common(30):
+        print(f"| {path[:150]} | {total / 1e3 / steps:.3f} |")
+
+
 def run(args):
     from torch.profiler import ProfilerActivity, profile
     for case in args.cases.split(";"):
@@ -223,6 +283,8 @@ def run(args):
                 torch.cuda.synchronize()
             if args.by_shape:
                 by_shape(case, step, args.steps)
+            if args.host:
+                profile_host(case, step, args.steps)
             if args.trace:
                 path = pathlib.Path(args.trace)
                 path.mkdir(parents=True, exist_ok=True)
@@ -251,6 +313,8 @@ def main():
     r.add_argument("--trace")
     r.add_argument("--by-shape", action="store_true",
                    help="also each GEMM op's device time by input shapes")
+    r.add_argument("--host", action="store_true",
+                   help="also the host's ops during the GPU's idle gaps")
     args = parser.parse_args()
     (prepare if args.command == "prepare" else run)(args)
 
