@@ -44,6 +44,16 @@ static bool isWrittenForReductions(FusedLinearOp op, int64_t blockN) {
   return !tiles || tiles->plan.readsMatrix;
 }
 
+/// Whether cuBLASLt adds `op`'s bias as a broadcast C matrix: 16-bit
+/// GEMMs do, since its bias epilogue rounds the product to 16 bits before
+/// adding the bias (runtime/lib/Gemm.cpp). Reading C costs cuBLASLt's GEMM
+/// more than the wgmma kernel's exposed store costs where a row program
+/// reads the written output (docs/architecture.md, runs 149-150).
+static bool cublasAddsBiasAsMatrix(FusedLinearOp op) {
+  return op.getBias() && isa<BFloat16Type, Float16Type>(
+                             op.getWeight().getType().getElementType());
+}
+
 /// Whether `op` computes f32 tensors in fp32.
 bool mlir::fusion::isFp32(FusedLinearOp op) {
   return op.getWeight().getType().getElementType().isF32() &&
@@ -203,15 +213,17 @@ GemmBackend mlir::fusion::selectBackend(FusedLinearOp op,
     // included: at or above cuBLAS's GEMM plus a pass), but not where
     // reductions read the written output (norms, softmax: the exposed store
     // loses 1-8% to cuBLAS's GEMM before the same row program; such ops take
-    // the wgmma kernels for small batches alone, takesWgmmaForSmallBatches),
-    // nor for epilogues with an accurate power, a tangent in 16 bits or
+    // the wgmma kernels for small batches alone, takesWgmmaForSmallBatches)
+    // unless cuBLASLt would read a 16-bit bias as a matrix
+    // (cublasAddsBiasAsMatrix), nor for epilogues with an accurate power, a tangent in 16 bits or
     // special functions or hundreds of instructions an element
     // (hasCostlyFunction; the 3xTF32 kernel hides them under its
     // multiplies). Elsewhere only 3xTF32 beats cuBLAS.
     // A grouped GEMM with nothing fused: cuBLASLt's GEMMs, one a part,
     // the wgmma kernel for small batches (takesWgmmaForSmallBatches).
     if (isWgmmaCandidate(op, chip, options.fp32Math) &&
-        (fp32 || (!isWrittenForReductions(op, getWgmmaBlockN(op)) &&
+        (fp32 || ((!isWrittenForReductions(op, getWgmmaBlockN(op)) ||
+                   cublasAddsBiasAsMatrix(op)) &&
                   !hasCostlyFunction(op) && !isPlainGroupedGemm(op))))
       return GemmBackend::wgmma;
     return fp32 && generated == GemmBackend::mma_sync && readsOutInWeight(op) &&
