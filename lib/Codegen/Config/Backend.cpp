@@ -215,8 +215,9 @@ GemmBackend mlir::fusion::selectBackend(FusedLinearOp op,
     // loses 1-8% to cuBLAS's GEMM before the same row program; such ops take
     // the wgmma kernels for small batches alone, takesWgmmaForSmallBatches)
     // unless cuBLASLt would read a 16-bit bias as a matrix
-    // (cublasAddsBiasAsMatrix), nor for epilogues with an accurate power, a tangent in 16 bits or
-    // special functions or hundreds of instructions an element
+    // (cublasAddsBiasAsMatrix), nor for epilogues with an accurate power, a
+    // tangent in 16 bits or special functions or hundreds of instructions an
+    // element
     // (hasCostlyFunction; the 3xTF32 kernel hides them under its
     // multiplies). Elsewhere only 3xTF32 beats cuBLAS.
     // A grouped GEMM with nothing fused: cuBLASLt's GEMMs, one a part,
