@@ -87,6 +87,25 @@ def test_preparation_lists_each_problem_precision_and_mode():
         (len(kernelbench.PROBLEMS) + 1)
 
 
+def test_strategy_preparation_compiles_under_the_strategy(library_lookups,
+                                                         fresh_dynamo):
+    """prepare.py's kernelbench-wgmma group (the kernelbench suite's
+    --strategies auto,wgmma): the same problems, precisions and modes as
+    the default group, labelled apart, each compiled with strategy wgmma;
+    the default leaves the strategy to the backend's auto."""
+    default = [label for label, _ in kernelbench.prepare()]
+    wgmma = list(kernelbench.prepare("wgmma"))
+    assert [label for label, _ in wgmma] == \
+        [f"{label} wgmma" for label in default]
+    assert "strategy" not in kernelbench.fusion_options("bf16")
+    problem = kernelbench.PROBLEMS["12_Gemm_Multiply_LeakyReLU"].scaled(
+        DIVISOR)
+    kernelbench.compile_for_cache(problem, "bf16", True, strategy="wgmma")
+    kernelbench.compile_for_cache(problem, "bf16", True)
+    assert [options["strategy"] for _, options in library_lookups] == \
+        ["wgmma", "auto"]
+
+
 def test_prepared_libraries_serve_another_batch():
     """The libraries compiled from the meta device at the problem's batch
     are the ones a run at another batch from real tensors needs (the

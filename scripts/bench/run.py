@@ -84,8 +84,10 @@ def parse(argv=None):
                         help="transformers: the zoo's size (bench: 8 x "
                         "1024 tokens; prefill: one prompt of 512)")
     parser.add_argument("--strategies", default="auto",
-                        help="family: fusion's strategies, the first "
-                        "the one the ratios take")
+                        help="family, kernelbench: fusion's strategies, "
+                        "the first the one the ratios take (kernelbench: "
+                        "prepare.py's group kernelbench-STRATEGY for each "
+                        "other)")
     parser.add_argument("--out", type=pathlib.Path, default=None,
                         help="also write the tables to this file")
     args = parser.parse_args(argv)

@@ -360,7 +360,8 @@ def kernelbench(args, measure):
     """Each KernelBench problem (--models: numbers or names, ';' or ','
     separated; default all) in each of --precisions, as KernelBench runs
     it (training mode, under torch.no_grad(), its sizes): eager, inductor
-    and fusion (options target sm_90 and the precision), fusion's first
+    and fusion (options target sm_90 and the precision; a column a
+    strategy of --strategies, the ratios the first's), fusion's first
     call checked against float64 (test_kernelbench's bound). What fails is
     recorded (a failure; the row without that time) and the rest goes
     on."""
@@ -432,11 +433,15 @@ def _kernelbench_case(problems, problem, pname, args, measure, failures):
             except Exception as error:  # noqa: BLE001 (recorded, go on)
                 failures.append(_failed(f"{what} {compile_key(mode)}",
                                         error))
-        try:
-            calls["fusion"], fused = _kernelbench_fusion(
-                problems, problem, pname, model, inputs, failures)
-        except Exception as error:  # noqa: BLE001 (recorded, go on)
-            failures.append(_failed(f"{what} fusion", error))
+        for index, strategy in enumerate(args.strategies.split(",")):
+            key = "fusion" if index == 0 else f"fusion {strategy}"
+            try:
+                calls[key], partitions = _kernelbench_fusion(
+                    problems, problem, pname, model, inputs, failures,
+                    strategy)
+                fused = partitions if index == 0 else fused
+            except Exception as error:  # noqa: BLE001 (recorded, go on)
+                failures.append(_failed(f"{what} {key}", error))
         times = {}
         for key, fn in calls.items():
             try:
@@ -446,13 +451,16 @@ def _kernelbench_case(problems, problem, pname, args, measure, failures):
     return fused, times
 
 
-def _kernelbench_fusion(problems, problem, pname, model, inputs, failures):
-    """fusion's call of `model` and the partitions it fused, compiled for
-    the timed training mode after its first call is checked against
-    float64 (in eval mode where a dropout would leave no reference)."""
-    what = f"{problem.name} {pname}"
+def _kernelbench_fusion(problems, problem, pname, model, inputs, failures,
+                        strategy="auto"):
+    """fusion's call of `model` under `strategy` and the partitions it
+    fused, compiled for the timed training mode after its first call is
+    checked against float64 (in eval mode where a dropout would leave no
+    reference)."""
+    what = f"{problem.name} {pname}" + \
+        ("" if strategy == "auto" else f" {strategy}")
     fast = torch.compile(model, backend="fusion",
-                         options=problems.fusion_options(pname))
+                         options=problems.fusion_options(pname, strategy))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", fusion.FusionBackendWarning)
         try:

@@ -668,9 +668,13 @@ def modes(problem):
     return sorted({True, check_mode(problem)}, reverse=True)
 
 
-def fusion_options(precision, **extra):
-    return dict({"target": TARGET, "precision": PRECISIONS[precision][1]},
-                **extra)
+def fusion_options(precision, strategy="auto", **extra):
+    """The backend's options for `precision` and `strategy` ("auto", the
+    default, left out)."""
+    options = {"target": TARGET, "precision": PRECISIONS[precision][1]}
+    if strategy != "auto":
+        options["strategy"] = strategy
+    return dict(options, **extra)
 
 
 def model_and_inputs(problem, precision, training, device, batch=None):
@@ -683,7 +687,8 @@ def model_and_inputs(problem, precision, training, device, batch=None):
     return model, problem.get_inputs(batch, device, dtype)
 
 
-def compile_for_cache(problem, precision, training, batch=None):
+def compile_for_cache(problem, precision, training, batch=None,
+                      strategy="auto"):
     """Compiles `problem`'s libraries for sm_90 into the cache, from a model
     on the meta device, as the GPU run's first call compiles them."""
     precision_setup(precision)
@@ -692,7 +697,7 @@ def compile_for_cache(problem, precision, training, batch=None):
     torch._dynamo.reset()
     with torch.no_grad():
         torch.compile(model, backend="fusion", options=fusion_options(
-            precision, compile_only=True))(*inputs)
+            precision, strategy, compile_only=True))(*inputs)
     precision_setup("fp32")
 
 
@@ -723,16 +728,19 @@ def prepare_training():
                                      problem, precision))
 
 
-def prepare():
+def prepare(strategy="auto"):
     """(label, compile) pairs: each problem's libraries in each precision
-    and mode it runs in."""
+    and mode it runs in, under `strategy` (scripts/bench's kernelbench
+    suite, --strategies)."""
     for problem in PROBLEMS.values():
         for precision in PRECISIONS:
             for training in modes(problem):
                 label = (f"kernelbench {problem.name} {precision} "
-                         f"{'train' if training else 'eval'}")
-                yield label, functools.partial(compile_for_cache, problem,
-                                               precision, training)
+                         f"{'train' if training else 'eval'}"
+                         f"{'' if strategy == 'auto' else ' ' + strategy}")
+                yield label, functools.partial(
+                    compile_for_cache, problem, precision, training,
+                    strategy=strategy)
 
 
 def call_error(call, model, inputs, reference):
