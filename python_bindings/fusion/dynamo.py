@@ -1661,6 +1661,7 @@ def _increment_in_place(gm):
 _COMPARED_REDUCTIONS = ("aten.amax.default", "aten.amin.default",
                         "aten.max.default", "aten.min.default")
 _TRAINING_BATCH_NORM = "aten._native_batch_norm_legit_functional.default"
+_SAVED_INPUTS = _COMPARED_REDUCTIONS + (_TRAINING_BATCH_NORM,)
 
 
 def _min_cut_keeping_compared_values(joint_module, joint_inputs, **kwargs):
@@ -1681,8 +1682,7 @@ def _min_cut_keeping_compared_values(joint_module, joint_inputs, **kwargs):
         min_cut_rematerialization_partition
     from torch.utils.checkpoint import CheckpointPolicy
     for node in joint_module.graph.nodes:
-        if importer.op_name(node) in _COMPARED_REDUCTIONS or \
-                importer.op_name(node) == _TRAINING_BATCH_NORM:
+        if importer.op_name(node) in _SAVED_INPUTS:
             node.args[0].meta["recompute"] = CheckpointPolicy.MUST_SAVE
     return min_cut_rematerialization_partition(
         joint_module, joint_inputs, compiler="inductor", **kwargs)

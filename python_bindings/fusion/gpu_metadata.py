@@ -234,10 +234,9 @@ def _cudnn_takes(arguments, attn_mask, dropout_p, enable_gqa, chips):
 
 
 def _dense_and_unmasked(arguments, attn_mask, enable_gqa):
-    """The checks the fused kernels share: 4-D tensors
-    of one dtype, batch and head count, nonempty sequences, unit strides
-    along the head dimension; here also no mask and no grouped-query
-    attention."""
+    """The checks the fused kernels share: 4-D tensors of one dtype, batch
+    and head count, nonempty sequences, unit strides along the head
+    dimension; here also no mask and no grouped-query attention."""
     query, key, value = arguments
     return attn_mask is None and not enable_gqa and \
         all(t.dim() == 4 for t in arguments) and \

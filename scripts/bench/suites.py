@@ -439,7 +439,8 @@ def _kernelbench_case(problems, problem, pname, args, measure, failures):
                 calls[key], partitions = _kernelbench_fusion(
                     problems, problem, pname, model, inputs, failures,
                     strategy)
-                fused = partitions if index == 0 else fused
+                if index == 0:
+                    fused = partitions
             except Exception as error:  # noqa: BLE001 (recorded, go on)
                 failures.append(_failed(f"{what} {key}", error))
         times = {}
