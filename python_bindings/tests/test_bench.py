@@ -55,8 +55,8 @@ class StubClock:
 
 def test_cold_l2_flushes_and_times_each_call_alone():
     clock = StubClock([9.0] * 3 + [1.0, 5.0, 2.0, 4.0, 3.0])
-    ms = timers.cold_l2(clock.call, clock, warmup=3, calls=5)
-    assert ms == 3.0  # the median of 1, 5, 2, 4, 3 (warm-up untimed)
+    ms = timers.cold_l2({"f": clock.call}, clock, warmup=3, calls=5)
+    assert ms == {"f": 3.0}  # the median of 1, 5, 2, 4, 3 (warm-up untimed)
     timed = clock.log[clock.log.index("sync") + 1:]
     one = ["flush", "sync", "record", "call", "record", "event sync"]
     assert timed == one * 5
@@ -64,11 +64,53 @@ def test_cold_l2_flushes_and_times_each_call_alone():
 
 def test_throughput_times_back_to_back_calls():
     clock = StubClock([1.0] * 3 + [2.0] * 4 + [4.0] * 4 + [3.0] * 4)
-    ms = timers.throughput(clock.call, clock, warmup=3, rounds=3, calls=4)
-    assert ms == 3.0  # rounds of 2, 4 and 3 ms a call
+    ms = timers.throughput({"f": clock.call}, clock, warmup=3, rounds=3,
+                           calls=4)
+    assert ms == {"f": 3.0}  # rounds of 2, 4 and 3 ms a call
     timed = clock.log[clock.log.index("sync") + 1:]
     assert "flush" not in timed
     assert timed[:6] == ["record"] + ["call"] * 4 + ["record"]
+
+
+def test_timers_take_the_calls_in_turn():
+    """Each round times one round of every call, so that drift over a run
+    (the device's clocks under a sustained load) reaches each alike."""
+    clock = StubClock([])
+    order = []
+
+    def call(key):
+        def fn():
+            order.append(key)
+            clock.call()
+        return fn
+    timers.throughput({"a": call("a"), "b": call("b")}, clock, warmup=1,
+                      rounds=3, calls=2)
+    assert order == ["a", "b"] + ["a", "a", "b", "b"] * 3
+    order.clear()
+    timers.cold_l2({"a": call("a"), "b": call("b")}, clock, warmup=1,
+                   calls=2)
+    assert order == ["a", "b"] + ["a", "b"] * 2
+
+
+def test_a_call_that_raises_is_left_out_and_reported():
+    clock = StubClock([])
+    calls = 0
+
+    def flaky():
+        nonlocal calls
+        calls += 1
+        if calls == 3:  # in the first timed round
+            raise RuntimeError("lost")
+    errors = []
+    ms = timers.throughput({"flaky": flaky, "fine": clock.call}, clock,
+                           warmup=2, rounds=3, calls=1,
+                           on_error=lambda key, e: errors.append((key,
+                                                                  str(e))))
+    assert list(ms) == ["fine"]
+    assert errors == [("flaky", "lost")]
+    with pytest.raises(RuntimeError, match="lost"):
+        calls = 0
+        timers.throughput({"flaky": flaky}, clock, warmup=2, rounds=3)
 
 
 def test_unknown_timer_is_refused():

@@ -89,21 +89,42 @@ def test_preparation_lists_each_problem_precision_and_mode():
 
 def test_strategy_preparation_compiles_under_the_strategy(library_lookups,
                                                          fresh_dynamo):
-    """prepare.py's kernelbench-wgmma group (the kernelbench suite's
+    """prepare.py's kernelbench:wgmma group (the kernelbench suite's
     --strategies auto,wgmma): the same problems, precisions and modes as
     the default group, labelled apart, each compiled with strategy wgmma;
-    the default leaves the strategy to the backend's auto."""
+    the default leaves the strategy to the backend's auto, and a variant's
+    +NAME=VALUE settings are backend options."""
     default = [label for label, _ in kernelbench.prepare()]
     wgmma = list(kernelbench.prepare("wgmma"))
     assert [label for label, _ in wgmma] == \
         [f"{label} wgmma" for label in default]
     assert "strategy" not in kernelbench.fusion_options("bf16")
+    clustered = kernelbench.fusion_options("bf16", "auto+cluster=2")
+    assert clustered == dict(kernelbench.fusion_options("bf16"),
+                             cluster="2")
+    assert kernelbench.fusion_options("bf16", "wgmma+cluster=2+stages=3")[
+        "strategy"] == "wgmma"
     problem = kernelbench.PROBLEMS["12_Gemm_Multiply_LeakyReLU"].scaled(
         DIVISOR)
     kernelbench.compile_for_cache(problem, "bf16", True, strategy="wgmma")
     kernelbench.compile_for_cache(problem, "bf16", True)
     assert [options["strategy"] for _, options in library_lookups] == \
         ["wgmma", "auto"]
+
+
+def test_variant_groups_prepare_the_problems_under_the_variant(monkeypatch,
+                                                              tmp_path):
+    """prepare.py's kernelbench:VARIANT groups: the default group's
+    problems labelled with the variant; other unknown groups refused."""
+    from gpu import prepare
+    default = [label for label, _ in kernelbench.prepare()]
+    variant = [label for label, _ in
+               prepare.group({}, "kernelbench:auto+cluster=2")()]
+    assert variant == [f"{label} auto+cluster=2" for label in default]
+    monkeypatch.setattr("sys.argv", ["prepare.py", str(tmp_path),
+                                     "--groups", "kernelbench,kernelbnch"])
+    with pytest.raises(SystemExit, match="unknown groups \\['kernelbnch'\\]"):
+        prepare.main()
 
 
 def test_prepared_libraries_serve_another_batch():

@@ -17,7 +17,8 @@ ratios to fusion by precision and the number of problems where fusion is
 the slower.
 Timers (timers.py): throughput, CUDA events around back-to-back calls
 after warm-up, median of rounds; cold-l2, KernelBench's protocol, L2
-flushed before each single timed call, median of 50 calls.
+flushed before each single timed call, median of 50 calls. A case's
+columns are timed in turn, a round (or call) of each.
 scripts/gpu-check.sh run DIR --bench [SUITES] runs it after the checks.
 """
 import argparse
@@ -86,8 +87,9 @@ def parse(argv=None):
     parser.add_argument("--strategies", default="auto",
                         help="family, kernelbench: fusion's strategies, "
                         "the first the one the ratios take (kernelbench: "
-                        "prepare.py's group kernelbench-STRATEGY for each "
-                        "other)")
+                        "each STRATEGY[+OPTION=VALUE...], e.g. "
+                        "auto+cluster=2, from prepare.py's group "
+                        "kernelbench:VARIANT)")
     parser.add_argument("--out", type=pathlib.Path, default=None,
                         help="also write the tables to this file")
     args = parser.parse_args(argv)
@@ -196,8 +198,16 @@ def main(argv=None):
     def heading(title, timer):
         return report.heading(title, timer, device, info, torch.__version__)
 
-    def measure(fn):
-        return {t: timers.timed(fn, t) for t in args.timers}
+    def measure(calls, on_error=None):
+        """{key: {timer: ms}} of `calls` ({key: fn}), interleaved; a call
+        that raises is left out after on_error(key, error)."""
+        times = {key: {} for key in calls}
+        for timer in args.timers:
+            ms = timers.together({key: calls[key] for key in times}, timer,
+                                 on_error=on_error)
+            times = {key: dict(times[key], **{timer: ms[key]})
+                     for key in ms}
+        return times
 
     text, failures = [], []
     for suite in args.suites:

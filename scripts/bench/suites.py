@@ -1,7 +1,8 @@
 """The benchmark suites. Each takes the parsed arguments and a `measure`
-(fn -> {timer: ms}) and returns (title, fusion's key, rows, failures):
-rows [(label cells, {timer: {key: ms}})], failures the cases whose
-first call missed its bound (the timings of a wrong result mean nothing).
+({key: fn} -> {key: {timer: ms}}, the calls timed in turn) and returns
+(title, fusion's key, rows, failures): rows [(label cells, {key: {timer:
+ms}})], failures the cases whose first call missed its bound (the timings
+of a wrong result mean nothing).
 
 workloads: the fusion-compile'd workload libraries of the artifacts
     (wgmma, tiled, cublas, simt; an earlier commit's beside them with
@@ -120,7 +121,7 @@ def workloads(args, measure):
                 for mode in compile_modes(args):
                     calls[compile_key(mode)] = (
                         lambda c=compiled_inductor(model, mode): c(*inputs))
-            times = {key: measure(fn) for key, fn in calls.items()}
+            times = measure(calls)
             rows.append(((label, f"{m}x{k}x{n}", precision), times))
             timed(f"{label} {m}x{k}x{n} {precision}", times)
     precision_setup("fp32")
@@ -167,7 +168,7 @@ def family_suite(args, measure):
             for mode in compile_modes(args):
                 calls[compile_key(mode)] = (
                     lambda c=compiled_inductor(model, mode): c(x))
-            times = {key: measure(fn) for key, fn in calls.items()}
+            times = measure(calls)
             torch._dynamo.reset()
             rows.append(((f"{category}: {name}", f"{m}x{k}x{n}", pname),
                          times))
@@ -229,7 +230,7 @@ def models(args, measure):
                 if linear is not None:
                     calls["gemm"] = lambda: F.linear(x, linear.weight,
                                                      linear.bias)
-                times = {key: measure(fn) for key, fn in calls.items()}
+                times = measure(calls)
                 torch._dynamo.reset()
             rows.append(((name, pname), times))
             timed(f"{name} {pname}", times)
@@ -293,7 +294,7 @@ def transformers(args, measure):
                     inductor(**inputs)
                     calls[compile_key(mode)] = lambda c=inductor: c(**inputs)
                 del reference
-                times = {key: measure(fn) for key, fn in calls.items()}
+                times = measure(calls)
                 torch._dynamo.reset()
             rows.append(((name, pname), times))
             timed(f"{name} {pname}", times)
@@ -346,7 +347,7 @@ def transformers_train(args, measure):
                 optimizer.step()
             step()
             calls[key] = step
-        times = {key: measure(fn) for key, fn in calls.items()}
+        times = measure(calls)
         torch._dynamo.reset()
         rows.append(((name, "bf16"), times))
         timed(f"{name} bf16 training step", times)
@@ -443,12 +444,8 @@ def _kernelbench_case(problems, problem, pname, args, measure, failures):
                     fused = partitions
             except Exception as error:  # noqa: BLE001 (recorded, go on)
                 failures.append(_failed(f"{what} {key}", error))
-        times = {}
-        for key, fn in calls.items():
-            try:
-                times[key] = measure(fn)
-            except Exception as error:  # noqa: BLE001 (recorded, go on)
-                failures.append(_failed(f"{what} {key}", error))
+        times = measure(calls, lambda key, error: failures.append(
+            _failed(f"{what} {key}", error)))
     return fused, times
 
 
@@ -550,7 +547,7 @@ def _kernelbench_step_times(problems, problem, pname, measure, failures):
             steps[key] = step
         failures += [f"{what}: {w.message}" for w in caught
                      if issubclass(w.category, fusion.FusionBackendWarning)]
-    return {key: measure(step) for key, step in steps.items()}
+    return measure(steps)
 
 
 def _check_step(problems, what, pname, model, forward, copied, inputs,

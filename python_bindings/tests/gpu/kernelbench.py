@@ -669,11 +669,14 @@ def modes(problem):
 
 
 def fusion_options(precision, strategy="auto", **extra):
-    """The backend's options for `precision` and `strategy` ("auto", the
-    default, left out)."""
+    """The backend's options for `precision` and `strategy`: a strategy
+    ("auto", the default, left out), then any backend options as
+    +NAME=VALUE (e.g. "auto+cluster=2")."""
     options = {"target": TARGET, "precision": PRECISIONS[precision][1]}
-    if strategy != "auto":
-        options["strategy"] = strategy
+    name, *settings = strategy.split("+")
+    if name != "auto":
+        options["strategy"] = name
+    options.update(setting.split("=", 1) for setting in settings)
     return dict(options, **extra)
 
 

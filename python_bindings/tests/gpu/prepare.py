@@ -58,8 +58,6 @@ def groups():
     table["frontend"] = lambda: iter([("frontend models", frontend.prepare)])
     table["family-bench"] = lambda: family.prepare(**FAMILY_BENCH)
     table["kernelbench"] = kernelbench.prepare
-    table["kernelbench-wgmma"] = functools.partial(kernelbench.prepare,
-                                                   "wgmma")
     table["kernelbench-train"] = kernelbench.prepare_training
     return table
 
@@ -70,11 +68,21 @@ GROUPS = ("zoo", "zoo-tf32-bf16", "table", "special-values", "remainders",
           "family-bench", "transformers", "transformers-bench", "dual-gemm",
           "transformers-prefill", "grouped-gemm", "weight-layout",
           "kernelbench", "kernelbench-train", "tile-scheduler", "saved")
-# Groups only asked for by name: the KernelBench problems under the wgmma
-# strategy (the kernelbench suite's --strategies auto,wgmma).
-NAMED_GROUPS = ("kernelbench-wgmma",)
-__doc__ += ", ".join(GROUPS) + "; by name only: " + \
-    ", ".join(NAMED_GROUPS) + "."
+# Groups only asked for by name: the KernelBench problems under a strategy
+# variant of the kernelbench suite's --strategies (e.g. kernelbench:wgmma,
+# kernelbench:auto+cluster=2).
+VARIANT_GROUP = "kernelbench:"
+__doc__ += ", ".join(GROUPS) + "; by name only: " + VARIANT_GROUP + \
+    "VARIANT."
+
+
+def group(table, name):
+    """The function yielding group `name`'s (label, compile) pairs."""
+    if name.startswith(VARIANT_GROUP):
+        from gpu import kernelbench
+        return functools.partial(kernelbench.prepare,
+                                 name[len(VARIANT_GROUP):])
+    return table[name]
 
 
 def save_modules(out):
@@ -103,7 +111,7 @@ def run_shard(artifacts, names, shard, shards):
     for name in names:
         if name == "saved":
             continue
-        for label, compile_one in table[name]():
+        for label, compile_one in group(table, name)():
             index += 1
             if (index - 1) % shards != shard:
                 continue
@@ -126,10 +134,11 @@ def main():
     parser.add_argument("--shard", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     names = [g for g in args.groups.split(",") if g]
-    unknown = set(names) - set(GROUPS) - set(NAMED_GROUPS)
+    unknown = {g for g in names
+               if g not in GROUPS and not g.startswith(VARIANT_GROUP)}
     if unknown:
         sys.exit(f"unknown groups {sorted(unknown)} (known: "
-                 f"{', '.join(GROUPS + NAMED_GROUPS)})")
+                 f"{', '.join(GROUPS)}, {VARIANT_GROUP}VARIANT)")
     artifacts = args.artifacts.resolve()
     os.environ["FUSION_CACHE_DIR"] = str(artifacts / "cache")
     os.environ["FUSION_CACHE_MAX_BYTES"] = str(1 << 40)
