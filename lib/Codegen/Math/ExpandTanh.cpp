@@ -1,9 +1,12 @@
 //===- ExpandTanh.cpp - mish's tanh(softplus(x)) and approximate tanh -----===//
 
 #include "fusion/Codegen/Math/Passes.h"
+#include "fusion/Codegen/Math/Quotients.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
 
 namespace mlir::fusion {
 #define GEN_PASS_DEF_EXPANDTANH
@@ -19,6 +22,21 @@ namespace {
 constexpr float kTanhIsOne = 10.0f;
 /// The guard of the rational form: below it e^x (e^x + 2) stays finite.
 constexpr float kRationalLimit = 20.0f;
+/// numerator / denominator for a denominator of at least 1. With
+/// the tanh's `afn`, approximate (`fusion-expand-divisions` makes it
+/// div.full.f32); otherwise the corrected quotient of the approximate
+/// reciprocal (within an ulp, as the forms' exp is): `div.rn.f32`'s range
+/// check branches to its slow path apart in a warp's lanes, and mish's
+/// twice in a tf32 GEMM epilogue added 11% to the GEMM (KernelBench 29,
+/// run 160). An infinite denominator, whose correction is NaN, is the
+/// caller's to guard.
+static Value quotientOfAtLeastOne(OpBuilder &b, Location loc, Value numerator,
+                                  Value denominator,
+                                  arith::FastMathFlags fastmath) {
+  if (arith::bitEnumContainsAll(fastmath, arith::FastMathFlags::afn))
+    return arith::DivFOp::create(b, loc, numerator, denominator, fastmath);
+  return buildMarksteinQuotient(b, loc, numerator, denominator);
+}
 
 /// `x` where `value` is log1p(exp(x)).
 static Value getSoftplusArgument(Value value) {
@@ -53,7 +71,8 @@ static Value getSoftplusOf(Value value) {
 /// tanh(softplus(x)) (mish's) -> n / (n + 2), n = e (e + 2), e = exp(x):
 /// tanh(log(1 + e)) = ((1 + e)^2 - 1) / ((1 + e)^2 + 1). One exp and one
 /// division instead of an exp, a log1p and a tanh; x > 20 (where n would
-/// overflow, and tanh is 1) gives 1.
+/// overflow, and tanh is 1) gives 1, so the quotient that counts has a
+/// denominator in [2, 2.4e17].
 struct RationalTanhOfSoftplus : OpRewritePattern<math::TanhOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -71,7 +90,7 @@ struct RationalTanhOfSoftplus : OpRewritePattern<math::TanhOp> {
     Value e = math::ExpOp::create(rewriter, loc, x, tanh.getFastmath());
     Value n = arith::MulFOp::create(
         rewriter, loc, e, arith::AddFOp::create(rewriter, loc, e, two));
-    Value rational = arith::DivFOp::create(
+    Value rational = quotientOfAtLeastOne(
         rewriter, loc, n, arith::AddFOp::create(rewriter, loc, n, two),
         tanh.getFastmath());
     Value large = arith::CmpFOp::create(
@@ -85,7 +104,8 @@ struct RationalTanhOfSoftplus : OpRewritePattern<math::TanhOp> {
 /// 1 + tanh(y) (gelu's tanh form) -> 2 / (1 + exp(-2y)), and 1 - tanh(y)
 /// -> 2 / (1 + exp(2y)): the sum cancels where tanh(y) nears -1 (or 1),
 /// the quotient keeps every digit. One exp and a division; the exp and the
-/// division keep the tanh's fastmath flags.
+/// division keep the tanh's fastmath flags. The exact form's quotient is 0
+/// where exp overflows.
 struct OnePlusTanh : OpRewritePattern<math::TanhOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -112,13 +132,21 @@ struct OnePlusTanh : OpRewritePattern<math::TanhOp> {
       return arith::ConstantOp::create(rewriter, loc,
                                        rewriter.getF32FloatAttr(value));
     };
+    arith::FastMathFlags fastmath = tanh.getFastmath();
     Value e = math::ExpOp::create(
         rewriter, loc,
         arith::MulFOp::create(rewriter, loc, tanh.getOperand(), f32(sign)),
-        tanh.getFastmath());
-    Value quotient = arith::DivFOp::create(
-        rewriter, loc, f32(2.0f),
-        arith::AddFOp::create(rewriter, loc, f32(1.0f), e), tanh.getFastmath());
+        fastmath);
+    Value denominator = arith::AddFOp::create(rewriter, loc, f32(1.0f), e);
+    Value quotient =
+        quotientOfAtLeastOne(rewriter, loc, f32(2.0f), denominator, fastmath);
+    if (!arith::bitEnumContainsAll(fastmath, arith::FastMathFlags::afn))
+      quotient = arith::SelectOp::create(
+          rewriter, loc,
+          arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OEQ,
+                                denominator,
+                                f32(std::numeric_limits<float>::infinity())),
+          f32(0.0f), quotient);
     rewriter.replaceOp(user, quotient);
     rewriter.eraseOp(tanh);
     return success();

@@ -1,6 +1,7 @@
 //===- ExpandTrigonometry.cpp - sin, cos, tan without libdevice's code ----===//
 
 #include "fusion/Codegen/Math/Passes.h"
+#include "fusion/Codegen/Math/Quotients.h"
 #include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
 
 #include "fusion/Codegen/Math/OutOfLineFunction.h"
@@ -104,18 +105,10 @@ public:
 
   Value constant(float value) { return buildF32Constant(b, loc, value); }
 
-  /// n / d from d's approximate reciprocal (`rcp.approx.f32`, within 1
-  /// ulp) and Markstein's correction: within an ulp of the correctly rounded
-  /// quotient without `div.rn.f32`'s range check and slow path. d is a
-  /// reduced cosine or a nonzero reduced sine: neither subnormal nor huge.
+  /// n / d, d a reduced cosine or a nonzero reduced sine: neither
+  /// subnormal nor huge.
   Value divide(Value numerator, Value denominator) {
-    Value reciprocal = arith::DivFOp::create(
-        b, loc, constant(1.0f), denominator, arith::FastMathFlags::afn);
-    Value quotient = arith::MulFOp::create(b, loc, numerator, reciprocal);
-    Value negated = negate(quotient);
-    Value residual =
-        math::FmaOp::create(b, loc, negated, denominator, numerator);
-    return math::FmaOp::create(b, loc, residual, reciprocal, quotient);
+    return buildMarksteinQuotient(b, loc, numerator, denominator);
   }
 
 private:

@@ -1,8 +1,10 @@
 // fusion-expand-tanh: mish's tanh(softplus(x)), log1p(exp(x)) or
 // PyTorch's thresholded form (x > T ? x : log1p(exp(x)), T >= 10), becomes
 // n / (n + 2) with n = e (e + 2), e = exp(x), and 1 past x = 20, the exp
-// and the division keeping the tanh's fastmath flags; gelu's 1 + tanh(y)
-// becomes 2 / (1 + exp(-2y)) (1 - tanh(y): exp(2y)); an f32 tanh with afn
+// keeping the tanh's fastmath flags and the division approximate with
+// them, else the approximate reciprocal's corrected quotient (no
+// div.rn.f32); gelu's 1 + tanh(y) becomes 2 / (1 + exp(-2y)) (1 - tanh(y):
+// exp(2y)), the exact form 0 where exp overflows; an f32 tanh with afn
 // that no sum reads becomes tanh.approx.f32. A threshold below 10, a select
 // of another value, a log of exp, and an exact tanh of anything else are
 // left alone.
@@ -17,7 +19,11 @@
 // CHECK-NEXT: %[[E2:.*]] = arith.addf %[[E]], %[[TWO]] : f32
 // CHECK-NEXT: %[[N:.*]] = arith.mulf %[[E]], %[[E2]] : f32
 // CHECK-NEXT: %[[D:.*]] = arith.addf %[[N]], %[[TWO]] : f32
-// CHECK-NEXT: %[[Q:.*]] = arith.divf %[[N]], %[[D]] : f32
+// CHECK-NEXT: %[[R:.*]] = arith.divf %[[ONE]], %[[D]] fastmath<afn> : f32
+// CHECK-NEXT: %[[Q0:.*]] = arith.mulf %[[N]], %[[R]] : f32
+// CHECK-NEXT: %[[NQ0:.*]] = arith.negf %[[Q0]] : f32
+// CHECK-NEXT: %[[RES:.*]] = math.fma %[[NQ0]], %[[D]], %[[N]] : f32
+// CHECK-NEXT: %[[Q:.*]] = math.fma %[[RES]], %[[R]], %[[Q0]] : f32
 // CHECK-NEXT: %[[LARGE:.*]] = arith.cmpf ogt, %[[X]], %[[LIMIT]] : f32
 // CHECK-NEXT: %[[T:.*]] = arith.select %[[LARGE]], %[[ONE]], %[[Q]] : f32
 // CHECK-NEXT: %[[M:.*]] = arith.mulf %[[X]], %[[T]] : f32
@@ -110,16 +116,27 @@ gpu.module @kernels {
 // CHECK-DAG: %[[M2:.*]] = arith.constant -2.000000e+00 : f32
 // CHECK-DAG: %[[P2:.*]] = arith.constant 2.000000e+00 : f32
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG: %[[INF:.*]] = arith.constant 0x7F800000 : f32
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[A:.*]] = arith.mulf %[[Y]], %[[M2]] : f32
 // CHECK-NEXT: %[[E:.*]] = math.exp %[[A]] fastmath<afn> : f32
 // CHECK-NEXT: %[[D:.*]] = arith.addf %[[E]], %[[ONE]] : f32
 // CHECK-NEXT: %[[Q:.*]] = arith.divf %[[P2]], %[[D]] fastmath<afn> : f32
 // CHECK: %[[B:.*]] = arith.mulf %[[Y]], %[[M2]] : f32
 // CHECK-NEXT: %[[E2:.*]] = math.exp %[[B]] : f32
+// CHECK-NEXT: %[[D2:.*]] = arith.addf %[[E2]], %[[ONE]] : f32
+// CHECK-NEXT: %[[R2:.*]] = arith.divf %[[ONE]], %[[D2]] fastmath<afn> : f32
+// CHECK-NEXT: %[[Q20:.*]] = arith.mulf %[[R2]], %[[P2]] : f32
+// CHECK-NEXT: %[[NQ20:.*]] = arith.negf %[[Q20]] : f32
+// CHECK-NEXT: %[[RES2:.*]] = math.fma %[[NQ20]], %[[D2]], %[[P2]] : f32
+// CHECK-NEXT: %[[C2:.*]] = math.fma %[[RES2]], %[[R2]], %[[Q20]] : f32
+// CHECK-NEXT: %[[OVER:.*]] = arith.cmpf oeq, %[[D2]], %[[INF]] : f32
+// CHECK-NEXT: %[[Q2:.*]] = arith.select %[[OVER]], %[[ZERO]], %[[C2]] : f32
 // CHECK: %[[C:.*]] = arith.mulf %[[Y]], %[[P2]] : f32
 // CHECK-NEXT: %[[E3:.*]] = math.exp %[[C]] : f32
 // CHECK-NOT: tanh
-// CHECK: gpu.return %[[Q]]
+// CHECK-NOT: arith.divf %[[P2]]
+// CHECK: gpu.return %[[Q]], %[[Q2]]
 gpu.module @kernels {
   gpu.func @one_plus_tanh(%y: f32) -> (f32, f32, f32) {
     %one = arith.constant 1.0 : f32
