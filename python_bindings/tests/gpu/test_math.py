@@ -208,14 +208,15 @@ FUNCTIONS = {
 OSCILLATING = {"bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1"}
 # Activations whose formula the GPU lowering rewrites (fusion-expand-tanh):
 # mish's tanh(softplus(x)) as n / (n + 2); gelu's tanh form's 1 + tanh(y) as
-# 2 / (1 + exp(-2y)), within 128 ulps: y = c (x + 0.044715 x^3) is rounded
-# to f32 and exp magnifies its error by |2y| (85 ulps at x = -9.4 in f32
-# on the CPU, 7 above -3), where PyTorch's float32 1 + tanh(y) loses every
-# digit; below -10 the results are subnormal or 0.
+# 2 / (1 + exp(-2y)), within 256 ulps: y = c (x + 0.044715 x^3) is rounded
+# to f32 (a few ulps), and exp magnifies that relative error by |2y|, up
+# to 87 on (-10, 10) (177 ulps on the H200, run 161; 7 above x = -3),
+# where PyTorch's float32 1 + tanh(y) loses every digit; below -10 the
+# results are subnormal or 0.
 ACTIVATIONS = {
     "mish": (torch.nn.functional.mish, (-30, 30), 5),
     "gelu_tanh": (lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
-                  (-10, 10), 128),
+                  (-10, 10), 256),
 }
 # Float64 references where the function's own formula cancels in float64
 # too (1 + tanh(y) = 2 sigmoid(2y)).
