@@ -211,19 +211,22 @@ def test_kernelbench_training_tables_are_followed_by_the_summary():
 
 def test_distributed_bench_runs_on_the_cpu(tmp_path):
     """distributed.py's own check (`run --cpu`): the tiny GPT-2 trained
-    under DDP and FSDP2 in two processes through fusion's CPU target
-    matches one process on the whole batch, with no library missing."""
+    under DDP and FSDP2 (with FSDP2's explicit prefetching too) in two
+    processes through fusion's CPU target matches one process on the whole
+    batch, with no library missing."""
     import os
     import subprocess
     environment = dict(os.environ, FUSION_CACHE_DIR=str(tmp_path))
     table = subprocess.run(
         [sys.executable, str(BENCH / "distributed.py"), "run", "--cpu",
-         "--size", "tiny", "--rows", "ddp,fsdp2"], env=environment,
+         "--size", "tiny", "--rows", "ddp,fsdp2,fsdp2-prefetch"],
+        env=environment,
         capture_output=True, text=True, timeout=600, check=True).stdout
     rows = {cells[0]: cells[1:] for cells in (
         [cell.strip() for cell in line.strip("|").split("|")]
         for line in table.splitlines() if line.startswith("| "))}
-    for label in ("DDP, fusion", "FSDP2, fusion"):
+    for label in ("DDP, fusion", "FSDP2, fusion",
+                  "FSDP2, fusion, explicit prefetching"):
         ms, _, loss_error, update_error, misses = rows[label]
         assert float(ms) > 0
         assert float(loss_error) < 1e-5 and float(update_error) < 1e-4, \

@@ -108,7 +108,10 @@ def synchronize():
 # torch.compile backend, None for eager; settings). "unsplit": dynamo's
 # DDPOptimizer off (one graph, the gradients all-reduced after the whole
 # backward); "unsharded": FSDP2 keeps each block's gathered weights from
-# the forward to the backward (reshard_after_forward=False).
+# the forward to the backward (reshard_after_forward=False); "prefetch":
+# each block's all-gather is issued from the block before it (after it, in
+# the backward: FSDP2's explicit prefetching), where FSDP2 by default
+# issues it as the block starts.
 MODES = {"one": ("one", "fusion", {}), "eager": ("one", None, {}),
          "inductor": ("one", "inductor", {}),
          "ddp": ("ddp", "fusion", {}), "ddp-eager": ("ddp", None, {}),
@@ -116,7 +119,9 @@ MODES = {"one": ("one", "fusion", {}), "eager": ("one", None, {}),
          "ddp-unsplit": ("ddp", "fusion", {"optimize_ddp": False}),
          "fsdp2": ("fsdp2", "fusion", {}), "fsdp2-eager": ("fsdp2", None, {}),
          "fsdp2-unsharded": ("fsdp2", "fusion",
-                             {"reshard_after_forward": False})}
+                             {"reshard_after_forward": False}),
+         "fsdp2-prefetch": ("fsdp2", "fusion", {"prefetch": True}),
+         "fsdp2-eager-prefetch": ("fsdp2", None, {"prefetch": True})}
 
 
 def compiled(model, mode, device_mesh=None, compile_only=False,
@@ -143,6 +148,11 @@ def compiled(model, mode, device_mesh=None, compile_only=False,
             block.compile(**arguments)
         fully_shard(block, mesh=device_mesh, reshard_after_forward=reshard)
     fully_shard(model, mesh=device_mesh, reshard_after_forward=reshard)
+    if settings.get("prefetch"):
+        sharded = list(blocks(model))
+        for before, after in zip(sharded, sharded[1:]):
+            before.set_modules_to_forward_prefetch([after])
+            after.set_modules_to_backward_prefetch([before])
     return model
 
 
@@ -333,10 +343,14 @@ ROWS = {
     "ddp-unsplit": ("DDP, fusion, DDPOptimizer off", "ddp-unsplit", False),
     "fsdp2-unsharded": ("FSDP2, fusion, reshard_after_forward=False",
                         "fsdp2-unsharded", False),
+    "fsdp2-prefetch": ("FSDP2, fusion, explicit prefetching",
+                       "fsdp2-prefetch", False),
     "eager-whole": ("one GPU, eager (whole batch)", "eager", True),
     "eager-half": ("one GPU, eager (half batch)", "eager", False),
     "ddp-eager": ("DDP, eager", "ddp-eager", False),
     "fsdp2-eager": ("FSDP2, eager", "fsdp2-eager", False),
+    "fsdp2-eager-prefetch": ("FSDP2, eager, explicit prefetching",
+                             "fsdp2-eager-prefetch", False),
     "inductor-half": ("one GPU, inductor (half batch)", "inductor", False),
     "ddp-inductor": ("DDP, inductor", "ddp-inductor", False)}
 

@@ -22,6 +22,7 @@ namespace {
 constexpr float kTanhIsOne = 10.0f;
 /// The guard of the rational form: below it e^x (e^x + 2) stays finite.
 constexpr float kRationalLimit = 20.0f;
+
 /// numerator / denominator for a denominator of at least 1. With
 /// the tanh's `afn`, approximate (`fusion-expand-divisions` makes it
 /// div.full.f32); otherwise the corrected quotient of the approximate
