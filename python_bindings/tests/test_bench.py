@@ -115,7 +115,7 @@ def test_a_call_that_raises_is_left_out_and_reported():
 
 def test_unknown_timer_is_refused():
     with pytest.raises(ValueError, match="no timer"):
-        timers.timed(lambda: None, "warm", StubClock([]))
+        timers.together({"f": lambda: None}, "warm", StubClock([]))
 
 
 def test_table_has_times_and_ratios_against_fusion():

@@ -455,8 +455,7 @@ def _kernelbench_fusion(problems, problem, pname, model, inputs, failures,
     fused, compiled for the timed training mode after its first call is
     checked against float64 (in eval mode where a dropout would leave no
     reference)."""
-    what = f"{problem.name} {pname}" + \
-        ("" if strategy == "auto" else f" {strategy}")
+    what = f"{problem.name} {pname}{problems.strategy_label(strategy)}"
     fast = torch.compile(model, backend="fusion",
                          options=problems.fusion_options(pname, strategy))
     with warnings.catch_warnings(record=True) as caught:

@@ -124,11 +124,6 @@ def together(fns, timer, clock=None, on_error=None):
     raise ValueError(f"no timer {timer!r} (timers: {', '.join(TIMERS)})")
 
 
-def timed(fn, timer, clock=None):
-    """ms per call of `fn` by the timer named `timer`."""
-    return together({None: fn}, timer, clock)[None]
-
-
 def host_time(fn, clock=None, calls=3000, warmup=50, runs=5):
     """Host time per call in us: the median over `runs` of the CPU time of
     `calls` calls, the device synchronized before each run and after."""

@@ -2,6 +2,7 @@
 
 #include "fusion/Codegen/Math/Passes.h"
 #include "fusion/Codegen/Math/Quotients.h"
+#include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -23,20 +24,28 @@ constexpr float kTanhIsOne = 10.0f;
 /// The guard of the rational form: below it e^x (e^x + 2) stays finite.
 constexpr float kRationalLimit = 20.0f;
 
-/// numerator / denominator for a denominator of at least 1. With
-/// the tanh's `afn`, approximate (`fusion-expand-divisions` makes it
-/// div.full.f32); otherwise the corrected quotient of the approximate
-/// reciprocal (within an ulp, as the forms' exp is): `div.rn.f32`'s range
-/// check branches to its slow path apart in a warp's lanes, and mish's
-/// twice in a tf32 GEMM epilogue added 11% to the GEMM (KernelBench 29,
-/// run 160). An infinite denominator, whose correction is NaN, is the
-/// caller's to guard.
+/// numerator / denominator for a denominator of at least 1. With the
+/// tanh's `afn`, approximate (`fusion-expand-divisions` makes it
+/// div.full.f32, 0 for an infinite denominator); otherwise the corrected
+/// quotient of the approximate reciprocal (within an ulp, as the forms' exp
+/// is): `div.rn.f32`'s range check branches to its slow path apart in a
+/// warp's lanes, and mish's twice in a tf32 GEMM epilogue added 11% to the
+/// GEMM (KernelBench 29, run 160). Its correction is NaN for an infinite
+/// denominator: with `mayBeInfinite`, the quotient is 0 there.
 static Value quotientOfAtLeastOne(OpBuilder &b, Location loc, Value numerator,
                                   Value denominator,
-                                  arith::FastMathFlags fastmath) {
+                                  arith::FastMathFlags fastmath,
+                                  bool mayBeInfinite) {
   if (arith::bitEnumContainsAll(fastmath, arith::FastMathFlags::afn))
     return arith::DivFOp::create(b, loc, numerator, denominator, fastmath);
-  return buildMarksteinQuotient(b, loc, numerator, denominator);
+  Value quotient = buildMarksteinQuotient(b, loc, numerator, denominator);
+  if (!mayBeInfinite)
+    return quotient;
+  Value infinite = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OEQ, denominator,
+      buildF32Constant(b, loc, std::numeric_limits<float>::infinity()));
+  return arith::SelectOp::create(b, loc, infinite,
+                                 buildF32Constant(b, loc, 0.0), quotient);
 }
 
 /// `x` where `value` is log1p(exp(x)).
@@ -91,9 +100,10 @@ struct RationalTanhOfSoftplus : OpRewritePattern<math::TanhOp> {
     Value e = math::ExpOp::create(rewriter, loc, x, tanh.getFastmath());
     Value n = arith::MulFOp::create(
         rewriter, loc, e, arith::AddFOp::create(rewriter, loc, e, two));
+    // Past x = 20, where n overflows, the select below takes 1.
     Value rational = quotientOfAtLeastOne(
         rewriter, loc, n, arith::AddFOp::create(rewriter, loc, n, two),
-        tanh.getFastmath());
+        tanh.getFastmath(), /*mayBeInfinite=*/false);
     Value large = arith::CmpFOp::create(
         rewriter, loc, arith::CmpFPredicate::OGT, x, f32(kRationalLimit));
     rewriter.replaceOpWithNewOp<arith::SelectOp>(tanh, large, f32(1.0f),
@@ -140,14 +150,8 @@ struct OnePlusTanh : OpRewritePattern<math::TanhOp> {
         fastmath);
     Value denominator = arith::AddFOp::create(rewriter, loc, f32(1.0f), e);
     Value quotient =
-        quotientOfAtLeastOne(rewriter, loc, f32(2.0f), denominator, fastmath);
-    if (!arith::bitEnumContainsAll(fastmath, arith::FastMathFlags::afn))
-      quotient = arith::SelectOp::create(
-          rewriter, loc,
-          arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OEQ,
-                                denominator,
-                                f32(std::numeric_limits<float>::infinity())),
-          f32(0.0f), quotient);
+        quotientOfAtLeastOne(rewriter, loc, f32(2.0f), denominator, fastmath,
+                             /*mayBeInfinite=*/true);
     rewriter.replaceOp(user, quotient);
     rewriter.eraseOp(tanh);
     return success();

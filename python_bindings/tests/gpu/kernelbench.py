@@ -668,6 +668,12 @@ def modes(problem):
     return sorted({True, check_mode(problem)}, reverse=True)
 
 
+def strategy_label(strategy):
+    """What names a strategy variant's libraries and timings beside the
+    default's: nothing for "auto", else " STRATEGY"."""
+    return "" if strategy == "auto" else f" {strategy}"
+
+
 def fusion_options(precision, strategy="auto", **extra):
     """The backend's options for `precision` and `strategy`: a strategy
     ("auto", the default, left out), then any backend options as
@@ -740,7 +746,7 @@ def prepare(strategy="auto"):
             for training in modes(problem):
                 label = (f"kernelbench {problem.name} {precision} "
                          f"{'train' if training else 'eval'}"
-                         f"{'' if strategy == 'auto' else ' ' + strategy}")
+                         f"{strategy_label(strategy)}")
                 yield label, functools.partial(
                     compile_for_cache, problem, precision, training,
                     strategy=strategy)
