@@ -149,9 +149,11 @@ int64_t checkInputs(const Entry &entry, const at::TensorList &args,
                 " must be ", dtypeName(spec.dtype), ", got ",
                 dtypeName(tensor.scalar_type()));
     c10::IntArrayRef sizes = tensor.sizes();
-    TORCH_CHECK(sizes.size() == spec.sizes.size(), name, ": input ", index,
-                " must have ", spec.sizes.size(), " dimensions, got shape ",
-                shapeName(sizes));
+    // A single value (a [1] column operand) may be a 0-d tensor.
+    bool scalar = sizes.empty() && spec.sizes == std::vector<int64_t>{1};
+    TORCH_CHECK(scalar || sizes.size() == spec.sizes.size(), name, ": input ",
+                index, " must have ", spec.sizes.size(),
+                " dimensions, got shape ", shapeName(sizes));
     for (size_t dim = 0; dim < sizes.size(); ++dim) {
       if (spec.sizes[dim] >= 0) {
         TORCH_CHECK(sizes[dim] == spec.sizes[dim], name, ": input ", index,

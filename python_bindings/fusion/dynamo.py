@@ -640,8 +640,8 @@ def _view_shapes(graph, outputs, result_shapes):
 def _compile_partition(partition, options, compile_only):
     """Compiles the partition (or finds it in the cache) and loads its
     library (`compile_only`: reads its signature alone, the library being
-    another machine's); returns (cache key, inputs, outputs, single-value
-    inputs to broadcast, the outputs' view shapes) of the call to make."""
+    another machine's); returns (cache key, inputs, outputs, the rows of
+    inputs it takes apart, the outputs' view shapes) of the call to make."""
     outputs = partition.outputs()
     inputs = partition.inputs()
     imported = importer.Importer(partition.members, inputs, outputs,
@@ -674,13 +674,11 @@ def _compile_partition(partition, options, compile_only):
         if _HELD:
             _HELD[-1].append(key)
             _CALLERS[key] += 1
-    return (key, inputs, outputs, imported.broadcasts, imported.slices,
-            views)
+    return key, inputs, outputs, imported.slices, views
 
 
 # The meta key of the nodes that make up a fusion::run call: the call, its
-# results' items and its arguments' preparation (copies to dense rows,
-# single values broadcast).
+# results' items and its arguments' preparation (copies to dense rows).
 _CALL_PART = "fusion_call_part"
 
 
@@ -711,13 +709,12 @@ def _dense_rows(graph, node, last):
     return node
 
 
-def _replace(graph, key, inputs, outputs, broadcasts, slices, views,
-             members):
+def _replace(graph, key, inputs, outputs, slices, views, members):
     """Inserts (and returns) the call of the library after the partition's
     last op; the users of its results are put in order after it
     (fuse_graph's sort). Inputs are
     passed as dense [rows, features] matrices (_dense_rows), single values
-    broadcast to the per-column vectors the library takes, and the rows of
+    as they are (0-d or (1,): the library reads one value), and the rows of
     weights and vectors it takes apart follow the inputs as views (copies
     where a view would not be 16-byte aligned); the library's [batch,
     values per row] results are viewed as the outputs' shapes."""
@@ -725,13 +722,7 @@ def _replace(graph, key, inputs, outputs, broadcasts, slices, views,
     last = max(members, key=order.__getitem__)
     arguments = []
     for node in inputs:
-        if node in broadcasts:
-            vector = _append(graph, last, torch.ops.aten.expand.default,
-                             node, [broadcasts[node]])
-            argument = _append(graph, vector, torch.ops.aten.clone.default,
-                               vector, memory_format=torch.contiguous_format)
-        else:
-            argument = _dense_rows(graph, node, last)
+        argument = _dense_rows(graph, node, last)
         if argument is not node:
             last = argument
         arguments.append(argument)

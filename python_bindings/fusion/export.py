@@ -29,8 +29,6 @@ class Argument:
     kind: str  # "input", "parameter", "buffer" or "constant"
     index: int = -1
     name: str = ""
-    # A single value (0-d or (1,)) passed as a vector of this many features.
-    broadcast: int = 0
 
 
 @dataclasses.dataclass
@@ -136,8 +134,6 @@ def import_module(module, example_inputs, *, training, name="forward"):
     program = importer.run()
     if shape_problems:
         raise UnsupportedOperationError(shape_problems[0])
-    for argument, node in inputs:
-        argument.broadcast = importer.broadcasts.get(node, 0)
     for index, (tail, shape) in enumerate(zip(output_shapes,
                                               importer.result_shapes)):
         if math.prod(tail) != shape[-1]:

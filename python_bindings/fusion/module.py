@@ -35,8 +35,7 @@ class _Entry:
         # What a call may skip: writing running statistics back, and
         # preparing the library's arguments.
         self.writes_back = any(r.kind != "output" for r in self.results)
-        self.plain_arguments = not self.slices and \
-            not any(a.broadcast for a in self.arguments)
+        self.plain_arguments = not self.slices
 
     @classmethod
     def from_manifest(cls, entry):
@@ -323,18 +322,16 @@ class CompiledModule(torch.nn.Module):
 
 
 def _library_inputs(entry, tensors):
-    """The library's arguments: single values broadcast to the vectors it
-    takes, then the rows of weights and vectors it takes apart (views, or
-    copies where a view would not be 16-byte aligned)."""
+    """The library's arguments: the tensors, then the rows of weights and
+    vectors it takes apart (views, or copies where a view would not be
+    16-byte aligned)."""
     if entry.plain_arguments:
         return tensors
     def rows(i, start, stop, copy):
         view = tensors[i][start:stop]
         return view.clone() if copy else view
 
-    return [t.expand(a.broadcast).contiguous() if a.broadcast else t
-            for a, t in zip(entry.arguments, tensors)] + [
-        rows(*piece) for piece in entry.slices]
+    return tensors + [rows(*piece) for piece in entry.slices]
 
 
 class _CallWithRecomputedBackward(torch.autograd.Function):

@@ -449,6 +449,41 @@ def test_single_value_operands_through_fusion_compile():
         assert relative_error(p.grad, q.grad) <= 1e-5
 
 
+class OneValueManyWidths(nn.Module):
+    """One learned scale read by layers of 6 and 10 features and by the
+    halves of the wider one: a single value suits every width (a [1] column
+    operand, nothing broadcast before the call)."""
+
+    def __init__(self):
+        super().__init__()
+        self.narrow = nn.Linear(8, 6)
+        self.wide = nn.Linear(8, 10)
+        self.scale = nn.Parameter(torch.tensor(0.7))
+
+    def forward(self, x):
+        first, second = (self.wide(x) * self.scale).chunk(2, dim=-1)
+        return torch.relu(self.narrow(x) - self.scale), first * second
+
+
+@pytest.mark.parametrize("front_end", ["torch.compile", "fusion.compile"])
+def test_one_single_value_read_at_every_width(front_end, library_arguments):
+    model = OneValueManyWidths()
+    x = torch.randn(5, 8)
+    with torch.no_grad():
+        reference = model.double()(x.double())
+        model.float()
+        if front_end == "torch.compile":
+            out = torch.compile(model, backend="fusion")(x)
+            # The narrow layer's call takes x, its weight and bias and the
+            # parameter as the graph's inputs: nothing broadcast or copied
+            # before it.
+            assert ["input"] * 4 in library_arguments
+        else:
+            out = fusion.compile(model, (x,), target="cpu")(x)
+    for got, expected in zip(out, reference):
+        assert relative_error(got, expected) <= 1e-5
+
+
 class VectorsAlone(nn.Module):
     """Ops of parameters alone: a learned temperature's exp, a gate's
     sigmoid (inside xlogy, whose decomposition tests it for NaN)."""
@@ -527,12 +562,11 @@ def test_numbers_read_as_tensors_stay_inputs_of_their_device(
     x = torch.randn(5, 8, device=device)
     assert compiled_error(model, x) <= 1e-5
     # On the CPU the tensor and its sum are single values the partition
-    # reads (broadcast to its columns); on the GPU the ops reading them stay
-    # PyTorch's (a library takes tensors of one device), and with them the
-    # whole chain.
+    # reads as they are; on the GPU the ops reading them stay PyTorch's (a
+    # library takes tensors of one device), and with them the whole chain.
     if device == "cpu":
-        assert library_arguments == [["input"] * 3 +
-                                     ["aten.clone.default"] * 2]
+        assert library_arguments == [["input"] * 3 + [
+            "_tensor_constant0", "aten.sum.dim_IntList"]]
     else:
         assert library_arguments == []
 

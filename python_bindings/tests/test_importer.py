@@ -743,9 +743,10 @@ def test_ops_of_vectors_alone_are_computed_where_a_chain_reads_them():
         "aten.sigmoid.default", "aten.add.Tensor"]
 
 
-def test_ops_of_a_single_value_broadcast_it_to_the_features():
-    """A 0-d parameter's exp (a learned temperature) scales each row: the
-    caller broadcasts the parameter to the 12 features."""
+def test_ops_of_a_single_value_read_it_as_one_column_operand():
+    """A 0-d parameter's exp (a learned temperature) scales each row: a [1]
+    column operand, whose one value every column reads (the caller passes
+    the parameter as it is)."""
     class Temperature(nn.Module):
         def __init__(self):
             super().__init__()
@@ -757,8 +758,9 @@ def test_ops_of_a_single_value_broadcast_it_to_the_features():
 
     f = import_module(Temperature(), (torch.randn(4, 8),), training=False)
     _, (column,), _ = operands(f.program.data["ops"][1])
-    assert argument(f, column) == {"shape": [12], "dtype": "f32"}
-    assert [a.broadcast for a in f.arguments if a.broadcast] == [12]
+    assert argument(f, column) == {"shape": [1], "dtype": "f32"}
+    assert sorted(a.name for a in f.arguments if a.kind == "parameter") == [
+        "linear.bias", "linear.weight", "log_scale"]
 
 
 @pytest.mark.parametrize("forward, message", [

@@ -132,10 +132,10 @@ namespace {
 class ColumnStatsEmitter {
 public:
   ColumnStatsEmitter(OpBuilder &builder, Location loc, MatrixShape shape,
-                     TypeRange columnTypes, const ScalarFn &fn, ValueRange args)
-      : b(builder), loc(loc), e(builder, loc), shape(shape),
-        columnTypes(columnTypes), fn(fn), args(args), width(shape.vectorWidth) {
-  }
+                     ArrayRef<ColumnOperand> columns, const ScalarFn &fn,
+                     ValueRange args)
+      : b(builder), loc(loc), e(builder, loc), shape(shape), columns(columns),
+        fn(fn), args(args), width(shape.vectorWidth) {}
 
   /// The moments of column group `group`'s columns over the block's chunk.
   void emit(Value group) {
@@ -148,9 +148,9 @@ public:
     // The column operands of this thread's columns, loaded once.
     laneColumns.assign(width, {});
     for (int64_t lane = 0; lane < width; ++lane)
-      for (auto [index, type] : llvm::enumerate(columnTypes))
+      for (auto [index, operand] : llvm::enumerate(columns))
         laneColumns[lane].push_back(
-            e.loadColumn(args[5 + index], type, e.add(column, e.i64(lane))));
+            e.loadColumn(operand, args[5 + index], e.add(column, e.i64(lane))));
     SmallVector<Value> moments = accumulateRows(begin, end);
     // Column-major partials, so that the finalize kernel reads a column's
     // chunks contiguously.
@@ -243,7 +243,7 @@ private:
   Location loc;
   KernelEmitter e;
   MatrixShape shape;
-  TypeRange columnTypes;
+  ArrayRef<ColumnOperand> columns;
   const ScalarFn &fn;
   ValueRange args;
   int64_t width;
@@ -256,13 +256,13 @@ private:
 
 Kernel mlir::fusion::buildColumnStatsKernel(OpBuilder &builder, Location loc,
                                             StringRef name, MatrixShape shape,
-                                            TypeRange columnTypes,
+                                            ArrayRef<ColumnOperand> columns,
                                             const ScalarFn &fn) {
   OpBuilder::InsertionGuard insertion(builder);
   Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
   Type i64 = builder.getI64Type();
   SmallVector<Type> argTypes{ptr, i64, i64, ptr, ptr};
-  argTypes.append(columnTypes.size(), ptr);
+  argTypes.append(columns.size(), ptr);
   gpu::GPUFuncOp kernel = createKernel(builder, loc, name, argTypes);
   LaunchContract launch;
   emitPredecessorWait(builder, loc, kernel, launch);
@@ -271,7 +271,7 @@ Kernel mlir::fusion::buildColumnStatsKernel(OpBuilder &builder, Location loc,
   Value group = e.globalThreadX();
   emitGuarded(builder, loc, e.lessThan(group, e.i64(shape.columns / width)),
               [&] {
-                ColumnStatsEmitter(builder, loc, shape, columnTypes, fn,
+                ColumnStatsEmitter(builder, loc, shape, columns, fn,
                                    kernel.getArguments())
                     .emit(group);
               });
@@ -285,7 +285,7 @@ Kernel mlir::fusion::buildColumnStatsKernel(OpBuilder &builder, Location loc,
                       KernelArgument::fromOperand(1),
                       KernelArgument::fromOperand(2),
                       KernelArgument::fromOperand(3)};
-  for (unsigned index = 0; index < columnTypes.size(); ++index)
+  for (unsigned index = 0; index < columns.size(); ++index)
     launch.arguments.push_back(KernelArgument::fromOperand(4 + index));
   return {kernel, std::move(launch)};
 }

@@ -73,14 +73,14 @@ struct ElementwiseThread {
 
 Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
                                             StringRef name, MatrixShape shape,
-                                            TypeRange columnTypes,
+                                            ArrayRef<ColumnOperand> columns,
                                             const ScalarFn &fn,
                                             ArrayRef<int64_t> rowGroups,
                                             ArrayRef<ScalarFn> intermediates) {
   OpBuilder::InsertionGuard insertion(builder);
   Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
   SmallVector<Type> argTypes{ptr, ptr, builder.getI64Type()};
-  size_t operandCount = columnTypes.size() + rowGroups.size();
+  size_t operandCount = columns.size() + rowGroups.size();
   argTypes.append(operandCount + intermediates.size(), ptr);
   gpu::GPUFuncOp kernel = createKernel(builder, loc, name, argTypes);
   LaunchContract launch;
@@ -88,7 +88,7 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
   KernelEmitter e(builder, loc);
   auto args = kernel.getArguments();
   int64_t width = shape.vectorWidth;
-  ElementwiseTiling tiling(shape, !columnTypes.empty());
+  ElementwiseTiling tiling(shape, !columns.empty());
   Value rows = args[2];
   ElementwiseThread thread = ElementwiseThread::of(builder, loc, tiling, width);
   Value column = thread.column;
@@ -96,8 +96,9 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
   // The `width` columns of a thread are consecutive and start at a multiple
   // of `width`: each column operand is one aligned vector load.
   SmallVector<SmallVector<Value>> columnLanes;
-  for (auto [index, type] : llvm::enumerate(columnTypes))
-    columnLanes.push_back(e.loadLanes(args[3 + index], type, column, width));
+  for (auto [index, operand] : llvm::enumerate(columns))
+    columnLanes.push_back(
+        e.loadColumnLanes(operand, args[3 + index], column, width));
   SmallVector<Value> rowIndices;
   // Of each row: the output's lanes, then each intermediate's.
   SmallVector<SmallVector<SmallVector<Value>>> results;
@@ -110,9 +111,9 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
         e.loadLanes(args[0], shape.elementType, element, width);
     SmallVector<SmallVector<Value>> operandLanes(columnLanes);
     for (auto [index, groups] : llvm::enumerate(rowGroups))
-      operandLanes.push_back(e.loadRowLanes(
-          args[3 + columnTypes.size() + index], shape.elementType, safeRow,
-          column, width, groups, shape.columns));
+      operandLanes.push_back(e.loadRowLanes(args[3 + columns.size() + index],
+                                            shape.elementType, safeRow, column,
+                                            width, groups, shape.columns));
     SmallVector<SmallVector<Value>> rowResults(1 + intermediates.size());
     for (int64_t lane = 0; lane < width; ++lane) {
       SmallVector<Value> operands;

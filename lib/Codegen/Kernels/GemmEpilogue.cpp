@@ -13,8 +13,8 @@ using namespace mlir;
 using namespace mlir::fusion;
 
 GemmSharedLayout GemmKernelProblem::sharedLayout() const {
-  int64_t vectors = (hasBias ? 1 : 0) + columnTypes.size() +
-                    (batchNorm ? batchNorm->afterColumnTypes.size() : 0);
+  int64_t vectors = (hasBias ? 1 : 0) + columns.size() +
+                    (batchNorm ? batchNorm->afterColumns.size() : 0);
   return GemmSharedLayout::of(config, elementBytes(elementType), vectors,
                               statistics, batchNorm.has_value(), dualWeight);
 }
@@ -28,7 +28,7 @@ GemmEpilogueArguments::take(const GemmKernelProblem &problem,
   args.out = problem.storesOutput ? kernelArgs[next++] : Value();
   for (size_t i = 0; i < problem.intermediates.size(); ++i)
     args.intermediates.push_back(kernelArgs[next++]);
-  for (size_t i = 0; i < problem.columnTypes.size(); ++i)
+  for (size_t i = 0; i < problem.columns.size(); ++i)
     args.columns.push_back(kernelArgs[next++]);
   for (size_t i = 0; i < problem.rowGroups.size(); ++i)
     args.rowOperands.push_back(kernelArgs[next++]);
@@ -45,7 +45,7 @@ GemmEpilogueArguments::take(const GemmKernelProblem &problem,
       args.batchMean = kernelArgs[next++];
       args.batchInvStd = kernelArgs[next++];
     }
-    for (size_t i = 0; i < bn->afterColumnTypes.size(); ++i)
+    for (size_t i = 0; i < bn->afterColumns.size(); ++i)
       args.afterColumns.push_back(kernelArgs[next++]);
   } else if (problem.statistics) {
     args.mean = kernelArgs[next++];
@@ -83,8 +83,10 @@ unsigned mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
     addMemRef({dynamic, n}, type, {rows, RowExpr::constant(n)});
   for (size_t i = 0; i < problem.intermediates.size(); ++i)
     addMemRef({dynamic, n}, type, {rows, RowExpr::constant(n)});
-  for (Type columnType : problem.columnTypes)
-    addMemRef({n}, columnType, {RowExpr::constant(n)});
+  auto addColumnOperand = [&](const ColumnOperand &column) {
+    addVector(column.single ? 1 : n, column.elementType);
+  };
+  llvm::for_each(problem.columns, addColumnOperand);
   for (int64_t groups : problem.rowGroups)
     addMemRef({dynamic, groups}, type, {rows, RowExpr::constant(groups)});
   // The moments of each block row of each column.
@@ -97,8 +99,7 @@ unsigned mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
     if (present.batchStatType)
       for (int i = 0; i < 2; ++i)
         addMemRef({n}, present.batchStatType, {RowExpr::constant(n)});
-    for (Type columnType : bn->afterColumnTypes)
-      addMemRef({n}, columnType, {RowExpr::constant(n)});
+    llvm::for_each(bn->afterColumns, addColumnOperand);
   } else if (problem.statistics) {
     for (int i = 0; i < 2; ++i)
       addMemRef({dynamic}, Float32Type::get(type.getContext()),
@@ -178,10 +179,20 @@ GemmEpilogueEmitter::GemmEpilogueEmitter(OpBuilder &builder, Location loc,
 
 void GemmEpilogueEmitter::loadColumnConstants() {
   SmallVector<Value> sources;
-  if (args.bias)
+  // Whether each source is a single value that every column reads.
+  SmallVector<bool> single;
+  if (args.bias) {
     sources.push_back(args.bias);
-  sources.append(args.columns);
-  sources.append(args.afterColumns);
+    single.push_back(false);
+  }
+  auto addColumns = [&](ValueRange values, ArrayRef<ColumnOperand> operands) {
+    sources.append(values.begin(), values.end());
+    for (const ColumnOperand &operand : operands)
+      single.push_back(operand.single);
+  };
+  addColumns(args.columns, p.columns);
+  if (p.batchNorm)
+    addColumns(args.afterColumns, p.batchNorm->afterColumns);
   if (sources.empty())
     return;
   columnConstants = sharedView(
@@ -197,7 +208,8 @@ void GemmEpilogueEmitter::loadColumnConstants() {
       for (auto [i, source] : llvm::enumerate(sources)) {
         Value v = i == 0 && !args.biasParts.empty()
                       ? loadBiasInParts(globalColumn)
-                      : widen(memref::LoadOp::create(b, loc, source, safe));
+                      : widen(memref::LoadOp::create(
+                            b, loc, source, single[i] ? idx(0) : safe));
         memref::StoreOp::create(b, loc, select(ok, v, f32(0.0)),
                                 columnConstants, ValueRange{idx(i), column});
       }

@@ -30,6 +30,15 @@ Value mlir::fusion::narrowTo(OpBuilder &builder, Location loc, Value value,
   return arith::TruncFOp::create(builder, loc, target, value);
 }
 
+ColumnOperand ColumnOperand::of(Value vector) {
+  auto type = cast<RankedTensorType>(vector.getType());
+  return {type.getElementType(), type.getDimSize(0) == 1};
+}
+
+SmallVector<ColumnOperand> mlir::fusion::columnOperandsOf(ValueRange vectors) {
+  return llvm::map_to_vector(vectors, ColumnOperand::of);
+}
+
 int64_t mlir::fusion::getVectorWidth(Type elementType, int64_t columns) {
   int64_t width = 16 / elementBytes(elementType);
   return columns % width == 0 ? width : 1;

@@ -171,8 +171,8 @@ RowProgramEmitter::operandLanes(KernelEmitter &le, const RowStep &step,
     }
     switch (operand.kind) {
     case RowOperand::Kind::Column:
-      lanes.push_back(le.loadLanes(pointer(operand.index), operand.elementType,
-                                   matrixColumn, width));
+      lanes.push_back(le.loadColumnLanes(
+          operand.column(), pointer(operand.index), matrixColumn, width));
       break;
     case RowOperand::Kind::Rows:
       lanes.push_back(le.loadRowLanes(
@@ -269,7 +269,7 @@ void RowProgramEmitter::emitScalar(size_t index) {
     switch (operand.kind) {
     case RowOperand::Kind::Column:
       operands.push_back(
-          e.loadColumn(pointer(operand.index), operand.elementType, group));
+          e.loadColumn(operand.column(), pointer(operand.index), group));
       break;
     case RowOperand::Kind::Rows: {
       // Element (m, g / (G / groups)) of an [M, groups] matrix.

@@ -205,8 +205,8 @@ Kernel mlir::fusion::buildWgmmaGemmKernel(OpBuilder &builder, Location loc,
     // memref argument stays), also as a tensor map in x's boxes, the kernel
     // argument after x's last-rows map.
     unsigned operand = 2 + problem.hasBias + problem.storesOutput +
-                       problem.intermediates.size() +
-                       problem.columnTypes.size() + *residual;
+                       problem.intermediates.size() + problem.columns.size() +
+                       *residual;
     tensorMapArgs.push_back(argTypes.size());
     argTypes.push_back(ptr);
     launch.arguments.push_back(KernelArgument::tensorMap(

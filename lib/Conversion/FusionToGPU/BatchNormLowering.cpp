@@ -47,14 +47,13 @@ void BatchNormLowering::emitBatchNorm(
     ElementwiseOpInterface after, const ExtraOutputs &extra, bool statistics) {
   const BatchNormScratch &s = scratch.at(op);
   Type f32 = b.getF32Type();
-  SmallVector<Type> columnTypes = llvm::map_to_vector(
-      columns, [](Value v) { return tensorType(v).getElementType(); });
+  SmallVector<ColumnOperand> columnOperands = columnOperandsOf(columns);
   SmallVector<Value> columnBuffers = bufferPtrs(columns);
   BatchNormConfigAttr config = bn.config;
   if (config.isTraining() && statistics) {
     Kernel stats = buildKernel([&] {
       return buildColumnStatsKernel(b, loc, kernelName(op, "stats"), shape,
-                                    columnTypes, fn);
+                                    columnOperands, fn);
     });
     SmallVector<Value> operands{input.ptr, s.rowsPerChunk, s.mean, s.m2};
     operands.append(columnBuffers);
@@ -75,11 +74,13 @@ void BatchNormLowering::emitBatchNorm(
   operands.append({s.center, s.scale, s.shift});
   launch(finalize, input.rows, operands);
 
-  SmallVector<Type> normalizeTypes(columnTypes);
-  normalizeTypes.append(3, f32);
-  unsigned userColumns = columnTypes.size();
+  // The user's columns, the batch norm's center, scale and shift, then the
+  // op's after it.
+  SmallVector<ColumnOperand> normalizeColumns(columnOperands);
+  normalizeColumns.append(3, ColumnOperand{f32});
+  unsigned userColumns = columnOperands.size();
   ValueRange afterColumns = after ? after.getColumnOperands() : ValueRange();
-  normalizeTypes.append(afterColumns.size(), shape.elementType);
+  normalizeColumns.append(columnOperandsOf(afterColumns));
   // The extra outputs' functions read the user's columns alone.
   SmallVector<ScalarFn> extraFns =
       llvm::map_to_vector(extra.fns, [&](const ScalarFn &extraFn) -> ScalarFn {
@@ -90,7 +91,7 @@ void BatchNormLowering::emitBatchNorm(
       });
   Kernel normalize = buildKernel([&] {
     return buildElementwiseKernel(
-        b, loc, kernelName(op, "normalize"), shape, normalizeTypes,
+        b, loc, kernelName(op, "normalize"), shape, normalizeColumns,
         [&](OpBuilder &nb, Location nl, Value x, ValueRange cols) -> Value {
           Value value = fn(nb, nl, x, cols.take_front(userColumns));
           Value normalized = applyBatchNormCoefficients(

@@ -160,12 +160,11 @@ void HostEmitter::emitElementwise(ElementwiseOpInterface op) {
   Value input = op.getMatrixInput();
   Buffer in = buffers.lookup(input), out = buffers.lookup(op->getResult(0));
   MatrixShape shape = shapeOf(input);
-  SmallVector<Type> columnTypes(op.getColumnOperands().size(),
-                                shape.elementType);
-  size_t columnCount = columnTypes.size();
+  SmallVector<ColumnOperand> columns = columnOperandsOf(op.getColumnOperands());
+  size_t columnCount = columns.size();
   Kernel kernel = buildKernel([&] {
     return buildElementwiseKernel(
-        b, loc, kernelName(op, "elementwise"), shape, columnTypes,
+        b, loc, kernelName(op, "elementwise"), shape, columns,
         [op, columnCount](OpBuilder &nb, Location nl, Value x,
                           ValueRange operands) {
           ElementwiseOpInterface elementwise = op;

@@ -18,8 +18,7 @@ GemmKernelProblem GemmLowering::getGemmProblem(FusedLinearOp op) {
   problem.k = op.getInFeatures();
   problem.alpha = op.getAlpha().convertToDouble();
   problem.hasBias = static_cast<bool>(op.getBias());
-  problem.columnTypes.assign(op.getEpilogueOperands().size(),
-                             problem.elementType);
+  problem.columns = columnOperandsOf(op.getEpilogueOperands());
   problem.rowGroups = rowGroupsOf(op.getEpilogueRows());
   for (auto [i, row] : llvm::enumerate(op.getEpilogueRows()))
     if (row == op.getInput()) {
@@ -137,8 +136,7 @@ void GemmLowering::emitBatchNormFinishingGemm(FusedLinearOp op,
   bn.config = values.config;
   bn.operands = values.present(problem.elementType);
   if (after) {
-    bn.afterColumnTypes.assign(after.getColumnOperands().size(),
-                               problem.elementType);
+    bn.afterColumns = columnOperandsOf(after.getColumnOperands());
     bn.after = [after](OpBuilder &nb, Location nl, Value normalized,
                        ValueRange columns) mutable -> Value {
       return after.buildScalar(nb, nl, normalized, columns, ValueRange());
@@ -272,11 +270,11 @@ void GemmLowering::emitCublasFusedLinear(FusedLinearOp op,
     extra.fns.erase(extra.fns.begin());
     extra.ptrs.erase(extra.ptrs.begin());
   }
-  SmallVector<Type> columnTypes(op.getEpilogueOperands().size(), elementType);
   Kernel epilogue = buildKernel([&] {
     return buildElementwiseKernel(b, loc, kernelName(op, "epilogue"), shape,
-                                  columnTypes, fn,
-                                  rowGroupsOf(op.getEpilogueRows()), extra.fns);
+                                  columnOperandsOf(op.getEpilogueOperands()),
+                                  fn, rowGroupsOf(op.getEpilogueRows()),
+                                  extra.fns);
   });
   SmallVector<Value> operands{gemmOut.ptr, first};
   operands.append(bufferPtrs(op.getEpilogueOperands()));

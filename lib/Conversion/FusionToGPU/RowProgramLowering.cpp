@@ -91,9 +91,13 @@ private:
 SmallVector<RowOperand> RowProgramDescriber::operandsOf(ValueRange columns,
                                                         ValueRange rows) {
   SmallVector<RowOperand> operands;
-  for (Value column : columns)
-    operands.push_back({RowOperand::Kind::Column, pointerOf(column),
-                        tensorType(column).getElementType()});
+  for (Value column : columns) {
+    ColumnOperand operand = ColumnOperand::of(column);
+    RowOperand described{RowOperand::Kind::Column, pointerOf(column),
+                         operand.elementType};
+    described.single = operand.single;
+    operands.push_back(described);
+  }
   for (Value row : rows) {
     if (ops.isRowValue(row)) {
       operands.push_back({RowOperand::Kind::StepValue,

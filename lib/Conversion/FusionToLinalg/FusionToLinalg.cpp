@@ -62,13 +62,15 @@ public:
   };
 
   /// [M, N] f32: `fn` of each element of `matrix`, the matching elements
-  /// of the [N] `columns` and those of the [M, G] `rows` (in that order).
+  /// of the [N] (or single-value) `columns` and those of the [M, G] `rows`
+  /// (in that order).
   Value mapMatrix(Value matrix, ValueRange columns, ElementFn fn,
                   ValueRange rows = {}) {
     int64_t width = getType(matrix).getDimSize(1);
     Value init = emptyMatrix(matrix, width);
     SmallVector<AffineMap> maps{identity(2)};
-    maps.append(columns.size(), columnOf(2));
+    for (Value column : columns)
+      maps.push_back(isSingle(column) ? firstOf(2) : columnOf(2));
     AffineExpr m = getAffineDimExpr(0, b.getContext());
     AffineExpr n = getAffineDimExpr(1, b.getContext());
     for (Value row : rows)
@@ -105,7 +107,9 @@ public:
                s = getAffineDimExpr(2, ctx);
     AffineExpr n = g * groupSize + s;
     SmallVector<AffineMap> maps{AffineMap::get(3, 0, {m, g, s}, ctx)};
-    maps.append(columns.size(), AffineMap::get(3, 0, {g, s}, ctx));
+    for (Value column : columns)
+      maps.push_back(isSingle(column) ? firstOf(3)
+                                      : AffineMap::get(3, 0, {g, s}, ctx));
     for (Value row : rows)
       maps.push_back(AffineMap::get(3, 0, {m, groupOf(n, row, width)}, ctx));
     maps.push_back(AffineMap::get(3, 0, {m, g}, ctx));
@@ -116,11 +120,14 @@ public:
                               type.getElementType()),
         matrix, ArrayRef<ReassociationIndices>{{0}, {1, 2}})};
     for (Value column : columns)
-      inputs.push_back(tensor::ExpandShapeOp::create(
-          b, loc,
-          RankedTensorType::get({groups, groupSize},
-                                getType(column).getElementType()),
-          column, ArrayRef<ReassociationIndices>{{0, 1}}));
+      inputs.push_back(
+          isSingle(column)
+              ? column
+              : tensor::ExpandShapeOp::create(
+                    b, loc,
+                    RankedTensorType::get({groups, groupSize},
+                                          getType(column).getElementType()),
+                    column, ArrayRef<ReassociationIndices>{{0, 1}}));
     llvm::append_range(inputs, rows);
     return genericOp(
         inputs, init, maps,
@@ -394,6 +401,14 @@ private:
   /// (m, n) -> (n): a per-column vector broadcast over the rows.
   AffineMap columnOf(unsigned rank) {
     return AffineMap::get(rank, 0, getAffineDimExpr(rank - 1, b.getContext()));
+  }
+  /// (m, n) -> (0): a single value broadcast over the matrix.
+  AffineMap firstOf(unsigned rank) {
+    return AffineMap::get(rank, 0, getAffineConstantExpr(0, b.getContext()));
+  }
+  /// Whether column operand `vector` is a single value (tensor<1xT>).
+  static bool isSingle(Value vector) {
+    return getType(vector).getDimSize(0) == 1;
   }
 
   SmallVector<Value> dynamicSizes(Value tensor) {

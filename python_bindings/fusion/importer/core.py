@@ -30,9 +30,6 @@ class ImporterCore:
         # fx node (or (node, index)) -> value; `numbers`: nodes whose value
         # is a number (constants the forward made), read as numbers are.
         self.values = dict(numbers or {})
-        # Inputs of one value (0-d or (1,)) that the caller broadcasts to a
-        # vector of this many features (those of the ops reading them).
-        self.broadcasts = {}
         self.result_shapes = []   # the library's result shapes, in order
         self.element = None
         # Inputs concatenated into a GEMM's bias (vectors, never single
@@ -40,7 +37,7 @@ class ImporterCore:
         self._concat_parts = set()
         self._concats = set()
         self.weights = self._weights()
-        # Single values: program value -> (node, argument index).
+        # Single values (0-d or (1,) inputs): program value -> node.
         self._singles = {}
         self._expanded = {}       # expand node -> shape before expanding
         self._materialized = {}   # id(chain) -> (chain, program value)
@@ -131,11 +128,10 @@ class ImporterCore:
         element = self._element(node, f"input {node.name}")
         if meta.numel() == 1 and meta.dim() <= 1 and \
                 node not in self.weights and node not in self._concat_parts:
-            # A 0-d or (1,) tensor: its caller broadcasts it to the
-            # features of the ops that read it (known when one does), a
-            # per-column vector.
-            value = self.program.argument([None], element)
-            self._singles[value] = (node, len(self.program.arguments) - 1)
+            # A 0-d or (1,) tensor: a [1] column operand, which the ops
+            # that read it broadcast over their features.
+            value = self.program.argument([1], element)
+            self._singles[value] = node
             self.values[node] = value
             return
         if any(int_size(d) == 0 for d in meta.shape[1:]) or \
@@ -448,9 +444,5 @@ class ImporterCore:
                 self.result_shapes.append([meta.numel() if meta is not None
                                            else None])
             self.program.result(self.materialize(value, node))
-        for value, (node, index) in self._singles.items():
-            if node not in self.broadcasts:  # Read by nothing.
-                self.broadcasts[node] = 1
-                self.program.arguments[index]["shape"] = [1]
         self.program.remove_unread_ops()
         return self.program

@@ -24,18 +24,8 @@ class OperandImports:
         a per-column vector element."""
         value = self.values[arg]
         self._check_model_dtype(arg, user, value)
-        if value in self._singles:
-            node, index = self._singles[value]
-            if node not in self.broadcasts:
-                self.broadcasts[node] = width
-                self.program.arguments[index]["shape"] = [width]
-            elif self.broadcasts[node] != width:
-                unsupported(user, f"its operand {arg.name} (one value) is "
-                            f"also read by ops on {self.broadcasts[node]} "
-                            f"values per row, this one {width}: fusion "
-                            f"broadcasts it to one feature count")
-            return Expr("column", (value,))
-        self._check_vector_shape(arg, user, width, shape, lead)
+        if value not in self._singles:  # One value suits any width.
+            self._check_vector_shape(arg, user, width, shape, lead)
         return Expr("column", (value,))
 
     def _check_vector_shape(self, arg, user, width, shape, lead):
@@ -130,6 +120,4 @@ class OperandImports:
             unsupported(user, f"its operand {arg} must be a ({length},) "
                         f"parameter or buffer")
         self._check_model_dtype(arg, user, value)
-        if value in self._singles:
-            self._column(arg, user, length)
         return value

@@ -79,14 +79,7 @@ class ViewImports:
                             f"matrix; fusion slices the features of a "
                             f"linear layer's output and of elementwise ops "
                             f"of numbers and vectors on it")
-            if leaf.fn == "column" and leaf.args[0] in self._singles:
-                node = self._singles[leaf.args[0]][0]
-                unsupported(user, f"its input {source.name} reads "
-                            f"{node.name}, a single value that fusion "
-                            f"broadcasts to the {chain.width} features of "
-                            f"the whole layer, not to the {stop - start} of "
-                            f"this piece")
-            if leaf.fn == "column":
+            if leaf.fn == "column" and leaf.args[0] not in self._singles:
                 return Expr("column", (self._source_rows(
                     leaf.args[0], start, stop),))
             return leaf

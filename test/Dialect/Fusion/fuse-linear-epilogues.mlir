@@ -55,6 +55,30 @@ func.func @linear_mul_leaky_relu(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: t
 
 // -----
 
+// A single value (KernelBench 68's `min(y, c) - c`) joins the epilogue as a
+// [1] column operand, read by every column.
+// CHECK-LABEL: func.func @linear_single_value
+// CHECK: %[[F:.*]] = fusion.fused_linear %{{.*}}, %{{.*}} bias(%{{.*}}) epilogue(%{{.*}}) {
+// CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32, %[[C:.*]]: f32):
+// CHECK-NEXT: %[[MIN:.*]] = arith.minimumf %[[ACC]], %[[C]] : f32
+// CHECK-NEXT: %[[SUB:.*]] = arith.subf %[[MIN]], %[[C]] : f32
+// CHECK-NEXT: fusion.yield %[[SUB]] : f32
+// CHECK-NEXT: } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<1xf32>) -> tensor<?x4xf32>
+// CHECK-NEXT: return %[[F]]
+func.func @linear_single_value(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf32>,
+                               %c: tensor<1xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.linear %x, %w, %b : tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf32> -> tensor<?x4xf32>
+  %1 = fusion.elementwise %0 columns(%c : tensor<1xf32>) : tensor<?x4xf32> {
+  ^bb0(%v: f32, %col: f32):
+    %2 = arith.minimumf %v, %col : f32
+    %3 = arith.subf %2, %col : f32
+    fusion.yield %3 : f32
+  }
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
 // A training batch_norm becomes the stage; its running stats become results.
 // CHECK-LABEL: func.func @linear_batch_norm
 // CHECK: %[[F:.*]]:3 = fusion.fused_linear %{{.*}}, %{{.*}} epilogue(%{{.*}}) {

@@ -66,6 +66,15 @@ func.func @linear_bias_size(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor
 
 // -----
 
+// A bias is no column operand: one value for all columns is refused.
+func.func @linear_bias_single(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<1xf32>) {
+  // expected-error @+1 {{bias has 1 elements but there are 4 columns}}
+  %0 = fusion.linear %x, %w, %b : tensor<?x8xf32>, tensor<4x8xf32>, tensor<1xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
 func.func @linear_bias_element(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %b: tensor<4xf16>) {
   // expected-error @+1 {{bias element type 'f16' does not match the input element type 'f32'}}
   %0 = fusion.linear %x, %w, %b : tensor<?x8xf32>, tensor<4x8xf32>, tensor<4xf16> -> tensor<?x4xf32>
@@ -139,7 +148,7 @@ func.func @mul_scalar_dynamic_columns(%x: tensor<?x?xf32>) {
 // -----
 
 func.func @mul_scale_size(%x: tensor<?x4xf32>, %s: tensor<8xf32>) {
-  // expected-error @+1 {{scale has 8 elements but there are 4 columns}}
+  // expected-error @+1 {{scale has 8 elements but there are 4 columns (or one value for all)}}
   %0 = fusion.mul %x, %s : tensor<?x4xf32>, tensor<8xf32>
   return
 }
@@ -349,7 +358,7 @@ func.func @fused_linear_in_features(%x: tensor<?x16xf32>, %w: tensor<4x8xf32>) {
 // -----
 
 func.func @fused_linear_epilogue_operand(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %s: tensor<8xf32>) {
-  // expected-error @+1 {{epilogue operand #0 has 8 elements but there are 4 columns}}
+  // expected-error @+1 {{epilogue operand #0 has 8 elements but there are 4 columns (or one value for all)}}
   %0 = fusion.fused_linear %x, %w epilogue(%s) {
   ^bb0(%acc: f32, %col: f32):
     fusion.yield %acc : f32
@@ -774,8 +783,20 @@ func.func @elementwise_region_arg_type(%x: tensor<?x4xf16>, %s: tensor<4xf16>) {
 
 // -----
 
+// A column operand of one element of another type is refused as others are.
+func.func @elementwise_single_value_element(%x: tensor<?x4xf32>, %s: tensor<1xbf16>) {
+  // expected-error @+1 {{column operand #0 element type 'bf16' does not match the input element type 'f32'}}
+  %0 = fusion.elementwise %x columns(%s : tensor<1xbf16>) : tensor<?x4xf32> {
+  ^bb0(%v: f32, %c: f32):
+    fusion.yield %v : f32
+  }
+  return
+}
+
+// -----
+
 func.func @elementwise_column_length(%x: tensor<?x4xf32>, %s: tensor<8xf32>) {
-  // expected-error @+1 {{column operand #0 has 8 elements but there are 4 columns}}
+  // expected-error @+1 {{column operand #0 has 8 elements but there are 4 columns (or one value for all)}}
   %0 = fusion.elementwise %x columns(%s : tensor<8xf32>) : tensor<?x4xf32> {
   ^bb0(%v: f32, %c: f32):
     fusion.yield %v : f32
@@ -933,7 +954,7 @@ func.func @reduce_map_arguments(%x: tensor<?x6xf32>, %c: tensor<6xf32>) {
 // -----
 
 func.func @reduce_map_column_operand(%x: tensor<?x6xf32>, %c: tensor<5xf32>) {
-  // expected-error @+1 {{'fusion.reduce' op column operand #0 has 5 elements but there are 6 columns}}
+  // expected-error @+1 {{'fusion.reduce' op column operand #0 has 5 elements but there are 6 columns (or one value for all)}}
   %0 = fusion.reduce sum %x columns(%c : tensor<5xf32>) : tensor<?x6xf32> -> tensor<?x1xf32> {
   ^bb0(%v: f32, %w: f32):
     fusion.yield %v : f32

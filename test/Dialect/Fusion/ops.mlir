@@ -343,3 +343,35 @@ func.func @concat(%a: tensor<64x32xbf16>, %b: tensor<16x32xbf16>,
   %2 = fusion.concat %u, %v dim 0 : (tensor<64xbf16>, tensor<16xbf16>) -> tensor<80xbf16>
   return %0, %1, %2 : tensor<80x32xbf16>, tensor<32x32xf32>, tensor<80xbf16>
 }
+
+// A column operand of one element is a single value that every column
+// reads (a scalar parameter), in each op that takes column operands.
+// CHECK-LABEL: func.func @single_value_columns
+// CHECK: fusion.mul %{{.*}}, %{{.*}} : tensor<?x4xf32>, tensor<1xf32>
+// CHECK: fusion.elementwise %{{.*}} columns(%{{.*}}, %{{.*}} : tensor<1xf32>, tensor<4xf32>) : tensor<?x4xf32>
+// CHECK: fusion.reduce max %{{.*}} columns(%{{.*}} : tensor<1xf32>) : tensor<?x4xf32> -> tensor<?x1xf32>
+// CHECK: fusion.fused_linear %{{.*}}, %{{.*}} epilogue(%{{.*}}) {
+// CHECK: } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<1xf32>) -> tensor<?x4xf32>
+func.func @single_value_columns(%x: tensor<?x4xf32>, %s: tensor<1xf32>,
+                                %c: tensor<4xf32>, %h: tensor<?x8xf32>,
+                                %w: tensor<4x8xf32>)
+    -> (tensor<?x4xf32>, tensor<?x1xf32>, tensor<?x4xf32>) {
+  %0 = fusion.mul %x, %s : tensor<?x4xf32>, tensor<1xf32>
+  %1 = fusion.elementwise %0 columns(%s, %c : tensor<1xf32>, tensor<4xf32>) : tensor<?x4xf32> {
+  ^bb0(%v: f32, %one: f32, %col: f32):
+    %2 = arith.minimumf %v, %one : f32
+    %3 = arith.subf %2, %col : f32
+    fusion.yield %3 : f32
+  }
+  %4 = fusion.reduce max %1 columns(%s : tensor<1xf32>) : tensor<?x4xf32> -> tensor<?x1xf32> {
+  ^bb0(%v: f32, %one: f32):
+    %5 = arith.mulf %v, %one : f32
+    fusion.yield %5 : f32
+  }
+  %6 = fusion.fused_linear %h, %w epilogue(%s) {
+  ^bb0(%acc: f32, %one: f32):
+    %7 = arith.subf %acc, %one : f32
+    fusion.yield %7 : f32
+  } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<1xf32>) -> tensor<?x4xf32>
+  return %1, %4, %6 : tensor<?x4xf32>, tensor<?x1xf32>, tensor<?x4xf32>
+}

@@ -20,7 +20,8 @@ namespace mlir::fusion {
 /// Launch operands: (ptr in, i64 rowsPerChunk, ptr mean, ptr m2, ptr
 /// column...).
 Kernel buildColumnStatsKernel(OpBuilder &builder, Location loc, StringRef name,
-                              MatrixShape shape, TypeRange columnTypes,
+                              MatrixShape shape,
+                              ArrayRef<ColumnOperand> columns,
                               const ScalarFn &fn);
 
 /// Which optional operands the kernels that finish a batch norm take.

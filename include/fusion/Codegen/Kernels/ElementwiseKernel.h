@@ -18,10 +18,11 @@ namespace mlir::fusion {
 /// matrices of `shape`, and each of `intermediates` of the same arguments
 /// into a matrix of its own. Launch operands: (ptr in, ptr out, ptr
 /// column..., ptr row..., ptr intermediate...), `in` may equal `out`;
-/// columns have `columnTypes` elements, the row operands the element type
+/// the column operands are `columns`, the row operands of the element type
 /// of `shape` and `rowGroups` columns.
 Kernel buildElementwiseKernel(OpBuilder &builder, Location loc, StringRef name,
-                              MatrixShape shape, TypeRange columnTypes,
+                              MatrixShape shape,
+                              ArrayRef<ColumnOperand> columns,
                               const ScalarFn &fn,
                               ArrayRef<int64_t> rowGroups = {},
                               ArrayRef<ScalarFn> intermediates = {});

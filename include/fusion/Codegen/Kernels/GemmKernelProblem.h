@@ -57,9 +57,9 @@ struct GemmBatchNorm {
   BatchNormConfigAttr config;
   BatchNormOperands operands;
   /// The elementwise op after the batch norm, of the normalized value and
-  /// its column operands (of `afterColumnTypes`); null if none.
+  /// its column operands (`afterColumns`); null if none.
   ScalarFn after;
-  SmallVector<Type> afterColumnTypes;
+  SmallVector<ColumnOperand> afterColumns;
 };
 
 /// What one generated GEMM kernel computes, and how: out = epilogue(alpha *
@@ -70,7 +70,7 @@ struct GemmKernelProblem {
   int64_t n, k;
   double alpha;
   bool hasBias;
-  SmallVector<Type> columnTypes; ///< element types of the epilogue columns
+  SmallVector<ColumnOperand> columns; ///< the epilogue's column operands
   /// The columns G of each [M, G] row operand of the epilogue (of
   /// `elementType`).
   SmallVector<int64_t> rowGroups;
@@ -143,8 +143,8 @@ struct GemmKernelProblem {
   /// the intermediates, the columns and the row operands (a dual GEMM
   /// takes no statistics, batch norm or row reductions).
   unsigned dualWeightOperand() const {
-    return 2 + hasBias + storesOutput + intermediates.size() +
-           columnTypes.size() + rowGroups.size();
+    return 2 + hasBias + storesOutput + intermediates.size() + columns.size() +
+           rowGroups.size();
   }
 
   /// The spans along N: the columns of each [M, spans] partial matrix.

@@ -44,6 +44,18 @@ Value narrowTo(OpBuilder &builder, Location loc, Value value, Type elementType);
 /// row length allows it, else 1.
 int64_t getVectorWidth(Type elementType, int64_t columns);
 
+/// A per-column vector operand of a kernel: one element of `elementType` for
+/// each column, or a single one that every column reads (a single-value
+/// parameter, which the dialect's column operands broadcast).
+struct ColumnOperand {
+  Type elementType;
+  bool single = false;
+
+  /// The column operand a `tensor<N x T>` or `tensor<1 x T>` value is.
+  static ColumnOperand of(Value vector);
+};
+SmallVector<ColumnOperand> columnOperandsOf(ValueRange vectors);
+
 /// The shape of the matrices a kernel works on.
 struct MatrixShape {
   Type elementType;
@@ -218,6 +230,11 @@ public:
                       elementBytes(elementType)));
   }
 
+  /// Column `n`'s element of column operand `operand` at `base`, as f32.
+  Value loadColumn(const ColumnOperand &operand, Value base, Value n) {
+    return loadColumn(base, operand.elementType, operand.single ? i64(0) : n);
+  }
+
   /// `width` consecutive elements from `base[index]` as they are stored (a
   /// vector, or a scalar for width 1); `index` is a multiple of `width` and
   /// `base` 16-byte aligned.
@@ -244,6 +261,15 @@ public:
   SmallVector<Value> loadLanes(Value base, Type elementType, Value index,
                                int64_t width) {
     return chunkLanes(loadChunk(base, elementType, index, width));
+  }
+  /// The elements of column operand `operand` at `base` for the `width`
+  /// consecutive columns from `column` (a multiple of `width`), as f32
+  /// lanes.
+  SmallVector<Value> loadColumnLanes(const ColumnOperand &operand, Value base,
+                                     Value column, int64_t width) {
+    if (operand.single)
+      return SmallVector<Value>(width, loadColumn(operand, base, column));
+    return loadLanes(base, operand.elementType, column, width);
   }
   /// The elements of an [M, groups] row operand at `base` that cover the
   /// `width` consecutive columns from `column` (a multiple of `width`) of

@@ -30,6 +30,10 @@ struct RowOperand {
   unsigned index;
   Type elementType; ///< of Column and Rows
   int64_t groups = 1; ///< of Rows
+  /// Of Column: one value that every column reads.
+  bool single = false;
+
+  ColumnOperand column() const { return {elementType, single}; }
 };
 
 /// One step, in program order.

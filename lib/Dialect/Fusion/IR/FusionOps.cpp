@@ -35,10 +35,13 @@ static LogicalResult verifyMatrix(Operation *op, StringRef name, Type type) {
   return success();
 }
 
-/// `vector` must be a tensor<N x elementType>.
+/// `vector` must be a tensor<N x elementType>, or, where `mayBeSingle`, a
+/// tensor<1 x elementType> whose one value every column reads (a column
+/// operand that is a single-value parameter).
 static LogicalResult verifyColumnVector(Operation *op, StringRef name,
                                         Value vector, int64_t columns,
-                                        Type elementType) {
+                                        Type elementType,
+                                        bool mayBeSingle = false) {
   if (!vector)
     return success();
   auto type = cast<RankedTensorType>(vector.getType());
@@ -46,11 +49,21 @@ static LogicalResult verifyColumnVector(Operation *op, StringRef name,
     return op->emitOpError()
            << name << " element type " << type.getElementType()
            << " does not match the input element type " << elementType;
-  if (type.getDimSize(0) != columns)
+  if (type.getDimSize(0) != columns &&
+      !(mayBeSingle && type.getDimSize(0) == 1))
     return op->emitOpError()
            << name << " has " << dimToString(type.getDimSize(0))
-           << " elements but there are " << columns << " columns";
+           << " elements but there are " << columns << " columns"
+           << (mayBeSingle ? " (or one value for all)" : "");
   return success();
+}
+
+/// A column operand of an [M, `columns`] matrix (see verifyColumnVector).
+static LogicalResult verifyColumnOperand(Operation *op, StringRef name,
+                                         Value operand, int64_t columns,
+                                         Type elementType) {
+  return verifyColumnVector(op, name, operand, columns, elementType,
+                            /*mayBeSingle=*/true);
 }
 
 /// `operand` must be an [M, G] row operand of an [M, N] `input`: the same
@@ -84,10 +97,9 @@ static LogicalResult verifyScalarOperands(Operation *op,
   if (failed(verifyMatrix(op, "input", input)))
     return failure();
   for (auto [index, operand] : llvm::enumerate(columns))
-    if (failed(verifyColumnVector(op,
-                                  "column operand #" + std::to_string(index),
-                                  operand, input.getDimSize(1),
-                                  input.getElementType())))
+    if (failed(verifyColumnOperand(
+            op, "column operand #" + std::to_string(index), operand,
+            input.getDimSize(1), input.getElementType())))
       return failure();
   for (auto [index, operand] : llvm::enumerate(rows))
     if (failed(verifyRowOperand(op, "row operand #" + std::to_string(index),
@@ -521,8 +533,9 @@ LogicalResult MulOp::verify() {
   auto inputType = cast<RankedTensorType>(getInput().getType());
   if (failed(verifyMatrix(*this, "input", inputType)))
     return failure();
-  return verifyColumnVector(*this, "scale", getScale(), inputType.getDimSize(1),
-                            inputType.getElementType());
+  return verifyColumnOperand(*this, "scale", getScale(),
+                             inputType.getDimSize(1),
+                             inputType.getElementType());
 }
 
 ValueRange MulOp::getColumnOperands() { return getODSOperands(1); }
@@ -1006,9 +1019,9 @@ LogicalResult FusedLinearOp::verify() {
   Type elementType = resultType.getElementType();
   int64_t columns = resultType.getDimSize(1);
   for (auto [index, operand] : llvm::enumerate(getEpilogueOperands()))
-    if (failed(verifyColumnVector(*this,
-                                  "epilogue operand #" + std::to_string(index),
-                                  operand, columns, elementType)))
+    if (failed(verifyColumnOperand(*this,
+                                   "epilogue operand #" + std::to_string(index),
+                                   operand, columns, elementType)))
       return failure();
   for (auto [index, operand] : llvm::enumerate(getEpilogueRows()))
     if (failed(verifyRowOperand(*this, "row operand #" + std::to_string(index),

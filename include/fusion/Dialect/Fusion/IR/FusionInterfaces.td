@@ -12,7 +12,9 @@ def Fusion_ElementwiseOpInterface : OpInterface<"ElementwiseOpInterface"> {
     matching input element and, optionally, one element per column of some
     per-column vectors and one element of some row operands: [M, G]
     matrices whose element (m, g) covers the N/G contiguous columns of
-    group g of row m (G = 1: one value per row, G = N: a whole matrix). Such an op is a scalar function, which lets the
+    group g of row m (G = 1: one value per row, G = N: a whole matrix). A
+    column operand of one element is a single value that every column
+    reads (a scalar parameter). Such an op is a scalar function, which lets the
     fusion patterns append it to a `fused_linear` epilogue and lets every
     lowering apply it per element, all from the one `buildScalar` method.
   }];
@@ -21,7 +23,8 @@ def Fusion_ElementwiseOpInterface : OpInterface<"ElementwiseOpInterface"> {
       "::mlir::Value", "getMatrixInput", (ins), [{
         return $_op.getInput();
       }]>,
-    InterfaceMethod<"The per-column [N] vector operands, in the order "
+    InterfaceMethod<"The per-column [N] (or single-value [1]) vector "
+                    "operands, in the order "
                     "`buildScalar` takes their elements.",
       "::mlir::ValueRange", "getColumnOperands", (ins), [{}], [{
         return ::mlir::ValueRange();

@@ -113,7 +113,7 @@ def Fusion_MulOp : Fusion_Op<"mul",
   let summary = "product with a per-column vector broadcast over the rows";
   let description = [{
     `y[m, n] = x[m, n] * scale[n]` (torch's `x * self.scale` with `scale` of
-    shape `(N,)`).
+    shape `(N,)`), or `x[m, n] * scale[0]` for a `scale` of one element.
 
     ```mlir
     %y = fusion.mul %x, %scale : tensor<?x256xf32>, tensor<256xf32>
@@ -180,7 +180,8 @@ def Fusion_ElementwiseOp : Fusion_Op<"elementwise",
   let description = [{
     `y[m, n] = body(x[m, n], c_0[n], ..., c_j[n], r_0[m, n / (N / G_0)],
     ...)`: the region is a scalar function of one input element, one
-    element of each per-column operand (broadcast over the rows) and one
+    element of each per-column operand (broadcast over the rows; an operand
+    of one element, a single value, over the whole matrix: `c[0]`) and one
     element of each row operand, as `linalg.map` carries its body, so that
     a new activation (gelu, silu, clamp, ...) needs a new body, not a new
     op. A row operand is an [M, G] matrix, G dividing N, whose element
@@ -358,7 +359,8 @@ def Fusion_FusedLinearOp : Fusion_Op<"fused_linear",
        the GEMM's scalar multiplier, as in cuBLAS.
     2. `e[m, n] = epilogue(acc[m, n], c_0[n], ..., c_j[n], r_0[m, n / (N /
        G_0)], ...)`: the region is a scalar function of the accumulator, one
-       element of each per-column `epilogue` operand and one element of each
+       element of each per-column `epilogue` operand (or its one value, as
+       `fusion.elementwise` reads a single value) and one element of each
        row operand (`rows`, [M, G] matrices as `fusion.elementwise` reads
        them: a residual matrix, a statistic per row), made of `arith`/`math`
        ops on f32 values (the way `linalg.generic` carries its body). New elementwise ops (relu, gelu,
