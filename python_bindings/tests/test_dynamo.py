@@ -450,9 +450,10 @@ def test_single_value_operands_through_fusion_compile():
 
 
 class OneValueManyWidths(nn.Module):
-    """One learned scale read by layers of 6 and 10 features and by the
-    halves of the wider one: a single value suits every width (a [1] column
-    operand, nothing broadcast before the call)."""
+    """One learned scale read by layers of 6 and 10 features, by a row
+    statistic and by the halves of the wider layer: a single value suits
+    every width (a [1] column operand, nothing broadcast before the
+    call)."""
 
     def __init__(self):
         super().__init__()
@@ -462,7 +463,9 @@ class OneValueManyWidths(nn.Module):
 
     def forward(self, x):
         first, second = (self.wide(x) * self.scale).chunk(2, dim=-1)
-        return torch.relu(self.narrow(x) - self.scale), first * second
+        narrow = self.narrow(x)
+        return (torch.relu(narrow - self.scale),
+                narrow.amax(1) * self.scale, first * second)
 
 
 @pytest.mark.parametrize("front_end", ["torch.compile", "fusion.compile"])
