@@ -54,6 +54,15 @@ static bool cublasAddsBiasAsMatrix(FusedLinearOp op) {
                              op.getWeight().getType().getElementType());
 }
 
+/// Whether `op` has a training batch-norm stage, whose column statistics
+/// the wgmma kernel's epilogue computes from its accumulators where
+/// cuBLASLt's GEMM leaves them to a pass over its output (KernelBench 84 in
+/// tf32: 0.394 ms against 0.421, docs/log/benchmark-runs.md run 150).
+static bool computesBatchStatistics(FusedLinearOp op) {
+  BatchNormConfigAttr batchNorm = op.getBatchNormAttr();
+  return batchNorm && batchNorm.isTraining();
+}
+
 /// Whether `op` computes f32 tensors in fp32.
 bool mlir::fusion::isFp32(FusedLinearOp op) {
   return op.getWeight().getType().getElementType().isF32() &&
@@ -215,7 +224,9 @@ GemmBackend mlir::fusion::selectBackend(FusedLinearOp op,
     // loses 1-8% to cuBLAS's GEMM before the same row program; such ops take
     // the wgmma kernels for small batches alone, takesWgmmaForSmallBatches)
     // unless cuBLASLt would read a 16-bit bias as a matrix
-    // (cublasAddsBiasAsMatrix), nor for epilogues with an accurate power, a
+    // (cublasAddsBiasAsMatrix) or a training batch norm's statistics come
+    // from the epilogue (computesBatchStatistics), nor for epilogues with an
+    // accurate power, a
     // tangent in 16 bits or special functions or hundreds of instructions an
     // element
     // (hasCostlyFunction; the 3xTF32 kernel hides them under its
@@ -224,7 +235,8 @@ GemmBackend mlir::fusion::selectBackend(FusedLinearOp op,
     // the wgmma kernel for small batches (takesWgmmaForSmallBatches).
     if (isWgmmaCandidate(op, chip, options.fp32Math) &&
         (fp32 || ((!isWrittenForReductions(op, getWgmmaBlockN(op)) ||
-                   cublasAddsBiasAsMatrix(op)) &&
+                   cublasAddsBiasAsMatrix(op) ||
+                   computesBatchStatistics(op)) &&
                   !hasCostlyFunction(op) && !isPlainGroupedGemm(op))))
       return GemmBackend::wgmma;
     return fp32 && generated == GemmBackend::mma_sync && readsOutInWeight(op) &&
