@@ -443,9 +443,22 @@ def load(path, module):
         raise FusionRuntimeError(
             f"{path / MANIFEST} is not a fusion manifest ({error}): save the "
             f"module again") from None
+    _drop_broadcast_widths(manifest)
     functions = _check_same_ops(path, manifest, module)
     return CompiledModule(module, _read_library(path), manifest, functions,
                           str(path))
+
+
+def _drop_broadcast_widths(manifest):
+    """Removes the "broadcast" width that manifests saved before single
+    values became [1] column operands give each argument: 0 (the value
+    passed as it is) is what an argument means without it, and a library
+    that took a broadcast vector differs in its program, which
+    _check_same_ops refuses."""
+    for entry in manifest.get("entries", {}).values():
+        for argument in entry.get("arguments", []):
+            if argument.get("broadcast") == 0:
+                del argument["broadcast"]
 
 
 def _import(module, example_inputs, any_mode=False):

@@ -1,6 +1,7 @@
 """fusion.compile on the CPU target against PyTorch's forward: outputs,
 running statistics over several training steps, the train/eval switch,
 save and load, and the runtime's argument checks."""
+import json
 import tempfile
 
 import pytest
@@ -91,6 +92,23 @@ def test_save_and_load(tmp_path):
     x = torch.randn(9, 16)
     assert relative_error(loaded(x), compiled(x)) < 1e-6
     assert int(other.bn.num_batches_tracked) == 1
+
+
+def test_module_saved_with_broadcast_widths_loads(tmp_path):
+    """A manifest of a fusion before single values became [1] operands
+    gives each argument a "broadcast" width; 0 (none) loads as before."""
+    model = LinearScaleBatchNorm(16, 12).eval()
+    compiled = fusion.compile(model, (torch.randn(8, 16),), target="cpu")
+    compiled.save(tmp_path / "saved")
+    path = tmp_path / "saved" / "fusion_module.json"
+    manifest = json.loads(path.read_text())
+    for entry in manifest["entries"].values():
+        for argument in entry["arguments"]:
+            argument["broadcast"] = 0
+    path.write_text(json.dumps(manifest))
+    loaded = fusion.load(tmp_path / "saved", model)
+    x = torch.randn(9, 16)
+    assert relative_error(loaded(x), compiled(x)) < 1e-6
 
 
 @pytest.mark.parametrize("gate", ["glu", "swiglu"])

@@ -37,8 +37,8 @@ class ImporterCore:
         self._concat_parts = set()
         self._concats = set()
         self.weights = self._weights()
-        # Single values (0-d or (1,) inputs): program value -> node.
-        self._singles = {}
+        # The program values of single values (0-d or (1,) inputs).
+        self._singles = set()
         self._expanded = {}       # expand node -> shape before expanding
         self._materialized = {}   # id(chain) -> (chain, program value)
         self._inlined = {}        # id(chain) -> (chain, expression)
@@ -131,7 +131,7 @@ class ImporterCore:
             # A 0-d or (1,) tensor: a [1] column operand, which the ops
             # that read it broadcast over their features.
             value = self.program.argument([1], element)
-            self._singles[value] = node
+            self._singles.add(value)
             self.values[node] = value
             return
         if any(int_size(d) == 0 for d in meta.shape[1:]) or \
