@@ -199,10 +199,6 @@ class ReductionImports:
     def _norm(self, node, chain, groups, size, order):
         order = float(order)
         magnitude = self._unary("aten.abs.default", chain, node)
-        if size == 1 and order > 0.0:
-            # A norm of one element is its magnitude, as PyTorch's kernels
-            # compute it: no square to overflow at |x| past 1.8e19.
-            return magnitude
         if order == math.inf:
             return self._reduce(magnitude, "max", groups, node)
         if order == -math.inf:
