@@ -150,7 +150,8 @@ int64_t checkInputs(const Entry &entry, const at::TensorList &args,
                 dtypeName(tensor.scalar_type()));
     c10::IntArrayRef sizes = tensor.sizes();
     // A single value (a [1] column operand) may be a 0-d tensor.
-    bool scalar = sizes.empty() && spec.sizes == std::vector<int64_t>{1};
+    bool scalar =
+        sizes.empty() && spec.sizes.size() == 1 && spec.sizes[0] == 1;
     TORCH_CHECK(scalar || sizes.size() == spec.sizes.size(), name, ": input ",
                 index, " must have ", spec.sizes.size(),
                 " dimensions, got shape ", shapeName(sizes));

@@ -93,10 +93,8 @@ SmallVector<RowOperand> RowProgramDescriber::operandsOf(ValueRange columns,
   SmallVector<RowOperand> operands;
   for (Value column : columns) {
     ColumnOperand operand = ColumnOperand::of(column);
-    RowOperand described{RowOperand::Kind::Column, pointerOf(column),
-                         operand.elementType};
-    described.single = operand.single;
-    operands.push_back(described);
+    operands.push_back({RowOperand::Kind::Column, pointerOf(column),
+                        operand.elementType, /*groups=*/1, operand.single});
   }
   for (Value row : rows) {
     if (ops.isRowValue(row)) {
