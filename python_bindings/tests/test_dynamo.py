@@ -487,6 +487,28 @@ def test_one_single_value_read_at_every_width(front_end, library_arguments):
         assert relative_error(got, expected) <= 1e-5
 
 
+class NormOfOneValue(nn.Module):
+    """A 2-norm over the one value of a row statistic (the model fuzzer's
+    seed 5115)."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(4, 8)
+
+    def forward(self, x):
+        h = torch.logsumexp(self.linear(x), -1, keepdim=True)
+        return torch.linalg.vector_norm(h, 2, dim=-1, keepdim=True)
+
+
+def test_norm_of_one_value_is_its_magnitude():
+    """|x|, as PyTorch computes it: a huge input row (1e30) gives a finite
+    norm where squaring would overflow f32."""
+    x = torch.randn(5, 4)
+    x[0, 0] = 1e30
+    assert compiled_error(NormOfOneValue(), x) <= 1e-5
+    assert len(fusion.dynamo.last_fused) == 1
+
+
 class VectorsAlone(nn.Module):
     """Ops of parameters alone: a learned temperature's exp, a gate's
     sigmoid (inside xlogy, whose decomposition tests it for NaN)."""

@@ -204,6 +204,20 @@ def test_seeds_of_the_inductor_fallback_runs(seed):
     assert not [f for f in findings if f.is_failure], findings
 
 
+@pytest.mark.parametrize("seed,mode", [(5115, "eval"), (5202, "train")])
+def test_seeds_of_the_single_value_runs(seed, mode):
+    """Seeds 5000:5400: 5115, a bf16 2-norm over one value of 1e30, which
+    PyTorch computes as the magnitude (squaring it overflowed f32); 5202,
+    F.normalize over one feature, whose clamped denominator read the GEMM
+    output unrounded where the numerator read it rounded (the last reader
+    of a stored value absorbed into the epilogue), so quotients an ulp
+    off -1 became batch-norm outputs of order 1 and a gradient of 7.7
+    where eager's is 0."""
+    findings = model_fuzz.check(model_fuzz.generate(seed),
+                                stages=[("torch.compile", mode)])
+    assert not [f for f in findings if f.is_failure], findings
+
+
 def test_pytorch_gelu_backward_depends_on_the_layout():
     """Why chunks_copied is a legitimate implementation: the same values
     through PyTorch's own kernel give inf strided (its scalar loop) and NaN

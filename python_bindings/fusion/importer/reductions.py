@@ -199,6 +199,10 @@ class ReductionImports:
     def _norm(self, node, chain, groups, size, order):
         order = float(order)
         magnitude = self._unary("aten.abs.default", chain, node)
+        if size == 1 and order != 0.0:
+            # PyTorch's linalg_vector_norm over dimensions of size 1 is abs
+            # for every nonzero order, no square to overflow past 1.8e19.
+            return magnitude
         if order == math.inf:
             return self._reduce(magnitude, "max", groups, node)
         if order == -math.inf:

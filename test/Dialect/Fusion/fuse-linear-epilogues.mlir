@@ -180,6 +180,46 @@ func.func @stored_16_bit_value_read_rounded(%x: tensor<?x8xbf16>, %w: tensor<4x8
 
 // -----
 
+// Every reader of a stored 16-bit value reads it rounded, the last one
+// absorbed too (no reader is left to store it for by then): model fuzzer
+// seed 5202, a norm's numerator and its clamped denominator read the GEMM
+// output an ulp apart.
+// CHECK-LABEL: func.func @last_reader_of_stored_value_read_rounded
+// CHECK: fusion.fused_linear
+// CHECK-NEXT: ^bb0(%[[ACC:[a-z0-9_]+]]: f32,
+// CHECK: %[[T:.*]] = arith.truncf %[[ACC]] : f32 to bf16
+// CHECK-NEXT: %[[E:.*]] = arith.extf %[[T]] : bf16 to f32
+// CHECK-NEXT: arith.addf %[[E]]
+// CHECK-NOT: %[[ACC]]
+// CHECK: arith.addf %[[E]]
+// CHECK-NOT: %[[ACC]]
+// CHECK: arith.addf %[[E]]
+// CHECK: fusion.yield
+func.func @last_reader_of_stored_value_read_rounded(%x: tensor<?x8xbf16>, %w: tensor<4x8xbf16>, %b: tensor<4xbf16>)
+    -> (tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>) {
+  %0 = fusion.linear %x, %w : tensor<?x8xbf16>, tensor<4x8xbf16> -> tensor<?x4xbf16>
+  %1 = fusion.elementwise %0 columns(%b : tensor<4xbf16>) : tensor<?x4xbf16> {
+  ^bb0(%in: f32, %col: f32):
+    %s = arith.addf %in, %col : f32
+    fusion.yield %s : f32
+  }
+  %2 = fusion.elementwise %0 columns(%b : tensor<4xbf16>) : tensor<?x4xbf16> {
+  ^bb0(%in: f32, %col: f32):
+    %s = arith.addf %in, %col : f32
+    %a = math.absf %s : f32
+    fusion.yield %a : f32
+  }
+  %3 = fusion.elementwise %0 columns(%b : tensor<4xbf16>) : tensor<?x4xbf16> {
+  ^bb0(%in: f32, %col: f32):
+    %s = arith.addf %in, %col : f32
+    %n = arith.negf %s : f32
+    fusion.yield %n : f32
+  }
+  return %1, %2, %3 : tensor<?x4xbf16>, tensor<?x4xbf16>, tensor<?x4xbf16>
+}
+
+// -----
+
 // A 16-bit value only the epilogue reads stays f32 until the result is
 // rounded once; f32 values are never rounded.
 // CHECK-LABEL: func.func @unstored_16_bit_value_not_rounded

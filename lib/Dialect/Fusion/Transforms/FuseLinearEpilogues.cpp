@@ -99,6 +99,21 @@ static Value roundAsStored(PatternRewriter &rewriter, Location loc, Value value,
   return arith::ExtFOp::create(rewriter, loc, value.getType(), rounded);
 }
 
+/// `value` rounded as stored for an earlier reader (by `roundAsStored`, or
+/// the importer's rounding), or null.
+static Value findRoundedAsStored(Value value, Type element) {
+  for (Operation *user : value.getUsers()) {
+    auto trunc = dyn_cast<arith::TruncFOp>(user);
+    if (!trunc || trunc.getType() != element)
+      continue;
+    for (Operation *widening : trunc->getUsers())
+      if (auto ext = dyn_cast<arith::ExtFOp>(widening);
+          ext && ext.getType() == value.getType())
+        return ext;
+  }
+  return Value();
+}
+
 /// A batch-norm stage's operands, config and statistics results' types.
 struct BatchNormStage {
   Value weight, bias, runningMean, runningVar;
@@ -185,13 +200,16 @@ struct AbsorbElementwiseIntoEpilogue
       };
       // A matrix that others read as well is stored, so the op reads it as
       // stored: one value for every reader (eager's identities, such as
-      // h == max(h) somewhere in each row, hold).
+      // h == max(h) somewhere in each row, hold). So does the last reader
+      // where readers absorbed before it read it rounded.
       auto readFor = [&](Value matrix) {
         Value value = yieldedFor(matrix);
         Type element = cast<ShapedType>(matrix.getType()).getElementType();
         bool stored = llvm::any_of(matrix.getUsers(), [&](Operation *user) {
           return user != op.getOperation();
         });
+        if (Value readRounded = findRoundedAsStored(value, element))
+          return readRounded;
         return stored ? roundAsStored(rewriter, op.getLoc(), value, element)
                       : value;
       };
