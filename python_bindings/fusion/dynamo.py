@@ -83,6 +83,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 from torch._prims_common import is_contiguous_or_false
 from torch._subclasses.fake_tensor import unset_fake_temporarily
+from torch.fx._lazy_graph_module import _LazyGraphModule
 from torch.fx.passes.tools_common import stable_topological_sort
 from torch.utils import _pytree as pytree
 
@@ -1457,16 +1458,22 @@ class _DirectCall:
                 any(isinstance(m, SubclassCreationMeta) for m in
                     meta.subclass_inp_meta + meta.subclass_fw_graph_out_meta):
             return
+        # The graph's generated forward itself: a lazy graph module's
+        # forward recompiles if needed and calls the module (nn.Module's
+        # __call__ and FX's wrapper: three more Python frames a call).
+        if isinstance(gm, _LazyGraphModule):
+            gm.real_recompile()
         forward = gm.forward
         mutated = list(meta.mutated_graph_handled_indices_seen_by_autograd)
 
         def call(*args):
             # As AOTAutograd's wrapper: the inputs the graph writes are
             # seen as written.
-            if mutated:
-                torch.autograd.graph.increment_version(
-                    [args[i] for i in mutated])
+            torch.autograd.graph.increment_version(
+                [args[i] for i in mutated])
             return forward(*args)
+        if not mutated:
+            call = functools.partial(forward)
         call.compiled = compiled  # Holds the libraries (_compiled).
         self.forward = call
         self.arguments = len(placeholders)

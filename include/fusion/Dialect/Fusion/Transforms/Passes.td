@@ -73,7 +73,10 @@ def FuseLinearEpilogues : Pass<"fusion-fuse-linear-epilogues"> {
     written once with it, not read back, and nothing is computed twice.
     Ops that read an intermediate grow the op as well (adding one of their
     own), and a row operand that is one of the op's own matrices becomes
-    that matrix's epilogue value. An op is left outside where no place
+    that matrix's epilogue value. A 16-bit value that others read is stored
+    rounded, so every reader reads it rounded, the last one absorbed too
+    (by then no other reader is left); a value only one op reads stays f32
+    until the result is rounded once. An op is left outside where no place
     suits the grown op: where its operands from elsewhere come after the
     fused value's other readers. Nothing is fused after a batch-norm stage
     here, since it depends on statistics over all rows; the GPU backends
