@@ -144,6 +144,25 @@ def test_peers_are_as_close_to_float64_as_eager(seed, mode):
         assert peer is not None
         for error, bound in zip(errors(peer), own):
             assert error <= 2 * bound + 1e-3
+    if seed == 39:
+        # Inductor alone, a peer where it is fusion's fallback.
+        inductor = model_fuzz._Run(run.case, "torch.compile", mode, "cpu",
+                                   {"fallback": "inductor"}).inductor_alone(0)
+        assert inductor is not None
+        for error, bound in zip(errors(inductor), own):
+            assert error <= 2 * bound + 1e-3
+
+
+def test_inductor_alone_only_where_inductor_is_the_fallback():
+    """Inductor's own result excuses nothing where fusion's fallback is
+    eager (the CPU target's default) or for fusion.compile, which hands
+    nothing to inductor."""
+    case = model_fuzz.generate(39, siblings=False)
+    for path, options in (("torch.compile", {}),
+                          ("torch.compile", {"fallback": "eager"}),
+                          ("fusion.compile", {"fallback": "inductor"})):
+        run = model_fuzz._Run(case, path, "eval", "cpu", options)
+        assert run.inductor_alone(0) is None
 
 
 def test_infinite_errors_of_every_implementation_bound_nothing():
