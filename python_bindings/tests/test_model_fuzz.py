@@ -153,6 +153,30 @@ def test_peers_are_as_close_to_float64_as_eager(seed, mode):
             assert error <= 2 * bound + 1e-3
 
 
+def test_peers_carry_running_statistics():
+    """The peers that buffers() weighs (PyTorch's decomposition, inductor
+    alone) return their running statistics after the calls, as close to
+    float64's as eager's (seed 1: a float32 training batch norm)."""
+    case = model_fuzz.generate(1)
+    run = model_fuzz._Run(case, "torch.compile", "train", "cpu",
+                          {"fallback": "inductor"})
+    last = len(run.xs) - 1
+    for call in range(last + 1):
+        run.values(run.reference, run.xs[call].double(), call)
+        run.values(run.eager, run.xs[call], call)
+    want = dict(run.reference.named_buffers())
+    have = dict(run.eager.named_buffers())
+    statistics = [n for n, b in have.items() if b.is_floating_point()]
+    assert statistics
+    for peer in (run.decomposed(last), run.inductor_alone(last)):
+        assert peer is not None and set(statistics) <= set(peer.buffers)
+        for name in statistics:
+            own = model_fuzz.relative_error(have[name].double(), want[name])
+            error = model_fuzz.relative_error(
+                peer.buffers[name].detach().double(), want[name])
+            assert error <= 2 * own + 1e-5, name
+
+
 def test_inductor_alone_only_where_inductor_is_the_fallback():
     """Inductor's own result excuses nothing where fusion's fallback is
     eager (the CPU target's default) or for fusion.compile, which hands
