@@ -149,17 +149,22 @@ int64_t checkInputs(const Entry &entry, const at::TensorList &args,
                 " must be ", dtypeName(spec.dtype), ", got ",
                 dtypeName(tensor.scalar_type()));
     c10::IntArrayRef sizes = tensor.sizes();
+    // A vector (a column operand) may come as (1, ..., 1, N), a parameter
+    // that PyTorch broadcasts over the rows: the same elements in order.
+    if (spec.sizes.size() == 1)
+      while (sizes.size() > 1 && sizes.front() == 1)
+        sizes = sizes.slice(1);
     // A single value (a [1] column operand) may be a 0-d tensor.
     bool scalar =
         sizes.empty() && spec.sizes.size() == 1 && spec.sizes[0] == 1;
     TORCH_CHECK(scalar || sizes.size() == spec.sizes.size(), name, ": input ",
                 index, " must have ", spec.sizes.size(),
-                " dimensions, got shape ", shapeName(sizes));
+                " dimensions, got shape ", shapeName(tensor.sizes()));
     for (size_t dim = 0; dim < sizes.size(); ++dim) {
       if (spec.sizes[dim] >= 0) {
         TORCH_CHECK(sizes[dim] == spec.sizes[dim], name, ": input ", index,
                     " must have size ", spec.sizes[dim], " in dimension ", dim,
-                    ", got shape ", shapeName(sizes));
+                    ", got shape ", shapeName(tensor.sizes()));
         continue;
       }
       TORCH_CHECK(batch < 0 || sizes[dim] == batch, name, ": input ", index,

@@ -365,6 +365,23 @@ def test_profiler_sees_each_call_with_its_shapes(entry):
         [list(t.shape) for t in inputs]] * 2
 
 
+def test_operator_reads_a_vector_with_leading_ones(entry):
+    """A vector input (a bias, a per-column operand) may come as (1, ..., 1,
+    N), a parameter PyTorch broadcasts over the rows: the same elements in
+    order. Any other shape is refused."""
+    key, signature = entry
+    run = torch.ops.fusion.run
+    inputs = good_inputs(signature)
+    v = next(i for i, spec in enumerate(signature["inputs"])
+             if len(spec["shape"]) == 1)
+    want = run(key, inputs)[0]
+    got = run(key, replaced(inputs, v, inputs[v].view(1, 1, -1)))[0]
+    assert torch.equal(got, want)
+    with pytest.raises(RuntimeError, match=f"input {v} must have 1 "
+                                           r"dimensions, got shape \(2, 32\)"):
+        run(key, replaced(inputs, v, inputs[v].view(2, 32)))
+
+
 def replaced(inputs, index, tensor):
     return inputs[:index] + [tensor] + inputs[index + 1:]
 

@@ -509,6 +509,47 @@ def test_norm_of_one_value_is_its_magnitude():
     assert len(fusion.dynamo.last_fused) == 1
 
 
+class RowBroadcastParameters(nn.Module):
+    """Parameters of shape (1, features) and (1, 1) that elementwise ops
+    broadcast over the batch (model fuzzer seeds 5601-5651: fusion.compile
+    refused them as matrices of one row)."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(16, 32)
+        self.scale = nn.Parameter(torch.randn(1, 32))
+        self.shift = nn.Parameter(torch.randn(1, 1))
+
+    def forward(self, x):
+        return torch.relu(self.linear(x) * self.scale - self.shift)
+
+
+@pytest.mark.parametrize("shape", [(8, 16), (1, 16), (2, 5, 16)])
+def test_row_broadcast_parameters_are_vectors(shape):
+    """Such parameters are per-column vectors and single values in both
+    front ends, the library reading the (1, N) tensors as they are; an
+    input of one row (a batch of 1) stays the GEMM's matrix. Training
+    gradients of the parameters match float64."""
+    torch.manual_seed(0)
+    model = RowBroadcastParameters()
+    x = torch.randn(*shape)
+    reference = copy.deepcopy(model).double()
+    want = reference(x.double())
+    compiled = fusion.compile(model, (x,), target="cpu")
+    assert relative_error(compiled(x), want) <= 1e-5
+    train = torch.compile(copy.deepcopy(model), backend="fusion",
+                          options={"target": "cpu"})
+    got = train(x)
+    assert len(fusion.dynamo.last_fused) == 1
+    assert relative_error(got, want) <= 1e-5
+    weights = torch.randn(want.shape, dtype=torch.float64)
+    (got.double() * weights).sum().backward()
+    (want * weights).sum().backward()
+    for (name, p), q in zip(train.named_parameters(),
+                            reference.parameters()):
+        assert relative_error(p.grad, q.grad) <= 1e-5, name
+
+
 class VectorsAlone(nn.Module):
     """Ops of parameters alone: a learned temperature's exp, a gate's
     sigmoid (inside xlogy, whose decomposition tests it for NaN)."""

@@ -37,8 +37,10 @@ class ImporterCore:
         self._concat_parts = set()
         self._concats = set()
         self.weights = self._weights()
-        # The program values of single values (0-d or (1,) inputs).
+        # The program values of single values (0-d or (1,) inputs), and of
+        # the vectors of (1, ..., 1, features) inputs.
         self._singles = set()
+        self._row_broadcast_vectors = set()
         self._expanded = {}       # expand node -> shape before expanding
         self._materialized = {}   # id(chain) -> (chain, program value)
         self._inlined = {}        # id(chain) -> (chain, expression)
@@ -126,12 +128,23 @@ class ImporterCore:
             raise UnsupportedOperationError(
                 f"input {node.name} is not a tensor ({where(node)})")
         element = self._element(node, f"input {node.name}")
-        if meta.numel() == 1 and meta.dim() <= 1 and \
+        broadcast = self._broadcast_over_rows(node, meta)
+        if meta.numel() == 1 and (meta.dim() <= 1 or broadcast) and \
                 node not in self.weights and node not in self._concat_parts:
-            # A 0-d or (1,) tensor: a [1] column operand, which the ops
-            # that read it broadcast over their features.
+            # A 0-d or (1,) tensor (or a (1, 1) one that elementwise ops
+            # broadcast over their rows): a [1] column operand, which the
+            # ops that read it broadcast over their features.
             value = self.program.argument([1], element)
             self._singles.add(value)
+            self.values[node] = value
+            return
+        if broadcast:
+            # A (1, ..., 1, features) tensor that elementwise ops broadcast
+            # over their rows: a per-column vector (never sliced: callers
+            # slice vectors' first dimension).
+            value = self.program.argument([static_size(meta.shape[-1])],
+                                          element)
+            self._row_broadcast_vectors.add(value)
             self.values[node] = value
             return
         if any(int_size(d) == 0 for d in meta.shape[1:]) or \
@@ -162,6 +175,29 @@ class ImporterCore:
         self._input_nodes[value] = node
         self.values[node] = value if meta.dim() == 1 or node in \
             self.weights else Chain(value, width=shape[1])
+
+    def _broadcast_over_rows(self, node, meta):
+        """Whether input `node` of rank >= 2, all its leading dimensions 1
+        and its features static, is read here only by elementwise ops, one
+        of which broadcasts it over rows (a (1, features) parameter times a
+        [batch, features] value, the batch symbolic or past 1): a vector,
+        not a matrix of one row."""
+        if meta.dim() < 2 or node in self.weights or \
+                node in self._concat_parts or \
+                static_size(meta.shape[-1]) is None or \
+                any(int_size(d) != 1 for d in meta.shape[:-1]):
+            return False
+        inside = set(self.nodes)
+        users = [user for user in node.users if user in inside]
+        if not users or any(op_name(user) not in ELEMENTWISE
+                            for user in users):
+            return False
+        for user in users:
+            out = tensor_meta(user)
+            if out is not None and out.dim() >= meta.dim() and \
+                    any(int_size(d) != 1 for d in out.shape[:-1]):
+                return True
+        return False
 
     def _shape(self, arg):
         """The shape an operand broadcasts from (an expanded value's before

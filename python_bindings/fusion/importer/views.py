@@ -80,6 +80,11 @@ class ViewImports:
                             f"linear layer's output and of elementwise ops "
                             f"of numbers and vectors on it")
             if leaf.fn == "column" and leaf.args[0] not in self._singles:
+                if leaf.args[0] in self._row_broadcast_vectors:
+                    unsupported(user, f"its input {source.name} reads a "
+                                f"(1, ..., features) parameter; fusion "
+                                f"slices per-column vectors of shape "
+                                f"(features,)")
                 return Expr("column", (self._source_rows(
                     leaf.args[0], start, stop),))
             return leaf
