@@ -297,6 +297,10 @@ class M(nn.Module):
 # h's first feature is 1 + 1e-9 - 1 (1e-9 in float64, 0 in float32): its
 # distance to sqrt's and log's singular point is within float32's
 # rounding; the second feature (1) is not.
+# h[:, 0] is one product, (1 + 2^-23)^2, which float32 rounds to 1 + 2^-22
+# in any summation order, with or without an FMA (a cancelling sum's
+# rounding depends on the CPU's GEMM: AVX512's gives 1e-9 for 1 + 1e-9 - 1);
+# float64 keeps its 2^-46.
 SINGULAR = """\
 class M(nn.Module):
     def __init__(self):
@@ -304,11 +308,12 @@ class M(nn.Module):
         self.lin0 = nn.Linear(3, 2, bias=False)
         self.lin1 = nn.Linear(2, 2, bias=False)
         with torch.no_grad():
-            self.lin0.weight.copy_(torch.tensor([[1.0, 1.0, -1.0],
+            self.lin0.weight.copy_(torch.tensor([[1.0 + 2.0 ** -23, 0.0, 0.0],
                                                  [0.0, 0.0, 1.0]]))
     def forward(self, x):
         h = self.lin0(x)
-        return torch.log(self.lin1(h)), torch.sqrt(h.abs())
+        g = h - torch.tensor([1.0 + 2.0 ** -22, 0.0])
+        return torch.log(self.lin1(h)), torch.sqrt(g.abs())
 """
 
 
@@ -329,11 +334,12 @@ def test_parameters_behind_a_one_element_norm():
 
 
 def test_singular_arguments_within_rounding():
-    """sqrt(|h|) reads h[:, 0] within rounding of 0 (float32 computes 0):
-    the parameters before it are ill-posed, lin1 (after it) is not, and the
-    peer at the singular points computes sqrt's 0 there. log's argument
-    lin1(h) is far from 0 for the ones below."""
-    run = run_of(SINGULAR, 3, [[1.0, 1e-9, 1.0], [1.0, 2e-9, 1.0]])
+    """sqrt(|g|) reads g[:, 0] within rounding of 0 (float32 computes 0,
+    float64 2^-46): the parameters before it are ill-posed, lin1 (after it)
+    is not, and the peer at the singular points computes sqrt's 0 there.
+    log's argument lin1(h) is far from 0 for the ones below."""
+    x0 = 1.0 + 2.0 ** -23
+    run = run_of(SINGULAR, 3, [[x0, 0.0, 1.0], [x0, 5.0, 1.0]])
     names, masks = run.ill_posed(0)
     assert names == {"lin0.weight"}
     assert masks is not None and masks[0] is None  # log's
