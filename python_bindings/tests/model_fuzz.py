@@ -1205,13 +1205,18 @@ class _Run:
         at call `upto` (calls before it replayed for the batch norms'
         statistics): a second legitimate result for ill-conditioned math.
         None where it fails."""
+        return self._compiled_copy("aot_eager_decomp_partition", "cpu", upto)
+
+    def _compiled_copy(self, backend, device, upto):
+        """What a fresh copy of the model compiled by PyTorch's `backend`
+        computes on `device` at call `upto` (the calls before it replayed),
+        its running statistics after it; None where it fails."""
         try:
             # A fresh class from the source: dynamo caches by code object.
-            model = self.case.model().train(self.train)
-            decomposed = torch.compile(model,
-                                       backend="aot_eager_decomp_partition")
+            model = self.case.model().train(self.train).to(device)
+            compiled = torch.compile(model, backend=backend)
             for call in range(upto + 1):
-                values = _Values(_forward(decomposed, self.xs[call],
+                values = _Values(_forward(compiled, self.xs[call].to(device),
                                           self.train))
                 if self.train:
                     values.grads = _backward(model, values.outputs,
@@ -1257,21 +1262,7 @@ class _Run:
             fusion.dynamo._default_fallback({"target": self.target}, None)
         if self.path != "torch.compile" or fallback != "inductor":
             return None
-        try:
-            # A fresh class from the source: dynamo caches by code object.
-            model = self.case.model().train(self.train).to(self.device)
-            compiled = torch.compile(model, backend="inductor")
-            for call in range(upto + 1):
-                values = _Values(_forward(compiled,
-                                          self.xs[call].to(self.device),
-                                          self.train))
-                if self.train:
-                    values.grads = _backward(model, values.outputs,
-                                             self.weights(call, values))
-            values.buffers = dict(model.named_buffers())
-            return values
-        except Exception:  # noqa: BLE001
-            return None
+        return self._compiled_copy("inductor", self.device, upto)
 
     def chunks_copied(self, upto):
         """What eager computes in the model's dtype with each chunk's pieces
