@@ -1466,14 +1466,15 @@ class _DirectCall:
         forward = gm.forward
         mutated = list(meta.mutated_graph_handled_indices_seen_by_autograd)
 
-        def call(*args):
-            # As AOTAutograd's wrapper: the inputs the graph writes are
-            # seen as written.
-            torch.autograd.graph.increment_version(
-                [args[i] for i in mutated])
-            return forward(*args)
-        if not mutated:
-            call = functools.partial(forward)
+        if mutated:
+            def call(*args):
+                # As AOTAutograd's wrapper: the inputs the graph writes are
+                # seen as written.
+                torch.autograd.graph.increment_version(
+                    [args[i] for i in mutated])
+                return forward(*args)
+        else:
+            call = functools.partial(forward)  # It takes the attribute.
         call.compiled = compiled  # Holds the libraries (_compiled).
         self.forward = call
         self.arguments = len(placeholders)

@@ -550,6 +550,38 @@ def test_row_broadcast_parameters_are_vectors(shape):
         assert relative_error(p.grad, q.grad) <= 1e-5, name
 
 
+class ChunkReadingARowBroadcastParameter(nn.Module):
+    """A chunk of a value that read a (1, features) parameter (model fuzzer
+    seed 5630, which crashed the importer)."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(16, 32)
+        self.floor = nn.Parameter(torch.randn(1, 32))
+
+    def forward(self, x):
+        a, b = torch.maximum(self.linear(x), self.floor).chunk(2, -1)
+        return a * torch.sigmoid(b)
+
+
+def test_chunk_reading_a_row_broadcast_parameter_refused_by_name():
+    """fusion.compile refuses it by the op and the model's line (callers
+    slice a vector's first dimension, which such a parameter does not
+    hold its features in); torch.compile runs it as PyTorch would."""
+    torch.manual_seed(0)
+    model = ChunkReadingARowBroadcastParameter()
+    x = torch.randn(8, 16)
+    with pytest.raises(fusion.UnsupportedOperationError,
+                       match=r"aten\.split.* reads a \(1, \.\.\., features\) "
+                             r"parameter.*test_dynamo\.py"):
+        fusion.compile(model, (x,), target="cpu")
+    compiled = torch.compile(copy.deepcopy(model), backend="fusion",
+                             options={"target": "cpu"})
+    with torch.no_grad():
+        assert relative_error(compiled(x), model.double()(x.double())) \
+            <= 1e-5
+
+
 class VectorsAlone(nn.Module):
     """Ops of parameters alone: a learned temperature's exp, a gate's
     sigmoid (inside xlogy, whose decomposition tests it for NaN)."""
