@@ -90,7 +90,7 @@ from torch.utils import _pytree as pytree
 from . import gpu_metadata, graph_rewrites, importer, runtime
 from .cache import compiled_library, library_key
 from .census import Census, GemmReport
-from .dtypes import ELEMENT_TYPES, TORCH_DTYPES
+from .dtypes import ELEMENT_TYPES, TORCH_DTYPES, rounded
 from .errors import (FusionBackendWarning, LibraryNotCachedError,
                      UnsupportedOperationError)
 from .formulas import ELEMENTWISE
@@ -348,10 +348,21 @@ def _pulled(arg, members, numbers, compute=True, backward=False):
                       if isinstance(importer.tensor_meta(a), torch.Tensor)]
         else:
             meta = importer.tensor_meta(node)
-            if meta is None or meta.dim() > 1 and not backward:
+            if meta is None or meta.dim() > 1 and not backward and \
+                    not _draws_uniform(node):
                 return []
     order = {node: index for index, node in enumerate(arg.graph.nodes)}
     return sorted(taken, key=order.__getitem__)
+
+
+def _draws_uniform(node):
+    """Whether `node` draws a matrix of uniform random numbers (dropout's
+    `rand(x.shape) > p`, _dropout): the partition reads it as an input and
+    computes the comparison in its epilogue, so that the draw stays
+    PyTorch's (its generator and seed) and the GEMM's output is not written
+    for a dropout kernel to read."""
+    return node.op == "call_function" and \
+        importer.op_name(node) == "aten.rand.default"
 
 
 def _shared_input_gemm(arg, gemm, members):
@@ -1336,9 +1347,31 @@ _census = None
 # the importer takes where the windows are contiguous groups of features.
 # Scaled-dot-product attention stays PyTorch's fused kernel (flash or
 # memory-efficient attention), not its decomposition's batched GEMMs and
-# softmax.
-_KEPT_WHOLE = ("dropout", "_backward", "embedding", "convolution", "pool",
+# softmax. Training-mode dropout is decomposed (_RANDOM_DECOMPOSITIONS).
+_KEPT_WHOLE = ("_backward", "embedding", "convolution", "pool",
                "aten::norm", "scaled_dot_product")
+
+
+def _dropout(input, p, train):
+    """aten.native_dropout as a draw and a comparison that the GEMM before
+    it computes in its epilogue (_draws_uniform), as inductor's table has
+    it, but for the threshold: `p` as the input's dtype holds it, so that
+    the comparison is the same whether the draw is compared in that dtype
+    (PyTorch's CPU kernels) or in float32 (its CUDA kernels, Triton's,
+    fusion's epilogues), and the mask a backward graph computes again from
+    the draw is the one the forward applied."""
+    if not train or p == 0:
+        return input, torch.ones_like(input, dtype=torch.bool)
+    if p == 1:
+        return torch.zeros_like(input), \
+            torch.zeros_like(input, dtype=torch.bool)
+    threshold = rounded(p, input.dtype)
+    keep = torch.rand(input.shape, dtype=input.dtype,
+                      device=input.device) > threshold
+    return keep * input * float(1.0 / (1.0 - p)), keep
+
+
+_RANDOM_DECOMPOSITIONS = {torch.ops.aten.native_dropout.default: _dropout}
 
 
 def _inductor_decompositions():
@@ -1356,11 +1389,18 @@ def _decompositions(fallback):
         # its decomposition's reductions over the batch); the norms fusion
         # leaves are decomposed after it (_decomposed_leftovers). Their
         # backwards are decomposed as inductor's table says.
-        return {op: fn for op, fn in _inductor_decompositions().items()
-                if str(op) not in importer.BATCH_NORMS}
-    return {op: fn for op, fn in core_aten_decompositions().items()
-            if op not in importer.UNDECOMPOSED and
-            not any(kept in op.name() for kept in _KEPT_WHOLE)}
+        return {**{op: fn for op, fn in _inductor_decompositions().items()
+                   if str(op) not in importer.BATCH_NORMS},
+                **_RANDOM_DECOMPOSITIONS}
+    table = {op: fn for op, fn in core_aten_decompositions().items()
+             if op not in importer.UNDECOMPOSED and
+             not any(kept in op.name() for kept in _KEPT_WHOLE)}
+    # rand_like as inductor's table has it, a draw of x's shape that does
+    # not read x.
+    from torch._inductor.decomposition import decompositions
+    table[torch.ops.aten.rand_like.default] = \
+        decompositions[torch.ops.aten.rand_like.default]
+    return {**table, **_RANDOM_DECOMPOSITIONS}
 
 
 def _decomposed_leftovers(gm, example_inputs):

@@ -82,9 +82,10 @@ def test_preparation_lists_each_problem_precision_and_mode():
     labels = [label for label, _ in kernelbench.prepare()]
     assert len(labels) == len(set(labels))
     # The dropout problem in both modes (timed in training, checked in
-    # eval), the others in training mode alone.
+    # eval) and in training with the eager fallback (checked against its
+    # draw), the others in training mode alone.
     assert len(labels) == len(kernelbench.PRECISIONS) * \
-        (len(kernelbench.PROBLEMS) + 1)
+        (len(kernelbench.PROBLEMS) + 2)
 
 
 def test_strategy_preparation_compiles_under_the_strategy(library_lookups,

@@ -654,12 +654,16 @@ def has_dropout(model):
     return any(isinstance(m, nn.Dropout) for m in model.modules())
 
 
+def problem_has_dropout(problem):
+    with torch.device("meta"):
+        return has_dropout(problem.make())
+
+
 def check_mode(problem):
     """Whether the correctness checks run `problem` in training mode, as
     KernelBench does: yes, but where a dropout's random mask would leave
     no float64 reference."""
-    with torch.device("meta"):
-        return not has_dropout(problem.make())
+    return not problem_has_dropout(problem)
 
 
 def modes(problem):
@@ -697,16 +701,17 @@ def model_and_inputs(problem, precision, training, device, batch=None):
 
 
 def compile_for_cache(problem, precision, training, batch=None,
-                      strategy="auto"):
+                      strategy="auto", **extra):
     """Compiles `problem`'s libraries for sm_90 into the cache, from a model
-    on the meta device, as the GPU run's first call compiles them."""
+    on the meta device, as the GPU run's first call compiles them (`extra`:
+    more backend options)."""
     precision_setup(precision)
     model, inputs = model_and_inputs(problem, precision, training, "meta",
                                      batch)
     torch._dynamo.reset()
     with torch.no_grad():
         torch.compile(model, backend="fusion", options=fusion_options(
-            precision, strategy, compile_only=True))(*inputs)
+            precision, strategy, compile_only=True, **extra))(*inputs)
     precision_setup("fp32")
 
 
@@ -750,6 +755,14 @@ def prepare(strategy="auto"):
                 yield label, functools.partial(
                     compile_for_cache, problem, precision, training,
                     strategy=strategy)
+            # Dropping with PyTorch's own draw (the eager fallback's), which
+            # the GPU check reproduces for its float64 reference.
+            if problem_has_dropout(problem):
+                yield (f"kernelbench {problem.name} {precision} train "
+                       f"eager-fallback{strategy_label(strategy)}"), \
+                    functools.partial(compile_for_cache, problem, precision,
+                                      True, strategy=strategy,
+                                      fallback="eager")
 
 
 def call_error(call, model, inputs, reference):

@@ -14,6 +14,7 @@ import torch
 
 import fusion
 import fusion.dynamo
+from fusion.dtypes import rounded
 from gpu import kernelbench
 from gpu.helpers import precision_setup, relative_error
 
@@ -66,12 +67,11 @@ def check(problem, precision, within):
     assert fusion.dynamo.last_fused, "nothing fused"
 
 
-@pytest.mark.xfail(reason="fusion's inductor fallback: dropout's aten.rand "
-                   "reaches inductor's lowering (InductorError: should have "
-                   "been handled in replace_random.py)", strict=False)
 @pytest.mark.parametrize("precision", list(kernelbench.PRECISIONS))
 def test_dropout_in_training_mode(library_cache, sm90, within,
                                   matmul_precision, precision):
+    """66 as the bench times it (training mode, the default fallback,
+    inductor's draw): each row of its result a softmax."""
     torch.manual_seed(0)
     model, inputs = kernelbench.model_and_inputs(
         kernelbench.PROBLEMS[DROPOUT], precision, True, "cuda")
@@ -84,3 +84,49 @@ def test_dropout_in_training_mode(library_cache, sm90, within,
     sums = out.double().sum(dim=1)
     within(relative_error(sums, torch.ones_like(sums)),
            kernelbench.BOUNDS[precision], f"{DROPOUT} {precision} train")
+
+
+class KeptBy(torch.nn.Module):
+    """A dropout that keeps the elements of `keep`."""
+
+    def __init__(self, keep, p):
+        super().__init__()
+        self.keep, self.p = keep, p
+
+    def forward(self, x):
+        return x * self.keep / (1 - self.p)
+
+
+@pytest.mark.parametrize("precision", list(kernelbench.PRECISIONS))
+def test_dropout_matches_float64_of_the_same_draw(library_cache, sm90, within,
+                                                 matmul_precision, precision):
+    """66 in training mode with the eager fallback, whose draw is PyTorch's
+    (torch.rand after the seed): the GEMM's epilogue applies the draw's
+    mask (its comparison with p as the dtype holds it) and the softmax,
+    within the precision's bound of a float64 copy with that mask, on a
+    ragged batch, the output poisoned first."""
+    model, inputs = kernelbench.model_and_inputs(
+        kernelbench.PROBLEMS[DROPOUT], precision, True, "cuda", batch=77)
+    p = model.dropout.p
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="fusion", options=dict(
+        kernelbench.fusion_options(precision), fallback="eager"))
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("error", fusion.FusionBackendWarning)
+        compiled(*inputs)  # compiled, then poisoned memory for the output
+        torch.empty(1 << 26, device="cuda").fill_(float("nan"))
+        torch.manual_seed(3)
+        out = compiled(*inputs)
+        assert any("aten.gt.Scalar" in members
+                   for members in fusion.dynamo.last_fused), "dropout unfused"
+        torch.manual_seed(3)
+        keep = torch.rand(out.shape, dtype=out.dtype, device="cuda") > \
+            rounded(p, out.dtype)
+        reference = kernelbench.float64_copy(model)
+        reference.dropout = KeptBy(keep, p)
+        expected = reference(inputs[0].double())
+        eager_copy = kernelbench.float64_copy(model).to(out.dtype)
+        eager_copy.dropout = KeptBy(keep, p)
+        eager = relative_error(eager_copy(inputs[0]), expected)
+    within(relative_error(out, expected), kernelbench.bound(precision, eager),
+           f"{DROPOUT} {precision} train, the same draw")

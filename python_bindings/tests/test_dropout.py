@@ -1,0 +1,185 @@
+"""Training-mode dropout under torch.compile(backend="fusion"): the
+backend decomposes it into a draw of uniform numbers and a comparison
+(`rand(x.shape) > p`, as inductor's table does), and the GEMM before it
+takes the draw as an input and applies the mask in its epilogue, with what
+follows (a residual and a norm, a softmax). The draw is PyTorch's, so that
+a float64 reference of the same draw is exact: these tests compare every
+result and gradient with one."""
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import fusion
+import fusion.dynamo
+from fusion.dtypes import rounded
+
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
+
+P = 0.2
+
+
+
+class PostNormBlock(nn.Module):
+    """BERT's output block: `norm(dropout(dense(h)) + x)`."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(32, 64)
+        self.down = nn.Linear(64, 32)
+        self.dropout = nn.Dropout(P)
+        self.norm = nn.LayerNorm(32)
+
+    def forward(self, x):
+        return self.norm(self.dropout(self.down(F.gelu(self.up(x)))) + x)
+
+
+class DropoutSoftmax(nn.Module):
+    """KernelBench 66: `softmax(dropout(linear(x)))`."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(32, 48)
+        self.dropout = nn.Dropout(P)
+
+    def forward(self, x):
+        return torch.softmax(self.dropout(self.linear(x)), dim=-1)
+
+
+def dropout_fused():
+    """Whether a partition of the last forward graph compares a draw."""
+    return any("aten.gt.Scalar" in members
+               for members in fusion.dynamo.last_fused)
+
+
+def relative_error(value, reference):
+    return ((value.double() - reference).abs().max() /
+            reference.abs().max()).item()
+
+
+def run_with_gradients(model, x, seed):
+    """`model`'s output for `x` and the gradients of a random weighting of
+    it (a norm's output has a constant sum of squares), the draws made
+    after seeding PyTorch's generator with `seed`."""
+    x = x.detach().requires_grad_()
+    model.zero_grad(set_to_none=True)
+    torch.manual_seed(seed)
+    out = model(x)
+    weights = torch.randn(out.shape, dtype=torch.float64,
+                          generator=torch.Generator().manual_seed(1))
+    (out * weights.to(out.dtype)).sum().backward()
+    return out, [x.grad] + [p.grad for p in model.parameters()]
+
+
+def the_same_draw(x, features, seed, dtype):
+    """The elements the dropout keeps: PyTorch's draw after `seed`, above p
+    as `dtype` holds it."""
+    torch.manual_seed(seed)
+    return torch.rand(*x.shape[:-1], features, dtype=dtype) > \
+        rounded(P, dtype)
+
+
+class Masked(nn.Module):
+    def __init__(self, keep):
+        super().__init__()
+        self.keep = keep
+
+    def forward(self, x):
+        return x * self.keep / (1 - P)
+
+
+def with_mask(model, keep, dtype):
+    """A copy of `model` in `dtype` whose dropout keeps `keep`."""
+    copy = type(model)()
+    copy.load_state_dict(model.state_dict())
+    copy.dropout = Masked(keep)
+    return copy.to(dtype)
+
+
+def errors(model, x, keep, out, grads):
+    """The relative errors of `out` and `grads` against float64."""
+    ref_out, ref_grads = run_with_gradients(
+        with_mask(model, keep, torch.float64), x.double(), 0)
+    return [relative_error(out, ref_out)] + [
+        relative_error(g, r) for g, r in zip(grads, ref_grads)]
+
+
+MODELS = {"post_norm": (PostNormBlock, 32), "softmax": (DropoutSoftmax, 48)}
+
+
+@pytest.mark.parametrize("kind", list(MODELS))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("shape", [(37, 32), (3, 7, 32)])
+def test_dropout_and_its_gradients_match_float64_of_the_same_draw(
+        kind, dtype, shape):
+    """Fusion's results and gradients as close to float64's as eager's
+    (f32: 1e-5), the dropout applying the draw's mask in the forward and
+    the backward alike."""
+    make, features = MODELS[kind]
+    model = make().to(dtype)
+    x = torch.randn(*shape, dtype=dtype)
+    compiled = torch.compile(model, backend="fusion")
+    fused = errors(model, x, the_same_draw(x, features, 5, dtype),
+                   *run_with_gradients(compiled, x, seed=5))
+    assert dropout_fused(), "no GEMM's epilogue took the dropout"
+    keep = the_same_draw(x, features, 5, dtype)
+    eager = errors(model, x, keep,
+                   *run_with_gradients(with_mask(model, keep, dtype), x, 0))
+    for error, bound in zip(fused, eager):
+        assert error <= max(2 * bound, 1e-5)
+
+
+class LinearDropout(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(32, 48)
+        self.dropout = nn.Dropout(P)
+
+    def forward(self, x):
+        return self.dropout(self.linear(x))
+
+
+def test_inductor_fallback_applies_one_mask_forward_and_backward():
+    """With the inductor fallback the draw is inductor's own (its seeds,
+    not reproducible outside the graph): the elements the output dropped
+    are those whose gradients the backward drops, and the rest are the
+    float64 GEMM's scaled."""
+    model = LinearDropout()
+    x = torch.randn(37, 32)
+    compiled = torch.compile(model, backend="fusion",
+                             options={"fallback": "inductor"})
+    out, grads = run_with_gradients(compiled, x, seed=5)
+    assert dropout_fused(), "no GEMM's epilogue took the dropout"
+    keep = out != 0
+    assert 0.1 < 1 - keep.double().mean().item() < 0.3
+    for error in errors(model, x, keep, out, grads):
+        assert error <= 1e-5
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_threshold_compares_alike_in_the_dtype_and_in_float32(dtype):
+    """The decomposition's threshold, p as the dtype holds it: every draw
+    the dtype can hold compares with it alike in the dtype (PyTorch's CPU
+    kernels round a scalar to it) and in float32 (fusion's epilogues,
+    PyTorch's CUDA kernels, Triton's), so that the mask a backward graph
+    computes again is the forward's. p itself would split them where the
+    draw is p rounded up."""
+    draws = torch.arange(0, 1 << 16, dtype=torch.int32).to(
+        torch.int16).view(dtype)
+    draws = draws[(draws >= 0) & (draws < 1)]
+    rounded_up = 0
+    for p in (0.1, 0.2, 0.3, 0.45, 0.9):
+        threshold = rounded(p, dtype)
+        assert threshold == torch.tensor(p, dtype=dtype).item()
+        assert torch.equal(draws > threshold, draws.float() > threshold)
+        if threshold > p:
+            rounded_up += 1
+            assert not torch.equal(draws > p, draws.float() > p)
+    assert rounded_up
+
+
+def test_dropout_of_p_one_drops_everything():
+    model = LinearDropout()
+    model.dropout.p = 1.0
+    out = torch.compile(model, backend="fusion")(torch.randn(5, 32))
+    assert torch.equal(out, torch.zeros(5, 48))
