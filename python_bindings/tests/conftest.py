@@ -129,6 +129,22 @@ def fused_graphs(monkeypatch):
     return graphs
 
 
+@pytest.fixture
+def inductor_calls(monkeypatch):
+    """The forward graphs handed to inductor (compile_fx_inner)."""
+    import torch._inductor.compile_fx as compile_fx
+    graphs = []
+    original = compile_fx.compile_fx_inner
+
+    def observe(gm, *args, **kwargs):
+        graphs.append([str(n.target) for n in gm.graph.nodes
+                       if n.op == "call_function"])
+        return original(gm, *args, **kwargs)
+
+    monkeypatch.setattr(compile_fx, "compile_fx_inner", observe)
+    return graphs
+
+
 @pytest.fixture(autouse=True, scope="session")
 def private_library_cache(tmp_path_factory):
     """The tests compile into a cache of their own, never the user's."""

@@ -432,22 +432,6 @@ def test_closed_library_is_unregistered(entry):
         library.call(fusion.dynamo.ENTRY, good_inputs(signature))
 
 
-@pytest.fixture
-def inductor_calls(monkeypatch):
-    """The forward graphs handed to inductor (compile_fx_inner)."""
-    import torch._inductor.compile_fx as compile_fx
-    graphs = []
-    original = compile_fx.compile_fx_inner
-
-    def observe(gm, *args, **kwargs):
-        graphs.append([str(n.target) for n in gm.graph.nodes
-                       if n.op == "call_function"])
-        return original(gm, *args, **kwargs)
-
-    monkeypatch.setattr(compile_fx, "compile_fx_inner", observe)
-    return graphs
-
-
 class MinSubtract(nn.Module):
     """KernelBench 68's: a single value (a 0-d parameter), which the call
     broadcasts to the per-column vector the library takes."""

@@ -183,3 +183,25 @@ def test_dropout_of_p_one_drops_everything():
     model.dropout.p = 1.0
     out = torch.compile(model, backend="fusion")(torch.randn(5, 32))
     assert torch.equal(out, torch.zeros(5, 48))
+
+
+def test_graph_of_a_call_and_its_draw_skips_inductor(inductor_calls):
+    """KernelBench 66's graph under the inductor fallback, without
+    gradients: the draw and fusion's call, which run without inductor's
+    wrapper (PyTorch's rand, one kernel); with an op fusion leaves, the
+    graph is inductor's (the draw its own)."""
+    model = DropoutSoftmax()
+    x = torch.randn(37, 32)
+    options = {"fallback": "inductor"}
+    with torch.no_grad():
+        torch.manual_seed(5)
+        out = torch.compile(model, backend="fusion", options=options)(x)
+        assert dropout_fused()
+        assert inductor_calls == []
+        keep = the_same_draw(x, 48, 5, torch.float32)
+        expected = with_mask(model, keep, torch.float64)(x.double())
+        assert relative_error(out, expected) <= 1e-5
+        torch._dynamo.reset()
+        torch.compile(lambda x: model(x).cumsum(-1), backend="fusion",
+                      options=options)(x)
+    assert len(inductor_calls) == 1
