@@ -15,6 +15,7 @@ pytest.importorskip("transformers")
 import fusion  # noqa: E402
 import fusion.dynamo  # noqa: E402
 import transformer_zoo  # noqa: E402
+from fusion.dtypes import rounded  # noqa: E402
 
 CENSUS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "census.md"
 
@@ -24,19 +25,19 @@ def relative_error(out, reference):
             reference.double().norm()).item()
 
 
-@pytest.mark.parametrize("training", [False, True], ids=["eval", "train"])
-@pytest.mark.parametrize("name", sorted(transformer_zoo.MODELS))
-def test_outputs_and_gradients_match_float64(name, training):
-    torch._dynamo.reset()
-    model, inputs = transformer_zoo.make(name)
-    model.train(training)
-    reference = copy.deepcopy(model).double()
+def check_against(model, reference, inputs, training, seed=0):
+    """`model` through torch.compile(backend="fusion") and the float64
+    `reference`, each called after seeding PyTorch's generator with
+    `seed`: outputs within 1e-5, and in `training` the gradients of a
+    random projection of them too."""
     reference_inputs = {k: v.double() if v.is_floating_point() else v
                         for k, v in inputs.items()}
     with warnings.catch_warnings():
         warnings.simplefilter("error", fusion.FusionBackendWarning)
         with torch.set_grad_enabled(training):
+            torch.manual_seed(seed)
             out = torch.compile(model, backend="fusion")(**inputs)
+    torch.manual_seed(seed)
     expected = reference(**reference_inputs)
     assert relative_error(out.last_hidden_state,
                           expected.last_hidden_state) <= 1e-5
@@ -59,6 +60,70 @@ def test_outputs_and_gradients_match_float64(name, training):
                 continue
             error = (p.grad.double() - q.grad).norm()
             assert error <= 1e-5 * max(q.grad.norm(), 1e-3 * total), path
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["eval", "train"])
+@pytest.mark.parametrize("name", sorted(transformer_zoo.MODELS))
+def test_outputs_and_gradients_match_float64(name, training):
+    torch._dynamo.reset()
+    model, inputs = transformer_zoo.make(name)
+    model.train(training)
+    check_against(model, copy.deepcopy(model).double(), inputs, training)
+
+
+class SameDraw(torch.nn.Module):
+    """Training-mode dropout as the backend decomposes it: a float32 draw
+    above p as float32 holds it (fusion.dynamo._dropout), applied to
+    float64 values, so that a float64 model drawing in the compiled
+    model's order drops what it drops."""
+
+    def __init__(self, p):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        keep = torch.rand(x.shape, dtype=torch.float32) > \
+            rounded(self.p, torch.float32)
+        return x * keep / (1 - self.p)
+
+
+def drawing_as_compiled(model):
+    """`model` with each dropout of p > 0 a SameDraw."""
+    for module in list(model.modules()):
+        for name, child in module.named_children():
+            if isinstance(child, torch.nn.Dropout) and child.p > 0:
+                setattr(module, name, SameDraw(child.p))
+    return model
+
+
+def fused_ops(census):
+    return [sorted(set(report.fused) - DROPOUT_OPS) for report in census]
+
+
+# What a dropout in training is in the graph: a comparison and two
+# products, or a clone where p is 0.
+DROPOUT_OPS = {"aten.gt.Scalar", "aten.mul.Tensor", "aten.clone.default"}
+
+
+@pytest.mark.parametrize("name", ["bert", "gpt2", "vit"])
+def test_training_with_dropout_matches_float64_of_the_same_draws(name):
+    """The hidden states' dropouts at 0.1 (embeddings', attention's and
+    the FFN's outputs) in training: each projection's dropout is applied
+    in its epilogue with the residual add and norm after it, as without
+    dropout, and outputs and gradients match a float64 copy whose
+    dropouts draw what the compiled model draws."""
+    torch._dynamo.reset()
+    model, inputs = transformer_zoo.make(name, dropout=0.1)
+    model.train()
+    reference = drawing_as_compiled(copy.deepcopy(model).double())
+    check_against(model, reference, inputs, training=True, seed=7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dropping = fusion.explain(model, **inputs)
+        plain, _ = transformer_zoo.make(name)
+        kept = fusion.explain(plain.train(), **inputs)
+    assert sum("aten.gt.Scalar" in r.fused for r in dropping) >= 4
+    assert fused_ops(dropping) == fused_ops(kept)
 
 
 def _committed_census():

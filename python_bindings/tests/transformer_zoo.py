@@ -5,9 +5,11 @@ the transformer benchmark suite run.
 `make(name, size)` returns (model, inputs): a `transformers` model class
 built from a config of `SIZES[size]`, and the keyword inputs of one forward
 call (token ids, or images for ViT). Dropout probabilities are 0, so that a
-training-mode forward is deterministic and comparable with float64, and
-the decoders keep no key/value cache (one forward over the whole
-sequence, as in training or a prompt's prefill)."""
+training-mode forward is deterministic and comparable with float64 (but
+`make(..., dropout=p)`: the hidden states' dropouts, after embeddings and
+projections, at p; attention's stays 0, SDPA's own kernel), and the
+decoders keep no key/value cache (one forward over the whole sequence, as
+in training or a prompt's prefill)."""
 import torch
 
 SIZES = {
@@ -30,28 +32,29 @@ def _token_ids(size):
                                        (size["batch"], size["tokens"]))}
 
 
-def _bert(size):
+def _bert(size, dropout=0.0):
     from transformers import BertConfig, BertModel
     config = BertConfig(
         hidden_size=size["hidden"], num_hidden_layers=size["layers"],
         num_attention_heads=size["heads"],
         intermediate_size=4 * size["hidden"], vocab_size=VOCABULARY,
-        max_position_embeddings=size["tokens"], hidden_dropout_prob=0.0,
+        max_position_embeddings=size["tokens"], hidden_dropout_prob=dropout,
         attention_probs_dropout_prob=0.0)
     return BertModel(config), _token_ids(size)
 
 
-def _gpt2(size):
+def _gpt2(size, dropout=0.0):
     from transformers import GPT2Config, GPT2Model
     config = GPT2Config(
         n_embd=size["hidden"], n_layer=size["layers"], n_head=size["heads"],
         vocab_size=VOCABULARY, n_positions=size["tokens"],
-        bos_token_id=0, eos_token_id=0, resid_pdrop=0.0, embd_pdrop=0.0,
+        bos_token_id=0, eos_token_id=0, resid_pdrop=dropout,
+        embd_pdrop=dropout,
         attn_pdrop=0.0, use_cache=False)
     return GPT2Model(config), _token_ids(size)
 
 
-def _llama(size):
+def _llama(size, dropout=0.0):  # Llama has no hidden dropout.
     from transformers import LlamaConfig, LlamaModel
     config = LlamaConfig(
         hidden_size=size["hidden"], num_hidden_layers=size["layers"],
@@ -63,7 +66,7 @@ def _llama(size):
     return LlamaModel(config), _token_ids(size)
 
 
-def _vit(size):
+def _vit(size, dropout=0.0):
     from transformers import ViTConfig, ViTModel
     # Patches of 16 pixels: as many as the tokens, less the class token.
     side = 16 * max(1, int((size["tokens"] - 1) ** 0.5))
@@ -71,7 +74,7 @@ def _vit(size):
         hidden_size=size["hidden"], num_hidden_layers=size["layers"],
         num_attention_heads=size["heads"],
         intermediate_size=4 * size["hidden"], image_size=side,
-        patch_size=16, hidden_dropout_prob=0.0,
+        patch_size=16, hidden_dropout_prob=dropout,
         attention_probs_dropout_prob=0.0)
     return ViTModel(config), {
         "pixel_values": torch.randn(size["batch"], 3, side, side)}
@@ -80,10 +83,11 @@ def _vit(size):
 MODELS = {"bert": _bert, "gpt2": _gpt2, "llama": _llama, "vit": _vit}
 
 
-def make(name, size="tiny", seed=0):
-    """(model, keyword inputs) of zoo model `name` at size `size`."""
+def make(name, size="tiny", seed=0, dropout=0.0):
+    """(model, keyword inputs) of zoo model `name` at size `size`, its
+    hidden states' dropouts at `dropout`."""
     torch.manual_seed(seed)
-    model, inputs = MODELS[name](SIZES[size])
+    model, inputs = MODELS[name](SIZES[size], dropout)
     return model, inputs
 
 
