@@ -34,6 +34,20 @@ class PostNormBlock(nn.Module):
         return self.norm(self.dropout(self.down(F.gelu(self.up(x)))) + x)
 
 
+class InnerDropout(nn.Module):
+    """A dropout between two GEMMs (GPT-2's MLP with dropout inside, as
+    some FFNs have it): the second GEMM reads the dropped activation."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(32, 64)
+        self.dropout = nn.Dropout(P)
+        self.down = nn.Linear(64, 32)
+
+    def forward(self, x):
+        return self.down(self.dropout(F.gelu(self.up(x))))
+
+
 class DropoutSoftmax(nn.Module):
     """KernelBench 66: `softmax(dropout(linear(x)))`."""
 
@@ -104,7 +118,8 @@ def errors(model, x, keep, out, grads):
         relative_error(g, r) for g, r in zip(grads, ref_grads)]
 
 
-MODELS = {"post_norm": (PostNormBlock, 32), "softmax": (DropoutSoftmax, 48)}
+MODELS = {"post_norm": (PostNormBlock, 32), "softmax": (DropoutSoftmax, 48),
+          "inner": (InnerDropout, 64)}
 
 
 @pytest.mark.parametrize("kind", list(MODELS))
