@@ -105,7 +105,7 @@ def fused_ops(census):
 DROPOUT_OPS = {"aten.gt.Scalar", "aten.mul.Tensor", "aten.clone.default"}
 
 
-@pytest.mark.parametrize("name", ["bert", "gpt2", "vit"])
+@pytest.mark.parametrize("name", transformer_zoo.DROPPING)
 def test_training_with_dropout_matches_float64_of_the_same_draws(name):
     """The hidden states' dropouts at 0.1 (embeddings', attention's and
     the FFN's outputs) in training: each projection's dropout is applied

@@ -81,6 +81,8 @@ def _vit(size, dropout=0.0):
 
 
 MODELS = {"bert": _bert, "gpt2": _gpt2, "llama": _llama, "vit": _vit}
+# The models with a hidden-state dropout (make's `dropout`).
+DROPPING = ("bert", "gpt2", "vit")
 
 
 def make(name, size="tiny", seed=0, dropout=0.0):

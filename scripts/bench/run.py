@@ -81,6 +81,9 @@ def parse(argv=None):
                         help="family, transformers: the models, "
                         "';'-separated; kernelbench: the problems, numbers "
                         "or names (e.g. 12,33,99)")
+    parser.add_argument("--dropout", type=float, default=0.0,
+                        help="transformers-train: the hidden states' "
+                        "dropout (prepared: 0 and 0.1)")
     parser.add_argument("--transformer-size", default="bench",
                         help="transformers: the zoo's size (bench: 8 x "
                         "1024 tokens; prefill: one prompt of 512)")

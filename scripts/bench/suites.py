@@ -307,33 +307,38 @@ def transformers(args, measure):
 
 
 def transformers_train(args, measure):
-    """A training step of each zoo model (the "bench" size, dropout 0):
-    forward, the mean of the last hidden state as the loss, backward and
-    AdamW's step, through torch.compile(backend="fusion") (inductor
-    compiling the rest; the backward as fuse_backward's default has it,
-    and with every backward GEMM fused, fuse_backward="on"), against eager
-    and inductor;
-    bf16 alone (the issue's target). The numbers of training are the GPU
-    check's (test_transformers, train mode)."""
+    """A training step of each zoo model (the "bench" size; with the
+    hidden states' dropout at --dropout above 0, those that have one,
+    transformer_zoo.DROPPING): forward, the mean of the last hidden
+    state as the loss, backward and AdamW's step, through
+    torch.compile(backend="fusion") (inductor compiling the rest; the
+    backward as fuse_backward's default has it, and, without dropout, with
+    every backward GEMM fused, fuse_backward="on"), against eager and
+    inductor; bf16 alone (the issue's target). The numbers of training are
+    the GPU check's (test_transformers, train mode)."""
     import transformer_zoo
     rows = []
-    names = args.models.split(";") if args.models else \
-        sorted(transformer_zoo.MODELS)
+    names = args.models.split(";") if args.models else sorted(
+        transformer_zoo.DROPPING if args.dropout else transformer_zoo.MODELS)
     if "bf16" not in args.precisions.split(","):
         return ("transformers training step", "fusion (default)", rows, [])
     for name in names:
         precision_setup("fp32")
-        model, inputs = transformer_zoo.make(name, "bench")
+        model, inputs = transformer_zoo.make(name, "bench",
+                                             dropout=args.dropout)
         model = model.train().to(device="cuda", dtype=torch.bfloat16)
         inputs = {k: v.to(device="cuda", dtype=torch.bfloat16)
                   if v.is_floating_point() else v.cuda()
                   for k, v in inputs.items()}
         calls = {}
-        for key, backend, options in (
-                ("fusion (default)", "fusion", None),
-                ("fusion, backward fused", "fusion",
-                 {"fuse_backward": "on"}),
-                ("eager", None, None), ("torch.compile", "inductor", None)):
+        variants = [("fusion (default)", "fusion", None),
+                    ("fusion, backward fused", "fusion",
+                     {"fuse_backward": "on"}),
+                    ("eager", None, None), ("torch.compile", "inductor", None)]
+        if args.dropout:  # Not prepared with the backward fused.
+            variants = [v for v in variants
+                        if v[0] != "fusion, backward fused"]
+        for key, backend, options in variants:
             torch._dynamo.reset()
             copied = copy.deepcopy(model)
             forward = torch.compile(copied, backend=backend,
@@ -353,8 +358,9 @@ def transformers_train(args, measure):
         timed(f"{name} bf16 training step", times)
         del model, calls
         torch.cuda.empty_cache()
-    return ("transformers training step (torch.compile, 4 layers, hidden "
-            "2048, 8 x 1024 tokens, AdamW)", "fusion (default)", rows, [])
+    return (f"transformers training step (torch.compile, 4 layers, hidden "
+            f"2048, 8 x 1024 tokens, AdamW, dropout {args.dropout})",
+            "fusion (default)", rows, [])
 
 
 def kernelbench(args, measure):

@@ -66,7 +66,8 @@ GROUPS = ("zoo", "zoo-tf32-bf16", "table", "special-values", "remainders",
           "trigonometry", "special-functions", "activations",
           "tile-reductions", "row-batches", "intermediates", "frontend",
           "family-bench", "transformers", "transformers-bench", "dual-gemm",
-          "transformers-prefill", "grouped-gemm", "weight-layout",
+          "transformers-prefill", "transformers-train-dropout",
+          "grouped-gemm", "weight-layout",
           "kernelbench", "kernelbench-train", "tile-scheduler", "saved")
 # Groups only asked for by name: the KernelBench problems under a strategy
 # variant of the kernelbench suite's --strategies (e.g. kernelbench:wgmma,

@@ -153,22 +153,45 @@ def prepare_bench(size="bench", precisions=tuple(DTYPES), training=True):
         # The bench's bf16 training step (transformers-train): its forward
         # and backward graphs, the backward as fuse_backward's default has
         # it and every GEMM of it fused.
-        def compile_training(name=name, fuse_backward="auto"):
-            model, inputs = transformer_zoo.make(name, "bench")
-            model = model.train().to(device="meta", dtype=torch.bfloat16)
-            inputs = {k: v.to(device="meta", dtype=torch.bfloat16)
-                      if v.is_floating_point() else v.to("meta")
-                      for k, v in inputs.items()}
-            torch._dynamo.reset()
-            out = torch.compile(model, backend="fusion", options={
-                "target": TARGET, "compile_only": True,
-                "fuse_backward": fuse_backward})(**inputs)
-            out.last_hidden_state.float().mean().backward()
-        yield f"transformers bench {name} bf16 train", compile_training
+        yield (f"transformers bench {name} bf16 train",
+               functools.partial(compile_training_step, name))
         yield (f"transformers bench {name} bf16 train, backward fused",
-               functools.partial(compile_training, name, "on"))
+               functools.partial(compile_training_step, name, "on"))
+
+
+def compile_training_step(name, fuse_backward="auto", dropout=0.0):
+    """Compiles the libraries of the bench's bf16 training step of zoo
+    model `name`, its hidden states' dropout at `dropout`."""
+    model, inputs = transformer_zoo.make(name, "bench", dropout=dropout)
+    model = model.train().to(device="meta", dtype=torch.bfloat16)
+    inputs = {k: v.to(device="meta", dtype=torch.bfloat16)
+              if v.is_floating_point() else v.to("meta")
+              for k, v in inputs.items()}
+    torch._dynamo.reset()
+    out = torch.compile(model, backend="fusion", options={
+        "target": TARGET, "compile_only": True,
+        "fuse_backward": fuse_backward})(**inputs)
+    out.last_hidden_state.float().mean().backward()
+
+
+def prepare_training_with_dropout():
+    """The bench's bf16 training steps of the models with hidden-state
+    dropout, without it and at BENCH_DROPOUT (transformers-train's
+    --dropout)."""
+    for name in transformer_zoo.DROPPING:
+        yield (f"transformers bench {name} bf16 train",
+               functools.partial(compile_training_step, name))
+        yield (f"transformers bench {name} bf16 train, dropout "
+               f"{BENCH_DROPOUT}", functools.partial(
+                   compile_training_step, name, dropout=BENCH_DROPOUT))
+
+
+# The hidden states' dropout that the transformers-train suite's --dropout
+# runs the models that have one at (BERT's and ViT's default).
+BENCH_DROPOUT = 0.1
 
 
 PREPARE = {"transformers": prepare, "transformers-bench": prepare_bench,
+           "transformers-train-dropout": prepare_training_with_dropout,
            "transformers-prefill": lambda: prepare_bench(
                "prefill", ("bf16",), training=False)}
