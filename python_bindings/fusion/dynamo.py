@@ -1677,8 +1677,43 @@ def _run_rest(options, gm, example_inputs):
             gm.recompile()
             return make_boxed_func(gm.forward)
     _write_state_in_place(gm.graph)
+    if options["fallback"] == "eager":
+        _recompose_dropouts(gm.graph)
     _increment_in_place(gm)
     return make_boxed_func(gm.forward)
+
+
+def _recompose_dropouts(graph):
+    """Each dropout that no fusion call took (one before a GEMM, after an
+    embedding), in a graph PyTorch runs: its decomposition (_dropout: a
+    draw, a comparison and two products, four kernels) becomes
+    aten.native_dropout again, PyTorch's one kernel, its p the one the
+    scale gives."""
+    aten = torch.ops.aten
+    for draw in list(graph.nodes):
+        if not _draws_uniform(draw) or len(draw.users) != 1:
+            continue
+        (keep,) = draw.users
+        products = [u for u in keep.users if u.target == aten.mul.Tensor and
+                    u.args[0] is keep and len(u.users) == 1]
+        if keep.target != aten.gt.Scalar or keep.args[0] is not draw or \
+                len(products) != 1:
+            continue
+        (product,) = products
+        (scaled,) = product.users
+        if scaled.target != aten.mul.Tensor or scaled.args[0] is not product \
+                or not isinstance(scaled.args[1], float):
+            continue
+        with graph.inserting_before(draw):
+            dropout = graph.call_function(
+                aten.native_dropout.default,
+                (product.args[1], 1.0 - 1.0 / scaled.args[1], True))
+            result = graph.call_function(operator.getitem, (dropout, 0))
+            mask = graph.call_function(operator.getitem, (dropout, 1))
+        scaled.replace_all_uses_with(result)
+        keep.replace_all_uses_with(mask)
+        for node in (scaled, product, keep, draw):
+            graph.erase_node(node)
 
 
 def _increment_in_place(gm):

@@ -221,3 +221,54 @@ def test_graph_of_a_call_and_its_draw_skips_inductor(inductor_calls):
         torch.compile(lambda x: model(x).cumsum(-1), backend="fusion",
                       options=options)(x)
     assert len(inductor_calls) == 1
+
+
+class DropoutBefore(nn.Module):
+    """A dropout that no GEMM's epilogue takes: the GEMM reads it."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(32, 48)
+        self.dropout = nn.Dropout(P)
+
+    def forward(self, x):
+        return F.gelu(self.linear(self.dropout(x)))
+
+
+@pytest.fixture
+def graphs_run(monkeypatch):
+    """The ATen ops of each graph the backend runs as a graph module."""
+    graphs = []
+    original = fusion.dynamo.make_boxed_func
+
+    def observe(forward):
+        graph = getattr(forward, "__self__", None)
+        if graph is not None:
+            graphs.append([str(n.target) for n in graph.graph.nodes
+                           if n.op == "call_function"])
+        return original(forward)
+
+    monkeypatch.setattr(fusion.dynamo, "make_boxed_func", observe)
+    return graphs
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_dropout_no_epilogue_takes_is_pytorchs_one_kernel(graphs_run, grad):
+    """Under the eager fallback a dropout left to PyTorch runs as
+    aten.native_dropout (one kernel), not as its decomposition's draw,
+    comparison and products; its result and mask are those of one draw
+    (the dropped inputs' gradients are 0, the others scaled)."""
+    model = DropoutBefore()
+    x = torch.randn(37, 32, requires_grad=grad)
+    with torch.set_grad_enabled(grad):
+        out = torch.compile(model, backend="fusion",
+                            options={"fallback": "eager"})(x)
+    forward = graphs_run[0]
+    assert "aten.native_dropout.default" in forward
+    assert not {"aten.rand.default", "aten.gt.Scalar"} & set(forward)
+    assert out.shape == (37, 48)
+    assert torch.isfinite(out).all()
+    if grad:
+        # The inputs the mask dropped, and only those, get no gradient.
+        out.sum().backward()
+        assert 0.1 < (x.grad == 0).double().mean().item() < 0.3

@@ -19,7 +19,9 @@ kind and its idle time (the GPU waiting for the host).
 
 A case is MODEL:PRECISION:BACKEND[:FUSE_BACKWARD][:OPTION=VALUE...], e.g.
 gpt2:bf16:fusion, gpt2:fp32:fusion:on, gpt2:fp32:fusion:k_major_copies=off,
-llama:bf16:inductor, gpt2:bf16:eager; MODEL kbN is KernelBench problem N
+llama:bf16:inductor, gpt2:bf16:eager, vit:bf16:eager:dropout=0.1 (the
+zoo model's hidden-state dropout, not a backend option); MODEL kbN is
+KernelBench problem N
 at its size (the loss its output's sum; precisions fp32, tf32, bf16), e.g.
 kb33:bf16:fusion.
 """
@@ -70,7 +72,8 @@ def options_of(backend, case_options, target=None):
 def make_step(case, device):
     import fusion.dynamo  # noqa: F401 (registers the backend)
     name, precision, backend, case_options = parse_case(case)
-    model, args, kwargs, loss = _model(name, precision, device)
+    dropout = float(case_options.pop("dropout", 0.0))
+    model, args, kwargs, loss = _model(name, precision, device, dropout)
     torch._dynamo.reset()
     options = options_of(backend, case_options,
                          "sm_90" if device == "meta" else None)
@@ -89,9 +92,10 @@ def make_step(case, device):
     return step
 
 
-def _model(name, precision, device):
+def _model(name, precision, device, dropout=0.0):
     """(model in training mode, its positional and keyword inputs, the
-    loss of its output): zoo model `name` at the bench size, or KernelBench
+    loss of its output): zoo model `name` at the bench size (its hidden
+    states' dropout at `dropout`), or KernelBench
     problem N for kbN at its own size, called as the kernelbench-train
     suite calls it, in `precision` (set up as its suites do: tf32 too)."""
     if name.startswith("kb"):
@@ -103,7 +107,7 @@ def _model(name, precision, device):
                                                   device)
         return model, inputs, {}, lambda out: out.float().sum()
     import transformer_zoo
-    model, inputs = transformer_zoo.make(name, "bench")
+    model, inputs = transformer_zoo.make(name, "bench", dropout=dropout)
     dtype = DTYPES[precision]
     model = model.train().to(device=device, dtype=dtype)
     inputs = {k: v.to(device=device, dtype=dtype) if v.is_floating_point()
