@@ -1701,10 +1701,15 @@ def _recompose_dropouts(graph):
             continue
         (product,) = products
         (scaled,) = product.users
+        # The dropout takes the product's place (its input may be computed
+        # after the draw, a fusion call's result): the mask's other readers
+        # must follow it.
+        order = {node: index for index, node in enumerate(graph.nodes)}
         if scaled.target != aten.mul.Tensor or scaled.args[0] is not product \
-                or not isinstance(scaled.args[1], float):
+                or not isinstance(scaled.args[1], float) or \
+                any(order[user] < order[product] for user in keep.users):
             continue
-        with graph.inserting_before(draw):
+        with graph.inserting_before(product):
             dropout = graph.call_function(
                 aten.native_dropout.default,
                 (product.args[1], 1.0 - 1.0 / scaled.args[1], True))
