@@ -9,23 +9,6 @@ using namespace mlir::fusion;
 
 namespace {
 
-/// Rows of at least this many chunks take a block of kLongRowThreads each.
-constexpr int64_t kLongRowChunks = 2048;
-constexpr int64_t kLongRowThreads = 1024;
-
-/// The threads a row (group) of `shape` spreads over: threadsPerReduction's,
-/// but a block of kLongRowThreads for long rows, each thread two chunks or
-/// more, so that a few long rows fill the SMs as PyTorch's softmax does
-/// (KernelBench 66's 128 rows of 16384: 256 threads a row kept 8 warps an
-/// SM busy and took 30% longer than its 1024, run 172). The block's
-/// thread count caps each thread's registers at 64.
-int64_t threadsPerRow(const MatrixShape &shape) {
-  int64_t chunks = shape.columns / shape.vectorWidth;
-  if (chunks >= kLongRowChunks)
-    return kLongRowThreads;
-  return threadsPerReduction(chunks, shape.vectorWidth);
-}
-
 /// A chunk of the input row that a thread keeps in registers (the row is
 /// read once where several steps read it, see cacheInputRow).
 struct CachedChunk {
@@ -42,9 +25,10 @@ public:
   RowProgramEmitter(OpBuilder &builder, Location loc,
                     const RowProgram &program)
       : builder(builder), loc(loc), program(program), shape(program.shape),
-        e(builder, loc), threads(threadsPerRow(shape)),
-        blockSize(std::max(kBlockSize, threads)),
-        rowsPerBlock(blockSize / threads) {}
+        e(builder, loc),
+        threads(threadsPerReduction(shape.columns / shape.vectorWidth,
+                                    shape.vectorWidth)),
+        rowsPerBlock(kBlockSize / threads) {}
 
   Kernel build(StringRef name);
 
@@ -75,7 +59,7 @@ private:
   const RowProgram &program;
   const MatrixShape &shape;
   KernelEmitter e;
-  int64_t threads, blockSize, rowsPerBlock;
+  int64_t threads, rowsPerBlock;
   ArrayRef<BlockArgument> args;
   Value scratch;
   /// The program's row `row` (row 0 past the end, where `inRange` is
@@ -122,21 +106,19 @@ void RowProgramEmitter::setUpRow() {
 
 /// A row of the input that several steps read (a norm's passes,
 /// softmax's) is read from memory once when each thread's chunks, at most
-/// kMaxCachedElements (a quarter of them in a block of kLongRowThreads,
-/// whose threads have a quarter of the registers), fit in registers: each
-/// thread keeps them as loaded.
+/// kMaxCachedElements, fit in registers: each thread keeps them as loaded.
 /// Where the chunks do not spread evenly, a thread's last chunk may lie
 /// past the row: it loads the row's last chunk instead and leaves it out.
 /// The operands' lanes are kept too where they fit beside the row.
 void RowProgramEmitter::cacheInputRow() {
   int64_t inputChunks = shape.columns / shape.vectorWidth;
   int64_t chunksPerThread = (inputChunks + threads - 1) / threads;
-  int64_t maxCached = kMaxCachedElements * kBlockSize / blockSize;
   int64_t inputReaders = llvm::count_if(program.steps, [](const RowStep &s) {
     return s.kind == RowStep::Kind::Map ||
            (s.kind == RowStep::Kind::Reduce && !s.source);
   });
-  if (inputReaders > 1 && chunksPerThread * shape.vectorWidth <= maxCached)
+  if (inputReaders > 1 &&
+      chunksPerThread * shape.vectorWidth <= kMaxCachedElements)
     for (int64_t j = 0; j < chunksPerThread; ++j) {
       CachedChunk cached;
       cached.index = e.add(lane, e.i64(j * threads));
@@ -163,7 +145,7 @@ void RowProgramEmitter::cacheInputRow() {
   keepOperandLanes =
       !cachedChunks.empty() &&
       chunksPerThread * shape.vectorWidth * (1 + elementOperands.size()) <=
-          maxCached;
+          kMaxCachedElements;
 }
 
 /// The operand lanes of `step` over the `over.vectorWidth` columns from
@@ -347,8 +329,7 @@ Kernel RowProgramEmitter::build(StringRef name) {
   Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
   SmallVector<Type> argTypes{ptr, builder.getI64Type()};
   argTypes.append(program.pointers, ptr);
-  gpu::GPUFuncOp kernel =
-      createKernel(builder, loc, name, argTypes, blockSize);
+  gpu::GPUFuncOp kernel = createKernel(builder, loc, name, argTypes);
   LaunchContract launch;
   emitPredecessorWait(builder, loc, kernel, launch);
   scratch = addReductionScratch(builder, loc, kernel, threads);
@@ -376,7 +357,7 @@ Kernel RowProgramEmitter::build(StringRef name) {
 
   int64_t groups = program.groups;
   launch.gridX = RowExpr::ceilDiv(groups, rowsPerBlock);
-  launch.blockSize = blockSize;
+  launch.blockSize = kBlockSize;
   launch.arguments = {KernelArgument::fromOperand(0),
                       KernelArgument::fromValue(RowExpr::ceilDiv(groups, 1))};
   for (unsigned index = 0; index < program.pointers; ++index)

@@ -65,8 +65,7 @@ func.func @softmax(%x: tensor<?x40xf32>) -> (tensor<?x40xf32>, tensor<?x1xf32>) 
 
 // -----
 
-// A mean of rows of 8192 bf16 columns: a block of 256 threads per row
-// (1024 chunks, fewer than a block of 1024 takes: longest_rows below),
+// A mean of rows of 8192 bf16 columns: a block of 256 threads per row,
 // 16-byte loads, eight warp totals through shared memory after a barrier;
 // the division by 8192 a scalar step of the same program.
 // CHECK-LABEL: llvm.func @long_rows(
@@ -227,43 +226,6 @@ func.func @wide_layer_norm(%x: tensor<?x2048xbf16>) -> tensor<?x2048xbf16> {
     fusion.yield %5 : f32
   }
   return %y : tensor<?x2048xbf16>
-}
-
-// -----
-
-// Softmax over 16384 bf16 columns (KernelBench 66's rows): 2048 chunks, a
-// block of 1024 threads a row, so that a few long rows keep the SMs busy,
-// two chunks a thread, loaded once and kept for the three steps (a
-// quarter of what a thread of a 256-thread block keeps); 32 warp totals.
-// Rows of 8192 (long_rows above) keep blocks of 256.
-// CHECK-LABEL: llvm.func @longest_rows(
-// CHECK: fusion_rt.launch @fusion_kernels::@longest_rows_0_rows grid(%{{.*}}, %{{.*}}) block 1024
-// CHECK: gpu.func @longest_rows_0_rows(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: !llvm.ptr) workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 1024, 1, 1>}
-// CHECK-COUNT-2: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xbf16>
-// CHECK-NOT: scf.for
-// CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr -> vector<8xbf16>
-// CHECK: gpu.return
-func.func @longest_rows(%x: tensor<?x16384xbf16>) -> tensor<?x16384xbf16> {
-  %max = fusion.reduce max %x : tensor<?x16384xbf16> -> tensor<?x1xbf16> {
-  ^bb0(%v: f32):
-    fusion.yield %v : f32
-  }
-  %sum = fusion.reduce sum %x rows(%max : tensor<?x1xbf16>)
-      : tensor<?x16384xbf16> -> tensor<?x1xbf16> {
-  ^bb0(%v: f32, %m: f32):
-    %0 = arith.subf %v, %m : f32
-    %1 = math.exp %0 : f32
-    fusion.yield %1 : f32
-  }
-  %y = fusion.elementwise %x rows(%max, %sum : tensor<?x1xbf16>, tensor<?x1xbf16>)
-      : tensor<?x16384xbf16> {
-  ^bb0(%v: f32, %m: f32, %s: f32):
-    %0 = arith.subf %v, %m : f32
-    %1 = math.exp %0 : f32
-    %2 = arith.divf %1, %s : f32
-    fusion.yield %2 : f32
-  }
-  return %y : tensor<?x16384xbf16>
 }
 
 // -----
