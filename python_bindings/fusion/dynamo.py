@@ -1690,6 +1690,7 @@ def _recompose_dropouts(graph):
     aten.native_dropout again, PyTorch's one kernel, its p the one the
     scale gives."""
     aten = torch.ops.aten
+    order = {node: index for index, node in enumerate(graph.nodes)}
     for draw in list(graph.nodes):
         if not _draws_uniform(draw) or len(draw.users) != 1:
             continue
@@ -1703,8 +1704,7 @@ def _recompose_dropouts(graph):
         (scaled,) = product.users
         # The dropout takes the product's place (its input may be computed
         # after the draw, a fusion call's result): the mask's other readers
-        # must follow it.
-        order = {node: index for index, node in enumerate(graph.nodes)}
+        # must follow it (nodes the loop inserts read none of them).
         if scaled.target != aten.mul.Tensor or scaled.args[0] is not product \
                 or not isinstance(scaled.args[1], float) or \
                 any(order[user] < order[product] for user in keep.users):

@@ -47,16 +47,21 @@ class InnerDropout(nn.Module):
         return self.down(self.dropout(F.gelu(self.up(x))))
 
 
-class DropoutSoftmax(nn.Module):
-    """KernelBench 66: `softmax(dropout(linear(x)))`."""
-
+class LinearDropout(nn.Module):
     def __init__(self):
         super().__init__()
         self.linear = nn.Linear(32, 48)
         self.dropout = nn.Dropout(P)
 
     def forward(self, x):
-        return torch.softmax(self.dropout(self.linear(x)), dim=-1)
+        return self.dropout(self.linear(x))
+
+
+class DropoutSoftmax(LinearDropout):
+    """KernelBench 66: `softmax(dropout(linear(x)))`."""
+
+    def forward(self, x):
+        return torch.softmax(super().forward(x), dim=-1)
 
 
 def dropout_fused():
@@ -145,16 +150,6 @@ def test_dropout_and_its_gradients_match_float64_of_the_same_draw(
         assert error <= max(2 * bound, 1e-5)
 
 
-class LinearDropout(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = nn.Linear(32, 48)
-        self.dropout = nn.Dropout(P)
-
-    def forward(self, x):
-        return self.dropout(self.linear(x))
-
-
 def test_inductor_fallback_applies_one_mask_forward_and_backward():
     """With the inductor fallback the draw is inductor's own (its seeds,
     not reproducible outside the graph): the elements the output dropped
@@ -223,13 +218,8 @@ def test_graph_of_a_call_and_its_draw_skips_inductor(inductor_calls):
     assert len(inductor_calls) == 1
 
 
-class DropoutBefore(nn.Module):
+class DropoutBefore(LinearDropout):
     """A dropout that no GEMM's epilogue takes: the GEMM reads it."""
-
-    def __init__(self):
-        super().__init__()
-        self.linear = nn.Linear(32, 48)
-        self.dropout = nn.Dropout(P)
 
     def forward(self, x):
         return F.gelu(self.linear(self.dropout(x)))
