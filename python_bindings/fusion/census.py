@@ -27,6 +27,10 @@ class GemmReport:
     # GEMM of their concatenated weights, if any (torch.compile's option
     # group_gemms).
     grouped_with: list = dataclasses.field(default_factory=list)
+    # The linear layers whose outputs the model concatenates and this GEMM
+    # computes as one, the concatenation its result (join_concatenated_
+    # gemms), if any.
+    joined: list = dataclasses.field(default_factory=list)
     # Of a backward graph (AOTAutograd's, compiled at the first backward).
     backward: bool = False
     # Whether the GEMM reads its [in, out] operand from a K-major copy the
@@ -38,6 +42,8 @@ class GemmReport:
         kind = "backward graph" if self.backward else "graph"
         head = f"{kind} {self.graph} {self.name} ({self.op}, {m}x{k} @ " \
             f"{k}x{n}, {self.where}): "
+        if self.joined:
+            head += f"{_and(self.joined)}, concatenated, as one GEMM; "
         if self.dual_of:
             head += f"fused into {self.dual_of}'s GEMM, which reads their " \
                 "shared input once"

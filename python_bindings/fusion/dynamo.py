@@ -907,6 +907,18 @@ def _may_group(gemm, options):
     return meta.dtype == torch.float32 and _runs_faster_alone(gemm, options)
 
 
+def _may_join(gemms, options):
+    """Whether the linear layers `gemms`, whose outputs the model
+    concatenates, may be one GEMM whose result is the concatenation
+    (graph_rewrites.join_concatenated_gemms): where they could be one
+    group (_group_key, _tile_aligned), which then writes no slices for
+    the `cat` to copy."""
+    keys = {_group_key(gemm, options) for gemm in gemms}
+    return None not in keys and len(keys) == 1 and (
+        _group_mode(options) == "on" or
+        all(_width(gemm) % _NARROWEST_TILE == 0 for gemm in gemms[:-1]))
+
+
 def _group_key(gemm, options):
     """What sibling GEMMs that one GEMM can compute share: (x, the weights'
     layout, the dtype, whether they have biases), for a linear layer whose
@@ -1031,14 +1043,16 @@ def _tile_aligned(members):
     """The members of a group under "auto" whose parts the wgmma kernel
     reads in place: those of whole 64-column tiles, then at most one other
     (the last part may end anywhere); the others stay apart."""
-    def width(gemm):
-        _, operand, _, layout = importer.linear_operands(gemm)
-        weight = operand.args[0] if layout == "out_in" else operand
-        return importer.tensor_meta(weight).shape[
-            0 if layout == "out_in" else 1]
-    aligned = [m for m in members if width(m[0]) % _NARROWEST_TILE == 0]
-    ragged = [m for m in members if width(m[0]) % _NARROWEST_TILE != 0]
+    aligned = [m for m in members if _width(m[0]) % _NARROWEST_TILE == 0]
+    ragged = [m for m in members if _width(m[0]) % _NARROWEST_TILE != 0]
     return aligned + ragged[:1]
+
+
+def _width(gemm):
+    """The output features of linear layer `gemm`."""
+    _, operand, _, layout = importer.linear_operands(gemm)
+    weight = operand.args[0] if layout == "out_in" else operand
+    return importer.tensor_meta(weight).shape[0 if layout == "out_in" else 1]
 
 
 class _Group:
@@ -1201,6 +1215,9 @@ def fuse_graph(gm, options=None, compile_only=False, graph_index=0,
     graph = gm.graph
     graph_rewrites.rewrite_einsum_gemms(gm)
     _merge_identical_views(graph)
+    if not backward:
+        graph_rewrites.join_concatenated_gemms(
+            gm, lambda gemms: _may_join(gemms, options))
     _copy_k_major(graph, options)
     numbers = _numbers(gm)
     reports = []
@@ -1225,7 +1242,10 @@ def fuse_graph(gm, options=None, compile_only=False, graph_index=0,
             report.reason = "a batched product (attention's, or a bmm the " \
                 "model wrote): fusion fuses linear layers"
             continue
-        alone = _runs_faster_alone(gemm, options)
+        # A joined GEMM reads its weights concatenated, which fusion reads
+        # in place and PyTorch would copy.
+        report.joined = gemm.meta.get(graph_rewrites.JOINED, [])
+        alone = _runs_faster_alone(gemm, options) or bool(report.joined)
         if backward and not alone and \
                 _option(options, "fuse_backward", FUSE_BACKWARD) == "auto":
             report.reason = "a backward graph's GEMM that fusion's kernels " \

@@ -19,6 +19,7 @@ from torch.export.graph_signature import InputKind, OutputKind
 from .importer import (UNDECOMPOSED, Importer, constant_readers,
                        folds_as_number, op_name, where)
 from .errors import UnsupportedOperationError
+from .graph_rewrites import join_concatenated_gemms
 
 
 
@@ -114,6 +115,7 @@ def import_module(module, example_inputs, *, training, name="forward"):
     statistics), and how its arguments and results map to the module."""
     _check_module(module, example_inputs, training)
     ep, differentiated = _export(module, example_inputs, training)
+    join_concatenated_gemms(ep.graph_module)
     user_outputs, outputs, results = _graph_outputs(ep, module)
     # Outputs of other shapes are refused after importing: an op that makes
     # them (a reduction over the batch, say) is named there, with its line.

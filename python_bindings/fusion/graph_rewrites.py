@@ -21,7 +21,13 @@ run as the graph is) as the constant it holds.
 
 `rewrite_einsum_gemms`: an einsum that is a linear layer reaches the ATen
 graph as a batched product of a batch of one between permutes and views;
-as an `mm` of the input's rows and the weight it fuses like `F.linear`."""
+as an `mm` of the input's rows and the weight it fuses like `F.linear`.
+
+`join_concatenated_gemms`: sibling linear layers of one input whose
+outputs the model concatenates along the features (`torch.cat([q(x),
+k(x), v(x)], -1)`) are one linear layer of the concatenated weights and
+biases, which fusion's GEMM reads in place (`fusion.concat`): the GEMM
+writes the concatenation, and what follows the `cat` fuses into it."""
 import math
 import operator
 import weakref
@@ -34,6 +40,8 @@ from torch.fx.experimental.symbolic_shapes import statically_known_true
 from torch.fx.node import map_aggregate
 
 from . import importer
+from .errors import UnsupportedOperationError
+from .importer.nodes import concat_operands
 
 # The first is F.scaled_dot_product_attention, as dynamo records it.
 _SDPA = (torch._C._nn.scaled_dot_product_attention,
@@ -544,3 +552,128 @@ def _collapse_reshapes(graph, start, product):
         last.replace_all_uses_with(view)
         return [start] + chain[:end]
     return []
+
+
+# The meta key of a GEMM that join_concatenated_gemms made: the names of
+# the GEMMs it joined.
+JOINED = "fusion_joined"
+# The ops that give a GEMM's [M, N] result back the leading dimensions of
+# an input of rank > 2 (and x its rows).
+_ROW_RESHAPES = ("aten.view.default", "aten._unsafe_view.default",
+                 "aten.reshape.default")
+
+
+def join_concatenated_gemms(gm, may_join=lambda gemms: True):
+    """Makes each concatenation along the features of linear layers' outputs
+    (addmm or mm of one x, parameters' weights of one layout, all with
+    biases or none, nothing scaled; each output read by the `cat` alone,
+    through the view that restores x's leading dimensions) one GEMM of the
+    weights and biases concatenated, where `may_join(gemms)`. Returns how
+    many it joined."""
+    joined = 0
+    for cat in list(gm.graph.nodes):
+        if _op_name(cat) != "aten.cat.default":
+            continue
+        parts = _concatenated_gemms(cat)
+        if parts is None or not may_join([part.gemm for part in parts]):
+            continue
+        _join(gm.graph, cat, parts)
+        joined += 1
+    if joined:
+        gm.recompile()
+    return joined
+
+
+class _GemmPart:
+    """One linear layer's output among a concatenation's parts."""
+
+    def __init__(self, gemm, view, x, weight, bias, layout):
+        self.gemm, self.view, self.x = gemm, view, x
+        self.weight, self.bias, self.layout = weight, bias, layout
+
+    def key(self):
+        """What the parts of one GEMM share: x (its view's source and
+        arguments), the weights' layout, whether they have biases, and the
+        view of the result's leading dimensions."""
+        x = (self.x.args[0], repr(self.x.args[1:])) \
+            if _op_name(self.x) in _ROW_RESHAPES else (self.x, None)
+        view = repr(self.view.args[1][:-1]) if self.view is not None \
+            else None
+        return x, self.layout, self.bias is None, view, \
+            self.weight.meta["val"].dtype
+
+
+def _concatenated_gemms(cat):
+    """The _GemmParts of `cat`, a concatenation along the last dimension,
+    or None where any part is something else or they differ in what one
+    GEMM shares."""
+    parts, dim = concat_operands(cat)
+    meta = importer.tensor_meta(cat)
+    if meta is None or len(parts) < 2 or dim % meta.dim() != meta.dim() - 1:
+        return None
+    found = []
+    for part in parts:
+        found.append(_gemm_part(part, meta.dim()))
+        if found[-1] is None or found[-1].key() != found[0].key() or \
+                part in parts[:len(found) - 1]:
+            return None
+    return found
+
+
+def _gemm_part(node, rank):
+    view = None
+    if rank > 2:
+        if _op_name(node) not in _ROW_RESHAPES or len(node.users) != 1:
+            return None
+        view, node = node, node.args[0]
+    if _op_name(node) not in ("aten.addmm.default", "aten.mm.default") or \
+            len(node.users) != 1 or importer.gemm_scales(node) != (1.0, 1.0):
+        return None
+    try:
+        x, operand, bias, layout = importer.linear_operands(node)
+    except UnsupportedOperationError:
+        return None
+    weight = operand.args[0] if layout == "out_in" else operand
+    if not importer.is_graph_input(weight) or (
+            bias is not None and not importer.is_graph_input(bias)) or \
+            importer.tensor_meta(node).dim() != 2:
+        return None
+    return _GemmPart(node, view, x, weight, bias, layout)
+
+
+def _join(graph, cat, parts):
+    aten = torch.ops.aten
+    first = parts[0]
+
+    def add(op, *args):
+        node = graph.call_function(op, args)
+        node.meta = {"val": op(*map_aggregate(
+            args, lambda a: a.meta["val"] if isinstance(a, torch.fx.Node)
+            else a)), "stack_trace": cat.meta.get("stack_trace")}
+        return node
+
+    with graph.inserting_before(cat):
+        weight = add(aten.cat.default, [p.weight for p in parts],
+                     0 if first.layout == "out_in" else 1)
+        if first.layout == "out_in":
+            weight = add(aten.permute.default, weight, [1, 0])
+        if first.bias is None:
+            result = add(aten.mm.default, first.x, weight)
+        else:
+            result = add(aten.addmm.default,
+                         add(aten.cat.default, [p.bias for p in parts]),
+                         first.x, weight)
+        if first.view is not None:
+            shape = list(first.view.args[1])
+            shape[-1] = importer.tensor_meta(cat).shape[-1]
+            result = add(aten.view.default, result, shape)
+    cat.replace_all_uses_with(result)
+    gemm = result.args[0] if first.view is not None else result
+    gemm.meta[JOINED] = [p.gemm.name for p in parts]
+    # The parts' nodes, now unread (x's views and the weights' transposes
+    # may have other readers).
+    replaced = dict.fromkeys([cat] + [n for p in parts for n in (
+        p.view, p.gemm, p.gemm.args[-1], p.x) if n is not None])
+    for node in replaced:
+        if not node.users and node.op == "call_function":
+            graph.erase_node(node)

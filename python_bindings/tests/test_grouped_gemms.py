@@ -4,7 +4,9 @@ option group_gemms): linear layers of one input that nothing fuses after
 concatenated weights and biases, a `fusion.concat` that the GEMM reads in
 place, each layer's output a slice of its result. On the CPU target with
 group_gemms="on" (the default, "auto", groups for sm_90 alone), against
-float64 eager; and the importer's concatenations through fusion.compile."""
+float64 eager; and the importer's concatenations through fusion.compile,
+and sibling layers whose outputs a `cat` joins (one GEMM, its result the
+concatenation) through both front ends."""
 import copy
 
 import pytest
@@ -159,7 +161,9 @@ def test_inductor_compiles_the_rest_around_the_group(training):
 
 def test_in_out_weights_concatenate_along_their_columns(built_modules):
     """x @ w with w stored [in, out] (GPT-2's Conv1D form): the weights
-    are concatenated along dimension 1."""
+    are concatenated along dimension 1, and the GEMM computed alone (its
+    result the concatenation) though nothing after it fuses, so that
+    PyTorch does not concatenate the weights."""
     class InOut(nn.Module):
         def __init__(self):
             super().__init__()
@@ -172,7 +176,9 @@ def test_in_out_weights_concatenate_along_their_columns(built_modules):
     model = InOut()
     with torch.no_grad():
         census = fusion.explain(model, torch.randn(3, 32), options=ON)
-    assert len(grouped(census)) == 2
+    (report,) = census
+    assert len(report.joined) == 2 and report.members, str(report)
+    assert "concatenated, as one GEMM; computed alone" in str(report)
     assert any("fusion.concat" in t and "dim 1 : (tensor<32x16xf32>, "
                "tensor<32x8xf32>) -> tensor<32x24xf32>" in t
                for t in built_modules)
@@ -445,12 +451,129 @@ def test_a_concatenated_weight_is_read_in_place(front_end, built_modules):
 
 
 class ConcatenatedActivations(nn.Module):
-    def __init__(self):
+    """Sibling linear layers of one input whose outputs the model
+    concatenates along the features (the random-model fuzzer's sibling
+    form), then a cheap op: `form` "out_in" (F.linear) or "in_out"
+    (GPT-2's Conv1D, `x @ w`), with or without biases."""
+
+    def __init__(self, widths=(8, 8), bias=True, form="out_in"):
         super().__init__()
-        self.a, self.b = nn.Linear(16, 8), nn.Linear(16, 8)
+        shape = (lambda n: (16, n)) if form == "in_out" else \
+            (lambda n: (n, 16))
+        self.weights = nn.ParameterList(
+            nn.Parameter(torch.randn(shape(n)) / 4) for n in widths)
+        self.biases = nn.ParameterList(
+            nn.Parameter(torch.randn(n)) for n in widths) if bias else None
+        self.form = form
+
+    def layer(self, x, index):
+        weight = self.weights[index]
+        bias = self.biases[index] if self.biases is not None else None
+        if self.form == "out_in":
+            return F.linear(x, weight, bias)
+        if bias is None:
+            return x @ weight
+        return torch.addmm(bias, x, weight)
 
     def forward(self, x):
-        return torch.relu(torch.cat([self.a(x), self.b(x)], -1))
+        return torch.relu(torch.cat(
+            [self.layer(x, i) for i in range(len(self.weights))], -1))
+
+
+@pytest.mark.parametrize("widths, bias, form, shape", [
+    ((8, 8), True, "out_in", (4, 16)),
+    ((8, 5, 3), True, "out_in", (2, 3, 16)),
+    ((8, 8), False, "out_in", (2, 3, 16)),
+    ((6, 10), True, "in_out", (4, 16)),
+    ((6, 10), False, "in_out", (4, 16)),
+], ids=["rank_2", "rank_3_three", "no_bias", "in_out", "in_out_no_bias"])
+@pytest.mark.parametrize("front_end", ["fusion.compile", "torch.compile"])
+def test_concatenated_siblings_are_one_gemm(widths, bias, form, shape,
+                                            front_end, built_modules):
+    """The concatenation is the one GEMM's result, of the weights and
+    biases concatenated, and the relu after it its epilogue."""
+    model = ConcatenatedActivations(widths, bias, form).eval()
+    x = torch.randn(shape)
+    with torch.no_grad():
+        if front_end == "fusion.compile":
+            compiled = fusion.compile(model, (x,))
+        else:
+            compiled = torch.compile(model, backend="fusion", options=ON)
+        for batch in (shape[0], 9):
+            x = torch.randn(batch, *shape[1:])
+            assert relative_error(compiled(x), copy.deepcopy(model).double()(
+                x.double())) <= 1e-5
+    assert built_modules
+    for text in built_modules:
+        functions = text.count("func.func")
+        assert text.count("fusion.linear ") == functions
+        assert text.count("fusion.concat ") == (1 + bias) * functions
+        assert "arith.select" in text  # The relu, in the same function.
+
+
+@pytest.mark.parametrize("front_end", ["fusion.compile", "torch.compile"])
+def test_concatenated_siblings_train(front_end):
+    """A training step through the joined GEMM: the backward reads the
+    parts' weights as the model holds them; every gradient matches
+    float64."""
+    model = ConcatenatedActivations((8, 5, 3)).train()
+    reference = copy.deepcopy(model).double()
+    x = torch.randn(2, 3, 16)
+    compiled = fusion.compile(model, (x,)) \
+        if front_end == "fusion.compile" else \
+        torch.compile(model, backend="fusion", options=ON)
+    weights = torch.randn(2, 3, 16, dtype=torch.float64)
+    (compiled(x) * weights).sum().backward()
+    (reference(x.double()) * weights).sum().backward()
+    if front_end == "torch.compile":
+        assert fusion.dynamo.last_fused[0].count("aten.cat.default") == 2
+    for (name, value), expected in zip(model.named_parameters(),
+                                       reference.parameters()):
+        assert relative_error(value.grad, expected.grad) <= 1e-5, name
+
+
+@pytest.mark.parametrize("mode", ["off", "auto"])
+def test_concatenated_siblings_stay_apart_where_not_grouped(mode):
+    """Under torch.compile where group_gemms does not group (off; auto on
+    the CPU) each layer is a GEMM of its own and the concatenation
+    PyTorch's: nothing follows a GEMM alone, so nothing fuses."""
+    model = ConcatenatedActivations().eval()
+    with torch.no_grad():
+        torch.compile(model, backend="fusion", options={
+            "target": "cpu", "group_gemms": mode})(torch.randn(4, 16))
+    assert fusion.dynamo.last_fused == []
+
+
+class ConcatenatedOtherInputs(ConcatenatedActivations):
+    """Linear layers of two inputs (x and relu(x)): no one GEMM."""
+
+    def forward(self, x):
+        return torch.cat([self.layer(x, 0), self.layer(torch.relu(x), 1)],
+                         -1)
+
+
+class ConcatenatedRows(ConcatenatedActivations):
+    """Sibling layers' outputs concatenated along the rows."""
+
+    def forward(self, x):
+        return torch.cat([self.layer(x, 0), self.layer(x, 1)], 0)
+
+
+class ConcatenatedAndRead(ConcatenatedActivations):
+    """A part that something else reads too."""
+
+    def forward(self, x):
+        first = self.layer(x, 0)
+        return torch.cat([first, self.layer(x, 1)], -1) + first.sum(-1,
+                                                                    True)
+
+
+class ConcatenatedScaled(ConcatenatedActivations):
+    """A part of a scaled addmm (alpha)."""
+
+    def forward(self, x):
+        return torch.cat([torch.addmm(self.biases[0], x, self.weights[0].t(),
+                                      alpha=2), self.layer(x, 1)], -1)
 
 
 class ConcatenatedInputFeatures(nn.Module):
@@ -464,9 +587,10 @@ class ConcatenatedInputFeatures(nn.Module):
 
 
 @pytest.mark.parametrize("model, message", [
-    (ConcatenatedActivations,
-     r"aten.cat.default is not supported by fusion \(.*"
-     r"test_grouped_gemms.py:\d+\)$"),
+    *[(model, r"aten.cat.default is not supported by fusion \(.*"
+       r"test_grouped_gemms.py:\d+\)$")
+      for model in (ConcatenatedOtherInputs, ConcatenatedRows,
+                    ConcatenatedAndRead, ConcatenatedScaled)],
     (ConcatenatedInputFeatures,
      r"aten.cat.default is not supported by fusion: it concatenates "
      r"dimension 1 of 2-D parameters; fusion concatenates a GEMM's "

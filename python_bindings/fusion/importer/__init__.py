@@ -32,7 +32,9 @@ Tables keyed by ATen op say what fusion computes:
 - `CONCATS`: a concatenation of parameters that a GEMM reads as its weight
   (or bias), along the output features, becomes a `fusion.concat` that the
   GEMM reads in place (torch.compile's partitioner writes sibling
-  projections of one input so: one GEMM of their weights); no other.
+  projections of one input so: one GEMM of their weights, and
+  `graph_rewrites.join_concatenated_gemms` the linear layers whose outputs
+  a `cat` joins); no other.
 
 Importing is pure Python and produces a `Program` (fusion/program.py), a
 JSON-able description that is the cache key and the saved module's check;
