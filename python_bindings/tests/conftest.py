@@ -130,6 +130,23 @@ def fused_graphs(monkeypatch):
 
 
 @pytest.fixture
+def built_modules(monkeypatch):
+    """The text of each fusion module compiled (as imported, before the
+    compiler's passes)."""
+    import fusion.cache
+    texts = []
+    original = fusion.cache.build
+
+    def observe(programs):
+        module = original(programs)
+        texts.append(str(module))
+        return module
+
+    monkeypatch.setattr(fusion.cache, "build", observe)
+    return texts
+
+
+@pytest.fixture
 def inductor_calls(monkeypatch):
     """The forward graphs handed to inductor (compile_fx_inner)."""
     import torch._inductor.compile_fx as compile_fx

@@ -16,7 +16,6 @@ import torch.nn.functional as F
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fusion
-import fusion.cache
 import fusion.dynamo
 
 pytestmark = pytest.mark.usefixtures("fresh_dynamo")
@@ -57,21 +56,6 @@ class ExplicitAttention(Projections):
                    for layer in (self.q, self.k, self.v))
         scores = (q @ k.transpose(-1, -2) / self.head ** 0.5).softmax(-1)
         return (scores @ v).transpose(-2, -3).flatten(-2)
-
-
-@pytest.fixture
-def built_modules(monkeypatch):
-    """The text of each fusion module the backend compiles."""
-    texts = []
-    original = fusion.cache.build
-
-    def observe(programs):
-        module = original(programs)
-        texts.append(str(module))
-        return module
-
-    monkeypatch.setattr(fusion.cache, "build", observe)
-    return texts
 
 
 def relative_error(out, reference):
