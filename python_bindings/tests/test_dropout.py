@@ -150,29 +150,6 @@ def test_dropout_and_its_gradients_match_float64_of_the_same_draw(
         assert error <= max(2 * bound, 1e-5)
 
 
-def full_width_row_readers(text, features):
-    """The ops of module `text` that read a row operand of `features`
-    columns (a matrix beside their input: a draw, a residual)."""
-    return [line for line in text.splitlines() if "rows(" in line and
-            f"x{features}x" in line.split("rows(")[1].split(")")[0]]
-
-
-@pytest.mark.parametrize("kind", ["post_norm", "softmax"])
-def test_the_dropped_value_is_computed_once_for_its_reductions(
-        kind, built_modules):
-    """The value a norm or a softmax reduces (the dropout's output, with
-    the residual added to it) reads the draw, and the residual: one op
-    computes it (the GEMM's epilogue, after the compiler's passes) and the
-    reductions and the normalizing op read it, rather than each reading
-    the draw again."""
-    make, features = MODELS[kind]
-    torch.compile(make(), backend="fusion")(torch.randn(5, 32))
-    assert dropout_fused(), "no GEMM's epilogue took the dropout"
-    (reader,) = [line for text in built_modules
-                 for line in full_width_row_readers(text, features)]
-    assert "fusion.elementwise" in reader
-
-
 def test_inductor_fallback_applies_one_mask_forward_and_backward():
     """With the inductor fallback the draw is inductor's own (its seeds,
     not reproducible outside the graph): the elements the output dropped

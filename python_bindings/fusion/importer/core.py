@@ -9,7 +9,7 @@ from ..dtypes import ELEMENT_TYPES
 from ..errors import UnsupportedOperationError
 from ..formulas import ELEMENTWISE, ROUND_TO_ELEMENT
 from ..program import Program
-from .expressions import ROOT, Chain, Expr, Vectors, row_leaves
+from .expressions import Chain, Expr, Vectors
 from .nodes import (BATCH_NORMS, COLUMN_SLICES, CONCATS, CONSTANTS,
                     EXPANDS, FLOAT_CONVERSIONS, GEMMS, NORMALIZATIONS, POOLS,
                     REDUCTIONS, STRUCTURAL, TRANSPOSES, VIEWS,
@@ -433,21 +433,11 @@ class ImporterCore:
         that eager's identities hold (x - mean(x) over one feature is 0; a
         shifted logsumexp's largest term is exp(0); a training batch norm's
         statistics are those of the input its backward reads). Other
-        values stay float32 until the results are rounded once. A reduced
-        value that reads another matrix as wide as itself (a dropout's
-        draw, a residual) is materialized (_materialized_if_wide)."""
+        values stay float32 until the results are rounded once."""
         value = self.values.get(node)
-        if not isinstance(value, Chain) or not self._read_by_reduction(node):
+        if self.element not in ("bf16", "f16") or \
+                not isinstance(value, Chain):
             return
-        if self.element in ("bf16", "f16"):
-            value = self._join(ROUND_TO_ELEMENT, [value],
-                               [("dtype", self.element)], node)
-        self.values[node] = self._materialized_if_wide(value, node)
-
-    def _read_by_reduction(self, node):
-        """Whether a reduction of the partition reads `node` (through views
-        and float32 copies: decompositions upcast a 16-bit logsumexp's
-        input)."""
         inside, readers = set(self.nodes), list(node.users)
         while readers:
             reader = readers.pop()
@@ -456,32 +446,15 @@ class ImporterCore:
             name = op_name(reader)
             if name in REDUCTIONS or name in NORMALIZATIONS or \
                     name in BATCH_NORMS or name in POOLS:
-                return True
+                self.values[node] = self._join(
+                    ROUND_TO_ELEMENT, [value], [("dtype", self.element)],
+                    node)
+                return
+            # A reduction of the value's view, or of its float32 copy
+            # (decompositions upcast a 16-bit logsumexp's input), reads it.
             if name in VIEWS or name in STRUCTURAL or \
                     name in FLOAT_CONVERSIONS:
                 readers += list(reader.users)
-        return False
-
-    def _materialized_if_wide(self, chain, node):
-        """`chain` as a value of its own where its expression reads another
-        matrix of its width (a row operand that is no row statistic): its
-        reductions and the elementwise ops that use their results (a
-        softmax's, a norm's) would each read that matrix again, where one
-        op computes the value once and they read it. The GEMM whose output
-        is its root computes it in its epilogue, and the reductions from
-        its tiles (KernelBench 66: `softmax(dropout(linear(x)))`, whose
-        row program read the GEMM's output and the dropout's draw, 12 MB,
-        where eager's softmax reads 4; BERT's post-norm residual sum)."""
-        if chain.expr is ROOT or chain.width is None or chain.width < 2:
-            return chain
-        widths = {v.root: v.width for v in self.values.values()
-                  if isinstance(v, Chain)}
-        widths.update({value: c.width
-                       for c, value in self._materialized.values()})
-        if not any(widths.get(leaf.args[0]) == chain.width
-                   for leaf in row_leaves(chain.expr)):
-            return chain
-        return Chain(self.materialize(chain, node), ROOT, chain.width)
 
     def run(self):
         for node in self.inputs:
