@@ -545,7 +545,7 @@ def _grow(gemm, order, numbers, report, alone=False, backward=False):
     computing = [n for n in partition.fused() if importer.computes(n)]
     if not computing:
         if not alone:
-            report.reason = "nothing after it that fusion computes"
+            report.reason = _NOTHING_AFTER
             return None
         report.reason = "nothing after it that fusion computes, but " \
             "fusion's 3xTF32 GEMM is about 2x cuBLAS's SGEMM"
@@ -781,6 +781,9 @@ def _own(owners, call, gemm):
     model made it (for the reports of partitions it stops)."""
     owners[call] = gemm.name
     call.meta["stack_trace"] = gemm.meta.get("stack_trace")
+
+
+_NOTHING_AFTER = "nothing after it that fusion computes"
 
 
 def _owned_by(node, owner):
@@ -1279,6 +1282,14 @@ def fuse_graph(gm, options=None, compile_only=False, graph_index=0,
         if partition is not None:
             _fuse(graph, partition, report, owners, options, compile_only)
     for report in reports:
+        takers = sorted({owners[node] for node, _ in report.stopped
+                         if node in owners})
+        if report.reason == _NOTHING_AFTER and takers:
+            # Its readers are in another GEMM's partition, which reads its
+            # output as an operand (a parallel residual's sum of two
+            # layers' outputs).
+            report.reason = f"what follows it is fused after " \
+                f"{' and '.join(takers)}, which reads its output"
         report.stopped = [
             (importer.op_name(node), importer.where(node),
              _owned_by(node, owners[node]) if node in owners else why)
