@@ -8,7 +8,9 @@ part into its columns of the output. Through torch.compile(backend=
 Ragged shapes (a last part of 200 columns against 128-column tiles;
 parts of 96 and 160 columns; batches of 7, 333 and 1000 rows), each
 output against a float64 eager copy, and the census says they were
-grouped."""
+grouped. Layers whose outputs a `cat` joins (then a GELU) are one GEMM
+whose result is the concatenation, the GELU in its epilogue
+(join_concatenated_gemms)."""
 import copy
 
 import pytest
@@ -84,9 +86,41 @@ def test_grouped_projections(library_cache, within, sm90, case):
                f"{case_id(case)} output {index}")
 
 
+class Joined(Projections):
+    """The layers' outputs concatenated along the features, then a GELU."""
+
+    def forward(self, x):
+        return torch.nn.functional.gelu(torch.cat(super().forward(x), -1))
+
+
+def joined_model_of(case, device):
+    module, x, options = model_of(case, device)
+    joined = Joined(case[0], case[1]).to(device=device, dtype=x.dtype)
+    joined.load_state_dict(module.state_dict())
+    return joined, x, options
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_joined_projections(library_cache, within, sm90, case):
+    precision_setup("fp32")
+    module, x, options = joined_model_of(case, "cuda")
+    expected = copy.deepcopy(module).double()(x.double())
+    with torch.no_grad():
+        torch._dynamo.reset()
+        census = fusion.explain(module, x, options=options)
+        assert len(census) == 1 and census[0].joined and \
+            census[0].fused, f"not joined:\n{census}"
+        torch._dynamo.reset()
+        out = torch.compile(module, backend="fusion", options=options)(x)
+    assert out.shape == expected.shape
+    within(relative_error(out, expected), LIBRARY_BOUNDS[case[2]],
+           f"joined {case_id(case)}")
+
+
 def prepare():
     """The cases' libraries, compiled for sm_90 from CPU tensors."""
-    return compile_only_cases("grouped", CASES, model_of, case_id)
+    yield from compile_only_cases("grouped", CASES, model_of, case_id)
+    yield from compile_only_cases("joined", CASES, joined_model_of, case_id)
 
 
 PREPARE = {"grouped-gemm": prepare}
