@@ -927,20 +927,14 @@ def _group_key(gemm, options):
     layout, the dtype, whether they have biases), for a linear layer whose
     weight and bias are parameters of static shapes, with nothing scaled,
     that may be grouped (_may_group); else None."""
-    if importer.op_name(gemm) not in ("aten.addmm.default",
-                                      "aten.mm.default") or \
-            importer.gemm_scales(gemm) != (1.0, 1.0):
+    layer = importer.parameter_linear(gemm)
+    if layer is None:
         return None
-    try:
-        x, operand, bias, layout = importer.linear_operands(gemm)
-    except UnsupportedOperationError:
-        return None
-    weight = operand.args[0] if layout == "out_in" else operand
+    x, weight, bias, layout = layer
     meta, x_meta, w_meta = (importer.tensor_meta(n)
                             for n in (gemm, x, weight))
     if meta is None or x_meta is None or w_meta is None or \
-            not importer.is_graph_input(weight) or x_meta.dim() != 2 or \
-            w_meta.dim() != 2 or \
+            x_meta.dim() != 2 or w_meta.dim() != 2 or \
             not all(isinstance(d, int) for d in w_meta.shape) or \
             meta.dtype not in ELEMENT_TYPES or \
             {x_meta.dtype, w_meta.dtype} != {meta.dtype}:
@@ -948,8 +942,7 @@ def _group_key(gemm, options):
     if bias is not None:
         b_meta = importer.tensor_meta(bias)
         features = w_meta.shape[0 if layout == "out_in" else 1]
-        if not importer.is_graph_input(bias) or b_meta is None or \
-                tuple(b_meta.shape) != (features,) or \
+        if b_meta is None or tuple(b_meta.shape) != (features,) or \
                 b_meta.dtype != meta.dtype:
             return None
     if not _may_group(gemm, options):

@@ -40,7 +40,6 @@ from torch.fx.experimental.symbolic_shapes import statically_known_true
 from torch.fx.node import map_aggregate
 
 from . import importer
-from .errors import UnsupportedOperationError
 from .importer.nodes import concat_operands
 
 # The first is F.scaled_dot_product_attention, as dynamo records it.
@@ -626,19 +625,11 @@ def _gemm_part(node, rank):
         if _op_name(node) not in _ROW_RESHAPES or len(node.users) != 1:
             return None
         view, node = node, node.args[0]
-    if _op_name(node) not in ("aten.addmm.default", "aten.mm.default") or \
-            len(node.users) != 1 or importer.gemm_scales(node) != (1.0, 1.0):
-        return None
-    try:
-        x, operand, bias, layout = importer.linear_operands(node)
-    except UnsupportedOperationError:
-        return None
-    weight = operand.args[0] if layout == "out_in" else operand
-    if not importer.is_graph_input(weight) or (
-            bias is not None and not importer.is_graph_input(bias)) or \
+    layer = importer.parameter_linear(node)
+    if layer is None or len(node.users) != 1 or \
             importer.tensor_meta(node).dim() != 2:
         return None
-    return _GemmPart(node, view, x, weight, bias, layout)
+    return _GemmPart(node, view, *layer)
 
 
 def _join(graph, cat, parts):

@@ -288,6 +288,25 @@ def linear_operands(node):
     return x, transposed, bias, "out_in"
 
 
+def parameter_linear(node):
+    """(x, weight, bias or None, layout) of addmm or mm node `node` where it
+    is a linear layer of parameters (the weight and bias inputs of the
+    graph), nothing scaled: a layer that sibling layers of the same x may
+    join in one GEMM of their concatenated weights; else None."""
+    if op_name(node) not in ("aten.addmm.default", "aten.mm.default") or \
+            gemm_scales(node) != (1.0, 1.0):
+        return None
+    try:
+        x, operand, bias, layout = linear_operands(node)
+    except UnsupportedOperationError:
+        return None
+    weight = operand.args[0] if layout == "out_in" else operand
+    if not is_graph_input(weight) or \
+            (bias is not None and not is_graph_input(bias)):
+        return None
+    return x, weight, bias, layout
+
+
 def _undoes_transposed_view(transpose):
     """Whether 2-D transpose `transpose` is dense while its operand is not
     (the operand a transposed view of a dense matrix)."""
