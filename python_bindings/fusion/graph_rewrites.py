@@ -574,10 +574,8 @@ def join_concatenated_gemms(gm, may_join=lambda gemms: True):
         if _op_name(cat) != "aten.cat.default":
             continue
         parts = _concatenated_gemms(cat)
-        if parts is None or not may_join([part.gemm for part in parts]):
-            continue
-        _join(gm.graph, cat, parts)
-        joined += 1
+        if parts is not None and may_join([part.gemm for part in parts]):
+            joined += _join(gm.graph, cat, parts)
     if joined:
         gm.recompile()
     return joined
@@ -626,38 +624,48 @@ def _gemm_part(node, rank):
             return None
         view, node = node, node.args[0]
     layer = importer.parameter_linear(node)
-    if layer is None or len(node.users) != 1 or \
-            importer.tensor_meta(node).dim() != 2:
+    if layer is None or len(node.users) != 1:
         return None
     return _GemmPart(node, view, *layer)
 
 
 def _join(graph, cat, parts):
+    """Replaces `cat` by the GEMM of its parts' weights; returns whether it
+    did (the graph is left as it was where a value cannot be computed on
+    the fake tensors)."""
     aten = torch.ops.aten
     first = parts[0]
+    added = []
 
     def add(op, *args):
-        node = graph.call_function(op, args)
-        node.meta = {"val": op(*map_aggregate(
+        value = op(*map_aggregate(
             args, lambda a: a.meta["val"] if isinstance(a, torch.fx.Node)
-            else a)), "stack_trace": cat.meta.get("stack_trace")}
-        return node
+            else a))
+        added.append(graph.call_function(op, args))
+        added[-1].meta = {"val": value,
+                          "stack_trace": cat.meta.get("stack_trace")}
+        return added[-1]
 
-    with graph.inserting_before(cat):
-        weight = add(aten.cat.default, [p.weight for p in parts],
-                     0 if first.layout == "out_in" else 1)
-        if first.layout == "out_in":
-            weight = add(aten.permute.default, weight, [1, 0])
-        if first.bias is None:
-            result = add(aten.mm.default, first.x, weight)
-        else:
-            result = add(aten.addmm.default,
-                         add(aten.cat.default, [p.bias for p in parts]),
-                         first.x, weight)
-        if first.view is not None:
-            shape = list(first.view.args[1])
-            shape[-1] = importer.tensor_meta(cat).shape[-1]
-            result = add(aten.view.default, result, shape)
+    try:
+        with graph.inserting_before(cat):
+            weight = add(aten.cat.default, [p.weight for p in parts],
+                         0 if first.layout == "out_in" else 1)
+            if first.layout == "out_in":
+                weight = add(aten.permute.default, weight, [1, 0])
+            if first.bias is None:
+                result = add(aten.mm.default, first.x, weight)
+            else:
+                result = add(aten.addmm.default,
+                             add(aten.cat.default, [p.bias for p in parts]),
+                             first.x, weight)
+            if first.view is not None:
+                shape = list(first.view.args[1])
+                shape[-1] = importer.tensor_meta(cat).shape[-1]
+                result = add(aten.view.default, result, shape)
+    except Exception:  # noqa: BLE001 (the graph must run: leave the cat)
+        for node in reversed(added):
+            graph.erase_node(node)
+        return False
     cat.replace_all_uses_with(result)
     gemm = result.args[0] if first.view is not None else result
     gemm.meta[JOINED] = [p.gemm.name for p in parts]
@@ -668,3 +676,4 @@ def _join(graph, cat, parts):
     for node in replaced:
         if not node.users and node.op == "call_function":
             graph.erase_node(node)
+    return True

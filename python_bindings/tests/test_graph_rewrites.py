@@ -455,3 +455,45 @@ def test_ddp_pieces_take_the_causal_mask(tmp_path):
     assert sum(buffers) == 1, report
     assert len(passed) == 2 and all(kind == "causal" for _, kind in passed)
     assert report["loss"] < 1e-5 and report["gradients"] < 1e-4, report
+
+
+class _Siblings(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(16, 5), torch.nn.Linear(16, 7)
+
+    def forward(self, x):
+        return torch.cat([self.a(x), self.b(x)], -1)
+
+
+def _exported_siblings():
+    from fusion.export import _export
+    program, _ = _export(_Siblings(), [torch.randn(3, 4, 16)], False)
+    return program.graph_module
+
+
+def _ops(gm):
+    return [str(n.target) for n in gm.graph.nodes]
+
+
+def test_concatenated_siblings_become_one_gemm():
+    gm = _exported_siblings()
+    assert graph_rewrites.join_concatenated_gemms(gm) == 1
+    ops = _ops(gm)
+    assert ops.count("aten.addmm.default") == 1
+    assert ops.count("aten.cat.default") == 2  # the weights', the biases'
+    joined = next(n for n in gm.graph.nodes
+                  if str(n.target) == "aten.addmm.default")
+    assert len(joined.meta[graph_rewrites.JOINED]) == 2
+
+
+def test_a_join_the_fake_values_refuse_leaves_the_graph():
+    """Where a value of the joined GEMM cannot be computed (here one
+    weight's recorded shape made inconsistent), the graph is left as it
+    was: the cat stays, for the importer to refuse by name."""
+    gm = _exported_siblings()
+    weight = next(n for n in gm.graph.nodes if n.op == "placeholder")
+    weight.meta["val"] = weight.meta["val"].new_empty(5, 15)
+    before = _ops(gm)
+    assert graph_rewrites.join_concatenated_gemms(gm) == 0
+    assert _ops(gm) == before
