@@ -56,8 +56,8 @@ from .nodes import (BATCH_NORMS, CONCATS, CONSTANTS, EXPANDS,
                     UNDECOMPOSED, VIEWS, check_formula, computes,
                     constant_readers, folds_as_number, gemm_concats,
                     gemm_scales, int_size, is_graph_input, linear_operands,
-                    parameter_linear,
-                    location, op_name, tensor_meta, where)
+                    location, op_name, parameter_linear, tensor_meta,
+                    where)
 from .operands import OperandImports
 from .pools import PoolImports
 from .reductions import ReductionImports
