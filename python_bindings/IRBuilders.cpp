@@ -18,6 +18,7 @@
 #include "Bindings.h"
 
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Dialect/Fusion/IR/FusionRandomOps.h"
 #include "fusion/Dialect/Fusion/IR/GemmConfig.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -419,6 +420,20 @@ public:
     });
   }
 
+  ValueHandle randomUniform(const ValueHandle &seed, const ValueHandle &rowsOf,
+                            int64_t columns, int64_t stream,
+                            const py::object &loc) {
+    state->checkBuildable();
+    Value seedValue = use(seed, "seed"), rowsValue = use(rowsOf, "rows_of");
+    auto resultType = RankedTensorType::get(
+        {rows(rowsValue, "rows_of"), columns}, getElementType(rowsValue));
+    return build(loc, [&](OpBuilder &builder, Location location) {
+      return RandomUniformOp::create(builder, location, resultType, seedValue,
+                                     rowsValue,
+                                     builder.getI64IntegerAttr(stream));
+    });
+  }
+
   std::vector<ValueHandle>
   batchNorm(const ValueHandle &x, bool training, double epsilon,
             double momentum, const std::optional<ValueHandle> &weight,
@@ -748,6 +763,13 @@ void mlir::fusion::python::bindIRBuilders(py::module_ &m, ModuleClass &module) {
            py::arg("loc") = py::none(),
            "The parts joined along dimension `dim` (fusion.concat: a "
            "grouped GEMM's weight or bias, which the GEMM reads in place).")
+      .def("random_uniform", &FunctionBuilder::randomUniform, py::arg("seed"),
+           py::arg("rows_of"), py::arg("columns"), py::arg("stream"),
+           py::arg("loc") = py::none(),
+           "A [rows of `rows_of`, columns] draw of uniform random numbers in "
+           "[0, 1) of rows_of's element type (fusion.random_uniform: "
+           "Philox4x32-10 of each element's index under the 64 bits of "
+           "`seed`, a [2] f32 argument).")
       .def("batch_norm", &FunctionBuilder::batchNorm, py::arg("x"),
            py::arg("training") = true, py::arg("epsilon") = 1e-5,
            py::arg("momentum") = 0.1, py::arg("weight") = py::none(),

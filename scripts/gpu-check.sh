@@ -23,7 +23,8 @@
 #       large dictionary packs them small). `pack dir [--apart G,...]`
 #       packs again.
 #   scripts/gpu-check.sh run [dir|dir.tar.xz] [--jobs N] [--bench
-#       [SUITES]] [--timer T] [--baseline DIR] [PYTEST ARGS...]   on a GPU
+#       [SUITES]] [--timer T] [--baseline DIR] [--models M]
+#       [PYTEST ARGS...]   on a GPU
 #       machine with CUDA and PyTorch (no compiler, no pytest needed: the
 #       artifacts carry it; dir.tar.xz is unpacked with the bundles beside
 #       it, once a machine, those carried in later calls then; the checks
@@ -38,8 +39,9 @@
 #       (comma-separated, default all: workloads, family, models,
 #       host-overhead) with the timer T (throughput, cold-l2 or both, the
 #       default); with --baseline, the workloads suite times an earlier
-#       commit's libraries beside these. Exits non-zero where a check
-#       failed.
+#       commit's libraries beside these; --models is the driver's (the
+#       models or problems of the suites that take it). Exits non-zero
+#       where a check failed.
 #   scripts/gpu-check.sh baseline COMMIT [dir]   compiles the same
 #       workloads with an earlier commit's fusion-compile (for --baseline).
 set -euo pipefail
@@ -243,7 +245,7 @@ print(pathlib.Path(pytest.__file__).parents[1])')"
     jobs=$(( $(nproc) / 2 ))
     [ $jobs -gt 8 ] && jobs=8
     [ $jobs -lt 1 ] && jobs=1
-    bench="" timer=both baseline="" pytest_args=()
+    bench="" timer=both baseline="" models="" pytest_args=()
     while [ $# -gt 0 ]; do
       case "$1" in
         --bench)
@@ -252,6 +254,7 @@ print(pathlib.Path(pytest.__file__).parents[1])')"
           ;;
         --timer) timer="$2"; shift ;;
         --baseline) baseline="$2"; shift ;;
+        --models) models="$2"; shift ;;
         --jobs) jobs="$2"; shift ;;
         *) pytest_args+=("$1") ;;
       esac
@@ -311,7 +314,8 @@ print(pathlib.Path(pytest.__file__).parents[1])')"
     if [ -n "$bench" ]; then
       PYTHONPATH="$pythonpath" python3 "$root/scripts/bench/run.py" \
         --artifacts "$dir" --suite "$bench" --timer "$timer" \
-        ${baseline:+--baseline "$baseline"} || status=1
+        ${baseline:+--baseline "$baseline"} ${models:+--models "$models"} \
+        || status=1
     fi
     exit $status
     ;;

@@ -91,6 +91,8 @@ from . import gpu_metadata, graph_rewrites, importer, runtime
 from .cache import compiled_library, library_key
 from .census import Census, GemmReport
 from .dtypes import ELEMENT_TYPES, TORCH_DTYPES, rounded
+from .program import SEED_DTYPE, SEED_SHAPE
+from .random import SEED_BITS_DTYPE, SEED_BITS_RANGE
 from .errors import (FusionBackendWarning, LibraryNotCachedError,
                      UnsupportedOperationError)
 from .formulas import ELEMENTWISE
@@ -653,7 +655,8 @@ def _compile_partition(partition, options, compile_only):
     """Compiles the partition (or finds it in the cache) and loads its
     library (`compile_only`: reads its signature alone, the library being
     another machine's); returns (cache key, inputs, outputs, the rows of
-    inputs it takes apart, the outputs' view shapes) of the call to make."""
+    inputs it takes apart, the position of its draws' seed among its
+    arguments or None, the outputs' view shapes) of the call to make."""
     outputs = partition.outputs()
     inputs = partition.inputs()
     imported = importer.Importer(partition.members, inputs, outputs,
@@ -686,7 +689,9 @@ def _compile_partition(partition, options, compile_only):
         if _HELD:
             _HELD[-1].append(key)
             _CALLERS[key] += 1
-    return key, inputs, outputs, imported.slices, views
+    seed = None if imported.seed is None else \
+        [a["value"] for a in program.arguments].index(imported.seed)
+    return key, inputs, outputs, imported.slices, seed, views
 
 
 # The meta key of the nodes that make up a fusion::run call: the call, its
@@ -721,15 +726,28 @@ def _dense_rows(graph, node, last):
     return node
 
 
-def _replace(graph, key, inputs, outputs, slices, views, members):
+def _seed(graph, last, device, fake_mode):
+    """The seed of a library's draws, drawn per call from PyTorch's
+    generator as fusion.random.draw_seed draws it, appended after
+    `last`."""
+    with fake_mode or contextlib.nullcontext():
+        bits = _append(graph, last, torch.ops.aten.randint.low,
+                       *SEED_BITS_RANGE, SEED_SHAPE, dtype=SEED_BITS_DTYPE,
+                       device=device)
+        return _append(graph, bits, torch.ops.aten.view.dtype, bits,
+                       TORCH_DTYPES[SEED_DTYPE])
+
+
+def _replace(graph, key, inputs, outputs, slices, seed, views, members):
     """Inserts (and returns) the call of the library after the partition's
     last op; the users of its results are put in order after it
     (fuse_graph's sort). Inputs are
     passed as dense [rows, features] matrices (_dense_rows), single values
     as they are (0-d or (1,): the library reads one value), and the rows of
     weights and vectors it takes apart follow the inputs as views (copies
-    where a view would not be 16-byte aligned); the library's [batch,
-    values per row] results are viewed as the outputs' shapes."""
+    where a view would not be 16-byte aligned); the seed of its draws, if
+    any, goes at its position `seed`; the library's [batch, values per
+    row] results are viewed as the outputs' shapes."""
     order = {node: index for index, node in enumerate(graph.nodes)}
     last = max(members, key=order.__getitem__)
     arguments = []
@@ -747,6 +765,11 @@ def _replace(graph, key, inputs, outputs, slices, views, members):
             last = _append(graph, last, torch.ops.aten.clone.default, last,
                            memory_format=torch.contiguous_format)
         arguments.append(last)
+    if seed is not None:
+        values = [node.meta["val"] for node in inputs]
+        last = _seed(graph, last, values[0].device,
+                     torch._guards.detect_fake_mode(values))
+        arguments.insert(seed, last)
     call = _append(graph, last, torch.ops.fusion.run.default, key,
                    arguments)
     for index, (output, view) in enumerate(zip(outputs, views)):
@@ -1211,6 +1234,7 @@ def fuse_graph(gm, options=None, compile_only=False, graph_index=0,
     graph = gm.graph
     graph_rewrites.rewrite_einsum_gemms(gm)
     _merge_identical_views(graph)
+    _recompose_maskless_dropouts(graph)
     if not backward:
         graph_rewrites.join_concatenated_gemms(
             gm, lambda gemms: _may_join(gemms, options))
@@ -1428,10 +1452,12 @@ def _decompositions(fallback):
 
 
 def _decomposed_leftovers(gm, example_inputs):
-    """`gm` with the batch norms that fusion left (kept whole for it)
-    decomposed by inductor's table, which inductor expects to have run: it
-    refuses an op that its table decomposes."""
-    if not any(str(node.target) in importer.BATCH_NORMS
+    """`gm` with the batch norms and dropouts that fusion left (kept whole
+    for it) decomposed by inductor's table (dropouts as _dropout), which
+    inductor expects to have run: it refuses an op that its table
+    decomposes."""
+    if not any(str(node.target) in importer.BATCH_NORMS or
+               str(node.target) == importer.DROPOUT
                for node in gm.graph.nodes):
         return gm
     from torch._guards import detect_fake_mode
@@ -1440,7 +1466,8 @@ def _decomposed_leftovers(gm, example_inputs):
     fake_mode = detect_fake_mode(example_inputs)
     with enable_python_dispatcher(), \
             fake_mode if fake_mode is not None else contextlib.nullcontext():
-        return make_fx(gm, decomposition_table=_inductor_decompositions())(
+        return make_fx(gm, decomposition_table={
+            **_inductor_decompositions(), **_RANDOM_DECOMPOSITIONS})(
             *example_inputs)
 
 
@@ -1707,15 +1734,14 @@ def _run_rest(options, gm, example_inputs):
     return make_boxed_func(gm.forward)
 
 
-def _recompose_dropouts(graph):
-    """Each dropout that no fusion call took (one before a GEMM, after an
-    embedding), in a graph PyTorch runs: its decomposition (_dropout: a
-    draw, a comparison and two products, four kernels) becomes
-    aten.native_dropout again, PyTorch's one kernel, its p the one the
-    scale gives."""
+def _decomposed_dropouts(graph):
+    """Each dropout's decomposition (_dropout: a draw, a comparison and two
+    products) in `graph`, as (draw, keep, product, scaled), where the
+    mask's readers (keep's) all follow the product."""
     aten = torch.ops.aten
     order = {node: index for index, node in enumerate(graph.nodes)}
-    for draw in list(graph.nodes):
+    found = []
+    for draw in graph.nodes:
         if not _draws_uniform(draw) or len(draw.users) != 1:
             continue
         (keep,) = draw.users
@@ -1728,21 +1754,58 @@ def _recompose_dropouts(graph):
         (scaled,) = product.users
         # The dropout takes the product's place (its input may be computed
         # after the draw, a fusion call's result): the mask's other readers
-        # must follow it (nodes the loop inserts read none of them).
-        if scaled.target != aten.mul.Tensor or scaled.args[0] is not product \
-                or not isinstance(scaled.args[1], float) or \
-                any(order[user] < order[product] for user in keep.users):
-            continue
-        with graph.inserting_before(product):
-            dropout = graph.call_function(
-                aten.native_dropout.default,
-                (product.args[1], 1.0 - 1.0 / scaled.args[1], True))
-            result = graph.call_function(operator.getitem, (dropout, 0))
-            mask = graph.call_function(operator.getitem, (dropout, 1))
-        scaled.replace_all_uses_with(result)
+        # must follow it.
+        if scaled.target == aten.mul.Tensor and \
+                scaled.args[0] is product and \
+                isinstance(scaled.args[1], float) and \
+                all(order[user] >= order[product] for user in keep.users):
+            found.append((draw, keep, product, scaled))
+    return found
+
+
+def _recompose(graph, draw, keep, product, scaled):
+    """Makes a dropout's decomposition aten.native_dropout again, its p the
+    one the scale gives; the mask is its result 1 where anything reads
+    it."""
+    aten = torch.ops.aten
+    with graph.inserting_before(product):
+        dropout = graph.call_function(
+            aten.native_dropout.default,
+            (product.args[1], 1.0 - 1.0 / scaled.args[1], True))
+        result = graph.call_function(operator.getitem, (dropout, 0))
+        mask = graph.call_function(operator.getitem, (dropout, 1)) \
+            if len(keep.users) > 1 else None
+    result.meta = dict(scaled.meta)
+    dropout.meta = dict(scaled.meta, val=(scaled.meta.get("val"),
+                                          keep.meta.get("val")))
+    scaled.replace_all_uses_with(result)
+    if mask is not None:
+        mask.meta = dict(keep.meta)
         keep.replace_all_uses_with(mask)
-        for node in (scaled, product, keep, draw):
-            graph.erase_node(node)
+    for node in (scaled, product, keep, draw):
+        graph.erase_node(node)
+
+
+def _recompose_dropouts(graph):
+    """Each dropout that no fusion call took (one before a GEMM, after an
+    embedding), in a graph PyTorch runs: its decomposition (four kernels)
+    becomes aten.native_dropout again, PyTorch's one kernel."""
+    for dropout in _decomposed_dropouts(graph):
+        _recompose(graph, *dropout)
+
+
+def _recompose_maskless_dropouts(graph):
+    """Each dropout whose mask nothing else reads (no backward saves it: an
+    inference graph's) becomes aten.native_dropout again before
+    partitioning, which the importer draws in the epilogue that applies it
+    (`fusion.random_uniform` of a seed the call draws): neither PyTorch's
+    draw nor its reading costs a pass over memory. Where no partition
+    takes it, it is PyTorch's one kernel (or inductor's: its table
+    decomposes it again, _decomposed_leftovers)."""
+    for dropout in _decomposed_dropouts(graph):
+        _, keep, _, _ = dropout
+        if len(keep.users) == 1:
+            _recompose(graph, *dropout)
 
 
 def _increment_in_place(gm):

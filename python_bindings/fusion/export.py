@@ -63,6 +63,9 @@ class ImportedFunction:
     # passes rows [start, stop) of argument i, copied if `copy` (see
     # Importer.slices).
     slices: list = dataclasses.field(default_factory=list)
+    # The position among the library's arguments of the seed of its draws
+    # (training-mode dropout), which the caller draws per call, or None.
+    seed: int = None
 
 
 def _modes(module):
@@ -146,10 +149,12 @@ def import_module(module, example_inputs, *, training, name="forward"):
     positions = {node: i for i, (_, node) in enumerate(inputs)}
     slices = [[positions[node], start, stop, copy]
               for node, start, stop, copy in importer.slices]
+    seed = None if importer.seed is None else \
+        [a["value"] for a in program.arguments].index(importer.seed)
     return ImportedFunction(name, program, [a for a, _ in inputs], results,
                             structure, _batch_statistics(nodes),
                             output_ranks, differentiated, graph_arguments,
-                            output_shapes, constants, slices)
+                            output_shapes, constants, slices, seed)
 
 
 def _check_module(module, example_inputs, training):

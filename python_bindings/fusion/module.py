@@ -15,6 +15,7 @@ from .errors import FusionRuntimeError, UnsupportedOperationError
 from .export import (Argument, Result, import_module,
                      mode_dependent_modules)
 from .options import check_names, compiler_text, describe
+from .random import draw_seed
 
 MANIFEST = "fusion_module.json"
 _module_call = runtime.MODULE_CALL and runtime.MODULE_CALL.call
@@ -30,18 +31,22 @@ class _Entry:
     # Arguments past `arguments`: [i, start, stop, copy], rows of
     # argument i (copied if `copy`).
     slices: list
+    # The position of the draws' seed among the library's arguments, or
+    # None (ImportedFunction.seed).
+    seed: int = None
 
     def __post_init__(self):
         # What a call may skip: writing running statistics back, and
         # preparing the library's arguments.
         self.writes_back = any(r.kind != "output" for r in self.results)
-        self.plain_arguments = not self.slices
+        self.plain_arguments = not self.slices and self.seed is None
 
     @classmethod
     def from_manifest(cls, entry):
         return cls(entry["name"], [Argument(**a) for a in entry["arguments"]],
                    [Result(**r) for r in entry["results"]],
-                   entry["batch_statistics"], entry.get("slices", []))
+                   entry["batch_statistics"], entry.get("slices", []),
+                   entry.get("seed"))
 
 
 class CompiledModule(torch.nn.Module):
@@ -165,6 +170,13 @@ class CompiledModule(torch.nn.Module):
         self._check_batch_statistics(entry, batch)
         tensors = self._arguments(entry, inputs)
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+            if entry.seed is not None:
+                raise FusionRuntimeError(
+                    f"{self._manifest['module']}'s {mode}() forward draws "
+                    f"dropout masks, which its backward (the forward "
+                    f"recomputed through PyTorch) would draw anew: call it "
+                    f"under torch.no_grad(), or in eval() mode, or train "
+                    f"it through torch.compile(backend=\"fusion\")")
             outputs = _CallWithRecomputedBackward.apply(
                 self, mode, entry, leading, *tensors)
         else:
@@ -324,14 +336,17 @@ class CompiledModule(torch.nn.Module):
 def _library_inputs(entry, tensors):
     """The library's arguments: the tensors, then the rows of weights and
     vectors it takes apart (views, or copies where a view would not be
-    16-byte aligned)."""
+    16-byte aligned), and the seed of its draws, drawn now."""
     if entry.plain_arguments:
         return tensors
     def rows(i, start, stop, copy):
         view = tensors[i][start:stop]
         return view.clone() if copy else view
 
-    return tensors + [rows(*piece) for piece in entry.slices]
+    arguments = tensors + [rows(*piece) for piece in entry.slices]
+    if entry.seed is not None:
+        arguments.insert(entry.seed, draw_seed(tensors[0].device))
+    return arguments
 
 
 class _CallWithRecomputedBackward(torch.autograd.Function):
@@ -497,7 +512,7 @@ def _manifest_entries(functions):
                    "arguments": [dataclasses.asdict(a) for a in f.arguments],
                    "results": [dataclasses.asdict(r) for r in f.results],
                    "batch_statistics": f.batch_statistics,
-                   "slices": f.slices}
+                   "slices": f.slices, "seed": f.seed}
             for mode, f in functions.items()}
 
 

@@ -22,6 +22,10 @@ value numbers, its ops on numbered values, and its results. The ops:
 - {"op": "concat", "operands": [arguments...], "dim": d}: arguments (a
   linear op's weights or biases) concatenated along dimension d, a
   `fusion.concat` that the linear op reads in place
+- {"op": "random_uniform", "operands": [seed, rows_of], "columns": N,
+  "stream": s}: a [rows of rows_of, N] draw of uniform random numbers in
+  [0, 1) (`fusion.random_uniform`), seed a [2] f32 argument holding 64
+  random bits (SEED_SHAPE, SEED_DTYPE) that the caller draws per call
 
 A body is a list of nodes, operands first: {"fn": "x"}, {"fn": "column",
 "index": i}, {"fn": "row", "index": j}, or {"fn": ATen op name, "args",
@@ -40,6 +44,12 @@ import hashlib
 import json
 
 from .formulas import FORMULAS
+
+# A draw's seed argument: 64 random bits as two float32 elements (the entry
+# ABI's tensors are floating point), drawn per call by the caller
+# (`draw_seed`).
+SEED_SHAPE = [2]
+SEED_DTYPE = "f32"
 
 
 class Program:
@@ -78,6 +88,12 @@ class Program:
         """Arguments `parts` concatenated along dimension `dim`."""
         return self._op({"op": "concat", "operands": list(parts),
                          "dim": dim}, location)
+
+    def random_uniform(self, seed, rows_of, columns, stream, location):
+        """A [rows of `rows_of`, `columns`] draw in [0, 1), independent of
+        the draws of other `stream`s under one `seed`."""
+        return self._op({"op": "random_uniform", "operands": [seed, rows_of],
+                         "columns": columns, "stream": stream}, location)
 
     def _pure_op(self, record, location):
         key = json.dumps(record, sort_keys=True)
@@ -314,6 +330,10 @@ def build(programs):
                     batch_stats=op.get("batch_stats"), loc=loc)))
             elif op["op"] == "concat":
                 values[results[0]] = f.concat(operands, op["dim"], loc=loc)
+            elif op["op"] == "random_uniform":
+                values[results[0]] = f.random_uniform(
+                    *operands, columns=op["columns"], stream=op["stream"],
+                    loc=loc)
         f.finish([values[i] for i in program.results])
     return module
 

@@ -78,10 +78,10 @@ class ResidualBlock(nn.Module):
         return self.norm(x + self.drop(self.dense(x)))
 
 
-def test_dropout_module_compiled_in_eval_runs_and_refuses_train():
+def test_dropout_module_compiled_in_eval_runs_in_both_modes():
     """Compiled in eval(), a module with dropout runs in eval() (KernelBench
-    66's case) and refuses train() mode, whose dropout fusion refused, at
-    the call, naming the op."""
+    66's case) and in train() mode, each call drawing
+    its masks (test_random_draws.py checks the draws)."""
     model = ResidualBlock().eval()
     compiled = fusion.compile(model, (torch.randn(2, 5, 16),), target="cpu")
     x = torch.randn(3, 4, 16)
@@ -91,28 +91,55 @@ def test_dropout_module_compiled_in_eval_runs_and_refuses_train():
     assert torch.allclose(compiled(x).double(), expected, rtol=1e-5,
                           atol=1e-5)
     model.train()
+    torch.manual_seed(1)
+    dropped = compiled(x)
+    assert not torch.allclose(dropped.double(), expected, rtol=1e-3,
+                              atol=1e-3)
+    torch.manual_seed(1)
+    assert torch.equal(compiled(x), dropped)
+
+
+class CumulativeBatchNorm(nn.Module):
+    """A batch norm of cumulative averages (momentum=None), which fusion
+    computes in eval() mode only."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Linear(16, 16)
+        self.bn = nn.BatchNorm1d(16, momentum=None)
+
+    def forward(self, x):
+        return self.bn(self.dense(x))
+
+
+def test_module_compiled_in_eval_refuses_its_refused_train_mode():
+    model = CumulativeBatchNorm().eval()
+    compiled = fusion.compile(model, (torch.randn(5, 16),), target="cpu")
+    x = torch.randn(4, 16)
+    assert torch.allclose(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    model.train()
     with pytest.raises(fusion.FusionRuntimeError,
-                       match="without its train.* mode.*native_dropout"):
+                       match="without its train.* mode.*momentum=None"):
         compiled(x)
 
 
-def test_dropout_module_saved_and_loaded_keeps_its_refused_mode(tmp_path):
-    model = ResidualBlock().eval()
-    x = torch.randn(3, 4, 16)
+def test_module_saved_and_loaded_keeps_its_refused_mode(tmp_path):
+    model = CumulativeBatchNorm().eval()
+    x = torch.randn(3, 16)
     fusion.compile(model, (x,), target="cpu").save(tmp_path / "block")
     loaded = fusion.load(tmp_path / "block", model)
     assert torch.allclose(loaded(x), model(x), rtol=1e-5, atol=1e-5)
     model.train()
     with pytest.raises(fusion.FusionRuntimeError,
-                       match="without its train.* mode.*native_dropout"):
+                       match="without its train.* mode.*momentum=None"):
         loaded(x)
 
 
-def test_dropout_module_compiled_in_train_is_refused():
-    with pytest.raises(fusion.UnsupportedOperationError,
-                       match="native_dropout"):
-        fusion.compile(ResidualBlock().train(), (torch.randn(2, 5, 16),),
-                       target="cpu")
+def test_dropout_module_compiled_in_train_for_a_gpu_has_both_modes():
+    compiled = fusion.compile(ResidualBlock().train(),
+                              (torch.randn(2, 5, 16),), target="sm_90")
+    assert compiled._manifest["refused"] == {}
+    assert set(compiled._manifest["entries"]) == {"train", "eval"}
 
 
 def test_rank_3_input_read_as_residual_and_strided():

@@ -1,10 +1,13 @@
 """Training-mode dropout under torch.compile(backend="fusion"): the
 backend decomposes it into a draw of uniform numbers and a comparison
 (`rand(x.shape) > p`, as inductor's table does), and the GEMM before it
-takes the draw as an input and applies the mask in its epilogue, with what
-follows (a residual and a norm, a softmax). The draw is PyTorch's, so that
-a float64 reference of the same draw is exact: these tests compare every
-result and gradient with one."""
+applies the mask in its epilogue, with what follows (a residual and a
+norm, a softmax). Where a backward reads the mask, the draw is PyTorch's,
+which the GEMM reads as an input; where nothing else reads it (an
+inference graph's), the epilogue draws it (`fusion.random_uniform` of a
+seed the call draws from PyTorch's generator). Either draw is known
+outside the graph, so that a float64 reference of the same draw is exact:
+these tests compare every result and gradient with one."""
 import pytest
 import torch
 import torch.nn as nn
@@ -13,6 +16,7 @@ import torch.nn.functional as F
 import fusion
 import fusion.dynamo
 from fusion.dtypes import rounded
+from fusion.random import draw_seed, uniform
 
 pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
@@ -65,9 +69,10 @@ class DropoutSoftmax(LinearDropout):
 
 
 def dropout_fused():
-    """Whether a partition of the last forward graph compares a draw."""
-    return any("aten.gt.Scalar" in members
-               for members in fusion.dynamo.last_fused)
+    """Whether a partition of the last forward graph compares a draw (its
+    own, in an inference graph)."""
+    return any({"aten.gt.Scalar", "aten.native_dropout.default"} &
+               set(members) for members in fusion.dynamo.last_fused)
 
 
 def relative_error(value, reference):
@@ -95,6 +100,16 @@ def the_same_draw(x, features, seed, dtype):
     torch.manual_seed(seed)
     return torch.rand(*x.shape[:-1], features, dtype=dtype) > \
         rounded(P, dtype)
+
+
+def the_epilogues_draw(x, features, seed, dtype):
+    """The elements the dropout keeps where the epilogue draws: the draw of
+    stream 0 under the seed drawn after `seed` (the graph's one seed),
+    above p as `dtype` holds it."""
+    torch.manual_seed(seed)
+    rows = x.numel() // x.shape[-1]
+    draw = uniform(draw_seed(x.device), rows, features, 0, dtype)
+    return draw.view(*x.shape[:-1], features) > rounded(P, dtype)
 
 
 class Masked(nn.Module):
@@ -196,11 +211,11 @@ def test_dropout_of_p_one_drops_everything():
     assert torch.equal(out, torch.zeros(5, 48))
 
 
-def test_graph_of_a_call_and_its_draw_skips_inductor(inductor_calls):
+def test_graph_of_a_call_and_its_seed_skips_inductor(inductor_calls):
     """KernelBench 66's graph under the inductor fallback, without
-    gradients: the draw and fusion's call, which run without inductor's
-    wrapper (PyTorch's rand, one kernel); with an op fusion leaves, the
-    graph is inductor's (the draw its own)."""
+    gradients: the seed's draw and fusion's call, which run without
+    inductor's wrapper; with an op fusion leaves, the graph is
+    inductor's."""
     model = DropoutSoftmax()
     x = torch.randn(37, 32)
     options = {"fallback": "inductor"}
@@ -209,7 +224,7 @@ def test_graph_of_a_call_and_its_draw_skips_inductor(inductor_calls):
         out = torch.compile(model, backend="fusion", options=options)(x)
         assert dropout_fused()
         assert inductor_calls == []
-        keep = the_same_draw(x, 48, 5, torch.float32)
+        keep = the_epilogues_draw(x, 48, 5, torch.float32)
         expected = with_mask(model, keep, torch.float64)(x.double())
         assert relative_error(out, expected) <= 1e-5
         torch._dynamo.reset()
@@ -262,3 +277,50 @@ def test_dropout_no_epilogue_takes_is_pytorchs_one_kernel(graphs_run, grad):
         # The inputs the mask dropped, and only those, get no gradient.
         out.sum().backward()
         assert 0.1 < (x.grad == 0).double().mean().item() < 0.3
+
+
+@pytest.mark.parametrize("kind", list(MODELS))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_inference_graphs_draw_in_the_epilogue(graphs_run, kind, dtype):
+    """Without gradients, nothing but the epilogue reads the mask: the
+    epilogue draws it, so that the graph neither draws nor reads a matrix
+    of PyTorch's; the results are the float64 reference's of that draw,
+    as close as eager's."""
+    make, features = MODELS[kind]
+    model = make().to(dtype)
+    x = torch.randn(3, 7, 32, dtype=dtype)
+    with torch.no_grad():
+        torch.manual_seed(5)
+        out = torch.compile(model, backend="fusion",
+                            options={"fallback": "eager"})(x)
+        assert dropout_fused(), "no GEMM's epilogue took the dropout"
+        keep = the_epilogues_draw(x, features, 5, dtype)
+        expected = with_mask(model, keep, torch.float64)(x.double())
+        eager = with_mask(model, keep, dtype)(x)
+    assert 0.1 < 1 - keep.double().mean().item() < 0.3
+    assert relative_error(out, expected) <= \
+        max(2 * relative_error(eager, expected), 1e-5)
+    assert not {"aten.rand.default", "aten.native_dropout.default"} & \
+        set(graphs_run[0])
+    assert "aten.randint.low" in graphs_run[0]
+
+
+def test_inductor_draws_the_seed_where_it_compiles_the_graph(
+        inductor_calls):
+    """A graph that inductor compiles (the second GEMM is PyTorch's) draws
+    the epilogue's seed as inductor draws (its seeds from PyTorch's
+    generator, not torch.randint's sequence): calls repeat after
+    torch.manual_seed and differ without it."""
+    model = InnerDropout()
+    x = torch.randn(37, 32)
+    compiled = torch.compile(model, backend="fusion",
+                             options={"fallback": "inductor"})
+    with torch.no_grad():
+        torch.manual_seed(5)
+        first = compiled(x)
+        assert dropout_fused() and len(inductor_calls) == 1
+        second = compiled(x)
+        torch.manual_seed(5)
+        assert torch.equal(compiled(x), first)
+        assert not torch.equal(second, first)
+        assert torch.isfinite(first).all()

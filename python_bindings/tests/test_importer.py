@@ -302,9 +302,6 @@ def test_rrelu_outside_training_is_leaky_relu_with_the_mean_slope():
                           r"not supported by fusion: chebyshev_polynomial_t "
                           r"of degree 33: fusion unrolls the recurrence in "
                           r"each element's code, up to degree 32"),
-    (Dropout().train(), r"aten.native_dropout.default is not supported by "
-                        r"fusion: dropout in training mode.*eval\(\) mode "
-                        r"it is the identity"),
 ])
 def test_unsupported_operations_name_op_and_line(model, names):
     with pytest.raises(fusion.UnsupportedOperationError,
@@ -339,6 +336,22 @@ def test_polygamma_of_a_negative_order_is_refused_at_import():
 def test_dropout_in_eval_is_the_identity():
     f = import_module(Dropout().eval(), (torch.randn(4, 8),), training=False)
     assert ops(f) == ["linear"]
+
+
+def test_dropout_in_training_reads_a_draw_of_the_seed_argument():
+    """The draw's rows are those of the GEMM's input x (so that the
+    comparison can join the GEMM's epilogue), its seed the last argument,
+    which the caller draws (ImportedFunction.seed)."""
+    f = import_module(Dropout().train(), (torch.randn(4, 8),), training=True)
+    assert ops(f) == ["linear", "random_uniform", "elementwise"]
+    arguments = f.program.arguments
+    x = arguments[[a.kind for a in f.arguments].index("input")]["value"]
+    assert f.seed == len(arguments) - 1
+    assert arguments[f.seed]["shape"] == [2]
+    assert arguments[f.seed]["dtype"] == "f32"
+    draw = f.program.data["ops"][1]
+    assert draw["operands"] == [arguments[f.seed]["value"], x]
+    assert (draw["columns"], draw["stream"]) == (6, 0)
 
 
 def test_momentum_none_is_refused():

@@ -3,6 +3,7 @@
 #include "fusion/Codegen/Config/TileReductions.h"
 
 #include "fusion/Codegen/Config/GemmKernelRules.h"
+#include "fusion/Dialect/Fusion/IR/FusionRandomOps.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -23,6 +24,8 @@ RowProgramOps mlir::fusion::collectRowProgram(ReduceOp first,
   Block::iterator next = first->getIterator();
   for (; next != end; ++next) {
     Operation *op = &*next;
+    if (isa<RandomUniformOp>(op))
+      continue; // Computed where its readers read it.
     bool joins = false;
     if (auto reduce = dyn_cast<ReduceOp>(op))
       joins = reduce.getInput() == program.input &&

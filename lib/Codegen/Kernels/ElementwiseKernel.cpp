@@ -75,12 +75,12 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
                                             StringRef name, MatrixShape shape,
                                             ArrayRef<ColumnOperand> columns,
                                             const ScalarFn &fn,
-                                            ArrayRef<int64_t> rowGroups,
+                                            ArrayRef<RowOperandSource> rows,
                                             ArrayRef<ScalarFn> intermediates) {
   OpBuilder::InsertionGuard insertion(builder);
   Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
   SmallVector<Type> argTypes{ptr, ptr, builder.getI64Type()};
-  size_t operandCount = columns.size() + rowGroups.size();
+  size_t operandCount = columns.size() + rows.size();
   argTypes.append(operandCount + intermediates.size(), ptr);
   gpu::GPUFuncOp kernel = createKernel(builder, loc, name, argTypes);
   LaunchContract launch;
@@ -89,10 +89,10 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
   auto args = kernel.getArguments();
   int64_t width = shape.vectorWidth;
   ElementwiseTiling tiling(shape, !columns.empty());
-  Value rows = args[2];
+  Value rowCount = args[2];
   ElementwiseThread thread = ElementwiseThread::of(builder, loc, tiling, width);
   Value column = thread.column;
-  Value lastRow = arith::SubIOp::create(builder, loc, rows, e.i64(1));
+  Value lastRow = arith::SubIOp::create(builder, loc, rowCount, e.i64(1));
   // The `width` columns of a thread are consecutive and start at a multiple
   // of `width`: each column operand is one aligned vector load.
   SmallVector<SmallVector<Value>> columnLanes;
@@ -110,10 +110,11 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
     SmallVector<Value> lanes =
         e.loadLanes(args[0], shape.elementType, element, width);
     SmallVector<SmallVector<Value>> operandLanes(columnLanes);
-    for (auto [index, groups] : llvm::enumerate(rowGroups))
-      operandLanes.push_back(e.loadRowLanes(args[3 + columns.size() + index],
+    for (auto [index, source] : llvm::enumerate(rows))
+      operandLanes.push_back(e.loadRowLanes(source,
+                                            args[3 + columns.size() + index],
                                             shape.elementType, safeRow, column,
-                                            width, groups, shape.columns));
+                                            width, shape.columns));
     SmallVector<SmallVector<Value>> rowResults(1 + intermediates.size());
     for (int64_t lane = 0; lane < width; ++lane) {
       SmallVector<Value> operands;
@@ -129,7 +130,8 @@ Kernel mlir::fusion::buildElementwiseKernel(OpBuilder &builder, Location loc,
   Value chunkInside = e.lessThan(thread.chunk, e.i64(tiling.rowChunks));
   for (auto [row, rowResults] : llvm::zip(rowIndices, results)) {
     Value inside =
-        arith::AndIOp::create(builder, loc, chunkInside, e.lessThan(row, rows));
+        arith::AndIOp::create(builder, loc, chunkInside,
+                              e.lessThan(row, rowCount));
     auto store = scf::IfOp::create(builder, loc, inside,
                                    /*withElseRegion=*/false);
     OpBuilder::InsertionGuard branch(builder);

@@ -1,6 +1,7 @@
 //===- GemmEpilogue.cpp - the epilogue of the generated GEMM kernels ------===//
 
 #include "fusion/Codegen/Kernels/GemmEpilogue.h"
+#include "fusion/Codegen/Math/Philox.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -30,7 +31,7 @@ GemmEpilogueArguments::take(const GemmKernelProblem &problem,
     args.intermediates.push_back(kernelArgs[next++]);
   for (size_t i = 0; i < problem.columns.size(); ++i)
     args.columns.push_back(kernelArgs[next++]);
-  for (size_t i = 0; i < problem.rowGroups.size(); ++i)
+  for (size_t i = 0; i < problem.rows.size(); ++i)
     args.rowOperands.push_back(kernelArgs[next++]);
   if (const std::optional<GemmBatchNorm> &bn = problem.batchNorm) {
     if (bn->operands.weight)
@@ -87,8 +88,13 @@ unsigned mlir::fusion::completeGemmLaunch(const GemmKernelProblem &problem,
     addVector(column.single ? 1 : n, column.elementType);
   };
   llvm::for_each(problem.columns, addColumnOperand);
-  for (int64_t groups : problem.rowGroups)
-    addMemRef({dynamic, groups}, type, {rows, RowExpr::constant(groups)});
+  for (const RowOperandSource &source : problem.rows) {
+    if (source.isDraw()) // Its seed.
+      addVector(2, Float32Type::get(type.getContext()));
+    else
+      addMemRef({dynamic, source.groups}, type,
+                {rows, RowExpr::constant(source.groups)});
+  }
   // The moments of each block row of each column.
   GemmConfigAttr config = problem.config;
   if (const std::optional<GemmBatchNorm> &bn = problem.batchNorm) {
@@ -438,16 +444,32 @@ GemmEpilogueEmitter::loadRowOperands(Value firstRow, Value firstColumn,
   // A run down a column (operands = w_x) loads an element a row, each
   // alone: the swapped tiles take small batches, whose row operands are
   // small.
+  // A draw's element (m, g) of its [M, G] matrix, at `m * G + g`
+  // (index values), computed from the seed its operand holds.
+  auto drawAt = [&](Value operand, const RowOperandSource &source,
+                    Value rowOfElement, Value group) {
+    std::pair<Value, Value> key = philoxKey(
+        b, loc, memref::LoadOp::create(b, loc, operand, ValueRange{idx(0)}),
+        memref::LoadOp::create(b, loc, operand, ValueRange{idx(1)}));
+    Value index = arith::IndexCastUIOp::create(
+        b, loc, b.getI64Type(),
+        add(arith::MulIOp::create(b, loc, rowOfElement, idx(source.groups)),
+            group));
+    return drawElement(b, loc, key, *source.drawStream, index, elementType);
+  };
   if (c.swapsOperands()) {
     Value globalColumn =
         arith::MinUIOp::create(b, loc, add(t.columnBase, column), idx(p.n - 1));
-    for (auto [operand, groups] : llvm::zip(args.rowOperands, p.rowGroups)) {
-      Value group = div(globalColumn, p.n / groups);
+    for (auto [operand, source] : llvm::zip(args.rowOperands, p.rows)) {
+      Value group = div(globalColumn, p.n / source.groups);
       for (int64_t j = 0; j < width; ++j) {
         Value rowOfElement = arith::MinUIOp::create(
             b, loc, add(t.rowBase, add(row, j)), lastRow);
-        values[j].push_back(widen(memref::LoadOp::create(
-            b, loc, operand, ValueRange{rowOfElement, group})));
+        values[j].push_back(
+            source.isDraw()
+                ? drawAt(operand, source, rowOfElement, group)
+                : widen(memref::LoadOp::create(
+                      b, loc, operand, ValueRange{rowOfElement, group})));
       }
     }
     return values;
@@ -455,16 +477,27 @@ GemmEpilogueEmitter::loadRowOperands(Value firstRow, Value firstColumn,
   Value globalRow =
       arith::MinUIOp::create(b, loc, add(t.rowBase, row), lastRow);
   Value globalColumn = add(t.columnBase, column);
-  for (auto [index, operandAndGroups] :
-       llvm::enumerate(llvm::zip(args.rowOperands, p.rowGroups))) {
-    Value operand = std::get<0>(operandAndGroups);
-    int64_t groups = std::get<1>(operandAndGroups);
+  for (auto [index, operandAndSource] :
+       llvm::enumerate(llvm::zip(args.rowOperands, p.rows))) {
+    Value operand = std::get<0>(operandAndSource);
+    const RowOperandSource &source = std::get<1>(operandAndSource);
+    int64_t groups = source.groups;
     if (providedOperand == index) {
       SmallVector<Value> provided = providedRows(runNumber);
       assert(provided.size() == static_cast<size_t>(width) &&
              "provided values of another run");
       for (int64_t j = 0; j < width; ++j)
         values[j].push_back(widen(provided[j]));
+      continue;
+    }
+    if (source.isDraw()) {
+      int64_t groupColumns = p.n / groups;
+      for (int64_t j = 0; j < width; ++j) {
+        Value at = arith::MinUIOp::create(b, loc, add(globalColumn, j),
+                                          idx(p.n - 1));
+        values[j].push_back(
+            drawAt(operand, source, globalRow, div(at, groupColumns)));
+      }
       continue;
     }
     // A full [M, N] operand whose rows hold whole runs is read a run at a

@@ -3,6 +3,8 @@
 #include "fusion/Codegen/Kernels/KernelSupport.h"
 
 #include "fusion/Codegen/Config/Chips.h"
+#include "fusion/Codegen/Math/Philox.h"
+#include "fusion/Dialect/Fusion/IR/FusionRandomOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -37,6 +39,30 @@ ColumnOperand ColumnOperand::of(Value vector) {
 
 SmallVector<ColumnOperand> mlir::fusion::columnOperandsOf(ValueRange vectors) {
   return llvm::map_to_vector(vectors, ColumnOperand::of);
+}
+
+SmallVector<RowOperandSource>
+mlir::fusion::rowOperandSourcesOf(ValueRange rows) {
+  return llvm::map_to_vector(rows, [](Value row) {
+    auto type = cast<RankedTensorType>(row.getType());
+    RowOperandSource source{type.getDimSize(1), std::nullopt};
+    if (auto draw = row.getDefiningOp<RandomUniformOp>())
+      source.drawStream = draw.getStream();
+    return source;
+  });
+}
+
+Value mlir::fusion::drawElement(OpBuilder &builder, Location loc,
+                                std::pair<Value, Value> key, int64_t stream,
+                                Value index, Type elementType) {
+  Value draw = buildUniformDraw(builder, loc, key, index, stream);
+  return widenToF32(builder, loc, narrowTo(builder, loc, draw, elementType));
+}
+
+std::pair<Value, Value> KernelEmitter::drawKey(Value seed) {
+  Type f32 = b.getF32Type();
+  return philoxKey(b, loc, load(f32, seed, f32, i64(0), 8),
+                   load(f32, seed, f32, i64(1), 4));
 }
 
 int64_t mlir::fusion::getVectorWidth(Type elementType, int64_t columns) {

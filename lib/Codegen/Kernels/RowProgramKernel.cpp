@@ -176,8 +176,8 @@ RowProgramEmitter::operandLanes(KernelEmitter &le, const RowStep &step,
       break;
     case RowOperand::Kind::Rows:
       lanes.push_back(le.loadRowLanes(
-          pointer(operand.index), operand.elementType, matrixRow,
-          matrixColumn, width, operand.groups, over.columns * groups));
+          operand.rows(), pointer(operand.index), operand.elementType,
+          matrixRow, matrixColumn, width, over.columns * groups));
       break;
     case RowOperand::Kind::StepValue:
       lanes.push_back(SmallVector<Value>(width, stepValues[operand.index]));
@@ -280,7 +280,11 @@ void RowProgramEmitter::emitScalar(size_t index) {
                       arith::DivUIOp::create(builder, loc, group,
                                              e.i64(groups / operand.groups)));
       operands.push_back(
-          e.loadColumn(pointer(operand.index), operand.elementType, element));
+          operand.drawStream
+              ? drawElement(builder, loc, e.drawKey(pointer(operand.index)),
+                            *operand.drawStream, element, operand.elementType)
+              : e.loadColumn(pointer(operand.index), operand.elementType,
+                             element));
       break;
     }
     case RowOperand::Kind::StepValue:

@@ -104,7 +104,7 @@ void BatchNormLowering::emitBatchNorm(
                                    cols.drop_front(userColumns + 3),
                                    ValueRange());
         },
-        /*rowGroups=*/{}, extraFns);
+        /*rows=*/{}, extraFns);
   });
   SmallVector<Value> normalizeOperands{
       input.ptr, after ? buffers.lookup(after->getResult(0)).ptr : output.ptr};

@@ -14,6 +14,7 @@
 #include "fusion/Codegen/Config/GemmKernelRules.h"
 #include "fusion/Codegen/Config/Verifiers.h"
 #include "fusion/Dialect/Fusion/IR/EntryPoints.h"
+#include "fusion/Dialect/Fusion/IR/FusionRandomOps.h"
 #include "fusion/Dialect/FusionRuntime/IR/FusionRuntimeDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -44,6 +45,9 @@ private:
   /// Whether every use of `concat` reads its parts in place (a grouped
   /// GEMM's weight and bias); a located error otherwise.
   LogicalResult checkReadInPlace(ConcatOp concat);
+  /// Whether the kernels compute `draw` where they read it (every use a
+  /// row operand); a located error otherwise.
+  LogicalResult checkComputedWhereRead(RandomUniformOp draw);
   /// The host function of the entry point, its failure path (which frees
   /// the workspace) and the insertion point in its entry block.
   void createHostFunction();
@@ -88,6 +92,25 @@ LogicalResult HostEmitter::checkReadInPlace(ConcatOp concat) {
           "fused_linear joined along N (not of a dual GEMM), or as its bias "
           "joined of parts of the weight's widths: the GEMM reads the parts "
           "in place");
+  }
+  return success();
+}
+
+LogicalResult HostEmitter::checkComputedWhereRead(RandomUniformOp draw) {
+  for (OpOperand &use : draw->getUses()) {
+    Operation *user = use.getOwner();
+    ValueRange rows;
+    if (auto fused = dyn_cast<FusedLinearOp>(user))
+      rows = fused.getEpilogueRows();
+    else if (auto reduce = dyn_cast<ReduceOp>(user))
+      rows = reduce.getRowOperands();
+    else if (auto elementwise = dyn_cast<ElementwiseOpInterface>(user))
+      rows = elementwise.getRowOperands();
+    if (!llvm::is_contained(rows, draw.getResult()))
+      return draw.emitOpError(
+          "is compiled by the GPU backends only as a row operand of "
+          "elementwise, reduce or fused_linear ops, which compute it where "
+          "they read it; it is not stored");
   }
   return success();
 }
@@ -143,6 +166,11 @@ LogicalResult HostEmitter::checkSupported() {
         return WalkResult::advance();
       return WalkResult::interrupt();
     }
+    if (auto draw = dyn_cast<RandomUniformOp>(op)) {
+      if (succeeded(checkComputedWhereRead(draw)))
+        return WalkResult::advance();
+      return WalkResult::interrupt();
+    }
     op->emitOpError("cannot be compiled by the GPU backends (run "
                     "--fusion-optimize first; only fused_linear, "
                     "elementwise fusion ops, reduce, batch_norm and a "
@@ -172,7 +200,7 @@ void HostEmitter::emitElementwise(ElementwiseOpInterface op) {
                                          operands.take_front(columnCount),
                                          operands.drop_front(columnCount));
         },
-        rowGroupsOf(op.getRowOperands()));
+        rowOperandSourcesOf(op.getRowOperands()));
   });
   SmallVector<Value> operands{in.ptr, out.ptr};
   operands.append(bufferPtrs(op.getColumnOperands()));
@@ -318,6 +346,13 @@ LogicalResult HostEmitter::planWorkspace() {
     opIndex[&op] = index++;
     if (isa<ConcatOp>(op))
       continue; // Read in place (checkReadInPlace).
+    if (auto draw = dyn_cast<RandomUniformOp>(op)) {
+      // Computed where read (checkComputedWhereRead): its readers' kernels
+      // take the seed in its place.
+      buffers[draw.getResult()] = {buffers.lookup(draw.getSeed()).ptr,
+                                   rowsOf(draw.getResult())};
+      continue;
+    }
     auto fused = dyn_cast<FusedLinearOp>(op);
     if (fused && failed(planGemmTileReductions(fused)))
       return failure();
@@ -364,7 +399,7 @@ void HostEmitter::emitBody() {
   for (auto it = body.begin(), end = body.without_terminator().end();
        it != end;) {
     Operation &op = *it++;
-    if (isa<ConcatOp>(op))
+    if (isa<ConcatOp, RandomUniformOp>(op))
       continue;
     if (auto reduce = dyn_cast<ReduceOp>(op)) {
       it = emitRowProgram(reduce, end);

@@ -19,7 +19,7 @@ GemmKernelProblem GemmLowering::getGemmProblem(FusedLinearOp op) {
   problem.alpha = op.getAlpha().convertToDouble();
   problem.hasBias = static_cast<bool>(op.getBias());
   problem.columns = columnOperandsOf(op.getEpilogueOperands());
-  problem.rowGroups = rowGroupsOf(op.getEpilogueRows());
+  problem.rows = rowOperandSourcesOf(op.getEpilogueRows());
   for (auto [i, row] : llvm::enumerate(op.getEpilogueRows()))
     if (row == op.getInput()) {
       problem.inputRowOperand = i;
@@ -273,7 +273,8 @@ void GemmLowering::emitCublasFusedLinear(FusedLinearOp op,
   Kernel epilogue = buildKernel([&] {
     return buildElementwiseKernel(b, loc, kernelName(op, "epilogue"), shape,
                                   columnOperandsOf(op.getEpilogueOperands()),
-                                  fn, rowGroupsOf(op.getEpilogueRows()),
+                                  fn,
+                                  rowOperandSourcesOf(op.getEpilogueRows()),
                                   extra.fns);
   });
   SmallVector<Value> operands{gemmOut.ptr, first};

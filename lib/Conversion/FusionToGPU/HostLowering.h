@@ -66,11 +66,6 @@ inline GemmConfigAttr getConfig(FusedLinearOp op) {
   return lowering ? lowering.getGemm() : GemmConfigAttr();
 }
 
-/// The columns of the [M, G] row operands `rows`.
-inline SmallVector<int64_t> rowGroupsOf(ValueRange rows) {
-  return llvm::map_to_vector(
-      rows, [](Value row) { return tensorType(row).getDimSize(1); });
-}
 
 /// The shape of the [M, N] matrix `matrix`.
 inline MatrixShape shapeOf(Value matrix) {

@@ -103,8 +103,10 @@ SmallVector<RowOperand> RowProgramDescriber::operandsOf(ValueRange columns,
       continue;
     }
     RankedTensorType type = tensorType(row);
-    operands.push_back({RowOperand::Kind::Rows, pointerOf(row),
-                        type.getElementType(), type.getDimSize(1)});
+    RowOperand operand{RowOperand::Kind::Rows, pointerOf(row),
+                       type.getElementType(), type.getDimSize(1)};
+    operand.drawStream = rowOperandSourcesOf(row).front().drawStream;
+    operands.push_back(operand);
   }
   return operands;
 }

@@ -2,8 +2,10 @@
 
 #include "fusion/Conversion/FusionToLinalg/FusionToLinalg.h"
 
+#include "fusion/Codegen/Math/Philox.h"
 #include "fusion/Codegen/Math/Tf32.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Dialect/Fusion/IR/FusionRandomOps.h"
 #include "fusion/Dialect/Fusion/IR/ScalarBuilders.h"
 
 #include "mlir/Transforms/DialectConversion.h"
@@ -137,6 +139,17 @@ public:
           Value term = fn(nb, nl, wide.front(), ArrayRef(wide).drop_front());
           return buildReductionCombine(nb, nl, kind, args.back(), term);
         });
+  }
+
+  /// [M, `width`] f32, M the rows of `rowsOf`: `fn` of nothing but the
+  /// element's place (linalg.index 0 and 1 in its body).
+  Value generateMatrix(Value rowsOf, int64_t width,
+                       function_ref<Value(OpBuilder &, Location)> fn) {
+    return genericOp(ValueRange{}, emptyMatrix(rowsOf, width), {identity(2)},
+                     {parallel(), parallel()},
+                     [&](OpBuilder &nb, Location nl, ValueRange) {
+                       return fn(nb, nl);
+                     });
   }
 
   /// [N] f32: `fn` of the matching elements of the [N] `vectors`.
@@ -518,6 +531,43 @@ struct LowerElementwise : OpInterfaceRewritePattern<ElementwiseOpInterface> {
   }
 };
 
+/// Each element computed from its index (the draw's definition, shared
+/// with the GPU kernels that compute it where they read it).
+struct LowerRandomUniform : OpRewritePattern<RandomUniformOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RandomUniformOp op,
+                                PatternRewriter &rewriter) const override {
+    ReferenceEmitter emit(rewriter, op.getLoc());
+    Location loc = op.getLoc();
+    auto word = [&](int64_t index) {
+      return tensor::ExtractOp::create(
+          rewriter, loc, op.getSeed(),
+          ValueRange{arith::ConstantIndexOp::create(rewriter, loc, index)});
+    };
+    std::pair<Value, Value> key = philoxKey(rewriter, loc, word(0), word(1));
+    int64_t columns = op.getType().getDimSize(1);
+    int64_t stream = op.getStream();
+    Value draw = emit.generateMatrix(
+        op.getRowsOf(), columns, [&](OpBuilder &nb, Location nl) {
+          Type i64 = nb.getI64Type();
+          auto index = [&](unsigned dim) {
+            return arith::IndexCastUIOp::create(
+                nb, nl, i64, linalg::IndexOp::create(nb, nl, dim));
+          };
+          Value element = arith::AddIOp::create(
+              nb, nl,
+              arith::MulIOp::create(
+                  nb, nl, index(0),
+                  arith::ConstantOp::create(nb, nl,
+                                            nb.getI64IntegerAttr(columns))),
+              index(1));
+          return buildUniformDraw(nb, nl, key, element, stream);
+        });
+    rewriter.replaceOp(op, emit.convert(draw, op.getType().getElementType()));
+    return success();
+  }
+};
+
 struct LowerReduce : OpRewritePattern<ReduceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ReduceOp op,
@@ -667,5 +717,6 @@ struct ConvertFusionToLinalgPass
 
 void mlir::fusion::populateFusionToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerLinear, LowerConcat, LowerElementwise, LowerReduce,
-               LowerBatchNorm, LowerFusedLinear>(patterns.getContext());
+               LowerBatchNorm, LowerFusedLinear, LowerRandomUniform>(
+      patterns.getContext());
 }

@@ -50,7 +50,7 @@ reads vectors, single values and other chains), and the ops by kind:
 from .core import ImporterCore
 from .elementwise import ElementwiseImports
 from .normalizations import NormalizationImports
-from .nodes import (BATCH_NORMS, CONCATS, CONSTANTS, EXPANDS,
+from .nodes import (BATCH_NORMS, CONCATS, CONSTANTS, DROPOUT, EXPANDS,
                     FLOAT_CONVERSIONS, GEMMS, NORMALIZATIONS, POOLS,
                     REDUCTIONS, ROW_VIEWS, STRUCTURAL, TRANSPOSES,
                     UNDECOMPOSED, VIEWS, check_formula, computes,

@@ -11,8 +11,9 @@ from ..formulas import ELEMENTWISE, ROUND_TO_ELEMENT
 from ..program import Program
 from .expressions import Chain, Expr, Vectors
 from .nodes import (BATCH_NORMS, COLUMN_SLICES, CONCATS, CONSTANTS,
-                    EXPANDS, FLOAT_CONVERSIONS, GEMMS, NORMALIZATIONS, POOLS,
-                    REDUCTIONS, STRUCTURAL, TRANSPOSES, VIEWS,
+                    DROPOUT, EXPANDS, FLOAT_CONVERSIONS, GEMMS,
+                    NORMALIZATIONS, POOLS, REDUCTIONS, STRUCTURAL,
+                    TRANSPOSES, VIEWS,
                     concat_operands, gemm_scales, int_size,
                     is_input_concat, linear_operands, location, op_name,
                     row_split, static_size, tensor_meta, unsupported, where)
@@ -63,6 +64,10 @@ class ImporterCore:
         # Program value of an input -> its node, or (node, first row) for
         # rows of one.
         self._input_nodes = {}
+        # The seed argument of the program's draws (dropout's), made at the
+        # first, and the draws' streams so far.
+        self.seed = None
+        self.streams = 0
 
     def _weights(self):
         """Inputs used as a GEMM's weight (so of static shape), the parts
@@ -417,10 +422,8 @@ class ImporterCore:
             self._float_conversion(node)
         elif name in CONSTANTS:
             self._constant(node)
-        elif name == "aten.native_dropout.default":
-            unsupported(node, "dropout in training mode draws random "
-                        "numbers, which fusion does not reproduce as "
-                        "PyTorch does; in eval() mode it is the identity")
+        elif name == DROPOUT:
+            self._dropout(node)
         else:
             unsupported(node)
         self._round_if_reduced(node)

@@ -3,11 +3,14 @@ import math
 
 import torch
 
+from ..dtypes import rounded
 from ..formulas import (BOOLEAN_ARITHMETIC, BOOLEAN_RESULTS, BOOL_TO_FLOAT,
                         LOGICAL)
-from .expressions import Chain, Vectors
-from .nodes import (check_formula, int_size, is_boolean, op_name, row_split,
-                    same_size, tensor_meta, unsupported)
+from ..program import SEED_DTYPE, SEED_SHAPE
+from .expressions import Chain, Expr, Vectors
+from .nodes import (check_formula, int_size, is_boolean, is_dropping,
+                    location, op_name, row_split, same_size, tensor_meta,
+                    unsupported)
 
 
 class ElementwiseImports:
@@ -121,6 +124,36 @@ class ElementwiseImports:
                 position in (0, "condition") or is_boolean(node))):
             return value
         return self._join(BOOL_TO_FLOAT, [value], node=node)
+
+    def _dropout(self, node):
+        """aten.native_dropout(x, p, train) as PyTorch computes it (as
+        fusion/dynamo.py's _dropout writes it): `(u > p) * x / (1 - p)`, u
+        a draw of x's dtype, p as that dtype holds it. The draw is a
+        `random_uniform` of the program's seed (an argument the caller
+        draws per call) whose rows are those of x's GEMM input, where x is
+        a linear layer's output, so that the comparison fuses into that
+        GEMM's epilogue; a stream of its own per dropout. Its mask (result
+        1) is not computed: a bool result is not in the entry ABI."""
+        x, p = node.args[:2]
+        chain, _, _ = self._chain(x, node)
+        if not is_dropping(node):
+            self.values[(node, 0)] = chain
+            return
+        if p == 1:
+            unsupported(node, "dropout with p = 1, whose output is zeros")
+        if self.seed is None:
+            self.seed = self.program.argument(SEED_SHAPE, SEED_DTYPE)
+        linear = self._linears.get(chain.root)
+        rows_of = linear[0] if linear is not None else chain.root
+        draw = self.program.random_uniform(self.seed, rows_of, chain.width,
+                                           self.streams, location(node))
+        self.streams += 1
+        keep = Expr("aten.gt.Scalar", [Expr("row", (draw,)), rounded(
+            p, tensor_meta(node.args[0]).dtype)])
+        kept = Expr("aten.mul.Tensor", [Expr(BOOL_TO_FLOAT, [keep]),
+                                        chain.expr])
+        self.values[(node, 0)] = Chain(chain.root, Expr(
+            "aten.mul.Tensor", [kept, float(1.0 / (1.0 - p))]), chain.width)
 
     def _number(self, chain, fn, number, node):
         return self._join(fn, [chain, float(number)], (), node)

@@ -39,6 +39,7 @@ TRANSPOSES = {"aten.permute.default", "aten.t.default"}
 # GEMM, docs/architecture.md), a `fusion.concat` that the GEMM reads in
 # place; the importer refuses any other.
 CONCATS = {"aten.cat.default"}
+DROPOUT = "aten.native_dropout.default"
 BATCH_NORMS = {"aten._native_batch_norm_legit_functional.default",
                "aten._native_batch_norm_legit_no_training.default",
                "aten._native_batch_norm_legit.no_stats"}
@@ -362,7 +363,15 @@ def gemm_scales(node):
 
 def computes(node):
     """Whether `node` computes something (as opposed to passing values on:
-    views, conversions, constants)."""
+    views, conversions, constants, dropout in eval mode)."""
     name = op_name(node)
     return name in ELEMENTWISE or name in REDUCTIONS or \
-        name in NORMALIZATIONS or name in BATCH_NORMS or name in POOLS
+        name in NORMALIZATIONS or name in BATCH_NORMS or name in POOLS or \
+        name == DROPOUT and is_dropping(node)
+
+
+def is_dropping(dropout):
+    """Whether aten.native_dropout node `dropout` drops elements (in
+    training mode, p > 0)."""
+    _, p, train = (list(dropout.args) + [None])[:3]
+    return bool(train) and p != 0

@@ -650,6 +650,10 @@ def selected(names=None):
     return [PROBLEMS.get(n) or by_number[n] for n in names]
 
 
+# The problem with a dropout (training mode: it drops).
+DROPOUT = "66_Matmul_Dropout_Softmax"
+
+
 def has_dropout(model):
     return any(isinstance(m, nn.Dropout) for m in model.modules())
 

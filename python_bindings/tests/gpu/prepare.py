@@ -40,6 +40,7 @@ def groups():
     import gpu.test_dual_gemm as dual_gemm_checks
     import gpu.test_grouped_gemm as grouped_gemm_checks
     import gpu.test_math as math_checks
+    import gpu.test_random_draws as random_draw_checks
     import gpu.test_reductions as reductions
     import gpu.test_tile_scheduler as tile_scheduler_checks
     import gpu.test_transformers as transformers_checks
@@ -52,6 +53,7 @@ def groups():
     table.update(weight_layout_checks.PREPARE)
     table.update(zoo_checks.PREPARE)
     table.update(math_checks.PREPARE)
+    table.update(random_draw_checks.PREPARE)
     table.update(reductions.PREPARE)
     table.update(tile_scheduler_checks.PREPARE)
     table["intermediates"] = intermediates.prepare
@@ -67,7 +69,7 @@ GROUPS = ("zoo", "zoo-tf32-bf16", "table", "special-values", "remainders",
           "tile-reductions", "row-batches", "intermediates", "frontend",
           "family-bench", "transformers", "transformers-bench", "dual-gemm",
           "transformers-prefill", "transformers-train-dropout",
-          "grouped-gemm", "weight-layout",
+          "grouped-gemm", "weight-layout", "random-draws",
           "kernelbench", "kernelbench-train", "tile-scheduler", "saved")
 # Groups only asked for by name: the KernelBench problems under a strategy
 # variant of the kernelbench suite's --strategies (e.g. kernelbench:wgmma,

@@ -15,6 +15,7 @@ import torch
 import fusion
 import fusion.dynamo
 from fusion.dtypes import rounded
+from fusion.random import draw_seed, uniform
 from gpu import kernelbench
 from gpu.helpers import precision_setup, relative_error
 
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.gpu
 CASES = [pytest.param(name, precision, id=f"{name}-{precision}")
          for name in kernelbench.PROBLEMS
          for precision in kernelbench.PRECISIONS]
-DROPOUT = "66_Matmul_Dropout_Softmax"
+DROPOUT = kernelbench.DROPOUT
 
 
 @pytest.fixture
@@ -70,8 +71,8 @@ def check(problem, precision, within):
 @pytest.mark.parametrize("precision", list(kernelbench.PRECISIONS))
 def test_dropout_in_training_mode(library_cache, sm90, within,
                                   matmul_precision, precision):
-    """66 as the bench times it (training mode, the default fallback,
-    inductor's draw): each row of its result a softmax."""
+    """66 as the bench times it (training mode, the default fallback, the
+    draw the epilogue's): each row of its result a softmax."""
     torch.manual_seed(0)
     model, inputs = kernelbench.model_and_inputs(
         kernelbench.PROBLEMS[DROPOUT], precision, True, "cuda")
@@ -100,8 +101,9 @@ class KeptBy(torch.nn.Module):
 @pytest.mark.parametrize("precision", list(kernelbench.PRECISIONS))
 def test_dropout_matches_float64_of_the_same_draw(library_cache, sm90, within,
                                                  matmul_precision, precision):
-    """66 in training mode with the eager fallback, whose draw is PyTorch's
-    (torch.rand after the seed): the GEMM's epilogue applies the draw's
+    """66 in training mode with the eager fallback, without gradients: the
+    GEMM's epilogue draws (the definition's draw, fusion/random.py, under
+    the seed the call draws after torch.manual_seed) and applies the
     mask (its comparison with p as the dtype holds it) and the softmax,
     within the precision's bound of a float64 copy with that mask, on a
     ragged batch, the output poisoned first."""
@@ -117,10 +119,10 @@ def test_dropout_matches_float64_of_the_same_draw(library_cache, sm90, within,
         torch.empty(1 << 26, device="cuda").fill_(float("nan"))
         torch.manual_seed(3)
         out = compiled(*inputs)
-        assert any("aten.gt.Scalar" in members
+        assert any("aten.native_dropout.default" in members
                    for members in fusion.dynamo.last_fused), "dropout unfused"
         torch.manual_seed(3)
-        keep = torch.rand(out.shape, dtype=out.dtype, device="cuda") > \
+        keep = uniform(draw_seed("cuda"), *out.shape, 0, out.dtype) > \
             rounded(p, out.dtype)
         reference = kernelbench.float64_copy(model)
         reference.dropout = KeptBy(keep, p)

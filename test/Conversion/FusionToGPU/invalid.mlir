@@ -29,3 +29,12 @@ module {
   }
 }
 
+// -----
+
+// The kernels compute a draw where they read it as a row operand; a draw
+// that would have to be stored (here returned) is refused.
+func.func @random_uniform_returned(%seed: tensor<2xf32>, %x: tensor<?x8xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'fusion.random_uniform' op is compiled by the GPU backends only as a row operand of elementwise, reduce or fused_linear ops, which compute it where they read it; it is not stored}}
+  %0 = fusion.random_uniform seed(%seed : tensor<2xf32>) rows_of(%x : tensor<?x8xf32>) stream 0 : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}

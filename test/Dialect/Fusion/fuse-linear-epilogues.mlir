@@ -606,3 +606,53 @@ func.func @linear_in_out_gelu_batch_norm(%x: tensor<?x8xf32>, %w: tensor<8x4xf32
       : (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
   return %y#0, %y#1, %y#2 : tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Dropout as the importer writes it: a draw of the GEMM input's rows, made
+// after the linear, read as a row operand. The fused op moves to the
+// comparison, after the draw, which becomes its row operand (computed
+// where the epilogue reads it).
+// CHECK-LABEL: func.func @dropout_draw
+// CHECK: %[[U:.*]] = fusion.random_uniform
+// CHECK-NEXT: %[[F:.*]] = fusion.fused_linear %{{.*}}, %{{.*}} epilogue rows(%[[U]]) {
+// CHECK-NEXT: ^bb0(%[[ACC:.*]]: f32, %[[D:.*]]: f32):
+// CHECK: arith.cmpf ogt, %[[D]]
+// CHECK-NOT: fusion.elementwise
+func.func @dropout_draw(%seed: tensor<2xf32>, %x: tensor<?x8xf32>,
+                        %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %u = fusion.random_uniform seed(%seed : tensor<2xf32>) rows_of(%x : tensor<?x8xf32>) stream 0 : tensor<?x4xf32>
+  %1 = fusion.elementwise %0 rows(%u : tensor<?x4xf32>) : tensor<?x4xf32> {
+  ^bb0(%v: f32, %d: f32):
+    %p = arith.constant 0.5 : f32
+    %z = arith.constant 0.0 : f32
+    %keep = arith.cmpf ogt, %d, %p : f32
+    %r = arith.select %keep, %v, %z : f32
+    fusion.yield %r : f32
+  }
+  return %1 : tensor<?x4xf32>
+}
+
+// -----
+
+// Not fused: a draw whose rows are taken from the linear's own result
+// needs the GEMM before it (the importer takes them from its input).
+// CHECK-LABEL: func.func @draw_of_the_gemms_rows
+// CHECK: %[[L:.*]] = fusion.fused_linear
+// CHECK: fusion.random_uniform seed(%{{.*}}) rows_of(%[[L]]
+// CHECK: fusion.elementwise %[[L]]
+func.func @draw_of_the_gemms_rows(%seed: tensor<2xf32>, %x: tensor<?x8xf32>,
+                                  %w: tensor<4x8xf32>) -> tensor<?x4xf32> {
+  %0 = fusion.linear %x, %w : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %u = fusion.random_uniform seed(%seed : tensor<2xf32>) rows_of(%0 : tensor<?x4xf32>) stream 0 : tensor<?x4xf32>
+  %1 = fusion.elementwise %0 rows(%u : tensor<?x4xf32>) : tensor<?x4xf32> {
+  ^bb0(%v: f32, %d: f32):
+    %p = arith.constant 0.5 : f32
+    %z = arith.constant 0.0 : f32
+    %keep = arith.cmpf ogt, %d, %p : f32
+    %r = arith.select %keep, %v, %z : f32
+    fusion.yield %r : f32
+  }
+  return %1 : tensor<?x4xf32>
+}

@@ -375,3 +375,12 @@ func.func @single_value_columns(%x: tensor<?x4xf32>, %s: tensor<1xf32>,
   } : (tensor<?x8xf32>, tensor<4x8xf32>, tensor<1xf32>) -> tensor<?x4xf32>
   return %1, %4, %6 : tensor<?x4xf32>, tensor<?x1xf32>, tensor<?x4xf32>
 }
+
+// A draw of uniform random numbers, as many rows as its rows_of.
+// CHECK-LABEL: func.func @random_uniform
+// CHECK: fusion.random_uniform seed(%{{.*}} : tensor<2xf32>) rows_of(%{{.*}} : tensor<?x8xbf16>) stream 3 : tensor<?x4xbf16>
+func.func @random_uniform(%seed: tensor<2xf32>, %x: tensor<?x8xbf16>)
+    -> tensor<?x4xbf16> {
+  %0 = fusion.random_uniform seed(%seed : tensor<2xf32>) rows_of(%x : tensor<?x8xbf16>) stream 3 : tensor<?x4xbf16>
+  return %0 : tensor<?x4xbf16>
+}

@@ -18,13 +18,13 @@ namespace mlir::fusion {
 /// matrices of `shape`, and each of `intermediates` of the same arguments
 /// into a matrix of its own. Launch operands: (ptr in, ptr out, ptr
 /// column..., ptr row..., ptr intermediate...), `in` may equal `out`;
-/// the column operands are `columns`, the row operands of the element type
-/// of `shape` and `rowGroups` columns.
+/// the column operands are `columns`, the row operands `rows` (of the
+/// element type of `shape`; a draw's pointer is its seed).
 Kernel buildElementwiseKernel(OpBuilder &builder, Location loc, StringRef name,
                               MatrixShape shape,
                               ArrayRef<ColumnOperand> columns,
                               const ScalarFn &fn,
-                              ArrayRef<int64_t> rowGroups = {},
+                              ArrayRef<RowOperandSource> rows = {},
                               ArrayRef<ScalarFn> intermediates = {});
 
 } // namespace mlir::fusion

@@ -71,9 +71,8 @@ struct GemmKernelProblem {
   double alpha;
   bool hasBias;
   SmallVector<ColumnOperand> columns; ///< the epilogue's column operands
-  /// The columns G of each [M, G] row operand of the epilogue (of
-  /// `elementType`).
-  SmallVector<int64_t> rowGroups;
+  /// Each [M, G] row operand of the epilogue (of `elementType`), or draw.
+  SmallVector<RowOperandSource> rows;
   /// The row operand that is x itself, where N = K (`linear(x) + x`): its
   /// tile is x's rows of the K slices of the tile's columns, which a wgmma
   /// kernel's main loop has in its ring (see takesRowOperandFromRing).
@@ -144,7 +143,7 @@ struct GemmKernelProblem {
   /// takes no statistics, batch norm or row reductions).
   unsigned dualWeightOperand() const {
     return 2 + hasBias + storesOutput + intermediates.size() + columns.size() +
-           rowGroups.size();
+           rows.size();
   }
 
   /// The spans along N: the columns of each [M, spans] partial matrix.

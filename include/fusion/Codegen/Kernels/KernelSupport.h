@@ -56,6 +56,26 @@ struct ColumnOperand {
 };
 SmallVector<ColumnOperand> columnOperandsOf(ValueRange vectors);
 
+/// How a kernel reads a row operand of an [M, N] matrix: an [M, groups]
+/// matrix (groups dividing N) from its buffer, or a fusion.random_uniform
+/// draw of `groups` columns, computed where it is read from the [2] f32
+/// seed that its buffer is: no matrix of random numbers is stored.
+struct RowOperandSource {
+  int64_t groups;
+  std::optional<int64_t> drawStream;
+
+  bool isDraw() const { return drawStream.has_value(); }
+};
+/// The source of each row operand `rows` (a draw where a
+/// fusion.random_uniform defines it).
+SmallVector<RowOperandSource> rowOperandSourcesOf(ValueRange rows);
+
+/// Element `index` (m * G + g) of the draw of `stream` under `key`, rounded
+/// to `elementType` as a stored draw is, as f32.
+Value drawElement(OpBuilder &builder, Location loc,
+                  std::pair<Value, Value> key, int64_t stream, Value index,
+                  Type elementType);
+
 /// The shape of the matrices a kernel works on.
 struct MatrixShape {
   Type elementType;
@@ -271,21 +291,38 @@ public:
       return SmallVector<Value>(width, loadColumn(operand, base, column));
     return loadLanes(base, operand.elementType, column, width);
   }
-  /// The elements of an [M, groups] row operand at `base` that cover the
-  /// `width` consecutive columns from `column` (a multiple of `width`) of
-  /// row `row` of an [M, columns] matrix, as f32 lanes.
-  SmallVector<Value> loadRowLanes(Value base, Type elementType, Value row,
-                                  Value column, int64_t width, int64_t groups,
-                                  int64_t columns) {
-    int64_t groupSize = columns / groups;
-    if (groupSize == 1) // A whole matrix, laid out as the input.
-      return loadLanes(base, elementType, add(mul(row, i64(columns)), column),
-                       width);
+  /// The key of the draw whose seed is at `seed`.
+  std::pair<Value, Value> drawKey(Value seed);
+  /// The elements of an [M, groups] row operand at `base` (of `source`)
+  /// that cover the `width` consecutive columns from `column` (a multiple
+  /// of `width`) of row `row` of an [M, columns] matrix, as f32 lanes.
+  SmallVector<Value> loadRowLanes(const RowOperandSource &source, Value base,
+                                  Type elementType, Value row, Value column,
+                                  int64_t width, int64_t columns) {
+    int64_t groups = source.groups, groupSize = columns / groups;
+    std::optional<std::pair<Value, Value>> key;
+    if (source.isDraw())
+      key = drawKey(base);
+    auto elementAt = [&](Value index) {
+      if (key)
+        return drawElement(b, loc, *key, *source.drawStream, index,
+                           elementType);
+      return widen(load(elementType, base, elementType, index,
+                        elementBytes(elementType)));
+    };
+    if (groupSize == 1) { // A whole matrix, laid out as the input.
+      Value first = add(mul(row, i64(columns)), column);
+      if (!key)
+        return loadLanes(base, elementType, first, width);
+      SmallVector<Value> lanes;
+      for (int64_t lane = 0; lane < width; ++lane)
+        lanes.push_back(elementAt(add(first, i64(lane))));
+      return lanes;
+    }
     Value rowStart = mul(row, i64(groups));
     auto loadAt = [&](Value n) {
       Value g = arith::DivUIOp::create(b, loc, n, i64(groupSize));
-      return widen(load(elementType, base, elementType, add(rowStart, g),
-                        elementBytes(elementType)));
+      return elementAt(add(rowStart, g));
     };
     if (groupSize % width == 0) // The lanes share one group.
       return SmallVector<Value>(width, loadAt(column));

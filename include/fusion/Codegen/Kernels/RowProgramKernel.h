@@ -32,8 +32,11 @@ struct RowOperand {
   int64_t groups = 1; ///< of Rows
   /// Of Column: one value that every column reads.
   bool single = false;
+  /// Of Rows: a draw's stream, its pointer the seed (RowOperandSource).
+  std::optional<int64_t> drawStream = std::nullopt;
 
   ColumnOperand column() const { return {elementType, single}; }
+  RowOperandSource rows() const { return {groups, drawStream}; }
 };
 
 /// One step, in program order.

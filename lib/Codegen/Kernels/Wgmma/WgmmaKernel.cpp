@@ -27,8 +27,8 @@ std::optional<unsigned> wgmma::residualThroughRing(const GemmKernelProblem &p) {
       p.readsStagedTile() || takesRowOperandFromRing(p) || p.dualWeight ||
       p.n % 8 != 0 || c.getBlockN() % tileK != 0)
     return std::nullopt;
-  for (auto [operand, groups] : llvm::enumerate(p.rowGroups))
-    if (groups == p.n)
+  for (auto [operand, source] : llvm::enumerate(p.rows))
+    if (source.groups == p.n && !source.isDraw())
       return operand;
   return std::nullopt;
 }

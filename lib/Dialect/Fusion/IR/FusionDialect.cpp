@@ -3,6 +3,7 @@
 #include "fusion/Dialect/Fusion/IR/FusionDialect.h"
 #include "fusion/Dialect/Fusion/IR/FusionAttrs.h"
 #include "fusion/Dialect/Fusion/IR/FusionOps.h"
+#include "fusion/Dialect/Fusion/IR/FusionRandomOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Transforms/InliningUtils.h"
@@ -33,6 +34,10 @@ void FusionDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "fusion/Dialect/Fusion/IR/FusionOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "fusion/Dialect/Fusion/IR/FusionRandomOps.cpp.inc"
       >();
   addAttributes<
 #define GET_ATTRDEF_LIST
