@@ -324,3 +324,30 @@ def test_inductor_draws_the_seed_where_it_compiles_the_graph(
         assert torch.equal(compiled(x), first)
         assert not torch.equal(second, first)
         assert torch.isfinite(first).all()
+
+
+@pytest.mark.parametrize("kind", ["post_norm", "softmax"])
+def test_the_draw_is_read_once_for_the_reductions_after_it(monkeypatch,
+                                                           kind):
+    """The value a norm or a softmax reduces (the dropout's output, with
+    the residual added to it) reads the draw: one op computes it (the
+    GEMM's epilogue, after the compiler's passes) and the reductions and
+    the normalizing op read it, rather than each drawing again (Philox's
+    ten rounds an element, three times)."""
+    programs = []
+    original = fusion.dynamo.compiled_library
+
+    def record(compiled_programs, options):
+        programs.extend(compiled_programs.values())
+        return original(compiled_programs, options)
+
+    monkeypatch.setattr(fusion.dynamo, "compiled_library", record)
+    make, _ = MODELS[kind]
+    with torch.no_grad():
+        torch.compile(make(), backend="fusion")(torch.randn(5, 32))
+    assert dropout_fused(), "no GEMM's epilogue took the dropout"
+    ops = [op for program in programs for op in program.data["ops"]]
+    (draw,) = [op["results"][0] for op in ops
+               if op["op"] == "random_uniform"]
+    readers = [op["op"] for op in ops if draw in op["operands"]]
+    assert readers == ["elementwise"]

@@ -9,7 +9,7 @@ from ..dtypes import ELEMENT_TYPES
 from ..errors import UnsupportedOperationError
 from ..formulas import ELEMENTWISE, ROUND_TO_ELEMENT
 from ..program import Program
-from .expressions import Chain, Expr, Vectors
+from .expressions import ROOT, Chain, Expr, Vectors, row_leaves
 from .nodes import (BATCH_NORMS, COLUMN_SLICES, CONCATS, CONSTANTS,
                     DROPOUT, EXPANDS, FLOAT_CONVERSIONS, GEMMS,
                     NORMALIZATIONS, POOLS, REDUCTIONS, STRUCTURAL,
@@ -65,7 +65,8 @@ class ImporterCore:
         # rows of one.
         self._input_nodes = {}
         # The seed argument of the program's draws (dropout's), made at the
-        # first, and the draws' streams so far.
+        # first, the draws' streams so far, and the draws.
+        self._draws = set()
         self.seed = None
         self.streams = 0
 
@@ -436,11 +437,26 @@ class ImporterCore:
         that eager's identities hold (x - mean(x) over one feature is 0; a
         shifted logsumexp's largest term is exp(0); a training batch norm's
         statistics are those of the input its backward reads). Other
-        values stay float32 until the results are rounded once."""
+        values stay float32 until the results are rounded once. A reduced
+        value that reads a draw (a dropout's output) is computed once, by
+        the op that computes it (its GEMM's epilogue): the reductions and
+        the ops that use their results (a softmax's, a norm's) read it,
+        rather than each drawing again (Philox's ten rounds an element)."""
         value = self.values.get(node)
-        if self.element not in ("bf16", "f16") or \
-                not isinstance(value, Chain):
+        if not isinstance(value, Chain) or not self._read_by_reduction(node):
             return
+        if self.element in ("bf16", "f16"):
+            value = self._join(ROUND_TO_ELEMENT, [value],
+                               [("dtype", self.element)], node)
+        if any(leaf.args[0] in self._draws
+               for leaf in row_leaves(value.expr)):
+            value = Chain(self.materialize(value, node), ROOT, value.width)
+        self.values[node] = value
+
+    def _read_by_reduction(self, node):
+        """Whether a reduction of the partition reads `node` (through views
+        and float32 copies: decompositions upcast a 16-bit logsumexp's
+        input)."""
         inside, readers = set(self.nodes), list(node.users)
         while readers:
             reader = readers.pop()
@@ -449,15 +465,11 @@ class ImporterCore:
             name = op_name(reader)
             if name in REDUCTIONS or name in NORMALIZATIONS or \
                     name in BATCH_NORMS or name in POOLS:
-                self.values[node] = self._join(
-                    ROUND_TO_ELEMENT, [value], [("dtype", self.element)],
-                    node)
-                return
-            # A reduction of the value's view, or of its float32 copy
-            # (decompositions upcast a 16-bit logsumexp's input), reads it.
+                return True
             if name in VIEWS or name in STRUCTURAL or \
                     name in FLOAT_CONVERSIONS:
                 readers += list(reader.users)
+        return False
 
     def run(self):
         for node in self.inputs:

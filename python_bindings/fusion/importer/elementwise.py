@@ -148,6 +148,7 @@ class ElementwiseImports:
         draw = self.program.random_uniform(self.seed, rows_of, chain.width,
                                            self.streams, location(node))
         self.streams += 1
+        self._draws.add(draw)
         keep = Expr("aten.gt.Scalar", [Expr("row", (draw,)), rounded(
             p, tensor_meta(node.args[0]).dtype)])
         kept = Expr("aten.mul.Tensor", [Expr(BOOL_TO_FLOAT, [keep]),

@@ -43,17 +43,26 @@ def substitute(expr, leaf):
     return map_leaves(expr, lambda e: leaf if e.fn == "x" else e)
 
 
-def reads_columns(expr):
+def _leaves(expr, fn):
+    """The leaves of kind `fn` of `expr`, each node visited once."""
     seen, stack = set(), [expr]
     while stack:
         e = stack.pop()
         if not isinstance(e, Expr) or id(e) in seen:
             continue
         seen.add(id(e))
-        if e.fn == "column":
-            return True
+        if e.fn == fn:
+            yield e
         stack += list(e.args) + [v for _, v in e.kwargs]
-    return False
+
+
+def reads_columns(expr):
+    return next(_leaves(expr, "column"), None) is not None
+
+
+def row_leaves(expr):
+    """The "row" leaves of `expr` (its row operands)."""
+    return list(_leaves(expr, "row"))
 
 
 class Vectors:

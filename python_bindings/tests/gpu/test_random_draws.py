@@ -175,7 +175,11 @@ def test_fusion_compile_draws_per_call(library_cache, sm90, within,
 def prepare():
     """The cases' libraries (sm_90, from CPU tensors), fusion.compile's,
     and KernelBench 66's in every precision and mode."""
-    yield from compile_only_cases("random draws", CASES, model_of, case_id)
+    for shape in (SHAPES[0], SHAPES[-1]):  # rank 2 and rank 3 programs
+        yield from compile_only_cases(
+            f"random draws {shape}", CASES,
+            lambda case, device, shape=shape: model_of(case, device, shape),
+            case_id)
     for precision in ("fp32", "bf16"):
         def compile_module(precision=precision):
             module, x, _ = model_of(("linear_dropout", precision, "auto"),
