@@ -3,15 +3,18 @@ call passes, and the same draw computed from it with tensor ops, which the
 tests compare the libraries' with and which fusion.compile's backward
 recomputes the forward's dropout from.
 
-A draw's element (m, n) of stream s under a seed is the first word w of
-Philox4x32-10 (Random123's) of the counter (i mod 2^32, i // 2^32, s, 0),
-i = m * N + n, keyed by the seed's 64 bits; the value is (w >> 8) * 2^-24
-in float32, rounded to the draw's dtype (`fusion.random_uniform`'s
-definition, lib/Codegen/Math/Philox.cpp)."""
+A draw's element (m, n) of stream s under a seed is word i mod 4 of
+Philox4x32-10 (Random123's) of the counter (b mod 2^32, b // 2^32, s, 0),
+i = m * N + n and b = i // 4 (one block of four words draws four
+consecutive elements), keyed by the seed's 64 bits; the value is
+(w >> 8) * 2^-24 in float32 for that word w, rounded to the draw's dtype
+(`fusion.random_uniform`'s definition, lib/Codegen/Math/Philox.cpp)."""
+import math
+
 import torch
 
 from .program import SEED_DTYPE, SEED_SHAPE
-from .dtypes import TORCH_DTYPES
+from .dtypes import TORCH_DTYPES, rounded
 
 _MULTIPLIERS = (0xD2511F53, 0xCD9E8D57)
 _WEYL = (0x9E3779B9, 0xBB67AE85)
@@ -60,7 +63,20 @@ def uniform(seed, rows, columns, stream, dtype):
     key = (words[0], words[1])
     index = torch.arange(rows * columns, dtype=torch.int64,
                          device=seed.device)
-    zero = torch.zeros_like(index)
-    w = philox4x32((index & _WORD, index >> 32, zero + stream, zero), key)[0]
+    block = index >> 2
+    zero = torch.zeros_like(block)
+    words = torch.stack(philox4x32(
+        (block & _WORD, block >> 32, zero + stream, zero), key))
+    w = words.gather(0, (index & 3)[None])[0]
     draw = (w >> 8).to(torch.float32) * 2.0**-24
     return draw.to(dtype).view(rows, columns)
+
+
+def dropout_keeps(seed, shape, p, dtype, stream=0):
+    """The elements that a dropout of `p` over a `shape` value ([...,
+    features], its rows the leading dimensions) keeps: those whose draw of
+    `stream` under `seed` is above p as `dtype` holds it (fusion's
+    dropout, as PyTorch compares a draw with p)."""
+    rows = math.prod(shape[:-1])
+    draw = uniform(seed, rows, shape[-1], stream, dtype)
+    return draw.view(*shape) > rounded(p, dtype)

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 import fusion
 import fusion.dynamo
 from fusion.dtypes import rounded
-from fusion.random import draw_seed, uniform
+from fusion.random import draw_seed, dropout_keeps
 
 pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
@@ -107,9 +107,8 @@ def the_epilogues_draw(x, features, seed, dtype):
     stream 0 under the seed drawn after `seed` (the graph's one seed),
     above p as `dtype` holds it."""
     torch.manual_seed(seed)
-    rows = x.numel() // x.shape[-1]
-    draw = uniform(draw_seed(x.device), rows, features, 0, dtype)
-    return draw.view(*x.shape[:-1], features) > rounded(P, dtype)
+    return dropout_keeps(draw_seed(x.device), (*x.shape[:-1], features), P,
+                         dtype)
 
 
 class Masked(nn.Module):

@@ -38,8 +38,15 @@ def test_philox_matches_random123_known_answers(counter, key, expected):
 
 
 def test_draw_of_the_zero_seed_starts_with_the_known_answer():
+    """Elements 0-3 are the four words of block 0 (Random123's first known
+    answer); element 4 starts block 1, across the row."""
     draw = uniform(torch.zeros(2), 3, 5, 0, torch.float32)
-    assert draw[0, 0].item() == (0x6627e8d5 >> 8) * 2.0**-24
+    words = KNOWN_ANSWERS[0][2]
+    assert draw[0, :4].tolist() == [(w >> 8) * 2.0**-24 for w in words]
+    block1 = philox4x32([torch.tensor(1)] + [torch.tensor(0)] * 3,
+                        [torch.tensor(0)] * 2)
+    assert draw[0, 4].item() == (int(block1[0]) >> 8) * 2.0**-24
+    assert draw[1, 0].item() == (int(block1[1]) >> 8) * 2.0**-24
 
 
 def test_draws_are_uniform_in_the_unit_interval_and_apart():

@@ -444,30 +444,35 @@ GemmEpilogueEmitter::loadRowOperands(Value firstRow, Value firstColumn,
   // A run down a column (operands = w_x) loads an element a row, each
   // alone: the swapped tiles take small batches, whose row operands are
   // small.
-  // A draw's element (m, g) of its [M, G] matrix, at `m * G + g`
-  // (index values), computed from the seed its operand holds.
-  auto drawAt = [&](Value operand, const RowOperandSource &source,
-                    Value rowOfElement, Value group) {
-    std::pair<Value, Value> key = philoxKey(
+  // A draw's key, from the seed its operand holds, and the index of its
+  // element (m, g) of its [M, G] matrix, `m * G + g` (index values).
+  auto drawKey = [&](Value operand) {
+    return philoxKey(
         b, loc, memref::LoadOp::create(b, loc, operand, ValueRange{idx(0)}),
         memref::LoadOp::create(b, loc, operand, ValueRange{idx(1)}));
-    Value index = arith::IndexCastUIOp::create(
+  };
+  auto drawIndex = [&](const RowOperandSource &source, Value rowOfElement,
+                       Value group) -> Value {
+    return arith::IndexCastUIOp::create(
         b, loc, b.getI64Type(),
         add(arith::MulIOp::create(b, loc, rowOfElement, idx(source.groups)),
             group));
-    return drawElement(b, loc, key, *source.drawStream, index, elementType);
   };
   if (c.swapsOperands()) {
     Value globalColumn =
         arith::MinUIOp::create(b, loc, add(t.columnBase, column), idx(p.n - 1));
     for (auto [operand, source] : llvm::zip(args.rowOperands, p.rows)) {
       Value group = div(globalColumn, p.n / source.groups);
+      std::optional<std::pair<Value, Value>> key;
+      if (source.isDraw())
+        key = drawKey(operand);
       for (int64_t j = 0; j < width; ++j) {
         Value rowOfElement = arith::MinUIOp::create(
             b, loc, add(t.rowBase, add(row, j)), lastRow);
         values[j].push_back(
-            source.isDraw()
-                ? drawAt(operand, source, rowOfElement, group)
+            key ? drawElement(b, loc, *key, *source.drawStream,
+                              drawIndex(source, rowOfElement, group),
+                              elementType)
                 : widen(memref::LoadOp::create(
                       b, loc, operand, ValueRange{rowOfElement, group})));
       }
@@ -491,12 +496,26 @@ GemmEpilogueEmitter::loadRowOperands(Value firstRow, Value firstColumn,
       continue;
     }
     if (source.isDraw()) {
+      std::pair<Value, Value> key = drawKey(operand);
       int64_t groupColumns = p.n / groups;
+      if (groupColumns == 1) {
+        // A run of consecutive elements (its first column a multiple of
+        // its width; columns past the matrix draw elements never stored).
+        SmallVector<Value> run =
+            drawRun(b, loc, key, *source.drawStream,
+                    drawIndex(source, globalRow, globalColumn), width, p.n,
+                    elementType);
+        for (int64_t j = 0; j < width; ++j)
+          values[j].push_back(run[j]);
+        continue;
+      }
       for (int64_t j = 0; j < width; ++j) {
         Value at = arith::MinUIOp::create(b, loc, add(globalColumn, j),
                                           idx(p.n - 1));
-        values[j].push_back(
-            drawAt(operand, source, globalRow, div(at, groupColumns)));
+        values[j].push_back(drawElement(
+            b, loc, key, *source.drawStream,
+            drawIndex(source, globalRow, div(at, groupColumns)),
+            elementType));
       }
       continue;
     }

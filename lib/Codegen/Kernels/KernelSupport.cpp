@@ -55,8 +55,21 @@ mlir::fusion::rowOperandSourcesOf(ValueRange rows) {
 Value mlir::fusion::drawElement(OpBuilder &builder, Location loc,
                                 std::pair<Value, Value> key, int64_t stream,
                                 Value index, Type elementType) {
-  Value draw = buildUniformDraw(builder, loc, key, index, stream);
-  return widenToF32(builder, loc, narrowTo(builder, loc, draw, elementType));
+  return drawRun(builder, loc, key, stream, index, 1, 1, elementType).front();
+}
+
+SmallVector<Value> mlir::fusion::drawRun(OpBuilder &builder, Location loc,
+                                         std::pair<Value, Value> key,
+                                         int64_t stream, Value first,
+                                         int64_t count, int64_t rowLength,
+                                         Type elementType) {
+  return llvm::map_to_vector(
+      buildUniformRun(builder, loc, key, first, count,
+                      drawAlignment(count, rowLength), stream),
+      [&](Value draw) {
+        return widenToF32(builder, loc,
+                          narrowTo(builder, loc, draw, elementType));
+      });
 }
 
 std::pair<Value, Value> KernelEmitter::drawKey(Value seed) {

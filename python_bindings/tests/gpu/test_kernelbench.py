@@ -14,8 +14,7 @@ import torch
 
 import fusion
 import fusion.dynamo
-from fusion.dtypes import rounded
-from fusion.random import draw_seed, uniform
+from fusion.random import draw_seed, dropout_keeps
 from gpu import kernelbench
 from gpu.helpers import precision_setup, relative_error
 
@@ -122,8 +121,7 @@ def test_dropout_matches_float64_of_the_same_draw(library_cache, sm90, within,
         assert any("aten.native_dropout.default" in members
                    for members in fusion.dynamo.last_fused), "dropout unfused"
         torch.manual_seed(3)
-        keep = uniform(draw_seed("cuda"), *out.shape, 0, out.dtype) > \
-            rounded(p, out.dtype)
+        keep = dropout_keeps(draw_seed("cuda"), out.shape, p, out.dtype)
         reference = kernelbench.float64_copy(model)
         reference.dropout = KeptBy(keep, p)
         expected = reference(inputs[0].double())

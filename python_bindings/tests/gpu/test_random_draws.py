@@ -17,8 +17,7 @@ import torch.nn.functional as F
 
 import fusion
 import fusion.dynamo
-from fusion.dtypes import rounded
-from fusion.random import draw_seed, uniform
+from fusion.random import draw_seed, dropout_keeps
 from gpu import kernelbench
 from gpu.helpers import (DTYPES, LIBRARY_BOUNDS, TARGET, compile_only_cases,
                          precision_setup, relative_error)
@@ -96,9 +95,8 @@ def keep_of(x, columns, seed, dtype):
     """The elements the kernels keep: the draw of stream 0 under the seed
     the call draws after torch.manual_seed(seed)."""
     torch.manual_seed(seed)
-    rows = x.numel() // x.shape[-1]
-    draw = uniform(draw_seed(x.device), rows, columns, 0, dtype)
-    return draw.view(*x.shape[:-1], columns) > rounded(P, dtype)
+    return dropout_keeps(draw_seed(x.device), (*x.shape[:-1], columns), P,
+                         dtype)
 
 
 class KeptBy(nn.Module):

@@ -1,7 +1,8 @@
 // A fusion.random_uniform draw is never stored: each kernel that reads it
 // as a row operand takes its [2] f32 seed in its place and computes the
 // elements it reads (Philox4x32-10: ten rounds of two 32 x 32 -> 64-bit
-// products) from their index, m * N + n. The draw launches nothing.
+// products) from their index, m * N + n: one block of four words for each
+// aligned run of four consecutive elements. The draw launches nothing.
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=tiled" --fusion-lower-to-gpu | FileCheck %s --check-prefixes=CHECK,TILED
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=cublas" --fusion-lower-to-gpu | FileCheck %s --check-prefixes=CHECK,CUBLAS
 // RUN: fusion-opt %s --split-input-file --fusion-select-gemm-config="strategy=wgmma target=sm_90" --fusion-lower-to-gpu | FileCheck %s --check-prefixes=CHECK,WGMMA
@@ -46,14 +47,17 @@ func.func @dropout_epilogue(%seed: tensor<2xf32>, %x: tensor<?x64xf32>,
 // -----
 
 // Dropout of an input: an elementwise kernel whose row operand is the
-// seed, read as two f32 whose bits are the key, then a draw per lane.
+// seed, read as two f32 whose bits are the key; a thread's eight bf16
+// lanes are two Philox blocks of four words (40 products, not 160).
 // CHECK-LABEL: llvm.func @dropout_input(
 // CHECK: fusion_rt.launch @fusion_kernels::@dropout_input_1_elementwise {{.*}} args(%{{.*}}, %{{.*}}, %{{.*}}, %arg2 : !llvm.ptr, !llvm.ptr, i64, !llvm.ptr)
 // CHECK-NOT: fusion_rt.launch
 // CHECK: gpu.func @dropout_input_1_elementwise(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %[[SEED:.*]]: !llvm.ptr)
 // CHECK-DAG: llvm.getelementptr %[[SEED]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
 // CHECK-DAG: arith.bitcast %{{.*}} : f32 to i32
-// CHECK-COUNT-20: arith.mului_extended
+// CHECK-COUNT-40: arith.mului_extended
+// CHECK-NOT: arith.mului_extended
+// CHECK: gpu.return
 func.func @dropout_input(%seed: tensor<2xf32>, %x: tensor<?x8xbf16>) -> tensor<?x8xbf16> {
   %u = fusion.random_uniform seed(%seed : tensor<2xf32>) rows_of(%x : tensor<?x8xbf16>) stream 1 : tensor<?x8xbf16>
   %y = fusion.elementwise %x rows(%u : tensor<?x8xbf16>) : tensor<?x8xbf16> {

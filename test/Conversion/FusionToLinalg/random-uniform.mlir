@@ -1,8 +1,8 @@
-// A draw is a linalg.generic computing each element from its index: the
-// key the bits of the seed's two elements, the counter (m * N + n, stream,
-// 0), Philox4x32-10's ten rounds (two 32 x 32 -> 64-bit products each), the
-// first word's top 24 bits scaled into [0, 1), rounded to the element type
-// as stored.
+// A draw is a linalg.generic computing each element from its index i: the
+// key the bits of the seed's two elements, the counter (i / 4, stream, 0),
+// Philox4x32-10's ten rounds (two 32 x 32 -> 64-bit products each), word
+// i mod 4 (picked by i's two low bits), its top 24 bits scaled into
+// [0, 1), rounded to the element type as stored.
 // RUN: fusion-opt %s --fusion-lower-to-linalg -split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func @f32_draw
@@ -20,11 +20,15 @@
 // CHECK-DAG: %[[N64:.*]] = arith.index_castui %[[N]] : index to i64
 // CHECK: %[[ROW:.*]] = arith.muli %[[M64]], %[[WIDTH]] : i64
 // CHECK: %[[INDEX:.*]] = arith.addi %[[ROW]], %[[N64]] : i64
-// CHECK: arith.trunci %[[INDEX]] : i64 to i32
-// CHECK: arith.shrui %[[INDEX]], %{{.*}} : i64
+// CHECK: %[[BLOCK:.*]] = arith.shrui %[[INDEX]], %{{.*}} : i64
+// CHECK: arith.trunci %[[BLOCK]] : i64 to i32
+// CHECK: arith.shrui %[[BLOCK]], %{{.*}} : i64
 // CHECK: arith.constant -766435501 : i32
 // CHECK: arith.constant -845247145 : i32
 // CHECK-COUNT-20: arith.mului_extended
+// CHECK: arith.andi %[[INDEX]]
+// CHECK: arith.andi %[[INDEX]]
+// CHECK-COUNT-3: arith.select
 // CHECK: arith.constant 8 : i32
 // CHECK: arith.shrui
 // CHECK: arith.uitofp

@@ -75,6 +75,14 @@ SmallVector<RowOperandSource> rowOperandSourcesOf(ValueRange rows);
 Value drawElement(OpBuilder &builder, Location loc,
                   std::pair<Value, Value> key, int64_t stream, Value index,
                   Type elementType);
+/// Elements `first` to `first + count - 1` of that draw, a run that starts
+/// at a multiple of `count` in a row of `rowLength` elements, each as
+/// drawElement gives it (one Philox block for each aligned group of up to
+/// four: buildUniformRun).
+SmallVector<Value> drawRun(OpBuilder &builder, Location loc,
+                           std::pair<Value, Value> key, int64_t stream,
+                           Value first, int64_t count, int64_t rowLength,
+                           Type elementType);
 
 /// The shape of the matrices a kernel works on.
 struct MatrixShape {
@@ -314,10 +322,9 @@ public:
       Value first = add(mul(row, i64(columns)), column);
       if (!key)
         return loadLanes(base, elementType, first, width);
-      SmallVector<Value> lanes;
-      for (int64_t lane = 0; lane < width; ++lane)
-        lanes.push_back(elementAt(add(first, i64(lane))));
-      return lanes;
+      // `column` is a multiple of `width`.
+      return drawRun(b, loc, *key, *source.drawStream, first, width, columns,
+                     elementType);
     }
     Value rowStart = mul(row, i64(groups));
     auto loadAt = [&](Value n) {

@@ -16,9 +16,10 @@ def Fusion_RandomUniformOp : Fusion_Op<"random_uniform", [Pure]> {
                 "a counter-based generator";
   let description = [{
     `y[m, n] = (w >> 8) * 2^-24`, rounded to the element type, where `w`
-    is the first word of Philox4x32-10 (Random123's) of the counter
-    `(i mod 2^32, i / 2^32, stream, 0)`, `i = m * N + n`, under the 64-bit
-    key whose two words are the bits of `seed`'s two elements: in [0, 1)
+    is word `i mod 4` of Philox4x32-10 (Random123's) of the counter
+    `(b mod 2^32, b / 2^32, stream, 0)`, `i = m * N + n`, `b = i / 4`
+    (one block of four words draws four consecutive elements), under the
+    64-bit key whose two words are the bits of `seed`'s two elements: in [0, 1)
     in f32; a 16-bit draw is the f32 one rounded to nearest (1.0 where it
     rounds up), as PyTorch's `rand` of that dtype, so that comparing it
     with a threshold keeps the f32 draw's resolution near the threshold. A
