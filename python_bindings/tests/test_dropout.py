@@ -17,6 +17,7 @@ import fusion
 import fusion.dynamo
 from fusion.dtypes import rounded
 from fusion.random import draw_seed, dropout_keeps
+from kept_by import KeptBy
 
 pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
@@ -111,22 +112,11 @@ def the_epilogues_draw(x, features, seed, dtype):
                          dtype)
 
 
-class Masked(nn.Module):
-    """A dropout that keeps the elements of `keep`."""
-
-    def __init__(self, keep):
-        super().__init__()
-        self.keep = keep
-
-    def forward(self, x):
-        return x * self.keep / (1 - P)
-
-
 def with_mask(model, keep, dtype):
     """A copy of `model` in `dtype` whose dropout keeps `keep`."""
     copy = type(model)()
     copy.load_state_dict(model.state_dict())
-    copy.dropout = Masked(keep)
+    copy.dropout = KeptBy(keep, P)
     return copy.to(dtype)
 
 

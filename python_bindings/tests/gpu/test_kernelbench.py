@@ -17,6 +17,7 @@ import fusion.dynamo
 from fusion.random import draw_seed, dropout_keeps
 from gpu import kernelbench
 from gpu.helpers import precision_setup, relative_error
+from kept_by import KeptBy
 
 pytestmark = pytest.mark.gpu
 
@@ -84,17 +85,6 @@ def test_dropout_in_training_mode(library_cache, sm90, within,
     sums = out.double().sum(dim=1)
     within(relative_error(sums, torch.ones_like(sums)),
            kernelbench.BOUNDS[precision], f"{DROPOUT} {precision} train")
-
-
-class KeptBy(torch.nn.Module):
-    """A dropout that keeps the elements of `keep`."""
-
-    def __init__(self, keep, p):
-        super().__init__()
-        self.keep, self.p = keep, p
-
-    def forward(self, x):
-        return x * self.keep / (1 - self.p)
 
 
 @pytest.mark.parametrize("precision", list(kernelbench.PRECISIONS))

@@ -21,6 +21,7 @@ from fusion.random import draw_seed, dropout_keeps
 from gpu import kernelbench
 from gpu.helpers import (DTYPES, LIBRARY_BOUNDS, TARGET, compile_only_cases,
                          precision_setup, relative_error)
+from kept_by import KeptBy
 
 pytestmark = pytest.mark.gpu
 
@@ -99,19 +100,10 @@ def keep_of(x, columns, seed, dtype):
                          dtype)
 
 
-class KeptBy(nn.Module):
-    def __init__(self, keep):
-        super().__init__()
-        self.keep = keep
-
-    def forward(self, x):
-        return x * self.keep / (1 - P)
-
-
 def reference(module, keep):
     copy = type(module)()
     copy.load_state_dict(module.state_dict())
-    copy.dropout = KeptBy(keep)
+    copy.dropout = KeptBy(keep, P)
     return copy.double().to(keep.device)
 
 
