@@ -28,6 +28,7 @@
 
 #include <ATen/PythonTorchFunctionTLS.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/randint.h>
 #include <ATen/record_function.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -105,11 +106,15 @@ int64_t integer(PyObject *value) {
   return result;
 }
 
-/// Where a library argument comes from: input `input`, or, if it is -1, the
-/// parameter or buffer `name` of the module whose `__dict__` is `owner`.
+/// Where a library argument comes from: input `input`; or, if it is -1, the
+/// parameter or buffer `name` of the module whose `__dict__` is `owner`; or,
+/// where `seedBits` is set, the seed of the library's draws, drawn now as
+/// fusion.random.draw_seed draws it (two int32 from PyTorch's generator in
+/// [low, high), viewed as f32).
 struct ArgumentSource {
   Py_ssize_t input = -1;
   Ref owner, name;
+  std::optional<std::pair<int64_t, int64_t>> seedBits;
 };
 
 /// The entry point of a mode and its arguments' sources.
@@ -289,6 +294,13 @@ PyObject *callPlan(const ModulePlan &plan, PyObject *const *inputs,
       arguments.push_back(flat.at(source.input));
       continue;
     }
+    if (source.seedBits) {
+      arguments.push_back(
+          at::randint(source.seedBits->first, source.seedBits->second, {2},
+                      at::TensorOptions(at::kInt).device(flat.at(0).device()))
+              .view(at::kFloat));
+      continue;
+    }
     const at::Tensor &value = plainTensor(attribute(source));
     if (recordsGradient && value.requires_grad())
       throw NotCommon();
@@ -350,13 +362,17 @@ std::optional<EntryPlan> readEntry(PyObject *description) {
     ArgumentSource argument;
     if (PyLong_Check(source.get())) {
       argument.input = integer(source.get());
+    } else if (Ref first = item(source.get(), 0); PyLong_Check(first.get())) {
+      argument.seedBits = {integer(first.get()),
+                           integer(item(source.get(), 1).get())};
     } else {
       argument.owner = item(source.get(), 0);
       argument.name = item(source.get(), 1);
       if (!PyDict_Check(argument.owner.get()) ||
           !PyUnicode_Check(argument.name.get())) {
         PyErr_SetString(PyExc_TypeError,
-                        "an argument's source is (owner's __dict__, name)");
+                        "an argument's source is an input's index, "
+                        "(owner's __dict__, name) or a seed's (low, high)");
         throw PythonError();
       }
     }

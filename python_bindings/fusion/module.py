@@ -15,7 +15,7 @@ from .errors import FusionRuntimeError, UnsupportedOperationError
 from .export import (Argument, Result, import_module,
                      mode_dependent_modules)
 from .options import check_names, compiler_text, describe
-from .random import draw_seed
+from .random import SEED_BITS_RANGE, draw_seed
 
 MANIFEST = "fusion_module.json"
 _module_call = runtime.MODULE_CALL and runtime.MODULE_CALL.call
@@ -112,13 +112,13 @@ class CompiledModule(torch.nn.Module):
 
     def _plan_entry(self, mode):
         """The key of `mode`'s entry point and each argument's source (an
-        input's index, or its owner's __dict__ and name), where the C++
-        call can take it: no batch statistics, nothing to write back or
-        prepare."""
+        input's index, its owner's __dict__ and name, or the bounds of a
+        seed's bits, which the C++ call draws as draw_seed does), where
+        the C++ call can take it: no batch statistics, nothing to write
+        back or take apart."""
         entry = self._entries.get(mode)
         if entry is None or entry.writes_back or entry.batch_statistics \
-                or not entry.plain_arguments \
-                or self._library._updates[entry.name]:
+                or entry.slices or self._library._updates[entry.name]:
             return None
         sources = []
         for argument in entry.arguments:
@@ -129,6 +129,8 @@ class CompiledModule(torch.nn.Module):
             if hasattr(type(owner), leaf):
                 return None  # getattr reads the class's first.
             sources.append((vars(owner), leaf))
+        if entry.seed is not None:
+            sources.insert(entry.seed, SEED_BITS_RANGE)
         return self._library.keys[entry.name], sources
 
     def forward(self, *inputs, **keyword_inputs):

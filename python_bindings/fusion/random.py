@@ -23,8 +23,9 @@ _WORD = 0xFFFFFFFF
 
 
 # A seed's bits as PyTorch draws them: randint(low, high, SEED_SHAPE,
-# dtype=SEED_BITS_DTYPE) viewed as SEED_DTYPE (fusion.compile's call and
-# the graphs of torch.compile, fusion/dynamo.py, draw it alike).
+# dtype=SEED_BITS_DTYPE) viewed as SEED_DTYPE (fusion.compile's call, its
+# C++ call (python_bindings/ModuleCall.cpp, given the bounds) and the
+# graphs of torch.compile, fusion/dynamo.py, draw it alike).
 SEED_BITS_RANGE = (-2**31, 2**31)
 SEED_BITS_DTYPE = torch.int32
 assert SEED_SHAPE == [2] and SEED_DTYPE == "f32"

@@ -178,6 +178,24 @@ def test_compiled_module_call_is_cpp_without_gradients():
                                        atol=1e-5)
 
 
+def test_compiled_dropout_draws_its_seed_in_cpp():
+    """A train() module with dropout, without gradients: the C++ call draws
+    the library's seed as the Python forward does (the same bits after
+    torch.manual_seed), with no Python frames past the forward."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 32), nn.Dropout(0.5)).train()
+    compiled = fusion.compile(model, (torch.randn(8, 64),), target="cpu")
+    x = torch.randn(8, 64)
+    with torch.no_grad():
+        assert package_frames(lambda: compiled(x)) == C_CALL
+        torch.manual_seed(5)
+        fast = compiled(x)
+        torch.manual_seed(5)
+        python = compiled._checked_forward((x,), {})
+    assert torch.equal(fast, python)
+    assert (fast == 0).any() and (fast != 0).any()
+
+
 def test_compiled_module_call_with_gradients_runs_its_python_forward():
     """With gradients (the parameters require them): the autograd.Function
     whose backward recomputes the module, from the Python forward, which
