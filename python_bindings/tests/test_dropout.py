@@ -8,6 +8,8 @@ inference graph's), the epilogue draws it (`fusion.random_uniform` of a
 seed the call draws from PyTorch's generator). Either draw is known
 outside the graph, so that a float64 reference of the same draw is exact:
 these tests compare every result and gradient with one."""
+from copy import deepcopy
+
 import pytest
 import torch
 import torch.nn as nn
@@ -17,7 +19,7 @@ import fusion
 import fusion.dynamo
 from fusion.dtypes import rounded
 from fusion.random import draw_seed, dropout_keeps
-from kept_by import KeptBy
+from dropout_models import DropoutSoftmax, KeptBy, LinearDropout
 
 pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
@@ -50,23 +52,6 @@ class InnerDropout(nn.Module):
 
     def forward(self, x):
         return self.down(self.dropout(F.gelu(self.up(x))))
-
-
-class LinearDropout(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = nn.Linear(32, 48)
-        self.dropout = nn.Dropout(P)
-
-    def forward(self, x):
-        return self.dropout(self.linear(x))
-
-
-class DropoutSoftmax(LinearDropout):
-    """KernelBench 66: `softmax(dropout(linear(x)))`."""
-
-    def forward(self, x):
-        return torch.softmax(super().forward(x), dim=-1)
 
 
 def dropout_fused():
@@ -114,8 +99,7 @@ def the_epilogues_draw(x, features, seed, dtype):
 
 def with_mask(model, keep, dtype):
     """A copy of `model` in `dtype` whose dropout keeps `keep`."""
-    copy = type(model)()
-    copy.load_state_dict(model.state_dict())
+    copy = deepcopy(model)
     copy.dropout = KeptBy(keep, P)
     return copy.to(dtype)
 
@@ -128,7 +112,8 @@ def errors(model, x, keep, out, grads):
         relative_error(g, r) for g, r in zip(grads, ref_grads)]
 
 
-MODELS = {"post_norm": (PostNormBlock, 32), "softmax": (DropoutSoftmax, 48),
+MODELS = {"post_norm": (PostNormBlock, 32),
+          "softmax": (lambda: DropoutSoftmax(32, 48, P), 48),
           "inner": (InnerDropout, 64)}
 
 
@@ -159,7 +144,7 @@ def test_inductor_fallback_applies_one_mask_forward_and_backward():
     not reproducible outside the graph): the elements the output dropped
     are those whose gradients the backward drops, and the rest are the
     float64 GEMM's scaled."""
-    model = LinearDropout()
+    model = LinearDropout(32, 48, P)
     x = torch.randn(37, 32)
     compiled = torch.compile(model, backend="fusion",
                              options={"fallback": "inductor"})
@@ -194,7 +179,7 @@ def test_threshold_compares_alike_in_the_dtype_and_in_float32(dtype):
 
 
 def test_dropout_of_p_one_drops_everything():
-    model = LinearDropout()
+    model = LinearDropout(32, 48, P)
     model.dropout.p = 1.0
     out = torch.compile(model, backend="fusion")(torch.randn(5, 32))
     assert torch.equal(out, torch.zeros(5, 48))
@@ -205,7 +190,7 @@ def test_graph_of_a_call_and_its_seed_skips_inductor(inductor_calls):
     gradients: the seed's draw and fusion's call, which run without
     inductor's wrapper; with an op fusion leaves, the graph is
     inductor's."""
-    model = DropoutSoftmax()
+    model = DropoutSoftmax(32, 48, P)
     x = torch.randn(37, 32)
     options = {"fallback": "inductor"}
     with torch.no_grad():
@@ -252,7 +237,7 @@ def test_dropout_no_epilogue_takes_is_pytorchs_one_kernel(graphs_run, grad):
     aten.native_dropout (one kernel), not as its decomposition's draw,
     comparison and products; its result and mask are those of one draw
     (the dropped inputs' gradients are 0, the others scaled)."""
-    model = DropoutBefore()
+    model = DropoutBefore(32, 48, P)
     x = torch.randn(37, 32, requires_grad=grad)
     with torch.set_grad_enabled(grad):
         out = torch.compile(model, backend="fusion",

@@ -17,7 +17,7 @@ import fusion.dynamo
 from fusion.random import draw_seed, dropout_keeps
 from gpu import kernelbench
 from gpu.helpers import precision_setup, relative_error
-from kept_by import KeptBy
+from dropout_models import KeptBy
 
 pytestmark = pytest.mark.gpu
 

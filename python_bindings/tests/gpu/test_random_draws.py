@@ -10,10 +10,11 @@ with that mask, on ragged shapes (N = 200 against 128- and 256-column
 tiles; 7, 333 and 1000 rows; a rank-3 input). prepare() compiles the
 libraries for sm_90 from CPU tensors, with KernelBench 66's
 (test_kernelbench.py checks and the bench times it)."""
+from copy import deepcopy
+
 import pytest
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 import fusion
 import fusion.dynamo
@@ -21,28 +22,11 @@ from fusion.random import draw_seed, dropout_keeps
 from gpu import kernelbench
 from gpu.helpers import (DTYPES, LIBRARY_BOUNDS, TARGET, compile_only_cases,
                          precision_setup, relative_error)
-from kept_by import KeptBy
+from dropout_models import DropoutSoftmax, KeptBy, LinearDropout
 
 pytestmark = pytest.mark.gpu
 
 K, N, P = 96, 200, 0.3
-
-
-class LinearDropout(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = nn.Linear(K, N)
-        self.dropout = nn.Dropout(P)
-
-    def forward(self, x):
-        return self.dropout(self.linear(x))
-
-
-class DropoutSoftmax(LinearDropout):
-    """KernelBench 66's form: the softmax's row program after the GEMM."""
-
-    def forward(self, x):
-        return torch.softmax(super().forward(x), dim=-1)
 
 
 class PostNormBlock(nn.Module):
@@ -58,7 +42,8 @@ class PostNormBlock(nn.Module):
         return self.norm(self.dropout(self.dense(x)) + x)
 
 
-MODELS = {"linear_dropout": LinearDropout, "softmax": DropoutSoftmax,
+MODELS = {"linear_dropout": lambda: LinearDropout(K, N, P),
+          "softmax": lambda: DropoutSoftmax(K, N, P),
           "post_norm": PostNormBlock}
 STRATEGIES = ("auto", "tiled", "cublas")
 CASES = ([("linear_dropout", precision, strategy)
@@ -101,8 +86,7 @@ def keep_of(x, columns, seed, dtype):
 
 
 def reference(module, keep):
-    copy = type(module)()
-    copy.load_state_dict(module.state_dict())
+    copy = deepcopy(module)
     copy.dropout = KeptBy(keep, P)
     return copy.double().to(keep.device)
 
